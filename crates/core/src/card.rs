@@ -1,0 +1,132 @@
+//! The metric card as plain text: every figure with its numerator, denominator, unit and method,
+//! plus the conditions a reader needs to recompute it. `tracelab report` prints this.
+
+use crate::format;
+use crate::metrics::{trim_num, Metrics};
+use crate::settings::Settings;
+use crate::text::Lang;
+use crate::trace::{Trace, GPU_UNSUPPORTED};
+
+/// Renders the card for a terminal.
+pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(if zh { format!("指标口径卡 — {source}") } else { format!("Metric card — {source}") });
+    line(if zh {
+        "观测点：客户端（请求开始 → 第一个非空 token → 流结束）".into()
+    } else {
+        "Observation point: client (request start → first non-empty token → end of stream)".into()
+    });
+    let failures = if metrics.failures_by_outcome.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
+        format!(" ({})", parts.join(", "))
+    };
+    line(if zh {
+        format!(
+            "尝试：计入 {} 次 — 完整成功 {}，失败 {}{failures}；排除的预热 {}",
+            metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
+        )
+    } else {
+        format!(
+            "Attempts: {} counted — {} complete successes, {} failures{failures}; warm-up excluded: {}",
+            metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
+        )
+    });
+    let window = settings.window_s.map(|w| format!("{} s", trim_num(w))).unwrap_or_else(|| "—".into());
+    let cost = settings
+        .window_cost
+        .map(|c| format!("{} {}", trim_num(c), settings.currency).trim_end().to_string())
+        .unwrap_or_else(|| "—".into());
+    line(if zh {
+        format!(
+            "设置：TTFT {} {} 秒 · 窗口 {window} · 窗口成本 {cost} · 分位数方法 {} · 失败率分母 {}",
+            settings.comparison.symbol(),
+            trim_num(settings.ttft_threshold_s),
+            settings.percentile.code(),
+            settings.population.failure_denominator.code()
+        )
+    } else {
+        format!(
+            "Settings: TTFT {} {} s · window {window} · window cost {cost} · percentile {} · failure denominator {}",
+            settings.comparison.symbol(),
+            trim_num(settings.ttft_threshold_s),
+            settings.percentile.code(),
+            settings.population.failure_denominator.code()
+        )
+    });
+    let gpu = &trace.header.capabilities.gpu_telemetry;
+    let gpu = if gpu == GPU_UNSUPPORTED {
+        if zh { "不支持 — 未验证".to_string() } else { "unsupported — not verified".to_string() }
+    } else {
+        gpu.clone()
+    };
+    let completeness = match (trace.is_incomplete(), zh) {
+        (true, true) => "不完整（没有结束记录）",
+        (true, false) => "incomplete (no footer)",
+        (false, true) => "完整",
+        (false, false) => "complete",
+    };
+    line(if zh {
+        format!("记录：{completeness} · GPU 遥测：{gpu}")
+    } else {
+        format!("Trace: {completeness} · GPU telemetry: {gpu}")
+    });
+    line(String::new());
+    let figures = [
+        &metrics.ttft_p50,
+        &metrics.ttft_tail,
+        &metrics.failure_rate,
+        &metrics.quality_pass_rate,
+        &metrics.joint_rate,
+        &metrics.goodput,
+        &metrics.cost_per_1000_qualified,
+        &metrics.e2e_p50,
+        &metrics.e2e_tail,
+        &metrics.itl_p50,
+        &metrics.output_tokens_per_s,
+        &metrics.business_success_rate,
+    ];
+    let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
+    for f in figures {
+        let name = f.name.get(lang);
+        let pad = " ".repeat(width.saturating_sub(display_width(name)));
+        let value = format::value(f, lang);
+        let mut detail = Vec::new();
+        if let Some(formula) = format::formula(f, lang) {
+            detail.push(formula);
+        }
+        if f.value.is_some() || f.n.is_some() {
+            if let Some(method) = &f.method {
+                detail.push(format!("{method}, n = {}", f.n.unwrap_or(0)));
+            }
+        }
+        line(format!("  {name}{pad}  {value:<12} {}", detail.join("; ")).trim_end().to_string());
+        if let Some(remark) = format::remark(f, lang) {
+            line(format!("  {}  ↳ {remark}", " ".repeat(width)));
+        }
+    }
+    let mistakes = settings.mistakes();
+    if !mistakes.is_empty() {
+        line(String::new());
+        for m in mistakes {
+            line(format!("⚠ {} — {}", m.label.get(lang), m.false_conclusion.get(lang)));
+        }
+    }
+    for w in &trace.warnings {
+        line(format!("note: {w}"));
+    }
+    out
+}
+
+/// Terminal columns: CJK characters take two.
+fn display_width(s: &str) -> usize {
+    s.chars()
+        .map(|c| if ('\u{1100}'..='\u{ffdc}').contains(&c) && !('\u{2000}'..='\u{2bff}').contains(&c) { 2 } else { 1 })
+        .sum()
+}

@@ -1,0 +1,55 @@
+//! How figures are written for people: the same digits in the terminal and in the lab.
+
+use crate::metrics::{trim_num, Figure, Unit};
+use crate::text::Lang;
+
+/// A value in its unit: "20 %", "0.5 s", "0.5 /s", "4 CNY".
+pub fn value(figure: &Figure, lang: Lang) -> String {
+    match figure.value {
+        None => match lang {
+            Lang::En => "undefined".into(),
+            Lang::Zh => "无定义".into(),
+        },
+        Some(v) => number_in_unit(v, &figure.unit, lang),
+    }
+}
+
+/// A number written in a unit (also used for "what changed": "5 → 4").
+pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
+    match unit {
+        Unit::Count => trim_num(v),
+        Unit::Ratio => format!("{} %", round_to(v * 100.0, 2)),
+        Unit::Seconds => format!("{} s", round_to(v, 3)),
+        Unit::PerSecond => match lang {
+            Lang::En => format!("{} /s", round_to(v, 4)),
+            Lang::Zh => format!("{} 次/秒", round_to(v, 4)),
+        },
+        Unit::TokensPerSecond => format!("{} tokens/s", round_to(v, 2)),
+        Unit::MoneyPer1000(currency) => {
+            let currency = if currency.is_empty() { "" } else { currency.as_str() };
+            format!("{} {currency}", round_to(v, 4)).trim_end().to_string()
+        }
+    }
+}
+
+fn round_to(v: f64, digits: i32) -> String {
+    let scale = 10f64.powi(digits);
+    trim_num((v * scale).round() / scale)
+}
+
+/// The formula with its parts: "failures / all attempts = 2 / 10".
+pub fn formula(figure: &Figure, lang: Lang) -> Option<String> {
+    let (num, den) = (figure.numerator?, figure.denominator?);
+    let num_label = figure.numerator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
+    let den_label = figure.denominator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
+    Some(format!("{num_label} / {den_label} = {} / {}", trim_num(num), trim_num(den)))
+}
+
+/// The reason a figure is undefined, or its caution note.
+pub fn remark(figure: &Figure, lang: Lang) -> Option<String> {
+    figure
+        .undefined
+        .as_ref()
+        .or(figure.note.as_ref())
+        .map(|t| t.get(lang).to_string())
+}

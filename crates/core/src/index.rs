@@ -1,0 +1,132 @@
+//! An index built once per trace (and per [`Population`]) so that editing the threshold, the
+//! comparison, the window, the cost or the percentile recomputes every figure in O(log n).
+//!
+//! The trick: a request qualifies when it is a complete success, passed quality and its TTFT is
+//! within the threshold. The first two do not depend on the threshold, so the TTFTs of the
+//! "candidates" are sorted once and a threshold edit is one binary search.
+
+use crate::settings::{FailureDenominator, Population};
+use crate::trace::{Attempt, Outcome, Quality};
+use crate::verdict::{effective_ttft_ms, is_counted};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Index {
+    pub(crate) population: Population,
+    /// Attempts counted under the population's choices.
+    pub(crate) attempts: usize,
+    pub(crate) successes: usize,
+    pub(crate) failures: usize,
+    /// Failures by outcome name (`http_error` kept apart per status).
+    pub(crate) failures_by_outcome: Vec<(Outcome, usize)>,
+    pub(crate) warmup_excluded: usize,
+    pub(crate) failed_deleted: usize,
+    pub(crate) quality_pass: usize,
+    pub(crate) quality_fail: usize,
+    pub(crate) quality_not_evaluated: usize,
+    /// The TTFT sample, in ms, ascending: successes only (or everything, missing as 0, under
+    /// the wrong choice).
+    pub(crate) ttft_ms: Vec<f64>,
+    /// Successes that passed quality and have a TTFT to compare, ascending.
+    pub(crate) candidate_ttft_ms: Vec<f64>,
+    pub(crate) e2e_ms: Vec<f64>,
+    /// Gaps between stream events of successes (per event, not per token), ascending.
+    pub(crate) itl_ms: Vec<f64>,
+    pub(crate) usage_successes: usize,
+    pub(crate) usage_output_tokens: u64,
+    pub(crate) business_requests: usize,
+    pub(crate) business_answered: usize,
+}
+
+fn sort(values: &mut [f64]) {
+    values.sort_unstable_by(f64::total_cmp);
+}
+
+impl Index {
+    /// Builds the index in O(n log n).
+    pub fn build(attempts: &[Attempt], population: Population) -> Index {
+        let mut ix = Index { population, ..Index::default() };
+        let mut failures: HashMap<Outcome, usize> = HashMap::new();
+        let mut business: HashMap<&str, bool> = HashMap::new();
+        for a in attempts {
+            if !is_counted(a, &population) {
+                if a.phase == crate::trace::Phase::Warmup && population.warmup == crate::settings::WarmupPolicy::Exclude {
+                    ix.warmup_excluded += 1;
+                } else {
+                    ix.failed_deleted += 1;
+                }
+                continue;
+            }
+            ix.attempts += 1;
+            let success = a.outcome.is_success();
+            let answered = business.entry(a.business_id.as_str()).or_insert(false);
+            *answered |= success;
+            if success {
+                ix.successes += 1;
+                match a.quality {
+                    Quality::Pass => ix.quality_pass += 1,
+                    Quality::Fail => ix.quality_fail += 1,
+                    Quality::NotEvaluated => ix.quality_not_evaluated += 1,
+                }
+                if let Some(e2e) = a.e2e_ms {
+                    ix.e2e_ms.push(e2e);
+                }
+                ix.itl_ms.extend(a.event_gaps_ms());
+                if a.tokens_from_usage {
+                    if let Some(out) = a.output_tokens {
+                        ix.usage_successes += 1;
+                        ix.usage_output_tokens += u64::from(out);
+                    }
+                }
+            } else {
+                ix.failures += 1;
+                *failures.entry(a.outcome).or_insert(0) += 1;
+            }
+            let ttft = effective_ttft_ms(a, &population);
+            let in_sample = match population.missing_ttft {
+                crate::settings::MissingTtft::KeepMissing => success,
+                crate::settings::MissingTtft::TreatAsZero => true,
+            };
+            if let (true, Some(t)) = (in_sample, ttft) {
+                ix.ttft_ms.push(t);
+            }
+            if success && a.quality == Quality::Pass {
+                if let Some(t) = ttft {
+                    ix.candidate_ttft_ms.push(t);
+                }
+            }
+        }
+        ix.business_requests = business.len();
+        ix.business_answered = business.values().filter(|&&v| v).count();
+        let mut by_outcome: Vec<(Outcome, usize)> = failures.into_iter().collect();
+        by_outcome.sort_by_key(|(o, n)| (std::cmp::Reverse(*n), o.name(), o.http_status()));
+        ix.failures_by_outcome = by_outcome;
+        sort(&mut ix.ttft_ms);
+        sort(&mut ix.candidate_ttft_ms);
+        sort(&mut ix.e2e_ms);
+        sort(&mut ix.itl_ms);
+        ix
+    }
+
+    pub fn population(&self) -> Population {
+        self.population
+    }
+
+    /// The TTFT sample in ms, ascending (for charts).
+    pub fn ttft_sample_ms(&self) -> &[f64] {
+        &self.ttft_ms
+    }
+
+    /// Whether the failure denominator choice deletes failed rows (they are then not counted).
+    pub fn deletes_failures(&self) -> bool {
+        self.population.failure_denominator == FailureDenominator::FailedRowsDeleted
+    }
+
+    /// How many candidates are within `threshold_ms` under `comparison` — one binary search.
+    pub(crate) fn qualified(&self, threshold_ms: f64, comparison: crate::Comparison) -> usize {
+        match comparison {
+            crate::Comparison::Le => self.candidate_ttft_ms.partition_point(|&t| t <= threshold_ms),
+            crate::Comparison::Lt => self.candidate_ttft_ms.partition_point(|&t| t < threshold_ms),
+        }
+    }
+}

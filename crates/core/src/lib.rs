@@ -1,0 +1,42 @@
+//! # tracelab-core
+//!
+//! The single source of truth of Trace Lab: the trace schema ([`trace`]), its parsers
+//! ([`parse`]) and writers ([`write`]), and every metric definition ([`verdict`], [`index`],
+//! [`metrics`]). No web or async dependencies, so the lab (wasm) and the recorder (native)
+//! compute exactly the same numbers.
+//!
+//! Data flows one way: text → [`parse::parse_trace`] → [`Index::build`] →
+//! [`Metrics::compute`] → a view.
+//!
+//! ```
+//! use tracelab_core::{parse::parse_trace, Index, Metrics, Settings};
+//! let text = "id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,connect_error,,not_evaluated\n";
+//! let trace = parse_trace("class.csv", text).unwrap();
+//! let settings = Settings::from_header(&trace.header);
+//! let index = Index::build(&trace.attempts, settings.population);
+//! let metrics = Metrics::compute(&index, &settings);
+//! assert_eq!(metrics.failure_rate.value, Some(0.5)); // 1 failure / 2 attempts
+//! assert_eq!(metrics.qualified, 1);
+//! ```
+
+pub mod card;
+pub mod error;
+pub mod format;
+pub mod index;
+pub mod metrics;
+pub mod parse;
+pub mod percentile;
+pub mod settings;
+pub mod text;
+pub mod trace;
+pub mod verdict;
+pub mod write;
+
+pub use error::{ParseError, SettingsError};
+pub use index::Index;
+pub use metrics::{Figure, Metrics, Unit};
+pub use percentile::PercentileMethod;
+pub use settings::{Comparison, FailureDenominator, MissingTtft, Mistake, Population, Settings, WarmupPolicy};
+pub use text::{Lang, Text};
+pub use trace::{Attempt, Footer, GpuSample, Header, Outcome, Phase, Quality, StreamEvent, Trace};
+pub use verdict::{verdict, Latency, Reason, Verdict};

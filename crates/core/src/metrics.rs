@@ -1,0 +1,431 @@
+//! Every figure the lab and `tracelab report` show, each carrying its formula parts (numerator,
+//! denominator, unit, method, sample count) so any view can explain where it came from.
+//! A figure that cannot be computed is `undefined` with the reason — never NaN or infinity.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::index::Index;
+use crate::percentile::{describe, nearest_rank, percentile, PercentileMethod};
+use crate::settings::{FailureDenominator, Settings};
+use crate::text::Text;
+use crate::verdict::threshold_ms;
+
+/// What a figure is measured in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "currency")]
+pub enum Unit {
+    Count,
+    /// A share, 0–1 (shown as %).
+    Ratio,
+    Seconds,
+    /// Per second of the window.
+    PerSecond,
+    /// Money per 1,000 qualified requests, in the given currency.
+    MoneyPer1000(String),
+    TokensPerSecond,
+}
+
+/// One figure with everything needed to explain it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    /// Stable code name (`failure_rate`, `ttft_p95`, …).
+    pub key: String,
+    pub name: Text,
+    pub value: Option<f64>,
+    pub numerator: Option<f64>,
+    pub numerator_label: Option<Text>,
+    pub denominator: Option<f64>,
+    pub denominator_label: Option<Text>,
+    pub unit: Unit,
+    /// How a percentile was picked (e.g. "nearest-rank: ⌈95·8/100⌉ = 8 of 8").
+    pub method: Option<String>,
+    /// The sample size behind a distribution figure.
+    pub n: Option<usize>,
+    /// Why there is no value, when there is none.
+    pub undefined: Option<Text>,
+    /// A caution worth showing beside the value (e.g. a tail from too few samples).
+    pub note: Option<Text>,
+}
+
+impl Figure {
+    fn new(key: &str, name: Text, unit: Unit) -> Figure {
+        Figure {
+            key: key.to_string(),
+            name,
+            value: None,
+            numerator: None,
+            numerator_label: None,
+            denominator: None,
+            denominator_label: None,
+            unit,
+            method: None,
+            n: None,
+            undefined: None,
+            note: None,
+        }
+    }
+
+    /// numerator / denominator; undefined (with `why`) when the denominator is 0.
+    fn ratio(mut self, num: f64, num_label: Text, den: f64, den_label: Text, why: Text) -> Figure {
+        self.numerator = Some(num);
+        self.numerator_label = Some(num_label);
+        self.denominator = Some(den);
+        self.denominator_label = Some(den_label);
+        if den > 0.0 {
+            self.value = Some(num / den);
+        } else {
+            self.undefined = Some(why);
+        }
+        self
+    }
+
+    fn undefined(mut self, why: Text) -> Figure {
+        self.value = None;
+        self.undefined = Some(why);
+        self
+    }
+}
+
+/// All figures for one trace under one set of settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    pub attempts: usize,
+    pub successes: usize,
+    pub failures: usize,
+    /// Failures by outcome, most common first (`http_error 429` kept apart from `http_error 500`).
+    pub failures_by_outcome: Vec<(String, usize)>,
+    pub warmup_excluded: usize,
+    pub failed_rows_deleted: usize,
+    pub qualified: usize,
+    pub failure_rate: Figure,
+    pub ttft_p50: Figure,
+    /// Always P95, whatever tail the settings ask for (the lesson's figure and a stable JSON key).
+    pub ttft_p95: Figure,
+    /// The tail percentile chosen in the settings (P95 by default).
+    pub ttft_tail: Figure,
+    pub quality_pass_rate: Figure,
+    pub joint_rate: Figure,
+    pub goodput: Figure,
+    pub cost_per_1000_qualified: Figure,
+    pub e2e_p50: Figure,
+    pub e2e_tail: Figure,
+    pub itl_p50: Figure,
+    pub itl_tail: Figure,
+    pub output_tokens_per_s: Figure,
+    pub business_success_rate: Figure,
+}
+
+fn t(en: &str, zh: &str) -> Text {
+    Text::new(en, zh)
+}
+
+/// "P95" for 95, "P99.9" for 99.9.
+pub fn percentile_label(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("P{}", p as i64)
+    } else {
+        format!("P{p}")
+    }
+}
+
+fn distribution(key: &str, name: Text, sorted_ms: &[f64], p: f64, method: PercentileMethod, what: &Text) -> Figure {
+    let mut f = Figure::new(key, name, Unit::Seconds);
+    f.n = Some(sorted_ms.len());
+    f.method = Some(describe(p, sorted_ms.len(), method));
+    match percentile(sorted_ms, p, method) {
+        Some(v) => f.value = Some(v / 1000.0),
+        None => {
+            f = f.undefined(Text::new(
+                format!("no samples: there is no {} to rank", what.en),
+                format!("没有样本：没有可排序的{}", what.zh),
+            ))
+        }
+    }
+    let n = sorted_ms.len();
+    if n > 0 && p > 50.0 && method == PercentileMethod::NearestRank && nearest_rank(p, n) == n {
+        f.note = Some(Text::new(
+            format!(
+                "With only n = {n} samples, nearest-rank {} is simply the maximum; it needs at least {} samples before it stops being the single slowest request.",
+                percentile_label(p),
+                min_samples_for_tail(p)
+            ),
+            format!(
+                "只有 n = {n} 个样本时，最近秩 {} 就是最大值；至少需要 {} 个样本，它才不再等于最慢的那一个请求。",
+                percentile_label(p),
+                min_samples_for_tail(p)
+            ),
+        ));
+    }
+    f
+}
+
+/// The smallest n for which nearest-rank Pp is not the maximum.
+pub fn min_samples_for_tail(p: f64) -> usize {
+    (1..=1_000_000).find(|&n| nearest_rank(p, n) < n).unwrap_or(1_000_000)
+}
+
+impl Metrics {
+    /// Computes every figure from an index. O(log n) in the number of attempts.
+    pub fn compute(ix: &Index, s: &Settings) -> Metrics {
+        let attempts = ix.attempts as f64;
+        let all_attempts_label = if ix.deletes_failures() {
+            t("attempts left after deleting failed rows", "删除失败行之后剩下的尝试")
+        } else {
+            t("all attempts", "全部尝试")
+        };
+        let no_attempts = t("no attempts are counted", "没有被计入的尝试");
+
+        let failure_rate = {
+            let f = Figure::new("failure_rate", t("Failure rate", "失败率"), Unit::Ratio);
+            let failures_label = t("failures", "失败次数");
+            match ix.population.failure_denominator {
+                FailureDenominator::Successes => f.ratio(
+                    ix.failures as f64,
+                    failures_label,
+                    ix.successes as f64,
+                    t("successes (wrong denominator)", "成功次数（错误的分母）"),
+                    t("no successes to divide by", "没有成功的尝试可作分母"),
+                ),
+                _ => f.ratio(ix.failures as f64, failures_label, attempts, all_attempts_label.clone(), no_attempts.clone()),
+            }
+        };
+
+        let ttft_what = t("success TTFT", "成功请求的 TTFT");
+        let ttft_name = |label: String| {
+            Text::new(format!("{label} TTFT (successes)"), format!("成功请求 TTFT {label}"))
+        };
+        let ttft_p50 = distribution("ttft_p50", ttft_name("P50".into()), &ix.ttft_ms, 50.0, s.percentile, &ttft_what);
+        let ttft_p95 = distribution("ttft_p95", ttft_name("P95".into()), &ix.ttft_ms, 95.0, s.percentile, &ttft_what);
+        let ttft_tail = distribution("ttft_tail", ttft_name(percentile_label(s.p)), &ix.ttft_ms, s.p, s.percentile, &ttft_what);
+
+        let mut quality_pass_rate = Figure::new("quality_pass_rate", t("Quality pass rate among successes", "成功请求质量通过率"), Unit::Ratio)
+            .ratio(
+                ix.quality_pass as f64,
+                t("quality passes", "质量通过"),
+                ix.successes as f64,
+                t("complete successes", "完整成功"),
+                t("no complete successes to judge", "没有完整成功的请求可评判"),
+            );
+        if ix.quality_not_evaluated > 0 {
+            quality_pass_rate.note = Some(Text::new(
+                format!("{} successes were not evaluated and count as not passed", ix.quality_not_evaluated),
+                format!("{} 个成功请求未做质量评估，按未通过计", ix.quality_not_evaluated),
+            ));
+        }
+
+        let qualified = ix.qualified(threshold_ms(s), s.comparison);
+        let qualified_label = Text::new(
+            format!(
+                "jointly qualified (success ∧ quality pass ∧ TTFT {} {} s)",
+                s.comparison.symbol(),
+                trim_num(s.ttft_threshold_s)
+            ),
+            format!(
+                "联合合格（完整成功 ∧ 质量通过 ∧ TTFT {} {} 秒）",
+                s.comparison.symbol(),
+                trim_num(s.ttft_threshold_s)
+            ),
+        );
+        let joint_rate = Figure::new("joint_rate", t("Joint qualification rate", "联合合格率"), Unit::Ratio).ratio(
+            qualified as f64,
+            qualified_label.clone(),
+            attempts,
+            all_attempts_label,
+            no_attempts,
+        );
+
+        let goodput = {
+            let f = Figure::new("goodput", t("Goodput", "合格 goodput"), Unit::PerSecond);
+            match s.window_s {
+                Some(w) => f.ratio(
+                    qualified as f64,
+                    qualified_label.clone(),
+                    w,
+                    t("window seconds", "窗口秒数"),
+                    t("the window must be longer than 0 s", "窗口必须长于 0 秒"),
+                ),
+                None => f.undefined(t(
+                    "no window is set: goodput is qualified requests per second of a fixed window",
+                    "未设置窗口：goodput 是固定窗口内每秒的合格请求数",
+                )),
+            }
+        };
+
+        let cost_per_1000_qualified = {
+            let mut f = Figure::new(
+                "cost_per_1000_qualified",
+                t("Cost per 1,000 qualified", "每千次合格成本"),
+                Unit::MoneyPer1000(s.currency.clone()),
+            );
+            match s.window_cost {
+                None => f.undefined(t("no window cost is set", "未设置窗口成本")),
+                Some(cost) => {
+                    f.numerator = Some(cost * 1000.0);
+                    f.numerator_label = Some(t("window cost × 1,000", "窗口成本 × 1000"));
+                    f.denominator = Some(qualified as f64);
+                    f.denominator_label = Some(qualified_label.clone());
+                    if qualified > 0 {
+                        f.value = Some(cost * 1000.0 / qualified as f64);
+                        f
+                    } else {
+                        f.undefined(t(
+                            "undefined: nothing qualified, so no qualified request can carry the cost (not infinity, not 0)",
+                            "无定义：没有任何请求合格，成本无处分摊（不是无穷大，也不是 0）",
+                        ))
+                    }
+                }
+            }
+        };
+
+        let e2e_what = t("success E2E", "成功请求的端到端时延");
+        let e2e_p50 = distribution("e2e_p50", t("P50 E2E (successes)", "成功请求 E2E P50"), &ix.e2e_ms, 50.0, s.percentile, &e2e_what);
+        let e2e_tail = distribution(
+            "e2e_tail",
+            Text::new(format!("{} E2E (successes)", percentile_label(s.p)), format!("成功请求 E2E {}", percentile_label(s.p))),
+            &ix.e2e_ms,
+            s.p,
+            s.percentile,
+            &e2e_what,
+        );
+        let itl_what = t("gap between stream events", "流事件间隔");
+        let itl_p50 = distribution("itl_p50", t("P50 ITL (per event)", "ITL P50（按事件）"), &ix.itl_ms, 50.0, s.percentile, &itl_what);
+        let itl_tail = distribution(
+            "itl_tail",
+            Text::new(format!("{} ITL (per event)", percentile_label(s.p)), format!("ITL {}（按事件）", percentile_label(s.p))),
+            &ix.itl_ms,
+            s.p,
+            s.percentile,
+            &itl_what,
+        );
+
+        let output_tokens_per_s = {
+            let f = Figure::new("output_tokens_per_s", t("Output tokens/s", "输出 token/秒"), Unit::TokensPerSecond);
+            if ix.usage_successes == 0 {
+                f.undefined(t(
+                    "unknown: the server reported no usage, and counting chunks would only estimate tokens",
+                    "未知：服务端没有返回 usage，数 chunk 只能估计 token 数",
+                ))
+            } else {
+                match s.window_s {
+                    Some(w) => {
+                        let mut f = f.ratio(
+                            ix.usage_output_tokens as f64,
+                            t("output tokens of successes (server usage)", "成功请求的输出 token（服务端 usage）"),
+                            w,
+                            t("window seconds", "窗口秒数"),
+                            t("the window must be longer than 0 s", "窗口必须长于 0 秒"),
+                        );
+                        f.n = Some(ix.usage_successes);
+                        f
+                    }
+                    None => f.undefined(t("no window is set", "未设置窗口")),
+                }
+            }
+        };
+
+        let business_success_rate = Figure::new(
+            "business_success_rate",
+            t("Business requests answered", "最终得到回答的业务请求"),
+            Unit::Ratio,
+        )
+        .ratio(
+            ix.business_answered as f64,
+            t("business requests with at least one complete success", "至少有一次完整成功的业务请求"),
+            ix.business_requests as f64,
+            t("business requests", "业务请求"),
+            t("no business requests", "没有业务请求"),
+        );
+
+        Metrics {
+            attempts: ix.attempts,
+            successes: ix.successes,
+            failures: ix.failures,
+            failures_by_outcome: ix.failures_by_outcome.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
+            warmup_excluded: ix.warmup_excluded,
+            failed_rows_deleted: ix.failed_deleted,
+            qualified,
+            failure_rate,
+            ttft_p50,
+            ttft_p95,
+            ttft_tail,
+            quality_pass_rate,
+            joint_rate,
+            goodput,
+            cost_per_1000_qualified,
+            e2e_p50,
+            e2e_tail,
+            itl_p50,
+            itl_tail,
+            output_tokens_per_s,
+            business_success_rate,
+        }
+    }
+
+    /// The figures of the metric card, in reading order.
+    pub fn card_figures(&self) -> [&Figure; 7] {
+        [
+            &self.ttft_p50,
+            &self.ttft_tail,
+            &self.failure_rate,
+            &self.quality_pass_rate,
+            &self.joint_rate,
+            &self.goodput,
+            &self.cost_per_1000_qualified,
+        ]
+    }
+
+    /// The flat summary `tracelab report --json` prints (undefined figures are `null`).
+    pub fn summary_json(&self, s: &Settings) -> Value {
+        let seconds_key = |prefix: &str| format!("{prefix}_p{}_s", trim_num(s.p).replace('.', "_"));
+        let mut v = json!({
+            "attempts": self.attempts,
+            "successes": self.successes,
+            "failures": self.failures,
+            "failure_rate": self.failure_rate.value,
+            "ttft_samples": self.ttft_p50.n,
+            "ttft_p50_s": self.ttft_p50.value,
+            "ttft_p95_s": self.ttft_p95.value,
+            "quality_pass_rate": self.quality_pass_rate.value,
+            "qualified": self.qualified,
+            "joint_rate": self.joint_rate.value,
+            "goodput_per_s": self.goodput.value,
+            "cost_per_1000_qualified": self.cost_per_1000_qualified.value,
+            "currency": s.currency,
+            "e2e_p50_s": self.e2e_p50.value,
+            "itl_p50_s": self.itl_p50.value,
+            "itl_samples": self.itl_p50.n,
+            "output_tokens_per_s": self.output_tokens_per_s.value,
+            "business_success_rate": self.business_success_rate.value,
+            "warmup_excluded": self.warmup_excluded,
+            "failures_by_outcome": self.failures_by_outcome.iter().map(|(o, n)| json!({"outcome": o, "count": n})).collect::<Vec<_>>(),
+            "settings": {
+                "ttft_threshold_s": s.ttft_threshold_s,
+                "comparison": s.comparison.code(),
+                "window_s": s.window_s,
+                "window_cost": s.window_cost,
+                "percentile": s.percentile.code(),
+                "p": s.p,
+                "failure_denominator": s.population.failure_denominator.code(),
+                "missing_ttft": s.population.missing_ttft.code(),
+                "warmup": s.population.warmup.code(),
+            },
+        });
+        let obj = v.as_object_mut().expect("object");
+        obj.insert(seconds_key("ttft"), json!(self.ttft_tail.value));
+        obj.insert(seconds_key("e2e"), json!(self.e2e_tail.value));
+        obj.insert(seconds_key("itl"), json!(self.itl_tail.value));
+        v
+    }
+}
+
+/// 1 → "1", 0.5 → "0.5".
+pub fn trim_num(v: f64) -> String {
+    let s = format!("{:.6}", v);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}

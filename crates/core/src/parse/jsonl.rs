@@ -1,0 +1,467 @@
+//! Trace format v1 as JSON Lines: one record per line, the header first.
+//!
+//! Every line is read in a single pass into a flat record whose fields cover every kind; only
+//! when a line fails do we parse it again with a path-tracking deserializer, so the common case
+//! stays fast and the error still names the field.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::error::ParseError;
+use crate::trace::*;
+
+/// A line longer than this is not a trace record (an attempt with 100,000 events is ~2 MB).
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Parses a whole trace in format v1. `file` names the source in error messages.
+pub fn parse_jsonl(file: &str, text: &str) -> Result<Trace, ParseError> {
+    parse_jsonl_inner(text).map_err(|e| e.in_file(file))
+}
+
+fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut header: Option<Header> = None;
+    let mut trace = Trace::default();
+    let mut seen_ids: HashMap<String, usize> = HashMap::new();
+    let ends_with_newline = text.ends_with('\n');
+    let mut lines = text.split('\n').enumerate().peekable();
+
+    while let Some((index, raw_line)) = lines.next() {
+        let line_no = index + 1;
+        let is_last = lines.peek().is_none();
+        let line = raw_line.strip_suffix('\r').unwrap_or(raw_line);
+        if line.len() > MAX_LINE_BYTES {
+            return Err(ParseError::new(format!(
+                "this line is {} long; one record may be at most {} — is this really a trace file?",
+                human_bytes(line.len()),
+                human_bytes(MAX_LINE_BYTES)
+            ))
+            .at_line(line_no));
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: RawRecord = match serde_json::from_str(line) {
+            Ok(record) => record,
+            Err(err) => {
+                // A recorder killed mid-write leaves a cut-off last line; every finished attempt
+                // before it is still good, so keep them and say what was dropped.
+                if is_last && !ends_with_newline && header.is_some() && err.is_eof() {
+                    trace.warnings.push(format!(
+                        "line {line_no} is cut off (the writer was probably stopped while writing it); ignored"
+                    ));
+                    break;
+                }
+                return Err(describe_json_error(line, err).at_line(line_no));
+            }
+        };
+        let kind = match record.kind.as_deref() {
+            Some(kind) => kind,
+            None => {
+                return Err(ParseError::new(
+                    "every record needs a `kind`: header, attempt, gpu or footer",
+                )
+                .at_line(line_no)
+                .field("kind"))
+            }
+        };
+        if header.is_none() && kind != "header" {
+            return Err(ParseError::new(format!(
+                "the first record must be the header (`\"kind\": \"header\"`), found `{kind}`"
+            ))
+            .at_line(line_no)
+            .field("kind"));
+        }
+        match kind {
+            "header" => {
+                if header.is_some() {
+                    return Err(ParseError::new("a second header; a trace has exactly one")
+                        .at_line(line_no)
+                        .field("kind"));
+                }
+                header = Some(parse_header(line).map_err(|e| e.at_line(line_no))?);
+            }
+            "attempt" => {
+                let attempt = record.into_attempt().map_err(|e| e.at_line(line_no))?;
+                if let Some(first) = seen_ids.insert(attempt.id.clone(), line_no) {
+                    return Err(ParseError::new(format!(
+                        "duplicate attempt id `{}` (first used on line {first}); a retry is a new attempt with its own id and the same business_id",
+                        attempt.id
+                    ))
+                    .at_line(line_no)
+                    .field("id"));
+                }
+                trace.attempts.push(attempt);
+            }
+            "gpu" => trace.gpu.push(record.into_gpu().map_err(|e| e.at_line(line_no))?),
+            "footer" => {
+                trace.footer = Some(record.into_footer().map_err(|e| e.at_line(line_no))?);
+            }
+            other => trace.warnings.push(format!(
+                "line {line_no}: record kind `{other}` is not known to this version; skipped"
+            )),
+        }
+    }
+    trace.header = header.ok_or_else(|| {
+        ParseError::new("the file is empty: a trace starts with a header record (see docs/trace-format.md)")
+    })?;
+    if let Some(footer) = trace.footer {
+        if footer.attempts != trace.attempts.len() as u64 {
+            trace.warnings.push(format!(
+                "the footer counts {} attempts but the file holds {}",
+                footer.attempts,
+                trace.attempts.len()
+            ));
+        }
+    }
+    Ok(trace)
+}
+
+fn human_bytes(n: usize) -> String {
+    if n >= 1024 * 1024 {
+        format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
+    } else if n >= 1024 {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+fn describe_json_error(line: &str, err: serde_json::Error) -> ParseError {
+    match err.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => ParseError::new(
+            format!("not valid JSON at column {}: {err}", err.column()),
+        ),
+        _ => {
+            // Parse again, tracking the path, to name the field.
+            let de = &mut serde_json::Deserializer::from_str(line);
+            match serde_path_to_error::deserialize::<_, RawRecord>(de) {
+                Err(e) => {
+                    let path = e.path().to_string();
+                    let inner = e.into_inner();
+                    let message = strip_position(&inner.to_string());
+                    if path.is_empty() || path == "." {
+                        ParseError::new(message)
+                    } else {
+                        ParseError::new(message).field(path)
+                    }
+                }
+                Ok(_) => ParseError::new(strip_position(&err.to_string())),
+            }
+        }
+    }
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+fn parse_header(line: &str) -> Result<Header, ParseError> {
+    let de = &mut serde_json::Deserializer::from_str(line);
+    let header: Header = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let message = strip_position(&e.into_inner().to_string());
+        let err = ParseError::new(format!("header: {message}"));
+        if path.is_empty() || path == "." {
+            err
+        } else {
+            err.field(path)
+        }
+    })?;
+    if header.schema != SCHEMA_NAME {
+        return Err(ParseError::new(format!(
+            "this is not a Trace Lab trace: `schema` is `{}`, expected `{SCHEMA_NAME}`",
+            header.schema
+        ))
+        .field("schema"));
+    }
+    if header.version > SCHEMA_VERSION {
+        return Err(ParseError::new(format!(
+            "written in trace format v{}, newer than this version reads (v{SCHEMA_VERSION}); update Trace Lab",
+            header.version
+        ))
+        .field("version"));
+    }
+    if header.version == 0 {
+        return Err(ParseError::new("trace format versions start at 1").field("version"));
+    }
+    validate_header(&header)?;
+    Ok(header)
+}
+
+/// Checks the header's numbers (also used for headers built by importers and the recorder).
+pub fn validate_header(header: &Header) -> Result<(), ParseError> {
+    if let Some(window) = header.window {
+        if !(window.length_s.is_finite() && window.length_s > 0.0) {
+            return Err(ParseError::new(format!(
+                "the window must be longer than 0 s, got {}",
+                window.length_s
+            ))
+            .field("window.length_s"));
+        }
+        if !(window.start_ms.is_finite() && window.start_ms >= 0.0) {
+            return Err(ParseError::new("the window cannot start before the run's origin")
+                .field("window.start_ms"));
+        }
+    }
+    if let Some(cost) = &header.window_cost {
+        if !(cost.amount.is_finite() && cost.amount >= 0.0) {
+            return Err(ParseError::new(format!("a cost cannot be negative, got {}", cost.amount))
+                .field("window_cost.amount"));
+        }
+    }
+    if let Some(defaults) = &header.defaults {
+        if let Some(t) = defaults.ttft_threshold_s {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(ParseError::new(format!("the TTFT threshold cannot be negative, got {t}"))
+                    .field("defaults.ttft_threshold_s"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `null` and an absent field mean different things for `start_ms`: null says "no clock
+/// positions", absent is a mistake.
+fn present<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(de).map(Some)
+}
+
+#[derive(Deserialize)]
+struct RawRecord<'a> {
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    // attempt
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    business_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    attempt: Option<u32>,
+    #[serde(default)]
+    phase: Option<Phase>,
+    #[serde(default)]
+    intended_start_ms: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    start_ms: Option<Option<f64>>,
+    #[serde(default)]
+    first_byte_ms: Option<f64>,
+    #[serde(default)]
+    first_token_ms: Option<f64>,
+    #[serde(default)]
+    events: Option<Vec<(f64, u32)>>,
+    #[serde(default, deserialize_with = "present")]
+    end_ms: Option<Option<f64>>,
+    #[serde(borrow, default)]
+    outcome: Option<Cow<'a, str>>,
+    #[serde(default)]
+    http_status: Option<u16>,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(borrow, default)]
+    quality: Option<Cow<'a, str>>,
+    #[serde(default)]
+    input_tokens: Option<u32>,
+    #[serde(default)]
+    output_tokens: Option<u32>,
+    #[serde(default)]
+    tokens_from_usage: Option<bool>,
+    #[serde(default)]
+    event_tokens_estimated: Option<bool>,
+    // gpu
+    #[serde(default)]
+    t_ms: Option<f64>,
+    #[serde(default)]
+    gpu: Option<u32>,
+    #[serde(default)]
+    util_pct: Option<f64>,
+    #[serde(default)]
+    mem_used_mib: Option<f64>,
+    #[serde(default)]
+    mem_total_mib: Option<f64>,
+    // footer
+    #[serde(default)]
+    finished_cleanly: Option<bool>,
+    #[serde(default)]
+    attempts: Option<u64>,
+    #[serde(default)]
+    gpu_samples: Option<u64>,
+}
+
+fn missing(field: &str, kind: &str) -> ParseError {
+    ParseError::new(format!("missing field `{field}` in this {kind} record")).field(field)
+}
+
+fn time_field(value: f64, field: &str) -> Result<f64, ParseError> {
+    if !value.is_finite() {
+        return Err(ParseError::new(format!("`{value}` is not a time")).field(field));
+    }
+    if value < 0.0 {
+        return Err(ParseError::new(format!(
+            "negative time {value} ms; times are offsets from the run's origin and cannot be negative"
+        ))
+        .field(field));
+    }
+    Ok(value)
+}
+
+impl<'a> RawRecord<'a> {
+    fn into_attempt(self) -> Result<Attempt, ParseError> {
+        const KIND: &str = "attempt";
+        let id = self.id.ok_or_else(|| missing("id", KIND))?.into_owned();
+        if id.is_empty() {
+            return Err(ParseError::new("an attempt id cannot be empty").field("id"));
+        }
+        let phase = self.phase.ok_or_else(|| missing("phase", KIND))?;
+        let outcome_name = self.outcome.ok_or_else(|| missing("outcome", KIND))?;
+        let outcome = Outcome::from_name(&outcome_name, self.http_status).map_err(|m| {
+            let field = if outcome_name == "http_error" { "http_status" } else { "outcome" };
+            ParseError::new(m).field(field)
+        })?;
+        let quality_name = self.quality.ok_or_else(|| missing("quality", KIND))?;
+        let quality = Quality::from_name(&quality_name).ok_or_else(|| {
+            ParseError::new(format!(
+                "unknown quality `{quality_name}`; expected pass, fail or not_evaluated"
+            ))
+            .field("quality")
+        })?;
+        let start = self
+            .start_ms
+            .ok_or_else(|| {
+                ParseError::new(
+                    "missing field `start_ms` in this attempt record (write null when the source kept no clock positions)",
+                )
+                .field("start_ms")
+            })?
+            .map(|s| time_field(s, "start_ms"))
+            .transpose()?;
+        let end = self
+            .end_ms
+            .ok_or_else(|| {
+                ParseError::new("missing field `end_ms` in this attempt record (null when unknown)")
+                    .field("end_ms")
+            })?
+            .map(|s| time_field(s, "end_ms"))
+            .transpose()?;
+        // With no clock positions the other times are already measured from the attempt's start.
+        let origin = start.unwrap_or(0.0);
+        let relative = |value: Option<f64>, field: &str| -> Result<Option<f64>, ParseError> {
+            match value {
+                None => Ok(None),
+                Some(v) => {
+                    let v = time_field(v, field)?;
+                    if v < origin {
+                        return Err(ParseError::new(format!(
+                            "{field} ({v} ms) is before the attempt's start_ms ({origin} ms)"
+                        ))
+                        .field(field));
+                    }
+                    Ok(Some(v - origin))
+                }
+            }
+        };
+        let intended_start_ms = self.intended_start_ms.map(|v| time_field(v, "intended_start_ms")).transpose()?;
+        let first_byte_ms = relative(self.first_byte_ms, "first_byte_ms")?;
+        let ttft_ms = relative(self.first_token_ms, "first_token_ms")?;
+        let e2e_ms = relative(end, "end_ms")?;
+        if let (Some(ttft), Some(e2e)) = (ttft_ms, e2e_ms) {
+            if ttft > e2e {
+                return Err(ParseError::new("the first token cannot come after the end")
+                    .field("first_token_ms"));
+            }
+        }
+        let mut events = Vec::with_capacity(self.events.as_ref().map_or(0, Vec::len));
+        let mut previous = 0.0;
+        for (i, (at, tokens)) in self.events.unwrap_or_default().into_iter().enumerate() {
+            let field = format!("events[{i}]");
+            let at = time_field(at, &field)?;
+            if at < origin {
+                return Err(ParseError::new(format!("event at {at} ms is before the attempt's start")).field(field));
+            }
+            let rel = at - origin;
+            if rel < previous {
+                return Err(ParseError::new("events must be in arrival order").field(field));
+            }
+            if let Some(e2e) = e2e_ms {
+                if rel > e2e {
+                    return Err(ParseError::new("an event cannot come after the end").field(field));
+                }
+            }
+            previous = rel;
+            events.push(StreamEvent { at_ms: rel, tokens });
+        }
+        match outcome {
+            Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError if ttft_ms.is_some() => {
+                return Err(ParseError::new(format!(
+                    "an attempt with outcome `{}` received no token, so first_token_ms must be absent (TTFT is missing, not 0)",
+                    outcome.name()
+                ))
+                .field("first_token_ms"));
+            }
+            Outcome::Success if e2e_ms.is_none() => {
+                return Err(ParseError::new("a successful attempt needs its end_ms").field("end_ms"));
+            }
+            _ => {}
+        }
+        let business_id = match self.business_id {
+            Some(b) if !b.is_empty() => b.into_owned(),
+            _ => id.clone(),
+        };
+        Ok(Attempt {
+            id,
+            business_id,
+            attempt: self.attempt.unwrap_or(1),
+            phase,
+            intended_start_ms,
+            start_ms: start,
+            first_byte_ms,
+            ttft_ms,
+            events,
+            e2e_ms,
+            outcome,
+            detail: self.detail,
+            quality,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            tokens_from_usage: self.tokens_from_usage.unwrap_or(false),
+            event_tokens_estimated: self.event_tokens_estimated.unwrap_or(false),
+        })
+    }
+
+    fn into_gpu(self) -> Result<GpuSample, ParseError> {
+        const KIND: &str = "gpu";
+        let sample = GpuSample {
+            t_ms: time_field(self.t_ms.ok_or_else(|| missing("t_ms", KIND))?, "t_ms")?,
+            gpu: self.gpu.ok_or_else(|| missing("gpu", KIND))?,
+            util_pct: self.util_pct.ok_or_else(|| missing("util_pct", KIND))?,
+            mem_used_mib: self.mem_used_mib.ok_or_else(|| missing("mem_used_mib", KIND))?,
+            mem_total_mib: self.mem_total_mib.ok_or_else(|| missing("mem_total_mib", KIND))?,
+        };
+        if !(0.0..=100.0).contains(&sample.util_pct) {
+            return Err(ParseError::new(format!("utilisation must be 0–100 %, got {}", sample.util_pct))
+                .field("util_pct"));
+        }
+        if sample.mem_used_mib < 0.0 || sample.mem_total_mib < 0.0 {
+            return Err(ParseError::new("memory cannot be negative").field("mem_used_mib"));
+        }
+        Ok(sample)
+    }
+
+    fn into_footer(self) -> Result<Footer, ParseError> {
+        const KIND: &str = "footer";
+        Ok(Footer {
+            finished_cleanly: self.finished_cleanly.ok_or_else(|| missing("finished_cleanly", KIND))?,
+            attempts: self.attempts.ok_or_else(|| missing("attempts", KIND))?,
+            gpu_samples: self.gpu_samples.unwrap_or(0),
+        })
+    }
+}

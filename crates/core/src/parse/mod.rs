@@ -1,0 +1,53 @@
+//! Reading traces. The format is recognised from the content, never from the file name:
+//! a JSON object on the first line is trace format v1 (JSON Lines), anything else the classroom CSV.
+
+mod csv;
+mod jsonl;
+
+pub use self::csv::{csv_cell, parse_csv, split_csv_line, OPTIONAL_COLUMNS, REQUIRED_COLUMNS};
+pub use self::jsonl::{parse_jsonl, validate_header, MAX_LINE_BYTES};
+
+use crate::error::ParseError;
+use crate::trace::Trace;
+
+/// The formats the core can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Csv,
+}
+
+/// Guesses the format from the first meaningful character.
+pub fn detect_format(text: &str) -> Format {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match text.trim_start().chars().next() {
+        Some('{') => Format::Jsonl,
+        _ => Format::Csv,
+    }
+}
+
+/// Reads a trace in any supported format. `file` names it in error messages.
+pub fn parse_trace(file: &str, text: &str) -> Result<Trace, ParseError> {
+    if text.trim().is_empty() {
+        return Err(ParseError::new(
+            "the file is empty: a trace starts with a header record (JSON Lines) or a header row (CSV)",
+        )
+        .in_file(file));
+    }
+    match detect_format(text) {
+        Format::Jsonl => parse_jsonl(file, text),
+        Format::Csv => parse_csv(file, text),
+    }
+}
+
+/// Reads a trace from bytes, refusing text that is not UTF-8 with the place it breaks.
+pub fn parse_trace_bytes(file: &str, bytes: &[u8]) -> Result<Trace, ParseError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_trace(file, text),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+            Err(ParseError::new("the file is not UTF-8 text (is it a trace?)").at_line(line).in_file(file))
+        }
+    }
+}

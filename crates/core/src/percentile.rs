@@ -1,0 +1,103 @@
+//! Percentiles over sorted samples, by the methods learners meet: nearest-rank (the lesson's),
+//! numpy's default linear interpolation (what vLLM, AIPerf and most peers report), lower, higher.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PercentileMethod {
+    /// The ⌈p/100 · n⌉-th smallest value: always one of the samples.
+    #[default]
+    NearestRank,
+    /// numpy's default: interpolate between the two samples around (n − 1) · p/100.
+    Linear,
+    /// The sample just below (n − 1) · p/100.
+    Lower,
+    /// The sample just above (n − 1) · p/100.
+    Higher,
+}
+
+impl PercentileMethod {
+    pub const ALL: [PercentileMethod; 4] =
+        [PercentileMethod::NearestRank, PercentileMethod::Linear, PercentileMethod::Lower, PercentileMethod::Higher];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            PercentileMethod::NearestRank => "nearest-rank",
+            PercentileMethod::Linear => "linear",
+            PercentileMethod::Lower => "lower",
+            PercentileMethod::Higher => "higher",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<PercentileMethod> {
+        Self::ALL.into_iter().find(|m| m.code() == code || m.code().replace('-', "_") == code)
+    }
+}
+
+/// The rank (1-based) the nearest-rank method picks for `p` over `n` samples.
+pub fn nearest_rank(p: f64, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    // p·n first, then /100: 95·20/100 is exactly 19, while 0.95·20 is not.
+    let exact = p * n as f64 / 100.0;
+    let rank = (exact - 1e-9).ceil() as usize;
+    rank.clamp(1, n)
+}
+
+/// The `p`-th percentile (0 < p ≤ 100) of `sorted` (ascending), or `None` when empty.
+pub fn percentile(sorted: &[f64], p: f64, method: PercentileMethod) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let p = p.clamp(0.0, 100.0);
+    let virtual_index = (n - 1) as f64 * p / 100.0;
+    Some(match method {
+        PercentileMethod::NearestRank => sorted[nearest_rank(p, n) - 1],
+        PercentileMethod::Lower => sorted[virtual_index.floor() as usize],
+        PercentileMethod::Higher => sorted[(virtual_index.ceil() as usize).min(n - 1)],
+        PercentileMethod::Linear => {
+            let below = virtual_index.floor();
+            let i = below as usize;
+            if i + 1 >= n {
+                sorted[n - 1]
+            } else {
+                let t = virtual_index - below;
+                lerp(sorted[i], sorted[i + 1], t)
+            }
+        }
+    })
+}
+
+/// numpy's `_lerp`: the two formulas keep the result monotone and exact at t = 1.
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
+    let diff = b - a;
+    if t >= 0.5 {
+        b - diff * (1.0 - t)
+    } else {
+        a + diff * t
+    }
+}
+
+/// Human description of how a percentile was picked, e.g. "nearest-rank: 8th of 8".
+pub fn describe(p: f64, n: usize, method: PercentileMethod) -> String {
+    match method {
+        PercentileMethod::NearestRank if n > 0 => {
+            format!("nearest-rank: ⌈{}·{n}/100⌉ = {} of {n}", trim(p), nearest_rank(p, n))
+        }
+        PercentileMethod::Linear if n > 0 => {
+            format!("linear: index (n−1)·p = {:.2} of 0…{}", (n - 1) as f64 * p / 100.0, n - 1)
+        }
+        _ => format!("{}, n = {n}", method.code()),
+    }
+}
+
+fn trim(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}

@@ -1,0 +1,297 @@
+//! What a learner can change: the TTFT threshold and its comparison, the window and its cost, the
+//! percentile method, and the denominator choices — including the wrong ones, each labelled with
+//! the false conclusion it leads to.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SettingsError;
+use crate::percentile::PercentileMethod;
+use crate::trace::Header;
+use crate::text::Text;
+
+/// How a TTFT is compared with the threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    /// TTFT ≤ threshold: "within the threshold", as the lesson's SLO reads.
+    #[default]
+    Le,
+    /// TTFT < threshold: a request exactly at the threshold counts as slow.
+    Lt,
+}
+
+impl Comparison {
+    pub fn code(self) -> &'static str {
+        match self {
+            Comparison::Le => "le",
+            Comparison::Lt => "lt",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Comparison> {
+        match code.trim() {
+            "le" | "<=" | "≤" => Some(Comparison::Le),
+            "lt" | "<" => Some(Comparison::Lt),
+            _ => None,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Comparison::Le => "≤",
+            Comparison::Lt => "<",
+        }
+    }
+
+    /// Whether `value` is within `threshold` under this comparison.
+    pub fn holds(self, value: f64, threshold: f64) -> bool {
+        match self {
+            Comparison::Le => value <= threshold,
+            Comparison::Lt => value < threshold,
+        }
+    }
+}
+
+/// What the failure rate (and with it every per-attempt rate) is divided by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureDenominator {
+    /// Failures / all attempts — the right one: every attempt was a user waiting.
+    #[default]
+    AllAttempts,
+    /// Failures / successes — wrong: not a share of what was sent.
+    Successes,
+    /// Failed rows deleted before counting — wrong: failures vanish from every figure.
+    FailedRowsDeleted,
+}
+
+impl FailureDenominator {
+    pub const ALL: [FailureDenominator; 3] =
+        [FailureDenominator::AllAttempts, FailureDenominator::Successes, FailureDenominator::FailedRowsDeleted];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            FailureDenominator::AllAttempts => "all_attempts",
+            FailureDenominator::Successes => "successes",
+            FailureDenominator::FailedRowsDeleted => "failed_rows_deleted",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.code() == code)
+    }
+}
+
+/// What happens to an attempt whose TTFT is missing (no token came).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingTtft {
+    /// Missing stays missing: only attempts that got a token have a TTFT sample.
+    #[default]
+    KeepMissing,
+    /// Missing becomes 0 and every attempt enters the sort — wrong.
+    TreatAsZero,
+}
+
+impl MissingTtft {
+    pub const ALL: [MissingTtft; 2] = [MissingTtft::KeepMissing, MissingTtft::TreatAsZero];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            MissingTtft::KeepMissing => "keep_missing",
+            MissingTtft::TreatAsZero => "treat_as_zero",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.code() == code)
+    }
+}
+
+/// Whether warm-up attempts are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WarmupPolicy {
+    #[default]
+    Exclude,
+    /// Warm-up mixed into the measured samples — wrong.
+    Include,
+}
+
+impl WarmupPolicy {
+    pub const ALL: [WarmupPolicy; 2] = [WarmupPolicy::Exclude, WarmupPolicy::Include];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            WarmupPolicy::Exclude => "exclude",
+            WarmupPolicy::Include => "include",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.code() == code)
+    }
+}
+
+/// The choices that decide which attempts are counted and which TTFT samples exist. Changing one
+/// rebuilds the [`crate::Index`]; everything else in [`Settings`] is a cheap recompute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub struct Population {
+    pub failure_denominator: FailureDenominator,
+    pub missing_ttft: MissingTtft,
+    pub warmup: WarmupPolicy,
+}
+
+/// Every setting of the lab and of `tracelab report`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub ttft_threshold_s: f64,
+    pub comparison: Comparison,
+    /// The comparison the SLO is written with (from the trace's header; ≤ otherwise).
+    pub slo_comparison: Comparison,
+    pub window_s: Option<f64>,
+    pub window_cost: Option<f64>,
+    pub currency: String,
+    pub percentile: PercentileMethod,
+    /// The tail percentile reported beside P50 (95 for P95).
+    pub p: f64,
+    pub population: Population,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            ttft_threshold_s: 1.0,
+            comparison: Comparison::Le,
+            slo_comparison: Comparison::Le,
+            window_s: None,
+            window_cost: None,
+            currency: String::new(),
+            percentile: PercentileMethod::NearestRank,
+            p: 95.0,
+            population: Population::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// The settings a trace asks for: its window, cost and SLO; the lesson's defaults otherwise.
+    pub fn from_header(header: &Header) -> Settings {
+        let mut s = Settings::default();
+        if let Some(w) = header.window {
+            s.window_s = Some(w.length_s);
+        }
+        if let Some(c) = &header.window_cost {
+            s.window_cost = Some(c.amount);
+            s.currency = c.currency.clone();
+        }
+        if let Some(d) = &header.defaults {
+            if let Some(t) = d.ttft_threshold_s {
+                s.ttft_threshold_s = t;
+            }
+            if let Some(c) = d.comparison {
+                s.comparison = c;
+                s.slo_comparison = c;
+            }
+        }
+        s
+    }
+
+    /// Refuses settings no figure can be computed with.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let bad = |setting, message: String| Err(SettingsError { setting, message });
+        if !(self.ttft_threshold_s.is_finite() && self.ttft_threshold_s >= 0.0) {
+            return bad("threshold", format!("the TTFT threshold must be 0 s or more, got {}", self.ttft_threshold_s));
+        }
+        if let Some(w) = self.window_s {
+            if !(w.is_finite() && w > 0.0) {
+                return bad("window", format!("the window must be longer than 0 s, got {w}"));
+            }
+        }
+        if let Some(c) = self.window_cost {
+            if !(c.is_finite() && c >= 0.0) {
+                return bad("cost", format!("a cost cannot be negative, got {c}"));
+            }
+        }
+        if !(self.p.is_finite() && self.p > 0.0 && self.p <= 100.0) {
+            return bad("percentile p", format!("p must be in (0, 100], got {}", self.p));
+        }
+        Ok(())
+    }
+
+    /// The wrong choices currently made, each with the false conclusion it produces.
+    pub fn mistakes(&self) -> Vec<Mistake> {
+        let mut out = Vec::new();
+        match self.population.failure_denominator {
+            FailureDenominator::AllAttempts => {}
+            FailureDenominator::Successes => out.push(Mistake {
+                setting: "failure_denominator",
+                label: Text::new(
+                    "Wrong denominator: failures divided by successes",
+                    "错误分母：失败数除以成功数",
+                ),
+                false_conclusion: Text::new(
+                    "The rate is no longer a share of the requests users sent: it overstates failures and can even pass 100 %, so no two runs of different size can be compared.",
+                    "这个比率不再是“用户发出的请求里有多少失败”：它夸大了失败，甚至可能超过 100 %，不同规模的运行之间也无法比较。",
+                ),
+            }),
+            FailureDenominator::FailedRowsDeleted => out.push(Mistake {
+                setting: "failure_denominator",
+                label: Text::new(
+                    "Wrong: failed rows deleted before counting",
+                    "错误：先删掉失败的行再统计",
+                ),
+                false_conclusion: Text::new(
+                    "The failure rate becomes 0 % and every other rate is divided by fewer attempts, so the service looks perfectly reliable while real users waited and got nothing.",
+                    "失败率变成 0 %，其他比率的分母也变小了，服务看起来完全可靠，而真实用户却在等待后一无所获。",
+                ),
+            }),
+        }
+        if self.population.missing_ttft == MissingTtft::TreatAsZero {
+            out.push(Mistake {
+                setting: "missing_ttft",
+                label: Text::new(
+                    "Wrong: a missing TTFT counted as 0 s",
+                    "错误：把缺失的 TTFT 当作 0 秒",
+                ),
+                false_conclusion: Text::new(
+                    "Requests that never produced a token enter the sort as the fastest of all, pulling P50 down and hiding the tail: the worst experiences look like the best ones.",
+                    "从未产生 token 的请求以“最快”的身份进入排序，拉低 P50 并掩盖尾部：最糟糕的体验看起来像最好的体验。",
+                ),
+            });
+        }
+        if self.population.warmup == WarmupPolicy::Include {
+            out.push(Mistake {
+                setting: "warmup",
+                label: Text::new("Wrong: warm-up attempts mixed in", "错误：把预热请求混入统计"),
+                false_conclusion: Text::new(
+                    "Cold-start requests (model loading, empty caches) are mixed with steady-state ones, so the tail reflects start-up rather than the service under test and reruns disagree.",
+                    "冷启动请求（加载模型、缓存为空）与稳态请求混在一起，尾部反映的是启动过程而不是被测服务，重复运行的结果也对不上。",
+                ),
+            });
+        }
+        if self.comparison != self.slo_comparison && self.comparison == Comparison::Lt {
+            out.push(Mistake {
+                setting: "comparison",
+                label: Text::new(
+                    "Wrong comparison: the SLO says “within” (≤), written here as <",
+                    "比较符错误：SLO 写的是“不超过”（≤），这里写成了 <",
+                ),
+                false_conclusion: Text::new(
+                    "A request whose TTFT equals the threshold exactly met the SLO but is counted as too slow, so qualified requests and goodput are understated.",
+                    "TTFT 恰好等于门槛的请求本已达标，却被算成太慢，合格数和 goodput 因而被低估。",
+                ),
+            });
+        }
+        out
+    }
+}
+
+/// A wrong choice and the false conclusion it leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mistake {
+    /// The setting's code name (`failure_denominator`, `missing_ttft`, `warmup`, `comparison`).
+    pub setting: &'static str,
+    pub label: Text,
+    pub false_conclusion: Text,
+}

@@ -1,0 +1,391 @@
+//! The trace as the core holds it after parsing: a header, one [`Attempt`] per request sent,
+//! GPU samples and an optional footer.
+//!
+//! Inside the core every duration of an attempt is measured from that attempt's own start, so a
+//! metric never has to subtract two clock readings; the file keeps offsets from the run's origin
+//! (see `docs/trace-format.md`).
+
+use serde::{Deserialize, Serialize};
+
+/// The schema version this core reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+/// The value of the header's `schema` field.
+pub const SCHEMA_NAME: &str = "tracelab.trace";
+
+/// A whole trace.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Trace {
+    pub header: Header,
+    pub attempts: Vec<Attempt>,
+    pub gpu: Vec<GpuSample>,
+    pub footer: Option<Footer>,
+    /// Things worth telling the reader that did not stop the load (unknown record kinds, …).
+    pub warnings: Vec<String>,
+}
+
+impl Trace {
+    /// A run without a footer did not finish cleanly (crash, kill) or is still being written.
+    pub fn is_incomplete(&self) -> bool {
+        !matches!(self.footer, Some(Footer { finished_cleanly: true, .. }))
+    }
+
+    /// How many attempts were warm-up attempts.
+    pub fn warmup_count(&self) -> usize {
+        self.attempts.iter().filter(|a| a.phase == Phase::Warmup).count()
+    }
+}
+
+/// The first record of a trace: who wrote it, under which conditions, and what could be measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub schema: String,
+    pub version: u32,
+    pub tool: Tool,
+    /// The UTC wall-clock time of the run's monotonic origin (RFC 3339), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_clock_anchor_utc: Option<String>,
+    #[serde(default)]
+    pub conditions: Conditions,
+    #[serde(default)]
+    pub capabilities: Capabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_cost: Option<Money>,
+    /// Settings the author of the trace intends (e.g. the lesson's 1 s threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<HeaderDefaults>,
+    /// Where an imported trace came from and how that tool defines its figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+}
+
+impl Default for Header {
+    fn default() -> Self {
+        Header {
+            schema: SCHEMA_NAME.to_string(),
+            version: SCHEMA_VERSION,
+            tool: Tool { name: "tracelab".into(), version: env!("CARGO_PKG_VERSION").into() },
+            wall_clock_anchor_utc: None,
+            conditions: Conditions::default(),
+            capabilities: Capabilities::default(),
+            window: None,
+            window_cost: None,
+            defaults: None,
+            source: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// The run's conditions: what must be held fixed for a rerun to be comparable.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Conditions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_set: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_set_sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u32>,
+    /// `closed` (wait for a reply before sending the next), `constant` or `poisson` (open loop),
+    /// or `fixed-table` for a hand-made teaching trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burstiness: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_timeout_s: Option<f64>,
+}
+
+/// What the run actually did and could observe. A trace never claims more than it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Requests were really sent (false for a `tracelab probe` capability scan).
+    pub workload_executed: bool,
+    /// The attempts are a latency benchmark of an inference endpoint.
+    pub inference_benchmark: bool,
+    /// `nvml`, `nvidia-smi` or `unsupported` (no GPU figure may then be shown as measured).
+    pub gpu_telemetry: String,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Capabilities {
+            workload_executed: true,
+            inference_benchmark: true,
+            gpu_telemetry: GPU_UNSUPPORTED.to_string(),
+        }
+    }
+}
+
+/// The `gpu_telemetry` value of a run that had no way to read the GPU.
+pub const GPU_UNSUPPORTED: &str = "unsupported";
+
+/// The fixed window that goodput and cost refer to.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    #[serde(default)]
+    pub start_ms: f64,
+    pub length_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Money {
+    pub amount: f64,
+    pub currency: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeaderDefaults {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_threshold_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::Comparison>,
+}
+
+/// Provenance of an imported trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// How the source tool defines the figures it reports, in its own words where possible.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub definitions: Vec<String>,
+}
+
+/// Warm-up attempts are recorded but never mixed into the measured samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Warmup,
+    #[default]
+    Measure,
+}
+
+/// How an attempt ended. Only [`Outcome::Success`] is a complete success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// HTTP 2xx and the stream read to its proper end (`[DONE]` or a finish reason).
+    Success,
+    /// No token arrived before the deadline: TTFT is missing, not 0.
+    TimeoutBeforeFirstToken,
+    TimeoutAfterFirstToken,
+    ConnectError,
+    HttpError { status: u16 },
+    /// HTTP 2xx, then the stream stopped early or was malformed.
+    StreamBroken,
+    /// Stopped by the user (Ctrl-C) or by the benchmark tool.
+    Cancelled,
+}
+
+impl Outcome {
+    /// Every outcome name as written in a trace.
+    pub const NAMES: [&'static str; 7] = [
+        "success",
+        "timeout_before_first_token",
+        "timeout_after_first_token",
+        "connect_error",
+        "http_error",
+        "stream_broken",
+        "cancelled",
+    ];
+
+    pub fn is_success(self) -> bool {
+        self == Outcome::Success
+    }
+
+    /// The name written in a trace (`http_error` for every status).
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::TimeoutBeforeFirstToken => "timeout_before_first_token",
+            Outcome::TimeoutAfterFirstToken => "timeout_after_first_token",
+            Outcome::ConnectError => "connect_error",
+            Outcome::HttpError { .. } => "http_error",
+            Outcome::StreamBroken => "stream_broken",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a name; `http_error` needs the status beside it.
+    pub fn from_name(name: &str, http_status: Option<u16>) -> Result<Outcome, String> {
+        Ok(match name {
+            "success" => Outcome::Success,
+            "timeout_before_first_token" => Outcome::TimeoutBeforeFirstToken,
+            "timeout_after_first_token" => Outcome::TimeoutAfterFirstToken,
+            "connect_error" => Outcome::ConnectError,
+            "stream_broken" => Outcome::StreamBroken,
+            "cancelled" => Outcome::Cancelled,
+            "http_error" => match http_status {
+                Some(status) => Outcome::HttpError { status },
+                None => return Err("outcome `http_error` needs the field `http_status`".into()),
+            },
+            other => {
+                return Err(format!(
+                    "unknown outcome `{other}`; expected one of {}",
+                    Outcome::NAMES.join(", ")
+                ))
+            }
+        })
+    }
+
+    pub fn http_status(self) -> Option<u16> {
+        match self {
+            Outcome::HttpError { status } => Some(status),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::HttpError { status } => write!(f, "http_error {status}"),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// The result of the quality rubric, fixed before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Quality {
+    Pass,
+    Fail,
+    #[default]
+    NotEvaluated,
+}
+
+impl Quality {
+    pub fn name(self) -> &'static str {
+        match self {
+            Quality::Pass => "pass",
+            Quality::Fail => "fail",
+            Quality::NotEvaluated => "not_evaluated",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Quality> {
+        match name {
+            "pass" => Some(Quality::Pass),
+            "fail" => Some(Quality::Fail),
+            "not_evaluated" | "" => Some(Quality::NotEvaluated),
+            _ => None,
+        }
+    }
+}
+
+/// One stream event seen by the client: when (from the attempt's start) and how many tokens it
+/// carried. An event may carry several tokens, so gaps between events are not per-token gaps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamEvent {
+    pub at_ms: f64,
+    pub tokens: u32,
+}
+
+/// One request sent by the client. A retry is a new attempt with the same business id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub id: String,
+    /// Ties the retries of one user request together.
+    pub business_id: String,
+    /// 1 for the first try, 2 for the first retry, …
+    pub attempt: u32,
+    pub phase: Phase,
+    /// Where the schedule wanted it to start, from the run's origin.
+    pub intended_start_ms: Option<f64>,
+    /// When it actually started, from the run's origin; `None` when the source kept no clock
+    /// positions (the attempt then has durations but no place on the run's timeline).
+    pub start_ms: Option<f64>,
+    /// From this attempt's start.
+    pub first_byte_ms: Option<f64>,
+    /// Time to the first non-empty output token, from this attempt's start. Missing, not 0,
+    /// when no token came.
+    pub ttft_ms: Option<f64>,
+    /// Events relative to this attempt's start, in arrival order.
+    pub events: Vec<StreamEvent>,
+    /// End-to-end: from this attempt's start to the end of the stream or of the failure.
+    pub e2e_ms: Option<f64>,
+    pub outcome: Outcome,
+    /// Free text kept from the source (an importer's error message), never response text.
+    pub detail: Option<String>,
+    pub quality: Quality,
+    pub input_tokens: Option<u32>,
+    pub output_tokens: Option<u32>,
+    /// The token counts came from the server's `usage`, not from counting chunks.
+    pub tokens_from_usage: bool,
+    /// Tokens per event were estimated (one chunk = one token) rather than known.
+    pub event_tokens_estimated: bool,
+}
+
+impl Attempt {
+    /// A minimal attempt for tests and what-if edits: measured, first try, no timeline.
+    pub fn new(id: impl Into<String>, outcome: Outcome, ttft_ms: Option<f64>, quality: Quality) -> Attempt {
+        let id = id.into();
+        Attempt {
+            business_id: id.clone(),
+            id,
+            attempt: 1,
+            phase: Phase::Measure,
+            intended_start_ms: None,
+            start_ms: None,
+            first_byte_ms: None,
+            ttft_ms,
+            events: Vec::new(),
+            e2e_ms: None,
+            outcome,
+            detail: None,
+            quality,
+            input_tokens: None,
+            output_tokens: None,
+            tokens_from_usage: false,
+            event_tokens_estimated: false,
+        }
+    }
+
+    /// Gaps between consecutive stream events (per event, not per token).
+    pub fn event_gaps_ms(&self) -> impl Iterator<Item = f64> + '_ {
+        self.events.windows(2).map(|w| w[1].at_ms - w[0].at_ms)
+    }
+}
+
+/// One reading of one GPU, on the run's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GpuSample {
+    pub t_ms: f64,
+    pub gpu: u32,
+    pub util_pct: f64,
+    pub mem_used_mib: f64,
+    pub mem_total_mib: f64,
+}
+
+/// Written last by a run that finished cleanly.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Footer {
+    pub finished_cleanly: bool,
+    pub attempts: u64,
+    #[serde(default)]
+    pub gpu_samples: u64,
+}

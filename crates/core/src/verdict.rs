@@ -1,0 +1,113 @@
+//! The per-attempt verdict: is this one request jointly qualified, and if not, the first reason.
+//! Qualification is judged request by request — never by multiplying marginal rates.
+
+use serde::Serialize;
+
+use crate::settings::{FailureDenominator, MissingTtft, Population, Settings, WarmupPolicy};
+use crate::text::Text;
+use crate::trace::{Attempt, Phase, Quality};
+
+/// How the attempt's TTFT compares with the threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Latency {
+    Within,
+    Over,
+    /// No token came, so there is nothing to compare (TTFT missing, not 0).
+    NoToken,
+}
+
+/// The first reason an attempt is not qualified, checked in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Not a complete success (timeout, connection failure, HTTP error, broken stream, cancelled).
+    Failure,
+    /// A complete success whose answer did not pass the quality rubric (or was not evaluated).
+    Quality,
+    /// A good answer that came too late (or with no token to time).
+    Latency,
+}
+
+impl Reason {
+    pub fn code(self) -> &'static str {
+        match self {
+            Reason::Failure => "failure",
+            Reason::Quality => "quality",
+            Reason::Latency => "latency",
+        }
+    }
+
+    pub fn text(self) -> Text {
+        match self {
+            Reason::Failure => Text::new("failure", "失败"),
+            Reason::Quality => Text::new("quality", "质量"),
+            Reason::Latency => Text::new("latency", "时延"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Verdict {
+    pub complete_success: bool,
+    pub quality: Quality,
+    /// The TTFT used for the comparison, in seconds (0 for a missing one only under the wrong
+    /// "missing as 0" choice).
+    pub ttft_s: Option<f64>,
+    pub latency: Latency,
+    pub qualified: bool,
+    pub reason: Option<Reason>,
+}
+
+/// The threshold in ms, rounded to a nanosecond so 0.3 s compares as exactly 300 ms.
+pub(crate) fn threshold_ms(settings: &Settings) -> f64 {
+    (settings.ttft_threshold_s * 1e6).round() / 1e3
+}
+
+/// The TTFT an attempt contributes under the population's missing-TTFT choice.
+pub(crate) fn effective_ttft_ms(attempt: &Attempt, population: &Population) -> Option<f64> {
+    match (attempt.ttft_ms, population.missing_ttft) {
+        (Some(t), _) => Some(t),
+        (None, MissingTtft::TreatAsZero) => Some(0.0),
+        (None, MissingTtft::KeepMissing) => None,
+    }
+}
+
+/// Whether the attempt is counted at all under the population's choices.
+pub fn is_counted(attempt: &Attempt, population: &Population) -> bool {
+    if attempt.phase == Phase::Warmup && population.warmup == WarmupPolicy::Exclude {
+        return false;
+    }
+    if population.failure_denominator == FailureDenominator::FailedRowsDeleted && !attempt.outcome.is_success() {
+        return false;
+    }
+    true
+}
+
+/// Judges one attempt.
+pub fn verdict(attempt: &Attempt, settings: &Settings) -> Verdict {
+    let complete_success = attempt.outcome.is_success();
+    let ttft_ms = effective_ttft_ms(attempt, &settings.population);
+    let latency = match ttft_ms {
+        None => Latency::NoToken,
+        Some(t) if settings.comparison.holds(t, threshold_ms(settings)) => Latency::Within,
+        Some(_) => Latency::Over,
+    };
+    let reason = if !complete_success {
+        Some(Reason::Failure)
+    } else if attempt.quality != Quality::Pass {
+        Some(Reason::Quality)
+    } else if latency != Latency::Within {
+        Some(Reason::Latency)
+    } else {
+        None
+    };
+    Verdict {
+        complete_success,
+        quality: attempt.quality,
+        ttft_s: ttft_ms.map(|t| t / 1000.0),
+        latency,
+        qualified: reason.is_none(),
+        reason,
+    }
+}
