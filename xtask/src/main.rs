@@ -1,1 +1,258 @@
-fn main(){}
+//! `cargo xtask`: the project's automation, in Rust so it runs wherever cargo does.
+//!
+//! - `cargo xtask serve`  — install what is missing, build the lab, serve it on 127.0.0.1:8080.
+//! - `cargo xtask test`   — install what is missing, run every test: the workspace's unit and
+//!   integration tests, then the lab end to end in headless Chromium.
+//! - `cargo xtask build`  — the release bundle in `dist/`, with its gzipped size.
+//! - `cargo xtask bench`  — the core's criterion benchmarks.
+//! - `cargo xtask bench-recorder` — the recorder's fidelity benchmark.
+//!
+//! Tools come from the package registries only (nothing else is reachable on the course
+//! machines): trunk and wasm-bindgen-cli from crates.io, Chromium from Debian's packages.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// trunk 0.22 needs a newer rustc than the course machines have.
+const TRUNK_VERSION: &str = "0.21.14";
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("help");
+    let rest = &args[args.len().min(1)..];
+    let result = match task {
+        "serve" => serve(rest),
+        "test" => test(rest),
+        "build" => build_release().map(|_| ()),
+        "bench" => bench(),
+        "bench-recorder" => bench_recorder(),
+        "install" => install_tools(true),
+        "help" | "--help" | "-h" => {
+            print_help();
+            Ok(())
+        }
+        other => Err(format!("unknown task `{other}`; run `cargo xtask help`")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_help() {
+    println!(
+        "cargo xtask <task>\n\n\
+         serve            build the lab and serve it on http://127.0.0.1:8080 (sample trace loaded)\n\
+         test             run every test, including the lab in headless Chromium\n\
+         build            build the release bundle into dist/ and print its gzipped size\n\
+         bench            run the core's criterion benchmarks\n\
+         bench-recorder   run the recorder's fidelity benchmark\n\
+         install          install the tools only (wasm target, trunk, wasm-bindgen-cli, Chromium)"
+    );
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+fn cargo() -> String {
+    env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+fn cargo_bin_dir() -> PathBuf {
+    let home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cargo"));
+    home.join("bin")
+}
+
+/// Runs a command, echoing it, and fails with its exit status.
+fn run(cmd: &mut Command) -> Result {
+    eprintln!("xtask: $ {}", describe(cmd));
+    let status = cmd.status().map_err(|e| format!("could not start `{}`: {e}", describe(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({status})", describe(cmd)))
+    }
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// The stdout of a command, or None when it cannot run.
+fn output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn trunk_command() -> Command {
+    let mut cmd = Command::new("trunk");
+    // trunk must not try to download anything: the tools are on PATH at the right versions.
+    cmd.env("TRUNK_OFFLINE", "true").env("TRUNK_SKIP_VERSION_CHECK", "true").current_dir(root());
+    cmd
+}
+
+/// The wasm-bindgen version the lab is locked to (it must equal the CLI's).
+fn locked_wasm_bindgen_version() -> Result<String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == "name = \"wasm-bindgen\"" {
+            if let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = \"")) {
+                return Ok(v.trim_end_matches('"').to_string());
+            }
+        }
+    }
+    Err("Cargo.lock has no wasm-bindgen entry; run `cargo generate-lockfile`".into())
+}
+
+fn install_tools(with_browser: bool) -> Result {
+    // Tools installed by cargo land here; make sure this process and its children see them.
+    let bin = cargo_bin_dir();
+    let path = env::var_os("PATH").unwrap_or_default();
+    let mut paths: Vec<PathBuf> = env::split_paths(&path).collect();
+    if !paths.contains(&bin) {
+        paths.insert(0, bin);
+        env::set_var("PATH", env::join_paths(paths).map_err(|e| e.to_string())?);
+    }
+
+    let targets = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
+    if !targets.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+        run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
+    }
+
+    let trunk = output("trunk", &["--version"]).unwrap_or_default();
+    if !trunk.contains(TRUNK_VERSION) {
+        eprintln!("xtask: installing trunk {TRUNK_VERSION} (a few minutes, once)");
+        run(Command::new(cargo()).args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"]))?;
+    }
+
+    let wanted = locked_wasm_bindgen_version()?;
+    let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
+    if !have.split_whitespace().any(|w| w == wanted) {
+        eprintln!("xtask: installing wasm-bindgen-cli {wanted} to match Cargo.lock (a few minutes, once)");
+        // Not --locked: the registry mirror can lag the CLI's own lockfile.
+        run(Command::new(cargo()).args(["install", "wasm-bindgen-cli", "--version", &wanted, "--force"]))?;
+    }
+
+    if with_browser {
+        ensure_chromium()?;
+    }
+    Ok(())
+}
+
+fn chromium_paths() -> (PathBuf, PathBuf) {
+    let chrome = env::var_os("CHROME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    let driver =
+        env::var_os("CHROMEDRIVER").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/chromedriver"));
+    (chrome, driver)
+}
+
+fn ensure_chromium() -> Result {
+    let (chrome, driver) = chromium_paths();
+    if chrome.exists() && driver.exists() {
+        return Ok(());
+    }
+    let is_root = output("id", &["-u"]).map(|s| s.trim() == "0").unwrap_or(false);
+    let packages = ["chromium", "chromium-driver", "fonts-noto-cjk"];
+    let apt = |args: &[&str]| -> Command {
+        let mut cmd = if is_root {
+            Command::new("apt-get")
+        } else {
+            let mut c = Command::new("sudo");
+            c.arg("-n").arg("apt-get");
+            c
+        };
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        cmd
+    };
+    eprintln!("xtask: installing Chromium and its driver from Debian's packages (once)");
+    run(&mut apt(&["update"]))
+        .and_then(|_| run(apt(&["install", "-y", "--no-install-recommends"]).args(packages)))
+        .map_err(|e| {
+            format!(
+                "{e}\nInstall them by hand: `sudo apt-get install {}`, or point CHROME and CHROMEDRIVER at a matching pair",
+                packages.join(" ")
+            )
+        })?;
+    if !(chrome.exists() && driver.exists()) {
+        return Err(format!("Chromium was installed but {} or {} is still missing", chrome.display(), driver.display()));
+    }
+    Ok(())
+}
+
+fn serve(rest: &[String]) -> Result {
+    install_tools(false)?;
+    eprintln!("xtask: the lab will be on http://127.0.0.1:8080 (Ctrl-C stops it)");
+    run(trunk_command().arg("serve").args(rest))
+}
+
+/// Builds `dist/` for release and returns the gzipped size of what a browser downloads first.
+fn build_release() -> Result<u64> {
+    install_tools(false)?;
+    run(trunk_command().args(["build", "--release"]))?;
+    let dist = root().join("dist");
+    let mut total = 0;
+    for entry in std::fs::read_dir(&dist).map_err(|e| format!("cannot read {}: {e}", dist.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ["wasm", "js", "css", "html"].contains(&ext) {
+            let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+            let size = gzip_size(&path, bytes.len() as u64);
+            eprintln!("xtask:   {:<48} {:>9} B raw {:>9} B gzip", path.file_name().unwrap().to_string_lossy(), bytes.len(), size);
+            total += size;
+        }
+    }
+    eprintln!("xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)", total as f64 / 1024.0);
+    Ok(total)
+}
+
+fn gzip_size(path: &Path, fallback: u64) -> u64 {
+    Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(path)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| o.stdout.len() as u64)
+        .unwrap_or(fallback)
+}
+
+fn test(rest: &[String]) -> Result {
+    install_tools(true)?;
+    // Unit, integration, property and process tests of every crate (native).
+    run(Command::new(cargo()).args(["test", "--workspace", "--locked"]).args(rest).current_dir(root()))?;
+    // The core must also build for the browser.
+    build_release()?;
+    let (chrome, driver) = chromium_paths();
+    // The lab in headless Chromium, against the release bundle just built.
+    run(Command::new(cargo())
+        .args(["test", "--locked", "-p", "trace-lab", "--test", "e2e", "--", "--ignored", "--test-threads=1"])
+        .env("TRACELAB_DIST", root().join("dist"))
+        .env("CHROME", chrome)
+        .env("CHROMEDRIVER", driver)
+        .current_dir(root()))?;
+    eprintln!("xtask: every test passed");
+    Ok(())
+}
+
+fn bench() -> Result {
+    run(Command::new(cargo()).args(["bench", "-p", "tracelab-core", "--bench", "metrics"]).current_dir(root()))
+}
+
+fn bench_recorder() -> Result {
+    run(Command::new(cargo()).args(["bench", "-p", "tracelab-recorder", "--bench", "fidelity"]).current_dir(root()))
+}

@@ -1,0 +1,234 @@
+//! A small blocking WebDriver client for chromedriver on 127.0.0.1: just the commands the lab's
+//! end-to-end tests use. Plain HTTP/1.1 over a TcpStream keeps the tests free of an async stack.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+pub const CTRL: char = '\u{E009}';
+pub const NULL_KEY: char = '\u{E000}';
+pub const ARROW_RIGHT: char = '\u{E014}';
+pub const ARROW_LEFT: char = '\u{E012}';
+
+/// A free port on the loopback interface.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect to chromedriver: {e}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).map_err(|e| format!("read from chromedriver: {e}"))?;
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no HTTP header from chromedriver")?;
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let mut payload = raw[split + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        payload = dechunk(&payload);
+    }
+    let value: Value = serde_json::from_slice(&payload)
+        .map_err(|e| format!("chromedriver sent non-JSON ({e}): {}", String::from_utf8_lossy(&payload)))?;
+    if let Some(err) = value.get("value").and_then(|v| v.get("error")) {
+        return Err(format!("webdriver {method} {path}: {err}: {}", value["value"]["message"]));
+    }
+    Ok(value["value"].clone())
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = data.windows(2).position(|w| w == b"\r\n") else { break };
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[end + 2..end + 2 + size]);
+        data = &data[end + 2 + size + 2..];
+    }
+    out
+}
+
+/// A headless Chromium driven through chromedriver. Dropping it ends the session and the driver.
+pub struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+    _profile: TempDir,
+}
+
+struct TempDir(PathBuf);
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Browser {
+    /// Starts chromedriver and a fresh headless Chromium profile, window `width`×`height`.
+    pub fn start(width: u32, height: u32, lang: &str) -> Browser {
+        let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+        let chrome = std::env::var("CHROME").unwrap_or_else(|_| "/usr/bin/chromium".into());
+        let port = free_port();
+        let driver = Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e} (run the tests through `cargo xtask test`)"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while http(port, "GET", "/status", None).map(|v| v["ready"] != json!(true)).unwrap_or(true) {
+            assert!(Instant::now() < deadline, "chromedriver did not become ready on port {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let profile = std::env::temp_dir().join(format!("tracelab-e2e-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&profile).unwrap();
+        let caps = json!({
+            "capabilities": {"alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": chrome,
+                    "args": [
+                        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        "--disable-dev-shm-usage", format!("--lang={lang}"),
+                        format!("--window-size={width},{height}"),
+                        format!("--user-data-dir={}", profile.display()),
+                    ],
+                    "prefs": {"intl.accept_languages": lang},
+                }
+            }}
+        });
+        let session = http(port, "POST", "/session", Some(&caps)).expect("new WebDriver session");
+        let session = session["sessionId"].as_str().expect("session id").to_string();
+        Browser { driver, port, session, _profile: TempDir(profile) }
+    }
+
+    fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
+        http(self.port, method, &format!("/session/{}{path}", self.session), body.as_ref())
+    }
+
+    pub fn goto(&self, url: &str) {
+        self.cmd("POST", "/url", Some(json!({"url": url}))).expect("navigate");
+    }
+
+    pub fn find(&self, css: &str) -> Result<String, String> {
+        let v = self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css})))?;
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| format!("no element id for {css}"))
+    }
+
+    pub fn find_all(&self, css: &str) -> Vec<String> {
+        self.cmd("POST", "/elements", Some(json!({"using": "css selector", "value": css})))
+            .ok()
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|o| o.as_object().and_then(|o| o.values().next()).and_then(Value::as_str).map(str::to_string))
+            .collect()
+    }
+
+    pub fn text(&self, element: &str) -> String {
+        self.cmd("GET", &format!("/element/{element}/text"), None)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    /// The text of the first element matching `css` (empty when absent).
+    pub fn text_of(&self, css: &str) -> String {
+        self.find(css).map(|e| self.text(&e)).unwrap_or_default()
+    }
+
+    /// Waits until the text of `css` satisfies `ok`, returning it; panics with what it saw.
+    pub fn wait_text(&self, css: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let t = self.text_of(css);
+            if ok(&t) {
+                return t;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting on `{css}`; last text: {t:?}\npage: {}", self.text_of("body"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn click(&self, css: &str) {
+        let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
+        self.cmd("POST", &format!("/element/{e}/click"), Some(json!({}))).expect("click");
+    }
+
+    /// Types into an element as a user would (keyboard events, one per character).
+    pub fn type_into(&self, css: &str, text: &str) {
+        let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
+        self.cmd("POST", &format!("/element/{e}/value"), Some(json!({"text": text}))).expect("send keys");
+    }
+
+    /// Selects everything in an input and types `text` over it.
+    pub fn replace_text(&self, css: &str, text: &str) {
+        self.type_into(css, &format!("{CTRL}a{NULL_KEY}{text}"));
+    }
+
+    pub fn execute(&self, script: &str, args: Value) -> Value {
+        self.cmd("POST", "/execute/sync", Some(json!({"script": script, "args": args}))).expect("execute script")
+    }
+
+    /// Saves a PNG screenshot of the viewport.
+    pub fn screenshot(&self, path: &Path) {
+        let v = self.cmd("GET", "/screenshot", None).expect("screenshot");
+        let png = base64_decode(v.as_str().expect("base64 png"));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(path, png).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = http(self.port, "DELETE", &format!("/session/{}", self.session), None);
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    let table = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in s.bytes() {
+        let Some(v) = table(c) else { continue };
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
