@@ -16,6 +16,17 @@ pub fn Controls(settings: RwSignal<Settings>, lang: RwSignal<Lang>) -> impl Into
             }
         }
     };
+    // The number box is left alone while it already shows the threshold, so typing "0." on the
+    // way to "0.5" is not overwritten (which would also move the caret).
+    let number_box = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        let t = threshold();
+        if let Some(input) = number_box.get() {
+            if input.value().trim().parse::<f64>().ok() != Some(t) {
+                input.set_value(&t.to_string());
+            }
+        }
+    });
     view! {
         <section class="controls" aria-labelledby="controls-h">
             <h2 id="controls-h">{move || tr(lang.get(), "controls")}</h2>
@@ -34,10 +45,10 @@ pub fn Controls(settings: RwSignal<Settings>, lang: RwSignal<Lang>) -> impl Into
                 <input
                     id="threshold-number"
                     data-testid="threshold-input"
+                    node_ref=number_box
                     type="number"
                     min="0"
                     step="0.05"
-                    prop:value=move || threshold().to_string()
                     on:input=move |ev| set_threshold(event_target_value(&ev))
                     on:change=move |ev| set_threshold(event_target_value(&ev))
                 />

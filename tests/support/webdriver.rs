@@ -28,12 +28,44 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Val
         body.len()
     );
     stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    // chromedriver may keep the connection open, so read exactly what the headers announce.
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).map_err(|e| format!("read from chromedriver: {e}"))?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no HTTP header from chromedriver")?;
-    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-    let mut payload = raw[split + 4..].to_vec();
-    if head.contains("transfer-encoding: chunked") {
+    let mut buf = [0u8; 16384];
+    let (head, body_start) = loop {
+        let n = stream.read(&mut buf).map_err(|e| format!("read from chromedriver: {e}"))?;
+        if n == 0 {
+            return Err("chromedriver closed the connection before answering".into());
+        }
+        raw.extend_from_slice(&buf[..n]);
+        if let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break (String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase(), split + 4);
+        }
+    };
+    let content_length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    let chunked = head.contains("transfer-encoding: chunked");
+    loop {
+        let body = &raw[body_start..];
+        let complete = match content_length {
+            Some(len) => body.len() >= len,
+            None if chunked => body.windows(5).any(|w| w == b"0\r\n\r\n"),
+            None => false,
+        };
+        if complete {
+            break;
+        }
+        let n = stream.read(&mut buf).map_err(|e| format!("read from chromedriver: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let mut payload = raw[body_start..].to_vec();
+    if let Some(len) = content_length {
+        payload.truncate(len);
+    } else if chunked {
         payload = dechunk(&payload);
     }
     let value: Value = serde_json::from_slice(&payload)
@@ -178,9 +210,11 @@ impl Browser {
         self.cmd("POST", &format!("/element/{e}/value"), Some(json!({"text": text}))).expect("send keys");
     }
 
-    /// Selects everything in an input and types `text` over it.
+    /// Empties an input (WebDriver "clear") and types `text` into it.
     pub fn replace_text(&self, css: &str, text: &str) {
-        self.type_into(css, &format!("{CTRL}a{NULL_KEY}{text}"));
+        let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
+        self.cmd("POST", &format!("/element/{e}/clear"), Some(json!({}))).expect("clear");
+        self.type_into(css, text);
     }
 
     pub fn execute(&self, script: &str, args: Value) -> Value {

@@ -12,16 +12,16 @@ pub struct ReportArgs {
     /// The trace to report on.
     pub file: PathBuf,
     /// TTFT threshold in seconds (default: the trace's header, else 1).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub threshold: Option<f64>,
     /// How TTFT is compared with the threshold.
     #[arg(long, value_enum)]
     pub comparison: Option<ComparisonArg>,
     /// The fixed window in seconds that goodput and cost refer to (default: the trace's header).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub window: Option<f64>,
     /// The cost of the window (default: the trace's header).
-    #[arg(long, value_name = "AMOUNT")]
+    #[arg(long, value_name = "AMOUNT", allow_negative_numbers = true)]
     pub cost: Option<f64>,
     /// Currency of --cost.
     #[arg(long)]

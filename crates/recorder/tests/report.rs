@@ -1,0 +1,113 @@
+//! `tracelab report` run as a process, as a user would from a terminal.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+}
+
+fn tracelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tracelab")).args(args).output().expect("run tracelab")
+}
+
+fn report_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["report"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = tracelab(&all);
+    assert!(out.status.success(), "tracelab {all:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+#[test]
+fn the_card_shows_the_lessons_figures_with_their_parts() {
+    let sample = repo("public/samples/ten-requests.jsonl");
+    let out = tracelab(&["report", sample.to_str().unwrap()]);
+    assert!(out.status.success());
+    let card = String::from_utf8(out.stdout).unwrap();
+    for expected in [
+        "failures / all attempts = 2 / 10",
+        "quality passes / complete successes = 7 / 8",
+        "= 5 / 10",
+        "0.5 /s",
+        "4 CNY",
+        "⌈95·8/100⌉ = 8 of 8",
+        "unsupported — not verified",
+    ] {
+        assert!(card.contains(expected), "the card lacks {expected:?}:\n{card}");
+    }
+}
+
+#[test]
+fn json_at_one_second_and_at_half_a_second() {
+    for sample in ["public/samples/ten-requests.jsonl", "public/samples/ten-requests.csv"] {
+        let path = repo(sample);
+        let path = path.to_str().unwrap();
+        let v = report_json(&[path]);
+        assert_eq!(v["attempts"], 10, "{sample}");
+        assert_eq!(v["successes"], 8);
+        assert_eq!(v["failures"], 2);
+        assert_eq!(v["failure_rate"], 0.2);
+        assert_eq!(v["ttft_samples"], 8);
+        assert_eq!(v["ttft_p50_s"], 0.5);
+        assert_eq!(v["ttft_p95_s"], 2.0);
+        assert_eq!(v["quality_pass_rate"], 0.875);
+        assert_eq!(v["qualified"], 5);
+        assert_eq!(v["joint_rate"], 0.5);
+        assert_eq!(v["goodput_per_s"], 0.5);
+        assert_eq!(v["cost_per_1000_qualified"], 4.0);
+
+        let v = report_json(&[path, "--threshold", "0.5"]);
+        assert_eq!(v["qualified"], 4);
+        assert_eq!(v["goodput_per_s"], 0.4);
+        assert_eq!(v["cost_per_1000_qualified"], 5.0);
+        assert_eq!(v["failure_rate"], 0.2);
+        assert_eq!(v["ttft_p95_s"], 2.0);
+
+        let v = report_json(&[path, "--threshold", "0.5", "--comparison", "lt"]);
+        assert_eq!(v["qualified"], 3, "R4 sits exactly on 0.5 s");
+    }
+}
+
+#[test]
+fn options_override_the_header_and_undefined_is_null() {
+    let path = repo("public/samples/ten-requests.jsonl");
+    let path = path.to_str().unwrap();
+    let v = report_json(&[path, "--window", "20", "--cost", "0.1"]);
+    assert_eq!(v["goodput_per_s"], 0.25);
+    assert_eq!(v["cost_per_1000_qualified"], 20.0);
+    // Nothing qualifies at 0.1 s: cost per qualified is undefined, not infinity.
+    let v = report_json(&[path, "--threshold", "0.1"]);
+    assert_eq!(v["qualified"], 0);
+    assert!(v["cost_per_1000_qualified"].is_null());
+    // numpy's default linear interpolation gives another P95 from the same 8 samples.
+    let v = report_json(&[path, "--percentile", "linear"]);
+    let p95 = v["ttft_p95_s"].as_f64().unwrap();
+    assert!((p95 - 1.72).abs() < 1e-9, "linear P95 = {p95}");
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_a_clear_message() {
+    let dir = std::env::temp_dir().join(format!("tracelab-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "id,outcome,quality\nR1,success,pass\n").unwrap();
+    let out = tracelab(&["report", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.csv") && err.contains("line 1") && err.contains("ttft_s"), "{err}");
+
+    let out = tracelab(&["report", dir.join("missing.jsonl").to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+
+    let sample = repo("public/samples/ten-requests.jsonl");
+    for args in [["--window", "0"], ["--cost", "-1"]] {
+        let out = tracelab(&["report", sample.to_str().unwrap(), args[0], args[1]]);
+        assert!(!out.status.success(), "{args:?} must be refused");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("setting"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
