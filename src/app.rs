@@ -1,45 +1,145 @@
-//! The page: load the sample, hold the learner's settings, and hand the core's figures to the
-//! components. Signals hold state; memos derive the figures; effects touch only the outside world.
+//! The page: builds the shared [`Lab`] state, restores a permalink or this browser's saved
+//! choices, loads the sample, and lays out the components. Effects here only touch the outside
+//! world (URL, localStorage, the document's language, the keyboard).
 
+use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use tracelab_core::{Lang, Metrics, Settings};
+use tracelab_core::Lang;
 
-use crate::components::{AttemptsTable, Controls, MetricsPanel, TraceSummary};
+use crate::components::{
+    AttemptsTable, Charts, Controls, LoadPanel, MetricsPanel, Notes, StepPanel, TraceSummary,
+};
 use crate::i18n::{browser_lang, tr};
-use crate::loader::{fetch_sample, Loaded};
+use crate::loader::fetch_sample;
+use crate::persist::{self, Requested};
+use crate::state::{use_lab, Lab, Origin};
 
 /// The sample every learner sees first: the lesson's ten-request table.
-pub const DEFAULT_SAMPLE: &str = "samples/ten-requests.jsonl";
+pub const DEFAULT_SAMPLE: &str = "ten-requests.jsonl";
 
 #[component]
 pub fn App() -> impl IntoView {
-    let lang = RwSignal::new(browser_lang());
-    let loaded: RwSignal<Option<Loaded>> = RwSignal::new(None);
-    let load_error: RwSignal<Option<String>> = RwSignal::new(None);
-    let settings = RwSignal::new(Settings::default());
+    if crate::bench::requested() {
+        return view! { <crate::bench::BenchPage /> }.into_any();
+    }
+    let url = persist::read_url();
+    let (stored, stored_error) = match persist::read_stored() {
+        Ok(s) => (s, None),
+        Err(e) => (None, Some(e)),
+    };
+    let lang = url.lang.or(stored.as_ref().and_then(|s| s.lang)).unwrap_or_else(browser_lang);
+    let lab = Lab::new(lang);
+    provide_context(lab);
+    lab.notice.set(stored_error);
+    if let Some(notes) = stored.as_ref().and_then(|s| s.notes.clone()) {
+        lab.notes.set(notes);
+    }
 
+    // A link wins over what this browser saved; saved choices apply only to the same sample.
+    let link_has_state = url.sample.is_some() || !url.settings.is_empty() || url.uploaded.is_some();
+    let first: Requested = if link_has_state { url.clone() } else { stored.unwrap_or_default() };
+    let sample = first.sample.clone().unwrap_or_else(|| DEFAULT_SAMPLE.to_string());
+    if let Some(name) = &url.uploaded {
+        lab.notice.set(Some(format!(
+            "{} {name}",
+            tr(lang, "uploaded_link")
+        )));
+    }
+    let row = url.row;
     spawn_local(async move {
-        match fetch_sample(DEFAULT_SAMPLE, settings.get_untracked().population).await {
-            Ok(l) => {
-                settings.set(Settings::from_header(&l.trace.header));
-                loaded.set(Some(l));
+        match fetch_sample(&sample).await {
+            Ok(trace) => {
+                lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace), &first.settings);
+                if let Some(r) = row {
+                    lab.selected.set(r.min(lab.row_count().saturating_sub(1)));
+                }
             }
-            Err(e) => load_error.set(Some(e)),
+            Err(e) => lab.load_error.set(Some(e)),
         }
     });
 
-    let metrics: Memo<Option<Metrics>> = Memo::new(move |_| {
-        loaded.with(|l| l.as_ref().map(|l| settings.with(|s| Metrics::compute(&l.index, s))))
+    // The permalink and this browser's copy follow every change.
+    Effect::new(move |_| {
+        let settings = lab.settings.with(|s| s.to_pairs());
+        let lang = lab.lang.get();
+        let row = lab.selected.get();
+        let notes = lab.notes.get();
+        lab.loaded.with(|l| {
+            let Some(l) = l else { return };
+            let (sample, uploaded) = match &l.origin {
+                Origin::Sample(s) => (Some(s.as_str()), None),
+                Origin::Uploaded(u) => (None, Some(u.as_str())),
+            };
+            persist::write_url(sample, uploaded, row, lang, &settings);
+            persist::write_stored(sample, lang, &settings, &notes);
+        });
     });
 
     Effect::new(move |_| {
-        // The document's language follows the switch, for screen readers and fonts.
+        // The document's language follows the switch, for screen readers and CJK fonts.
         if let Some(root) = document().document_element() {
-            let _ = root.set_attribute("lang", if lang.get() == Lang::Zh { "zh-CN" } else { "en" });
+            let _ = root.set_attribute("lang", if lab.lang.get() == Lang::Zh { "zh-CN" } else { "en" });
         }
     });
 
+    // → / j next row, ← / k previous — unless the learner is typing in a field.
+    let keys = window_event_listener(ev::keydown, move |e| {
+        if e.alt_key() || e.ctrl_key() || e.meta_key() {
+            return;
+        }
+        let typing = e
+            .target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+            .map(|el| matches!(el.tag_name().to_ascii_lowercase().as_str(), "input" | "select" | "textarea"))
+            .unwrap_or(false);
+        if typing {
+            return;
+        }
+        match e.key().as_str() {
+            "ArrowRight" | "j" => {
+                e.prevent_default();
+                lab.step(1);
+            }
+            "ArrowLeft" | "k" => {
+                e.prevent_default();
+                lab.step(-1);
+            }
+            _ => {}
+        }
+    });
+    on_cleanup(move || keys.remove());
+
+    view! {
+        <a class="skip-link" href="#lab-main">{move || tr(lab.lang.get(), "skip")}</a>
+        <Header />
+        <main id="lab-main">
+            <Banners />
+            <div class="load-row">
+                <LoadPanel />
+                <TraceSummary />
+            </div>
+            {move || lab.loaded.with(|l| l.is_some()).then(|| view! {
+                <div class="lab-grid">
+                    <Controls />
+                    <div class="lab-main-col">
+                        <MetricsPanel />
+                        <StepPanel />
+                    </div>
+                </div>
+                <Charts />
+                <AttemptsTable />
+                <Notes />
+            })}
+        </main>
+    }
+    .into_any()
+}
+
+#[component]
+fn Header() -> impl IntoView {
+    let lab = use_lab();
+    let lang = lab.lang;
     view! {
         <header class="top">
             <div>
@@ -55,24 +155,29 @@ pub fn App() -> impl IntoView {
                 {move || tr(lang.get(), "language")}
             </button>
         </header>
-        <main>
-            {move || match (loaded.get(), load_error.get()) {
-                (_, Some(err)) => view! {
-                    <section class="error-panel" role="alert" data-testid="load-error">
-                        <h2>{tr(lang.get(), "load_failed")}</h2>
-                        <pre>{err}</pre>
-                    </section>
-                }.into_any(),
-                (None, None) => view! { <p class="loading">{tr(lang.get(), "loading")}</p> }.into_any(),
-                (Some(l), None) => view! {
-                    <TraceSummary loaded=l.clone() lang=lang />
-                    <div class="lab-grid">
-                        <Controls settings=settings lang=lang />
-                        <MetricsPanel metrics=metrics settings=settings lang=lang />
-                    </div>
-                    <AttemptsTable loaded=l settings=settings lang=lang />
-                }.into_any(),
-            }}
-        </main>
+    }
+}
+
+#[component]
+fn Banners() -> impl IntoView {
+    let lab = use_lab();
+    view! {
+        {move || lab.load_error.get().map(|err| view! {
+            <section class="error-panel" role="alert" data-testid="load-error">
+                <h2>{tr(lab.lang.get(), "load_failed")}</h2>
+                <pre>{err}</pre>
+                <p>{tr(lab.lang.get(), "load_kept")}</p>
+                <button on:click=move |_| lab.load_error.set(None)>{tr(lab.lang.get(), "dismiss")}</button>
+            </section>
+        })}
+        {move || lab.notice.get().map(|n| view! {
+            <p class="notice" role="status" data-testid="notice">
+                {n}" "
+                <button class="link" on:click=move |_| lab.notice.set(None)>{tr(lab.lang.get(), "dismiss")}</button>
+            </p>
+        })}
+        {move || lab.loaded.with(|l| l.is_none()).then(|| view! {
+            <p class="loading">{tr(lab.lang.get(), "loading")}</p>
+        })}
     }
 }

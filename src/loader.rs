@@ -1,42 +1,39 @@
-//! Fetching a trace and turning it into what the view needs: the parsed trace and its index.
-//! Parsing and indexing are the core's; this only moves bytes.
+//! Moving bytes into the core: fetching a built-in sample, reading an uploaded file. Parsing is
+//! the core's; this module only fetches and reads.
 
-use std::sync::Arc;
+use tracelab_core::{parse::parse_trace, Trace};
+use wasm_bindgen::JsCast;
 
-use tracelab_core::{parse::parse_trace, Index, Population, Trace};
+/// The samples shipped with the lab, with their labels.
+pub const SAMPLES: [(&str, &str, &str); 3] = [
+    ("ten-requests.jsonl", "The lesson's ten requests (JSON Lines)", "课程中的十个请求（JSON Lines）"),
+    ("ten-requests.csv", "The lesson's ten requests (classroom CSV)", "课程中的十个请求（课堂 CSV）"),
+    ("streaming-example.jsonl", "One streamed request (timeline)", "一个流式请求（时间线）"),
+];
 
-/// A trace ready for the view: parsed once, indexed once per population.
-#[derive(Clone, Debug)]
-pub struct Loaded {
-    pub name: String,
-    pub trace: Arc<Trace>,
-    pub index: Arc<Index>,
-}
-
-impl PartialEq for Loaded {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.trace, &other.trace) && Arc::ptr_eq(&self.index, &other.index)
-    }
-}
-
-impl Loaded {
-    pub fn new(name: String, trace: Trace, population: Population) -> Loaded {
-        let index = Index::build(&trace.attempts, population);
-        Loaded { name, trace: Arc::new(trace), index: Arc::new(index) }
-    }
-}
-
-/// Fetches and parses a trace shipped with the lab (under `samples/`).
-pub async fn fetch_sample(path: &str, population: Population) -> Result<Loaded, String> {
-    let response = gloo_net::http::Request::get(path)
-        .send()
-        .await
-        .map_err(|e| format!("{path}: {e}"))?;
+/// Fetches and parses a sample shipped with the lab (under `samples/`).
+pub async fn fetch_sample(name: &str) -> Result<Trace, String> {
+    let path = format!("samples/{name}");
+    let response = gloo_net::http::Request::get(&path).send().await.map_err(|e| format!("{path}: {e}"))?;
     if !response.ok() {
         return Err(format!("{path}: HTTP {} {}", response.status(), response.status_text()));
     }
     let text = response.text().await.map_err(|e| format!("{path}: {e}"))?;
-    let name = path.rsplit('/').next().unwrap_or(path).to_string();
+    parse_trace(name, &text).map_err(|e| e.to_string())
+}
+
+/// Reads a file the learner chose or dropped, and parses it.
+pub async fn read_upload(file: web_sys::File) -> Result<(String, Trace), String> {
+    let name = file.name();
+    let text = wasm_bindgen_futures::JsFuture::from(file.text())
+        .await
+        .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
+    let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
     let trace = parse_trace(&name, &text).map_err(|e| e.to_string())?;
-    Ok(Loaded::new(name, trace, population))
+    Ok((name, trace))
+}
+
+/// The first file of a file input's selection.
+pub fn first_file(input: &web_sys::EventTarget) -> Option<web_sys::File> {
+    input.dyn_ref::<web_sys::HtmlInputElement>()?.files()?.get(0)
 }

@@ -2,9 +2,12 @@
 //! `tracelab-core`; the view only lays them out.
 
 mod app;
+mod bench;
 mod components;
 mod i18n;
 mod loader;
+mod persist;
+mod state;
 
 fn main() {
     console_error_panic_hook::set_once();

@@ -1,83 +1,204 @@
-//! The settings a learner edits on the first page: the TTFT threshold and its comparison.
+//! Every setting of the core's `Settings`: threshold (slider and number), comparison, window,
+//! window cost and currency, percentile method and p, and the denominator choices — the wrong
+//! ones included, each answered by the core's warning of the false conclusion it produces.
 
 use leptos::prelude::*;
-use tracelab_core::{Comparison, Lang, Settings};
+use tracelab_core::{
+    Comparison, FailureDenominator, Lang, MissingTtft, PercentileMethod, Settings, WarmupPolicy,
+};
 
 use crate::i18n::tr;
+use crate::state::use_lab;
 
+/// A number box that accepts a value only when it parses and passes `valid`, and is left alone
+/// while it already shows the current value (so typing "0." on the way to "0.5" is not undone).
 #[component]
-pub fn Controls(settings: RwSignal<Settings>, lang: RwSignal<Lang>) -> impl IntoView {
-    let threshold = move || settings.with(|s| s.ttft_threshold_s);
-    let set_threshold = move |raw: String| {
-        // A half-typed number ("0.", "") keeps the last good value instead of erasing it.
-        if let Ok(v) = raw.trim().parse::<f64>() {
-            if v.is_finite() && v >= 0.0 {
-                settings.update(|s| s.ttft_threshold_s = v);
-            }
-        }
-    };
-    // The number box is left alone while it already shows the threshold, so typing "0." on the
-    // way to "0.5" is not overwritten (which would also move the caret).
-    let number_box = NodeRef::<leptos::html::Input>::new();
+fn NumberField(
+    id: &'static str,
+    label: &'static str,
+    value: Signal<Option<f64>>,
+    set: Callback<f64>,
+    valid: fn(f64) -> bool,
+    #[prop(default = "0.05")] step: &'static str,
+) -> impl IntoView {
+    let lab = use_lab();
+    let input = NodeRef::<leptos::html::Input>::new();
+    let invalid = RwSignal::new(false);
     Effect::new(move |_| {
-        let t = threshold();
-        if let Some(input) = number_box.get() {
-            if input.value().trim().parse::<f64>().ok() != Some(t) {
-                input.set_value(&t.to_string());
+        let v = value.get();
+        if let Some(el) = input.get() {
+            if el.value().trim().parse::<f64>().ok() != v {
+                el.set_value(&v.map(|v| v.to_string()).unwrap_or_default());
             }
         }
     });
+    let accept = move |raw: String| match raw.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && valid(v) => {
+            invalid.set(false);
+            set.run(v);
+        }
+        _ => invalid.set(!raw.trim().is_empty()),
+    };
+    view! {
+        <label for=id>{move || tr(lab.lang.get(), label)}</label>
+        <input
+            id=id
+            data-testid=id
+            node_ref=input
+            type="number"
+            step=step
+            min="0"
+            aria-invalid=move || invalid.get().to_string()
+            on:input=move |e| accept(event_target_value(&e))
+            on:change=move |e| accept(event_target_value(&e))
+        />
+        {move || invalid.get().then(|| view! { <p class="field-error" role="alert">{tr(lab.lang.get(), "invalid_number")}</p> })}
+    }
+}
+
+fn choice<T: Copy + PartialEq + Send + Sync + 'static>(
+    id: &'static str,
+    label: &'static str,
+    options: Vec<(T, &'static str, &'static str)>,
+    get: fn(&Settings) -> T,
+    set: fn(&mut Settings, T),
+) -> impl IntoView {
+    let lab = use_lab();
+    let lang = lab.lang;
+    let codes: Vec<(T, &'static str)> = options.iter().map(|(v, code, _)| (*v, *code)).collect();
+    view! {
+        <label for=id>{move || tr(lang.get(), label)}</label>
+        <select
+            id=id
+            data-testid=id
+            on:change=move |e| {
+                let code = event_target_value(&e);
+                if let Some((v, _)) = codes.iter().find(|(_, c)| *c == code) {
+                    lab.settings.update(|s| set(s, *v));
+                }
+            }
+        >
+            {options.into_iter().map(|(v, code, key)| view! {
+                <option value=code selected=move || lab.settings.with(|s| get(s) == v)>
+                    {move || tr(lang.get(), key)}
+                </option>
+            }).collect_view()}
+        </select>
+    }
+}
+
+#[component]
+pub fn Controls() -> impl IntoView {
+    let lab = use_lab();
+    let lang = lab.lang;
+    let s = lab.settings;
+    let threshold = Signal::derive(move || Some(s.with(|s| s.ttft_threshold_s)));
+    let set_threshold = Callback::new(move |v: f64| s.update(|s| s.ttft_threshold_s = v));
+    let reset = move |_| {
+        if let Some(l) = lab.loaded.get_untracked() {
+            lab.load(l, &[]);
+        }
+    };
     view! {
         <section class="controls" aria-labelledby="controls-h">
             <h2 id="controls-h">{move || tr(lang.get(), "controls")}</h2>
-            <label for="threshold-number">{move || tr(lang.get(), "threshold")}</label>
-            <div class="threshold-row">
+            <fieldset>
+                <legend>{move || tr(lang.get(), "slo")}</legend>
                 <input
                     id="threshold-range"
+                    data-testid="threshold-range"
                     type="range"
                     min="0"
                     max="3"
                     step="0.05"
                     aria-label=move || tr(lang.get(), "threshold")
-                    prop:value=move || threshold().to_string()
-                    on:input=move |ev| set_threshold(event_target_value(&ev))
-                />
-                <input
-                    id="threshold-number"
-                    data-testid="threshold-input"
-                    node_ref=number_box
-                    type="number"
-                    min="0"
-                    step="0.05"
-                    on:input=move |ev| set_threshold(event_target_value(&ev))
-                    on:change=move |ev| set_threshold(event_target_value(&ev))
-                />
-            </div>
-            <label for="comparison">{move || tr(lang.get(), "comparison")}</label>
-            <select
-                id="comparison"
-                data-testid="comparison"
-                on:change=move |ev| {
-                    if let Some(c) = Comparison::from_code(&event_target_value(&ev)) {
-                        settings.update(|s| s.comparison = c);
+                    prop:value=move || s.with(|s| s.ttft_threshold_s).to_string()
+                    on:input=move |e| {
+                        if let Ok(v) = event_target_value(&e).parse::<f64>() {
+                            set_threshold.run(v);
+                        }
                     }
-                }
-            >
-                <option value="le" selected=move || settings.with(|s| s.comparison == Comparison::Le)>
-                    {move || tr(lang.get(), "le_option")}
-                </option>
-                <option value="lt" selected=move || settings.with(|s| s.comparison == Comparison::Lt)>
-                    {move || tr(lang.get(), "lt_option")}
-                </option>
-            </select>
+                />
+                <NumberField id="threshold-input" label="threshold" value=threshold set=set_threshold valid={|v| v >= 0.0} />
+                {choice("comparison", "comparison",
+                    vec![(Comparison::Le, "le", "le_option"), (Comparison::Lt, "lt", "lt_option")],
+                    |s| s.comparison, |s, v| s.comparison = v)}
+            </fieldset>
+            <fieldset>
+                <legend>{move || tr(lang.get(), "window_cost")}</legend>
+                <NumberField id="window-input" label="window_s"
+                    value=Signal::derive(move || s.with(|s| s.window_s))
+                    set=Callback::new(move |v| s.update(|s| s.window_s = Some(v)))
+                    valid={|v| v > 0.0} step="1" />
+                <NumberField id="cost-input" label="cost"
+                    value=Signal::derive(move || s.with(|s| s.window_cost))
+                    set=Callback::new(move |v| s.update(|s| s.window_cost = Some(v)))
+                    valid={|v| v >= 0.0} step="0.01" />
+                <label for="currency-input">{move || tr(lang.get(), "currency")}</label>
+                <input
+                    id="currency-input"
+                    data-testid="currency-input"
+                    type="text"
+                    maxlength="12"
+                    prop:value=move || s.with(|s| s.currency.clone())
+                    on:change=move |e| s.update(|s| s.currency = event_target_value(&e).trim().to_string())
+                />
+            </fieldset>
+            <fieldset>
+                <legend>{move || tr(lang.get(), "percentile")}</legend>
+                {choice("percentile-method", "method",
+                    vec![
+                        (PercentileMethod::NearestRank, "nearest-rank", "pm_nearest"),
+                        (PercentileMethod::Linear, "linear", "pm_linear"),
+                        (PercentileMethod::Lower, "lower", "pm_lower"),
+                        (PercentileMethod::Higher, "higher", "pm_higher"),
+                    ],
+                    |s| s.percentile, |s, v| s.percentile = v)}
+                <NumberField id="p-input" label="p"
+                    value=Signal::derive(move || Some(s.with(|s| s.p)))
+                    set=Callback::new(move |v| s.update(|s| s.p = v))
+                    valid={|v| v > 0.0 && v <= 100.0} step="1" />
+            </fieldset>
+            <fieldset>
+                <legend>{move || tr(lang.get(), "denominators")}</legend>
+                {choice("failure-denominator", "failure_denominator",
+                    vec![
+                        (FailureDenominator::AllAttempts, "all_attempts", "fd_all"),
+                        (FailureDenominator::Successes, "successes", "fd_successes"),
+                        (FailureDenominator::FailedRowsDeleted, "failed_rows_deleted", "fd_deleted"),
+                    ],
+                    |s| s.population.failure_denominator, |s, v| s.population.failure_denominator = v)}
+                {choice("missing-ttft", "missing_ttft",
+                    vec![(MissingTtft::KeepMissing, "keep_missing", "mt_keep"), (MissingTtft::TreatAsZero, "treat_as_zero", "mt_zero")],
+                    |s| s.population.missing_ttft, |s, v| s.population.missing_ttft = v)}
+                {choice("warmup", "warmup_policy",
+                    vec![(WarmupPolicy::Exclude, "exclude", "wu_exclude"), (WarmupPolicy::Include, "include", "wu_include")],
+                    |s| s.population.warmup, |s, v| s.population.warmup = v)}
+            </fieldset>
+            <Mistakes />
+            <button class="secondary" data-testid="reset" on:click=reset>{move || tr(lang.get(), "reset")}</button>
+        </section>
+    }
+}
+
+/// The false conclusions of every wrong choice in force, from the core.
+#[component]
+fn Mistakes() -> impl IntoView {
+    let lab = use_lab();
+    view! {
+        <div aria-live="polite">
             {move || {
-                let l = lang.get();
-                settings.with(|s| s.mistakes()).into_iter().map(|m| view! {
-                    <p class="mistake" role="note" data-testid="mistake">
+                let l: Lang = lab.lang.get();
+                let mut all = lab.settings.with(|s| s.mistakes());
+                if let Some(loaded) = lab.loaded.get() {
+                    all.extend(lab.whatif.with(|w| w.mistakes(&loaded.attempts)));
+                }
+                all.into_iter().map(|m| view! {
+                    <p class="mistake" role="note" data-testid="mistake" data-setting=m.setting>
                         <strong>"⚠ "{m.label.get(l).to_string()}</strong>" "{m.false_conclusion.get(l).to_string()}
                     </p>
                 }).collect_view()
             }}
-        </section>
+        </div>
     }
 }

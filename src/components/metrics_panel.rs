@@ -1,43 +1,62 @@
-//! The figures, each with its formula parts. Everything shown here was computed by the core.
+//! The figures, each with numerator / denominator = value, its unit, method and sample size,
+//! and what moved since the last edit. Everything shown here was computed by the core.
 
 use leptos::prelude::*;
-use tracelab_core::{format, Figure, Lang, Metrics, Settings};
+use tracelab_core::{format, Figure, Lang};
 
 use crate::i18n::tr;
+use crate::state::use_lab;
 
 #[component]
-pub fn MetricsPanel(metrics: Memo<Option<Metrics>>, settings: RwSignal<Settings>, lang: RwSignal<Lang>) -> impl IntoView {
-    let _ = settings;
+pub fn MetricsPanel() -> impl IntoView {
+    let lab = use_lab();
     view! {
         <section class="metrics" aria-labelledby="metrics-h">
-            <h2 id="metrics-h">{move || tr(lang.get(), "metrics")}</h2>
+            <h2 id="metrics-h">{move || tr(lab.lang.get(), "metrics")}</h2>
+            <p class="changes" aria-live="polite" data-testid="changes">
+                {move || {
+                    let l = lab.lang.get();
+                    let changes = lab.changes.get();
+                    if changes.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{} {}", tr(l, "changed"), changes.iter().map(|c| format::change(c, l)).collect::<Vec<_>>().join(" · "))
+                    }
+                }}
+            </p>
             <div class="metric-grid" aria-live="polite" data-testid="metrics">
                 {move || {
-                    let l = lang.get();
-                    metrics.with(|m| m.as_ref().map(|m| {
+                    let l = lab.lang.get();
+                    lab.metrics.with(|m| m.as_ref().map(|m| {
                         let qualified = view! {
                             <article class="metric" data-testid="metric-qualified_count">
                                 <h3>{tr(l, "qualified_count")}</h3>
                                 <p class="value" data-testid="value-qualified_count">{m.qualified}</p>
-                                <p class="formula">{format::formula(&m.joint_rate, l).map(|f| f.split(" / ").next().unwrap_or_default().to_string())}</p>
+                                <p class="formula">{format!("{} {} · {} {}", tr(l, "of"), m.attempts, tr(l, "successes"), m.successes)}</p>
                             </article>
                         };
-                        let cards: Vec<_> = [
-                            &m.ttft_p50,
-                            &m.ttft_p95,
-                            &m.failure_rate,
-                            &m.quality_pass_rate,
-                            &m.joint_rate,
-                            &m.goodput,
-                            &m.cost_per_1000_qualified,
-                        ]
-                        .into_iter()
-                        .map(|f| figure_card(f, l))
-                        .collect();
+                        let mut figures = vec![&m.ttft_p50, &m.ttft_p95];
+                        if m.ttft_tail.name != m.ttft_p95.name {
+                            figures.push(&m.ttft_tail);
+                        }
+                        figures.extend([&m.failure_rate, &m.quality_pass_rate, &m.joint_rate, &m.goodput, &m.cost_per_1000_qualified]);
+                        let cards: Vec<_> = figures.into_iter().map(|f| figure_card(f, l)).collect();
                         view! { {qualified} {cards} }
                     }))
                 }}
             </div>
+            <details class="more-metrics">
+                <summary>{move || tr(lab.lang.get(), "more_metrics")}</summary>
+                <div class="metric-grid">
+                    {move || {
+                        let l = lab.lang.get();
+                        lab.metrics.with(|m| m.as_ref().map(|m| {
+                            [&m.e2e_p50, &m.e2e_tail, &m.itl_p50, &m.itl_tail, &m.output_tokens_per_s, &m.business_success_rate]
+                                .into_iter().map(|f| figure_card(f, l)).collect_view()
+                        }))
+                    }}
+                </div>
+            </details>
         </section>
     }
 }
@@ -45,7 +64,7 @@ pub fn MetricsPanel(metrics: Memo<Option<Metrics>>, settings: RwSignal<Settings>
 fn figure_card(f: &Figure, lang: Lang) -> impl IntoView {
     let key = f.key.clone();
     let value = format::value(f, lang);
-    let formula = format::formula(f, lang);
+    let formula = format::formula(f, lang).map(|f| format!("{f} = {value}"));
     let method = f.method.clone().map(|m| format!("{m}, n = {}", f.n.unwrap_or(0)));
     let remark = format::remark(f, lang);
     view! {

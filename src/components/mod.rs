@@ -1,11 +1,19 @@
-//! The page's parts, one file each.
+//! The page's parts, one file each. Every component reads the shared state with `use_lab()`.
 
 mod attempts_table;
+mod charts;
 mod controls;
+mod load_panel;
 mod metrics_panel;
+mod notes;
+mod step_panel;
 mod trace_summary;
 
 pub use attempts_table::AttemptsTable;
+pub use charts::Charts;
 pub use controls::Controls;
+pub use load_panel::LoadPanel;
 pub use metrics_panel::MetricsPanel;
+pub use notes::Notes;
+pub use step_panel::StepPanel;
 pub use trace_summary::TraceSummary;

@@ -1,30 +1,68 @@
-//! One line about the loaded trace: name, size, completeness and what it could measure.
+//! What the loaded trace says about itself: conditions, capabilities, completeness, warm-up.
+//! A capability the run did not have is shown as "not verified", never filled in.
 
 use leptos::prelude::*;
-use tracelab_core::{trace::GPU_UNSUPPORTED, Lang};
+use tracelab_core::{metrics::trim_num, trace::GPU_UNSUPPORTED};
 
 use crate::i18n::tr;
-use crate::loader::Loaded;
+use crate::state::{use_lab, Origin};
 
 #[component]
-pub fn TraceSummary(loaded: Loaded, lang: RwSignal<Lang>) -> impl IntoView {
-    let trace = loaded.trace.clone();
-    let gpu = trace.header.capabilities.gpu_telemetry.clone();
-    let unverified = gpu == GPU_UNSUPPORTED;
-    let n = trace.attempts.len();
-    let warmups = trace.warmup_count();
-    let incomplete = trace.is_incomplete();
+pub fn TraceSummary() -> impl IntoView {
+    let lab = use_lab();
     view! {
-        <section class="trace-summary" data-testid="trace-summary">
-            <strong>{move || tr(lang.get(), "trace")}": "</strong>
-            <span class="mono">{loaded.name.clone()}</span>
-            " · "{n}" "{move || tr(lang.get(), "attempts")}
-            " · "{move || tr(lang.get(), if incomplete { "incomplete" } else { "complete" })}
-            " · "{move || tr(lang.get(), "warmup")}": "{warmups}
-            " · "{move || tr(lang.get(), "gpu")}": "
-            <span class:unverified=unverified>
-                {move || if unverified { tr(lang.get(), "not_verified").to_string() } else { gpu.clone() }}
-            </span>
+        <section class="trace-summary" data-testid="trace-summary" aria-labelledby="trace-h">
+            <h2 id="trace-h">{move || tr(lab.lang.get(), "trace")}</h2>
+            {move || {
+                let l = lab.lang.get();
+                lab.loaded.get().map(|loaded| {
+                    let t = &loaded.trace;
+                    let h = &t.header;
+                    let c = &h.conditions;
+                    let gpu = h.capabilities.gpu_telemetry.clone();
+                    let unverified = gpu == GPU_UNSUPPORTED;
+                    let origin = match &loaded.origin {
+                        Origin::Sample(_) => tr(l, "origin_sample"),
+                        Origin::Uploaded(_) => tr(l, "origin_uploaded"),
+                    };
+                    let mut facts: Vec<(&'static str, String)> = vec![
+                        ("attempts_label", loaded.attempts.len().to_string()),
+                        ("warmup", loaded.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Warmup).count().to_string()),
+                    ];
+                    if let Some(m) = &c.model { facts.push(("model", m.clone())); }
+                    if let Some(a) = &c.arrival { facts.push(("arrival", a.clone())); }
+                    if let Some(n) = c.concurrency { facts.push(("concurrency", n.to_string())); }
+                    if let Some(r) = c.rate_per_s { facts.push(("rate", format!("{} /s", trim_num(r)))); }
+                    if let Some(m) = c.max_tokens { facts.push(("max_tokens", m.to_string())); }
+                    if let Some(t) = c.first_token_timeout_s { facts.push(("ft_timeout", format!("{} s", trim_num(t)))); }
+                    if let Some(t) = c.timeout_s { facts.push(("timeout", format!("{} s", trim_num(t)))); }
+                    if let Some(w) = h.window { facts.push(("window", format!("{} s", trim_num(w.length_s)))); }
+                    if let Some(s) = &h.source {
+                        facts.push(("source", format!("{} {}", s.tool, s.version.clone().unwrap_or_default()).trim().to_string()));
+                    }
+                    let workload = if h.capabilities.workload_executed { "yes" } else { "no" };
+                    view! {
+                        <p>
+                            <span class="mono">{loaded.origin.name().to_string()}</span>
+                            " ("{origin}") · "
+                            {if t.is_incomplete() {
+                                view! { <span class="unverified" data-testid="incomplete">{tr(l, "incomplete")}</span> }.into_any()
+                            } else {
+                                view! { <span>{tr(l, "complete")}</span> }.into_any()
+                            }}
+                            " · "{tr(l, "gpu")}": "
+                            <span class:unverified=unverified data-testid="gpu-status">
+                                {if unverified { tr(l, "not_verified").to_string() } else { gpu.clone() }}
+                            </span>
+                            " · "{tr(l, "workload")}": "{tr(l, workload)}
+                        </p>
+                        <dl class="facts">
+                            {facts.into_iter().map(|(k, v)| view! { <div><dt>{tr(l, k)}</dt><dd>{v}</dd></div> }).collect_view()}
+                        </dl>
+                        {t.warnings.iter().map(|w| view! { <p class="remark">{w.clone()}</p> }).collect_view()}
+                    }
+                })
+            }}
         </section>
     }
 }

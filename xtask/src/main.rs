@@ -119,15 +119,41 @@ fn locked_wasm_bindgen_version() -> Result<String> {
     Err("Cargo.lock has no wasm-bindgen entry; run `cargo generate-lockfile`".into())
 }
 
+/// Puts `dir` first on this process's PATH (children inherit it).
+fn prepend_path(dir: PathBuf) -> Result {
+    let path = env::var_os("PATH").unwrap_or_default();
+    let mut paths: Vec<PathBuf> = env::split_paths(&path).filter(|p| *p != dir).collect();
+    paths.insert(0, dir);
+    env::set_var("PATH", env::join_paths(paths).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// binaryen's `wasm-opt` shrinks the release bundle; Debian's (108) is too old for the wasm
+/// that Rust 1.95 emits, so a current one comes from the npm registry into `.tools/`.
+const BINARYEN_VERSION: &str = "132";
+
+fn ensure_wasm_opt() -> Result {
+    let dir = root().join(".tools/binaryen");
+    prepend_path(dir.join("node_modules/.bin"))?;
+    let have = output("wasm-opt", &["--version"]).unwrap_or_default();
+    let version = have.split_whitespace().nth(2).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+    if version >= 118 {
+        return Ok(());
+    }
+    if output("npm", &["--version"]).is_none() {
+        apt_install(&["nodejs", "npm"])?;
+    }
+    eprintln!("xtask: installing wasm-opt (binaryen {BINARYEN_VERSION}) from the npm registry into .tools/");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    run(Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&dir)
+        .arg(format!("binaryen@{BINARYEN_VERSION}")))
+}
+
 fn install_tools(with_browser: bool) -> Result {
     // Tools installed by cargo land here; make sure this process and its children see them.
-    let bin = cargo_bin_dir();
-    let path = env::var_os("PATH").unwrap_or_default();
-    let mut paths: Vec<PathBuf> = env::split_paths(&path).collect();
-    if !paths.contains(&bin) {
-        paths.insert(0, bin);
-        env::set_var("PATH", env::join_paths(paths).map_err(|e| e.to_string())?);
-    }
+    prepend_path(cargo_bin_dir())?;
 
     let targets = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
     if !targets.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
@@ -148,6 +174,7 @@ fn install_tools(with_browser: bool) -> Result {
         run(Command::new(cargo()).args(["install", "wasm-bindgen-cli", "--version", &wanted, "--force"]))?;
     }
 
+    ensure_wasm_opt()?;
     if with_browser {
         ensure_chromium()?;
     }
@@ -161,13 +188,9 @@ fn chromium_paths() -> (PathBuf, PathBuf) {
     (chrome, driver)
 }
 
-fn ensure_chromium() -> Result {
-    let (chrome, driver) = chromium_paths();
-    if chrome.exists() && driver.exists() {
-        return Ok(());
-    }
+/// Installs Debian packages (as root, or through `sudo -n`).
+fn apt_install(packages: &[&str]) -> Result {
     let is_root = output("id", &["-u"]).map(|s| s.trim() == "0").unwrap_or(false);
-    let packages = ["chromium", "chromium-driver", "fonts-noto-cjk"];
     let apt = |args: &[&str]| -> Command {
         let mut cmd = if is_root {
             Command::new("apt-get")
@@ -179,15 +202,19 @@ fn ensure_chromium() -> Result {
         cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
         cmd
     };
-    eprintln!("xtask: installing Chromium and its driver from Debian's packages (once)");
     run(&mut apt(&["update"]))
         .and_then(|_| run(apt(&["install", "-y", "--no-install-recommends"]).args(packages)))
-        .map_err(|e| {
-            format!(
-                "{e}\nInstall them by hand: `sudo apt-get install {}`, or point CHROME and CHROMEDRIVER at a matching pair",
-                packages.join(" ")
-            )
-        })?;
+        .map_err(|e| format!("{e}\nInstall them by hand: `sudo apt-get install {}`", packages.join(" ")))
+}
+
+fn ensure_chromium() -> Result {
+    let (chrome, driver) = chromium_paths();
+    if chrome.exists() && driver.exists() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing Chromium and its driver from Debian's packages (once)");
+    apt_install(&["chromium", "chromium-driver", "fonts-noto-cjk"])
+        .map_err(|e| format!("{e}, or point CHROME and CHROMEDRIVER at a matching pair"))?;
     if !(chrome.exists() && driver.exists()) {
         return Err(format!("Chromium was installed but {} or {} is still missing", chrome.display(), driver.display()));
     }

@@ -53,3 +53,15 @@ pub fn remark(figure: &Figure, lang: Lang) -> Option<String> {
         .or(figure.note.as_ref())
         .map(|t| t.get(lang).to_string())
 }
+
+/// "qualified 5 → 4", "Goodput 0.5 /s → 0.4 /s", "Cost per 1,000 qualified 4 CNY → undefined".
+pub fn change(c: &crate::metrics::Change, lang: Lang) -> String {
+    let side = |v: Option<f64>| match v {
+        Some(v) => number_in_unit(v, &c.unit, lang),
+        None => match lang {
+            Lang::En => "undefined".to_string(),
+            Lang::Zh => "无定义".to_string(),
+        },
+    };
+    format!("{} {} → {}", c.name.get(lang), side(c.from), side(c.to))
+}

@@ -27,9 +27,11 @@ pub mod metrics;
 pub mod parse;
 pub mod percentile;
 pub mod settings;
+pub mod tally;
 pub mod text;
 pub mod trace;
 pub mod verdict;
+pub mod whatif;
 pub mod write;
 
 pub use error::{ParseError, SettingsError};
@@ -39,4 +41,6 @@ pub use percentile::PercentileMethod;
 pub use settings::{Comparison, FailureDenominator, MissingTtft, Mistake, Population, Settings, WarmupPolicy};
 pub use text::{Lang, Text};
 pub use trace::{Attempt, Footer, GpuSample, Header, Outcome, Phase, Quality, StreamEvent, Trace};
+pub use tally::{explain, tally, Check, Tally};
+pub use whatif::{RowEdit, WhatIf};
 pub use verdict::{verdict, Latency, Reason, Verdict};

@@ -429,3 +429,63 @@ pub fn trim_num(v: f64) -> String {
         s.to_string()
     }
 }
+
+/// One figure that moved since the last edit ("qualified 5 → 4").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub key: String,
+    pub name: Text,
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub unit: Unit,
+}
+
+impl Metrics {
+    /// The figures whose value differs from `before`, in card order (qualified count first).
+    pub fn changes_since(&self, before: &Metrics) -> Vec<Change> {
+        let mut out = Vec::new();
+        if self.qualified != before.qualified {
+            out.push(Change {
+                key: "qualified".into(),
+                name: t("qualified", "合格数"),
+                from: Some(before.qualified as f64),
+                to: Some(self.qualified as f64),
+                unit: Unit::Count,
+            });
+        }
+        if self.attempts != before.attempts {
+            out.push(Change {
+                key: "attempts".into(),
+                name: t("attempts counted", "计入的尝试"),
+                from: Some(before.attempts as f64),
+                to: Some(self.attempts as f64),
+                unit: Unit::Count,
+            });
+        }
+        let pairs = [
+            (&self.ttft_p50, &before.ttft_p50),
+            (&self.ttft_p95, &before.ttft_p95),
+            (&self.ttft_tail, &before.ttft_tail),
+            (&self.failure_rate, &before.failure_rate),
+            (&self.quality_pass_rate, &before.quality_pass_rate),
+            (&self.joint_rate, &before.joint_rate),
+            (&self.goodput, &before.goodput),
+            (&self.cost_per_1000_qualified, &before.cost_per_1000_qualified),
+        ];
+        for (now, then) in pairs {
+            if now.key == "ttft_tail" && (now.name == self.ttft_p95.name || then.name == before.ttft_p95.name) {
+                continue; // the tail is P95: already listed
+            }
+            if now.value != then.value {
+                out.push(Change {
+                    key: now.key.clone(),
+                    name: now.name.clone(),
+                    from: then.value,
+                    to: now.value,
+                    unit: now.unit.clone(),
+                });
+            }
+        }
+        out
+    }
+}

@@ -295,3 +295,57 @@ pub struct Mistake {
     pub label: Text,
     pub false_conclusion: Text,
 }
+
+/// Settings as short `key=value` pairs, for permalinks and storage: a teacher's link sets
+/// exactly what the class sees. Unknown keys and bad values are skipped, never fatal.
+impl Settings {
+    pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![
+            ("t", crate::metrics::trim_num(self.ttft_threshold_s)),
+            ("cmp", self.comparison.code().to_string()),
+            ("pm", self.percentile.code().to_string()),
+            ("p", crate::metrics::trim_num(self.p)),
+            ("fd", self.population.failure_denominator.code().to_string()),
+            ("mt", self.population.missing_ttft.code().to_string()),
+            ("wu", self.population.warmup.code().to_string()),
+        ];
+        if let Some(w) = self.window_s {
+            v.push(("w", crate::metrics::trim_num(w)));
+        }
+        if let Some(c) = self.window_cost {
+            v.push(("cost", crate::metrics::trim_num(c)));
+        }
+        if !self.currency.is_empty() {
+            v.push(("cur", self.currency.clone()));
+        }
+        v
+    }
+
+    /// Applies pairs made by [`Settings::to_pairs`]; returns the keys that were refused.
+    pub fn apply_pairs<'a>(&mut self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+        let mut refused = Vec::new();
+        for (key, value) in pairs {
+            let number = value.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+            let ok = match key {
+                "t" => number.filter(|v| *v >= 0.0).map(|v| self.ttft_threshold_s = v).is_some(),
+                "cmp" => Comparison::from_code(value).map(|c| self.comparison = c).is_some(),
+                "pm" => PercentileMethod::from_code(value).map(|m| self.percentile = m).is_some(),
+                "p" => number.filter(|v| *v > 0.0 && *v <= 100.0).map(|v| self.p = v).is_some(),
+                "fd" => FailureDenominator::from_code(value).map(|d| self.population.failure_denominator = d).is_some(),
+                "mt" => MissingTtft::from_code(value).map(|d| self.population.missing_ttft = d).is_some(),
+                "wu" => WarmupPolicy::from_code(value).map(|d| self.population.warmup = d).is_some(),
+                "w" => number.filter(|v| *v > 0.0).map(|v| self.window_s = Some(v)).is_some(),
+                "cost" => number.filter(|v| *v >= 0.0).map(|v| self.window_cost = Some(v)).is_some(),
+                "cur" => {
+                    self.currency = value.chars().take(12).collect();
+                    true
+                }
+                _ => continue,
+            };
+            if !ok {
+                refused.push(key.to_string());
+            }
+        }
+        refused
+    }
+}

@@ -1,0 +1,112 @@
+//! What-if edits a learner makes to a loaded trace — change a row's outcome, TTFT or quality,
+//! delete rows — kept apart from the trace itself so "reset" is always one step away and the
+//! original is never lost.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::settings::Mistake;
+use crate::text::Text;
+use crate::trace::{Attempt, Outcome, Quality};
+
+/// A learner's change to one row. `None` keeps the original value.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RowEdit {
+    /// An outcome name as written in a trace (`success`, `http_error`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+    /// `Some(None)` removes the TTFT (no token came); `Some(Some(ms))` sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<Option<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<Quality>,
+}
+
+/// All edits to one trace, by row position in the original trace.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WhatIf {
+    #[serde(default)]
+    pub deleted: BTreeSet<usize>,
+    #[serde(default)]
+    pub edits: BTreeMap<usize, RowEdit>,
+}
+
+impl WhatIf {
+    pub fn is_empty(&self) -> bool {
+        self.deleted.is_empty() && self.edits.is_empty()
+    }
+
+    /// The attempts as edited: rows deleted, edits applied, original order kept.
+    /// An edit that makes an attempt inconsistent is repaired the way the lesson defines it:
+    /// an outcome that received no token loses its TTFT (missing, not 0).
+    pub fn apply(&self, original: &[Attempt]) -> Vec<Attempt> {
+        original
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.deleted.contains(i))
+            .map(|(i, a)| match self.edits.get(&i) {
+                None => a.clone(),
+                Some(edit) => edited(a, edit),
+            })
+            .collect()
+    }
+
+    /// Positions in the edited list back to positions in the original trace.
+    pub fn kept_rows(&self, original_len: usize) -> Vec<usize> {
+        (0..original_len).filter(|i| !self.deleted.contains(i)).collect()
+    }
+
+    /// Deleting failed rows by hand is the same mistake as the "failed rows deleted" choice.
+    pub fn mistakes(&self, original: &[Attempt]) -> Vec<Mistake> {
+        let failed: Vec<&str> = self
+            .deleted
+            .iter()
+            .filter_map(|&i| original.get(i))
+            .filter(|a| !a.outcome.is_success())
+            .map(|a| a.id.as_str())
+            .collect();
+        if failed.is_empty() {
+            return Vec::new();
+        }
+        let ids = failed.join(", ");
+        vec![Mistake {
+            setting: "deleted_rows",
+            label: Text::new(
+                format!("Wrong: failed attempts deleted ({ids})"),
+                format!("错误：删除了失败的尝试（{ids}）"),
+            ),
+            false_conclusion: Text::new(
+                "Those users waited and got no answer; deleting their rows makes the failure rate and every per-attempt rate look better than what users saw.",
+                "这些用户等待后没有得到回答；删掉这些行会让失败率和所有按尝试计算的比率看起来比用户的真实体验更好。",
+            ),
+        }]
+    }
+}
+
+fn edited(original: &Attempt, edit: &RowEdit) -> Attempt {
+    let mut a = original.clone();
+    if let Some(name) = &edit.outcome {
+        // An HTTP error edited in without a status is a generic server error.
+        if let Ok(o) = Outcome::from_name(name, edit.http_status.or(Some(500))) {
+            a.outcome = o;
+        }
+    }
+    if let Some(ttft) = edit.ttft_ms {
+        a.ttft_ms = ttft.filter(|t| t.is_finite() && *t >= 0.0);
+    }
+    if let Some(q) = edit.quality {
+        a.quality = q;
+    }
+    if matches!(a.outcome, Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError) {
+        a.ttft_ms = None;
+    }
+    if let (Some(t), Some(e)) = (a.ttft_ms, a.e2e_ms) {
+        if t > e {
+            a.e2e_ms = Some(t);
+        }
+    }
+    a
+}

@@ -1,0 +1,129 @@
+//! The outside world of the lab's state: the permalink (URL query) a teacher shares, and the
+//! learner's own settings and notes in localStorage ("saved only in this browser").
+//!
+//! Reading is forgiving by design: a corrupt stored value or a mangled link never stops the page
+//! from loading; it is skipped and the learner is told.
+
+use tracelab_core::Lang;
+use web_sys::UrlSearchParams;
+
+/// Storage key; the version lets a future format ignore old values instead of misreading them.
+pub const STORAGE_KEY: &str = "tracelab.v1.state";
+
+/// What a permalink or the stored state asks for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Requested {
+    pub sample: Option<String>,
+    /// The link was made with an uploaded file of this name (its data is not in the link).
+    pub uploaded: Option<String>,
+    pub row: Option<usize>,
+    pub lang: Option<Lang>,
+    pub settings: Vec<(String, String)>,
+    pub notes: Option<String>,
+}
+
+const SETTING_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"];
+
+fn from_params(params: &UrlSearchParams) -> Requested {
+    let get = |k: &str| params.get(k).filter(|v| !v.is_empty());
+    Requested {
+        sample: get("sample").filter(|s| is_sample_name(s)),
+        uploaded: get("uploaded"),
+        row: get("row").and_then(|r| r.parse::<usize>().ok()).map(|r| r.saturating_sub(1)),
+        lang: get("lang").map(|l| Lang::from_tag(&l)),
+        settings: SETTING_KEYS.iter().filter_map(|k| get(k).map(|v| (k.to_string(), v))).collect(),
+        notes: None,
+    }
+}
+
+/// Only the lab's own sample files may be fetched from a link.
+pub fn is_sample_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() < 80
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && !name.starts_with('.')
+}
+
+/// The state in the page's URL, if any.
+pub fn read_url() -> Requested {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    match UrlSearchParams::new_with_str(&search) {
+        Ok(params) => from_params(&params),
+        Err(_) => Requested::default(),
+    }
+}
+
+/// Writes the state into the URL without adding a history entry per keystroke.
+pub fn write_url(origin_sample: Option<&str>, uploaded: Option<&str>, row: usize, lang: Lang, settings: &[(&'static str, String)]) {
+    let Ok(params) = UrlSearchParams::new() else { return };
+    if let Some(s) = origin_sample {
+        params.append("sample", s);
+    }
+    if let Some(u) = uploaded {
+        params.append("uploaded", u);
+    }
+    for (k, v) in settings {
+        params.append(k, v);
+    }
+    params.append("row", &(row + 1).to_string());
+    params.append("lang", lang.code());
+    let query: String = params.to_string().into();
+    if let Some(window) = web_sys::window() {
+        if let Ok(history) = window.history() {
+            let path = window.location().pathname().unwrap_or_else(|_| "/".into());
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}?{query}")));
+        }
+    }
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok()?
+}
+
+/// What this browser saved last time. `Err` carries a message when the value was unreadable
+/// (it is then removed so it cannot break the next visit either).
+pub fn read_stored() -> Result<Option<Requested>, String> {
+    let Some(store) = storage() else { return Ok(None) };
+    let Ok(Some(raw)) = store.get_item(STORAGE_KEY) else { return Ok(None) };
+    match parse_stored(&raw) {
+        Some(r) => Ok(Some(r)),
+        None => {
+            let _ = store.remove_item(STORAGE_KEY);
+            Err(format!("The settings saved in this browser could not be read and were reset ({} bytes).", raw.len()))
+        }
+    }
+}
+
+fn parse_stored(raw: &str) -> Option<Requested> {
+    let v: serde_json::Value = serde_json::from_str(raw).ok()?;
+    let obj = v.as_object()?;
+    let settings = obj
+        .get("settings")?
+        .as_object()?
+        .iter()
+        .filter(|(k, _)| SETTING_KEYS.contains(&k.as_str()))
+        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+        .collect();
+    Some(Requested {
+        sample: obj.get("sample").and_then(|s| s.as_str()).filter(|s| is_sample_name(s)).map(str::to_string),
+        uploaded: None,
+        row: None,
+        lang: obj.get("lang").and_then(|s| s.as_str()).map(Lang::from_tag),
+        settings,
+        notes: obj.get("notes").and_then(|s| s.as_str()).map(str::to_string),
+    })
+}
+
+/// Saves the learner's choices in this browser only.
+pub fn write_stored(sample: Option<&str>, lang: Lang, settings: &[(&'static str, String)], notes: &str) {
+    let Some(store) = storage() else { return };
+    let settings: serde_json::Map<String, serde_json::Value> =
+        settings.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect();
+    let value = serde_json::json!({
+        "sample": sample,
+        "lang": lang.code(),
+        "settings": settings,
+        "notes": notes,
+    });
+    let _ = store.set_item(STORAGE_KEY, &value.to_string());
+}
