@@ -2,32 +2,42 @@
 //! plus the conditions a reader needs to recompute it. `tracelab report` prints this.
 
 use crate::format;
-use crate::metrics::{trim_num, Metrics};
+use crate::metrics::{trim_num, Figure, Metrics};
 use crate::settings::Settings;
 use crate::text::Lang;
 use crate::trace::{Trace, GPU_UNSUPPORTED};
 
-/// Renders the card for a terminal.
-pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+/// The lines above the figures, shared by the terminal card and the exports (Markdown, JSON).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardHead {
+    /// "Metric card — {source}".
+    pub title: String,
+    /// Where the clock was read.
+    pub observation: String,
+    /// Attempts counted, successes, failures by outcome, warm-up excluded.
+    pub attempts: String,
+    /// Threshold, window, cost, percentile method, failure denominator.
+    pub settings: String,
+    /// Complete or not, and what GPU telemetry could be read.
+    pub trace: String,
+}
+
+/// Builds the lines above the figures.
+pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> CardHead {
     let zh = lang == Lang::Zh;
-    let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(if zh { format!("指标口径卡 — {source}") } else { format!("Metric card — {source}") });
-    line(if zh {
+    let title = if zh { format!("指标口径卡 — {source}") } else { format!("Metric card — {source}") };
+    let observation = if zh {
         "观测点：客户端（请求开始 → 第一个非空 token → 流结束）".into()
     } else {
         "Observation point: client (request start → first non-empty token → end of stream)".into()
-    });
+    };
     let failures = if metrics.failures_by_outcome.is_empty() {
         String::new()
     } else {
         let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
         format!(" ({})", parts.join(", "))
     };
-    line(if zh {
+    let attempts = if zh {
         format!(
             "尝试：计入 {} 次 — 完整成功 {}，失败 {}{failures}；排除的预热 {}",
             metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
@@ -37,13 +47,13 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
             "Attempts: {} counted — {} complete successes, {} failures{failures}; warm-up excluded: {}",
             metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
         )
-    });
+    };
     let window = settings.window_s.map(|w| format!("{} s", trim_num(w))).unwrap_or_else(|| "—".into());
     let cost = settings
         .window_cost
         .map(|c| format!("{} {}", trim_num(c), settings.currency).trim_end().to_string())
         .unwrap_or_else(|| "—".into());
-    line(if zh {
+    let settings_line = if zh {
         format!(
             "设置：TTFT {} {} 秒 · 窗口 {window} · 窗口成本 {cost} · 分位数方法 {} · 失败率分母 {}",
             settings.comparison.symbol(),
@@ -59,7 +69,7 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
             settings.percentile.code(),
             settings.population.failure_denominator.code()
         )
-    });
+    };
     let gpu = &trace.header.capabilities.gpu_telemetry;
     let gpu = if gpu == GPU_UNSUPPORTED {
         if zh { "不支持 — 未验证".to_string() } else { "unsupported — not verified".to_string() }
@@ -72,13 +82,17 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
         (false, true) => "完整",
         (false, false) => "complete",
     };
-    line(if zh {
+    let trace_line = if zh {
         format!("记录：{completeness} · GPU 遥测：{gpu}")
     } else {
         format!("Trace: {completeness} · GPU telemetry: {gpu}")
-    });
-    line(String::new());
-    let figures = [
+    };
+    CardHead { title, observation, attempts, settings: settings_line, trace: trace_line }
+}
+
+/// The figures of the full card, in reading order (the terminal card and the exports).
+pub fn figures(metrics: &Metrics) -> [&Figure; 12] {
+    [
         &metrics.ttft_p50,
         &metrics.ttft_tail,
         &metrics.failure_rate,
@@ -91,22 +105,45 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
         &metrics.itl_p50,
         &metrics.output_tokens_per_s,
         &metrics.business_success_rate,
-    ];
+    ]
+}
+
+/// How a figure was computed: "failures / all attempts = 2 / 10; nearest-rank: …, n = 8".
+pub fn figure_detail(f: &Figure, lang: Lang) -> String {
+    let mut detail = Vec::new();
+    if let Some(formula) = format::formula(f, lang) {
+        detail.push(formula);
+    }
+    if f.value.is_some() || f.n.is_some() {
+        if let Some(method) = &f.method {
+            detail.push(format!("{method}, n = {}", f.n.unwrap_or(0)));
+        }
+    }
+    detail.join("; ")
+}
+
+/// Renders the card for a terminal.
+pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    let head = head(source, trace, settings, metrics, lang);
+    line(head.title);
+    line(head.observation);
+    line(head.attempts);
+    line(head.settings);
+    line(head.trace);
+    line(String::new());
+    let figures = figures(metrics);
     let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
     for f in figures {
         let name = f.name.get(lang);
         let pad = " ".repeat(width.saturating_sub(display_width(name)));
         let value = format::value(f, lang);
-        let mut detail = Vec::new();
-        if let Some(formula) = format::formula(f, lang) {
-            detail.push(formula);
-        }
-        if f.value.is_some() || f.n.is_some() {
-            if let Some(method) = &f.method {
-                detail.push(format!("{method}, n = {}", f.n.unwrap_or(0)));
-            }
-        }
-        line(format!("  {name}{pad}  {value:<12} {}", detail.join("; ")).trim_end().to_string());
+        let detail = figure_detail(f, lang);
+        line(format!("  {name}{pad}  {value:<12} {detail}").trim_end().to_string());
         if let Some(remark) = format::remark(f, lang) {
             line(format!("  {}  ↳ {remark}", " ".repeat(width)));
         }

@@ -21,7 +21,9 @@
 
 pub mod card;
 pub mod error;
+pub mod export;
 pub mod format;
+pub mod import;
 pub mod index;
 pub mod metrics;
 pub mod parse;

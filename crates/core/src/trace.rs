@@ -173,6 +173,13 @@ pub struct Source {
     /// How the source tool defines the figures it reports, in its own words where possible.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub definitions: Vec<String>,
+    /// The layout of the file it was imported from (`vllm-bench-serve-save-result`, `aiperf-jsonl-ttft`, `guidellm-benchmarks`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    /// The tool's own figures about this run, with how it computes each, so they can be
+    /// recomputed from the attempts ([`crate::import::reproduce`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<crate::import::PeerFigure>,
 }
 
 /// Warm-up attempts are recorded but never mixed into the measured samples.

@@ -14,15 +14,46 @@ fn ms(value: f64) -> Value {
 }
 
 pub fn header_line(header: &Header) -> String {
+    Value::Object(header_record(header)).to_string()
+}
+
+fn header_record(header: &Header) -> Map<String, Value> {
     let mut value = serde_json::to_value(header).expect("a header always serialises");
     let object = value.as_object_mut().expect("an object");
     let mut ordered = Map::new();
     ordered.insert("kind".into(), json!("header"));
     ordered.append(object);
-    Value::Object(ordered).to_string()
+    ordered
+}
+
+/// A header with extra fields after the core's own. The parser ignores fields it does not know,
+/// so a writer can keep facts this core has no field for yet; an extra never replaces a core field.
+pub fn header_line_with(header: &Header, extra: &Map<String, Value>) -> String {
+    let mut record = header_record(header);
+    append_new(&mut record, extra);
+    Value::Object(record).to_string()
 }
 
 pub fn attempt_line(attempt: &Attempt) -> String {
+    Value::Object(attempt_record(attempt)).to_string()
+}
+
+/// An attempt with extra fields after the core's own (see [`header_line_with`]).
+pub fn attempt_line_with(attempt: &Attempt, extra: &Map<String, Value>) -> String {
+    let mut record = attempt_record(attempt);
+    append_new(&mut record, extra);
+    Value::Object(record).to_string()
+}
+
+fn append_new(record: &mut Map<String, Value>, extra: &Map<String, Value>) {
+    for (key, value) in extra {
+        if !record.contains_key(key) {
+            record.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
     let origin = attempt.start_ms.unwrap_or(0.0);
     let at = |rel: Option<f64>| rel.map(|r| ms(origin + r));
     let mut m = Map::new();
@@ -67,7 +98,7 @@ pub fn attempt_line(attempt: &Attempt) -> String {
     if attempt.event_tokens_estimated {
         m.insert("event_tokens_estimated".into(), json!(true));
     }
-    Value::Object(m).to_string()
+    m
 }
 
 pub fn gpu_line(sample: &GpuSample) -> String {
@@ -112,7 +143,7 @@ pub fn to_jsonl(trace: &Trace) -> String {
     out
 }
 
-fn seconds(ms: Option<f64>) -> String {
+pub(crate) fn seconds(ms: Option<f64>) -> String {
     ms.map(|v| format!("{}", (v / 1000.0 * 1e6).round() / 1e6)).unwrap_or_default()
 }
 

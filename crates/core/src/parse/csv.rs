@@ -207,7 +207,9 @@ fn parse_row(cols: &HashMap<String, usize>, cells: &[String]) -> Result<Attempt,
                 if parsed < 0.0 {
                     return Err(ParseError::new(format!("negative time {v} s")).field(name.to_string()));
                 }
-                Ok(Some(parsed * 1000.0))
+                // Seconds to ms rounded to a microsecond, exactly as the threshold is, so a cell
+                // equal to the threshold compares equal (1.001 × 1000 is 1000.9999999999999).
+                Ok(Some((parsed * 1e6).round() / 1e3))
             }
         }
     };
@@ -225,7 +227,10 @@ fn parse_row(cols: &HashMap<String, usize>, cells: &[String]) -> Result<Attempt,
         .map(|v| v.parse::<u16>().map_err(|_| ParseError::new(format!("`{v}` is not an HTTP status")).field("http_status")))
         .transpose()?;
     let outcome_name = cell("outcome").ok_or_else(|| ParseError::new("every row needs an outcome").field("outcome"))?;
-    let outcome = Outcome::from_name(outcome_name, http_status).map_err(|m| ParseError::new(m).field("outcome"))?;
+    let outcome = Outcome::from_name(outcome_name, http_status).map_err(|m| {
+        let field = if outcome_name == "http_error" { "http_status" } else { "outcome" };
+        ParseError::new(m).field(field)
+    })?;
     let quality_name = cell("quality").unwrap_or("");
     let quality = Quality::from_name(quality_name).ok_or_else(|| {
         ParseError::new(format!("unknown quality `{quality_name}`; expected pass, fail or not_evaluated")).field("quality")

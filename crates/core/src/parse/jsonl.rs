@@ -54,7 +54,7 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
                     ));
                     break;
                 }
-                return Err(describe_json_error(line, err).at_line(line_no));
+                parse_own_fields(line, err).map_err(|e| e.at_line(line_no))?
             }
         };
         let kind = match record.kind.as_deref() {
@@ -119,6 +119,55 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
     Ok(trace)
 }
 
+/// The top-level fields each record kind reads (keep in step with [`RawRecord`]).
+const ATTEMPT_FIELDS: &[&str] = &[
+    "kind", "id", "business_id", "attempt", "phase", "intended_start_ms", "start_ms", "first_byte_ms",
+    "first_token_ms", "events", "end_ms", "outcome", "http_status", "detail", "quality", "input_tokens",
+    "output_tokens", "tokens_from_usage", "event_tokens_estimated",
+];
+const GPU_FIELDS: &[&str] = &["kind", "t_ms", "gpu", "util_pct", "mem_used_mib", "mem_total_mib"];
+const FOOTER_FIELDS: &[&str] = &["kind", "finished_cleanly", "attempts", "gpu_samples"];
+
+/// The slow path for a line the flat record could not read. Every kind shares one flat record,
+/// so a field that one kind does not know but another reads with a different type (an attempt
+/// carrying `"gpu": "A100"`, a record of an unknown kind with `"attempt": "A3"`) would fail the
+/// line although unknown fields are to be ignored and unknown kinds skipped. Read the line again
+/// keeping only the fields its own kind reads; what still fails is a real error.
+fn parse_own_fields<'a>(line: &str, err: serde_json::Error) -> Result<RawRecord<'a>, ParseError> {
+    use serde_json::Value;
+    let mut fields = match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(fields)) => fields,
+        Ok(_) => return Err(ParseError::new("a record must be a JSON object: { \"kind\": …, … }")),
+        Err(_) => return Err(describe_json_error(line, err)),
+    };
+    let own: &[&str] = match fields.get("kind").and_then(Value::as_str) {
+        Some("attempt") => ATTEMPT_FIELDS,
+        Some("gpu") => GPU_FIELDS,
+        Some("footer") => FOOTER_FIELDS,
+        // The header is read by its own deserializer; an unknown kind is skipped by the caller.
+        _ => &["kind"],
+    };
+    fields.retain(|key, _| own.contains(&key.as_str()));
+    let own_line = Value::Object(fields);
+    RawRecord::deserialize(own_line.clone()).map_err(|_| {
+        // Again, tracking the path, to name the field. Reading from a value (not from text) also
+        // gives "invalid type: integer `1`, expected …" where serde_json's text reader reports a
+        // wrongly typed enum (`"phase": 1`) as a syntax error.
+        match serde_path_to_error::deserialize::<_, RawRecord>(own_line) {
+            Err(e) => {
+                let path = e.path().to_string();
+                let error = ParseError::new(e.into_inner().to_string());
+                if path.is_empty() || path == "." {
+                    error
+                } else {
+                    error.field(path)
+                }
+            }
+            Ok(_) => ParseError::new(strip_position(&err.to_string())),
+        }
+    })
+}
+
 fn human_bytes(n: usize) -> String {
     if n >= 1024 * 1024 {
         format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
@@ -132,7 +181,9 @@ fn human_bytes(n: usize) -> String {
 fn describe_json_error(line: &str, err: serde_json::Error) -> ParseError {
     match err.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => ParseError::new(
-            format!("not valid JSON at column {}: {err}", err.column()),
+            // serde_json's own "at line 1 column c" counts lines within this one record, not the
+            // file, so it is stripped: the caller adds the file's line number.
+            format!("not valid JSON at column {}: {}", err.column(), strip_position(&err.to_string())),
         ),
         _ => {
             // Parse again, tracking the path, to name the field.
@@ -167,10 +218,14 @@ fn parse_header(line: &str) -> Result<Header, ParseError> {
         let path = e.path().to_string();
         let message = strip_position(&e.into_inner().to_string());
         let err = ParseError::new(format!("header: {message}"));
-        if path.is_empty() || path == "." {
-            err
-        } else {
-            err.field(path)
+        // serde reports a missing field at its parent's path; name the field itself.
+        let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
+        let parent = if path.is_empty() || path == "." { None } else { Some(path) };
+        match (parent, missing) {
+            (None, None) => err,
+            (Some(parent), None) => err.field(parent),
+            (None, Some(name)) => err.field(name),
+            (Some(parent), Some(name)) => err.field(format!("{parent}.{name}")),
         }
     })?;
     if header.schema != SCHEMA_NAME {
@@ -314,6 +369,13 @@ fn time_field(value: f64, field: &str) -> Result<f64, ParseError> {
     Ok(value)
 }
 
+/// Rounds a duration in ms to a microsecond, the resolution traces are written with, exactly as
+/// the threshold is rounded: `4893.211 − 2232.211` is 2661.0000000000005 in floating point, and
+/// without this a TTFT written as exactly the threshold would count as over it under ≤.
+pub(crate) fn round_to_microsecond(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
+}
+
 impl<'a> RawRecord<'a> {
     fn into_attempt(self) -> Result<Attempt, ParseError> {
         const KIND: &str = "attempt";
@@ -365,7 +427,7 @@ impl<'a> RawRecord<'a> {
                         ))
                         .field(field));
                     }
-                    Ok(Some(v - origin))
+                    Ok(Some(round_to_microsecond(v - origin)))
                 }
             }
         };
@@ -387,7 +449,7 @@ impl<'a> RawRecord<'a> {
             if at < origin {
                 return Err(ParseError::new(format!("event at {at} ms is before the attempt's start")).field(field));
             }
-            let rel = at - origin;
+            let rel = round_to_microsecond(at - origin);
             if rel < previous {
                 return Err(ParseError::new("events must be in arrival order").field(field));
             }
@@ -407,7 +469,10 @@ impl<'a> RawRecord<'a> {
                 ))
                 .field("first_token_ms"));
             }
-            Outcome::Success if e2e_ms.is_none() => {
+            // A recorded success has a clock, so its end is known. A source that kept no clock
+            // positions (`start_ms: null`, e.g. a classroom table) may not have it, exactly as the
+            // classroom CSV's optional `e2e_s`; the attempt then simply has no E2E sample.
+            Outcome::Success if e2e_ms.is_none() && start.is_some() => {
                 return Err(ParseError::new("a successful attempt needs its end_ms").field("end_ms"));
             }
             _ => {}

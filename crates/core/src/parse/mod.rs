@@ -42,12 +42,17 @@ pub fn parse_trace(file: &str, text: &str) -> Result<Trace, ParseError> {
 
 /// Reads a trace from bytes, refusing text that is not UTF-8 with the place it breaks.
 pub fn parse_trace_bytes(file: &str, bytes: &[u8]) -> Result<Trace, ParseError> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => parse_trace(file, text),
-        Err(e) => {
-            let good = &bytes[..e.valid_up_to()];
-            let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-            Err(ParseError::new("the file is not UTF-8 text (is it a trace?)").at_line(line).in_file(file))
-        }
+    let e = match std::str::from_utf8(bytes) {
+        Ok(text) => return parse_trace(file, text),
+        Err(e) => e,
+    };
+    let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid up to here");
+    // A JSON Lines trace whose writer was stopped mid-character ends with an incomplete UTF-8
+    // sequence: that is the cut-off last line `parse_jsonl` accepts with a warning, so read the
+    // valid part rather than refusing the whole file.
+    if e.error_len().is_none() && detect_format(good) == Format::Jsonl && !good.ends_with('\n') {
+        return parse_trace(file, good);
     }
+    let line = good.bytes().filter(|&b| b == b'\n').count() + 1;
+    Err(ParseError::new("the file is not UTF-8 text (is it a trace?)").at_line(line).in_file(file))
 }

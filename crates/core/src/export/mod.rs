@@ -1,0 +1,290 @@
+//! Exports for the tools people use: every attempt with its verdict as CSV (pandas,
+//! spreadsheets), the metric card as Markdown and JSON, and Chrome trace-event JSON for
+//! Perfetto and chrome://tracing ([`perfetto()`]). The lab's download buttons and
+//! `tracelab export` both call these, so a file is the same wherever it was made.
+
+mod perfetto;
+
+pub use self::perfetto::perfetto;
+
+use serde_json::{json, Value};
+
+use crate::card;
+use crate::format;
+use crate::import::{self, ReproRow};
+use crate::metrics::{trim_num, Metrics};
+use crate::parse::csv_cell;
+use crate::settings::Settings;
+use crate::text::Lang;
+use crate::trace::{Phase, Trace};
+use crate::verdict::{is_counted, verdict, Latency};
+use crate::write::seconds;
+
+/// The columns of [`attempts_csv`], in order. The first ones are the classroom CSV's, so the file
+/// reads back with [`crate::parse::parse_csv`]; the verdict columns follow.
+pub const CSV_COLUMNS: [&str; 20] = [
+    "id",
+    "business_id",
+    "attempt",
+    "phase",
+    "outcome",
+    "http_status",
+    "start_s",
+    "first_byte_s",
+    "ttft_s",
+    "e2e_s",
+    "quality",
+    "input_tokens",
+    "output_tokens",
+    "stream_events",
+    "counted",
+    "complete_success",
+    "latency",
+    "qualified",
+    "reason",
+    "detail",
+];
+
+/// Every attempt with its verdict under `settings`, one row each (times in seconds, a missing
+/// TTFT as an empty cell). `#` lines before the header row record the threshold, comparison,
+/// window and cost the verdicts used (pandas: `read_csv(path, comment="#")`).
+pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
+    let mut out = String::new();
+    if let Some(source) = &trace.header.source {
+        out.push_str(&format!("# source: {}\n", source.tool.replace('\n', " ")));
+    }
+    if let Some(w) = settings.window_s {
+        out.push_str(&format!("# window_s: {w}\n"));
+    }
+    if let Some(c) = settings.window_cost {
+        out.push_str(&format!("# window_cost: {c}\n# currency: {}\n", settings.currency));
+    }
+    out.push_str(&format!("# ttft_threshold_s: {}\n", settings.ttft_threshold_s));
+    out.push_str(&format!("# comparison: {}\n", settings.comparison.code()));
+    out.push_str(&CSV_COLUMNS.join(","));
+    out.push('\n');
+    for a in &trace.attempts {
+        let v = verdict(a, settings);
+        let count = |n: Option<u32>| n.map(|v| v.to_string()).unwrap_or_default();
+        let row = [
+            csv_cell(&a.id),
+            csv_cell(&a.business_id),
+            a.attempt.to_string(),
+            match a.phase {
+                Phase::Warmup => "warmup".into(),
+                Phase::Measure => "measure".into(),
+            },
+            a.outcome.name().to_string(),
+            a.outcome.http_status().map(|s| s.to_string()).unwrap_or_default(),
+            seconds(a.start_ms),
+            seconds(a.first_byte_ms),
+            seconds(a.ttft_ms),
+            seconds(a.e2e_ms),
+            a.quality.name().to_string(),
+            count(a.input_tokens),
+            count(a.output_tokens),
+            a.events.len().to_string(),
+            is_counted(a, &settings.population).to_string(),
+            v.complete_success.to_string(),
+            match v.latency {
+                Latency::Within => "within",
+                Latency::Over => "over",
+                Latency::NoToken => "no_token",
+            }
+            .to_string(),
+            v.qualified.to_string(),
+            v.reason.map(|r| r.code().to_string()).unwrap_or_default(),
+            a.detail.as_deref().map(csv_cell).unwrap_or_default(),
+        ];
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// The peer tool's own figures beside ours, when the trace carries them (see [`import::reproduce`]).
+pub fn peer_rows(trace: &Trace, settings: &Settings) -> Vec<ReproRow> {
+    import::reproduce(trace, import::figures(trace), settings)
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// A peer figure's number in its unit: "67.56385 ms", "89", "11 %".
+pub fn peer_value(v: f64, unit: import::PeerUnit) -> String {
+    use import::PeerUnit::*;
+    match unit {
+        Ratio => format!("{} %", trim_num(v * 100.0)),
+        Count => trim_num(v),
+        S => format!("{} s", trim_num(v)),
+        _ => format!("{} {}", trim_num(v), unit.symbol()),
+    }
+}
+
+/// The metric card as Markdown: the conditions, every figure with its formula parts and method,
+/// the wrong choices in force, how an imported trace's tool defines its figures, and the tool's
+/// own figures recomputed side by side.
+pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+    let head = card::head(source, trace, settings, metrics, lang);
+    let mut out = format!("# {}\n\n{}\n\n", md_cell(&head.title), head.observation);
+    for line in [&head.attempts, &head.settings, &head.trace] {
+        out.push_str(&format!("- {}\n", md_cell(line)));
+    }
+    if let Some(s) = &trace.header.source {
+        let version = s.version.as_deref().unwrap_or(if zh { "版本未知" } else { "version unknown" });
+        let layout = s.layout.as_deref().map(|l| format!(", {l}")).unwrap_or_default();
+        out.push_str(&if zh {
+            format!("- 导入自：{}（{version}{layout}）\n", md_cell(&s.tool))
+        } else {
+            format!("- Imported from: {} ({version}{layout})\n", md_cell(&s.tool))
+        });
+    }
+    out.push('\n');
+    out.push_str(if zh { "| 指标 | 值 | 计算方式 | 说明 |\n" } else { "| Figure | Value | How it was computed | Note |\n" });
+    out.push_str("|---|---|---|---|\n");
+    for f in card::figures(metrics) {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            md_cell(f.name.get(lang)),
+            md_cell(&format::value(f, lang)),
+            md_cell(&card::figure_detail(f, lang)),
+            md_cell(&format::remark(f, lang).unwrap_or_default())
+        ));
+    }
+    let mistakes = settings.mistakes();
+    if !mistakes.is_empty() {
+        out.push_str(if zh { "\n## ⚠ 错误的选择\n\n" } else { "\n## ⚠ Wrong choices in force\n\n" });
+        for m in mistakes {
+            out.push_str(&format!("- **{}** — {}\n", md_cell(m.label.get(lang)), md_cell(m.false_conclusion.get(lang))));
+        }
+    }
+    if let Some(s) = &trace.header.source {
+        if !s.definitions.is_empty() {
+            out.push_str(&if zh {
+                format!("\n## {} 如何定义它的指标\n\n", md_cell(&s.tool))
+            } else {
+                format!("\n## How {} defines its figures\n\n", md_cell(&s.tool))
+            });
+            for d in &s.definitions {
+                out.push_str(&format!("- {}\n", md_cell(d)));
+            }
+        }
+        let rows = peer_rows(trace, settings);
+        if !rows.is_empty() {
+            let tool = md_cell(&s.tool);
+            out.push_str(&if zh {
+                format!(
+                    "\n## {tool} 自己的数字，重新计算\n\n| 指标 | {tool} 给出 | 按 {tool} 的方法重算 | 一致 | 按课程定义 | 说明 |\n|---|---|---|---|---|---|\n"
+                )
+            } else {
+                format!(
+                    "\n## {tool}'s own figures, recomputed\n\n| Figure | {tool} said | Recomputed with {tool}'s method | Match | Under the lesson's definitions | Note |\n|---|---|---|---|---|---|\n"
+                )
+            });
+            for r in rows {
+                let ours = r.tool_method.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
+                let matches = match (r.matches, &r.reproducibility) {
+                    (Some(true), _) => "✓",
+                    (Some(false), import::Reproducibility::Approximate(_)) => "≈",
+                    (Some(false), _) => "✗",
+                    (None, _) => "—",
+                };
+                let lesson = r.lesson.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
+                let mut note = Vec::new();
+                match &r.reproducibility {
+                    import::Reproducibility::Exact => {}
+                    import::Reproducibility::Approximate(why) | import::Reproducibility::Not(why) => note.push(why.clone()),
+                }
+                if r.lesson.is_some() {
+                    note.push(r.how_lesson.get(lang).to_string());
+                }
+                if let Some(n) = &r.note {
+                    note.push(n.get(lang).to_string());
+                }
+                out.push_str(&format!(
+                    "| {} | {} | {} | {matches} | {} | {} |\n",
+                    md_cell(r.label.get(lang)),
+                    peer_value(r.tool_said, r.unit),
+                    ours,
+                    lesson,
+                    md_cell(&note.join("; "))
+                ));
+            }
+        }
+    }
+    if !trace.warnings.is_empty() {
+        out.push_str(if zh { "\n## 备注\n\n" } else { "\n## Notes\n\n" });
+        for w in &trace.warnings {
+            out.push_str(&format!("- {}\n", md_cell(w)));
+        }
+    }
+    out
+}
+
+/// The metric card as one JSON value: the same content as [`card_markdown`], with every figure's
+/// formula parts (numerator, denominator, unit, method, n) in both languages.
+pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> Value {
+    let head = card::head(source, trace, settings, metrics, lang);
+    let figures: Vec<Value> = card::figures(metrics)
+        .iter()
+        .map(|f| {
+            let mut v = serde_json::to_value(f).expect("a figure always serialises");
+            let o = v.as_object_mut().expect("an object");
+            o.insert("display".into(), json!(format::value(f, lang)));
+            o.insert("formula".into(), json!(format::formula(f, lang)));
+            o.insert("detail".into(), json!(card::figure_detail(f, lang)));
+            o.insert("remark".into(), json!(format::remark(f, lang)));
+            v
+        })
+        .collect();
+    let mistakes: Vec<Value> = settings
+        .mistakes()
+        .iter()
+        .map(|m| json!({"setting": m.setting, "label": m.label, "false_conclusion": m.false_conclusion}))
+        .collect();
+    let imported = trace.header.source.as_ref().map(|s| {
+        json!({
+            "tool": s.tool,
+            "version": s.version,
+            "layout": s.layout,
+            "definitions": s.definitions,
+        })
+    });
+    json!({
+        "kind": "tracelab.metric_card",
+        "source": source,
+        "lang": lang.code(),
+        "title": head.title,
+        "observation_point": head.observation,
+        "lines": {"attempts": head.attempts, "settings": head.settings, "trace": head.trace},
+        "attempts": {
+            "counted": metrics.attempts,
+            "successes": metrics.successes,
+            "failures": metrics.failures,
+            "failures_by_outcome": metrics.failures_by_outcome.iter().map(|(o, n)| json!({"outcome": o, "count": n})).collect::<Vec<_>>(),
+            "warmup_excluded": metrics.warmup_excluded,
+            "failed_rows_deleted": metrics.failed_rows_deleted,
+            "qualified": metrics.qualified,
+        },
+        "settings": settings,
+        "trace": {
+            "complete": !trace.is_incomplete(),
+            "gpu_telemetry": trace.header.capabilities.gpu_telemetry,
+            "conditions": trace.header.conditions,
+            "warnings": trace.warnings,
+        },
+        "imported_from": imported,
+        "figures": figures,
+        "mistakes": mistakes,
+        "peer_figures": peer_rows(trace, settings),
+    })
+}
+
+/// [`card_json_value`] as pretty-printed text, ending with a newline.
+pub fn card_json(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+    let mut s = serde_json::to_string_pretty(&card_json_value(source, trace, settings, metrics, lang)).expect("json");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,228 @@
+//! Chrome trace-event JSON, which opens in Perfetto (ui.perfetto.dev) and chrome://tracing.
+//!
+//! - One track per concurrent slot: attempts are packed onto the fewest tracks on which none
+//!   overlaps another, so the number of tracks is the run's peak concurrency.
+//! - Each attempt is a slice named after its verdict (Perfetto colours slices by name; the
+//!   `cname` gives chrome://tracing the same colours), with the attempt's facts as arguments; its
+//!   TTFT is a nested slice and each stream event an instant event.
+//! - Attempts without clock positions (LLMPerf, vLLM without `start_times`) go to a separate
+//!   process, laid end to end, which its name says.
+//! - GPU utilisation and memory are counter tracks.
+//!
+//! Times are whole microseconds (the trace's resolution), so nesting survives the importers'
+//! float-to-integer conversion.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use serde_json::{json, Value};
+
+use crate::metrics::trim_num;
+use crate::settings::Settings;
+use crate::trace::{Attempt, Phase, Trace};
+use crate::verdict::{verdict, Latency, Reason};
+
+const PID_ATTEMPTS: u32 = 1;
+const PID_NO_CLOCK: u32 = 2;
+const PID_GPU: u32 = 3;
+
+fn us(ms: f64) -> i64 {
+    (ms * 1000.0).round() as i64
+}
+
+/// The attempt's extent from its own start, in ms: its E2E, else the last moment it is known
+/// to have been alive.
+fn extent_ms(a: &Attempt) -> f64 {
+    a.e2e_ms
+        .or_else(|| {
+            [a.ttft_ms, a.first_byte_ms, a.events.last().map(|e| e.at_ms)].into_iter().flatten().reduce(f64::max)
+        })
+        .unwrap_or(0.0)
+}
+
+/// The slice's name (its colour in Perfetto) and chrome://tracing colour.
+fn verdict_name(a: &Attempt, settings: &Settings) -> (String, &'static str) {
+    let v = verdict(a, settings);
+    let threshold = trim_num(settings.ttft_threshold_s);
+    let (name, cname) = match v.reason {
+        None => ("qualified".to_string(), "good"),
+        Some(Reason::Failure) => (format!("failure: {}", a.outcome), "terrible"),
+        Some(Reason::Quality) => (format!("not qualified: quality {}", a.quality.name()), "yellow"),
+        Some(Reason::Latency) => match v.latency {
+            Latency::NoToken => ("not qualified: no token".to_string(), "bad"),
+            _ => (format!("not qualified: TTFT over {threshold} s"), "bad"),
+        },
+    };
+    if a.phase == Phase::Warmup {
+        (format!("warm-up · {name}"), "grey")
+    } else {
+        (name, cname)
+    }
+}
+
+fn args(a: &Attempt, settings: &Settings) -> Value {
+    let v = verdict(a, settings);
+    json!({
+        "id": a.id,
+        "business_id": a.business_id,
+        "attempt": a.attempt,
+        "phase": match a.phase { Phase::Warmup => "warmup", Phase::Measure => "measure" },
+        "outcome": a.outcome.to_string(),
+        "detail": a.detail,
+        "quality": a.quality.name(),
+        "qualified": v.qualified,
+        "reason": v.reason.map(Reason::code),
+        "ttft_ms": a.ttft_ms,
+        "e2e_ms": a.e2e_ms,
+        "stream_events": a.events.len(),
+        "input_tokens": a.input_tokens,
+        "output_tokens": a.output_tokens,
+        "start_ms": a.start_ms,
+    })
+}
+
+fn meta(pid: u32, tid: Option<u32>, name: &str, value: Value) -> Value {
+    let mut e = json!({"ph": "M", "pid": pid, "name": name, "args": value});
+    if let Some(tid) = tid {
+        e["tid"] = json!(tid);
+    }
+    e
+}
+
+/// Pushes one attempt at `ts` (µs) on `(pid, tid)`: the slice, its TTFT, its stream events.
+fn push_attempt(events: &mut Vec<Value>, a: &Attempt, settings: &Settings, pid: u32, tid: u32, ts: i64, end: i64) {
+    let (name, cname) = verdict_name(a, settings);
+    events.push(json!({
+        "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": end - ts,
+        "name": name, "cat": "attempt", "cname": cname, "args": args(a, settings),
+    }));
+    let rel = |ms: f64| (ts + us(ms)).min(end);
+    if let Some(t) = a.ttft_ms {
+        events.push(json!({
+            "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": rel(t) - ts,
+            "name": "TTFT", "cat": "ttft", "cname": "rail_response",
+            "args": {"id": a.id, "ttft_ms": t},
+        }));
+    }
+    if let Some(fb) = a.first_byte_ms {
+        events.push(json!({
+            "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": rel(fb),
+            "name": "first byte", "cat": "first_byte", "args": {"id": a.id},
+        }));
+    }
+    for (i, e) in a.events.iter().enumerate() {
+        events.push(json!({
+            "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": rel(e.at_ms),
+            "name": "stream event", "cat": "stream_event",
+            "args": {"id": a.id, "index": i, "tokens": e.tokens, "at_ms": e.at_ms},
+        }));
+    }
+}
+
+/// The trace as Chrome trace-event JSON (`{"traceEvents": [...]}`), verdicts judged under
+/// `settings`.
+pub fn perfetto(trace: &Trace, settings: &Settings) -> String {
+    let mut events: Vec<Value> = Vec::new();
+
+    // Attempts with clock positions, packed onto slots: the lowest free slot whose previous
+    // attempt has ended.
+    let mut timed: Vec<(i64, i64, &Attempt)> = trace
+        .attempts
+        .iter()
+        .filter_map(|a| {
+            let start = us(a.start_ms?);
+            Some((start, start + us(extent_ms(a)), a))
+        })
+        .collect();
+    timed.sort_by_key(|(start, end, _)| (*start, *end));
+    let mut busy: BinaryHeap<Reverse<(i64, u32)>> = BinaryHeap::new();
+    let mut free: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+    let mut slots = 0u32;
+    for (start, end, a) in &timed {
+        while let Some(Reverse((busy_until, slot))) = busy.peek().copied() {
+            if busy_until <= *start {
+                busy.pop();
+                free.push(Reverse(slot));
+            } else {
+                break;
+            }
+        }
+        let slot = match free.pop() {
+            Some(Reverse(slot)) => slot,
+            None => {
+                slots += 1;
+                slots
+            }
+        };
+        busy.push(Reverse((*end, slot)));
+        push_attempt(&mut events, a, settings, PID_ATTEMPTS, slot, *start, *end);
+    }
+    let mut metadata = Vec::new();
+    if slots > 0 {
+        metadata.push(meta(PID_ATTEMPTS, None, "process_name", json!({"name": "Attempts (client clock) — one track per concurrent slot"})));
+        metadata.push(meta(PID_ATTEMPTS, None, "process_sort_index", json!({"sort_index": 1})));
+        for slot in 1..=slots {
+            metadata.push(meta(PID_ATTEMPTS, Some(slot), "thread_name", json!({"name": format!("slot {slot}")})));
+            metadata.push(meta(PID_ATTEMPTS, Some(slot), "thread_sort_index", json!({"sort_index": slot})));
+        }
+    }
+
+    // Attempts without clock positions: laid end to end, 1 ms apart, on one track.
+    let untimed: Vec<&Attempt> = trace.attempts.iter().filter(|a| a.start_ms.is_none()).collect();
+    if !untimed.is_empty() {
+        metadata.push(meta(
+            PID_NO_CLOCK,
+            None,
+            "process_name",
+            json!({"name": "Attempts without clock positions — laid end to end, not their real timing"}),
+        ));
+        metadata.push(meta(PID_NO_CLOCK, None, "process_sort_index", json!({"sort_index": 2})));
+        metadata.push(meta(PID_NO_CLOCK, Some(1), "thread_name", json!({"name": "one after another"})));
+        let mut at = 0i64;
+        for a in untimed {
+            let end = at + us(extent_ms(a));
+            push_attempt(&mut events, a, settings, PID_NO_CLOCK, 1, at, end);
+            at = end + 1000;
+        }
+    }
+
+    // GPU telemetry as counters, one utilisation and one memory track per GPU.
+    if !trace.gpu.is_empty() {
+        metadata.push(meta(
+            PID_GPU,
+            None,
+            "process_name",
+            json!({"name": format!("GPU telemetry ({})", trace.header.capabilities.gpu_telemetry)}),
+        ));
+        metadata.push(meta(PID_GPU, None, "process_sort_index", json!({"sort_index": 3})));
+        for s in &trace.gpu {
+            let ts = us(s.t_ms);
+            events.push(json!({
+                "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
+                "name": format!("GPU {} utilisation %", s.gpu), "args": {"util %": s.util_pct},
+            }));
+            events.push(json!({
+                "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
+                "name": format!("GPU {} memory MiB", s.gpu),
+                "args": {"used MiB": s.mem_used_mib, "free MiB": (s.mem_total_mib - s.mem_used_mib).max(0.0)},
+            }));
+        }
+    }
+
+    metadata.append(&mut events);
+    let source = trace.header.source.as_ref().map(|s| s.tool.clone());
+    json!({
+        "traceEvents": metadata,
+        "displayTimeUnit": "ms",
+        "otherData": {
+            "producer": "Trace Lab",
+            "imported_from": source,
+            "model": trace.header.conditions.model,
+            "ttft_threshold_s": settings.ttft_threshold_s,
+            "comparison": settings.comparison.code(),
+            "gpu_telemetry": trace.header.capabilities.gpu_telemetry,
+            "colours": "slice name = verdict: qualified (green), failure (dark red), not qualified: TTFT over the threshold / no token (red), quality (yellow), warm-up (grey)",
+        },
+    })
+    .to_string()
+}

@@ -1,0 +1,258 @@
+//! The figures a peer tool reports about its own run, each with how the tool computes it, so the
+//! lab can recompute it from the attempts with the tool's method and then under the lesson's
+//! definitions ([`super::reproduce`]).
+//!
+//! They travel in the trace's header (`source.figures`), so a converted trace keeps them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::Text;
+
+/// Which per-attempt quantity a figure summarises. Every sample is taken over the complete
+/// successes of the measured phase, the filter every supported tool applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    /// Time to first token.
+    Ttft,
+    /// Time from the first to the second stream event.
+    Ttst,
+    /// End-to-end latency.
+    E2e,
+    /// Every gap between consecutive stream events, pooled over the successes (vLLM's ITL,
+    /// AIPerf's inter_chunk_latency): per event, not per token.
+    EventGap,
+    /// Per success with more than one output token: (E2E − TTFT) / (output tokens − 1)
+    /// (vLLM's TPOT, AIPerf's inter_token_latency).
+    TimePerOutputToken,
+    /// Complete successes.
+    Successes,
+    /// Attempts that were not complete successes (cancellations included).
+    Failures,
+    /// Attempts that were cancelled.
+    Cancelled,
+    /// Every attempt of the measured phase.
+    Attempts,
+    /// Failures / attempts.
+    ErrorRate,
+    /// Successes / the run's duration.
+    RequestThroughput,
+    /// Output tokens of the successes / the run's duration.
+    OutputThroughput,
+    /// Requests per second that met the tool's own SLOs (needs the SLOs, which tools do not save).
+    Goodput,
+}
+
+impl Quantity {
+    pub fn code(self) -> &'static str {
+        match self {
+            Quantity::Ttft => "ttft",
+            Quantity::Ttst => "ttst",
+            Quantity::E2e => "e2e",
+            Quantity::EventGap => "event_gap",
+            Quantity::TimePerOutputToken => "time_per_output_token",
+            Quantity::Successes => "successes",
+            Quantity::Failures => "failures",
+            Quantity::Cancelled => "cancelled",
+            Quantity::Attempts => "attempts",
+            Quantity::ErrorRate => "error_rate",
+            Quantity::RequestThroughput => "request_throughput",
+            Quantity::OutputThroughput => "output_throughput",
+            Quantity::Goodput => "goodput",
+        }
+    }
+
+    /// Short name in both languages ("TTFT", "ITL (per stream event)", …).
+    pub fn name(self) -> Text {
+        match self {
+            Quantity::Ttft => Text::new("TTFT", "TTFT"),
+            Quantity::Ttst => Text::new("time to second token", "第二个 token 时延"),
+            Quantity::E2e => Text::new("E2E", "端到端时延"),
+            Quantity::EventGap => Text::new("ITL (per stream event)", "ITL（按流事件）"),
+            Quantity::TimePerOutputToken => {
+                Text::new("time per output token (per-request average)", "每输出 token 时间（按请求平均）")
+            }
+            Quantity::Successes => Text::new("complete successes", "完整成功"),
+            Quantity::Failures => Text::new("failures", "失败次数"),
+            Quantity::Cancelled => Text::new("cancelled", "取消"),
+            Quantity::Attempts => Text::new("attempts", "尝试"),
+            Quantity::ErrorRate => Text::new("error rate", "错误率"),
+            Quantity::RequestThroughput => Text::new("request throughput", "请求吞吐"),
+            Quantity::OutputThroughput => Text::new("output token throughput", "输出 token 吞吐"),
+            Quantity::Goodput => Text::new("goodput (the tool's SLOs)", "goodput（工具自己的 SLO）"),
+        }
+    }
+
+    /// A distribution of per-attempt values (rather than a count or a rate).
+    pub fn is_distribution(self) -> bool {
+        matches!(
+            self,
+            Quantity::Ttft | Quantity::Ttst | Quantity::E2e | Quantity::EventGap | Quantity::TimePerOutputToken
+        )
+    }
+}
+
+/// How the tool picks a percentile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerPercentile {
+    /// numpy's default linear interpolation (vLLM, AIPerf, LLMPerf through pandas).
+    Linear,
+    /// guidellm: duplicates merged, the first value whose cumulative share reaches p
+    /// (`searchsorted(cumsum(probabilities), p, side="left")`).
+    CumulativeShare,
+}
+
+/// Which statistic of the quantity the figure is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Stat {
+    /// A count or a rate: the figure is the quantity itself.
+    Value,
+    Mean,
+    /// Standard deviation with `ddof` degrees of freedom removed (numpy 0, pandas 1).
+    Std { ddof: u32 },
+    Min,
+    Max,
+    /// The p-th percentile, 0 < p ≤ 100.
+    Percentile { p: f64, method: PeerPercentile },
+}
+
+impl Stat {
+    /// "p99", "mean", "std", "p99_9".
+    pub fn code(self) -> String {
+        match self {
+            Stat::Value => String::new(),
+            Stat::Mean => "mean".into(),
+            Stat::Std { .. } => "std".into(),
+            Stat::Min => "min".into(),
+            Stat::Max => "max".into(),
+            Stat::Percentile { p, .. } => format!("p{}", crate::metrics::trim_num(p).replace('.', "_")),
+        }
+    }
+}
+
+/// The unit the tool wrote the figure in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerUnit {
+    Ms,
+    S,
+    Count,
+    /// A share, 0–1.
+    Ratio,
+    PerSecond,
+    TokensPerSecond,
+}
+
+impl PeerUnit {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            PeerUnit::Ms => "ms",
+            PeerUnit::S => "s",
+            PeerUnit::Count => "",
+            PeerUnit::Ratio => "",
+            PeerUnit::PerSecond => "/s",
+            PeerUnit::TokensPerSecond => "tokens/s",
+        }
+    }
+
+    /// A time in ms expressed in this unit (other units pass through).
+    pub fn from_ms(self, ms: f64) -> f64 {
+        match self {
+            PeerUnit::S => ms / 1000.0,
+            _ => ms,
+        }
+    }
+
+    /// The resolution a trace written as JSON Lines keeps (1 µs), in this unit; 0 for counts.
+    pub fn trace_resolution(self) -> f64 {
+        match self {
+            PeerUnit::Ms => 1e-3,
+            PeerUnit::S => 1e-6,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Whether the attempts carry what is needed to recompute the figure with the tool's method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "why")]
+pub enum Reproducibility {
+    /// Recomputed exactly (to floating-point rounding).
+    #[default]
+    Exact,
+    /// Recomputed from a stand-in the file offers (the reason says which): close, not equal.
+    Approximate(String),
+    /// Not recomputed: the file lacks what it needs (the reason says what).
+    Not(String),
+}
+
+impl Reproducibility {
+    pub fn is_exact(&self) -> bool {
+        *self == Reproducibility::Exact
+    }
+}
+
+/// One figure as the tool reported it, and how the tool computes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerFigure {
+    /// The tool's own name for it (`p99_ttft_ms`, `records.ttft.p99`, `results_ttft_s_quantiles_p99`).
+    pub tool_key: String,
+    pub quantity: Quantity,
+    pub stat: Stat,
+    /// What the tool wrote, in `unit`.
+    pub value: f64,
+    pub unit: PeerUnit,
+    /// How the tool computes it, in words (its sample, its filter, its method).
+    pub how: String,
+    /// The tool writes 0 when there is no sample at all (vLLM's `np.mean(ttfts or 0)`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub empty_as_zero: bool,
+    #[serde(default, skip_serializing_if = "Reproducibility::is_exact")]
+    pub reproducibility: Reproducibility,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
+impl PeerFigure {
+    /// A stable code for the row: `ttft_p99`, `e2e_mean`, `successes`.
+    pub fn key(&self) -> String {
+        let stat = self.stat.code();
+        if stat.is_empty() {
+            self.quantity.code().to_string()
+        } else {
+            format!("{}_{stat}", self.quantity.code())
+        }
+    }
+
+    /// "P99 TTFT", "Mean E2E", "complete successes".
+    pub fn label(&self) -> Text {
+        let name = self.quantity.name();
+        let (en, zh) = match self.stat {
+            Stat::Value => return name,
+            Stat::Mean => ("Mean".to_string(), "均值".to_string()),
+            Stat::Std { ddof } => (format!("Std (ddof {ddof})"), format!("标准差（ddof {ddof}）")),
+            Stat::Min => ("Min".into(), "最小".into()),
+            Stat::Max => ("Max".into(), "最大".into()),
+            Stat::Percentile { p, .. } => {
+                let label = crate::metrics::percentile_label(p);
+                (label.clone(), label)
+            }
+        };
+        Text::new(format!("{en} {}", name.en), format!("{} {zh}", name.zh))
+    }
+
+    /// Shown among the few rows a panel shows first: P50, P99 and mean of the latencies, and
+    /// the counts.
+    pub fn is_headline(&self) -> bool {
+        match self.stat {
+            Stat::Value => true,
+            Stat::Mean => self.quantity.is_distribution(),
+            Stat::Percentile { p, .. } => p == 50.0 || p == 99.0,
+            _ => false,
+        }
+    }
+}

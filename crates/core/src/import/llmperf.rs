@@ -1,0 +1,240 @@
+//! Ray LLMPerf: `*_individual_responses.json` (one record per request, no timestamps) and the
+//! `*_summary.json` aggregate (the tool's own figures).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::{
+    classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
+    PeerPercentile, PeerSummary, PeerTool, PeerUnit, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
+};
+use crate::error::ParseError;
+use crate::trace::*;
+
+const WHAT: &str = "LLMPerf individual responses";
+
+pub(super) fn is_record(map: &Map<String, Value>) -> bool {
+    map.contains_key("ttft_s") && (map.contains_key("end_to_end_latency_s") || map.contains_key("error_code"))
+}
+
+pub(super) fn detect_summary(map: &Map<String, Value>) -> Option<Detected> {
+    if map.contains_key("results_ttft_s_mean") || map.contains_key("results_num_requests_started") {
+        let mut d = Detected::new(
+            PeerTool::Llmperf,
+            Content::AggregateOnly,
+            "llmperf-summary",
+            "LLMPerf's summary keys (`results_ttft_s_mean`, `results_num_requests_started`)",
+        );
+        d.version = map.get("version").and_then(Value::as_str).map(str::to_string);
+        return Some(d);
+    }
+    None
+}
+
+pub(super) fn refusal(value: &Value) -> String {
+    let name = value.get("name").and_then(Value::as_str).unwrap_or("");
+    let file = match name.strip_suffix("_summary") {
+        Some(stem) if !stem.is_empty() => format!("`{stem}_individual_responses.json`"),
+        _ => "the matching `*_individual_responses.json`".to_string(),
+    };
+    format!(
+        "this is LLMPerf's summary (*_summary.json): summary statistics only, no attempts. Upload {file} from the same results \
+         folder instead; this summary can then be added beside it as LLMPerf's own figures"
+    )
+}
+
+fn secs(map: &Map<String, Value>, key: &str, i: usize) -> Result<Option<f64>, ParseError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match super::number(v) {
+            Some(x) if x.is_finite() => Ok(Some(time_ms(x * 1000.0, &format!("[{i}].{key}"), WHAT)?)),
+            _ => Err(ParseError::new(format!("{WHAT}: expected seconds, found {}", super::kind_of(v))).field(format!("[{i}].{key}"))),
+        },
+    }
+}
+
+pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
+    let list = value.as_array().expect("detected as an array");
+    let mut attempts = Vec::with_capacity(list.len());
+    let mut seen = HashMap::new();
+    for (i, record) in list.iter().enumerate() {
+        let map = record.as_object().ok_or_else(|| {
+            ParseError::new(format!("{WHAT}: every entry should be a record, found {}", super::kind_of(record))).field(format!("[{i}]"))
+        })?;
+        if !is_record(map) {
+            return Err(ParseError::new(format!(
+                "{WHAT}: record {i} has no `ttft_s`/`end_to_end_latency_s`: a layout this version does not know"
+            ))
+            .field(format!("[{i}]")));
+        }
+        let code = map.get("error_code").and_then(Value::as_i64);
+        let message = map.get("error_msg").and_then(Value::as_str).unwrap_or("");
+        let failed = !matches!(map.get("error_code"), None | Some(Value::Null)) || !message.trim().is_empty();
+        let ttft = secs(map, "ttft_s", i)?;
+        let e2e = secs(map, "end_to_end_latency_s", i)?;
+        // A failed request's metrics are left at 0: no token came.
+        let ttft = ttft.filter(|&t| !failed || t > 0.0);
+        let e2e = e2e.filter(|&e| !failed || e > 0.0);
+        let outcome = if failed { classify_failure(message, code, ttft.is_some()) } else { Outcome::Success };
+        let ttft = match outcome {
+            Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError => None,
+            _ => ttft,
+        };
+        if outcome == Outcome::Success && e2e.is_none() {
+            return Err(ParseError::new(format!("{WHAT}: a request without an error but without `end_to_end_latency_s`"))
+                .field(format!("[{i}].end_to_end_latency_s")));
+        }
+        let e2e = match (e2e, ttft) {
+            (Some(e), Some(t)) => Some(e.max(t)),
+            (e, _) => e,
+        };
+        let count = |k: &str| map.get(k).and_then(super::number).filter(|v| *v >= 0.0).map(|v| v.round() as u32);
+        let detail = if failed {
+            let code_text = code.map(|c| format!("error_code {c}: ")).unwrap_or_default();
+            detail_text(&format!("{code_text}{message}"))
+        } else {
+            None
+        };
+        let id = format!("llmperf-{i}");
+        attempts.push(Attempt {
+            id: unique_id(&mut seen, id.clone()),
+            business_id: id,
+            attempt: 1,
+            phase: Phase::Measure,
+            intended_start_ms: None,
+            start_ms: None,
+            first_byte_ms: None,
+            ttft_ms: ttft,
+            events: Vec::new(),
+            e2e_ms: e2e,
+            outcome,
+            detail,
+            quality: Quality::NotEvaluated,
+            input_tokens: count("number_input_tokens"),
+            output_tokens: count("number_output_tokens").filter(|&o| !failed || o > 0),
+            tokens_from_usage: false,
+            event_tokens_estimated: false,
+        });
+    }
+    let mut header = Header::default();
+    let definitions = vec![
+        "LLMPerf saves no timestamps per request: the attempts have TTFT and E2E but no place on the run's timeline and no stream \
+         events."
+            .to_string(),
+        "TTFT (`ttft_s`): request start → first streamed chunk. E2E (`end_to_end_latency_s`): request start → end of the stream."
+            .to_string(),
+        "LLMPerf's per-request ITL (`inter_token_latency_s`) is the sum of the gaps between chunks, TTFT included, divided by the \
+         output tokens; without chunk times it cannot be recomputed here."
+            .to_string(),
+        "Output tokens are counted by LLMPerf's tokenizer, not taken from the server's usage.".to_string(),
+        "LLMPerf's summary covers requests without an error (pandas: linear quantiles, std ddof 1); its error rate divides by \
+         every request started."
+            .to_string(),
+        "Any generated text in the file is dropped: Trace Lab never keeps response text.".to_string(),
+        FAILURE_MAPPING.to_string(),
+    ];
+    header.source = Some(Source {
+        tool: PeerTool::Llmperf.name().to_string(),
+        version: detected.version.clone(),
+        definitions,
+        layout: Some(detected.layout.clone()),
+        figures: Vec::new(),
+    });
+    let count = attempts.len() as u64;
+    let mut warnings = Vec::new();
+    if list.iter().any(|r| r.get("generated_text").is_some()) {
+        warnings.push("dropped `generated_text`: response text is never kept".to_string());
+    }
+    let trace = Trace {
+        header,
+        attempts,
+        gpu: Vec::new(),
+        footer: Some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
+        warnings,
+    };
+    Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
+}
+
+/// The figures of `*_summary.json`.
+pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, ParseError> {
+    let map = value.as_object().expect("detected as an object");
+    let mut figures = Vec::new();
+    let distributions: [(&str, Quantity, &str, Reproducibility); 3] = [
+        ("ttft_s", Quantity::Ttft, "`ttft_s` of the requests without an error", Reproducibility::Exact),
+        ("end_to_end_latency_s", Quantity::E2e, "`end_to_end_latency_s` of the requests without an error", Reproducibility::Exact),
+        (
+            "inter_token_latency_s",
+            Quantity::TimePerOutputToken,
+            "`inter_token_latency_s` (Σ chunk gaps incl. TTFT / output tokens) of the requests without an error",
+            Reproducibility::Not(
+                "LLMPerf's per-request ITL needs the chunk times, which its file does not keep".into(),
+            ),
+        ),
+    ];
+    for (metric, quantity, sample, reproducibility) in distributions {
+        let prefix = format!("results_{metric}_");
+        for (key, v) in map {
+            let Some(rest) = key.strip_prefix(&prefix) else { continue };
+            let stat = match rest {
+                "mean" => Stat::Mean,
+                "min" => Stat::Min,
+                "max" => Stat::Max,
+                "stddev" => Stat::Std { ddof: 1 },
+                q => match q.strip_prefix("quantiles_p").and_then(|p| p.parse::<f64>().ok()) {
+                    Some(p) if p > 0.0 && p <= 100.0 => Stat::Percentile { p, method: PeerPercentile::Linear },
+                    _ => continue,
+                },
+            };
+            let Some(value) = super::number(v).filter(|v| v.is_finite()) else { continue };
+            let words = match stat {
+                Stat::Mean => "mean".to_string(),
+                Stat::Min => "minimum".to_string(),
+                Stat::Max => "maximum".to_string(),
+                Stat::Std { .. } => "std (pandas, ddof 1)".to_string(),
+                Stat::Percentile { p, .. } => format!("quantile {} (pandas, linear interpolation)", crate::metrics::trim_num(p / 100.0)),
+                Stat::Value => String::new(),
+            };
+            figures.push(PeerFigure {
+                tool_key: key.clone(),
+                quantity,
+                stat,
+                value,
+                unit: PeerUnit::S,
+                how: format!("{words} of {sample}"),
+                empty_as_zero: false,
+                reproducibility: reproducibility.clone(),
+            });
+        }
+    }
+    let values: [(&str, Quantity, PeerUnit, &str); 4] = [
+        ("results_num_requests_started", Quantity::Attempts, PeerUnit::Count, "requests started"),
+        ("results_num_completed_requests", Quantity::Successes, PeerUnit::Count, "requests without an error"),
+        ("results_number_errors", Quantity::Failures, PeerUnit::Count, "requests with an error"),
+        ("results_error_rate", Quantity::ErrorRate, PeerUnit::Ratio, "errors / requests started"),
+    ];
+    for (key, quantity, unit, how) in values {
+        if let Some(value) = map.get(key).and_then(super::number).filter(|v| v.is_finite()) {
+            figures.push(PeerFigure {
+                tool_key: key.to_string(),
+                quantity,
+                stat: Stat::Value,
+                value,
+                unit,
+                how: how.to_string(),
+                empty_as_zero: false,
+                reproducibility: Reproducibility::Exact,
+            });
+        }
+    }
+    figures.sort_by_key(super::vllm::order);
+    let concurrency = map.get("num_concurrent_requests").and_then(Value::as_u64).map(|v| v as u32);
+    let conditions = Conditions {
+        model: map.get("model").and_then(Value::as_str).map(str::to_string),
+        concurrency,
+        arrival: concurrency.map(|_| "closed".to_string()),
+        ..Conditions::default()
+    };
+    let attempts = map.get("results_num_requests_started").and_then(Value::as_u64);
+    Ok(PeerSummary { detected, figures, conditions, attempts, duration_s: None })
+}

@@ -1,0 +1,691 @@
+//! Opening the result files of the benchmark tools learners already use — vLLM `bench serve`,
+//! NVIDIA AIPerf, guidellm, Ray LLMPerf — as traces, so every attempt can be seen, the tool's
+//! own figures reproduced ([`reproduce()`]) and then recomputed under the lesson's definitions.
+//!
+//! Files are recognised from their content, never from their name ([`detect`]). Each importer
+//! maps the tool's per-request data to trace format v1 attempts and records the tool, its
+//! version when the file says, and how the tool defines its figures in `header.source`.
+//! Response text is never kept. Files that hold only aggregates are recognised and refused with
+//! the name of the per-request file to upload instead; [`peer_figures_from_aggregate`] reads
+//! such a file as the tool's own figures for a trace imported from the per-request file.
+//!
+//! ```
+//! use tracelab_core::import::{load_any, PeerTool};
+//! let text = r#"[{"error_code": null, "error_msg": "", "ttft_s": 0.5, "end_to_end_latency_s": 2.0,
+//!   "inter_token_latency_s": 0.01, "number_input_tokens": 10, "number_output_tokens": 150}]"#;
+//! let imported = load_any("run_individual_responses.json", text).unwrap();
+//! assert_eq!(imported.detected.tool, PeerTool::Llmperf);
+//! let trace = imported.single("run_individual_responses.json").unwrap();
+//! assert_eq!(trace.attempts[0].ttft_ms, Some(500.0));
+//! ```
+
+mod aiperf;
+mod figures;
+mod guidellm;
+mod llmperf;
+mod reproduce;
+mod vllm;
+
+pub use self::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+pub use self::reproduce::{reproduce, ReproRow};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::ParseError;
+use crate::parse::parse_trace;
+use crate::trace::{Conditions, Outcome, Trace};
+
+/// The tools whose files are recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerTool {
+    /// Our own formats: trace format v1 (JSON Lines) and the classroom CSV.
+    TraceLab,
+    Vllm,
+    Aiperf,
+    GenaiPerf,
+    Guidellm,
+    Llmperf,
+    Unknown,
+}
+
+impl PeerTool {
+    /// The name written in `header.source.tool` and shown to people.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerTool::TraceLab => "Trace Lab",
+            PeerTool::Vllm => "vLLM bench serve",
+            PeerTool::Aiperf => "NVIDIA AIPerf",
+            PeerTool::GenaiPerf => "NVIDIA GenAI-Perf",
+            PeerTool::Guidellm => "guidellm",
+            PeerTool::Llmperf => "Ray LLMPerf",
+            PeerTool::Unknown => "unknown tool",
+        }
+    }
+
+    /// The tool a `header.source.tool` names.
+    pub fn from_name(name: &str) -> PeerTool {
+        [PeerTool::Vllm, PeerTool::Aiperf, PeerTool::GenaiPerf, PeerTool::Guidellm, PeerTool::Llmperf, PeerTool::TraceLab]
+            .into_iter()
+            .find(|t| t.name() == name)
+            .unwrap_or(PeerTool::Unknown)
+    }
+}
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Content {
+    /// A Trace Lab trace.
+    Trace,
+    /// One record per request: importable.
+    PerRequest,
+    /// Summary statistics only: refused by [`import`], read by [`peer_figures_from_aggregate`].
+    AggregateOnly,
+    /// Per-request data in a layout recognised but not read by this version.
+    Unsupported,
+    Unknown,
+}
+
+/// What [`detect`] recognised in a file's content.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detected {
+    pub tool: PeerTool,
+    pub content: Content,
+    /// A stable code for the layout (`vllm-save-result`, `aiperf-jsonl-ttft`, `guidellm-benchmarks`, …).
+    pub layout: String,
+    /// The tool's version when the file records it.
+    pub version: Option<String>,
+    /// What was seen, in words (the keys that decided it).
+    pub evidence: String,
+}
+
+impl Detected {
+    fn new(tool: PeerTool, content: Content, layout: &str, evidence: impl Into<String>) -> Detected {
+        Detected { tool, content, layout: layout.to_string(), version: None, evidence: evidence.into() }
+    }
+
+    fn unknown(evidence: impl Into<String>) -> Detected {
+        Detected::new(PeerTool::Unknown, Content::Unknown, "unknown", evidence)
+    }
+}
+
+/// One trace of an import, with a label to choose it by (guidellm: one per benchmark).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedTrace {
+    /// "benchmark 1: concurrent, 4 streams"; empty when the file holds one run.
+    pub label: String,
+    pub trace: Trace,
+}
+
+/// The traces read from one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    pub detected: Detected,
+    pub traces: Vec<ImportedTrace>,
+}
+
+impl Imported {
+    /// The one trace of a file that holds one; an error listing the choices otherwise.
+    pub fn single(self, file: &str) -> Result<Trace, ParseError> {
+        if self.traces.len() == 1 {
+            return Ok(self.traces.into_iter().next().expect("one").trace);
+        }
+        Err(ParseError::new(format!(
+            "this {} file holds {} benchmarks; choose one: {}",
+            self.detected.tool.name(),
+            self.traces.len(),
+            self.labels().join("; ")
+        ))
+        .in_file(file))
+    }
+
+    /// The `n`-th trace (1-based), or an error listing the choices.
+    pub fn pick(self, file: &str, n: usize) -> Result<ImportedTrace, ParseError> {
+        let count = self.traces.len();
+        if n == 0 || n > count {
+            return Err(ParseError::new(format!(
+                "there is no benchmark {n}: this file holds {count} ({})",
+                self.labels().join("; ")
+            ))
+            .in_file(file));
+        }
+        Ok(self.traces.into_iter().nth(n - 1).expect("checked"))
+    }
+
+    /// "1: concurrent, 4 streams (4 attempts)", one per trace.
+    pub fn labels(&self) -> Vec<String> {
+        self.traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let label = if t.label.is_empty() { "the run".to_string() } else { t.label.clone() };
+                format!("{}: {label} ({} attempts)", i + 1, t.trace.attempts.len())
+            })
+            .collect()
+    }
+}
+
+/// The tool's own figures read from a separate aggregate file (AIPerf's
+/// `profile_export_aiperf.json`, LLMPerf's `*_summary.json`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerSummary {
+    pub detected: Detected,
+    pub figures: Vec<PeerFigure>,
+    /// The run's conditions the summary states (model, concurrency, …).
+    pub conditions: Conditions,
+    /// How many attempts the summary counts, to check it belongs to the trace.
+    pub attempts: Option<u64>,
+    /// The run's duration when the summary states it.
+    pub duration_s: Option<f64>,
+}
+
+/// Recognises a file from its content. Never fails: an unreadable file is `Unknown`, with why.
+pub fn detect(text: &str) -> Detected {
+    match sniff(text) {
+        Ok(Sniffed::Ours(d)) => d,
+        Ok(Sniffed::JsonLines(d)) => d,
+        Ok(Sniffed::Json(d, _)) => d,
+        Err(e) => Detected::unknown(e.message),
+    }
+}
+
+/// Reads any supported file: our own formats first (as [`parse_trace`] does), then the peers'.
+/// This is what the lab's upload and `tracelab report` call.
+pub fn load_any(file: &str, text: &str) -> Result<Imported, ParseError> {
+    match sniff(text).map_err(|e| e.in_file(file))? {
+        Sniffed::Ours(detected) => {
+            let trace = parse_trace(file, text)?;
+            Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
+        }
+        other => import_sniffed(file, text, other),
+    }
+}
+
+/// [`load_any`] from bytes, refusing text that is not UTF-8 with the line where it breaks.
+pub fn load_any_bytes(file: &str, bytes: &[u8]) -> Result<Imported, ParseError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => load_any(file, text),
+        Err(e) => {
+            let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid up to here");
+            if let Ok(Sniffed::Ours(_)) = sniff(good) {
+                // Our own reader knows how to treat a cut-off last line.
+                let trace = crate::parse::parse_trace_bytes(file, bytes)?;
+                let detected = detect(good);
+                return Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] });
+            }
+            let line = good.bytes().filter(|&b| b == b'\n').count() + 1;
+            Err(ParseError::new("the file is not UTF-8 text (is it a benchmark result or a trace?)")
+                .at_line(line)
+                .in_file(file))
+        }
+    }
+}
+
+/// Imports a peer tool's per-request file. A Trace Lab trace is refused (open it with
+/// [`parse_trace`] or [`load_any`]); an aggregate-only file is refused with the name of the
+/// per-request file to upload instead.
+pub fn import(file: &str, text: &str) -> Result<Imported, ParseError> {
+    match sniff(text).map_err(|e| e.in_file(file))? {
+        Sniffed::Ours(d) => Err(ParseError::new(format!(
+            "this is already a Trace Lab trace ({}): open it directly, there is nothing to import",
+            d.layout
+        ))
+        .in_file(file)),
+        other => import_sniffed(file, text, other),
+    }
+}
+
+/// Reads the tool's own figures from an aggregate file (AIPerf's `profile_export_aiperf.json`,
+/// LLMPerf's `*_summary.json`), to attach to the trace imported from the matching per-request
+/// file with [`attach_summary`].
+pub fn peer_figures_from_aggregate(file: &str, text: &str) -> Result<PeerSummary, ParseError> {
+    let sniffed = sniff(text).map_err(|e| e.in_file(file))?;
+    let result = match &sniffed {
+        Sniffed::Json(d, v) if d.tool == PeerTool::Aiperf && d.content == Content::AggregateOnly => {
+            aiperf::summary(d.clone(), v)
+        }
+        Sniffed::Json(d, v) if d.tool == PeerTool::Llmperf && d.content == Content::AggregateOnly => {
+            llmperf::summary(d.clone(), v)
+        }
+        Sniffed::Json(d, _) if d.content == Content::PerRequest && d.tool == PeerTool::Vllm => Err(ParseError::new(
+            "this vLLM result carries its own figures already; import it directly, no separate summary is needed",
+        )),
+        other => {
+            let d = other.detected();
+            Err(ParseError::new(format!(
+                "expected a tool's summary (AIPerf profile_export_aiperf.json or LLMPerf *_summary.json); this looks like {} ({})",
+                describe(d),
+                d.evidence
+            )))
+        }
+    };
+    result.map_err(|e| e.in_file(file))
+}
+
+/// Adds a summary's figures to a trace imported from the same run's per-request file, after
+/// checking that both come from the same tool; conditions the trace lacks are filled in, and a
+/// count that disagrees becomes a warning (are they from the same run?).
+pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), ParseError> {
+    let Some(source) = trace.header.source.as_mut() else {
+        return Err(ParseError::new(format!(
+            "this trace was not imported from {}; a {} summary can only be set beside its own per-request file",
+            summary.detected.tool.name(),
+            summary.detected.tool.name()
+        )));
+    };
+    let tool = PeerTool::from_name(&source.tool);
+    if tool != summary.detected.tool {
+        return Err(ParseError::new(format!(
+            "the trace comes from {} but the summary from {}: they cannot describe the same run",
+            source.tool,
+            summary.detected.tool.name()
+        )));
+    }
+    let keys: Vec<&str> = summary.figures.iter().map(|f| f.tool_key.as_str()).collect();
+    source.figures.retain(|f| !keys.contains(&f.tool_key.as_str()));
+    source.figures.extend(summary.figures.iter().cloned());
+    if source.version.is_none() {
+        source.version = summary.detected.version.clone();
+    }
+    let c = &mut trace.header.conditions;
+    let s = &summary.conditions;
+    c.model = c.model.take().or_else(|| s.model.clone());
+    c.concurrency = c.concurrency.or(s.concurrency);
+    c.rate_per_s = c.rate_per_s.or(s.rate_per_s);
+    c.arrival = c.arrival.take().or_else(|| s.arrival.clone());
+    c.max_tokens = c.max_tokens.or(s.max_tokens);
+    let measured = trace.attempts.iter().filter(|a| a.phase == crate::trace::Phase::Measure).count() as u64;
+    if let Some(n) = summary.attempts {
+        if n != measured {
+            trace.warnings.push(format!(
+                "the summary counts {n} requests but the per-request file holds {measured} measured attempts: are they from the same run?"
+            ));
+        }
+    }
+    if let (Some(d), Some(w)) = (summary.duration_s, trace.header.window) {
+        if (d - w.length_s).abs() > 1e-9 * d.abs().max(1.0) {
+            trace.warnings.push(format!(
+                "the summary's duration is {d} s but the per-request records span {} s",
+                w.length_s
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tool's own figures a trace carries (empty for our own traces).
+pub fn figures(trace: &Trace) -> &[PeerFigure] {
+    trace.header.source.as_ref().map(|s| s.figures.as_slice()).unwrap_or(&[])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recognition
+
+enum Sniffed {
+    Ours(Detected),
+    JsonLines(Detected),
+    Json(Detected, Value),
+}
+
+impl Sniffed {
+    fn detected(&self) -> &Detected {
+        match self {
+            Sniffed::Ours(d) | Sniffed::JsonLines(d) | Sniffed::Json(d, _) => d,
+        }
+    }
+}
+
+fn describe(d: &Detected) -> String {
+    let what = match d.content {
+        Content::Trace => "trace",
+        Content::PerRequest => "per-request file",
+        Content::AggregateOnly => "aggregate-only file",
+        Content::Unsupported => "file",
+        Content::Unknown => "file",
+    };
+    match d.tool {
+        PeerTool::Unknown => "a file of an unknown tool".to_string(),
+        tool => format!("a {} {what}", tool.name()),
+    }
+}
+
+fn sniff(text: &str) -> Result<Sniffed, ParseError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Err(ParseError::new(
+            "the file is empty: expected a trace or a benchmark tool's result file",
+        ));
+    }
+    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let starts = first_line.trim_start().chars().next();
+    if !matches!(starts, Some('{') | Some('[')) {
+        return Ok(Sniffed::Ours(Detected::new(
+            PeerTool::TraceLab,
+            Content::Trace,
+            "tracelab-csv",
+            "the first line is not JSON, so it is read as the classroom CSV",
+        )));
+    }
+    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(first_line) {
+        if map.contains_key("kind") {
+            return Ok(Sniffed::Ours(Detected::new(
+                PeerTool::TraceLab,
+                Content::Trace,
+                "tracelab-jsonl",
+                "the first line is a JSON record with a `kind`",
+            )));
+        }
+        if map.contains_key("metadata") && (map.contains_key("metrics") || map.contains_key("error")) {
+            return Ok(Sniffed::JsonLines(aiperf::detect_record(&map)));
+        }
+        let rest_is_empty = text.trim_start()[first_line.trim_start().len()..].trim().is_empty();
+        if rest_is_empty {
+            let value = Value::Object(map);
+            return Ok(Sniffed::Json(classify(&value), value));
+        }
+    } else if first_line.contains("\"kind\"") && first_line.trim_start().starts_with('{') {
+        // Our JSON Lines with a broken first record: our own reader says what is wrong.
+        return Ok(Sniffed::Ours(Detected::new(
+            PeerTool::TraceLab,
+            Content::Trace,
+            "tracelab-jsonl",
+            "the first line mentions `kind`",
+        )));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => Ok(Sniffed::Json(classify(&value), value)),
+        Err(err) => Err(json_error(text, err)),
+    }
+}
+
+/// Guesses the tool of a file that did not parse, from the keys it mentions.
+fn guess_from_text(text: &str) -> Option<(PeerTool, &'static str)> {
+    let has = |s: &str| text.contains(s);
+    if has("\"ttfts\"") || has("\"itls\"") {
+        Some((PeerTool::Vllm, "vLLM bench serve result (saw `ttfts`/`itls`)"))
+    } else if has("\"mean_ttft_ms\"") {
+        Some((PeerTool::Vllm, "vLLM bench serve result (saw `mean_ttft_ms`)"))
+    } else if has("\"benchmarks\"") && (has("guidellm") || has("generative_benchmark")) {
+        Some((PeerTool::Guidellm, "guidellm benchmarks.json (saw `benchmarks`)"))
+    } else if has("\"results_ttft_s") {
+        Some((PeerTool::Llmperf, "LLMPerf summary (saw `results_ttft_s…`)"))
+    } else if has("\"ttft_s\"") && has("\"end_to_end_latency_s\"") {
+        Some((PeerTool::Llmperf, "LLMPerf individual responses (saw `ttft_s`, `end_to_end_latency_s`)"))
+    } else if has("\"perf_analyzer\"") || has("genai_perf") || has("\"telemetry_stats\"") {
+        Some((PeerTool::GenaiPerf, "GenAI-Perf export (saw `perf_analyzer`/`telemetry_stats`)"))
+    } else if has("\"records\"") && has("\"error_request_count\"") {
+        Some((PeerTool::Aiperf, "AIPerf profile_export_aiperf.json (saw `records`)"))
+    } else if has("\"metadata\"") && has("\"metrics\"") {
+        Some((PeerTool::Aiperf, "AIPerf profile_export.jsonl (saw `metadata`, `metrics`)"))
+    } else {
+        None
+    }
+}
+
+fn json_error(text: &str, err: serde_json::Error) -> ParseError {
+    let guess = guess_from_text(text).map(|(_, what)| what);
+    let looks = match guess {
+        Some(what) => format!("it looks like a {what}"),
+        None => "no known tool's keys were seen".to_string(),
+    };
+    let message = strip_position(&err.to_string());
+    let e = if err.is_eof() {
+        ParseError::new(format!(
+            "the JSON ends early at column {} — {looks}, cut off (truncated download or copy?); nothing was imported",
+            err.column()
+        ))
+    } else {
+        ParseError::new(format!(
+            "not valid JSON at column {}: {message} — {looks}; nothing was imported",
+            err.column()
+        ))
+    };
+    e.at_line(err.line())
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+fn classify(value: &Value) -> Detected {
+    match value {
+        Value::Array(items) => match items.first() {
+            None => Detected::unknown("an empty JSON array: no records"),
+            Some(Value::Object(first)) if llmperf::is_record(first) => Detected::new(
+                PeerTool::Llmperf,
+                Content::PerRequest,
+                "llmperf-individual-responses",
+                "an array of records with `ttft_s` and `end_to_end_latency_s`",
+            ),
+            Some(Value::Object(first)) => Detected::unknown(format!(
+                "a JSON array of records with keys {}, which no supported tool writes",
+                key_list(first)
+            )),
+            Some(_) => Detected::unknown("a JSON array that does not hold records"),
+        },
+        Value::Object(map) => classify_object(map),
+        _ => Detected::unknown("a single JSON value, not a result file"),
+    }
+}
+
+fn classify_object(map: &Map<String, Value>) -> Detected {
+    if let Some(d) = vllm::detect(map) {
+        return d;
+    }
+    if let Some(d) = guidellm::detect(map) {
+        return d;
+    }
+    if let Some(d) = llmperf::detect_summary(map) {
+        return d;
+    }
+    if let Some(d) = aiperf::detect_aggregate(map) {
+        return d;
+    }
+    if map.contains_key("experiments") && map.get("experiments").is_some_and(Value::is_array) {
+        return Detected::new(
+            PeerTool::GenaiPerf,
+            Content::Unsupported,
+            "genai-perf-profile-export",
+            "an `experiments` list with per-request `response_timestamps` (perf_analyzer / GenAI-Perf profile_export.json)",
+        );
+    }
+    if map.contains_key("metadata") && (map.contains_key("metrics") || map.contains_key("error")) {
+        return aiperf::detect_record(map);
+    }
+    Detected::unknown(format!("a JSON object with keys {}, which no supported tool writes", key_list(map)))
+}
+
+fn key_list(map: &Map<String, Value>) -> String {
+    let mut keys: Vec<String> = map.keys().take(8).map(|k| format!("`{k}`")).collect();
+    if map.len() > 8 {
+        keys.push("…".into());
+    }
+    if keys.is_empty() {
+        "(none)".into()
+    } else {
+        keys.join(", ")
+    }
+}
+
+fn import_sniffed(file: &str, text: &str, sniffed: Sniffed) -> Result<Imported, ParseError> {
+    let result = match sniffed {
+        Sniffed::Ours(_) => unreachable!("handled by the callers"),
+        Sniffed::JsonLines(d) => aiperf::import_jsonl(d, text),
+        Sniffed::Json(d, value) => match (d.tool, d.content) {
+            (PeerTool::Vllm, Content::PerRequest) => vllm::import(d, &value),
+            (PeerTool::Guidellm, Content::PerRequest) => guidellm::import(d, &value),
+            (PeerTool::Llmperf, Content::PerRequest) => llmperf::import(d, &value),
+            (PeerTool::Aiperf, Content::PerRequest) => {
+                let line = value.to_string();
+                aiperf::import_jsonl(d, &line)
+            }
+            (_, Content::AggregateOnly) => Err(refuse_aggregate(&d, &value)),
+            (PeerTool::GenaiPerf, Content::Unsupported) => Err(ParseError::new(format!(
+                "recognised {}: GenAI-Perf's per-request export (perf_analyzer layout), which this version does not read; \
+                 rerun with NVIDIA AIPerf (GenAI-Perf's successor) and upload its profile_export.jsonl",
+                d.evidence
+            ))),
+            _ => Err(ParseError::new(format!(
+                "not a file Trace Lab can open: {}. Supported: a Trace Lab trace (.jsonl, .csv), vLLM bench serve --save-result --save-detailed, \
+                 AIPerf profile_export.jsonl, guidellm benchmarks.json, LLMPerf *_individual_responses.json",
+                d.evidence
+            ))),
+        },
+    };
+    result.map_err(|e| e.in_file(file))
+}
+
+fn refuse_aggregate(d: &Detected, value: &Value) -> ParseError {
+    let message = match d.tool {
+        PeerTool::Vllm => vllm::refusal(value),
+        PeerTool::Aiperf => "this is AIPerf's aggregate profile_export_aiperf.json: summary statistics only, no attempts. \
+             Upload profile_export.jsonl from the same artifacts folder (one record per request) instead; this file can then \
+             be added beside it as AIPerf's own figures"
+            .to_string(),
+        PeerTool::GenaiPerf => "this is GenAI-Perf's aggregate profile_export_genai_perf.json: summary statistics only, no attempts. \
+             GenAI-Perf keeps its per-request data in profile_export.json (perf_analyzer layout), which this version does not read: \
+             rerun with NVIDIA AIPerf (GenAI-Perf's successor) and upload its per-request profile_export.jsonl"
+            .to_string(),
+        PeerTool::Llmperf => llmperf::refusal(value),
+        _ => format!("{}: summary statistics only, no attempts", d.evidence),
+    };
+    ParseError::new(message)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers for the importers
+
+/// A number, or a numeric string (LLMPerf writes some minima as `"550"`); `None` for null.
+pub(crate) fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+}
+
+/// Reads an optional finite number at `key`; a value of the wrong kind is an error naming `path`.
+pub(crate) fn opt_num(map: &Map<String, Value>, key: &str, path: &str, what: &str) -> Result<Option<f64>, ParseError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match number(v) {
+            Some(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(ParseError::new(format!("{what}: expected a number, found {}", kind_of(v))).field(path.to_string())),
+        },
+    }
+}
+
+/// Describes a JSON value's kind for an error message.
+pub(crate) fn kind_of(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => {
+            let short: String = s.chars().take(40).collect();
+            format!("the string \"{short}\"")
+        }
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// Checks a time (ms) an importer is about to store.
+pub(crate) fn time_ms(v: f64, path: &str, what: &str) -> Result<f64, ParseError> {
+    if !v.is_finite() {
+        return Err(ParseError::new(format!("{what}: `{v}` is not a time")).field(path.to_string()));
+    }
+    if v < 0.0 {
+        return Err(ParseError::new(format!("{what}: negative time {v} ms")).field(path.to_string()));
+    }
+    Ok(v)
+}
+
+/// The error text kept as an attempt's detail: the last line of a Python traceback, at most 500
+/// characters. Never response text.
+pub(crate) fn detail_text(message: &str) -> Option<String> {
+    let message = message.trim();
+    if message.is_empty() {
+        return None;
+    }
+    let kept = if message.contains("Traceback (most recent call last)") {
+        message.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(message).trim()
+    } else {
+        message
+    };
+    let mut out: String = kept.chars().take(500).collect();
+    if kept.chars().count() > 500 {
+        out.push('…');
+    }
+    Some(out)
+}
+
+/// Classifies a failure the tool describes only in words (and maybe an HTTP status).
+/// Cancellations are recognised by the callers. A failure of unknown cause becomes
+/// `stream_broken`, as [`FAILURE_MAPPING`] tells the reader.
+pub(crate) fn classify_failure(message: &str, http_status: Option<i64>, got_token: bool) -> Outcome {
+    if let Some(status) = http_status {
+        if (400..=599).contains(&status) {
+            return Outcome::HttpError { status: status as u16 };
+        }
+    }
+    let trimmed = message.trim();
+    let last_line = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    const REASONS: [(&str, u16); 15] = [
+        ("Bad Request", 400),
+        ("Unauthorized", 401),
+        ("Forbidden", 403),
+        ("Not Found", 404),
+        ("Method Not Allowed", 405),
+        ("Request Timeout", 408),
+        ("Payload Too Large", 413),
+        ("Request Entity Too Large", 413),
+        ("Unprocessable Entity", 422),
+        ("Too Many Requests", 429),
+        ("Internal Server Error", 500),
+        ("Bad Gateway", 502),
+        ("Service Unavailable", 503),
+        ("Gateway Timeout", 504),
+        ("Gateway Time-out", 504),
+    ];
+    for (reason, status) in REASONS {
+        if trimmed.eq_ignore_ascii_case(reason) || last_line.eq_ignore_ascii_case(reason) {
+            return Outcome::HttpError { status };
+        }
+    }
+    let lower = trimmed.to_ascii_lowercase();
+    if lower.contains("timeout") || lower.contains("timed out") {
+        return if got_token { Outcome::TimeoutAfterFirstToken } else { Outcome::TimeoutBeforeFirstToken };
+    }
+    if !got_token
+        && (lower.contains("connectorerror")
+            || lower.contains("connecterror")
+            || lower.contains("connection refused")
+            || lower.contains("cannot connect")
+            || lower.contains("connectionerror"))
+    {
+        return Outcome::ConnectError;
+    }
+    Outcome::StreamBroken
+}
+
+/// The definition every importer records about unclassified failures.
+pub(crate) const FAILURE_MAPPING: &str = "Failures are mapped from the tool's error: an HTTP status or reason phrase → http_error, \
+     a timeout → timeout_before/after_first_token, a refused connection → connect_error, a cancellation → cancelled, \
+     anything else → stream_broken; the tool's message is kept as the attempt's detail.";
+
+/// Makes attempt ids unique by suffixing repeats (`id#2`).
+pub(crate) fn unique_id(seen: &mut std::collections::HashMap<String, usize>, id: String) -> String {
+    let n = seen.entry(id.clone()).or_insert(0);
+    *n += 1;
+    if *n == 1 {
+        id
+    } else {
+        format!("{id}#{n}")
+    }
+}

@@ -1,0 +1,379 @@
+//! "The tool said / we recompute with the tool's method / under the lesson's definitions", side
+//! by side. With the tool's method (its sample, its success filter, its percentile) our figure
+//! must equal the tool's to floating-point rounding; the lesson's column then shows what moves:
+//! nearest-rank instead of interpolation, failures kept in the denominator, goodput instead of
+//! throughput, no figure where the lesson has none.
+
+use serde::Serialize;
+
+use super::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+use crate::index::Index;
+use crate::metrics::{trim_num, Metrics};
+use crate::percentile::{describe, percentile, PercentileMethod};
+use crate::settings::{Population, Settings};
+use crate::text::Text;
+use crate::trace::{Outcome, Phase, Trace};
+
+/// One row of the side-by-side panel. The lab renders these as they are.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReproRow {
+    /// Stable code: `ttft_p99`, `e2e_mean`, `successes`.
+    pub key: String,
+    pub label: Text,
+    /// The tool's own name for the figure.
+    pub tool_key: String,
+    pub unit: PeerUnit,
+    /// What the tool wrote.
+    pub tool_said: f64,
+    /// Recomputed from the attempts with the tool's method; `None` when the file lacks what it
+    /// needs (see `reproducibility`).
+    pub tool_method: Option<f64>,
+    /// The tool's figure and ours agree to floating-point rounding (or, for a trace read back
+    /// from JSON Lines, to the microsecond it keeps).
+    pub matches: Option<bool>,
+    /// The same figure under the lesson's definitions; `None` where the lesson has none.
+    pub lesson: Option<f64>,
+    /// Sample size behind the tool-method figure.
+    pub n: Option<usize>,
+    /// How the tool computes it, in its words.
+    pub how_tool: String,
+    /// How the lesson computes it.
+    pub how_lesson: Text,
+    /// Why the lesson's value differs or is missing, when that needs saying.
+    pub note: Option<Text>,
+    pub reproducibility: Reproducibility,
+    /// Among the few rows shown first (P50, P99 and mean of the latencies; the counts).
+    pub headline: bool,
+}
+
+/// The samples the tools summarise: complete successes of the measured phase, ascending, in ms.
+struct Samples {
+    ttft: Vec<f64>,
+    ttst: Vec<f64>,
+    e2e: Vec<f64>,
+    gaps: Vec<f64>,
+    tpot: Vec<f64>,
+    attempts: usize,
+    successes: usize,
+    failures: usize,
+    cancelled: usize,
+    /// Successes whose quality was never judged.
+    unevaluated: usize,
+    output_tokens: Option<u64>,
+}
+
+impl Samples {
+    fn of(trace: &Trace) -> Samples {
+        let mut s = Samples {
+            ttft: Vec::new(),
+            ttst: Vec::new(),
+            e2e: Vec::new(),
+            gaps: Vec::new(),
+            tpot: Vec::new(),
+            attempts: 0,
+            successes: 0,
+            failures: 0,
+            cancelled: 0,
+            unevaluated: 0,
+            output_tokens: Some(0),
+        };
+        for a in trace.attempts.iter().filter(|a| a.phase == Phase::Measure) {
+            s.attempts += 1;
+            if !a.outcome.is_success() {
+                s.failures += 1;
+                if a.outcome == Outcome::Cancelled {
+                    s.cancelled += 1;
+                }
+                continue;
+            }
+            s.successes += 1;
+            if a.quality == crate::trace::Quality::NotEvaluated {
+                s.unevaluated += 1;
+            }
+            if let Some(t) = a.ttft_ms {
+                s.ttft.push(t);
+            }
+            if let Some(e) = a.e2e_ms {
+                s.e2e.push(e);
+            }
+            if a.events.len() >= 2 {
+                s.ttst.push(a.events[1].at_ms - a.events[0].at_ms);
+            }
+            s.gaps.extend(a.event_gaps_ms());
+            if let (Some(e), Some(t), Some(out)) = (a.e2e_ms, a.ttft_ms, a.output_tokens) {
+                if out > 1 {
+                    s.tpot.push((e - t) / f64::from(out - 1));
+                }
+            }
+            s.output_tokens = match (s.output_tokens, a.output_tokens) {
+                (Some(sum), Some(out)) => Some(sum + u64::from(out)),
+                _ => None,
+            };
+        }
+        for v in [&mut s.ttft, &mut s.ttst, &mut s.e2e, &mut s.gaps, &mut s.tpot] {
+            v.sort_unstable_by(f64::total_cmp);
+        }
+        s
+    }
+
+    fn sample(&self, q: Quantity) -> Option<&[f64]> {
+        Some(match q {
+            Quantity::Ttft => &self.ttft,
+            Quantity::Ttst => &self.ttst,
+            Quantity::E2e => &self.e2e,
+            Quantity::EventGap => &self.gaps,
+            Quantity::TimePerOutputToken => &self.tpot,
+            _ => return None,
+        })
+    }
+}
+
+/// A statistic of an ascending sample, the tool's way.
+fn tool_stat(sorted: &[f64], stat: Stat) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    Some(match stat {
+        Stat::Value => return None,
+        Stat::Mean => mean(sorted),
+        Stat::Std { ddof } => {
+            if n <= ddof as usize {
+                return None;
+            }
+            let m = mean(sorted);
+            let ss: f64 = sorted.iter().map(|x| (x - m) * (x - m)).sum();
+            (ss / (n - ddof as usize) as f64).sqrt()
+        }
+        Stat::Min => sorted[0],
+        Stat::Max => sorted[n - 1],
+        Stat::Percentile { p, method: PeerPercentile::Linear } => percentile(sorted, p, PercentileMethod::Linear)?,
+        Stat::Percentile { p, method: PeerPercentile::CumulativeShare } => cumulative_share(sorted, p),
+    })
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// guidellm's percentile: duplicates merged, probabilities = count / n, the first value whose
+/// running sum of probabilities reaches p / 100 (`np.searchsorted(cdf, q, side="left")`).
+fn cumulative_share(sorted: &[f64], p: f64) -> f64 {
+    let total = sorted.len() as f64;
+    let q = p / 100.0;
+    let mut cdf = 0.0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j < sorted.len() && sorted[j] == sorted[i] {
+            j += 1;
+        }
+        cdf += (j - i) as f64 / total;
+        if cdf >= q {
+            return sorted[i];
+        }
+        i = j;
+    }
+    sorted[sorted.len() - 1]
+}
+
+/// Equal to floating-point rounding; an exactly reproducible figure may also differ by the
+/// microsecond a trace read back from JSON Lines keeps. An approximate one must be equal.
+fn close(ours: f64, theirs: f64, unit: PeerUnit, exact: bool) -> bool {
+    let resolution = if exact { unit.trace_resolution() } else { 0.0 };
+    (ours - theirs).abs() <= (1e-9 * theirs.abs()).max(resolution)
+}
+
+/// Recomputes every figure with the tool's method and under the lesson's definitions. The
+/// lesson's column always uses nearest-rank percentiles and counts every attempt of the
+/// measured phase, whatever `settings` says; `settings` gives the threshold and window that
+/// goodput needs.
+pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> Vec<ReproRow> {
+    let samples = Samples::of(trace);
+    let tool = trace.header.source.as_ref().map(|s| s.tool.clone()).unwrap_or_else(|| "the tool".into());
+    let mut lesson_settings = settings.clone();
+    lesson_settings.percentile = PercentileMethod::NearestRank;
+    lesson_settings.population = Population::default();
+    if lesson_settings.window_s.is_none() {
+        lesson_settings.window_s = trace.header.window.map(|w| w.length_s);
+    }
+    let index = Index::build(&trace.attempts, lesson_settings.population);
+    let metrics = Metrics::compute(&index, &lesson_settings);
+    let window_s = trace.header.window.map(|w| w.length_s).filter(|w| *w > 0.0);
+
+    figures
+        .iter()
+        .map(|f| {
+            let sample = samples.sample(f.quantity);
+            let computed = match (&f.reproducibility, sample) {
+                (Reproducibility::Not(_), _) => None,
+                (_, Some(values)) => match tool_stat(values, f.stat) {
+                    Some(v) => Some(f.unit.from_ms(v)),
+                    None if values.is_empty() && f.empty_as_zero => Some(0.0),
+                    None => None,
+                },
+                (_, None) => count_value(f.quantity, &samples, window_s),
+            };
+            let (lesson, how_lesson, note) = lesson_view(f, sample, &samples, &metrics, &lesson_settings, &tool);
+            ReproRow {
+                key: f.key(),
+                label: f.label(),
+                tool_key: f.tool_key.clone(),
+                unit: f.unit,
+                tool_said: f.value,
+                tool_method: computed,
+                matches: computed.map(|v| close(v, f.value, f.unit, f.reproducibility.is_exact())),
+                lesson,
+                n: sample.map(<[f64]>::len),
+                how_tool: f.how.clone(),
+                how_lesson,
+                note,
+                reproducibility: f.reproducibility.clone(),
+                headline: f.is_headline(),
+            }
+        })
+        .collect()
+}
+
+fn count_value(q: Quantity, s: &Samples, window_s: Option<f64>) -> Option<f64> {
+    Some(match q {
+        Quantity::Successes => s.successes as f64,
+        Quantity::Failures => s.failures as f64,
+        Quantity::Cancelled => s.cancelled as f64,
+        Quantity::Attempts => s.attempts as f64,
+        Quantity::ErrorRate => {
+            if s.attempts == 0 {
+                return None;
+            }
+            s.failures as f64 / s.attempts as f64
+        }
+        Quantity::RequestThroughput => s.successes as f64 / window_s?,
+        Quantity::OutputThroughput => s.output_tokens? as f64 / window_s?,
+        _ => return None,
+    })
+}
+
+fn lesson_view(
+    f: &PeerFigure,
+    sample: Option<&[f64]>,
+    s: &Samples,
+    metrics: &Metrics,
+    settings: &Settings,
+    tool: &str,
+) -> (Option<f64>, Text, Option<Text>) {
+    if f.quantity == Quantity::TimePerOutputToken {
+        return (
+            None,
+            t("—", "—"),
+            Some(t(
+                "the lesson has no per-request average: its ITL is the gap between stream events (the ITL rows), per event",
+                "课程没有按请求平均的指标：它的 ITL 是流事件之间的间隔（见 ITL 行），按事件计",
+            )),
+        );
+    }
+    if let Some(values) = sample {
+        let n = values.len();
+        let empty_note = || {
+            (f.empty_as_zero && n == 0).then(|| {
+                t(
+                    format!("{tool} writes 0 when there is no sample; the lesson leaves it undefined: there is nothing to rank"),
+                    format!("没有样本时 {tool} 写 0；课程中它无定义：没有可排序的值"),
+                )
+            })
+        };
+        return match f.stat {
+            Stat::Percentile { p, .. } => {
+                let value = percentile(values, p, PercentileMethod::NearestRank).map(|v| f.unit.from_ms(v));
+                let desc = describe(p, n, PercentileMethod::NearestRank);
+                (value, t(format!("{desc}, successes only"), format!("{desc}，仅成功请求")), empty_note())
+            }
+            Stat::Min | Stat::Max => {
+                let value = tool_stat(values, f.stat).map(|v| f.unit.from_ms(v));
+                let (en, zh) = if f.stat == Stat::Min { ("smallest", "最小") } else { ("largest", "最大") };
+                (value, t(format!("the {en} value of the same sample"), format!("同一样本的{zh}值")), empty_note())
+            }
+            Stat::Mean => (
+                None,
+                t("—", "—"),
+                Some(t(
+                    "the lesson reports nearest-rank percentiles, not means: a few very slow requests can hide in a mean",
+                    "课程报告最近秩分位数而不是均值：少数很慢的请求会被均值掩盖",
+                )),
+            ),
+            Stat::Std { .. } | Stat::Value => (None, t("—", "—"), None),
+        };
+    }
+    let failure_rate = metrics.failure_rate.value.map(|r| format!("{} %", trim_num((r * 10000.0).round() / 100.0)));
+    match f.quantity {
+        Quantity::Successes => (
+            Some(s.successes as f64),
+            t("complete successes: HTTP success and the stream read to its end", "完整成功：HTTP 成功且流读到正常结束"),
+            Some(t(
+                format!(
+                    "the lesson divides every rate by all {} attempts, failures included (failure rate {})",
+                    s.attempts,
+                    failure_rate.clone().unwrap_or_else(|| "undefined".into())
+                ),
+                format!(
+                    "课程中每个比率都除以全部 {} 次尝试，失败也计入（失败率 {}）",
+                    s.attempts,
+                    failure_rate.clone().unwrap_or_else(|| "无定义".into())
+                ),
+            )),
+        ),
+        Quantity::Failures => (
+            Some(s.failures as f64),
+            t("every attempt that is not a complete success, cancellations included", "所有非完整成功的尝试，含取消"),
+            None,
+        ),
+        Quantity::Cancelled => (Some(s.cancelled as f64), t("attempts cancelled", "被取消的尝试"), None),
+        Quantity::Attempts => (Some(s.attempts as f64), t("every attempt sent (warm-up excluded)", "发出的全部尝试（不含预热）"), None),
+        Quantity::ErrorRate => (
+            metrics.failure_rate.value,
+            t("failure rate: failures / all attempts", "失败率：失败次数 / 全部尝试"),
+            None,
+        ),
+        Quantity::RequestThroughput | Quantity::Goodput => {
+            let threshold = trim_num(settings.ttft_threshold_s);
+            let symbol = settings.comparison.symbol();
+            let unevaluated = s.unevaluated;
+            let note = if unevaluated > 0 {
+                t(
+                    format!(
+                        "goodput counts only jointly qualified attempts; {unevaluated} successes carry no quality verdict from {tool}, \
+                         so they do not qualify until one is given"
+                    ),
+                    format!("goodput 只计联合合格的尝试；{unevaluated} 个成功请求没有来自 {tool} 的质量评估，在给出评估前不算合格"),
+                )
+            } else {
+                t(
+                    "goodput counts only jointly qualified attempts, not every completed one",
+                    "goodput 只计联合合格的尝试，而不是所有完成的请求",
+                )
+            };
+            (
+                metrics.goodput.value,
+                t(
+                    format!("goodput: jointly qualified (success ∧ quality pass ∧ TTFT {symbol} {threshold} s) / window seconds"),
+                    format!("合格 goodput：联合合格（完整成功 ∧ 质量通过 ∧ TTFT {symbol} {threshold} 秒）/ 窗口秒数"),
+                ),
+                Some(note),
+            )
+        }
+        Quantity::OutputThroughput => (
+            metrics.output_tokens_per_s.value,
+            t("output tokens of successes from the server's usage / window seconds", "成功请求的输出 token（服务端 usage）/ 窗口秒数"),
+            metrics.output_tokens_per_s.value.is_none().then(|| {
+                t(
+                    format!("the lesson counts the server's usage tokens only; {tool} counted tokens itself"),
+                    format!("课程只计服务端 usage 给出的 token；{tool} 是自己数的 token"),
+                )
+            }),
+        ),
+        _ => (None, t("—", "—"), None),
+    }
+}
+
+fn t(en: impl Into<String>, zh: impl Into<String>) -> Text {
+    Text::new(en, zh)
+}
