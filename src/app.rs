@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 use tracelab_core::Lang;
 
 use crate::components::{
-    AttemptsTable, Charts, Controls, LoadPanel, MetricsPanel, Notes, StepPanel, TraceSummary,
+    AttemptsTable, Charts, Controls, Exports, LoadPanel, MetricsPanel, Notes, PeerPanel, StepPanel, TraceSummary,
 };
 use crate::i18n::{browser_lang, tr};
 use crate::loader::fetch_sample;
@@ -127,9 +127,13 @@ pub fn App() -> impl IntoView {
                         <StepPanel />
                     </div>
                 </div>
+                <PeerPanel />
                 <Charts />
                 <AttemptsTable />
-                <Notes />
+                <div class="bottom-row">
+                    <Exports />
+                    <Notes />
+                </div>
             })}
         </main>
     }

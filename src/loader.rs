@@ -1,6 +1,7 @@
 //! Moving bytes into the core: fetching a built-in sample, reading an uploaded file. Parsing is
 //! the core's; this module only fetches and reads.
 
+use tracelab_core::import::{self, Content, ImportedTrace};
 use tracelab_core::{parse::parse_trace, Trace};
 use wasm_bindgen::JsCast;
 
@@ -22,15 +23,29 @@ pub async fn fetch_sample(name: &str) -> Result<Trace, String> {
     parse_trace(name, &text).map_err(|e| e.to_string())
 }
 
-/// Reads a file the learner chose or dropped, and parses it.
-pub async fn read_upload(file: web_sys::File) -> Result<(String, Trace), String> {
+/// What an upload turned out to be.
+pub enum Upload {
+    /// One or more traces (a guidellm file holds one per benchmark).
+    Traces(String, Vec<ImportedTrace>),
+    /// A peer tool's aggregate file: its figures, to set beside the trace of the same run.
+    Summary(String, import::PeerSummary),
+}
+
+/// Reads a file the learner chose or dropped: our formats first, then the peers' (detected
+/// from the content, never from the name).
+pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
     let name = file.name();
     let text = wasm_bindgen_futures::JsFuture::from(file.text())
         .await
         .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
     let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
-    let trace = parse_trace(&name, &text).map_err(|e| e.to_string())?;
-    Ok((name, trace))
+    if import::detect(&text).content == Content::AggregateOnly {
+        if let Ok(summary) = import::peer_figures_from_aggregate(&name, &text) {
+            return Ok(Upload::Summary(name, summary));
+        }
+    }
+    let imported = import::load_any(&name, &text).map_err(|e| e.to_string())?;
+    Ok(Upload::Traces(name, imported.traces))
 }
 
 /// The first file of a file input's selection.

@@ -8,7 +8,10 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use tracelab_core::{metrics::Change, Attempt, Index, Lang, Metrics, Population, Settings, Trace, WhatIf};
+use tracelab_core::{metrics::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
+
+/// How long a result must stand before "what changed" takes it as the new baseline.
+const SETTLE_MS: u64 = 800;
 
 /// Where the current trace came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +88,9 @@ pub struct Lab {
     pub notes: RwSignal<String>,
     /// A one-off message (e.g. a stored value that could not be read).
     pub notice: RwSignal<Option<String>>,
+    /// The other benchmarks of an uploaded peer file (guidellm), by label.
+    pub choices: RwSignal<Vec<(String, Arc<Trace>)>>,
+    pub choice_label: RwSignal<String>,
     pub working: Memo<Option<Working>>,
     pub index: Memo<Option<IndexRef>>,
     pub metrics: Memo<Option<Metrics>>,
@@ -121,17 +127,42 @@ impl Lab {
             let ix = index.get()?;
             Some(settings.with(|s| Metrics::compute(&ix.0, s)))
         });
-        // (trace, metrics) now and at the previous recompute; a new trace starts afresh.
+        // "What changed since the last edit" compares with the last *settled* figures: typing
+        // 0.5 passes through 0 on the way, and the class should read "qualified 5 → 4", not
+        // "0 → 4". A result settles once it has stood for SETTLE_MS.
         type Snapshot = Option<(usize, Metrics)>;
-        let history: Memo<(Snapshot, Snapshot)> = Memo::new(move |prev: Option<&(Snapshot, Snapshot)>| {
-            let now = loaded.with(|l| l.as_ref().map(|l| Arc::as_ptr(&l.trace) as usize)).zip(metrics.get());
-            let before = prev.and_then(|(_, current)| current.clone());
-            (before, now)
+        let snapshot = Memo::new(move |_| {
+            loaded.with(|l| l.as_ref().map(|l| Arc::as_ptr(&l.trace) as usize)).zip(metrics.get())
+        });
+        let settled: RwSignal<(Snapshot, Snapshot)> = RwSignal::new((None, None));
+        Effect::new(move |_| {
+            let now = snapshot.get();
+            let settle = move || {
+                if snapshot.with_untracked(|s| *s != now) {
+                    return; // superseded before it settled
+                }
+                settled.update(|(prev, current)| {
+                    if *current != now {
+                        let same_trace = matches!((&*current, &now), (Some((a, _)), Some((b, _))) if a == b);
+                        *prev = if same_trace { current.take() } else { None };
+                        *current = now.clone();
+                    }
+                });
+            };
+            if settled.with_untracked(|(_, c)| c.is_none()) {
+                settle();
+            } else {
+                set_timeout(settle, std::time::Duration::from_millis(SETTLE_MS));
+            }
         });
         let changes = Memo::new(move |_| {
-            history.with(|(before, now)| match (before, now) {
-                (Some((trace_a, a)), Some((trace_b, b))) if trace_a == trace_b => b.changes_since(a),
-                _ => Vec::new(),
+            let now = snapshot.get();
+            settled.with(|(prev, current)| {
+                let base = if *current == now { prev } else { current };
+                match (base, &now) {
+                    (Some((ta, a)), Some((tb, b))) if ta == tb => b.changes_since(a),
+                    _ => Vec::new(),
+                }
             })
         });
         Lab {
@@ -143,6 +174,8 @@ impl Lab {
             selected: RwSignal::new(0),
             notes: RwSignal::new(String::new()),
             notice: RwSignal::new(None),
+            choices: RwSignal::new(Vec::new()),
+            choice_label: RwSignal::new(String::new()),
             working,
             index,
             metrics,
@@ -160,7 +193,36 @@ impl Lab {
         self.settings.set(s);
         self.selected.update(|r| *r = (*r).min(rows.saturating_sub(1)));
         self.load_error.set(None);
+        if matches!(loaded.origin, Origin::Sample(_)) {
+            self.choices.set(Vec::new());
+        }
         self.loaded.set(Some(loaded));
+    }
+
+    /// Sets a peer tool's own figures (its aggregate file) beside the trace of the same run,
+    /// keeping the learner's settings and edits.
+    pub fn attach_summary(&self, file: &str, summary: &tracelab_core::import::PeerSummary) {
+        let Some(current) = self.loaded.get_untracked() else {
+            self.load_error.set(Some(format!("{file}: this is a summary; upload the per-request file of the same run first")));
+            return;
+        };
+        let mut trace = (*current.trace).clone();
+        match tracelab_core::import::attach_summary(&mut trace, summary) {
+            Ok(()) => {
+                self.load_error.set(None);
+                self.loaded.set(Some(Loaded { origin: current.origin, trace: Arc::new(trace), attempts: current.attempts }));
+            }
+            Err(e) => self.load_error.set(Some(e.in_file(file).to_string())),
+        }
+    }
+
+    /// The current trace with its working attempts, for exports (a copy: used on demand only).
+    pub fn working_trace(&self) -> Option<Trace> {
+        let loaded = self.loaded.get_untracked()?;
+        let working = self.working.get_untracked()?;
+        let mut t = (*loaded.trace).clone();
+        t.attempts = (*working.attempts).clone();
+        Some(t)
     }
 
     /// How many rows the working trace has.

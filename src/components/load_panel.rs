@@ -6,7 +6,7 @@ use leptos::task::spawn_local;
 use tracelab_core::Lang;
 
 use crate::i18n::tr;
-use crate::loader::{fetch_sample, first_file, read_upload, SAMPLES};
+use crate::loader::{fetch_sample, first_file, read_upload, Upload, SAMPLES};
 use crate::state::{use_lab, Loaded, Origin};
 
 #[component]
@@ -18,7 +18,13 @@ pub fn LoadPanel() -> impl IntoView {
     let load_file = move |file: web_sys::File| {
         spawn_local(async move {
             match read_upload(file).await {
-                Ok((name, trace)) => lab.load(Loaded::new(Origin::Uploaded(name), trace), &[]),
+                Ok(Upload::Traces(name, mut traces)) => {
+                    let first = traces.remove(0);
+                    lab.choices.set(traces.into_iter().map(|t| (t.label, std::sync::Arc::new(t.trace))).collect());
+                    lab.choice_label.set(first.label.clone());
+                    lab.load(Loaded::new(Origin::Uploaded(name), first.trace), &[]);
+                }
+                Ok(Upload::Summary(name, summary)) => lab.attach_summary(&name, &summary),
                 Err(e) => lab.load_error.set(Some(e)),
             }
         });
@@ -92,6 +98,42 @@ pub fn LoadPanel() -> impl IntoView {
                 }
             />
             <p class="hint">{move || tr(lang.get(), "drop_hint")}</p>
+            <BenchmarkPicker />
         </section>
+    }
+}
+
+/// A peer file with several benchmarks (guidellm) loads the first; the others are one click away.
+#[component]
+fn BenchmarkPicker() -> impl IntoView {
+    let lab = use_lab();
+    view! {
+        {move || (!lab.choices.with(|c| c.is_empty())).then(|| {
+            let l = lab.lang.get();
+            let current = lab.choice_label.get();
+            let choices = lab.choices.get();
+            view! {
+                <label for="benchmark-picker">{tr(l, "benchmark")}</label>
+                <select id="benchmark-picker" data-testid="benchmark-picker" on:change=move |e| {
+                    let pick = event_target_value(&e);
+                    let Some(name) = lab.loaded.with_untracked(|x| x.as_ref().map(|x| x.origin.name().to_string())) else { return };
+                    let found = lab.choices.with_untracked(|c| c.iter().find(|(label, _)| *label == pick).cloned());
+                    if let Some((label, trace)) = found {
+                        // Put the current one back among the choices, then load the picked one.
+                        if let Some(old) = lab.loaded.get_untracked() {
+                            let mut old_trace = (*old.trace).clone();
+                            old_trace.attempts = (*old.attempts).clone();
+                            let old_label = lab.choice_label.get_untracked();
+                            lab.choices.update(|c| { c.retain(|(l, _)| *l != label); c.push((old_label, std::sync::Arc::new(old_trace))); c.sort_by(|a, b| a.0.cmp(&b.0)); });
+                        }
+                        lab.choice_label.set(label);
+                        lab.load(Loaded::new(Origin::Uploaded(name), (*trace).clone()), &[]);
+                    }
+                }>
+                    <option value=current.clone() selected=true>{current.clone()}</option>
+                    {choices.into_iter().map(|(label, _)| view! { <option value=label.clone()>{label.clone()}</option> }).collect_view()}
+                </select>
+            }
+        })}
     }
 }

@@ -3,17 +3,21 @@
 mod attempts_table;
 mod charts;
 mod controls;
+mod exports;
 mod load_panel;
 mod metrics_panel;
 mod notes;
+mod peer_panel;
 mod step_panel;
 mod trace_summary;
 
 pub use attempts_table::AttemptsTable;
 pub use charts::Charts;
 pub use controls::Controls;
+pub use exports::Exports;
 pub use load_panel::LoadPanel;
 pub use metrics_panel::MetricsPanel;
 pub use notes::Notes;
+pub use peer_panel::PeerPanel;
 pub use step_panel::StepPanel;
 pub use trace_summary::TraceSummary;

@@ -26,7 +26,7 @@ pub fn StepPanel() -> impl IntoView {
                 <span class="position" data-testid="position">
                     {move || format!("{} / {}", (lab.selected.get() + 1).min(n()), n())}
                 </span>
-                <button data-testid="next" on:click=move |_| lab.step(1) disabled=move || lab.selected.get() + 1 >= n()>
+                <button data-testid="next" on:click=move |_| lab.step(1) disabled=move || { lab.selected.get() + 1 >= n() }>
                     {move || tr(lang.get(), "next")}" →"
                 </button>
                 <span class="hint">{move || tr(lang.get(), "keys_hint")}</span>

@@ -217,6 +217,32 @@ impl Browser {
         self.type_into(css, text);
     }
 
+    /// Presses keys on whatever has focus (WebDriver actions), as a user at the keyboard.
+    pub fn press(&self, keys: &str) {
+        let mut actions = Vec::new();
+        for c in keys.chars() {
+            actions.push(json!({"type": "keyDown", "value": c.to_string()}));
+            actions.push(json!({"type": "keyUp", "value": c.to_string()}));
+        }
+        let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
+        self.cmd("POST", "/actions", Some(body)).expect("key actions");
+        let _ = self.cmd("DELETE", "/actions", None);
+    }
+
+    /// Chooses an option of a `<select>` by value, as picking it with the mouse does.
+    pub fn select(&self, css: &str, value: &str) {
+        let found = self.execute(
+            "const s = document.querySelector(arguments[0]); if (!s) return false; s.value = arguments[1]; s.dispatchEvent(new Event('change', {bubbles: true})); return s.value === arguments[1];",
+            json!([css, value]),
+        );
+        assert_eq!(found, json!(true), "no option {value:?} in {css}");
+    }
+
+    /// The page's current address.
+    pub fn url(&self) -> String {
+        self.cmd("GET", "/url", None).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    }
+
     pub fn execute(&self, script: &str, args: Value) -> Value {
         self.cmd("POST", "/execute/sync", Some(json!({"script": script, "args": args}))).expect("execute script")
     }
