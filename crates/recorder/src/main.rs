@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod export;
+mod import;
 mod report;
 
 #[derive(Parser)]
@@ -18,12 +20,24 @@ struct Cli {
 enum Command {
     /// Print the metric card of a trace (JSON Lines or classroom CSV).
     Report(report::ReportArgs),
+    /// Record a trace from an OpenAI-compatible endpoint (streaming, client-side clock).
+    Record(tracelab_recorder::record::RecordArgs),
+    /// Scan what this machine can measure (GPU telemetry) without sending any request.
+    Probe(tracelab_recorder::probe::ProbeArgs),
+    /// Convert a peer tool's result file (vLLM, AIPerf, guidellm, LLMPerf) into a trace.
+    Import(import::ImportArgs),
+    /// Export a trace as CSV, a Markdown/JSON metric card, or Perfetto trace-event JSON.
+    Export(export::ExportArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Report(args) => report::run(args),
+        Command::Record(args) => tracelab_recorder::record::run(args),
+        Command::Probe(args) => tracelab_recorder::probe::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

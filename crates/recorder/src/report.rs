@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use tracelab_core::{
-    card, parse::parse_trace_bytes, Comparison, Index, Lang, Metrics, PercentileMethod, Settings,
+    card, Comparison, Index, Lang, Metrics, PercentileMethod, Settings,
 };
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// The trace to report on.
+    /// The trace to report on (or a peer tool's result file that `tracelab import` reads).
     pub file: PathBuf,
     /// TTFT threshold in seconds (default: the trace's header, else 1).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
@@ -61,9 +61,8 @@ pub enum LangArg {
 }
 
 pub fn run(args: ReportArgs) -> Result<(), String> {
-    let name = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let trace = parse_trace_bytes(&name, &bytes).map_err(|e| e.to_string())?;
+    // Our own formats and every peer tool's file `tracelab import` reads.
+    let (name, trace, _) = crate::import::load(&args.file, None, None)?;
     let mut settings = Settings::from_header(&trace.header);
     if let Some(t) = args.threshold {
         settings.ttft_threshold_s = t;

@@ -1,0 +1,21 @@
+//! # tracelab-recorder
+//!
+//! The native half of Trace Lab: `tracelab record` measures a real OpenAI-compatible endpoint
+//! (vLLM, llama.cpp, Ollama, SGLang, a hosted API) into a trace, `tracelab probe` scans what a
+//! machine can measure. Every record is written through `tracelab_core::write` and every figure
+//! is computed by `tracelab_core::Metrics`, so the recorder, `tracelab report` and the lab agree.
+//!
+//! Never stored or printed: response text, prompt text (only prompt ids), the endpoint URL,
+//! request headers, the API key, host or user names, GPU UUIDs or serials.
+
+pub mod attempt;
+pub mod clock;
+pub mod engine;
+pub mod gpu;
+pub mod openai;
+pub mod probe;
+pub mod prompts;
+pub mod record;
+pub mod schedule;
+pub mod sse;
+pub mod writer;

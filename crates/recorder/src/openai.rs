@@ -1,0 +1,314 @@
+//! The OpenAI-compatible wire format: the streaming request body and what one SSE data payload
+//! means for the measurement (output or not, reasoning or content, finish, usage, error).
+//!
+//! Servers differ: vLLM and SGLang send `reasoning_content`, Ollama and some proxies `reasoning`,
+//! llama.cpp a role-only first chunk, and most a final usage chunk with empty `choices`. Only the
+//! facts are extracted here; the response text is handed to the rubric and never kept.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// Which endpoint to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Api {
+    /// `POST {base}/chat/completions` with one user message.
+    Chat,
+    /// `POST {base}/completions` with a plain prompt.
+    Completions,
+}
+
+impl Api {
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Completions => "completions",
+        }
+    }
+
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::Chat => "chat/completions",
+            Api::Completions => "completions",
+        }
+    }
+}
+
+/// The streaming request body. `stream_options.include_usage` asks for the usage chunk so token
+/// counts come from the server rather than from counting chunks.
+pub fn request_body(api: Api, model: &str, prompt: &str, max_tokens: u32) -> Vec<u8> {
+    let mut body = json!({
+        "model": model,
+        "max_tokens": max_tokens,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    let object = body.as_object_mut().expect("an object");
+    match api {
+        Api::Chat => object.insert("messages".into(), json!([{ "role": "user", "content": prompt }])),
+        Api::Completions => object.insert("prompt".into(), json!(prompt)),
+    };
+    serde_json::to_vec(&body).expect("a body always serialises")
+}
+
+/// Token counts reported by the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    pub reasoning_tokens: Option<u32>,
+}
+
+/// What one data payload carried.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Delta {
+    /// Non-empty answer text arrived (content, or `text` for completions).
+    pub content: bool,
+    /// Non-empty `reasoning_content` / `reasoning` arrived: output too, but kept apart.
+    pub reasoning: bool,
+    pub finished: bool,
+    pub usage: Option<Usage>,
+}
+
+impl Delta {
+    /// The event carried output tokens (a role-only or empty chunk does not).
+    pub fn is_output(&self) -> bool {
+        self.content || self.reasoning
+    }
+}
+
+/// The meaning of one SSE event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    Done,
+    Chunk(Delta),
+    /// The server reported an error inside a 2xx stream; the string is a short, non-secret class.
+    Error(String),
+    /// Not JSON, or JSON that is not a chunk.
+    Malformed,
+}
+
+#[derive(Deserialize)]
+struct RawChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Option<Vec<RawChoice<'a>>>,
+    #[serde(default)]
+    usage: Option<RawUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default, borrow)]
+    object: Option<Cow<'a, str>>,
+    #[serde(default)]
+    code: Option<Value>,
+    #[serde(default, rename = "type")]
+    kind: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<RawDelta<'a>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct RawDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct RawUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u32>,
+    #[serde(default)]
+    completion_tokens: Option<u32>,
+    #[serde(default)]
+    completion_tokens_details: Option<RawDetails>,
+}
+
+#[derive(Deserialize)]
+struct RawDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u32>,
+}
+
+/// Interprets one event. Answer text is appended to `text` when the caller evaluates a rubric.
+pub fn interpret(event_type: Option<&str>, data: &str, text: Option<&mut String>) -> Payload {
+    if data.trim() == "[DONE]" {
+        return Payload::Done;
+    }
+    let chunk: RawChunk = match serde_json::from_str(data) {
+        Ok(chunk) => chunk,
+        Err(_) if event_type == Some("error") => return Payload::Error("server error event in stream".into()),
+        Err(_) => return Payload::Malformed,
+    };
+    if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
+        return Payload::Error(error_class(&error));
+    }
+    if chunk.object.as_deref() == Some("error") || event_type == Some("error") {
+        let mut fields = serde_json::Map::new();
+        if let Some(kind) = chunk.kind {
+            fields.insert("type".into(), kind);
+        }
+        if let Some(code) = chunk.code {
+            fields.insert("code".into(), code);
+        }
+        return Payload::Error(error_class(&Value::Object(fields)));
+    }
+    let mut delta = Delta { usage: chunk.usage.map(Usage::from), ..Delta::default() };
+    // An object without `choices` (a usage-only record, a server's own extra) carries no output;
+    // it is not a fault.
+    let choices = chunk.choices.unwrap_or_default();
+    let mut text = text;
+    for choice in &choices {
+        let content = choice.delta.as_ref().and_then(|d| d.content.as_deref()).or(choice.text.as_deref());
+        if let Some(content) = content.filter(|c| !c.is_empty()) {
+            delta.content = true;
+            if let Some(text) = text.as_deref_mut() {
+                text.push_str(content);
+            }
+        }
+        if let Some(d) = &choice.delta {
+            let reasoning = d.reasoning_content.as_deref().or(d.reasoning.as_deref());
+            if reasoning.is_some_and(|r| !r.is_empty()) {
+                delta.reasoning = true;
+            }
+        }
+        if choice.finish_reason.is_some() {
+            delta.finished = true;
+        }
+    }
+    Payload::Chunk(delta)
+}
+
+impl From<RawUsage> for Usage {
+    fn from(u: RawUsage) -> Usage {
+        Usage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            reasoning_tokens: u.completion_tokens_details.and_then(|d| d.reasoning_tokens),
+        }
+    }
+}
+
+/// "server error object in stream (type overloaded_error)": the error's type and code are kept
+/// only when they look like identifiers, because a message may quote the prompt.
+fn error_class(error: &Value) -> String {
+    let mut class = String::from("server error object in stream");
+    let mut parts = Vec::new();
+    for key in ["type", "code"] {
+        let value = match error.get(key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => continue,
+        };
+        if is_identifier(&value) {
+            parts.push(format!("{key} {value}"));
+        }
+    }
+    if !parts.is_empty() {
+        class.push_str(&format!(" ({})", parts.join(", ")));
+    }
+    class
+}
+
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 40 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(data: &str) -> Delta {
+        match interpret(None, data, None) {
+            Payload::Chunk(d) => d,
+            other => panic!("not a chunk: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn role_only_and_empty_chunks_are_not_output() {
+        assert!(!chunk(r#"{"choices":[{"delta":{"role":"assistant"}}]}"#).is_output());
+        assert!(!chunk(r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#).is_output());
+        assert!(!chunk(r#"{"choices":[{"delta":{"content":null}}]}"#).is_output());
+    }
+
+    #[test]
+    fn content_and_reasoning_are_output_kept_apart() {
+        let c = chunk(r#"{"choices":[{"delta":{"content":"Hi"}}]}"#);
+        assert!(c.content && !c.reasoning);
+        let r = chunk(r#"{"choices":[{"delta":{"reasoning_content":"hmm","content":null}}]}"#);
+        assert!(r.reasoning && !r.content && r.is_output());
+        assert!(chunk(r#"{"choices":[{"delta":{"reasoning":"hmm"}}]}"#).reasoning);
+    }
+
+    #[test]
+    fn completions_text_is_output() {
+        assert!(chunk(r#"{"choices":[{"text":"x","finish_reason":null}]}"#).content);
+    }
+
+    #[test]
+    fn usage_chunk_with_empty_choices() {
+        let u = chunk(r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":30,"completion_tokens_details":{"reasoning_tokens":5}}}"#);
+        assert!(!u.is_output());
+        assert_eq!(u.usage, Some(Usage { prompt_tokens: Some(12), completion_tokens: Some(30), reasoning_tokens: Some(5) }));
+        assert_eq!(chunk(r#"{"usage":{"completion_tokens":3}}"#).usage.unwrap().completion_tokens, Some(3));
+    }
+
+    #[test]
+    fn finish_reason_is_seen() {
+        assert!(chunk(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#).finished);
+        assert!(!chunk(r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}"#).finished);
+    }
+
+    #[test]
+    fn done_error_and_malformed() {
+        assert_eq!(interpret(None, "[DONE]", None), Payload::Done);
+        assert_eq!(interpret(None, "{\"choices\": [", None), Payload::Malformed);
+        assert_eq!(interpret(None, "42", None), Payload::Malformed);
+        assert_eq!(interpret(None, r#"{"timings":{"predicted_ms":3}}"#, None), Payload::Chunk(Delta::default()));
+        assert_eq!(
+            interpret(None, r#"{"error":{"message":"the prompt was: secret","type":"overloaded_error","code":529}}"#, None),
+            Payload::Error("server error object in stream (type overloaded_error, code 529)".into())
+        );
+        assert_eq!(
+            interpret(None, r#"{"object":"error","message":"boom","type":"BadRequestError","code":400}"#, None),
+            Payload::Error("server error object in stream (type BadRequestError, code 400)".into())
+        );
+        assert_eq!(
+            interpret(Some("error"), "not json at all", None),
+            Payload::Error("server error event in stream".into())
+        );
+        let Payload::Error(class) = interpret(None, r#"{"error":{"type":"has spaces: leak?"}}"#, None) else { panic!() };
+        assert_eq!(class, "server error object in stream");
+    }
+
+    #[test]
+    fn text_is_collected_only_when_asked() {
+        let mut text = String::new();
+        interpret(None, r#"{"choices":[{"delta":{"content":"Hel"}}]}"#, Some(&mut text));
+        interpret(None, r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#, Some(&mut text));
+        interpret(None, r#"{"choices":[{"delta":{"content":"lo"}}]}"#, Some(&mut text));
+        assert_eq!(text, "Hello");
+    }
+
+    #[test]
+    fn request_bodies() {
+        let chat: Value = serde_json::from_slice(&request_body(Api::Chat, "m", "p", 8)).unwrap();
+        assert_eq!(chat["messages"][0]["content"], "p");
+        assert_eq!(chat["stream_options"]["include_usage"], true);
+        let completions: Value = serde_json::from_slice(&request_body(Api::Completions, "m", "p", 8)).unwrap();
+        assert_eq!(completions["prompt"], "p");
+        assert_eq!(completions["max_tokens"], 8);
+    }
+}

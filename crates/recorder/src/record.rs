@@ -1,0 +1,314 @@
+//! `tracelab record`: measure a real OpenAI-compatible endpoint into a trace the lab loads.
+//!
+//! This module turns the command line into a [`Plan`] (checking every value and saying what to
+//! fix), runs it, and prints the summary the core computes from the written file.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use tracelab_core::trace::Money;
+use tracelab_core::{format, parse::parse_trace_bytes, Index, Lang, Metrics, Settings};
+
+use crate::engine::{self, Load, Plan, Recorded};
+use crate::gpu::GpuMode;
+use crate::openai::Api;
+use crate::prompts::PromptSet;
+use crate::schedule::Arrival;
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The endpoint's OpenAI-compatible base URL, including `/v1`, e.g. http://localhost:8000/v1.
+    /// Used only to send requests: it is never written to the trace or printed.
+    #[arg(long, env = "TRACELAB_BASE_URL", hide_env_values = true, value_name = "URL")]
+    pub base_url: String,
+    /// The model id to request (written to the trace's header).
+    #[arg(long, value_name = "ID")]
+    pub model: String,
+    /// Prompt set, JSON Lines of {"id", "prompt", "rubric"?} [default: the built-in baseline set].
+    #[arg(long, value_name = "FILE")]
+    pub prompts: Option<PathBuf>,
+    /// Measured rounds: each prompt is sent this many times.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub repetitions: u32,
+    /// Warm-up rounds sent first, recorded as phase `warmup` and never mixed into the figures.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub warmup: u32,
+    /// The `max_tokens` of every request.
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    pub max_tokens: u32,
+    /// Where to write the trace (JSON Lines).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Overwrite --output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long, value_enum, default_value = "chat")]
+    pub api: Api,
+    /// The environment variable holding the API key (sent as a bearer token; unset: no key).
+    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
+    pub api_key_env: String,
+    /// Give up on an attempt after this long (then `timeout_after_first_token`).
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Give up when no token came this long after the start (then `timeout_before_first_token`)
+    /// [default: --timeout].
+    #[arg(long, value_name = "SECONDS")]
+    pub first_token_timeout: Option<f64>,
+    /// Closed loop: this many requests in flight, each sent when a previous one ended.
+    #[arg(long, default_value_t = 1, value_name = "N", conflicts_with = "rate")]
+    pub concurrency: u32,
+    /// Open loop: send this many requests per second on a fixed schedule, never waiting for replies.
+    #[arg(long, value_name = "PER_SECOND")]
+    pub rate: Option<f64>,
+    /// How the open loop spaces its requests.
+    #[arg(long, value_enum, default_value = "poisson", requires = "rate")]
+    pub arrival: Arrival,
+    /// Gamma shape of the Poisson gaps: 1 is Poisson, below 1 burstier, above 1 steadier.
+    #[arg(long, value_name = "SHAPE", requires = "rate")]
+    pub burstiness: Option<f64>,
+    /// Measure for this long (cycling through the prompts) instead of --repetitions rounds.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Seed of the Poisson schedule.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Where GPU utilisation and memory come from (never the GPU's name, UUID or serial).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub gpu: GpuMode,
+    /// How often the GPUs are sampled.
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    pub gpu_interval_ms: u64,
+    /// The fixed window goodput and cost refer to, from the end of the warm-up
+    /// [default: the measured span].
+    #[arg(long, value_name = "SECONDS")]
+    pub window: Option<f64>,
+    /// What the window cost (needs --window: a cost belongs to a known length of time).
+    #[arg(long, value_name = "AMOUNT", requires = "window")]
+    pub window_cost: Option<f64>,
+    /// Currency of --window-cost.
+    #[arg(long, default_value = "USD", requires = "window_cost")]
+    pub currency: String,
+    /// Speak HTTP/2 over plain http:// (h2c). https:// negotiates HTTP/2 by itself.
+    #[arg(long)]
+    pub http2_prior_knowledge: bool,
+    /// After Ctrl-C, how long in-flight requests may finish before they are recorded as cancelled.
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub grace: f64,
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
+    if value.is_finite() && value > 0.0 && value < 1e9 {
+        Ok(Duration::from_secs_f64(value))
+    } else {
+        Err(format!("{flag} must be a positive number of seconds, got {value}"))
+    }
+}
+
+/// The endpoint URL for `api`, keeping any query the base carries (e.g. an api-version).
+pub fn endpoint_url(base_url: &str, api: Api) -> Result<reqwest::Url, String> {
+    let mut url = reqwest::Url::parse(base_url.trim()).map_err(|_| {
+        "--base-url is not a valid URL; expected something like http://localhost:8000/v1".to_string()
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err("--base-url must be an http:// or https:// URL with a host, e.g. http://localhost:8000/v1".into());
+    }
+    {
+        let mut segments = url
+            .path_segments_mut()
+            .map_err(|_| "--base-url cannot take a path; expected something like http://localhost:8000/v1".to_string())?;
+        segments.pop_if_empty();
+        segments.extend(api.path().split('/'));
+    }
+    Ok(url)
+}
+
+/// Reads the API key from the named variable; an unset or empty variable means no key.
+fn api_key(name: &str) -> Result<Option<String>, String> {
+    match std::env::var(name) {
+        Ok(key) if key.trim().is_empty() => Ok(None),
+        Ok(key) => Ok(Some(key.trim().to_string())),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(format!("the variable {name} (from --api-key-env) is not valid Unicode; set it to the plain key"))
+        }
+    }
+}
+
+/// Checks the arguments and builds the plan.
+pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
+    let url = endpoint_url(&args.base_url, args.api)?;
+    if args.model.trim().is_empty() {
+        return Err("--model is empty; give the model id the server serves (see its /v1/models)".into());
+    }
+    let prompts = match &args.prompts {
+        Some(path) => PromptSet::load(path)?,
+        None => PromptSet::baseline(),
+    };
+    if args.max_tokens == 0 {
+        return Err("--max-tokens must be at least 1".into());
+    }
+    if args.repetitions == 0 && args.duration.is_none() {
+        return Err("--repetitions must be at least 1 (or give --duration)".into());
+    }
+    let timeout = seconds(args.timeout, "--timeout")?;
+    let first_token_timeout = match args.first_token_timeout {
+        Some(v) => seconds(v, "--first-token-timeout")?,
+        None => timeout,
+    };
+    if first_token_timeout > timeout {
+        return Err("--first-token-timeout cannot be longer than --timeout".into());
+    }
+    let duration = args.duration.map(|d| seconds(d, "--duration")).transpose()?;
+    let load = match args.rate {
+        None => {
+            if args.concurrency == 0 {
+                return Err("--concurrency must be at least 1".into());
+            }
+            Load::Closed { concurrency: args.concurrency }
+        }
+        Some(rate) => {
+            if !(rate.is_finite() && rate > 0.0 && rate <= 1e6) {
+                return Err(format!("--rate must be a positive number of requests per second, got {rate}"));
+            }
+            let burstiness = match (args.arrival, args.burstiness) {
+                (_, None) => 1.0,
+                (Arrival::Constant, Some(_)) => {
+                    return Err("--burstiness shapes Poisson gaps; use it with --arrival poisson".into())
+                }
+                (Arrival::Poisson, Some(b)) if b.is_finite() && b > 0.0 => b,
+                (Arrival::Poisson, Some(b)) => return Err(format!("--burstiness must be above 0, got {b}")),
+            };
+            Load::Open { rate_per_s: rate, arrival: args.arrival, burstiness, seed: args.seed }
+        }
+    };
+    if args.gpu_interval_ms < 10 {
+        return Err("--gpu-interval-ms must be at least 10".into());
+    }
+    let window_s = args.window.map(|w| seconds(w, "--window").map(|d| d.as_secs_f64())).transpose()?;
+    let window_cost = match args.window_cost {
+        Some(amount) if amount.is_finite() && amount >= 0.0 => Some(Money { amount, currency: args.currency.clone() }),
+        Some(amount) => return Err(format!("--window-cost cannot be negative, got {amount}")),
+        None => None,
+    };
+    Ok(Plan {
+        url,
+        model: args.model.trim().to_string(),
+        api: args.api,
+        max_tokens: args.max_tokens,
+        prompts,
+        repetitions: args.repetitions,
+        warmup: args.warmup,
+        load,
+        duration,
+        timeout,
+        first_token_timeout,
+        http2_prior_knowledge: args.http2_prior_knowledge,
+        gpu: args.gpu,
+        gpu_interval: Duration::from_millis(args.gpu_interval_ms),
+        window_s,
+        window_cost,
+        output: args.output.clone(),
+        force: args.force,
+        progress: !args.quiet,
+        handle_signals: true,
+        grace: if args.grace == 0.0 { Duration::ZERO } else { seconds(args.grace, "--grace")? },
+    })
+}
+
+pub fn run(args: RecordArgs) -> Result<(), String> {
+    let plan = plan(&args)?;
+    let key = api_key(&args.api_key_env)?;
+    let output = plan.output.clone();
+    if !args.quiet {
+        let n = plan.prompts.prompts.len();
+        let what = match plan.duration {
+            Some(d) => format!("for {} s", d.as_secs_f64()),
+            None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
+        };
+        eprintln!(
+            "tracelab: recording `{}` ({} prompts, {} warm-up) {what} to {}",
+            plan.model,
+            plan.prompts.name,
+            n as u64 * u64::from(plan.warmup),
+            output.display()
+        );
+    }
+    let recorded = engine::record(plan, key)?;
+    if !args.quiet {
+        summarise(&output, &recorded, &args.api_key_env)?;
+    }
+    Ok(())
+}
+
+/// The end-of-run summary, computed by the core from the file as written — the same numbers
+/// `tracelab report` and the lab show.
+fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Result<(), String> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read back {name}: {e}"))?;
+    let trace = parse_trace_bytes(&name, &bytes).map_err(|e| format!("the recorded trace does not load: {e}"))?;
+    let settings = Settings::from_header(&trace.header);
+    let index = Index::build(&trace.attempts, settings.population);
+    let m = Metrics::compute(&index, &settings);
+    let v = |f: &tracelab_core::Figure| format::value(f, Lang::En);
+    let state = if recorded.interrupted { "stopped early (Ctrl-C or SIGTERM)" } else { "complete" };
+    println!(
+        "Recorded {} attempts to {name} — {state}; {} warm-up excluded",
+        recorded.written.attempts, m.warmup_excluded
+    );
+    println!("  TTFT  P50 {:<10} P95 {:<10} (successes, n = {})", v(&m.ttft_p50), v(&m.ttft_p95), m.ttft_p50.n.unwrap_or(0));
+    println!("  E2E   P50 {:<10} P95 {}", v(&m.e2e_p50), v(&m.e2e_tail));
+    let failures: Vec<String> = m.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
+    let failures = if failures.is_empty() { String::new() } else { format!(": {}", failures.join(", ")) };
+    println!("  Failure rate {} ({} of {}{failures})", v(&m.failure_rate), m.failures, m.attempts);
+    match (m.output_tokens_per_s.value, format::remark(&m.output_tokens_per_s, Lang::En)) {
+        (Some(_), _) => println!("  Output tokens/s {} (server usage over the window)", v(&m.output_tokens_per_s)),
+        (None, why) => println!("  Output tokens/s undefined: {}", why.unwrap_or_default()),
+    }
+    println!("  GPU telemetry: {} ({} samples)", recorded.gpu_telemetry, recorded.written.gpu_samples);
+    println!("  Full metric card: tracelab report {name}");
+    if let Some(hint) = hint(&m, key_env) {
+        eprintln!("hint: {hint}");
+    }
+    Ok(())
+}
+
+/// When every measured attempt failed the same way, say what to check.
+fn hint(m: &Metrics, key_env: &str) -> Option<String> {
+    if m.attempts == 0 || m.successes > 0 || m.failures_by_outcome.len() != 1 {
+        return None;
+    }
+    let outcome = m.failures_by_outcome[0].0.as_str();
+    Some(match outcome {
+        "connect_error" => "every attempt failed to connect: is the server running, and is --base-url right?".into(),
+        "http_error 404" => "the server answered 404: does --base-url end with /v1 (e.g. http://localhost:8000/v1), and is --api right?".into(),
+        "http_error 401" | "http_error 403" => {
+            format!("the server refused the request: put the API key in the variable {key_env} (or name another with --api-key-env)")
+        }
+        "http_error 400" | "http_error 422" => "the server rejected the request: check --model against its /v1/models".into(),
+        "timeout_before_first_token" => "no token ever came: raise --first-token-timeout, or check that the server is not stuck".into(),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_urls() {
+        assert_eq!(endpoint_url("http://h:8000/v1", Api::Chat).unwrap().as_str(), "http://h:8000/v1/chat/completions");
+        assert_eq!(endpoint_url("http://h:8000/v1/", Api::Completions).unwrap().as_str(), "http://h:8000/v1/completions");
+        assert_eq!(
+            endpoint_url("https://h/openai/v1?api-version=2", Api::Chat).unwrap().as_str(),
+            "https://h/openai/v1/chat/completions?api-version=2"
+        );
+        let secret = "ftp://user:hunter2@h/v1";
+        let err = endpoint_url(secret, Api::Chat).unwrap_err();
+        assert!(!err.contains("hunter2"), "the URL is never echoed: {err}");
+        assert!(endpoint_url("not a url hunter2", Api::Chat).unwrap_err().contains("--base-url"));
+    }
+}

@@ -1,0 +1,57 @@
+//! The command line refuses what it cannot honour and says what to do instead.
+
+use crate::server::refused_addr;
+use crate::{run, temp_dir, tracelab};
+
+fn record(args: &[&str]) -> (i32, String) {
+    let output = run(tracelab()
+        .args(["record", "--model", "m", "--gpu", "off", "--base-url"])
+        .arg(format!("http://{}/v1", refused_addr()))
+        .args(args));
+    (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn refuses_to_overwrite_without_force() {
+    let dir = temp_dir("overwrite");
+    let out = dir.join("t.jsonl");
+    std::fs::write(&out, "keep me\n").unwrap();
+    let path = out.display().to_string();
+    let (code, stderr) = record(&["--output", &path]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("already exists") && stderr.contains("--force"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me\n");
+    let (code, _) = record(&["--output", &path, "--force", "--repetitions", "1", "--warmup", "0", "--quiet"]);
+    assert_eq!(code, 0);
+    assert!(crate::load(&out).attempts.len() == 3);
+}
+
+#[test]
+fn contradictory_or_invalid_options_say_what_to_fix() {
+    let dir = temp_dir("options");
+    let out = dir.join("t.jsonl").display().to_string();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--rate", "5", "--concurrency", "4"], "cannot be used with"),
+        (&["--window-cost", "3"], "--window"),
+        (&["--rate", "5", "--arrival", "constant", "--burstiness", "0.5"], "--arrival poisson"),
+        (&["--burstiness", "2"], "--rate"),
+        (&["--timeout", "1", "--first-token-timeout", "2"], "cannot be longer than --timeout"),
+        (&["--timeout=-1"], "positive number of seconds"),
+        (&["--duration", "0"], "positive number of seconds"),
+        (&["--rate", "0"], "--rate must be a positive"),
+        (&["--concurrency", "0"], "--concurrency must be at least 1"),
+        (&["--prompts", "/no/such/prompts.jsonl"], "cannot read the prompt file"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["--output", out.as_str()];
+        all.extend_from_slice(args);
+        let (code, stderr) = record(&all);
+        assert_ne!(code, 0, "{args:?} should be refused");
+        assert!(stderr.contains(expected), "{args:?}: expected `{expected}` in\n{stderr}");
+        assert!(!std::path::Path::new(&out).exists(), "{args:?}: nothing written");
+    }
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, "{\"id\":\"a\",\"prompt\":\"x\"}\n{\"id\":\"b\"}\n").unwrap();
+    let (_, stderr) = record(&["--output", &out, "--prompts", &bad.display().to_string()]);
+    assert!(stderr.contains("bad.jsonl line 2") && stderr.contains("prompt"), "{stderr}");
+}

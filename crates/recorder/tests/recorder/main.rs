@@ -1,0 +1,61 @@
+//! End-to-end tests of `tracelab record` and `tracelab probe` against a scripted server on
+//! loopback: every fault's outcome, kills, privacy, GPU telemetry, and agreement with the core.
+//! One test binary (modules below) so CI links it once.
+
+mod server;
+
+mod cli;
+mod faults;
+mod gpu;
+mod privacy;
+mod signals;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tracelab_core::{parse::parse_trace_bytes, Attempt, Trace};
+
+/// A fresh directory for one test (emptied first, so runs do not pile up).
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("recorder-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A prompt file whose prompt texts are the scenario names the server scripts by.
+pub fn prompts(dir: &Path, ids: &[&str]) -> PathBuf {
+    let path = dir.join("prompts.jsonl");
+    let text: String = ids
+        .iter()
+        .map(|id| format!("{}\n", serde_json::json!({"id": id, "prompt": id})))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The recorder with a clean environment: no proxy, no key, no base URL unless a test sets one.
+pub fn tracelab() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tracelab"));
+    for var in ["OPENAI_API_KEY", "TRACELAB_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("run tracelab");
+    if !out.status.success() {
+        eprintln!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+    out
+}
+
+pub fn load(path: &Path) -> Trace {
+    let bytes = std::fs::read(path).unwrap();
+    parse_trace_bytes(&path.display().to_string(), &bytes).unwrap_or_else(|e| panic!("the trace does not load: {e}"))
+}
+
+pub fn by_id<'a>(trace: &'a Trace, id: &str) -> &'a Attempt {
+    trace.attempts.iter().find(|a| a.id == id).unwrap_or_else(|| panic!("no attempt {id}"))
+}

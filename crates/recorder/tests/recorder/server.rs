@@ -1,0 +1,309 @@
+//! A scripted OpenAI-compatible streaming server for the recorder's tests and fidelity bench.
+//!
+//! Each request's script is chosen from its prompt text, so one recorder run can meet every
+//! fault at once. The server logs, per request, its version, key and the instant each token
+//! frame was handed to hyper — the ground truth the fidelity bench compares the recorder with.
+//! HTTP/1.1 and HTTP/2 (prior knowledge) are served on the same port.
+
+#![allow(dead_code)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming};
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::sync::mpsc;
+
+/// One step of a response body.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Sleep(Duration),
+    /// A role-only first chunk (no token).
+    Role,
+    /// A content event carrying `text` (the tokens the usage will count are up to the script).
+    Token(String),
+    Reasoning(String),
+    Finish,
+    /// The usage chunk with empty `choices`.
+    Usage { prompt: u32, completion: u32 },
+    Done,
+    /// An SSE comment (keep-alive).
+    Comment,
+    /// Exact bytes (a malformed event, an error object, …).
+    Raw(String),
+    /// Kill the connection (h1: close mid-body; h2: reset the stream).
+    Abort,
+    /// Send nothing more and never end.
+    Hang,
+}
+
+#[derive(Debug, Clone)]
+pub struct Script {
+    pub status: u16,
+    /// Before the response head (a server queueing the request).
+    pub head_delay: Duration,
+    pub steps: Vec<Step>,
+    pub crlf: bool,
+    /// Steps with no sleep between them go out as one frame (several events in one read).
+    pub coalesce: bool,
+    /// Every event is sent as two frames this far apart (an event split across reads).
+    pub split: Option<Duration>,
+}
+
+impl Script {
+    pub fn new(steps: Vec<Step>) -> Script {
+        Script { status: 200, head_delay: Duration::ZERO, steps, crlf: false, coalesce: false, split: None }
+    }
+
+    /// A well-behaved stream: role chunk, `n` tokens (`ttft`, then `itl` apart), finish, usage, [DONE].
+    pub fn ok(ttft: Duration, itl: Duration, n: u32) -> Script {
+        let mut steps = vec![Step::Role, Step::Sleep(ttft)];
+        for i in 0..n {
+            if i > 0 {
+                steps.push(Step::Sleep(itl));
+            }
+            steps.push(Step::Token("tok ".into()));
+        }
+        steps.extend([Step::Finish, Step::Usage { prompt: 7, completion: n }, Step::Done]);
+        Script::new(steps)
+    }
+
+    pub fn status(code: u16) -> Script {
+        Script { status: code, ..Script::new(vec![Step::Raw(r#"{"error":{"message":"scripted","type":"scripted"}}"#.into())]) }
+    }
+}
+
+/// What the server saw of one request.
+#[derive(Debug, Clone)]
+pub struct RequestLog {
+    pub key: String,
+    pub path: String,
+    pub version: hyper::Version,
+    pub authorization: Option<String>,
+    pub received: Instant,
+    /// When each frame carrying token events was handed over, with how many token events.
+    pub token_frames: Vec<(Instant, u32)>,
+}
+
+type Log = Arc<Mutex<Vec<Arc<Mutex<RequestLog>>>>>;
+
+pub struct ScriptedServer {
+    pub addr: SocketAddr,
+    log: Log,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl ScriptedServer {
+    pub fn start(script: impl Fn(&str) -> Script + Send + Sync + 'static) -> ScriptedServer {
+        ScriptedServer::start_with_threads(1, script)
+    }
+
+    pub fn start_with_threads(threads: usize, script: impl Fn(&str) -> Script + Send + Sync + 'static) -> ScriptedServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .thread_name("scripted-server")
+            .build()
+            .expect("a runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind a loopback port");
+        let addr = listener.local_addr().expect("an address");
+        let log: Log = Arc::default();
+        let script = Arc::new(script);
+        let server_log = log.clone();
+        runtime.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let _ = stream.set_nodelay(true);
+                let (script, log) = (script.clone(), server_log.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone()));
+                    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        ScriptedServer { addr, log, runtime: Some(runtime) }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<RequestLog> {
+        self.log.lock().unwrap().iter().map(|r| r.lock().unwrap().clone()).collect()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// A port nothing listens on.
+pub fn refused_addr() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    addr
+}
+
+async fn handle<F: Fn(&str) -> Script>(
+    req: Request<Incoming>,
+    script: Arc<F>,
+    log: Log,
+) -> Result<Response<ScriptBody>, Infallible> {
+    let received = Instant::now();
+    let version = req.version();
+    let path = req.uri().path().to_string();
+    let authorization = req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let key = json["messages"][0]["content"].as_str().or(json["prompt"].as_str()).unwrap_or("").to_string();
+    let entry = Arc::new(Mutex::new(RequestLog { key: key.clone(), path: path.clone(), version, authorization, received, token_frames: vec![] }));
+    log.lock().unwrap().push(entry.clone());
+
+    let (tx, rx) = mpsc::channel(64);
+    let body = ScriptBody { rx, log: entry };
+    if path != "/v1/chat/completions" && path != "/v1/completions" {
+        let _ = tx.try_send(Item::Data(Bytes::from_static(b"{\"error\":\"no such route\"}"), 0));
+        drop(tx);
+        return Ok(Response::builder().status(404).body(body).unwrap());
+    }
+    let chat = path == "/v1/chat/completions";
+    let script = script(&key);
+    if !script.head_delay.is_zero() {
+        tokio::time::sleep(script.head_delay).await;
+    }
+    let status = script.status;
+    tokio::spawn(play(script, chat, tx));
+    let content_type = if status == 200 { "text/event-stream" } else { "application/json" };
+    Ok(Response::builder().status(status).header("content-type", content_type).body(body).unwrap())
+}
+
+fn event(json: &serde_json::Value, eol: &str) -> String {
+    format!("data: {json}{eol}{eol}")
+}
+
+fn render(step: &Step, chat: bool, eol: &str) -> (String, u32) {
+    use serde_json::json;
+    let choice = |delta: serde_json::Value, text: &str, finish: Option<&str>| {
+        if chat {
+            json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        } else {
+            json!({"object": "text_completion", "choices": [{"index": 0, "text": text, "finish_reason": finish}]})
+        }
+    };
+    match step {
+        Step::Role => (event(&choice(json!({"role": "assistant", "content": ""}), "", None), eol), 0),
+        Step::Token(t) => (event(&choice(json!({"content": t}), t, None), eol), 1),
+        Step::Reasoning(t) => (event(&choice(json!({"reasoning_content": t, "content": null}), t, None), eol), 1),
+        Step::Finish => (event(&choice(json!({}), "", Some("stop")), eol), 0),
+        Step::Usage { prompt, completion } => (
+            event(&json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}), eol),
+            0,
+        ),
+        Step::Done => (format!("data: [DONE]{eol}{eol}"), 0),
+        Step::Comment => (format!(": keep-alive{eol}{eol}"), 0),
+        Step::Raw(s) => (s.replace('\n', eol), 0),
+        Step::Sleep(_) | Step::Abort | Step::Hang => (String::new(), 0),
+    }
+}
+
+enum Item {
+    Data(Bytes, u32),
+    Fail,
+}
+
+async fn play(script: Script, chat: bool, tx: mpsc::Sender<Item>) {
+    let eol = if script.crlf { "\r\n" } else { "\n" };
+    let mut pending = String::new();
+    let mut pending_tokens = 0;
+    async fn send(tx: &mpsc::Sender<Item>, text: &mut String, tokens: &mut u32, split: Option<Duration>) -> bool {
+        if text.is_empty() {
+            return true;
+        }
+        let whole = std::mem::take(text);
+        let n = std::mem::take(tokens);
+        if let Some(gap) = split {
+            let cut = whole.len() / 2;
+            if tx.send(Item::Data(Bytes::from(whole[..cut].to_string()), 0)).await.is_err() {
+                return false;
+            }
+            tokio::time::sleep(gap).await;
+            return tx.send(Item::Data(Bytes::from(whole[cut..].to_string()), n)).await.is_ok();
+        }
+        tx.send(Item::Data(Bytes::from(whole), n)).await.is_ok()
+    }
+    for step in &script.steps {
+        match step {
+            Step::Sleep(d) => {
+                if !send(&tx, &mut pending, &mut pending_tokens, script.split).await {
+                    return;
+                }
+                tokio::time::sleep(*d).await;
+            }
+            Step::Abort => {
+                let _ = send(&tx, &mut pending, &mut pending_tokens, script.split).await;
+                let _ = tx.send(Item::Fail).await;
+                return;
+            }
+            Step::Hang => {
+                let _ = send(&tx, &mut pending, &mut pending_tokens, script.split).await;
+                tx.closed().await;
+                return;
+            }
+            step => {
+                let (text, tokens) = render(step, chat, eol);
+                pending.push_str(&text);
+                pending_tokens += tokens;
+                if !script.coalesce && !send(&tx, &mut pending, &mut pending_tokens, script.split).await {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = send(&tx, &mut pending, &mut pending_tokens, script.split).await;
+}
+
+/// The response body: frames from the script, each token frame timestamped as hyper takes it.
+pub struct ScriptBody {
+    rx: mpsc::Receiver<Item>,
+    log: Arc<Mutex<RequestLog>>,
+}
+
+impl Body for ScriptBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(Item::Data(bytes, tokens))) => {
+                if tokens > 0 {
+                    self.log.lock().unwrap().token_frames.push((Instant::now(), tokens));
+                }
+                Poll::Ready(Some(Ok(Frame::data(bytes))))
+            }
+            Poll::Ready(Some(Item::Fail)) => {
+                Poll::Ready(Some(Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "scripted drop"))))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
