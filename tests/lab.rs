@@ -287,3 +287,16 @@ fn the_benchmark_page_reports_its_timings() {
     // Timings are reported, never asserted: machines are noisy.
     println!("BROWSER BENCHMARK {result}");
 }
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn the_page_follows_the_browser_language_and_switches() {
+    let (b, _) = lab(360, 800, "zh-CN");
+    let title = b.text_of("h1");
+    assert!(title.contains("追踪实验室"), "a Chinese browser gets Chinese: {title}");
+    assert_eq!(b.text_of(QUALIFIED), "5");
+    b.screenshot(&screenshot_path("first-page-zh-360px"));
+    b.click("[data-testid=lang-switch]");
+    b.wait_text("h1", |t| t == "Trace Lab");
+    assert_eq!(b.text_of(GOODPUT), "0.5 /s");
+}

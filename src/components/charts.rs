@@ -128,13 +128,14 @@ fn draw_ttft(
         .build_cartesian_2d(0.5f64..(n.max(1) as f64 + 0.5), 0f64..ymax)?;
     chart
         .configure_mesh()
-        .light_line_style(GRID)
+        .light_line_style(WHITE)
         .bold_line_style(GRID)
         .label_style(font(12.0, dpr))
         .x_desc(tr(lang, "rank"))
         .y_desc("TTFT (s)")
         .axis_desc_style(font(12.0, dpr))
         .x_labels(n.clamp(2, 10))
+        .x_label_formatter(&|v| format!("{:.0}", v))
         .draw()?;
     let stroke = (1.5 * dpr).max(1.0) as u32;
     chart.draw_series(LineSeries::new([(0.5, threshold), (n as f64 + 0.5, threshold)], RED.stroke_width(stroke)))?;
@@ -232,7 +233,7 @@ fn draw_request(el: &web_sys::HtmlCanvasElement, dpr: f64, a: &Attempt, lang: La
         .configure_mesh()
         .disable_y_mesh()
         .disable_y_axis()
-        .light_line_style(GRID)
+        .light_line_style(WHITE)
         .bold_line_style(GRID)
         .label_style(font(12.0, dpr))
         .x_desc("ms")
@@ -243,14 +244,14 @@ fn draw_request(el: &web_sys::HtmlCanvasElement, dpr: f64, a: &Attempt, lang: La
     chart.draw_series(std::iter::once(Rectangle::new([(0.0, 1.6), (end, 2.0)], RGBColor(214, 226, 240).filled())))?;
     chart.draw_series(std::iter::once(Text::new("t0", (0.0, 1.05), font(12.0, dpr))))?;
     if let Some(t) = a.ttft_ms {
-        chart.draw_series(LineSeries::new([(0.0, 2.6), (t, 2.6)], GREEN.stroke_width(stroke)))?;
-        chart.draw_series(std::iter::once(Text::new(format!("TTFT {} ms", trim_num(t)), (0.0, 2.75), font(12.0, dpr).color(&GREEN))))?;
+        chart.draw_series(LineSeries::new([(0.0, 2.45), (t, 2.45)], GREEN.stroke_width(stroke)))?;
+        chart.draw_series(std::iter::once(Text::new(format!("TTFT {} ms", trim_num(t)), (0.0, 2.85), font(12.0, dpr).color(&GREEN))))?;
     } else {
-        chart.draw_series(std::iter::once(Text::new(tr(lang, "no_token_ttft"), (0.0, 2.75), font(12.0, dpr).color(&RED))))?;
+        chart.draw_series(std::iter::once(Text::new(tr(lang, "no_token_ttft"), (0.0, 2.85), font(12.0, dpr).color(&RED))))?;
     }
     if let Some(e) = a.e2e_ms {
-        chart.draw_series(LineSeries::new([(0.0, 3.3), (e, 3.3)], INK.stroke_width(stroke)))?;
-        chart.draw_series(std::iter::once(Text::new(format!("E2E {} ms", trim_num(e)), (0.0, 3.45), font(12.0, dpr))))?;
+        chart.draw_series(LineSeries::new([(0.0, 3.2), (e, 3.2)], INK.stroke_width(stroke)))?;
+        chart.draw_series(std::iter::once(Text::new(format!("E2E {} ms", trim_num(e)), (0.0, 3.6), font(12.0, dpr))))?;
     }
     for (k, ev) in a.events.iter().enumerate() {
         chart.draw_series(LineSeries::new([(ev.at_ms, 1.45), (ev.at_ms, 2.15)], BLUE.stroke_width(stroke)))?;
@@ -270,7 +271,7 @@ fn draw_request(el: &web_sys::HtmlCanvasElement, dpr: f64, a: &Attempt, lang: La
         chart.draw_series(std::iter::once(Circle::new((b, 1.8), (3.0 * dpr) as u32, MUTED.filled())))?;
     }
     if a.events.len() > 1 && a.events.len() <= 12 {
-        chart.draw_series(std::iter::once(Text::new(tr(lang, "itl_label"), (end * 0.6, 0.55), font(11.0, dpr).color(&MUTED))))?;
+        chart.draw_series(std::iter::once(Text::new(tr(lang, "itl_label"), (end * 0.12, 0.75), font(11.0, dpr).color(&MUTED))))?;
     }
     root.present()?;
     Ok(())
@@ -344,11 +345,12 @@ fn draw_run(
         .build_cartesian_2d(t_start / 1000.0..t_end / 1000.0 * 1.02, 0f64..rows as f64)?;
     chart
         .configure_mesh()
-        .light_line_style(GRID)
+        .light_line_style(WHITE)
         .bold_line_style(GRID)
         .label_style(font(11.0, dpr))
         .x_desc("s")
         .y_desc(tr(lang, "requests"))
+        .y_label_formatter(&|v| format!("{:.0}", v))
         .axis_desc_style(font(11.0, dpr))
         .draw()?;
     let step = rows.div_ceil(MAX_MARKS).max(1);
@@ -366,7 +368,7 @@ fn draw_run(
             .x_label_area_size((22.0 * dpr) as u32)
             .y_label_area_size((44.0 * dpr) as u32)
             .build_cartesian_2d(t_start / 1000.0..t_end / 1000.0 * 1.02, 0f64..100f64)?;
-        gpu.configure_mesh().light_line_style(GRID).bold_line_style(GRID).label_style(font(11.0, dpr)).y_desc("%").axis_desc_style(font(11.0, dpr)).draw()?;
+        gpu.configure_mesh().light_line_style(WHITE).bold_line_style(GRID).label_style(font(11.0, dpr)).y_desc("%").axis_desc_style(font(11.0, dpr)).draw()?;
         let mut gpus: Vec<u32> = trace.gpu.iter().map(|g| g.gpu).collect();
         gpus.sort_unstable();
         gpus.dedup();

@@ -1,5 +1,8 @@
 //! Shared pieces of the end-to-end tests: a static server for `dist/` and a WebDriver client.
 
+// Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
 pub mod static_server;
 pub mod webdriver;
 

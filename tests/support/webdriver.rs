@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-pub const CTRL: char = '\u{E009}';
-pub const NULL_KEY: char = '\u{E000}';
 pub const ARROW_RIGHT: char = '\u{E014}';
 pub const ARROW_LEFT: char = '\u{E012}';
 

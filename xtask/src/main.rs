@@ -6,6 +6,7 @@
 //! - `cargo xtask build`  — the release bundle in `dist/`, with its gzipped size.
 //! - `cargo xtask bench`  — the core's criterion benchmarks.
 //! - `cargo xtask bench-recorder` — the recorder's fidelity benchmark.
+//! - `cargo xtask bench-lab [N]` — the browser benchmark over N attempts in headless Chromium.
 //!
 //! Tools come from the package registries only (nothing else is reachable on the course
 //! machines): trunk and wasm-bindgen-cli from crates.io, Chromium from Debian's packages.
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         "build" => build_release().map(|_| ()),
         "bench" => bench(),
         "bench-recorder" => bench_recorder(),
+        "bench-lab" => bench_lab(rest),
         "install" => install_tools(true),
         "help" | "--help" | "-h" => {
             print_help();
@@ -53,6 +55,7 @@ fn print_help() {
          build            build the release bundle into dist/ and print its gzipped size\n\
          bench            run the core's criterion benchmarks\n\
          bench-recorder   run the recorder's fidelity benchmark\n\
+         bench-lab [N]    the browser benchmark: parse, load and recompute N attempts (default 1,000,000)\n\
          install          install the tools only (wasm target, trunk, wasm-bindgen-cli, Chromium)"
     );
 }
@@ -267,7 +270,7 @@ fn test(rest: &[String]) -> Result {
     let (chrome, driver) = chromium_paths();
     // The lab in headless Chromium, against the release bundle just built.
     run(Command::new(cargo())
-        .args(["test", "--locked", "-p", "trace-lab", "--test", "e2e", "--", "--ignored", "--test-threads=1"])
+        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_DIST", root().join("dist"))
         .env("CHROME", chrome)
         .env("CHROMEDRIVER", driver)
@@ -278,6 +281,20 @@ fn test(rest: &[String]) -> Result {
 
 fn bench() -> Result {
     run(Command::new(cargo()).args(["bench", "-p", "tracelab-core", "--bench", "metrics"]).current_dir(root()))
+}
+
+fn bench_lab(rest: &[String]) -> Result {
+    let n = rest.first().cloned().unwrap_or_else(|| "1000000".into());
+    install_tools(true)?;
+    build_release()?;
+    let (chrome, driver) = chromium_paths();
+    run(Command::new(cargo())
+        .args(["test", "--release", "--locked", "-p", "trace-lab", "--test", "lab", "the_benchmark_page", "--", "--ignored", "--nocapture"])
+        .env("TRACELAB_DIST", root().join("dist"))
+        .env("TRACELAB_BENCH_N", n)
+        .env("CHROME", chrome)
+        .env("CHROMEDRIVER", driver)
+        .current_dir(root()))
 }
 
 fn bench_recorder() -> Result {

@@ -150,22 +150,64 @@ fn parse_own_fields<'a>(line: &str, err: serde_json::Error) -> Result<RawRecord<
     fields.retain(|key, _| own.contains(&key.as_str()));
     let own_line = Value::Object(fields);
     RawRecord::deserialize(own_line.clone()).map_err(|_| {
-        // Again, tracking the path, to name the field. Reading from a value (not from text) also
-        // gives "invalid type: integer `1`, expected …" where serde_json's text reader reports a
-        // wrongly typed enum (`"phase": 1`) as a syntax error.
-        match serde_path_to_error::deserialize::<_, RawRecord>(own_line) {
-            Err(e) => {
-                let path = e.path().to_string();
-                let error = ParseError::new(e.into_inner().to_string());
-                if path.is_empty() || path == "." {
-                    error
-                } else {
-                    error.field(path)
-                }
-            }
-            Ok(_) => ParseError::new(strip_position(&err.to_string())),
+        // Reading from a value (not from text) also gives "invalid type: integer `1`, expected …"
+        // where serde_json's text reader reports a wrongly typed enum (`"phase": 1`) as a syntax
+        // error.
+        match own_line {
+            Value::Object(fields) => locate_record_field(&fields)
+                .unwrap_or_else(|| ParseError::new(strip_position(&err.to_string()))),
+            _ => ParseError::new(strip_position(&err.to_string())),
         }
     })
+}
+
+/// Names the field that stops a record from being read: each field is tried alone, so the
+/// first one that fails on its own is the culprit. (A path-tracking deserializer would do the
+/// same, at the price of a copy of every deserializer in the browser's download.)
+fn locate_record_field(fields: &serde_json::Map<String, serde_json::Value>) -> Option<ParseError> {
+    fields.iter().find_map(|(key, value)| {
+        let mut alone = serde_json::Map::new();
+        alone.insert(key.clone(), value.clone());
+        RawRecord::deserialize(serde_json::Value::Object(alone))
+            .err()
+            .map(|e| {
+                let message = strip_position(&e.to_string());
+                let path = refine_path(key, value, &message);
+                ParseError::new(message).field(path)
+            })
+    })
+}
+
+/// Narrows a failing field to the value inside it that serde complained about
+/// ("invalid type: string \"two\"" inside `events` → `events[0][1]`).
+fn refine_path(key: &str, value: &serde_json::Value, message: &str) -> String {
+    use serde_json::Value;
+    let culprit = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|rest| rest.split(", expected").next());
+    let Some(culprit) = culprit else { return key.to_string() };
+    let matches = |v: &Value| -> bool {
+        match v {
+            Value::String(s) => culprit == format!("string {s:?}"),
+            Value::Bool(b) => culprit == format!("boolean `{b}`"),
+            Value::Null => culprit == "null",
+            Value::Number(n) => culprit.ends_with(&format!("`{n}`")) || culprit.ends_with(&format!("`{}`", n.as_f64().unwrap_or(f64::NAN))),
+            Value::Array(_) => culprit == "sequence",
+            Value::Object(_) => culprit == "map",
+        }
+    };
+    fn search(v: &Value, path: String, matches: &dyn Fn(&Value) -> bool) -> Option<String> {
+        match v {
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| search(item, format!("{path}[{i}]"), matches)),
+            Value::Object(map) => map.iter().find_map(|(k, item)| search(item, format!("{path}.{k}"), matches)),
+            leaf => matches(leaf).then_some(path),
+        }
+    }
+    match value {
+        Value::Array(_) | Value::Object(_) => search(value, key.to_string(), &matches).unwrap_or_else(|| key.to_string()),
+        _ => key.to_string(),
+    }
 }
 
 fn human_bytes(n: usize) -> String {
@@ -185,23 +227,11 @@ fn describe_json_error(line: &str, err: serde_json::Error) -> ParseError {
             // file, so it is stripped: the caller adds the file's line number.
             format!("not valid JSON at column {}: {}", err.column(), strip_position(&err.to_string())),
         ),
-        _ => {
-            // Parse again, tracking the path, to name the field.
-            let de = &mut serde_json::Deserializer::from_str(line);
-            match serde_path_to_error::deserialize::<_, RawRecord>(de) {
-                Err(e) => {
-                    let path = e.path().to_string();
-                    let inner = e.into_inner();
-                    let message = strip_position(&inner.to_string());
-                    if path.is_empty() || path == "." {
-                        ParseError::new(message)
-                    } else {
-                        ParseError::new(message).field(path)
-                    }
-                }
-                Ok(_) => ParseError::new(strip_position(&err.to_string())),
-            }
-        }
+        _ => match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(serde_json::Value::Object(fields)) => locate_record_field(&fields)
+                .unwrap_or_else(|| ParseError::new(strip_position(&err.to_string()))),
+            _ => ParseError::new(strip_position(&err.to_string())),
+        },
     }
 }
 
@@ -213,14 +243,13 @@ fn strip_position(message: &str) -> String {
 }
 
 fn parse_header(line: &str) -> Result<Header, ParseError> {
-    let de = &mut serde_json::Deserializer::from_str(line);
-    let header: Header = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let message = strip_position(&e.into_inner().to_string());
+    let header: Header = serde_json::from_str(line).map_err(|err| {
+        let message = strip_position(&err.to_string());
+        let located = serde_json::from_str::<serde_json::Value>(line).ok().and_then(|v| locate_header_field(&v));
+        let (parent, message) = located.unwrap_or((None, message));
         let err = ParseError::new(format!("header: {message}"));
-        // serde reports a missing field at its parent's path; name the field itself.
+        // serde reports a missing field at its parent; name the field itself.
         let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
-        let parent = if path.is_empty() || path == "." { None } else { Some(path) };
         match (parent, missing) {
             (None, None) => err,
             (Some(parent), None) => err.field(parent),
@@ -247,6 +276,30 @@ fn parse_header(line: &str) -> Result<Header, ParseError> {
     }
     validate_header(&header)?;
     Ok(header)
+}
+
+/// Finds which of the header's fields fails, trying each on its own with its own type.
+fn locate_header_field(v: &serde_json::Value) -> Option<(Option<String>, String)> {
+    let object = v.as_object()?;
+    fn fails<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<String> {
+        serde_json::from_value::<T>(v.clone()).err().map(|e| strip_position(&e.to_string()))
+    }
+    let checks: [(&str, fn(&serde_json::Value) -> Option<String>); 10] = [
+        ("schema", fails::<String>),
+        ("version", fails::<u32>),
+        ("tool", fails::<Tool>),
+        ("wall_clock_anchor_utc", fails::<Option<String>>),
+        ("conditions", fails::<Conditions>),
+        ("capabilities", fails::<Capabilities>),
+        ("window", fails::<Option<Window>>),
+        ("window_cost", fails::<Option<Money>>),
+        ("defaults", fails::<Option<HeaderDefaults>>),
+        ("source", fails::<Option<Source>>),
+    ];
+    checks.iter().find_map(|(key, check)| {
+        let value = object.get(*key)?;
+        check(value).map(|message| (Some(refine_path(key, value, &message)), message))
+    })
 }
 
 /// Checks the header's numbers (also used for headers built by importers and the recorder).
