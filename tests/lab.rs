@@ -265,10 +265,11 @@ fn the_streaming_example_and_a_narrow_screen() {
 #[test]
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn the_benchmark_page_reports_its_timings() {
-    let base = static_server::serve(dist());
-    let b = Browser::start(1000, 700, "en-US");
     let n: usize = std::env::var("TRACELAB_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
-    b.goto(&format!("{base}/?bench=1&n={n}"));
+    let jsonl = tracelab_core::write::to_jsonl(&synthetic(n)).into_bytes();
+    let base = static_server::serve_with(dist(), vec![("/bench.jsonl".into(), jsonl)]);
+    let b = Browser::start(1000, 700, "en-US");
+    b.goto(&format!("{base}/?bench=1&file=bench.jsonl"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
     let result = loop {
         let t = b.text_of("[data-testid=bench-result]");
@@ -299,4 +300,44 @@ fn the_page_follows_the_browser_language_and_switches() {
     b.click("[data-testid=lang-switch]");
     b.wait_text("h1", |t| t == "Trace Lab");
     assert_eq!(b.text_of(GOODPUT), "0.5 /s");
+}
+
+/// A deterministic synthetic trace for the benchmark: mostly successes, some failures, a spread
+/// of TTFTs, two stream events each.
+fn synthetic(n: usize) -> tracelab_core::Trace {
+    use tracelab_core::{trace::Window, Attempt, Header, Outcome, Quality, StreamEvent, Trace};
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as f64 / (1u64 << 31) as f64
+    };
+    let mut attempts = Vec::with_capacity(n);
+    for i in 0..n {
+        let r = next();
+        let outcome = if r < 0.03 {
+            Outcome::TimeoutBeforeFirstToken
+        } else if r < 0.05 {
+            Outcome::HttpError { status: 429 }
+        } else {
+            Outcome::Success
+        };
+        let ttft = outcome.is_success().then(|| ((50.0 + next() * next() * 3000.0) * 1000.0).round() / 1000.0);
+        let quality = if !outcome.is_success() {
+            Quality::NotEvaluated
+        } else if next() < 0.9 {
+            Quality::Pass
+        } else {
+            Quality::Fail
+        };
+        let mut a = Attempt::new(format!("a{i}"), outcome, ttft, quality);
+        a.start_ms = Some(i as f64 * 2.0);
+        a.e2e_ms = Some(ttft.map_or(30_000.0, |t| (t + 400.0).round()));
+        if let Some(t) = ttft {
+            a.events = vec![StreamEvent { at_ms: t, tokens: 1 }, StreamEvent { at_ms: t + 200.0, tokens: 4 }];
+        }
+        attempts.push(a);
+    }
+    let mut header = Header::default();
+    header.window = Some(Window { start_ms: 0.0, length_s: n as f64 * 2.0 / 1000.0 });
+    Trace { header, attempts, gpu: Vec::new(), footer: None, warnings: Vec::new() }
 }

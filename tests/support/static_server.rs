@@ -6,12 +6,19 @@ use std::path::{Path, PathBuf};
 
 /// Starts a static file server on a free loopback port; returns its base URL.
 pub fn serve(dist: PathBuf) -> String {
+    serve_with(dist, Vec::new())
+}
+
+/// Like [`serve`], with extra files held in memory (`("/bench.jsonl", bytes)`).
+pub fn serve_with(dist: PathBuf, extra: Vec<(String, Vec<u8>)>) -> String {
+    let extra = std::sync::Arc::new(extra);
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let dist = dist.clone();
+            let extra = extra.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut request_line = String::new();
@@ -25,12 +32,17 @@ pub fn serve(dist: PathBuf) -> String {
                 }
                 let path = request_line.split_whitespace().nth(1).unwrap_or("/");
                 let path = path.split(['?', '#']).next().unwrap_or("/");
-                let (status, body, mime) = match resolve(&dist, path) {
+                let in_memory = extra.iter().find(|(p, _)| p == path).map(|(_, bytes)| bytes.clone());
+                let (status, body, mime) = if let Some(bytes) = in_memory {
+                    ("200 OK", bytes, "text/plain; charset=utf-8")
+                } else {
+                    match resolve(&dist, path) {
                     Some(file) => match std::fs::read(&file) {
                         Ok(bytes) => ("200 OK", bytes, mime_of(&file)),
                         Err(_) => ("404 Not Found", b"not found".to_vec(), "text/plain"),
                     },
                     None => ("404 Not Found", b"not found".to_vec(), "text/plain"),
+                    }
                 };
                 let head = format!(
                     "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
