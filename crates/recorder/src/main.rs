@@ -18,7 +18,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the metric card of a trace (JSON Lines or classroom CSV).
+    /// Print the metric card of a trace (JSON Lines, classroom CSV, or a peer tool's result file).
     Report(report::ReportArgs),
     /// Record a trace from an OpenAI-compatible endpoint (streaming, client-side clock).
     Record(tracelab_recorder::record::RecordArgs),
