@@ -10,6 +10,7 @@ mod persist;
 mod state;
 
 fn main() {
-    console_error_panic_hook::set_once();
+    // A panic message in the browser console, not just "unreachable": a learner can report it.
+    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
     leptos::mount::mount_to_body(app::App);
 }

@@ -250,7 +250,7 @@ fn a_vllm_result_file_shows_every_attempt_and_the_tools_figures_side_by_side() {
 #[test]
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn the_streaming_example_and_a_narrow_screen() {
-    let (b, _) = lab(420, 900, "zh-CN");
+    let (b, _) = lab(360, 740, "zh-CN");
     b.select("[data-testid=sample-picker]", "streaming-example.jsonl");
     b.wait_text("[data-testid=trace-summary]", |t| t.contains("streaming-example.jsonl"));
     b.execute("document.querySelectorAll('.chart details').forEach(d => d.open = true)", json!([]));

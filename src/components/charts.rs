@@ -368,20 +368,36 @@ fn draw_run(
             .x_label_area_size((22.0 * dpr) as u32)
             .y_label_area_size((44.0 * dpr) as u32)
             .build_cartesian_2d(t_start / 1000.0..t_end / 1000.0 * 1.02, 0f64..100f64)?;
-        gpu.configure_mesh().light_line_style(WHITE).bold_line_style(GRID).label_style(font(11.0, dpr)).y_desc("%").axis_desc_style(font(11.0, dpr)).draw()?;
+        gpu.configure_mesh()
+            .light_line_style(WHITE)
+            .bold_line_style(GRID)
+            .label_style(font(11.0, dpr))
+            .y_labels(3)
+            .y_label_formatter(&|v| format!("{:.0}", v))
+            .y_desc("%")
+            .axis_desc_style(font(11.0, dpr))
+            .draw()?;
         let mut gpus: Vec<u32> = trace.gpu.iter().map(|g| g.gpu).collect();
         gpus.sort_unstable();
         gpus.dedup();
         for id in gpus {
             let samples: Vec<_> = trace.gpu.iter().filter(|g| g.gpu == id).collect();
             gpu.draw_series(LineSeries::new(samples.iter().map(|g| (g.t_ms / 1000.0, g.util_pct)), BLUE.stroke_width((1.5 * dpr) as u32)))?
-                .label(format!("GPU {id} util %"));
+                .label(format!("GPU {id} util %"))
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + (14.0 * dpr) as i32, y)], BLUE.stroke_width((2.0 * dpr) as u32)));
             gpu.draw_series(LineSeries::new(
                 samples.iter().filter(|g| g.mem_total_mib > 0.0).map(|g| (g.t_ms / 1000.0, 100.0 * g.mem_used_mib / g.mem_total_mib)),
                 AMBER.stroke_width((1.5 * dpr) as u32),
             ))?
-            .label(format!("GPU {id} mem %"));
+            .label(format!("GPU {id} mem %"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + (14.0 * dpr) as i32, y)], AMBER.stroke_width((2.0 * dpr) as u32)));
         }
+        gpu.configure_series_labels()
+            .label_font(font(11.0, dpr))
+            .background_style(WHITE.mix(0.85))
+            .border_style(GRID)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
     } else {
         bottom.draw(&Text::new(
             format!("{}: {}", tr(lang, "gpu"), tr(lang, "not_verified")),

@@ -122,7 +122,7 @@ impl Browser {
         }
         let profile = std::env::temp_dir().join(format!("tracelab-e2e-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&profile).unwrap();
-        let caps = json!({
+        let mut caps = json!({
             "capabilities": {"alwaysMatch": {
                 "browserName": "chrome",
                 "goog:chromeOptions": {
@@ -138,6 +138,11 @@ impl Browser {
                 }
             }}
         });
+        if width <= 480 {
+            // Below Chromium's smallest window: emulate a phone (and a HiDPI screen) instead.
+            caps["capabilities"]["alwaysMatch"]["goog:chromeOptions"]["mobileEmulation"] =
+                json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0}});
+        }
         let session = http(port, "POST", "/session", Some(&caps)).expect("new WebDriver session");
         let session = session["sessionId"].as_str().expect("session id").to_string();
         Browser { driver, port, session, _profile: TempDir(profile) }
