@@ -45,11 +45,9 @@ pub fn TraceSummary() -> impl IntoView {
                         <p>
                             <span class="mono">{loaded.origin.name().to_string()}</span>
                             " ("{origin}") · "
-                            {if t.is_incomplete() {
-                                view! { <span class="unverified" data-testid="incomplete">{tr(l, "incomplete")}</span> }.into_any()
-                            } else {
-                                view! { <span>{tr(l, "complete")}</span> }.into_any()
-                            }}
+                            <span class:unverified={t.completeness() != tracelab_core::Completeness::Complete} data-testid="completeness">
+                                {t.completeness().text().get(l).to_string()}
+                            </span>
                             " · "{tr(l, "gpu")}": "
                             <span class:unverified=unverified data-testid="gpu-status">
                                 {if unverified { tr(l, "not_verified").to_string() } else { gpu.clone() }}

@@ -76,12 +76,8 @@ pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics,
     } else {
         gpu.clone()
     };
-    let completeness = match (trace.is_incomplete(), zh) {
-        (true, true) => "不完整（没有结束记录）",
-        (true, false) => "incomplete (no footer)",
-        (false, true) => "完整",
-        (false, false) => "complete",
-    };
+    let completeness = trace.completeness().text();
+    let completeness = completeness.get(if zh { Lang::Zh } else { Lang::En });
     let trace_line = if zh {
         format!("记录：{completeness} · GPU 遥测：{gpu}")
     } else {

@@ -42,7 +42,7 @@ pub use metrics::{Figure, Metrics, Unit};
 pub use percentile::PercentileMethod;
 pub use settings::{Comparison, FailureDenominator, MissingTtft, Mistake, Population, Settings, WarmupPolicy};
 pub use text::{Lang, Text};
-pub use trace::{Attempt, Footer, GpuSample, Header, Outcome, Phase, Quality, StreamEvent, Trace};
+pub use trace::{Attempt, Completeness, Footer, GpuSample, Header, Outcome, Phase, Quality, StreamEvent, Trace};
 pub use tally::{explain, tally, Check, Tally};
 pub use whatif::{RowEdit, WhatIf};
 pub use verdict::{verdict, Latency, Reason, Verdict};

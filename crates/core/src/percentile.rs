@@ -90,7 +90,7 @@ pub fn describe(p: f64, n: usize, method: PercentileMethod) -> String {
         PercentileMethod::Linear if n > 0 => {
             format!("linear: index (n−1)·p = {:.2} of 0…{}", (n - 1) as f64 * p / 100.0, n - 1)
         }
-        _ => format!("{}, n = {n}", method.code()),
+        _ => method.code().to_string(),
     }
 }
 

@@ -29,9 +29,46 @@ impl Trace {
         !matches!(self.footer, Some(Footer { finished_cleanly: true, .. }))
     }
 
+    /// What kind of record this is, for the reader's first line about it.
+    pub fn completeness(&self) -> Completeness {
+        if !self.header.capabilities.workload_executed {
+            return Completeness::CapabilityScan;
+        }
+        match self.footer {
+            Some(Footer { finished_cleanly: true, .. }) => Completeness::Complete,
+            Some(_) => Completeness::StoppedEarly,
+            None => Completeness::Incomplete,
+        }
+    }
+
     /// How many attempts were warm-up attempts.
     pub fn warmup_count(&self) -> usize {
         self.attempts.iter().filter(|a| a.phase == Phase::Warmup).count()
+    }
+}
+
+/// Whether a trace holds the whole planned run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completeness {
+    /// The run finished as planned and wrote its footer.
+    Complete,
+    /// The run was stopped (Ctrl-C) and says so in its footer: every attempt it started is here.
+    StoppedEarly,
+    /// No footer: the writer crashed or was killed, or the file is still being written.
+    Incomplete,
+    /// `tracelab probe`: no requests were sent, only capabilities recorded.
+    CapabilityScan,
+}
+
+impl Completeness {
+    pub fn text(self) -> crate::Text {
+        use crate::Text;
+        match self {
+            Completeness::Complete => Text::new("complete run", "运行完整"),
+            Completeness::StoppedEarly => Text::new("stopped early (every started attempt kept)", "提前停止（已开始的尝试都保留了）"),
+            Completeness::Incomplete => Text::new("incomplete run (no footer)", "运行不完整（没有结束记录）"),
+            Completeness::CapabilityScan => Text::new("capability scan only: no requests were sent", "仅能力扫描：没有发送任何请求"),
+        }
     }
 }
 
