@@ -341,3 +341,26 @@ fn synthetic(n: usize) -> tracelab_core::Trace {
     header.window = Some(Window { start_ms: 0.0, length_s: n as f64 * 2.0 / 1000.0 });
     Trace { header, attempts, gpu: Vec::new(), footer: None, warnings: Vec::new() }
 }
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn an_aiperf_run_and_then_its_summary_file_reproduce_the_tools_figures() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let peers = repo("crates/core/tests/data/peers");
+    // The summary alone is refused with a message naming the per-request file to upload first.
+    b.type_into("[data-testid=upload]", peers.join("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
+    let err = b.wait_text("[data-testid=load-error]", |t| !t.is_empty());
+    assert!(err.contains("per-request"), "{err}");
+    assert_eq!(b.text_of(QUALIFIED), "5", "the sample stays loaded");
+
+    b.type_into("[data-testid=upload]", peers.join("aiperf_gptoss20b_c100_cancel_profile_export.jsonl").to_str().unwrap());
+    b.wait_text("#attempts-h", |t| t.contains("(100)"));
+    assert!(b.text_of(FAILURE_RATE).starts_with("11 %"), "11 cancellations stay in the denominator: {}", b.text_of(FAILURE_RATE));
+    b.wait_text("[data-testid=peer-panel]", |t| !t.is_empty());
+    b.type_into("[data-testid=upload]", peers.join("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
+    let summary = b.wait_text("[data-testid=peer-summary]", |t| !t.is_empty());
+    let (matched, recomputed) = summary.split_once(" figures").unwrap().0.split_once(" / ").unwrap();
+    assert_eq!(matched, recomputed, "{summary}");
+    assert!(matched.parse::<usize>().unwrap() >= 10, "{summary}");
+    assert!(b.text_of("[data-testid=load-error]").is_empty());
+}
