@@ -1,7 +1,7 @@
 //! How figures are written for people: the same digits in the terminal and in the lab.
 
 use crate::metrics::{trim_num, Figure, Unit};
-use crate::text::Lang;
+use crate::text::{Lang, Text};
 
 /// A value in its unit: "20 %", "0.5 s", "0.5 /s", "4 CNY".
 pub fn value(figure: &Figure, lang: Lang) -> String {
@@ -29,6 +29,22 @@ pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
             let currency = if currency.is_empty() { "" } else { currency.as_str() };
             format!("{} {currency}", round_to(v, 4)).trim_end().to_string()
         }
+    }
+}
+
+/// What a unit means, in words: the "unit" part of a figure's formula.
+pub fn unit_name(unit: &Unit) -> Text {
+    match unit {
+        Unit::Count => Text::new("a count of requests", "请求个数"),
+        Unit::Ratio => Text::new("a share with no unit (0–1, shown as %)", "无单位的比例（0–1，以 % 显示）"),
+        Unit::Seconds => Text::new("seconds", "秒"),
+        Unit::PerSecond => Text::new("requests per second of the window", "窗口内每秒的请求数"),
+        Unit::MoneyPer1000(currency) => {
+            let c = if currency.is_empty() { "money".to_string() } else { currency.clone() };
+            let zh = if currency.is_empty() { "金额".to_string() } else { currency.clone() };
+            Text::new(format!("{c} per 1,000 qualified requests"), format!("每 1000 个合格请求的 {zh}"))
+        }
+        Unit::TokensPerSecond => Text::new("output tokens per second of the window", "窗口内每秒的输出 token 数"),
     }
 }
 

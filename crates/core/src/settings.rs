@@ -296,6 +296,11 @@ pub struct Mistake {
     pub false_conclusion: Text,
 }
 
+/// The keys of [`Settings::to_pairs`] and [`Settings::apply_pairs`]: threshold, comparison,
+/// percentile method, percentile p, failure denominator, missing TTFT, warm-up, window, window
+/// cost, currency. Lessons bind the lab with them (see [`crate::lessons`]).
+pub const PAIR_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"];
+
 /// Settings as short `key=value` pairs, for permalinks and storage: a teacher's link sets
 /// exactly what the class sees. Unknown keys and bad values are skipped, never fatal.
 impl Settings {

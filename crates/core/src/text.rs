@@ -31,7 +31,7 @@ impl Lang {
 }
 
 /// One sentence in English and Simplified Chinese.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Text {
     pub en: String,
     pub zh: String,

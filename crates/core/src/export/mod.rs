@@ -107,7 +107,8 @@ pub fn peer_rows(trace: &Trace, settings: &Settings) -> Vec<ReproRow> {
     import::reproduce(trace, import::figures(trace), settings)
 }
 
-fn md_cell(s: &str) -> String {
+/// A table cell for Markdown: `|` escaped, line breaks flattened.
+pub(crate) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 

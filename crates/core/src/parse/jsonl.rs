@@ -284,7 +284,8 @@ fn locate_header_field(v: &serde_json::Value) -> Option<(Option<String>, String)
     fn fails<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<String> {
         serde_json::from_value::<T>(v.clone()).err().map(|e| strip_position(&e.to_string()))
     }
-    let checks: [(&str, fn(&serde_json::Value) -> Option<String>); 10] = [
+    type Check = fn(&serde_json::Value) -> Option<String>;
+    let checks: [(&str, Check); 10] = [
         ("schema", fails::<String>),
         ("version", fails::<u32>),
         ("tool", fails::<Tool>),

@@ -1,0 +1,751 @@
+//! The course in `lessons/`: `course.json` parses, every lesson text exists and every
+//! `[[step:…]]` / `[[exercise:…]]` marker resolves, every stated answer is what the core computes
+//! on its sample (so a lesson cannot drift from the metrics), and the learner's card and progress
+//! survive a round trip — and bad input — without a panic.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use tracelab_core::lessons::{
+    answer_key, check, computed, markers, metrics_for, parse_number, ratio_parts, segments, settings_for, svg_ids, Answer,
+    AnswerRecord, Course, ExerciseKind, Feedback, LessonMetric, MetricCard, Pairs, Progress, Segment, CORE_OPTION,
+};
+use tracelab_core::parse::parse_trace;
+use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
+
+const COURSE: &str = include_str!("../../../lessons/course.json");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A file the course names: lesson texts under `lessons/`, diagrams under `public/lessons/`.
+fn file_of(name: &str) -> Option<String> {
+    if name.contains("..") || name.contains('/') {
+        return None;
+    }
+    let dir = if name.ends_with(".md") { "lessons" } else { "public/lessons" };
+    std::fs::read_to_string(root().join(dir).join(name)).ok()
+}
+
+fn sample_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("public/samples"))
+        .expect("public/samples exists")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn sample(name: &str) -> Option<Trace> {
+    let text = std::fs::read_to_string(root().join("public/samples").join(name)).ok()?;
+    parse_trace(name, &text).ok()
+}
+
+fn course() -> Course {
+    Course::parse(COURSE).unwrap_or_else(|e| panic!("lessons/course.json: {e}"))
+}
+
+fn problems(course: &Course) -> Vec<String> {
+    let names = sample_names();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    course.validate(file_of, &names)
+}
+
+#[track_caller]
+fn key_of(course: &Course, id: &str) -> f64 {
+    let e = course.exercise(id).unwrap_or_else(|| panic!("no exercise `{id}`"));
+    let ExerciseKind::Number(n) = &e.kind else { panic!("`{id}` is not a number exercise") };
+    let trace = sample(&n.sample).unwrap();
+    answer_key(e, &trace).unwrap_or_else(|| panic!("`{id}`: no key"))
+}
+
+#[track_caller]
+fn stated(course: &Course, id: &str) -> f64 {
+    match &course.exercise(id).unwrap().kind {
+        ExerciseKind::Number(n) => n.answer,
+        _ => panic!("`{id}` is not a number exercise"),
+    }
+}
+
+#[track_caller]
+fn close(a: f64, b: f64, what: &str) {
+    assert!((a - b).abs() < 1e-9, "{what}: expected {b}, got {a}");
+}
+
+// --- the course as shipped --------------------------------------------------------------------
+
+#[test]
+fn the_course_parses_with_five_lessons_in_both_languages() {
+    let c = course();
+    let ids: Vec<&str> = c.lessons.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(ids, ["system-path", "client-timeline", "denominators", "baseline", "peers"]);
+    for l in &c.lessons {
+        assert!(l.text.en.ends_with(".en.md") && l.text.zh.ends_with(".zh.md"), "{}", l.id);
+        assert!(!l.steps.is_empty() && !l.exercises.is_empty(), "{}: steps and exercises", l.id);
+    }
+    let kinds: std::collections::BTreeSet<&str> = c.exercises().map(|(_, e)| e.kind.code()).collect();
+    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["choice", "free_text", "number", "ratio_parts"]);
+    assert_eq!(c.self_check.len(), 6);
+    assert_eq!(c.card_fields.len(), MetricCard::FIELDS.len());
+}
+
+#[test]
+fn every_lesson_file_exists_and_every_marker_resolves() {
+    let c = course();
+    let problems = problems(&c);
+    assert!(problems.is_empty(), "lessons/ has problems:\n{}", problems.join("\n"));
+    // And each text really is a lesson: long enough, with its markers in both languages.
+    for l in &c.lessons {
+        let en = file_of(&l.text.en).unwrap();
+        let zh = file_of(&l.text.zh).unwrap();
+        let words = en.split_whitespace().count();
+        assert!((600..=1700).contains(&words), "{}: {words} words", l.text.en);
+        let hanzi = zh.chars().filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c)).count();
+        assert!(hanzi >= 900, "{}: {hanzi} Chinese characters", l.text.zh);
+        let ids = |md: &str| -> Vec<(String, String)> {
+            markers(md).0.into_iter().map(|m| (m.kind.to_string(), m.id)).collect()
+        };
+        assert_eq!(ids(&en), ids(&zh), "{}: both languages place the same steps and exercises in the same order", l.id);
+    }
+}
+
+#[test]
+fn the_ten_request_table_is_in_lesson_three() {
+    let c = course();
+    let l = c.lesson("denominators").unwrap();
+    for text in [file_of(&l.text.en).unwrap(), file_of(&l.text.zh).unwrap()] {
+        for row in ["| R1 |", "| R5 |", "| R9 |", "| R10 |"] {
+            assert!(text.contains(row), "{row}");
+        }
+    }
+}
+
+#[test]
+fn every_number_exercise_agrees_with_the_core_on_its_sample() {
+    let c = course();
+    let drift = c.verify(sample);
+    assert!(drift.is_empty(), "the lessons and the core disagree:\n{}", drift.join("\n"));
+    // The same, spelled out: every stated answer is the core's within its tolerance.
+    let mut checked = 0;
+    for (_, e) in c.exercises() {
+        let ExerciseKind::Number(n) = &e.kind else { continue };
+        let trace = sample(&n.sample).unwrap();
+        let key = answer_key(e, &trace).unwrap_or_else(|| panic!("{}: no key", e.id));
+        assert!((key - n.answer).abs() <= n.tolerance + 1e-9, "{}: stated {} but the core says {key}", e.id, n.answer);
+        assert!(check(e, &Answer::Number { value: key }, Some(key)).correct, "{}", e.id);
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} number exercises");
+}
+
+#[test]
+fn choice_exercises_have_exactly_one_correct_option() {
+    let c = course();
+    let mut single = 0;
+    for (_, e) in c.exercises() {
+        let ExerciseKind::Choice(ch) = &e.kind else { continue };
+        let right = ch.options.iter().filter(|o| o.correct).count();
+        if ch.multiple {
+            assert!(right >= 1 && right < ch.options.len(), "{}", e.id);
+        } else {
+            assert_eq!(right, 1, "{}", e.id);
+            single += 1;
+        }
+    }
+    assert!(single >= 15, "{single} single choices");
+}
+
+#[test]
+fn the_threshold_exercise_gives_the_lessons_numbers() {
+    let c = course();
+    // At 1 s and at 0.5 s: P95 2 s, failure 20 %, qualified 5 → 4, goodput 0.5 → 0.4 /s, cost 4 → 5.
+    let expect = [
+        ("t1-p95", 2.0),
+        ("t05-p95", 2.0),
+        ("t1-failure", 20.0),
+        ("t05-failure", 20.0),
+        ("t1-qualified", 5.0),
+        ("t05-qualified", 4.0),
+        ("t1-goodput", 0.5),
+        ("t05-goodput", 0.4),
+        ("t1-cost", 4.0),
+        ("t05-cost", 5.0),
+    ];
+    for (id, value) in expect {
+        close(stated(&c, id), value, id);
+        close(key_of(&c, id), value, id);
+        let e = c.exercise(id).unwrap();
+        let ExerciseKind::Number(n) = &e.kind else { unreachable!() };
+        assert_eq!(n.sample, "ten-requests.jsonl", "{id}");
+        assert_eq!(n.settings.get("t"), Some(if id.starts_with("t1") { "1" } else { "0.5" }), "{id}");
+    }
+    // Each ratio names its parts on the card: numerator, denominator and unit.
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let m = metrics_for(&trace, &Pairs::default()).unwrap();
+    let parts = |metric: LessonMetric| {
+        let f = metric.figure(&m).unwrap();
+        (f.numerator_label.clone().unwrap().en, f.denominator_label.clone().unwrap().en)
+    };
+    assert_eq!(parts(LessonMetric::FailureRate), ("failures".into(), "all attempts".into()));
+    assert_eq!(parts(LessonMetric::GoodputPerS).1, "window seconds");
+    assert_eq!(parts(LessonMetric::CostPer1000Qualified).0, "window cost × 1,000");
+}
+
+#[test]
+fn the_facts_the_lessons_state_come_from_the_core() {
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let at = |pairs: &[(&str, &str)], metric: &str, unit: &str| {
+        let pairs = Pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        computed(&trace, &pairs, metric, unit).unwrap()
+    };
+    // Nearest-rank P95 of the 8 success TTFTs is the maximum; numpy-linear gives 1.72 s.
+    close(at(&[], "ttft_p95_s", "s"), 2.0, "nearest-rank P95");
+    close(at(&[("pm", "linear")], "ttft_p95_s", "s"), 1.72, "linear P95");
+    assert_eq!(tracelab_core::metrics::min_samples_for_tail(95.0), 20);
+    // Missing TTFT counted as 0: n = 10 and nearest-rank P50 = 0.4 s.
+    close(at(&[("mt", "treat_as_zero")], "ttft_samples", "count"), 10.0, "n with zeros");
+    close(at(&[("mt", "treat_as_zero")], "ttft_p50_s", "s"), 0.4, "P50 with zeros");
+    close(at(&[], "ttft_p50_s", "s"), 0.5, "P50");
+    // Failures over successes: 2/8 = 25 %; failed rows deleted: 0 % and a joint rate of 5/8.
+    close(at(&[("fd", "successes")], "failure_rate", "%"), 25.0, "over successes");
+    close(at(&[("fd", "failed_rows_deleted")], "failure_rate", "%"), 0.0, "rows deleted");
+    close(at(&[("fd", "failed_rows_deleted")], "joint_rate", "ratio"), 5.0 / 8.0, "joint, rows deleted");
+    // < for ≤ at 0.5 s drops R4.
+    close(at(&[("t", "0.5"), ("cmp", "lt")], "qualified", "count"), 3.0, "< 0.5 s");
+    // The streaming example: 700 ms / 100 and 150 ms / 1000 ms.
+    let stream = sample("streaming-example.jsonl").unwrap();
+    let none = Pairs::default();
+    close(computed(&stream, &none, "ttft_p50_s", "ms").unwrap(), 700.0, "TTFT");
+    close(computed(&stream, &none, "itl_p50_s", "ms").unwrap(), 100.0, "ITL P50");
+    close(computed(&stream, &none, "itl_tail_s", "ms").unwrap(), 150.0, "ITL P95");
+    close(computed(&stream, &none, "e2e_p50_s", "ms").unwrap(), 1000.0, "E2E");
+}
+
+#[test]
+fn answer_keys_go_through_the_settings_and_the_index() {
+    // The key is the core's figure under the sample's settings with the exercise's pairs on top,
+    // never a number typed into the course.
+    let c = course();
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let e = c.exercise("t05-goodput").unwrap();
+    let mut s = Settings::from_header(&trace.header);
+    s.apply_pairs([("t", "0.5")]);
+    let m = Metrics::compute(&Index::build(&trace.attempts, s.population), &s);
+    assert_eq!(answer_key(e, &trace), m.goodput.value);
+    assert_eq!(settings_for(&trace.header, &Pairs::default()).unwrap().window_s, Some(10.0));
+    // Other kinds have no numeric key; an undefined figure has none either.
+    assert_eq!(answer_key(c.exercise("denominator-quiz").unwrap(), &trace), None);
+    let no_window = parse_trace("t.csv", "id,outcome,ttft_s,quality\nR1,success,0.2,pass\n").unwrap();
+    assert_eq!(computed(&no_window, &Pairs::default(), "goodput_per_s", "/s"), None);
+    // A unit that does not fit the metric gives no key.
+    assert_eq!(computed(&trace, &Pairs::default(), "failure_rate", "s"), None);
+}
+
+// --- feedback -----------------------------------------------------------------------------------
+
+#[test]
+fn number_feedback_explains_the_known_mistakes() {
+    let c = course();
+    let e = c.exercise("t1-failure").unwrap();
+    let key = Some(key_of(&c, "t1-failure"));
+    let right = check(e, &Answer::Number { value: 20.0 }, key);
+    assert!(right.correct);
+    assert_eq!(right.expected, Some(20.0));
+    let over_successes = check(e, &Answer::Number { value: 25.0 }, key);
+    assert!(!over_successes.correct);
+    assert!(over_successes.message.en.contains("2/10"), "{}", over_successes.message.en);
+    assert!(over_successes.message.zh.contains("2/10"), "{}", over_successes.message.zh);
+    let deleted = check(e, &Answer::Number { value: 0.0 }, key);
+    assert!(deleted.message.en.contains("deleting the failed rows"), "{}", deleted.message.en);
+    let other = check(e, &Answer::Number { value: 33.0 }, key);
+    assert!(!other.correct && !other.message.en.is_empty() && !other.message.zh.is_empty());
+    assert!(!check(e, &Answer::Number { value: f64::NAN }, key).correct);
+    // The tolerance: 20.005 is within 0.01.
+    assert!(check(e, &Answer::Number { value: 20.005 }, key).correct);
+    // A key from the core wins over the stated answer.
+    assert!(!check(e, &Answer::Number { value: 20.0 }, Some(25.0)).correct);
+    // The wrong kind of answer is not a panic.
+    assert!(!check(e, &Answer::Choice { chosen: vec!["x".into()] }, key).correct);
+}
+
+#[test]
+fn a_wrong_choice_is_answered_with_its_explanation() {
+    let c = course();
+    let e = c.exercise("denominator-quiz").unwrap();
+    let ExerciseKind::Choice(ch) = &e.kind else { panic!() };
+    for o in &ch.options {
+        let f = check(e, &Answer::Choice { chosen: vec![o.id.clone()] }, None);
+        assert_eq!(f.correct, o.correct, "{}", o.id);
+        assert!(f.message.en.contains(&o.explain.en), "{}", o.id);
+        assert!(f.message.zh.contains(&o.explain.zh), "{}", o.id);
+    }
+    assert!(!check(e, &Answer::Choice { chosen: vec!["all-attempts".into(), "successes".into()] }, None).correct);
+    assert!(!check(e, &Answer::Choice { chosen: vec!["nope".into()] }, None).correct);
+    assert!(!check(e, &Answer::Choice { chosen: vec![] }, None).correct);
+}
+
+#[test]
+fn diagram_marks_are_right_only_as_a_whole_set() {
+    let c = course();
+    let e = c.exercise("mark-failure-points").unwrap();
+    let ExerciseKind::Choice(ch) = &e.kind else { panic!() };
+    assert!(ch.multiple);
+    let right: Vec<String> = ch.options.iter().filter(|o| o.correct).map(|o| o.id.clone()).collect();
+    assert!(check(e, &Answer::Choice { chosen: right.clone() }, None).correct);
+    let mut too_many = right.clone();
+    too_many.push("fp-slow-first-token".into());
+    let f = check(e, &Answer::Choice { chosen: too_many }, None);
+    assert!(!f.correct);
+    assert!(f.message.en.contains("not a failure"), "{}", f.message.en);
+    let missed = check(e, &Answer::Choice { chosen: right[1..].to_vec() }, None);
+    assert!(!missed.correct && missed.message.en.contains("Missed"), "{}", missed.message.en);
+}
+
+#[test]
+fn the_diagram_carries_every_marker_the_exercises_name() {
+    let c = course();
+    let svg = file_of("system-path.svg").unwrap();
+    let ids = svg_ids(&svg);
+    for node in ["node-client", "node-queue", "node-model", "node-stream", "node-train-data", "node-release", "node-checkpoint"] {
+        assert!(ids.iter().any(|i| i == node), "{node}");
+    }
+    assert!(svg.contains("<title") && svg.contains("<desc"), "the diagram is described for screen readers");
+    for (_, e) in c.exercises() {
+        let ExerciseKind::Choice(ch) = &e.kind else { continue };
+        let Some(d) = &ch.diagram else { continue };
+        assert_eq!(d, "system-path.svg");
+        for o in &ch.options {
+            // The element's opening tag carries the kind the lesson gives it.
+            let at = svg.find(&format!(" id=\"{}\"", o.id)).unwrap_or_else(|| panic!("{}", o.id));
+            let start = svg[..at].rfind('<').unwrap();
+            let tag = &svg[start..start + svg[start..].find('>').unwrap()];
+            let kind = if o.id.starts_with("sp-") { "sample-point" } else { "failure-point" };
+            assert!(tag.contains(&format!("data-kind=\"{kind}\"")), "{}: {tag}", o.id);
+            assert!(tag.contains("tabindex=\"0\"") && tag.contains("role=\"button\""), "{}: reachable by keyboard", o.id);
+        }
+    }
+}
+
+#[test]
+fn ratio_parts_take_the_right_answer_from_the_core() {
+    let c = course();
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let e = c.exercise("parts-failure-rate").unwrap();
+    let view = ratio_parts(e, &trace).unwrap();
+    assert_eq!(view.figure.en, "Failure rate");
+    let core = |opts: &[tracelab_core::lessons::PartOption]| opts.iter().find(|o| o.id == CORE_OPTION).unwrap().text.clone();
+    assert_eq!(core(&view.numerator).en, "failures");
+    assert_eq!(core(&view.denominator).en, "all attempts");
+    assert_eq!(core(&view.denominator).zh, "全部尝试");
+    assert!(core(&view.unit).en.contains("share"), "{}", core(&view.unit).en);
+    assert_eq!(view.numerator.len(), 3);
+    // The order is fixed by the id: the same on every load.
+    assert_eq!(ratio_parts(e, &trace).unwrap(), view);
+    let all_core = Answer::RatioParts { numerator: CORE_OPTION.into(), denominator: CORE_OPTION.into(), unit: CORE_OPTION.into() };
+    assert!(check(e, &all_core, None).correct);
+    let wrong_den = Answer::RatioParts { numerator: CORE_OPTION.into(), denominator: "successes".into(), unit: CORE_OPTION.into() };
+    let f = check(e, &wrong_den, None);
+    assert!(!f.correct && f.message.en.contains("100 %"), "{}", f.message.en);
+    let cost = ratio_parts(c.exercise("parts-cost").unwrap(), &trace).unwrap();
+    assert!(core(&cost.unit).en.contains("CNY per 1,000 qualified"), "{}", core(&cost.unit).en);
+}
+
+#[test]
+fn free_text_is_judged_only_by_its_checklist_count() {
+    let c = course();
+    let e = c.exercise("gpu-busy-counterexample").unwrap();
+    let text = "An open loop at 12 requests per second against a server that finishes 8: the queue grows, TTFT climbs, timeouts appear.".to_string();
+    let two = Answer::FreeText { text: text.clone(), checked: vec!["long-queue".into(), "many-timeouts".into()] };
+    assert!(!check(e, &two, None).correct, "three ticks are required");
+    let three = Answer::FreeText { text: text.clone(), checked: vec!["long-queue".into(), "many-timeouts".into(), "trace-evidence".into()] };
+    let f = check(e, &three, None);
+    assert!(f.correct);
+    assert!(f.message.en.contains("Nothing else is judged automatically"), "{}", f.message.en);
+    let unknown = Answer::FreeText { text: text.clone(), checked: vec!["a".into(), "b".into(), "c".into()] };
+    assert!(!check(e, &unknown, None).correct, "unknown ids do not count");
+    let short = Answer::FreeText { text: "busy".into(), checked: vec!["long-queue".into(), "many-timeouts".into(), "trace-evidence".into()] };
+    assert!(!check(e, &short, None).correct);
+}
+
+#[test]
+fn typed_numbers_are_read_leniently() {
+    assert_eq!(parse_number("20"), Some(20.0));
+    assert_eq!(parse_number(" 20 % "), Some(20.0));
+    assert_eq!(parse_number("0,5"), Some(0.5));
+    assert_eq!(parse_number("0.5 s"), Some(0.5));
+    assert_eq!(parse_number("１．７２"), Some(1.72));
+    assert_eq!(parse_number("1,000"), Some(1.0), "a lone comma is a decimal comma");
+    assert_eq!(parse_number("1,000.5"), Some(1000.5));
+    assert_eq!(parse_number("5 → 4"), None);
+    assert_eq!(parse_number("abc"), None);
+    assert_eq!(parse_number(""), None);
+    assert_eq!(parse_number("NaN"), None);
+}
+
+// --- a broken course is reported ---------------------------------------------------------------
+
+fn broken(edit: impl FnOnce(&mut serde_json::Value)) -> Vec<String> {
+    let mut v: serde_json::Value = serde_json::from_str(COURSE).unwrap();
+    edit(&mut v);
+    let c = Course::parse(&v.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    problems(&c)
+}
+
+#[track_caller]
+fn reported(problems: &[String], needle: &str) {
+    assert!(problems.iter().any(|p| p.contains(needle)), "expected a problem with `{needle}`, got:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn a_broken_course_is_reported_by_validate() {
+    // Unknown metric, unknown sample, unknown unit, bad settings.
+    let p = broken(|v| v["lessons"][2]["exercises"][0]["metric"] = "ttft_p96_s".into());
+    reported(&p, "unknown metric `ttft_p96_s`");
+    let p = broken(|v| v["lessons"][2]["exercises"][0]["sample"] = "eleven-requests.jsonl".into());
+    reported(&p, "unknown sample `eleven-requests.jsonl`");
+    let p = broken(|v| v["lessons"][2]["exercises"][0]["unit"] = "%".into());
+    reported(&p, "`ttft_p95_s` cannot be written in `%`");
+    let p = broken(|v| v["lessons"][2]["steps"][0]["settings"]["threshold"] = "1".into());
+    reported(&p, "unknown setting `threshold`");
+    let p = broken(|v| v["lessons"][2]["steps"][0]["settings"]["cmp"] = "≈".into());
+    reported(&p, "setting `cmp` cannot be `≈`");
+    // A choice with two right answers, or none.
+    let p = broken(|v| v["lessons"][0]["exercises"][2]["options"][0]["correct"] = true.into());
+    reported(&p, "exactly one correct option, found 2");
+    let p = broken(|v| v["lessons"][0]["exercises"][2]["options"][1]["correct"] = false.into());
+    reported(&p, "exactly one correct option, found 0");
+    // A missing translation.
+    let p = broken(|v| v["lessons"][1]["exercises"][0]["prompt"]["zh"] = "".into());
+    reported(&p, "exercise `stream-ttft`, prompt: the Chinese text is missing");
+    // Duplicate ids; a diagram option that is not in the SVG; a reserved distractor id.
+    let p = broken(|v| v["lessons"][1]["exercises"][1]["id"] = "stream-ttft".into());
+    reported(&p, "the id `stream-ttft` is used twice");
+    let p = broken(|v| v["lessons"][0]["exercises"][0]["options"][0]["id"] = "sp-nowhere".into());
+    reported(&p, "option `sp-nowhere` is no element of the diagram");
+    let p = broken(|v| v["lessons"][2]["exercises"][8]["distractors"]["unit"][0]["id"] = "core".into());
+    reported(&p, "`core` is reserved");
+    // A missing lesson file; an unknown card field.
+    let p = broken(|v| v["lessons"][4]["text"]["zh"] = "05-peers.zh-TW.md".into());
+    reported(&p, "the Chinese text `05-peers.zh-TW.md` does not exist");
+    let p = broken(|v| v["card_fields"][0]["id"] = "mood".into());
+    reported(&p, "card field `mood`: not a field of the metric card");
+}
+
+#[test]
+fn dangling_and_misplaced_markers_are_reported() {
+    // Renaming an exercise leaves its marker dangling and the renamed one unplaced.
+    let p = broken(|v| v["lessons"][2]["exercises"][0]["id"] = "t1-p95-renamed".into());
+    reported(&p, "[[exercise:t1-p95]] points to no exercise of lesson `denominators`");
+    reported(&p, "exercise `t1-p95-renamed` is never placed");
+    let p = broken(|v| v["lessons"][1]["steps"][0]["id"] = "timeline".into());
+    reported(&p, "[[step:timeline-stream]] points to no step");
+    // A marker of another lesson.
+    let mut c = course();
+    let moved = c.lessons[1].exercises.remove(0);
+    c.lessons[0].exercises.push(moved);
+    let p = problems(&c);
+    reported(&p, "[[exercise:stream-ttft]] belongs to lesson `system-path`, not to `client-timeline`");
+    // A marker that does not stand alone.
+    let md = "Text\n\nSee [[step:ten-at-1s]] here.\n\n```\n[[step:inside-code]]\n```\n\n[[exercise:x]]\n";
+    let (found, bad) = markers(md);
+    assert_eq!(found.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["x"]);
+    assert_eq!(found[0].line, 9);
+    assert_eq!(bad.len(), 1);
+    assert!(bad[0].starts_with("line 3:"), "{}", bad[0]);
+}
+
+#[test]
+fn lesson_texts_split_into_markdown_and_markers() {
+    let md = "# Title\n\nIntro.\n\n[[step:a]]\n\nMiddle.\n[[exercise:b]]\n[[exercise:c]]\n\n~~~\n[[step:no]]\n~~~\nEnd.\n";
+    let s = segments(md);
+    assert_eq!(s[0], Segment::Markdown("# Title\n\nIntro.\n\n"));
+    assert_eq!(s[1], Segment::Step("a"));
+    assert_eq!(s[2], Segment::Markdown("\nMiddle.\n"));
+    assert_eq!(s[3], Segment::Exercise("b"));
+    assert_eq!(s[4], Segment::Exercise("c"));
+    assert_eq!(s[5], Segment::Markdown("\n~~~\n[[step:no]]\n~~~\nEnd.\n"));
+    assert_eq!(s.len(), 6);
+    // Every shipped text splits into segments whose markers are those `markers` finds.
+    let c = course();
+    for l in &c.lessons {
+        for name in [&l.text.en, &l.text.zh] {
+            let text = file_of(name).unwrap();
+            let from_segments: Vec<&str> = segments(&text)
+                .into_iter()
+                .filter_map(|s| match s {
+                    Segment::Step(id) | Segment::Exercise(id) => Some(id),
+                    Segment::Markdown(_) => None,
+                })
+                .collect();
+            let (found, _) = markers(&text);
+            assert_eq!(from_segments, found.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn course_parse_errors_name_the_field() {
+    let e = Course::parse(r#"{"version": 1, "lessons": [{"id": "l", "number": 1, "titel": {}}]}"#).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("lessons[0].titel"), "{e}");
+    let e = Course::parse(r#"{"version": 2, "lessons": []}"#).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("version"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(COURSE).unwrap();
+    v["lessons"][2]["exercises"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("answer");
+    let e = Course::parse(&v.to_string()).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("lessons[2].exercises[0]"), "{e}");
+    assert!(e.message.contains("a `number` exercise needs `answer`"), "{e}");
+    v["lessons"][2]["exercises"][0]["anwser"] = 2.into();
+    let e = Course::parse(&v.to_string()).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("lessons[2].exercises[0].anwser"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(COURSE).unwrap();
+    v["lessons"][2]["exercises"][0]["options"] = serde_json::json!([]);
+    let e = Course::parse(&v.to_string()).unwrap_err();
+    assert!(e.message.contains("`options` does not belong to a `number` exercise"), "{e}");
+    v["lessons"][2]["exercises"][0]["kind"] = "essay".into();
+    assert!(Course::parse(&v.to_string()).unwrap_err().message.contains("unknown kind `essay`"));
+    let e = Course::parse(r#"{"version": 1, "lessons": [{"id": "l", "number": 1, "title": {"en": "a", "zh": "b"},
+        "text": {"en": "a", "zh": "b"}, "steps": [{"id": "s", "label": {"en": "a", "zh": "b"}, "sample": "x", "settings": {"t": true}}]}]}"#)
+        .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("lessons[0].steps[0].settings.t"), "{e}");
+    assert!(Course::parse("").is_err());
+    assert!(Course::parse("[").is_err());
+    // Settings may be written as numbers or strings.
+    let c = Course::parse(r#"{"version": 1, "lessons": [{"id": "l", "number": 1, "title": {"en": "a", "zh": "b"},
+        "text": {"en": "a", "zh": "b"}, "steps": [{"id": "s", "label": {"en": "a", "zh": "b"}, "sample": "x", "settings": {"t": 0.5, "cmp": "le"}}]}]}"#)
+        .unwrap();
+    assert_eq!(c.lessons[0].steps[0].settings.get("t"), Some("0.5"));
+}
+
+#[test]
+fn the_course_round_trips_through_json() {
+    let c = course();
+    let text = serde_json::to_string_pretty(&c).unwrap();
+    assert_eq!(Course::parse(&text).unwrap(), c);
+}
+
+// --- the learner's card and progress ------------------------------------------------------------
+
+fn ten_card(lang: Lang) -> MetricCard {
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let settings = Settings::from_header(&trace.header);
+    let m = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+    MetricCard::prefill("ten-requests.jsonl", &trace, &settings, &m, lang)
+}
+
+#[test]
+fn the_metric_card_is_prefilled_from_the_core_and_round_trips() {
+    let card = ten_card(Lang::En);
+    assert!(card.missing().is_empty(), "{:?}", card.missing());
+    assert!(card.observation_point.contains("client"), "{}", card.observation_point);
+    assert!(card.percentile_method.contains("⌈95·8/100⌉ = 8 of 8"), "{}", card.percentile_method);
+    assert!(card.failure_denominator.contains("all attempts = 10"), "{}", card.failure_denominator);
+    assert!(card.thresholds.contains("≤ 1 s"), "{}", card.thresholds);
+    assert!(card.window.contains("10 s") && card.window.contains("0.02 CNY"), "{}", card.window);
+    assert!(card.telemetry.contains("not verified"), "{}", card.telemetry);
+    assert!(card.conditions.contains("lesson-demo") && card.conditions.contains("constant"), "{}", card.conditions);
+    assert!(card.sample_count.contains("TTFT: 8"), "{}", card.sample_count);
+    let failure = card.results.iter().find(|r| r.key == "failure_rate").unwrap();
+    assert_eq!((failure.value.as_str(), failure.numerator.as_str(), failure.denominator.as_str()), ("20 %", "failures = 2", "all attempts = 10"));
+    let cost = card.results.iter().find(|r| r.key == "cost_per_1000_qualified").unwrap();
+    assert_eq!(cost.value, "4 CNY");
+    assert!(cost.unit.contains("per 1,000 qualified"), "{}", cost.unit);
+    let goodput = card.results.iter().find(|r| r.key == "goodput").unwrap();
+    assert_eq!(goodput.denominator, "window seconds = 10");
+    let md = card.to_markdown(Lang::En);
+    assert!(md.contains("| Failure rate | 20 % | failures = 2 | all attempts = 10 |"), "{md}");
+    let json = card.to_json();
+    assert!(json.contains("\"kind\": \"tracelab.learner_card\""));
+    assert_eq!(MetricCard::from_json(&json).unwrap(), card);
+    let zh = ten_card(Lang::Zh);
+    assert!(zh.failure_denominator.contains("全部尝试 = 10"), "{}", zh.failure_denominator);
+    assert!(zh.to_markdown(Lang::Zh).contains("| 失败率 | 20 % |"), "{}", zh.to_markdown(Lang::Zh));
+    // A learner's edits survive; an emptied field is reported as missing.
+    let mut edited = card.clone();
+    edited.notes = "Rerun on Tuesday.".into();
+    edited.window = String::new();
+    let back = MetricCard::from_json(&edited.to_json()).unwrap();
+    assert_eq!(back.notes, "Rerun on Tuesday.");
+    assert_eq!(back.missing(), ["window"]);
+    // A card with wrong choices in force says so in its notes.
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let mut s = Settings::from_header(&trace.header);
+    s.apply_pairs([("fd", "failed_rows_deleted")]);
+    let m = Metrics::compute(&Index::build(&trace.attempts, s.population), &s);
+    let wrong = MetricCard::prefill("ten-requests.jsonl", &trace, &s, &m, Lang::En);
+    assert!(wrong.notes.contains("failed rows deleted"), "{}", wrong.notes);
+    assert!(wrong.notes.contains("cannot serve as a baseline"), "{}", wrong.notes);
+}
+
+#[test]
+fn progress_round_trips_and_forgets_what_the_course_no_longer_has() {
+    let c = course();
+    let mut p = Progress { lesson: Some("denominators".into()), ..Progress::default() };
+    p.notes.insert("denominators".into(), "R4 is exactly 0.5 s — ≤, not <.".into());
+    let e = c.exercise("t05-qualified").unwrap();
+    let f = check(e, &Answer::Number { value: 3.0 }, Some(4.0));
+    p.record("t05-qualified", Answer::Number { value: 3.0 }, &f);
+    let f = check(e, &Answer::Number { value: 4.0 }, Some(4.0));
+    p.record("t05-qualified", Answer::Number { value: 4.0 }, &f);
+    p.record("quiz", Answer::Number { value: f64::NAN }, &Feedback { correct: false, message: Default::default(), expected: None });
+    assert_eq!(p.answers["t05-qualified"], AnswerRecord { answer: Answer::Number { value: 4.0 }, correct: true, tries: 2 });
+    assert!(!p.answers.contains_key("quiz"), "a non-finite answer is not kept");
+    p.record(
+        "parts-goodput",
+        Answer::RatioParts { numerator: "core".into(), denominator: "attempts".into(), unit: "core".into() },
+        &Feedback { correct: false, message: Default::default(), expected: None },
+    );
+    p.record(
+        "peer-card-checklist",
+        Answer::FreeText { text: "Tool and version…".into(), checked: vec!["tool-version".into()] },
+        &Feedback { correct: false, message: Default::default(), expected: None },
+    );
+    p.self_check.insert("no-failure-deleted".into());
+    p.card = Some(ten_card(Lang::Zh));
+    assert_eq!(p.solved(), 1);
+    let json = p.to_json();
+    assert!(json.contains("\"kind\": \"tracelab.progress\""));
+    assert_eq!(Progress::from_json(&json).unwrap(), p);
+    // After a teacher's edit, unknown ids are dropped and reported.
+    p.answers.insert("gone".into(), AnswerRecord { answer: Answer::Choice { chosen: vec![] }, correct: false, tries: 1 });
+    p.notes.insert("old-lesson".into(), "…".into());
+    p.self_check.insert("old-item".into());
+    let dropped = p.retain_known(&c);
+    assert_eq!(dropped.len(), 3, "{dropped:?}");
+    assert!(p.answers.contains_key("t05-qualified") && !p.answers.contains_key("gone"));
+    // Empty objects and missing fields are fine.
+    let empty = Progress::from_json(r#"{"kind": "tracelab.progress", "version": 1}"#).unwrap();
+    assert_eq!(empty, Progress::default());
+}
+
+#[test]
+fn a_corrupt_progress_file_is_an_error_naming_the_field() {
+    let field = |text: &str| Progress::from_json(text).unwrap_err().field;
+    let ok = r#"{"kind": "tracelab.progress", "version": 1"#;
+    assert_eq!(field(&format!(r#"{ok}, "answers": {{"t1-p95": {{"answer": {{"kind": "number", "value": "two"}}, "correct": true}}}}}}"#)).as_deref(), Some("answers.t1-p95.answer.value"));
+    assert_eq!(field(&format!(r#"{ok}, "answers": {{"t1-p95": {{"answer": {{"kind": "guess"}}, "correct": true}}}}}}"#)).as_deref(), Some("answers.t1-p95.answer"));
+    assert_eq!(field(&format!(r#"{ok}, "notes": ["a"]}}"#)).as_deref(), Some("notes"));
+    assert_eq!(field(&format!(r#"{ok}, "self_check": "all"}}"#)).as_deref(), Some("self_check"));
+    assert_eq!(field(&format!(r#"{ok}, "card": {{"results": [{{"value": 3}}]}}}}"#)).as_deref(), Some("card.results[0].value"));
+    assert_eq!(field(r#"{"kind": "tracelab.metric_card", "version": 1}"#).as_deref(), Some("kind"));
+    assert_eq!(field(r#"{"version": 1}"#).as_deref(), Some("kind"));
+    assert_eq!(field(r#"{"kind": "tracelab.progress", "version": 7}"#).as_deref(), Some("version"));
+    for text in ["", "   ", "{", "[]", "null", "42", "\"progress\"", "{\"kind\": \"tracelab.progress\", \"version\": 1, \"answers\": {\"x\": null}}"] {
+        assert!(Progress::from_json(text).is_err(), "{text:?}");
+    }
+    let huge = format!(r#"{{"kind": "tracelab.progress", "version": 1, "notes": {{"a": "{}"}}}}"#, "x".repeat(5 * 1024 * 1024));
+    assert!(Progress::from_json(&huge).unwrap_err().message.contains("larger than"));
+    assert_eq!(MetricCard::from_json(r#"{"kind": "tracelab.learner_card", "version": 1, "notes": 5}"#).unwrap_err().field.as_deref(), Some("notes"));
+}
+
+/// Every JSON pointer in a value, the root excluded.
+fn pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                out.push(p.clone());
+                pointers(x, p, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                let p = format!("{at}/{i}");
+                out.push(p.clone());
+                pointers(x, p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn replacement(which: usize) -> serde_json::Value {
+    [
+        serde_json::Value::Null,
+        true.into(),
+        1.5.into(),
+        (-3).into(),
+        "x".into(),
+        serde_json::json!([]),
+        serde_json::json!({}),
+        serde_json::json!({"en": "e"}),
+        serde_json::json!([{"id": 1}]),
+    ][which % 9]
+        .clone()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Whatever part of `course.json` is broken, the error names a field inside the file.
+    #[test]
+    fn a_broken_course_json_names_the_field(at in 0usize..100_000, which in 0usize..9) {
+        let mut v: serde_json::Value = serde_json::from_str(COURSE).unwrap();
+        let mut all = Vec::new();
+        pointers(&v, String::new(), &mut all);
+        let pointer = &all[at % all.len()];
+        *v.pointer_mut(pointer).unwrap() = replacement(which);
+        if let Err(e) = Course::parse(&v.to_string()) {
+            let field = e.field.clone().unwrap_or_else(|| panic!("{pointer}: no field in `{e}`"));
+            // The named field is where the change was, or inside it, or the object that holds it.
+            let dotted = pointer.trim_start_matches('/').split('/').fold(String::new(), |acc, part| {
+                if part.chars().all(|c| c.is_ascii_digit()) { format!("{acc}[{part}]") }
+                else if acc.is_empty() { part.to_string() } else { format!("{acc}.{part}") }
+            });
+            let parent = |p: &str| p.rfind(['.', '[']).map(|i| p[..i].to_string()).unwrap_or_default();
+            prop_assert!(
+                field.starts_with(&dotted) || dotted.starts_with(&field) || field == "version" || field.starts_with(&parent(&dotted)),
+                "changed {dotted}, error at {field}: {e}"
+            );
+        }
+    }
+
+    /// The same for an exported progress file.
+    #[test]
+    fn a_broken_progress_file_names_the_field(at in 0usize..100_000, which in 0usize..9) {
+        let c = course();
+        let mut p = Progress { lesson: Some("denominators".into()), ..Progress::default() };
+        p.notes.insert("denominators".into(), "note".into());
+        p.record("t1-cost", Answer::Number { value: 4.0 }, &check(c.exercise("t1-cost").unwrap(), &Answer::Number { value: 4.0 }, None));
+        p.record("denominator-quiz", Answer::Choice { chosen: vec!["successes".into()] }, &Feedback { correct: false, message: Default::default(), expected: None });
+        p.record("parts-cost", Answer::RatioParts { numerator: "core".into(), denominator: "attempts".into(), unit: "core".into() }, &Feedback { correct: false, message: Default::default(), expected: None });
+        p.self_check.insert("no-failure-deleted".into());
+        p.card = Some(ten_card(Lang::En));
+        let mut v: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+        let mut all = Vec::new();
+        pointers(&v, String::new(), &mut all);
+        let pointer = &all[at % all.len()];
+        *v.pointer_mut(pointer).unwrap() = replacement(which);
+        if let Err(e) = Progress::from_json(&v.to_string()) {
+            prop_assert!(e.field.is_some(), "{pointer}: no field in `{e}`");
+        }
+    }
+
+    #[test]
+    fn progress_from_json_never_panics(text in ".{0,400}") {
+        let _ = Progress::from_json(&text);
+        let _ = MetricCard::from_json(&text);
+        let _ = Course::parse(&text);
+    }
+
+    #[test]
+    fn a_truncated_or_mangled_export_never_panics(cut in 0usize..4000, flip in 0usize..4000, byte in 0u8..128) {
+        let c = course();
+        let mut p = Progress::default();
+        let e = c.exercise("t1-cost").unwrap();
+        p.record("t1-cost", Answer::Number { value: 4.0 }, &check(e, &Answer::Number { value: 4.0 }, None));
+        p.card = Some(ten_card(Lang::En));
+        let json = p.to_json();
+        let mut bytes = json.as_bytes()[..cut.min(json.len())].to_vec();
+        if !bytes.is_empty() {
+            let i = flip % bytes.len();
+            bytes[i] = byte;
+        }
+        if let Ok(text) = String::from_utf8(bytes) {
+            let _ = Progress::from_json(&text);
+        }
+    }
+}
