@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use tracelab_core::{export, Comparison, Index, Lang, Metrics, PercentileMethod, Settings};
+use tracelab_core::{export, Index, Metrics};
 
-use crate::report::{ComparisonArg, LangArg, PercentileArg};
+use crate::settings_args::SettingsArgs;
 
 const AFTER_HELP: &str = "\
 Formats:
@@ -47,30 +47,8 @@ pub struct ExportArgs {
     /// The tool's own summary of the same run (AIPerf profile_export_aiperf.json, LLMPerf *_summary.json).
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
-    /// TTFT threshold in seconds (default: the trace's header, else 1).
-    #[arg(long, value_name = "SECONDS")]
-    pub threshold: Option<f64>,
-    /// How TTFT is compared with the threshold.
-    #[arg(long, value_enum)]
-    pub comparison: Option<ComparisonArg>,
-    /// The fixed window in seconds that goodput and cost refer to (default: the trace's header).
-    #[arg(long, value_name = "SECONDS")]
-    pub window: Option<f64>,
-    /// The cost of the window (default: the trace's header).
-    #[arg(long, value_name = "AMOUNT")]
-    pub cost: Option<f64>,
-    /// Currency of --cost.
-    #[arg(long)]
-    pub currency: Option<String>,
-    /// Percentile method of the card.
-    #[arg(long, value_enum, default_value = "nearest-rank")]
-    pub percentile: PercentileArg,
-    /// The tail percentile reported beside P50.
-    #[arg(long, default_value_t = 95.0)]
-    pub p: f64,
-    /// Language of the card.
-    #[arg(long, value_enum, default_value = "en")]
-    pub lang: LangArg,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
 }
 
 pub fn run(args: ExportArgs) -> Result<(), String> {
@@ -80,37 +58,8 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
         }
     }
     let (name, trace, _) = crate::import::load(&args.file, args.benchmark, args.summary.as_deref())?;
-    let mut settings = Settings::from_header(&trace.header);
-    if let Some(t) = args.threshold {
-        settings.ttft_threshold_s = t;
-    }
-    if let Some(c) = args.comparison {
-        settings.comparison = match c {
-            ComparisonArg::Le => Comparison::Le,
-            ComparisonArg::Lt => Comparison::Lt,
-        };
-    }
-    if let Some(w) = args.window {
-        settings.window_s = Some(w);
-    }
-    if let Some(c) = args.cost {
-        settings.window_cost = Some(c);
-    }
-    if let Some(c) = args.currency {
-        settings.currency = c;
-    }
-    settings.percentile = match args.percentile {
-        PercentileArg::NearestRank => PercentileMethod::NearestRank,
-        PercentileArg::Linear => PercentileMethod::Linear,
-        PercentileArg::Lower => PercentileMethod::Lower,
-        PercentileArg::Higher => PercentileMethod::Higher,
-    };
-    settings.p = args.p;
-    settings.validate().map_err(|e| format!("{e} (see --help)"))?;
-    let lang = match args.lang {
-        LangArg::En => Lang::En,
-        LangArg::Zh => Lang::Zh,
-    };
+    let settings = args.settings.settings(&trace.header)?;
+    let lang = args.settings.lang();
     let source = std::path::Path::new(&name).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(name);
     let text = match args.format {
         ExportFormat::Csv => export::attempts_csv(&trace, &settings),

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod export;
 mod import;
 mod report;
+mod settings_args;
 
 #[derive(Parser)]
 #[command(name = "tracelab", version, about = "Record LLM-serving traces and account for their latency honestly")]
