@@ -28,7 +28,7 @@ pub enum Upload {
     /// One or more traces (a guidellm file holds one per benchmark).
     Traces(String, Vec<ImportedTrace>),
     /// A peer tool's aggregate file: its figures, to set beside the trace of the same run.
-    Summary(String, import::PeerSummary),
+    Summary(String, Box<import::PeerSummary>),
 }
 
 /// Reads a file the learner chose or dropped: our formats first, then the peers' (detected
@@ -41,7 +41,7 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
     let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
     if import::detect(&text).content == Content::AggregateOnly {
         if let Ok(summary) = import::peer_figures_from_aggregate(&name, &text) {
-            return Ok(Upload::Summary(name, summary));
+            return Ok(Upload::Summary(name, Box::new(summary)));
         }
     }
     let imported = import::load_any(&name, &text).map_err(|e| e.to_string())?;

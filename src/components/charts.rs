@@ -101,7 +101,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
 /// Up to MAX_MARKS ranks spread evenly over 0..n (all of them when n is small).
 fn spread(n: usize) -> impl Iterator<Item = usize> {
     let step = n.div_ceil(MAX_MARKS).max(1);
-    (0..n).step_by(step).chain((n > 0 && (n - 1) % step != 0).then_some(n - 1))
+    (0..n).step_by(step).chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n - 1))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -261,7 +261,7 @@ fn draw_request(el: &web_sys::HtmlCanvasElement, dpr: f64, a: &Attempt, lang: La
         if k > 0 && a.events.len() <= 12 {
             let gap = ev.at_ms - a.events[k - 1].at_ms;
             chart.draw_series(std::iter::once(Text::new(
-                format!("{}", trim_num(gap)),
+                trim_num(gap),
                 (a.events[k - 1].at_ms + gap * 0.2, 2.25),
                 font(10.0, dpr).color(&MUTED),
             )))?;
