@@ -188,7 +188,12 @@ impl Browser {
 
     /// Waits until the text of `css` satisfies `ok`, returning it; panics with what it saw.
     pub fn wait_text(&self, css: &str, ok: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        self.wait_text_for(css, Duration::from_secs(20), ok)
+    }
+
+    /// [`Browser::wait_text`] with a longer patience, for big files.
+    pub fn wait_text_for(&self, css: &str, patience: Duration, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + patience;
         loop {
             let t = self.text_of(css);
             if ok(&t) {
