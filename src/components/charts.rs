@@ -66,11 +66,10 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
         let l = lab.lang.get();
         let (Some(el), Some(ix), Some(m)) = (canvas.get(), lab.index.get(), lab.metrics.get()) else { return };
         let settings = lab.settings.get();
-        let sample: Vec<f64> = ix.0.ttft_sample_ms().iter().map(|t| t / 1000.0).collect();
         let failures = m.failures;
         let dpr = fit(&el);
         let label = tracelab_core::metrics::percentile_label(settings.p);
-        let _ = draw_ttft(&el, dpr, &sample, failures, settings.ttft_threshold_s, m.ttft_tail.value, &label, l);
+        let _ = draw_ttft(&el, dpr, ix.0.ttft_sample_ms(), failures, settings.ttft_threshold_s, m.ttft_tail.value, &label, l);
     });
     view! {
         <figure class="chart">
@@ -108,7 +107,7 @@ fn spread(n: usize) -> impl Iterator<Item = usize> {
 fn draw_ttft(
     el: &web_sys::HtmlCanvasElement,
     dpr: f64,
-    sample: &[f64],
+    sample_ms: &[f64],
     failures: usize,
     threshold: f64,
     tail: Option<f64>,
@@ -117,10 +116,13 @@ fn draw_ttft(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = CanvasBackend::with_canvas_object(el.clone()).ok_or("no canvas")?.into_drawing_area();
     root.fill(&WHITE)?;
-    let n = sample.len();
+    let n = sample_ms.len();
+    // The sample is sorted: its maximum is its last value (no pass over a million points).
+    let max_s = sample_ms.last().map_or(0.0, |v| v / 1000.0);
+    let sample = |i: usize| sample_ms[i] / 1000.0;
     // Failures get their own strip to the right: they have no TTFT, so they are not plotted as 0.
     let (main, strip) = root.split_horizontally((el.width() as f64 * if failures > 0 { 0.84 } else { 1.0 }) as u32);
-    let ymax = sample.iter().copied().fold(threshold, f64::max).max(0.1) * 1.12;
+    let ymax = max_s.max(threshold).max(0.1) * 1.12;
     let mut chart = ChartBuilder::on(&main)
         .margin((10.0 * dpr) as u32)
         .x_label_area_size((30.0 * dpr) as u32)
@@ -159,8 +161,8 @@ fn draw_ttft(
     }
     let radius = ((if n > 200 { 1.5 } else { 4.0 }) * dpr) as u32;
     chart.draw_series(spread(n).map(|i| {
-        let color = if sample[i] <= threshold { GREEN } else { BLUE };
-        Circle::new(((i + 1) as f64, sample[i]), radius, color.filled())
+        let color = if sample(i) <= threshold { GREEN } else { BLUE };
+        Circle::new(((i + 1) as f64, sample(i)), radius, color.filled())
     }))?;
     if failures > 0 {
         strip.fill(&RGBColor(250, 240, 238))?;
