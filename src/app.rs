@@ -150,6 +150,8 @@ fn Header() -> impl IntoView {
                 <h1>{move || tr(lang.get(), "title")}</h1>
                 <p class="subtitle">{move || tr(lang.get(), "subtitle")}</p>
             </div>
+            <nav class="top-actions">
+            <a class="lessons-link" data-testid="lessons-link" href="lessons/">{move || tr(lang.get(), "lessons")}</a>
             <button
                 class="lang-switch"
                 data-testid="lang-switch"
@@ -158,6 +160,7 @@ fn Header() -> impl IntoView {
             >
                 {move || tr(lang.get(), "language")}
             </button>
+            </nav>
         </header>
     }
 }

@@ -140,6 +140,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("export_card_json", "Metric card (JSON)", "指标口径卡（JSON）"),
     ("export_perfetto", "Timeline for Perfetto (JSON)", "Perfetto 时间线（JSON）"),
     ("exports_hint", "Files are made in this browser from the current settings and edits.", "文件在本浏览器中按当前设置和修改生成。"),
+    ("lessons", "Lessons", "课程"),
     ("language", "中文", "English"),
     ("language_label", "Switch language", "切换语言"),
 ];

@@ -4,6 +4,7 @@
 mod app;
 mod bench;
 mod components;
+mod download;
 mod i18n;
 mod loader;
 mod persist;

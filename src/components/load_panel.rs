@@ -95,6 +95,10 @@ pub fn LoadPanel() -> impl IntoView {
                     if let Some(file) = e.target().as_ref().and_then(first_file) {
                         load_file(file);
                     }
+                    // So choosing the same file again (after fixing it) is a change too.
+                    if let Some(input) = e.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok()) {
+                        input.set_value("");
+                    }
                 }
             />
             <p class="hint">{move || tr(lang.get(), "drop_hint")}</p>

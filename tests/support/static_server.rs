@@ -62,7 +62,10 @@ fn resolve(dist: &Path, path: &str) -> Option<PathBuf> {
         return None;
     }
     let file = if rel.is_empty() { dist.join("index.html") } else { dist.join(rel) };
-    if file.is_file() {
+    if file.is_dir() && file.join("index.html").is_file() {
+        // A folder's own page (the lessons live at /lessons/).
+        Some(file.join("index.html"))
+    } else if file.is_file() {
         Some(file)
     } else if !rel.contains('.') {
         // A single-page app: unknown routes get the page.

@@ -224,8 +224,20 @@ fn ensure_chromium() -> Result {
     Ok(())
 }
 
+/// Builds the lessons page (its own bundle) into `.build/lessons`, which the lab's build copies
+/// to `dist/lessons/`.
+fn build_lessons(release: bool) -> Result {
+    let mut cmd = trunk_command();
+    cmd.args(["build", "lessons.html", "--dist", ".build/lessons", "--public-url", "/lessons/"]);
+    if release {
+        cmd.args(["--release", "true"]);
+    }
+    run(&mut cmd)
+}
+
 fn serve(rest: &[String]) -> Result {
     install_tools(false)?;
+    build_lessons(false)?;
     eprintln!("xtask: the lab will be on http://127.0.0.1:8080 (Ctrl-C stops it)");
     run(trunk_command().arg("serve").args(rest))
 }
@@ -233,6 +245,7 @@ fn serve(rest: &[String]) -> Result {
 /// Builds `dist/` for release and returns the gzipped size of what a browser downloads first.
 fn build_release() -> Result<u64> {
     install_tools(false)?;
+    build_lessons(true)?;
     run(trunk_command().args(["build", "--release"]))?;
     let dist = root().join("dist");
     let mut total = 0;
@@ -247,6 +260,7 @@ fn build_release() -> Result<u64> {
         }
     }
     eprintln!("xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)", total as f64 / 1024.0);
+    eprintln!("xtask: (the lessons page under dist/lessons/ is a separate bundle, loaded only there)");
     Ok(total)
 }
 
@@ -270,7 +284,7 @@ fn test(rest: &[String]) -> Result {
     let (chrome, driver) = chromium_paths();
     // The lab in headless Chromium, against the release bundle just built.
     run(Command::new(cargo())
-        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--", "--ignored", "--test-threads=1"])
+        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_DIST", root().join("dist"))
         .env("CHROME", chrome)
         .env("CHROMEDRIVER", driver)

@@ -2196,6 +2196,25 @@ impl MetricCard {
         }
     }
 
+    /// A text field by its name in [`MetricCard::FIELDS`], for a form to edit.
+    pub fn field_mut(&mut self, key: &str) -> Option<&mut String> {
+        Some(match key {
+            "source" => &mut self.source,
+            "observation_point" => &mut self.observation_point,
+            "conditions" => &mut self.conditions,
+            "window" => &mut self.window,
+            "percentile_method" => &mut self.percentile_method,
+            "sample_count" => &mut self.sample_count,
+            "attempts" => &mut self.attempts,
+            "success_condition" => &mut self.success_condition,
+            "failure_denominator" => &mut self.failure_denominator,
+            "thresholds" => &mut self.thresholds,
+            "telemetry" => &mut self.telemetry,
+            "notes" => &mut self.notes,
+            _ => return None,
+        })
+    }
+
     /// The fields still empty (a card someone else can recompute from has none but `notes`).
     pub fn missing(&self) -> Vec<&'static str> {
         let mut out: Vec<&'static str> =

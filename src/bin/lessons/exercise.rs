@@ -1,0 +1,222 @@
+//! One exercise, by kind: a number checked against the core's own figure on the named sample, a
+//! choice answered with each option's explanation, a ratio's parts named against the core's
+//! labels, or free text with a checklist. Every check is the core's (`lessons::check`).
+
+use std::collections::BTreeSet;
+
+use leptos::prelude::*;
+use tracelab_core::lessons::{
+    answer_key, check, currency_for, parse_number, ratio_parts, Answer, AnswerUnit, Exercise, ExerciseKind, Feedback,
+    RatioPartsView,
+};
+use tracelab_core::metrics::trim_num;
+
+use crate::app::use_page;
+use crate::words::w;
+
+#[component]
+pub fn ExerciseWidget(id: String) -> impl IntoView {
+    let page = use_page();
+    let Some(ex) = page.course.with_untracked(|c| c.as_ref().and_then(|c| c.exercise(&id).cloned())) else {
+        return view! { <p class="error-panel">{format!("[[exercise:{id}]]?")}</p> }.into_any();
+    };
+    let feedback: RwSignal<Option<Feedback>> = RwSignal::new(None);
+    let ex_id = ex.id.clone();
+    let tries = {
+        let id = ex_id.clone();
+        move || page.progress.with(|p| p.answers.get(&id).map_or(0, |r| r.tries))
+    };
+    let previous = page.progress.with_untracked(|p| p.answers.get(&ex.id).map(|r| r.answer.clone()));
+    let submit = {
+        let ex = ex.clone();
+        move |answer: Answer, key: Option<f64>| {
+            let f = check(&ex, &answer, key);
+            page.progress.update(|p| p.record(&ex.id, answer, &f));
+            page.save_progress();
+            feedback.set(Some(f));
+        }
+    };
+    let body = match &ex.kind {
+        ExerciseKind::Number(n) => number_widget(&ex, n.sample.clone(), previous, submit.clone()).into_any(),
+        ExerciseKind::Choice(c) => {
+            let multiple = c.multiple;
+            let chosen: RwSignal<BTreeSet<String>> = RwSignal::new(match previous {
+                Some(Answer::Choice { chosen }) => chosen.into_iter().collect(),
+                _ => BTreeSet::new(),
+            });
+            let name = format!("choice-{}", ex.id);
+            let options = c.options.clone();
+            let submit = submit.clone();
+            view! {
+                <fieldset class="choices">
+                    {options.into_iter().map(|o| {
+                        let oid = o.id.clone();
+                        let oid2 = o.id.clone();
+                        view! {
+                            <label class="choice">
+                                <input type=if multiple { "checkbox" } else { "radio" } name=name.clone() value=o.id.clone()
+                                    data-testid=format!("option-{}", o.id)
+                                    prop:checked=move || chosen.with(|c| c.contains(&oid))
+                                    on:change=move |_| chosen.update(|c| {
+                                        if multiple {
+                                            if !c.remove(&oid2) { c.insert(oid2.clone()); }
+                                        } else {
+                                            c.clear();
+                                            c.insert(oid2.clone());
+                                        }
+                                    }) />
+                                " "{move || o.text.get(page.lang.get()).to_string()}
+                            </label>
+                        }
+                    }).collect_view()}
+                    <button class="check" data-testid="check" on:click=move |_| submit(Answer::Choice { chosen: chosen.get_untracked().into_iter().collect() }, None)>
+                        {move || w(page.lang.get(), "check")}
+                    </button>
+                </fieldset>
+            }
+            .into_any()
+        }
+        ExerciseKind::RatioParts(r) => {
+            let view_of: RwSignal<Option<RatioPartsView>> = RwSignal::new(None);
+            let ex2 = ex.clone();
+            page.ensure_sample(r.sample.clone(), move |trace| view_of.set(ratio_parts(&ex2, &trace)));
+            let parts = [RwSignal::new(String::new()), RwSignal::new(String::new()), RwSignal::new(String::new())];
+            if let Some(Answer::RatioParts { numerator, denominator, unit }) = previous {
+                parts[0].set(numerator);
+                parts[1].set(denominator);
+                parts[2].set(unit);
+            }
+            let submit = submit.clone();
+            view! {
+                <div class="ratio-parts">
+                    {move || view_of.get().map(|v| {
+                        let l = page.lang.get();
+                        let pick = |label: &'static str, part: &'static str, options: Vec<tracelab_core::lessons::PartOption>, sig: RwSignal<String>| view! {
+                            <label>
+                                {w(l, label)}" "
+                                <select data-testid=format!("part-{part}") on:change=move |e| sig.set(event_target_value(&e))>
+                                    <option value="" selected=move || sig.get().is_empty()>{w(l, "choose")}</option>
+                                    {options.into_iter().map(|o| {
+                                        let id = o.id.clone();
+                                        view! { <option value=o.id.clone() selected=move || sig.get() == id>{o.text.get(l).to_string()}</option> }
+                                    }).collect_view()}
+                                </select>
+                            </label>
+                        };
+                        view! {
+                            <p><strong>{v.figure.get(l).to_string()}</strong></p>
+                            {pick("numerator", "numerator", v.numerator.clone(), parts[0])}
+                            {pick("denominator", "denominator", v.denominator.clone(), parts[1])}
+                            {pick("unit", "unit", v.unit.clone(), parts[2])}
+                        }
+                    })}
+                    <button class="check" data-testid="check" on:click=move |_| submit(
+                        Answer::RatioParts { numerator: parts[0].get_untracked(), denominator: parts[1].get_untracked(), unit: parts[2].get_untracked() },
+                        None,
+                    )>{move || w(page.lang.get(), "check")}</button>
+                </div>
+            }
+            .into_any()
+        }
+        ExerciseKind::FreeText(f) => {
+            let (text0, checked0) = match previous {
+                Some(Answer::FreeText { text, checked }) => (text, checked.into_iter().collect()),
+                _ => (String::new(), BTreeSet::new()),
+            };
+            let text = RwSignal::new(text0);
+            let checked: RwSignal<BTreeSet<String>> = RwSignal::new(checked0);
+            let items = f.checklist.clone();
+            let min = f.min_checked;
+            let submit = submit.clone();
+            view! {
+                <div class="free-text">
+                    <textarea rows="4" data-testid="free-text" prop:value=move || text.get() on:input=move |e| text.set(event_target_value(&e))></textarea>
+                    <p class="hint">{move || format!("{} {min} {}", w(page.lang.get(), "min_checked"), w(page.lang.get(), "items"))}</p>
+                    {items.into_iter().map(|item| {
+                        let id = item.id.clone();
+                        let id2 = item.id.clone();
+                        view! {
+                            <label class="choice">
+                                <input type="checkbox" data-testid=format!("item-{}", item.id) prop:checked=move || checked.with(|c| c.contains(&id))
+                                    on:change=move |_| checked.update(|c| if !c.remove(&id2) { c.insert(id2.clone()); }) />
+                                " "{move || item.text.get(page.lang.get()).to_string()}
+                            </label>
+                        }
+                    }).collect_view()}
+                    <button class="check" data-testid="check" on:click=move |_| submit(
+                        Answer::FreeText { text: text.get_untracked(), checked: checked.get_untracked().into_iter().collect() },
+                        None,
+                    )>{move || w(page.lang.get(), "save")}</button>
+                </div>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <section class="exercise" data-testid=format!("exercise-{ex_id}") aria-labelledby=format!("q-{ex_id}")>
+            <p class="prompt" id=format!("q-{ex_id}")><strong>"✎ "</strong>{move || ex.prompt.get(page.lang.get()).to_string()}</p>
+            {body}
+            <div class="feedback" aria-live="polite" data-testid="feedback">
+                {move || feedback.get().map(|f| {
+                    let l = page.lang.get();
+                    let reveal = !page.teacher && !f.correct && tries() >= 2;
+                    view! {
+                        <p class:right=f.correct class:wrong=!f.correct>
+                            <strong>{if f.correct { format!("✓ {}", w(l, "right")) } else { format!("✗ {}", w(l, "wrong")) }}</strong>
+                            " "{f.message.get(l).to_string()}
+                        </p>
+                        {(reveal && f.expected.is_some()).then(|| view! {
+                            <p class="expected">{format!("{}: {}", w(l, "expected"), trim_num(f.expected.unwrap_or_default()))}</p>
+                        })}
+                    }
+                })}
+            </div>
+        </section>
+    }
+    .into_any()
+}
+
+fn number_widget(
+    ex: &Exercise,
+    sample: String,
+    previous: Option<Answer>,
+    submit: impl Fn(Answer, Option<f64>) + Clone + Send + Sync + 'static,
+) -> impl IntoView {
+    let page = use_page();
+    let ExerciseKind::Number(n) = &ex.kind else { unreachable!("a number exercise") };
+    let value = RwSignal::new(match previous {
+        Some(Answer::Number { value }) => trim_num(value),
+        _ => String::new(),
+    });
+    let unit_label = RwSignal::new(String::new());
+    let invalid = RwSignal::new(false);
+    let unit = AnswerUnit::from_code(&n.unit);
+    let pairs = n.settings.clone();
+    page.ensure_sample(sample.clone(), move |trace| {
+        let currency = currency_for(&trace, &pairs);
+        if let Some(u) = unit {
+            unit_label.set(u.label(&currency, page.lang.get_untracked()));
+        }
+    });
+    let ex = ex.clone();
+    view! {
+        <div class="number">
+            <label>
+                <span class="visually-hidden">{move || w(page.lang.get(), "your_answer")}</span>
+                <input type="text" inputmode="decimal" data-testid="answer" aria-invalid=move || invalid.get().to_string()
+                    prop:value=move || value.get() on:input=move |e| value.set(event_target_value(&e)) />
+            </label>
+            " "<span class="unit">{move || unit_label.get()}</span>" "
+            <button class="check" data-testid="check" on:click=move |_| {
+                let Some(v) = parse_number(&value.get_untracked()) else {
+                    invalid.set(true);
+                    return;
+                };
+                invalid.set(false);
+                let ex = ex.clone();
+                let submit = submit.clone();
+                page.ensure_sample(sample.clone(), move |trace| submit(Answer::Number { value: v }, answer_key(&ex, &trace)));
+            }>{move || w(page.lang.get(), "check")}</button>
+        </div>
+    }
+}

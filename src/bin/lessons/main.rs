@@ -1,0 +1,16 @@
+//! The lessons page (`/lessons/`): the course unit beside the lab. Lessons, steps and exercises
+//! come from `lessons/` (Markdown and `course.json`, editable without Rust); answers are checked
+//! by the core against the sample they name; the lab itself runs beside, in a frame driven by
+//! its permalinks. A separate bundle, so the lab's own download stays small.
+
+#[path = "../../download.rs"]
+mod download;
+mod app;
+mod card;
+mod exercise;
+mod words;
+
+fn main() {
+    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+    leptos::mount::mount_to_body(app::App);
+}
