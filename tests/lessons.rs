@@ -121,3 +121,39 @@ fn teacher_mode_never_reveals_an_answer() {
     let expected = b.find_all("[data-testid=exercise-t1-p95] .expected");
     assert!(expected.is_empty(), "teacher mode hides the computed answer");
 }
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_system_path_diagram_is_marked_by_clicking_its_parts() {
+    let (b, _) = lessons("en-US", "?lesson=system-path");
+    let id = b
+        .execute(
+            "const d = document.querySelector('[data-testid=diagram]'); return d ? d.closest('[data-testid^=exercise-]').dataset.testid : '';",
+            json!([]),
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!id.is_empty(), "lesson 1 has a diagram exercise");
+    let at = format!("[data-testid={id}]");
+    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    // Wait for the drawing, then click a sample point on it.
+    let part = (0..100)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let v = b.execute(
+                "const p = document.querySelector(arguments[0] + ' [data-testid=diagram] [data-kind=sample-point]'); return p ? p.id : '';",
+                json!([at]),
+            );
+            v.as_str().filter(|s| !s.is_empty()).map(str::to_string)
+        })
+        .expect("the diagram's sample points are on the page");
+    b.click(&format!("{at} [data-testid=diagram] [id='{part}']"));
+    let pressed = b.execute("return document.querySelector(arguments[0]).getAttribute('aria-pressed')", json!([format!("{at} [id='{part}']")]));
+    assert_eq!(pressed, json!("true"));
+    let listed = b.execute("const o = document.querySelector(arguments[0]); return o ? o.checked : null;", json!([format!("{at} [data-testid=option-{part}]")]));
+    assert_eq!(listed, json!(true), "the list below mirrors the drawing");
+    b.click(&format!("{at} [data-testid=check]"));
+    b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    b.screenshot(&screenshot_path("lessons-diagram"));
+}

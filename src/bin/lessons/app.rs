@@ -245,6 +245,14 @@ fn LessonBody() -> impl IntoView {
                     Segment::Markdown(md) => view! { <div class="md" inner_html=markdown_html(md)></div> }.into_any(),
                     Segment::Step(id) => {
                         let label = page.course.with(|c| c.as_ref().and_then(|c| c.step(id).map(|(_, s)| s.label.clone())));
+                        let diagram = page.course.with(|c| c.as_ref().and_then(|c| c.step(id).and_then(|(_, s)| s.diagram.clone())));
+                        if let Some(file) = diagram {
+                            return view! {
+                                <figure class="diagram-figure">
+                                    <img src=format!("content/{file}") alt=move || label.as_ref().map(|t| t.get(page.lang.get()).to_string()).unwrap_or_default() />
+                                </figure>
+                            }.into_any();
+                        }
                         let id = id.to_string();
                         let testid = format!("step-{id}");
                         view! {

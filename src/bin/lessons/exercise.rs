@@ -46,8 +46,11 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             });
             let name = format!("choice-{}", ex.id);
             let options = c.options.clone();
+            let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
+            let diagram = c.diagram.clone().map(|file| diagram_view(file, ids, multiple, chosen));
             let submit = submit.clone();
             view! {
+                {diagram}
                 <fieldset class="choices">
                     {options.into_iter().map(|o| {
                         let oid = o.id.clone();
@@ -162,7 +165,7 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
                     let reveal = !page.teacher && !f.correct && tries() >= 2;
                     view! {
                         <p class:right=f.correct class:wrong=!f.correct>
-                            <strong>{if f.correct { format!("✓ {}", w(l, "right")) } else { format!("✗ {}", w(l, "wrong")) }}</strong>
+                            <strong aria-label=if f.correct { w(l, "right") } else { w(l, "wrong") }>{if f.correct { "✓" } else { "✗" }}</strong>
                             " "{f.message.get(l).to_string()}
                         </p>
                         {(reveal && f.expected.is_some()).then(|| view! {
@@ -218,5 +221,59 @@ fn number_widget(
                 page.ensure_sample(sample.clone(), move |trace| submit(Answer::Number { value: v }, answer_key(&ex, &trace)));
             }>{move || w(page.lang.get(), "check")}</button>
         </div>
+    }
+}
+
+/// A diagram exercise: the SVG inline, its parts clickable (and reachable by Tab, Enter and
+/// Space) to mark them; the list below stays for keyboards and screen readers.
+fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal<BTreeSet<String>>) -> impl IntoView {
+    use wasm_bindgen::JsCast;
+    let svg = RwSignal::new(String::new());
+    let holder = NodeRef::<leptos::html::Div>::new();
+    leptos::task::spawn_local(async move {
+        if let Ok(r) = gloo_net::http::Request::get(&format!("content/{file}")).send().await {
+            if let Ok(text) = r.text().await {
+                svg.set(text);
+            }
+        }
+    });
+    // Mirror the marks on the drawing (aria-pressed, and a class the style colours).
+    Effect::new(move |_| {
+        let marked = chosen.get();
+        svg.track();
+        let Some(root) = holder.get() else { return };
+        let root: &web_sys::Element = root.as_ref();
+        for id in &ids {
+            if let Ok(Some(el)) = root.query_selector(&format!("[id='{id}']")) {
+                let on = marked.contains(id);
+                let _ = el.set_attribute("aria-pressed", if on { "true" } else { "false" });
+                let _ = el.class_list().toggle_with_force("marked", on);
+            }
+        }
+    });
+    let toggle = move |target: Option<web_sys::EventTarget>| {
+        let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let Ok(Some(part)) = el.closest("[data-kind=sample-point], [data-kind=failure-point], [data-kind=node]") else { return };
+        let id = part.id();
+        chosen.update(|c| {
+            if multiple {
+                if !c.remove(&id) {
+                    c.insert(id);
+                }
+            } else {
+                c.clear();
+                c.insert(id);
+            }
+        });
+    };
+    view! {
+        <div class="diagram" node_ref=holder data-testid="diagram" inner_html=move || svg.get()
+            on:click=move |e| toggle(e.target())
+            on:keydown=move |e: web_sys::KeyboardEvent| {
+                if e.key() == "Enter" || e.key() == " " {
+                    e.prevent_default();
+                    toggle(e.target());
+                }
+            }></div>
     }
 }

@@ -35,7 +35,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("export_json", "Download as JSON", "下载 JSON"),
     ("copy", "Copy to clipboard", "复制到剪贴板"),
     ("copied", "Copied.", "已复制。"),
-    ("results", "Results (numerator / denominator = value, unit)", "结果（分子 / 分母 = 数值，单位）"),
+    ("results", "The card as it will be exported", "导出时的口径卡"),
     ("missing_fields", "Still empty:", "尚未填写："),
     ("self_check", "Self-check", "自我检查"),
     ("self_check_intro", "Tick each criterion only when you have checked it yourself: nothing here ticks itself.", "只有在你亲自核对之后才勾选：这里不会自动勾选。"),
