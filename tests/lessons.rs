@@ -66,6 +66,11 @@ fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports()
     let card = b.wait_text("[data-testid=card-preview]", |t| !t.is_empty());
     assert!(card.contains("0.5") && card.contains("4"), "the card has the 0.5 s figures: {card}");
     b.click("[data-testid=card-md]");
+    let md = b.downloaded("metric-card.md");
+    assert!(md.contains("TTFT ≤ 0.5 s") && md.contains("| Goodput | 0.4 /s |") && md.contains("| 5 CNY |"), "the exported card: {md}");
+    b.click("[data-testid=card-json]");
+    let card: serde_json::Value = serde_json::from_str(&b.downloaded("metric-card.json")).expect("the card as JSON");
+    assert!(card.is_object(), "{card}");
     b.screenshot(&screenshot_path("lessons-threshold-exercise"));
     let stored = b.execute("return localStorage.getItem('tracelab.v1.lessons')", json!([]));
     let stored: serde_json::Value = serde_json::from_str(stored.as_str().unwrap()).unwrap();
@@ -86,8 +91,8 @@ fn a_lesson_switches_language_and_progress_survives_export_and_import() {
     b.execute("document.querySelector('[data-testid=self-check]').scrollIntoView()", json!([]));
     b.click("[data-testid=self-no-failure-deleted]");
     b.type_into("[data-testid=lesson-notes]", "E2E is not the sum of ITLs");
-    let exported = b.execute("return localStorage.getItem('tracelab.v1.lessons')", json!([]));
-    let exported = exported.as_str().unwrap().to_string();
+    b.click("[data-testid=export-progress]");
+    let exported = b.downloaded("trace-lab-progress.json");
     assert!(exported.contains("no-failure-deleted") && exported.contains("E2E is not the sum"), "{exported}");
 
     // A fresh browser: nothing yet; importing the file brings everything back.

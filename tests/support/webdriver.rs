@@ -133,7 +133,11 @@ impl Browser {
                         format!("--window-size={width},{height}"),
                         format!("--user-data-dir={}", profile.display()),
                     ],
-                    "prefs": {"intl.accept_languages": lang},
+                    "prefs": {
+                        "intl.accept_languages": lang,
+                        "download.default_directory": profile.join("downloads").display().to_string(),
+                        "download.prompt_for_download": false,
+                    },
                 }
             }}
         });
@@ -243,6 +247,21 @@ impl Browser {
             json!([css, value]),
         );
         assert_eq!(found, json!(true), "no option {value:?} in {css}");
+    }
+
+    /// Waits for a file the page downloaded (into this browser's own profile) and returns it.
+    pub fn downloaded(&self, name: &str) -> String {
+        let path = self._profile.0.join("downloads").join(name);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                if !text.is_empty() {
+                    return text;
+                }
+            }
+            assert!(Instant::now() < deadline, "no download {name} in {}", path.display());
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The page's current address.
