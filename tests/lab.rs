@@ -245,6 +245,15 @@ fn a_vllm_result_file_shows_every_attempt_and_the_tools_figures_side_by_side() {
     assert_eq!(matched, recomputed, "{summary}");
     b.execute("document.querySelector('[data-testid=peer-panel]').scrollIntoView()", json!([]));
     b.screenshot(&screenshot_path("lab-vllm-side-by-side"));
+
+    // The download buttons hand over what the core wrote.
+    b.click("[data-testid=export-perfetto]");
+    let stem = "vllm_bench_serving_llama33_70b_tp8_qps04";
+    let perfetto: serde_json::Value = serde_json::from_str(&b.downloaded(&format!("{stem}-perfetto.json"))).unwrap();
+    assert!(perfetto["traceEvents"].as_array().is_some_and(|e| e.len() > 200), "trace-event JSON");
+    b.click("[data-testid=export-csv]");
+    let csv = b.downloaded(&format!("{stem}-verdicts.csv"));
+    assert_eq!(csv.lines().filter(|l| !l.starts_with('#')).count(), 201, "a header row and 200 attempts");
 }
 
 #[test]
