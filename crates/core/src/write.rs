@@ -147,6 +147,46 @@ pub(crate) fn seconds(ms: Option<f64>) -> String {
     ms.map(|v| format!("{}", (v / 1000.0 * 1e6).round() / 1e6)).unwrap_or_default()
 }
 
+/// The classroom CSV's columns as [`to_csv`] writes them (the export adds verdict columns).
+pub const CLASSROOM_COLUMNS: [&str; 13] = [
+    "id",
+    "business_id",
+    "attempt",
+    "phase",
+    "outcome",
+    "http_status",
+    "start_s",
+    "first_byte_s",
+    "ttft_s",
+    "e2e_s",
+    "quality",
+    "input_tokens",
+    "output_tokens",
+];
+
+/// One attempt's cells under [`CLASSROOM_COLUMNS`] (times in seconds, a missing one empty).
+pub(crate) fn classroom_cells(a: &Attempt) -> Vec<String> {
+    let count = |n: Option<u32>| n.map(|v| v.to_string()).unwrap_or_default();
+    vec![
+        csv_cell(&a.id),
+        csv_cell(&a.business_id),
+        a.attempt.to_string(),
+        match a.phase {
+            Phase::Warmup => "warmup".into(),
+            Phase::Measure => "measure".into(),
+        },
+        a.outcome.name().to_string(),
+        a.outcome.http_status().map(|s| s.to_string()).unwrap_or_default(),
+        seconds(a.start_ms),
+        seconds(a.first_byte_ms),
+        seconds(a.ttft_ms),
+        seconds(a.e2e_ms),
+        a.quality.name().to_string(),
+        count(a.input_tokens),
+        count(a.output_tokens),
+    ]
+}
+
 /// The trace in the classroom CSV form (window, cost and defaults as `#` lines).
 pub fn to_csv(trace: &Trace) -> String {
     let mut out = String::new();
@@ -165,26 +205,10 @@ pub fn to_csv(trace: &Trace) -> String {
             out.push_str(&format!("# comparison: {}\n", c.code()));
         }
     }
-    out.push_str("id,business_id,attempt,phase,outcome,http_status,start_s,ttft_s,e2e_s,quality,input_tokens,output_tokens\n");
+    out.push_str(&CLASSROOM_COLUMNS.join(","));
+    out.push('\n');
     for a in &trace.attempts {
-        let row = [
-            csv_cell(&a.id),
-            csv_cell(&a.business_id),
-            a.attempt.to_string(),
-            match a.phase {
-                Phase::Warmup => "warmup".into(),
-                Phase::Measure => "measure".into(),
-            },
-            a.outcome.name().to_string(),
-            a.outcome.http_status().map(|s| s.to_string()).unwrap_or_default(),
-            seconds(a.start_ms),
-            seconds(a.ttft_ms),
-            seconds(a.e2e_ms),
-            a.quality.name().to_string(),
-            a.input_tokens.map(|v| v.to_string()).unwrap_or_default(),
-            a.output_tokens.map(|v| v.to_string()).unwrap_or_default(),
-        ];
-        out.push_str(&row.join(","));
+        out.push_str(&classroom_cells(a).join(","));
         out.push('\n');
     }
     out

@@ -16,9 +16,9 @@ use crate::metrics::{trim_num, Metrics};
 use crate::parse::csv_cell;
 use crate::settings::Settings;
 use crate::text::Lang;
-use crate::trace::{Phase, Trace};
+use crate::trace::Trace;
 use crate::verdict::{is_counted, verdict, Latency};
-use crate::write::seconds;
+use crate::write::classroom_cells;
 
 /// The columns of [`attempts_csv`], in order. The first ones are the classroom CSV's, so the file
 /// reads back with [`crate::parse::parse_csv`]; the verdict columns follow.
@@ -36,6 +36,7 @@ pub const CSV_COLUMNS: [&str; 20] = [
     "quality",
     "input_tokens",
     "output_tokens",
+    // The verdict under the export's settings.
     "stream_events",
     "counted",
     "complete_success",
@@ -65,24 +66,8 @@ pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
     out.push('\n');
     for a in &trace.attempts {
         let v = verdict(a, settings);
-        let count = |n: Option<u32>| n.map(|v| v.to_string()).unwrap_or_default();
-        let row = [
-            csv_cell(&a.id),
-            csv_cell(&a.business_id),
-            a.attempt.to_string(),
-            match a.phase {
-                Phase::Warmup => "warmup".into(),
-                Phase::Measure => "measure".into(),
-            },
-            a.outcome.name().to_string(),
-            a.outcome.http_status().map(|s| s.to_string()).unwrap_or_default(),
-            seconds(a.start_ms),
-            seconds(a.first_byte_ms),
-            seconds(a.ttft_ms),
-            seconds(a.e2e_ms),
-            a.quality.name().to_string(),
-            count(a.input_tokens),
-            count(a.output_tokens),
+        let mut row = classroom_cells(a);
+        row.extend([
             a.events.len().to_string(),
             is_counted(a, &settings.population).to_string(),
             v.complete_success.to_string(),
@@ -95,7 +80,7 @@ pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
             v.qualified.to_string(),
             v.reason.map(|r| r.code().to_string()).unwrap_or_default(),
             a.detail.as_deref().map(csv_cell).unwrap_or_default(),
-        ];
+        ]);
         out.push_str(&row.join(","));
         out.push('\n');
     }
