@@ -384,21 +384,7 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
         "Records of the warm-up phase (`benchmark_phase`/`credit_phase` = warmup) are kept as warm-up.".to_string(),
         FAILURE_MAPPING.to_string(),
     ];
-    header.source = Some(Source {
-        tool: PeerTool::Aiperf.name().to_string(),
-        version: detected.version.clone(),
-        definitions,
-        layout: Some(detected.layout.clone()),
-        figures: Vec::new(),
-    });
-    let count = attempts.len() as u64;
-    let trace = Trace {
-        header,
-        attempts,
-        gpu: Vec::new(),
-        footer: (!truncated).then_some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
-        warnings,
-    };
+    let trace = super::assemble(&detected, header, definitions, Vec::new(), attempts, warnings, !truncated);
     Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
 }
 

@@ -325,21 +325,7 @@ fn import_benchmark(
         "Prompts and outputs (`request_args`, `output`) dropped: Trace Lab never keeps response text.".to_string(),
         FAILURE_MAPPING.to_string(),
     ];
-    header.source = Some(Source {
-        tool: PeerTool::Guidellm.name().to_string(),
-        version: detected.version.clone(),
-        definitions,
-        layout: Some(detected.layout.clone()),
-        figures: figures(b),
-    });
-    let count = attempts.len() as u64;
-    Ok(Trace {
-        header,
-        attempts,
-        gpu: Vec::new(),
-        footer: Some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
-        warnings,
-    })
+    Ok(super::assemble(detected, header, definitions, figures(b), attempts, warnings, true))
 }
 
 fn figures(b: &Map<String, Value>) -> Vec<PeerFigure> {

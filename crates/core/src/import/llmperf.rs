@@ -117,7 +117,7 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
             event_tokens_estimated: false,
         });
     }
-    let mut header = Header::default();
+    let header = Header::default();
     let definitions = vec![
         "LLMPerf saves no timestamps per request: the attempts have TTFT and E2E but no place on the run's timeline and no stream \
          events."
@@ -134,25 +134,11 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
         "Any generated text in the file is dropped: Trace Lab never keeps response text.".to_string(),
         FAILURE_MAPPING.to_string(),
     ];
-    header.source = Some(Source {
-        tool: PeerTool::Llmperf.name().to_string(),
-        version: detected.version.clone(),
-        definitions,
-        layout: Some(detected.layout.clone()),
-        figures: Vec::new(),
-    });
-    let count = attempts.len() as u64;
     let mut warnings = Vec::new();
     if list.iter().any(|r| r.get("generated_text").is_some()) {
         warnings.push("dropped `generated_text`: response text is never kept".to_string());
     }
-    let trace = Trace {
-        header,
-        attempts,
-        gpu: Vec::new(),
-        footer: Some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
-        warnings,
-    };
+    let trace = super::assemble(&detected, header, definitions, Vec::new(), attempts, warnings, true);
     Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
 }
 

@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::parse::parse_trace;
-use crate::trace::{Conditions, Outcome, Trace};
+use crate::trace::{Attempt, Conditions, Footer, Header, Outcome, Source, Trace};
 
 /// The tools whose files are recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -117,6 +117,34 @@ pub struct ImportedTrace {
     /// "benchmark 1: concurrent, 4 streams"; empty when the file holds one run.
     pub label: String,
     pub trace: Trace,
+}
+
+/// An imported trace: the tool, its version, layout, definitions and own figures recorded in
+/// the header, and a footer when the file was whole (a cut-off file loads as incomplete).
+pub(crate) fn assemble(
+    detected: &Detected,
+    mut header: Header,
+    definitions: Vec<String>,
+    figures: Vec<PeerFigure>,
+    attempts: Vec<Attempt>,
+    warnings: Vec<String>,
+    whole: bool,
+) -> Trace {
+    header.source = Some(Source {
+        tool: detected.tool.name().to_string(),
+        version: detected.version.clone(),
+        definitions,
+        layout: Some(detected.layout.clone()),
+        figures,
+    });
+    let count = attempts.len() as u64;
+    Trace {
+        header,
+        attempts,
+        gpu: Vec::new(),
+        footer: whole.then_some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
+        warnings,
+    }
 }
 
 /// The traces read from one file.

@@ -328,21 +328,7 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
         ));
     }
     let figures = figures(map, has_latency)?;
-    header.source = Some(Source {
-        tool: PeerTool::Vllm.name().to_string(),
-        version: detected.version.clone(),
-        definitions,
-        layout: Some(detected.layout.clone()),
-        figures,
-    });
-    let count = attempts.len() as u64;
-    let trace = Trace {
-        header,
-        attempts,
-        gpu: Vec::new(),
-        footer: Some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
-        warnings,
-    };
+    let trace = super::assemble(&detected, header, definitions, figures, attempts, warnings, true);
     Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
 }
 
