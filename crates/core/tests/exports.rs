@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use tracelab_core::export::{attempts_csv, card_json, card_markdown, perfetto, CSV_COLUMNS};
+use tracelab_core::export::{attempts_csv, card_json, card_markdown, perfetto, csv_columns};
 use tracelab_core::import::{attach_summary, load_any, peer_figures_from_aggregate};
 use tracelab_core::parse::{parse_csv, parse_trace};
 use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
@@ -237,8 +237,9 @@ fn attempts_csv_verdicts_follow_the_settings() {
         settings.ttft_threshold_s = threshold;
         let csv = attempts_csv(&trace, &settings);
         let header = csv.lines().find(|l| !l.starts_with('#')).unwrap();
-        assert_eq!(header, CSV_COLUMNS.join(","));
-        let column = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
+        let columns = csv_columns();
+        assert_eq!(header, columns.join(","));
+        let column = |name: &str| columns.iter().position(|c| *c == name).unwrap();
         let rows: Vec<Vec<&str>> = csv.lines().filter(|l| !l.starts_with('#')).skip(1).map(|l| l.split(',').collect()).collect();
         let qualified = rows.iter().filter(|r| r[column("qualified")] == "true").count();
         let metrics = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);

@@ -20,31 +20,15 @@ use crate::trace::Trace;
 use crate::verdict::{is_counted, verdict, Latency};
 use crate::write::classroom_cells;
 
-/// The columns of [`attempts_csv`], in order. The first ones are the classroom CSV's, so the file
-/// reads back with [`crate::parse::parse_csv`]; the verdict columns follow.
-pub const CSV_COLUMNS: [&str; 20] = [
-    "id",
-    "business_id",
-    "attempt",
-    "phase",
-    "outcome",
-    "http_status",
-    "start_s",
-    "first_byte_s",
-    "ttft_s",
-    "e2e_s",
-    "quality",
-    "input_tokens",
-    "output_tokens",
-    // The verdict under the export's settings.
-    "stream_events",
-    "counted",
-    "complete_success",
-    "latency",
-    "qualified",
-    "reason",
-    "detail",
-];
+/// The verdict columns [`attempts_csv`] adds after the classroom CSV's own
+/// ([`crate::write::CLASSROOM_COLUMNS`]), so the file still reads back with
+/// [`crate::parse::parse_csv`].
+pub const VERDICT_COLUMNS: [&str; 7] = ["stream_events", "counted", "complete_success", "latency", "qualified", "reason", "detail"];
+
+/// Every column of [`attempts_csv`], in order.
+pub fn csv_columns() -> Vec<&'static str> {
+    crate::write::CLASSROOM_COLUMNS.iter().chain(VERDICT_COLUMNS.iter()).copied().collect()
+}
 
 /// Every attempt with its verdict under `settings`, one row each (times in seconds, a missing
 /// TTFT as an empty cell). `#` lines before the header row record the threshold, comparison,
@@ -62,7 +46,7 @@ pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
     }
     out.push_str(&format!("# ttft_threshold_s: {}\n", settings.ttft_threshold_s));
     out.push_str(&format!("# comparison: {}\n", settings.comparison.code()));
-    out.push_str(&CSV_COLUMNS.join(","));
+    out.push_str(&csv_columns().join(","));
     out.push('\n');
     for a in &trace.attempts {
         let v = verdict(a, settings);
