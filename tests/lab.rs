@@ -404,3 +404,21 @@ fn an_aiperf_run_and_then_its_summary_file_reproduce_the_tools_figures() {
     assert!(matched.parse::<usize>().unwrap() >= 10, "{summary}");
     assert!(b.text_of("[data-testid=load-error]").is_empty());
 }
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_file_dropped_on_the_load_panel_is_loaded() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    // What the browser hands over when a learner drops a file from the desktop.
+    b.execute(
+        "const dt = new DataTransfer();
+         dt.items.add(new File(['id,outcome,ttft_s,quality\\nA,success,0.3,pass\\nB,timeout_before_first_token,,not_evaluated\\n'], 'dropped.csv', {type: 'text/csv'}));
+         const zone = document.querySelector('[data-testid=drop-zone]');
+         zone.dispatchEvent(new DragEvent('dragover', {dataTransfer: dt, bubbles: true, cancelable: true}));
+         zone.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));",
+        json!([]),
+    );
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("dropped.csv"));
+    b.wait_text(QUALIFIED, |t| t == "1");
+    assert_eq!(b.text_of(FAILURE_RATE), "50 %");
+}
