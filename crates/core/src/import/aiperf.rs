@@ -477,31 +477,13 @@ pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, 
     ];
     for (name, quantity, unit, how) in values {
         if let Some(value) = avg(name).filter(|v| v.is_finite()) {
-            figures.push(PeerFigure {
-                tool_key: format!("{prefix}{name}.avg"),
-                quantity,
-                stat: Stat::Value,
-                value,
-                unit,
-                how: how.to_string(),
-                empty_as_zero: false,
-                reproducibility: Reproducibility::Exact,
-            });
+            figures.push(PeerFigure::exact_value(format!("{prefix}{name}.avg"), quantity, value, unit, how));
         }
     }
     if avg("error_request_count").is_none() {
         if let Some(list) = map.get("error_summary").and_then(Value::as_array) {
             let total: f64 = list.iter().filter_map(|e| e.get("count").and_then(super::number)).sum();
-            figures.push(PeerFigure {
-                tool_key: "error_summary[].count".into(),
-                quantity: Quantity::Failures,
-                stat: Stat::Value,
-                value: total,
-                unit: PeerUnit::Count,
-                how: "the error counts of `error_summary`, summed".into(),
-                empty_as_zero: false,
-                reproducibility: Reproducibility::Exact,
-            });
+            figures.push(PeerFigure::exact_value("error_summary[].count".into(), Quantity::Failures, total, PeerUnit::Count, "the error counts of `error_summary`, summed"));
         }
     }
     figures.sort_by_key(super::vllm::order);

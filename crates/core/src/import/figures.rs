@@ -218,6 +218,20 @@ fn is_false(v: &bool) -> bool {
 }
 
 impl PeerFigure {
+    /// A single value the tool wrote (a count, a rate), recomputable exactly.
+    pub(crate) fn exact_value(tool_key: String, quantity: Quantity, value: f64, unit: PeerUnit, how: impl Into<String>) -> PeerFigure {
+        PeerFigure {
+            tool_key,
+            quantity,
+            stat: Stat::Value,
+            value,
+            unit,
+            how: how.into(),
+            empty_as_zero: false,
+            reproducibility: Reproducibility::Exact,
+        }
+    }
+
     /// A stable code for the row: `ttft_p99`, `e2e_mean`, `successes`.
     pub fn key(&self) -> String {
         let stat = self.stat.code();

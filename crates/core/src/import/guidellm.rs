@@ -389,16 +389,7 @@ fn figures(b: &Map<String, Value>) -> Vec<PeerFigure> {
             ("incomplete", Quantity::Cancelled, "requests cancelled after they started"),
         ] {
             if let Some(v) = num(totals.get(key)) {
-                out.push(PeerFigure {
-                    tool_key: format!("metrics.request_totals.{key}"),
-                    quantity,
-                    stat: Stat::Value,
-                    value: v,
-                    unit: PeerUnit::Count,
-                    how: how.into(),
-                    empty_as_zero: false,
-                    reproducibility: Reproducibility::Exact,
-                });
+                out.push(PeerFigure::exact_value(format!("metrics.request_totals.{key}"), quantity, v, PeerUnit::Count, how));
             }
         }
     }

@@ -201,16 +201,7 @@ pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, 
     ];
     for (key, quantity, unit, how) in values {
         if let Some(value) = map.get(key).and_then(super::number).filter(|v| v.is_finite()) {
-            figures.push(PeerFigure {
-                tool_key: key.to_string(),
-                quantity,
-                stat: Stat::Value,
-                value,
-                unit,
-                how: how.to_string(),
-                empty_as_zero: false,
-                reproducibility: Reproducibility::Exact,
-            });
+            figures.push(PeerFigure::exact_value(key.to_string(), quantity, value, unit, how));
         }
     }
     figures.sort_by_key(super::vllm::order);

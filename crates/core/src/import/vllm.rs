@@ -403,16 +403,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
     ];
     for (key, quantity, unit, how) in counts {
         if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
-            out.push(PeerFigure {
-                tool_key: key.to_string(),
-                quantity,
-                stat: Stat::Value,
-                value,
-                unit,
-                how: how.to_string(),
-                empty_as_zero: false,
-                reproducibility: Reproducibility::Exact,
-            });
+            out.push(PeerFigure::exact_value(key.to_string(), quantity, value, unit, how));
         }
     }
     // Older versions wrote the key with a stray colon.
