@@ -1109,29 +1109,36 @@ fn marker_of(line: &str) -> Option<(&'static str, &str)> {
     ok.then_some((kind, id))
 }
 
+/// Tracks fenced code blocks (```` ``` ```` or `~~~`) line by line: markers inside code are text.
+#[derive(Default)]
+struct Fence(Option<&'static str>);
+
+impl Fence {
+    /// Whether `line` is a fence line or inside a fenced block.
+    fn in_code(&mut self, line: &str) -> bool {
+        let trimmed = line.trim();
+        if let Some(f) = self.0 {
+            if trimmed.starts_with(f) {
+                self.0 = None;
+            }
+            return true;
+        }
+        self.0 = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
+        self.0.is_some()
+    }
+}
+
 /// Splits a lesson's Markdown at its marker lines (`[[step:ID]]` or `[[exercise:ID]]`, each alone
 /// on its line, outside code blocks). Blank stretches between markers are dropped.
 pub fn segments(markdown: &str) -> Vec<Segment<'_>> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut offset = 0;
-    let mut fence: Option<&str> = None;
+    let mut fence = Fence::default();
     for line in markdown.split_inclusive('\n') {
         let here = offset;
         offset += line.len();
-        let trimmed = line.trim();
-        if let Some(f) = fence {
-            if trimmed.starts_with(f) {
-                fence = None;
-            }
-            continue;
-        }
-        if trimmed.starts_with("```") {
-            fence = Some("```");
-            continue;
-        }
-        if trimmed.starts_with("~~~") {
-            fence = Some("~~~");
+        if fence.in_code(line) {
             continue;
         }
         if let Some((kind, id)) = marker_of(line) {
@@ -1155,21 +1162,9 @@ pub fn segments(markdown: &str) -> Vec<Segment<'_>> {
 pub fn markers(markdown: &str) -> (Vec<Marker>, Vec<String>) {
     let mut found = Vec::new();
     let mut bad = Vec::new();
-    let mut fence: Option<&str> = None;
+    let mut fence = Fence::default();
     for (i, line) in markdown.lines().enumerate() {
-        let trimmed = line.trim();
-        if let Some(f) = fence {
-            if trimmed.starts_with(f) {
-                fence = None;
-            }
-            continue;
-        }
-        if trimmed.starts_with("```") {
-            fence = Some("```");
-            continue;
-        }
-        if trimmed.starts_with("~~~") {
-            fence = Some("~~~");
+        if fence.in_code(line) {
             continue;
         }
         match marker_of(line) {
