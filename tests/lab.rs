@@ -32,6 +32,17 @@ fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
+/// A real peer result file, read in place from `../shared/fixtures/peers/` (never copied here).
+fn peer_fixture(name: &str) -> PathBuf {
+    let path = repo("../shared/fixtures/peers").join(name);
+    assert!(
+        path.is_file(),
+        "the real peer fixture {} is missing: the browser tests read ../shared/fixtures/peers/ beside the repository root",
+        path.display()
+    );
+    path
+}
+
 fn mistakes(b: &Browser) -> Vec<String> {
     b.find_all("[data-testid=mistake]").iter().map(|e| b.text(e)).collect()
 }
@@ -230,7 +241,7 @@ fn settings_and_notes_survive_a_reload_and_a_corrupt_store_does_not_break_the_pa
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn a_vllm_result_file_shows_every_attempt_and_the_tools_figures_side_by_side() {
     let (b, _) = lab(1400, 1100, "en-US");
-    let fixture = repo("crates/core/tests/data/peers/vllm_bench_serving_llama33_70b_tp8_qps04.json");
+    let fixture = peer_fixture("vllm_bench_serving_llama33_70b_tp8_qps04.json");
     b.type_into("[data-testid=upload]", fixture.to_str().unwrap());
     b.wait_text("[data-testid=trace-summary]", |t| t.contains("vllm_bench_serving"));
     b.wait_text("#attempts-h", |t| t.contains("(200)"));
@@ -386,18 +397,17 @@ fn synthetic(n: usize) -> tracelab_core::Trace {
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn an_aiperf_run_and_then_its_summary_file_reproduce_the_tools_figures() {
     let (b, _) = lab(1400, 1100, "en-US");
-    let peers = repo("crates/core/tests/data/peers");
     // The summary alone is refused with a message naming the per-request file to upload first.
-    b.type_into("[data-testid=upload]", peers.join("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
+    b.type_into("[data-testid=upload]", peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
     let err = b.wait_text("[data-testid=load-error]", |t| !t.is_empty());
     assert!(err.contains("per-request"), "{err}");
     assert_eq!(b.text_of(QUALIFIED), "5", "the sample stays loaded");
 
-    b.type_into("[data-testid=upload]", peers.join("aiperf_gptoss20b_c100_cancel_profile_export.jsonl").to_str().unwrap());
+    b.type_into("[data-testid=upload]", peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export.jsonl").to_str().unwrap());
     b.wait_text("#attempts-h", |t| t.contains("(100)"));
     assert!(b.text_of(FAILURE_RATE).starts_with("11 %"), "11 cancellations stay in the denominator: {}", b.text_of(FAILURE_RATE));
     b.wait_text("[data-testid=peer-panel]", |t| !t.is_empty());
-    b.type_into("[data-testid=upload]", peers.join("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
+    b.type_into("[data-testid=upload]", peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
     let summary = b.wait_text("[data-testid=peer-summary]", |t| !t.is_empty());
     let (matched, recomputed) = summary.split_once(" figures").unwrap().0.split_once(" / ").unwrap();
     assert_eq!(matched, recomputed, "{summary}");

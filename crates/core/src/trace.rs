@@ -370,6 +370,10 @@ pub struct Attempt {
     pub ttft_ms: Option<f64>,
     /// Events relative to this attempt's start, in arrival order.
     pub events: Vec<StreamEvent>,
+    /// The last output token, from this attempt's start, when the source kept its time but not
+    /// the individual events (guidellm keeps only the first and last token times). With events,
+    /// the last event is the last token and this stays `None`.
+    pub last_token_ms: Option<f64>,
     /// End-to-end: from this attempt's start to the end of the stream or of the failure.
     pub e2e_ms: Option<f64>,
     pub outcome: Outcome,
@@ -398,6 +402,7 @@ impl Attempt {
             first_byte_ms: None,
             ttft_ms,
             events: Vec::new(),
+            last_token_ms: None,
             e2e_ms: None,
             outcome,
             detail: None,
@@ -407,6 +412,11 @@ impl Attempt {
             tokens_from_usage: false,
             event_tokens_estimated: false,
         }
+    }
+
+    /// The last output token's time: the last stream event, or the time the source kept alone.
+    pub fn last_token_at_ms(&self) -> Option<f64> {
+        self.events.last().map(|e| e.at_ms).or(self.last_token_ms)
     }
 
     /// Gaps between consecutive stream events (per event, not per token).

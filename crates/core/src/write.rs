@@ -77,6 +77,9 @@ fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
             attempt.events.iter().map(|e| json!([ms(origin + e.at_ms), e.tokens])).collect();
         m.insert("events".into(), Value::Array(events));
     }
+    if let Some(v) = at(attempt.last_token_ms) {
+        m.insert("last_token_ms".into(), v);
+    }
     m.insert("end_ms".into(), at(attempt.e2e_ms).unwrap_or(Value::Null));
     m.insert("outcome".into(), json!(attempt.outcome.name()));
     if let Some(status) = attempt.outcome.http_status() {

@@ -11,9 +11,12 @@ use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
 
 const TEN_JSONL: &str = include_str!("../../../public/samples/ten-requests.jsonl");
 
+/// A real peer result file, read in place from `../shared/fixtures/peers/` (never copied here).
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/data/peers/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    let path = format!("{}/../../../shared/fixtures/peers/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("the real peer fixture {path} is missing ({e}): these tests read ../shared/fixtures/peers/ beside the repository root")
+    })
 }
 
 fn peer(name: &str) -> Trace {

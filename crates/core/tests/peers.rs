@@ -1,4 +1,5 @@
-//! The importers on the real peer files in `tests/data/peers/` (see SOURCES.md there): each
+//! The importers on the real peer files in `../shared/fixtures/peers/` (read in place; see
+//! SOURCES.md there; files taken from public repositories are never copied into the project): each
 //! fixture imports, its counts match the file, and with the tool's method we reproduce the tool's
 //! own figures to floating-point rounding (relative 1e-9), then see what moves under the lesson.
 
@@ -19,8 +20,10 @@ const LLMPERF: &str = "llmperf_yi34b_vllm_c8_individual_responses.json";
 const LLMPERF_SUMMARY: &str = "llmperf_yi34b_vllm_c8_summary.json";
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/data/peers/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    let path = format!("{}/../../../shared/fixtures/peers/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("the real peer fixture {path} is missing ({e}): these tests read ../shared/fixtures/peers/ beside the repository root")
+    })
 }
 
 fn single(name: &str) -> Trace {
@@ -344,12 +347,35 @@ fn guidellm_imports_one_trace_per_benchmark() {
 fn guidellm_reproduces_its_own_figures() {
     let trace = single(GUIDELLM);
     let checked = assert_reproduced(&trace);
-    assert_eq!(checked, 21, "TTFT and latency: mean, median, p90, p95, p99, p99.9, min, max, std; 3 counts");
+    assert_eq!(checked, 39, "TTFT, latency, ITL, TPOT: mean, median, p90, p95, p99, p99.9, min, max, std; 3 counts");
     let rows = rows(&trace);
     // guidellm's median of 4 is the 2nd value (cumulative share), not numpy's interpolation.
     assert_eq!(row(&rows, "ttft_p50").tool_said, 171.52166366577148);
-    // guidellm's ITL needs per-token times it did not keep: shown, not recomputed.
-    assert!(matches!(row(&rows, "time_per_output_token_mean").reproducibility, Reproducibility::Not(_)));
+}
+
+/// Lesson 05's corrected claim: guidellm's ITL and TPOT can be recomputed from the first and last
+/// token times it keeps — (last − first) / (tokens − 1) and (last − start) / tokens per request,
+/// the means weighted by tokens − 1 and tokens.
+#[test]
+fn guidellm_itl_and_tpot_are_recomputed_from_its_first_and_last_token_times() {
+    let trace = single(GUIDELLM);
+    assert!(trace.attempts.iter().all(|a| a.events.is_empty() && a.last_token_ms.is_some()));
+    let rows = rows(&trace);
+    let itl = row(&rows, "itl_per_request_mean");
+    let tpot = row(&rows, "tpot_from_start_mean");
+    assert_eq!(itl.tool_key, "metrics.inter_token_latency_ms.successful.mean");
+    assert_eq!(tpot.tool_key, "metrics.time_per_output_token_ms.successful.mean");
+    assert!((itl.tool_method.unwrap() - 24.17877651).abs() < 5e-9, "{:?}", itl.tool_method);
+    assert!((tpot.tool_method.unwrap() - 24.32290418).abs() < 5e-9, "{:?}", tpot.tool_method);
+    assert_eq!((itl.matches, tpot.matches), (Some(true), Some(true)));
+    // Weighted by tokens − 1 (4 × 1023), not by request: the median is a request's own value.
+    assert_eq!(row(&rows, "itl_per_request_p50").tool_method, Some(24.178653868062757));
+    // The lesson has no per-request average; what cannot be recomputed is each gap.
+    assert!(itl.lesson.is_none() && itl.note.is_some());
+    // They survive the trace's JSON Lines round trip (to the microsecond it keeps).
+    let back = parse_jsonl("g.jsonl", &write::to_jsonl(&trace)).unwrap();
+    let back_rows = reproduce(&back, import::figures(&back), &Settings::from_header(&back.header));
+    assert_eq!(row(&back_rows, "itl_per_request_mean").matches, Some(true));
 }
 
 /// The fixture with a second benchmark that has a warm-up, a cool-down, an error and a cancellation.

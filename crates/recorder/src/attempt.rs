@@ -313,6 +313,7 @@ impl<'a> Meter<'a> {
             first_byte_ms: rel(self.first_byte),
             ttft_ms: rel(self.ttft),
             events: self.events,
+            last_token_ms: None,
             e2e_ms: Some(ms_between(self.t0, t_end)),
             outcome,
             detail,

@@ -6,8 +6,15 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tracelab");
 
+/// A real peer result file, read in place from `../shared/fixtures/peers/` (never copied here).
 fn peers(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/data/peers").join(name)
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/peers").join(name);
+    assert!(
+        path.is_file(),
+        "the real peer fixture {} is missing: these tests read ../shared/fixtures/peers/ beside the repository root",
+        path.display()
+    );
+    path
 }
 
 /// A fresh, empty directory for one test.

@@ -341,6 +341,7 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
             first_byte_ms: None,
             ttft_ms,
             events,
+            last_token_ms: None,
             e2e_ms,
             outcome,
             detail,

@@ -25,6 +25,13 @@ pub enum Quantity {
     /// Per success with more than one output token: (E2E − TTFT) / (output tokens − 1)
     /// (vLLM's TPOT, AIPerf's inter_token_latency).
     TimePerOutputToken,
+    /// Per success: (last token − first token) / (output tokens − 1), and the tool's mean and
+    /// percentiles weight each request by its output tokens − 1 (guidellm's ITL). A request
+    /// with no such time counts as 0, as guidellm does.
+    ItlPerRequestTokenWeighted,
+    /// Per success: (last token, or the end when there is none − start) / output tokens, weighted
+    /// by output tokens (guidellm 0.5's TPOT, first token included).
+    TpotFromStartTokenWeighted,
     /// Complete successes.
     Successes,
     /// Attempts that were not complete successes (cancellations included).
@@ -51,6 +58,8 @@ impl Quantity {
             Quantity::E2e => "e2e",
             Quantity::EventGap => "event_gap",
             Quantity::TimePerOutputToken => "time_per_output_token",
+            Quantity::ItlPerRequestTokenWeighted => "itl_per_request",
+            Quantity::TpotFromStartTokenWeighted => "tpot_from_start",
             Quantity::Successes => "successes",
             Quantity::Failures => "failures",
             Quantity::Cancelled => "cancelled",
@@ -72,6 +81,14 @@ impl Quantity {
             Quantity::TimePerOutputToken => {
                 Text::new("time per output token (per-request average)", "每输出 token 时间（按请求平均）")
             }
+            Quantity::ItlPerRequestTokenWeighted => Text::new(
+                "ITL (per request: first to last token, weighted by tokens)",
+                "ITL（按请求：首到末 token，按 token 数加权）",
+            ),
+            Quantity::TpotFromStartTokenWeighted => Text::new(
+                "time per output token (per request: start to last token, weighted by tokens)",
+                "每输出 token 时间（按请求：开始到末 token，按 token 数加权）",
+            ),
             Quantity::Successes => Text::new("complete successes", "完整成功"),
             Quantity::Failures => Text::new("failures", "失败次数"),
             Quantity::Cancelled => Text::new("cancelled", "取消"),
@@ -83,11 +100,22 @@ impl Quantity {
         }
     }
 
+    /// Each request's value carries a weight in the tool's statistics.
+    pub fn weighted(self) -> bool {
+        matches!(self, Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted)
+    }
+
     /// A distribution of per-attempt values (rather than a count or a rate).
     pub fn is_distribution(self) -> bool {
         matches!(
             self,
-            Quantity::Ttft | Quantity::Ttst | Quantity::E2e | Quantity::EventGap | Quantity::TimePerOutputToken
+            Quantity::Ttft
+                | Quantity::Ttst
+                | Quantity::E2e
+                | Quantity::EventGap
+                | Quantity::TimePerOutputToken
+                | Quantity::ItlPerRequestTokenWeighted
+                | Quantity::TpotFromStartTokenWeighted
         )
     }
 }

@@ -176,8 +176,9 @@ fn import_benchmark(
     let origin = origin.is_finite().then_some(origin);
 
     let mut attempts = Vec::with_capacity(raws.len());
+    let mut phases = Vec::with_capacity(raws.len());
     let mut seen = HashMap::new();
-    let (mut warmups, mut cooldowns) = (0, 0);
+    let (mut warmups, mut cooldowns, mut straddling, mut zeros_as_missing) = (0, 0, 0, 0);
     for r in &raws {
         let here = format!("{path}.requests.{}[{}]", r.status, r.index);
         let offset = |t: Option<f64>, field: &str| -> Result<Option<f64>, ParseError> {
@@ -194,9 +195,22 @@ fn import_benchmark(
             (Some(t), Some(s)) if t >= s => Some((t - s) * 1000.0),
             _ => None,
         };
-        let ttft_ms = num(r.map.get("time_to_first_token_ms"))
-            .or_else(|| since_start(num(timings(r).and_then(|t| t.get("first_token_iteration")))))
-            .or_else(|| since_start(num(r.map.get("first_token_time"))))
+        let first_token_s =
+            num(timings(r).and_then(|t| t.get("first_token_iteration"))).or_else(|| num(r.map.get("first_token_time")));
+        let last_token_s =
+            num(timings(r).and_then(|t| t.get("last_token_iteration"))).or_else(|| num(r.map.get("last_token_time")));
+        // guidellm writes 0.0 for the TTFT, ITL and TPOT of a request that got no token (its
+        // `or 0.0`): without a first-token time that 0 means missing, never an instant token.
+        let zero_without_token = first_token_s.is_none()
+            && ["time_to_first_token_ms", "inter_token_latency_ms", "time_per_output_token_ms"]
+                .iter()
+                .any(|k| num(r.map.get(*k)) == Some(0.0));
+        if zero_without_token {
+            zeros_as_missing += 1;
+        }
+        let ttft_field = num(r.map.get("time_to_first_token_ms")).filter(|v| !(*v == 0.0 && first_token_s.is_none()));
+        let ttft_ms = ttft_field
+            .or_else(|| since_start(first_token_s))
             .map(|v| time_ms(v, &format!("{here}.time_to_first_token_ms"), WHAT))
             .transpose()?;
         let e2e_ms = num(r.map.get("request_latency"))
@@ -232,6 +246,10 @@ fn import_benchmark(
             (Some(e), Some(t)) => Some(e.max(t)),
             (e, _) => e,
         };
+        let last_token_ms = match (ttft_ms, since_start(last_token_s)) {
+            (Some(t), Some(l)) => Some(e2e_ms.map_or(l.max(t), |e| l.max(t).min(e))),
+            _ => None,
+        };
         let mut detail = if outcome.is_success() { None } else { detail_text(&error_text) };
         let phase = match (measure_start, measure_end, start_s, end_s) {
             (Some(ms), _, _, Some(end)) if end < ms => {
@@ -246,7 +264,16 @@ fn import_benchmark(
                 });
                 Phase::Warmup
             }
-            _ => Phase::Measure,
+            _ => {
+                // guidellm counts every request that overlaps its window (ends after its start,
+                // starts before its end), so one straddling an edge is measured here too.
+                let before = matches!((measure_start, start_s), (Some(ms), Some(s)) if s < ms);
+                let after = matches!((measure_end, end_s), (Some(me), Some(e)) if e > me);
+                if before || after {
+                    straddling += 1;
+                }
+                Phase::Measure
+            }
         };
         let id = r
             .map
@@ -256,6 +283,7 @@ fn import_benchmark(
             .map(str::to_string)
             .unwrap_or_else(|| format!("guidellm-{}-{}", r.status, r.index));
         let count = |k: &str| r.map.get(k).and_then(Value::as_u64).map(|v| v.min(u64::from(u32::MAX)) as u32);
+        phases.push(phase);
         attempts.push(Attempt {
             id: unique_id(&mut seen, id.clone()),
             business_id: id,
@@ -266,6 +294,7 @@ fn import_benchmark(
             first_byte_ms: first_byte_ms.filter(|f| ttft_ms.is_none_or(|t| *f <= t)),
             ttft_ms,
             events: Vec::new(),
+            last_token_ms,
             e2e_ms,
             outcome,
             detail,
@@ -279,18 +308,35 @@ fn import_benchmark(
     attempts.sort_by(|a, b| a.start_ms.unwrap_or(f64::INFINITY).total_cmp(&b.start_ms.unwrap_or(f64::INFINITY)));
 
     let mut warnings = Vec::new();
-    if let Some(totals) = b.get("metrics").and_then(|m| m.get("request_totals")).and_then(Value::as_object) {
+    let measured = |status: &str| {
+        raws.iter().zip(&phases).filter(|(r, phase)| r.status == status && **phase == Phase::Measure).count() as u64
+    };
+    let mut sampled = Vec::new();
+    if let Some((totals, _)) = request_totals(b) {
         for status in ["successful", "errored", "incomplete"] {
-            let stored = raws.iter().filter(|r| r.status == status).count() as u64;
+            let kept = measured(status);
             if let Some(total) = totals.get(status).and_then(Value::as_u64) {
-                if total > stored {
+                if total > kept {
+                    sampled.push((status, kept, total));
                     warnings.push(format!(
-                        "guidellm kept {stored} of its {total} {status} requests (--sample-requests): the attempts are a sample, \
-                         and its figures cover all {total}"
+                        "guidellm kept {kept} of its {total} {status} requests (its request sampling): the attempts are a sample, \
+                         and its figures over them are not reproducible"
                     ));
                 }
             }
         }
+    }
+    if zeros_as_missing > 0 {
+        warnings.push(format!(
+            "{zeros_as_missing} requests without a first token carry 0.0 for TTFT/ITL/TPOT in the file (guidellm's `or 0.0`): \
+             read as missing, not as an instant token"
+        ));
+    }
+    if straddling > 0 {
+        warnings.push(format!(
+            "{straddling} requests straddle an edge of guidellm's measurement window (started before it or ended after it): \
+             guidellm counts them, so they are measured here too"
+        ));
     }
     if warmups > 0 {
         warnings.push(format!("{warmups} requests ended before guidellm's measurement window: kept as warm-up"));
@@ -311,8 +357,15 @@ fn import_benchmark(
     let definitions = vec![
         "TTFT (`time_to_first_token_ms`): request start → the first token iteration (first streamed chunk with output).".to_string(),
         "E2E (`request_latency`, s): request start → request end.".to_string(),
-        "guidellm keeps no per-chunk times, only the first and last token iterations: the attempts have no stream events, and \
-         guidellm's ITL and TPOT (averaged per request, then weighted by output tokens) cannot be recomputed from them."
+        "guidellm keeps no per-chunk times, only the first and last token iterations: the attempts have no stream events \
+         (so no per-event ITL), only their last-token time. guidellm's ITL = (last token − first token) / (output tokens − 1) \
+         and TPOT = (last token − request start) / output tokens, per request; its mean and percentiles weight each request \
+         by output tokens − 1 and output tokens, and count a missing value as 0."
+            .to_string(),
+        "A request counts when it overlaps guidellm's measurement window (ends after its start, starts before its end), as \
+         guidellm counts: one straddling an edge is measured."
+            .to_string(),
+        "Where no token came, guidellm writes 0.0 for TTFT, ITL and TPOT: read as missing (TTFT is missing, not 0)."
             .to_string(),
         "Intended start: `info.timings.targeted_start` (when the schedule wanted the request sent).".to_string(),
         "guidellm's figures are per status (successful/errored/incomplete); its percentiles pick the first value whose cumulative \
@@ -325,26 +378,65 @@ fn import_benchmark(
         "Prompts and outputs (`request_args`, `output`) dropped: Trace Lab never keeps response text.".to_string(),
         FAILURE_MAPPING.to_string(),
     ];
-    Ok(super::assemble(detected, header, definitions, figures(b), attempts, warnings, true))
+    let timings_layout = raws.iter().any(|r| timings(r).is_some());
+    Ok(super::assemble(detected, header, definitions, figures(b, &sampled, timings_layout), attempts, warnings, true))
 }
 
-fn figures(b: &Map<String, Value>) -> Vec<PeerFigure> {
+/// The request counts guidellm computed its figures over: `metrics.request_totals` (0.5),
+/// `request_totals` beside the metrics (0.3 and before), or `total_count` (0.2), with its path.
+fn request_totals(b: &Map<String, Value>) -> Option<(&Map<String, Value>, &'static str)> {
+    [
+        (b.get("metrics").and_then(|m| m.get("request_totals")), "metrics.request_totals"),
+        (b.get("request_totals"), "request_totals"),
+        (b.get("total_count"), "total_count"),
+    ]
+    .into_iter()
+    .find_map(|(v, path)| v.and_then(Value::as_object).map(|o| (o, path)))
+}
+
+/// `sampled`: the statuses whose request lists keep only a sample, `(status, kept, total)`.
+/// `timings_layout`: the 0.5 per-request layout (`info.timings`), whose ITL and TPOT
+/// definitions and weights were read in guidellm's source.
+fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout: bool) -> Vec<PeerFigure> {
     let Some(metrics) = b.get("metrics").and_then(Value::as_object) else { return Vec::new() };
+    let keeps = |statuses: &[&str]| -> Option<Reproducibility> {
+        let (kept, total) = sampled
+            .iter()
+            .filter(|(s, _, _)| statuses.contains(s))
+            .fold((0, 0), |(k, t), (_, kept, total)| (k + kept, t + total));
+        (total > 0).then(|| {
+            Reproducibility::Not(format!(
+                "not reproducible: the file keeps {kept} of {total} requests (guidellm stored a sample), and the figure covers all of them"
+            ))
+        })
+    };
+    let older = Reproducibility::Not(
+        "this older guidellm layout (`first_token_time`/`last_token_time`) defines and weights it differently across versions; \
+         only guidellm 0.5's definition (`info.timings`) is reproduced"
+            .into(),
+    );
     let mut out = Vec::new();
-    let specs: [(&str, Quantity, PeerUnit, &str, Reproducibility); 3] = [
+    let specs: [(&str, Quantity, PeerUnit, &str, Reproducibility); 4] = [
         ("time_to_first_token_ms", Quantity::Ttft, PeerUnit::Ms, "TTFT of the successful requests", Reproducibility::Exact),
         ("request_latency", Quantity::E2e, PeerUnit::S, "latency of the successful requests", Reproducibility::Exact),
         (
             "inter_token_latency_ms",
-            Quantity::TimePerOutputToken,
+            Quantity::ItlPerRequestTokenWeighted,
             PeerUnit::Ms,
             "(last token − first token) / (output tokens − 1) per successful request, weighted by its output tokens − 1",
-            Reproducibility::Not(
-                "guidellm keeps only the first and last token times; the attempts carry no last-token time to recompute it".into(),
-            ),
+            if timings_layout { Reproducibility::Exact } else { older.clone() },
+        ),
+        (
+            "time_per_output_token_ms",
+            Quantity::TpotFromStartTokenWeighted,
+            PeerUnit::Ms,
+            "(last token − request start) / output tokens per successful request, weighted by its output tokens",
+            if timings_layout { Reproducibility::Exact } else { older },
         ),
     ];
+    let successful_sampled = keeps(&["successful"]);
     for (name, quantity, unit, sample, reproducibility) in specs {
+        let reproducibility = successful_sampled.clone().unwrap_or(reproducibility);
         let Some(summary) = metrics.get(name).and_then(|m| m.get("successful")).and_then(Value::as_object) else { continue };
         let mut push = |key: String, stat: Stat, value: Option<f64>, words: String| {
             if let Some(value) = value {
@@ -382,14 +474,18 @@ fn figures(b: &Map<String, Value>) -> Vec<PeerFigure> {
         push(format!("{base}.max"), Stat::Max, num(summary.get("max")), "maximum".into());
         push(format!("{base}.std_dev"), Stat::Std { ddof: 0 }, num(summary.get("std_dev")), "std (ddof 0)".into());
     }
-    if let Some(totals) = metrics.get("request_totals").and_then(Value::as_object) {
-        for (key, quantity, how) in [
-            ("total", Quantity::Attempts, "requests of the benchmark"),
-            ("successful", Quantity::Successes, "requests that completed"),
-            ("incomplete", Quantity::Cancelled, "requests cancelled after they started"),
+    if let Some((totals, path)) = request_totals(b) {
+        for (key, quantity, how, statuses) in [
+            ("total", Quantity::Attempts, "requests of the benchmark", &["successful", "errored", "incomplete"][..]),
+            ("successful", Quantity::Successes, "requests that completed", &["successful"][..]),
+            ("incomplete", Quantity::Cancelled, "requests cancelled after they started", &["incomplete"][..]),
         ] {
             if let Some(v) = num(totals.get(key)) {
-                out.push(PeerFigure::exact_value(format!("metrics.request_totals.{key}"), quantity, v, PeerUnit::Count, how));
+                let mut f = PeerFigure::exact_value(format!("{path}.{key}"), quantity, v, PeerUnit::Count, how);
+                if let Some(not) = keeps(statuses) {
+                    f.reproducibility = not;
+                }
+                out.push(f);
             }
         }
     }

@@ -107,6 +107,7 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
             first_byte_ms: None,
             ttft_ms: ttft,
             events: Vec::new(),
+            last_token_ms: None,
             e2e_ms: e2e,
             outcome,
             detail,

@@ -53,6 +53,9 @@ struct Samples {
     e2e: Vec<f64>,
     gaps: Vec<f64>,
     tpot: Vec<f64>,
+    /// guidellm's per-request ITL and TPOT with their weights, `(value, weight)`.
+    itl_weighted: Vec<(f64, f64)>,
+    tpot_weighted: Vec<(f64, f64)>,
     attempts: usize,
     successes: usize,
     failures: usize,
@@ -70,6 +73,8 @@ impl Samples {
             e2e: Vec::new(),
             gaps: Vec::new(),
             tpot: Vec::new(),
+            itl_weighted: Vec::new(),
+            tpot_weighted: Vec::new(),
             attempts: 0,
             successes: 0,
             failures: 0,
@@ -105,6 +110,19 @@ impl Samples {
                     s.tpot.push((e - t) / f64::from(out - 1));
                 }
             }
+            // guidellm's own fallbacks: a missing value counts as 0 (`or 0.0`), a missing count
+            // as 0 tokens; the weights are output tokens − 1 and output tokens.
+            let out = a.output_tokens.map(f64::from);
+            let itl = match (a.ttft_ms, a.last_token_at_ms(), out) {
+                (Some(first), Some(last), Some(o)) if o > 1.0 => (last - first) / (o - 1.0),
+                _ => 0.0,
+            };
+            s.itl_weighted.push((itl, out.unwrap_or(1.0).max(1.0) - 1.0));
+            let tpot = match (a.last_token_at_ms().or(a.e2e_ms), out) {
+                (Some(last), Some(o)) if o > 0.0 => last / o,
+                _ => 0.0,
+            };
+            s.tpot_weighted.push((tpot, out.unwrap_or(0.0)));
             s.output_tokens = match (s.output_tokens, a.output_tokens) {
                 (Some(sum), Some(out)) => Some(sum + u64::from(out)),
                 _ => None,
@@ -112,6 +130,9 @@ impl Samples {
         }
         for v in [&mut s.ttft, &mut s.ttst, &mut s.e2e, &mut s.gaps, &mut s.tpot] {
             v.sort_unstable_by(f64::total_cmp);
+        }
+        for v in [&mut s.itl_weighted, &mut s.tpot_weighted] {
+            v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         }
         s
     }
@@ -126,6 +147,60 @@ impl Samples {
             _ => return None,
         })
     }
+
+    fn weighted(&self, q: Quantity) -> Option<&[(f64, f64)]> {
+        match q {
+            Quantity::ItlPerRequestTokenWeighted => Some(&self.itl_weighted),
+            Quantity::TpotFromStartTokenWeighted => Some(&self.tpot_weighted),
+            _ => None,
+        }
+    }
+}
+
+/// A statistic of an ascending weighted sample, guidellm's way (`DistributionSummary.from_values`
+/// with `(value, weight)` pairs): equal values merged with their weights summed, zero weights
+/// dropped, probabilities = weight / total (equal weights when the total is ~0); mean and
+/// variance weighted by them (ddof 0), percentiles the first value whose cumulative share
+/// reaches p.
+fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
+    let mut merged: Vec<(f64, f64)> = Vec::with_capacity(sorted.len());
+    for &(v, w) in sorted {
+        match merged.last_mut() {
+            Some(last) if last.0 == v => last.1 += w,
+            _ => merged.push((v, w)),
+        }
+    }
+    merged.retain(|&(_, w)| w > 0.0);
+    if merged.is_empty() {
+        return None;
+    }
+    let mut total: f64 = merged.iter().map(|&(_, w)| w).sum();
+    if total <= 1e-6 {
+        merged.iter_mut().for_each(|m| m.1 = 1.0);
+        total = merged.len() as f64;
+    }
+    let probabilities: Vec<f64> = merged.iter().map(|&(_, w)| w / total).collect();
+    let mean: f64 = merged.iter().zip(&probabilities).map(|(&(v, _), p)| v * p).sum();
+    Some(match stat {
+        Stat::Value => return None,
+        Stat::Mean => mean,
+        Stat::Std { .. } => merged.iter().zip(&probabilities).map(|(&(v, _), p)| (v - mean) * (v - mean) * p).sum::<f64>().sqrt(),
+        Stat::Min => merged[0].0,
+        Stat::Max => merged[merged.len() - 1].0,
+        Stat::Percentile { p, .. } => {
+            let q = p / 100.0;
+            let mut cdf = 0.0;
+            let mut found = merged[merged.len() - 1].0;
+            for (&(v, _), share) in merged.iter().zip(&probabilities) {
+                cdf += share;
+                if cdf >= q {
+                    found = v;
+                    break;
+                }
+            }
+            found
+        }
+    })
 }
 
 /// A statistic of an ascending sample, the tool's way.
@@ -205,8 +280,10 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
         .iter()
         .map(|f| {
             let sample = samples.sample(f.quantity);
+            let weighted = samples.weighted(f.quantity);
             let computed = match (&f.reproducibility, sample) {
                 (Reproducibility::Not(_), _) => None,
+                _ if weighted.is_some() => weighted.and_then(|w| weighted_stat(w, f.stat)).map(|v| f.unit.from_ms(v)),
                 (_, Some(values)) => match tool_stat(values, f.stat) {
                     Some(v) => Some(f.unit.from_ms(v)),
                     None if values.is_empty() && f.empty_as_zero => Some(0.0),
@@ -224,7 +301,7 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                 tool_method: computed,
                 matches: computed.map(|v| close(v, f.value, f.unit, f.reproducibility.is_exact())),
                 lesson,
-                n: sample.map(<[f64]>::len),
+                n: sample.map(<[f64]>::len).or(weighted.map(<[(f64, f64)]>::len)),
                 how_tool: f.how.clone(),
                 how_lesson,
                 note,
@@ -261,7 +338,10 @@ fn lesson_view(
     settings: &Settings,
     tool: &str,
 ) -> (Option<f64>, Text, Option<Text>) {
-    if f.quantity == Quantity::TimePerOutputToken {
+    if matches!(
+        f.quantity,
+        Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted
+    ) {
         return (
             None,
             t("—", "—"),

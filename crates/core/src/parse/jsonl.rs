@@ -123,7 +123,7 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
 const ATTEMPT_FIELDS: &[&str] = &[
     "kind", "id", "business_id", "attempt", "phase", "intended_start_ms", "start_ms", "first_byte_ms",
     "first_token_ms", "events", "end_ms", "outcome", "http_status", "detail", "quality", "input_tokens",
-    "output_tokens", "tokens_from_usage", "event_tokens_estimated",
+    "output_tokens", "tokens_from_usage", "event_tokens_estimated", "last_token_ms",
 ];
 const GPU_FIELDS: &[&str] = &["kind", "t_ms", "gpu", "util_pct", "mem_used_mib", "mem_total_mib"];
 const FOOTER_FIELDS: &[&str] = &["kind", "finished_cleanly", "attempts", "gpu_samples"];
@@ -368,6 +368,8 @@ struct RawRecord<'a> {
     first_token_ms: Option<f64>,
     #[serde(default)]
     events: Option<Vec<(f64, u32)>>,
+    #[serde(default)]
+    last_token_ms: Option<f64>,
     #[serde(default, deserialize_with = "present")]
     end_ms: Option<Option<f64>>,
     #[serde(borrow, default)]
@@ -488,7 +490,18 @@ impl<'a> RawRecord<'a> {
         let intended_start_ms = self.intended_start_ms.map(|v| time_field(v, "intended_start_ms")).transpose()?;
         let first_byte_ms = relative(self.first_byte_ms, "first_byte_ms")?;
         let ttft_ms = relative(self.first_token_ms, "first_token_ms")?;
+        let last_token_ms = relative(self.last_token_ms, "last_token_ms")?;
         let e2e_ms = relative(end, "end_ms")?;
+        if let (Some(last), Some(first)) = (last_token_ms, ttft_ms) {
+            if last < first {
+                return Err(ParseError::new("the last token cannot come before the first").field("last_token_ms"));
+            }
+        }
+        if let (Some(last), Some(e2e)) = (last_token_ms, e2e_ms) {
+            if last > e2e {
+                return Err(ParseError::new("the last token cannot come after the end").field("last_token_ms"));
+            }
+        }
         if let (Some(ttft), Some(e2e)) = (ttft_ms, e2e_ms) {
             if ttft > e2e {
                 return Err(ParseError::new("the first token cannot come after the end")
@@ -545,6 +558,7 @@ impl<'a> RawRecord<'a> {
             first_byte_ms,
             ttft_ms,
             events,
+            last_token_ms,
             e2e_ms,
             outcome,
             detail: self.detail,
