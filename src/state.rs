@@ -207,7 +207,12 @@ impl Lab {
             return;
         };
         let mut trace = (*current.trace).clone();
-        match tracelab_core::import::attach_summary(&mut trace, summary) {
+        // The loaded trace keeps its attempts beside it: the summary's counts are checked
+        // against them, so they go back in for the check and out again after.
+        trace.attempts = (*current.attempts).clone();
+        let attached = tracelab_core::import::attach_summary(&mut trace, summary);
+        trace.attempts = Vec::new();
+        match attached {
             Ok(()) => {
                 self.load_error.set(None);
                 self.loaded.set(Some(Loaded { origin: current.origin, trace: Arc::new(trace), attempts: current.attempts }));

@@ -413,6 +413,9 @@ fn an_aiperf_run_and_then_its_summary_file_reproduce_the_tools_figures() {
     assert_eq!(matched, recomputed, "{summary}");
     assert!(matched.parse::<usize>().unwrap() >= 10, "{summary}");
     assert!(b.text_of("[data-testid=load-error]").is_empty());
+    // The summary's 100 requests are checked against the 100 loaded attempts, not an empty list.
+    let trace_summary = b.text_of("[data-testid=trace-summary]");
+    assert!(!trace_summary.contains("measured attempts"), "{trace_summary}");
 }
 
 #[test]

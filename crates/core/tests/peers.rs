@@ -255,7 +255,9 @@ fn aiperf_imports_89_successes_and_11_cancellations() {
     let starts: Vec<f64> = trace.attempts.iter().map(|a| a.start_ms.unwrap()).collect();
     assert_eq!(starts.iter().copied().fold(f64::INFINITY, f64::min), 0.0);
     assert!(starts.iter().all(|s| *s >= 0.0 && *s < 100.0), "a burst of 100 within 0.1 s");
-    assert_eq!(trace.header.window.unwrap().length_s, 9.317788951, "AIPerf's benchmark_duration");
+    // The window spans every attempt; the cancellations (no latency) start within it, so here it
+    // equals AIPerf's benchmark_duration.
+    assert_eq!(trace.header.window.unwrap().length_s, 9.317788951);
     let first = trace.attempts.iter().find(|a| a.id == "1ed40a0d-e708-434d-bb8e-fb1b44cb8717").unwrap();
     assert_eq!(first.ttft_ms, Some(1680.543782));
     assert_eq!(first.e2e_ms, Some(7936.968269));
@@ -284,6 +286,71 @@ fn aiperf_reproduces_its_aggregate() {
     assert_eq!(trace.header.conditions.model.as_deref(), Some("openai/gpt-oss-20b"));
     assert_eq!(trace.header.conditions.concurrency, Some(100));
     assert!(trace.warnings.is_empty(), "{:?}", trace.warnings);
+}
+
+/// The real run with 5 of its cancellations turned into timeouts that start 200 s after the last
+/// response and keep their own ends (`request_start_ns`/`request_end_ns`, as AIPerf 0.8 writes on
+/// error records): AIPerf's benchmark_duration still spans the records without an error, so its
+/// throughputs reproduce; the lesson's window spans the timeouts too, and the card says that this is
+/// a definition difference, not two runs.
+fn aiperf_with_late_timeouts() -> String {
+    let lines: Vec<serde_json::Value> = fixture(AIPERF).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let last_response = lines
+        .iter()
+        .filter_map(|v| v["metrics"]["max_response_timestamp"]["value"].as_u64())
+        .max()
+        .unwrap();
+    let mut moved = 0;
+    let lines: Vec<String> = lines
+        .into_iter()
+        .map(|mut v| {
+            if moved < 5 && v["error"]["type"] == "RequestCancellationError" {
+                moved += 1;
+                let start = last_response + 200_000_000_000 + moved * 1_000_000;
+                v["metadata"]["request_start_ns"] = serde_json::json!(start);
+                v["metadata"]["request_end_ns"] = serde_json::json!(start + 2_500_000_000u64);
+                v["error"] = serde_json::json!({"code": null, "type": "TimeoutError", "message": "Request timed out"});
+            }
+            v.to_string()
+        })
+        .collect();
+    assert_eq!(moved, 5);
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn aiperf_throughput_divides_by_the_span_of_the_records_without_an_error() {
+    let mut trace = load_any(AIPERF, &aiperf_with_late_timeouts()).unwrap().single(AIPERF).unwrap();
+    assert_eq!(count(&trace, Outcome::TimeoutBeforeFirstToken), 5);
+    assert_eq!(count(&trace, Outcome::Cancelled), 6);
+    let window = trace.header.window.unwrap().length_s;
+    assert!(window > 200.0, "the lesson's window spans the timeouts too: {window}");
+    let summary = peer_figures_from_aggregate(AIPERF_AGGREGATE, &fixture(AIPERF_AGGREGATE)).unwrap();
+    attach_summary(&mut trace, &summary).unwrap();
+    assert_eq!(assert_reproduced(&trace), 64, "throughputs included");
+    let rows = rows(&trace);
+    for key in ["request_throughput", "output_throughput"] {
+        assert!(rel(row(&rows, key).tool_method.unwrap(), row(&rows, key).tool_said) <= 1e-9, "{key}");
+    }
+    assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
+    assert!(trace.warnings[0].starts_with("a definition difference, not a mismatch"), "{:?}", trace.warnings);
+    assert!(trace.warnings[0].contains("9.317788951 s"), "{:?}", trace.warnings);
+    // After the JSON Lines round trip (each end kept to the microsecond) it still matches.
+    let back = parse_jsonl("t.jsonl", &write::to_jsonl(&trace)).unwrap();
+    let back_rows = reproduce(&back, import::figures(&back), &Settings::from_header(&back.header));
+    assert_eq!(row(&back_rows, "request_throughput").matches, Some(true));
+}
+
+#[test]
+fn a_summary_of_another_run_is_a_genuine_mismatch() {
+    let mut trace = single(AIPERF);
+    let mut aggregate: serde_json::Value = serde_json::from_str(&fixture(AIPERF_AGGREGATE)).unwrap();
+    aggregate["records"]["benchmark_duration"]["avg"] = serde_json::json!(12.5);
+    let summary = peer_figures_from_aggregate(AIPERF_AGGREGATE, &aggregate.to_string()).unwrap();
+    attach_summary(&mut trace, &summary).unwrap();
+    assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
+    assert!(trace.warnings[0].contains("do not describe the same run"), "{:?}", trace.warnings);
+    assert!(!trace.warnings[0].contains("definition difference"));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{
     classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
-    PeerPercentile, PeerSummary, PeerTool, PeerUnit, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
+    PeerPercentile, PeerSummary, PeerTool, PeerUnit, RateSpan, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
 };
 use crate::error::ParseError;
 use crate::trace::*;
@@ -135,7 +135,6 @@ struct Record {
     id: String,
     phase: Phase,
     start_ns: Option<u64>,
-    end_ns: Option<u64>,
     ttft_ms: Option<f64>,
     e2e_ms: Option<f64>,
     gaps_ms: Vec<f64>,
@@ -237,7 +236,7 @@ fn read_record(map: &Map<String, Value>, line: usize) -> Result<Record, ParseErr
         ))
         .field("metrics"));
     }
-    Ok(Record { line, id, phase, start_ns, end_ns, ttft_ms, e2e_ms, gaps_ms, output_tokens, input_tokens, error })
+    Ok(Record { line, id, phase, start_ns, ttft_ms, e2e_ms, gaps_ms, output_tokens, input_tokens, error })
 }
 
 pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Imported, ParseError> {
@@ -356,15 +355,13 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
         warnings.push(format!("{no_start} records carry no request timestamp: they have no place on the run's timeline"));
     }
     let mut header = Header::default();
-    // The run's span as AIPerf measures benchmark_duration: first request start → last response,
-    // over the profiling phase.
-    let measured = || records.iter().filter(|r| r.phase == Phase::Measure);
-    if let (Some(first), Some(last), Some(o)) =
-        (measured().filter_map(|r| r.start_ns).min(), measured().filter_map(|r| r.end_ns).max(), origin)
-    {
-        if last > first {
-            header.window = Some(Window { start_ms: (first - o) as f64 / 1e6, length_s: (last - first) as f64 / 1e9 });
-        }
+    // The lesson's window spans every measured attempt, failures included. AIPerf's own
+    // benchmark_duration spans only the records without an error (min request timestamp → max
+    // response timestamp); its throughputs divide by that, as their figures say.
+    let spans = attempts.iter().filter(|a| a.phase == Phase::Measure).filter_map(|a| Some((a.start_ms?, a.start_ms? + a.e2e_ms.unwrap_or(0.0))));
+    let (first, last) = spans.fold((f64::INFINITY, f64::NEG_INFINITY), |(f, l), (s, e)| (f.min(s), l.max(e)));
+    if last > first {
+        header.window = Some(Window { start_ms: first, length_s: (last - first) / 1000.0 });
     }
     let definitions = vec![
         "TTFT (`metrics.ttft` / `time_to_first_token`, ms): request start → first response chunk carrying output; AIPerf counts \
@@ -378,7 +375,9 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
          error there and `cancelled` here. Percentiles: numpy linear interpolation; std ddof 0."
             .to_string(),
         "Timestamps (ns since the epoch, `metadata.timestamp_ns` / `request_start_ns`) become offsets from the first request; \
-         the window is AIPerf's benchmark duration (first request start → last response)."
+         the window spans every measured attempt, failures included. AIPerf's benchmark_duration, which its throughputs divide \
+         by, spans only the records without an error: their first request timestamp → their last response \
+         (timestamp + request_latency)."
             .to_string(),
         "Output tokens: `output_sequence_length` (AIPerf's own tokenizer count, reasoning included), not the server's usage."
             .to_string(),
@@ -456,6 +455,7 @@ pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, 
                 how: format!("{words} of {sample}"),
                 empty_as_zero: false,
                 reproducibility: Reproducibility::Exact,
+                duration: Default::default(),
             });
         }
     }
@@ -467,7 +467,7 @@ pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, 
             "request_throughput",
             Quantity::RequestThroughput,
             PeerUnit::PerSecond,
-            "request_count / benchmark_duration (first request start → last response)",
+            "request_count / benchmark_duration (first request → last response, over the records without an error)",
         ),
         (
             "output_token_throughput",
@@ -478,7 +478,11 @@ pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, 
     ];
     for (name, quantity, unit, how) in values {
         if let Some(value) = avg(name).filter(|v| v.is_finite()) {
-            figures.push(PeerFigure::exact_value(format!("{prefix}{name}.avg"), quantity, value, unit, how));
+            let mut f = PeerFigure::exact_value(format!("{prefix}{name}.avg"), quantity, value, unit, how);
+            if matches!(quantity, Quantity::RequestThroughput | Quantity::OutputThroughput) {
+                f.duration = RateSpan::SuccessSpan;
+            }
+            figures.push(f);
         }
     }
     if avg("error_request_count").is_none() {

@@ -222,6 +222,25 @@ impl Reproducibility {
     }
 }
 
+/// Which duration a rate divides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RateSpan {
+    /// The trace's window (the run's duration as the tool's file states it, or every attempt's span).
+    #[default]
+    Window,
+    /// First start → last end over the complete successes of the measured phase: AIPerf's
+    /// `benchmark_duration` (min request timestamp → max response timestamp of the records
+    /// without an error).
+    SuccessSpan,
+}
+
+impl RateSpan {
+    fn is_window(&self) -> bool {
+        *self == RateSpan::Window
+    }
+}
+
 /// One figure as the tool reported it, and how the tool computes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerFigure {
@@ -239,6 +258,9 @@ pub struct PeerFigure {
     pub empty_as_zero: bool,
     #[serde(default, skip_serializing_if = "Reproducibility::is_exact")]
     pub reproducibility: Reproducibility,
+    /// For a rate: the duration it divides by.
+    #[serde(default, skip_serializing_if = "RateSpan::is_window")]
+    pub duration: RateSpan,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -257,6 +279,7 @@ impl PeerFigure {
             how: how.into(),
             empty_as_zero: false,
             reproducibility: Reproducibility::Exact,
+            duration: RateSpan::Window,
         }
     }
 

@@ -449,6 +449,7 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
                     how: format!("{words} of {sample}"),
                     empty_as_zero: true,
                     reproducibility: reproducibility.clone(),
+                    duration: Default::default(),
                 });
             }
         };

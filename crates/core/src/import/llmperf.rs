@@ -191,6 +191,7 @@ pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, 
                 how: format!("{words} of {sample}"),
                 empty_as_zero: false,
                 reproducibility: reproducibility.clone(),
+                duration: Default::default(),
             });
         }
     }

@@ -26,7 +26,7 @@ mod llmperf;
 mod reproduce;
 mod vllm;
 
-pub use self::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+pub use self::figures::{PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
 pub use self::reproduce::{reproduce, ReproRow};
 
 use serde::Serialize;
@@ -332,12 +332,26 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
             ));
         }
     }
-    if let (Some(d), Some(w)) = (summary.duration_s, trace.header.window) {
-        if (d - w.length_s).abs() > 1e-9 * d.abs().max(1.0) {
-            trace.warnings.push(format!(
-                "the summary's duration is {d} s but the per-request records span {} s",
-                w.length_s
-            ));
+    if let Some(d) = summary.duration_s {
+        // AIPerf's benchmark_duration spans the records without an error only; compare like with
+        // like (each end kept to the microsecond), and say when the window differs by definition.
+        let tool = summary.detected.tool.name();
+        match reproduce::success_span_s(trace) {
+            Some(span) if (d - span).abs() > 2e-6 + 1e-9 * d.abs() => trace.warnings.push(format!(
+                "the summary's benchmark duration is {d} s, but the per-request records without an error span {span} s \
+                 (first request → last response, as {tool} measures it): they do not describe the same run"
+            )),
+            Some(_) => {
+                if let Some(w) = trace.header.window.filter(|w| (w.length_s - d).abs() > 2e-6 + 1e-9 * d.abs()) {
+                    trace.warnings.push(format!(
+                        "a definition difference, not a mismatch: {tool}'s benchmark duration ({d} s) spans only the requests \
+                         without an error, and its throughputs divide by it; the lesson's window ({} s) spans every attempt, \
+                         failures included",
+                        w.length_s
+                    ));
+                }
+            }
+            None => {}
         }
     }
     Ok(())

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+use super::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
 use crate::index::Index;
 use crate::metrics::{trim_num, Metrics};
 use crate::percentile::{describe, percentile, PercentileMethod};
@@ -63,6 +63,8 @@ struct Samples {
     /// Successes whose quality was never judged.
     unevaluated: usize,
     output_tokens: Option<u64>,
+    /// First start → last end of the successes, in seconds (AIPerf's benchmark duration).
+    success_span_s: Option<f64>,
 }
 
 impl Samples {
@@ -81,7 +83,9 @@ impl Samples {
             cancelled: 0,
             unevaluated: 0,
             output_tokens: Some(0),
+            success_span_s: None,
         };
+        let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
         for a in trace.attempts.iter().filter(|a| a.phase == Phase::Measure) {
             s.attempts += 1;
             if !a.outcome.is_success() {
@@ -92,6 +96,10 @@ impl Samples {
                 continue;
             }
             s.successes += 1;
+            if let (Some(start), Some(e2e)) = (a.start_ms, a.e2e_ms) {
+                first = first.min(start);
+                last = last.max(start + e2e);
+            }
             if a.quality == crate::trace::Quality::NotEvaluated {
                 s.unevaluated += 1;
             }
@@ -131,6 +139,7 @@ impl Samples {
         for v in [&mut s.ttft, &mut s.ttst, &mut s.e2e, &mut s.gaps, &mut s.tpot] {
             v.sort_unstable_by(f64::total_cmp);
         }
+        s.success_span_s = (last > first).then(|| (last - first) / 1000.0);
         for v in [&mut s.itl_weighted, &mut s.tpot_weighted] {
             v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         }
@@ -201,6 +210,12 @@ fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
             found
         }
     })
+}
+
+/// First start → last end over the complete successes of the measured phase, in seconds: the
+/// duration AIPerf divides its throughputs by.
+pub(crate) fn success_span_s(trace: &Trace) -> Option<f64> {
+    Samples::of(trace).success_span_s
 }
 
 /// A statistic of an ascending sample, the tool's way.
@@ -289,7 +304,14 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                     None if values.is_empty() && f.empty_as_zero => Some(0.0),
                     None => None,
                 },
-                (_, None) => count_value(f.quantity, &samples, window_s),
+                (_, None) => count_value(
+                    f.quantity,
+                    &samples,
+                    match f.duration {
+                        RateSpan::Window => window_s,
+                        RateSpan::SuccessSpan => samples.success_span_s,
+                    },
+                ),
             };
             let (lesson, how_lesson, note) = lesson_view(f, sample, &samples, &metrics, &lesson_settings, &tool);
             ReproRow {
@@ -299,7 +321,13 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                 unit: f.unit,
                 tool_said: f.value,
                 tool_method: computed,
-                matches: computed.map(|v| close(v, f.value, f.unit, f.reproducibility.is_exact())),
+                matches: computed.map(|v| match (f.duration, samples.success_span_s) {
+                    // A span read back from JSON Lines keeps each end to the microsecond.
+                    (RateSpan::SuccessSpan, Some(span)) if f.reproducibility.is_exact() => {
+                        (v - f.value).abs() <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
+                    }
+                    _ => close(v, f.value, f.unit, f.reproducibility.is_exact()),
+                }),
                 lesson,
                 n: sample.map(<[f64]>::len).or(weighted.map(<[(f64, f64)]>::len)),
                 how_tool: f.how.clone(),

@@ -388,6 +388,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
             how: format!("{stat_words} of {sample}, in ms; 0 when no request succeeded"),
             empty_as_zero: true,
             reproducibility,
+            duration: Default::default(),
         });
     }
     let counts: [(&str, Quantity, PeerUnit, &str); 5] = [
@@ -419,6 +420,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
                 how: "requests meeting every SLO given to --goodput, per second of the run".into(),
                 empty_as_zero: false,
                 reproducibility: Reproducibility::Not("the SLOs given to --goodput are not saved in the file".into()),
+                duration: Default::default(),
             });
         }
     }
