@@ -113,7 +113,9 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
             detail,
             quality: Quality::NotEvaluated,
             input_tokens: count("number_input_tokens"),
-            output_tokens: count("number_output_tokens").filter(|&o| !failed || o > 0),
+            // A failed record's count is a placeholder: LLMPerf tokenizes the empty text, and its
+            // Llama tokenizer's encode("") returns the BOS token, so it writes 1.
+            output_tokens: count("number_output_tokens").filter(|&o| !failed || (o > 1 && ttft.is_some())),
             tokens_from_usage: false,
             event_tokens_estimated: false,
         });
@@ -123,10 +125,13 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
         "LLMPerf saves no timestamps per request: the attempts have TTFT and E2E but no place on the run's timeline and no stream \
          events."
             .to_string(),
-        "TTFT (`ttft_s`): request start → first streamed chunk. E2E (`end_to_end_latency_s`): request start → end of the stream."
+        "TTFT (`ttft_s`): request start → the first streamed chunk whose `delta.content` is not empty (role-only chunks are \
+         skipped). E2E (`end_to_end_latency_s`): request start → end of the stream."
             .to_string(),
-        "LLMPerf's per-request ITL (`inter_token_latency_s`) is the sum of the gaps between chunks, TTFT included, divided by the \
-         output tokens; without chunk times it cannot be recomputed here."
+        "LLMPerf's per-request ITL (`inter_token_latency_s`) is the sum of the gaps between chunks with content, TTFT included, \
+         divided by the output tokens; without chunk times it cannot be recomputed here."
+            .to_string(),
+        "A failed record's `number_output_tokens` (1: the tokenizer's count of the empty text) is dropped: no output came."
             .to_string(),
         "Output tokens are counted by LLMPerf's tokenizer, not taken from the server's usage.".to_string(),
         "LLMPerf's summary covers requests without an error (pandas: linear quantiles, std ddof 1); its error rate divides by \

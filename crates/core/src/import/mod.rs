@@ -23,6 +23,7 @@ mod aiperf;
 mod figures;
 mod guidellm;
 mod llmperf;
+mod refuse;
 mod reproduce;
 mod vllm;
 
@@ -47,6 +48,9 @@ pub enum PeerTool {
     GenaiPerf,
     Guidellm,
     Llmperf,
+    Sglang,
+    /// Hugging Face `inference-benchmarker` (aggregates only: recognised and refused).
+    HfInferenceBenchmarker,
     Unknown,
 }
 
@@ -60,13 +64,24 @@ impl PeerTool {
             PeerTool::GenaiPerf => "NVIDIA GenAI-Perf",
             PeerTool::Guidellm => "guidellm",
             PeerTool::Llmperf => "Ray LLMPerf",
+            PeerTool::Sglang => "SGLang bench_serving",
+            PeerTool::HfInferenceBenchmarker => "HF inference-benchmarker",
             PeerTool::Unknown => "unknown tool",
         }
     }
 
     /// The tool a `header.source.tool` names.
     pub fn from_name(name: &str) -> PeerTool {
-        [PeerTool::Vllm, PeerTool::Aiperf, PeerTool::GenaiPerf, PeerTool::Guidellm, PeerTool::Llmperf, PeerTool::TraceLab]
+        [
+            PeerTool::Vllm,
+            PeerTool::Aiperf,
+            PeerTool::GenaiPerf,
+            PeerTool::Guidellm,
+            PeerTool::Llmperf,
+            PeerTool::Sglang,
+            PeerTool::HfInferenceBenchmarker,
+            PeerTool::TraceLab,
+        ]
             .into_iter()
             .find(|t| t.name() == name)
             .unwrap_or(PeerTool::Unknown)
@@ -215,6 +230,8 @@ pub fn detect(text: &str) -> Detected {
         Ok(Sniffed::Ours(d)) => d,
         Ok(Sniffed::JsonLines(d)) => d,
         Ok(Sniffed::Json(d, _)) => d,
+        Ok(Sniffed::Refused(d, _)) => d,
+        Ok(Sniffed::Runs(d, _)) => d,
         Err(e) => Detected::unknown(e.message),
     }
 }
@@ -236,6 +253,10 @@ pub fn load_any_bytes(file: &str, bytes: &[u8]) -> Result<Imported, ParseError> 
     match std::str::from_utf8(bytes) {
         Ok(text) => load_any(file, text),
         Err(e) => {
+            // Bytes that break UTF-8 (or NULs) right at the start: an image or an archive, not text.
+            if refuse::bytes_not_text(bytes, e.valid_up_to()) {
+                return Err(refuse::binary_error(&bytes[..bytes.len().min(16)]).in_file(file));
+            }
             let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid up to here");
             if let Ok(Sniffed::Ours(_)) = sniff(good) {
                 // Our own reader knows how to treat a cut-off last line.
@@ -277,6 +298,10 @@ pub fn peer_figures_from_aggregate(file: &str, text: &str) -> Result<PeerSummary
         Sniffed::Json(d, v) if d.tool == PeerTool::Llmperf && d.content == Content::AggregateOnly => {
             llmperf::summary(d.clone(), v)
         }
+        Sniffed::Refused(d, _) if d.layout == "aiperf-aggregate-csv" => Err(ParseError::new(
+            "this is AIPerf's aggregate CSV; its figures are read from profile_export_aiperf.json, the same summary as JSON in the \
+             same artifacts folder: add that file instead",
+        )),
         Sniffed::Json(d, _) if d.content == Content::PerRequest && d.tool == PeerTool::Vllm => Err(ParseError::new(
             "this vLLM result carries its own figures already; import it directly, no separate summary is needed",
         )),
@@ -369,12 +394,16 @@ enum Sniffed {
     Ours(Detected),
     JsonLines(Detected),
     Json(Detected, Value),
+    /// Recognised, and answered with what to upload instead.
+    Refused(Detected, String),
+    /// JSON Lines of one result object per run (SGLang appends a line per run).
+    Runs(Detected, Vec<Value>),
 }
 
 impl Sniffed {
     fn detected(&self) -> &Detected {
         match self {
-            Sniffed::Ours(d) | Sniffed::JsonLines(d) | Sniffed::Json(d, _) => d,
+            Sniffed::Ours(d) | Sniffed::JsonLines(d) | Sniffed::Json(d, _) | Sniffed::Refused(d, _) | Sniffed::Runs(d, _) => d,
         }
     }
 }
@@ -400,9 +429,15 @@ fn sniff(text: &str) -> Result<Sniffed, ParseError> {
             "the file is empty: expected a trace or a benchmark tool's result file",
         ));
     }
+    if let Some(e) = refuse::not_text(text) {
+        return Err(e);
+    }
     let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let starts = first_line.trim_start().chars().next();
     if !matches!(starts, Some('{') | Some('[')) {
+        if let Some((d, message)) = refuse::aggregate_csv(first_line) {
+            return Ok(Sniffed::Refused(d, message));
+        }
         return Ok(Sniffed::Ours(Detected::new(
             PeerTool::TraceLab,
             Content::Trace,
@@ -425,7 +460,18 @@ fn sniff(text: &str) -> Result<Sniffed, ParseError> {
         let rest_is_empty = text.trim_start()[first_line.trim_start().len()..].trim().is_empty();
         if rest_is_empty {
             let value = Value::Object(map);
-            return Ok(Sniffed::Json(classify(&value), value));
+            if let Some(refused) = refused_json(&value) {
+                return Ok(refused);
+            }
+            return Ok(match classify(&value) {
+                d if d.tool == PeerTool::Sglang && d.content == Content::AggregateOnly => {
+                    Sniffed::Refused(d, refuse::sglang_aggregate(1).1)
+                }
+                d => Sniffed::Json(d, value),
+            });
+        }
+        if refuse::is_sglang(&map) {
+            return sglang_lines(text);
         }
     } else if first_line.contains("\"kind\"") && first_line.trim_start().starts_with('{') {
         // Our JSON Lines with a broken first record: our own reader says what is wrong.
@@ -437,9 +483,64 @@ fn sniff(text: &str) -> Result<Sniffed, ParseError> {
         )));
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(value) => Ok(Sniffed::Json(classify(&value), value)),
+        Ok(value) => Ok(refused_json(&value).unwrap_or_else(|| Sniffed::Json(classify(&value), value))),
         Err(err) => Err(json_error(text, err)),
     }
+}
+
+/// Whole-JSON layouts that are recognised only to be refused.
+fn refused_json(value: &Value) -> Option<Sniffed> {
+    if let Some((d, message)) = refuse::hf_inference_benchmarker(value) {
+        return Some(Sniffed::Refused(d, message));
+    }
+    if let Value::Array(items) = value {
+        if let Some(Value::Object(first)) = items.first() {
+            if let Some((d, message)) = refuse::vllm_sweep(first, items.len()) {
+                return Some(Sniffed::Refused(d, message));
+            }
+        }
+    }
+    None
+}
+
+/// SGLang's `--output-file`, one JSON line appended per run: each line a run.
+fn sglang_lines(text: &str) -> Result<Sniffed, ParseError> {
+    let mut runs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(v @ Value::Object(_)) => runs.push(v),
+            Ok(other) => {
+                return Err(ParseError::new(format!(
+                    "SGLang bench_serving output: each line should be one run's JSON object, found {}",
+                    kind_of(&other)
+                ))
+                .at_line(i + 1))
+            }
+            Err(err) => {
+                return Err(ParseError::new(format!(
+                    "SGLang bench_serving output: not valid JSON at column {}: {} (cut off?); nothing was imported",
+                    err.column(),
+                    strip_position(&err.to_string())
+                ))
+                .at_line(i + 1))
+            }
+        }
+    }
+    let detailed = runs.iter().any(|r| r.get("ttfts").is_some());
+    if !detailed {
+        let (d, message) = refuse::sglang_aggregate(runs.len());
+        return Ok(Sniffed::Refused(d, message));
+    }
+    let d = Detected::new(
+        PeerTool::Sglang,
+        Content::PerRequest,
+        "sglang-bench-serving-details",
+        format!("SGLang bench_serving results with per-request lists ({} runs)", runs.len()),
+    );
+    Ok(Sniffed::Runs(d, runs))
 }
 
 /// Guesses the tool of a file that did not parse, from the keys it mentions.
@@ -516,6 +617,17 @@ fn classify(value: &Value) -> Detected {
 }
 
 fn classify_object(map: &Map<String, Value>) -> Detected {
+    if refuse::is_sglang(map) {
+        if map.contains_key("ttfts") {
+            return Detected::new(
+                PeerTool::Sglang,
+                Content::PerRequest,
+                "sglang-bench-serving-details",
+                "SGLang bench_serving results with per-request lists (`ttfts`, `itls`, `output_lens`, `errors`)",
+            );
+        }
+        return refuse::sglang_aggregate(1).0;
+    }
     if let Some(d) = vllm::detect(map) {
         return d;
     }
@@ -557,9 +669,11 @@ fn key_list(map: &Map<String, Value>) -> String {
 fn import_sniffed(file: &str, text: &str, sniffed: Sniffed) -> Result<Imported, ParseError> {
     let result = match sniffed {
         Sniffed::Ours(_) => unreachable!("handled by the callers"),
+        Sniffed::Refused(_, message) => Err(ParseError::new(message)),
+        Sniffed::Runs(d, runs) => sglang_runs(d, &runs),
         Sniffed::JsonLines(d) => aiperf::import_jsonl(d, text),
         Sniffed::Json(d, value) => match (d.tool, d.content) {
-            (PeerTool::Vllm, Content::PerRequest) => vllm::import(d, &value),
+            (PeerTool::Vllm | PeerTool::Sglang, Content::PerRequest) => vllm::import(d, &value),
             (PeerTool::Guidellm, Content::PerRequest) => guidellm::import(d, &value),
             (PeerTool::Llmperf, Content::PerRequest) => llmperf::import(d, &value),
             (PeerTool::Aiperf, Content::PerRequest) => {
@@ -582,6 +696,40 @@ fn import_sniffed(file: &str, text: &str, sniffed: Sniffed) -> Result<Imported, 
     result.map_err(|e| e.in_file(file))
 }
 
+/// One trace per line of an SGLang output file (it appends a line per run); lines without
+/// per-request lists are skipped with a warning on the first trace.
+fn sglang_runs(d: Detected, runs: &[Value]) -> Result<Imported, ParseError> {
+    let mut traces = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        if run.get("ttfts").is_none() {
+            skipped.push((i + 1).to_string());
+            continue;
+        }
+        let imported = vllm::import(d.clone(), run).map_err(|e| e.at_line(i + 1))?;
+        let trace = imported.traces.into_iter().next().expect("one run").trace;
+        let rate = run.get("request_rate").map(|r| match r {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        let mut label = format!("line {}", i + 1);
+        if let Some(r) = rate {
+            label.push_str(&format!(": request rate {r}"));
+        }
+        if let Some(c) = run.get("max_concurrency").and_then(Value::as_u64) {
+            label.push_str(&format!(", max concurrency {c}"));
+        }
+        traces.push(ImportedTrace { label, trace });
+    }
+    if let (Some(first), false) = (traces.first_mut(), skipped.is_empty()) {
+        first.trace.warnings.push(format!(
+            "lines {} of this file hold aggregates only (run without --output-details): skipped",
+            skipped.join(", ")
+        ));
+    }
+    Ok(Imported { detected: d, traces })
+}
+
 fn refuse_aggregate(d: &Detected, value: &Value) -> ParseError {
     let message = match d.tool {
         PeerTool::Vllm => vllm::refusal(value),
@@ -594,6 +742,7 @@ fn refuse_aggregate(d: &Detected, value: &Value) -> ParseError {
              rerun with NVIDIA AIPerf (GenAI-Perf's successor) and upload its per-request profile_export.jsonl"
             .to_string(),
         PeerTool::Llmperf => llmperf::refusal(value),
+        PeerTool::Sglang => refuse::sglang_aggregate(1).1,
         _ => format!("{}: summary statistics only, no attempts", d.evidence),
     };
     ParseError::new(message)

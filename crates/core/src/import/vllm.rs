@@ -117,8 +117,22 @@ fn count_at(list: &[Value], i: usize, key: &str) -> Result<Option<u32>, ParseErr
     }
 }
 
+/// Also reads SGLang `bench_serving --output-details` results, which share vLLM's per-request
+/// lists and figure names (`detected.tool` tells them apart).
 pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
+    let sglang = detected.tool == PeerTool::Sglang;
+    import_run(detected, value).map_err(|mut e| {
+        if sglang {
+            e.message = e.message.replace(WHAT, "SGLang bench_serving result");
+        }
+        e
+    })
+}
+
+fn import_run(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
     let map = value.as_object().expect("detected as an object");
+    let tool = detected.tool.name();
+    let prefix = if detected.tool == PeerTool::Sglang { "sglang" } else { "vllm" };
     let ttfts = required(map, "ttfts", "time to first token per request")?;
     let itls = required(map, "itls", "inter-token gaps per request")?;
     let output_lens = required(map, "output_lens", "output tokens per request")?;
@@ -246,8 +260,8 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
             estimated += 1;
         }
         attempts.push(Attempt {
-            id: unique_id(&mut seen, format!("vllm-{i}")),
-            business_id: format!("vllm-{i}"),
+            id: unique_id(&mut seen, format!("{prefix}-{i}")),
+            business_id: format!("{prefix}-{i}"),
             attempt: 1,
             phase: Phase::Measure,
             intended_start_ms: None,
@@ -285,6 +299,8 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
             c.arrival = Some(if burstiness.unwrap_or(1.0) == 1.0 { "poisson" } else { "gamma" }.to_string());
         }
         Some(_) if max_concurrency.is_some() => c.arrival = Some("closed".into()),
+        // An infinite rate without a concurrency limit sends every request at once.
+        Some(r) if r.is_infinite() => c.arrival = Some("burst".into()),
         _ => {}
     }
     if let Some(d) = opt_num(map, "duration", "duration", WHAT)? {
@@ -294,12 +310,19 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
     }
     let has_latency = e2els.is_some();
     let mut definitions = vec![
-        "TTFT (`ttfts`, s): from request start to the first streamed chunk vLLM's backend counts as output; for the chat backend \
-         that can be a role-only chunk with no text, while the lesson's TTFT waits for the first non-empty token."
-            .to_string(),
-        "ITL (`itls`, s): vLLM records one gap per SSE event, not per token — an event may carry several tokens. The gaps become \
-         this trace's stream events (one token each where the counts are unknown)."
-            .to_string(),
+        if detected.tool == PeerTool::Sglang {
+            "TTFT (`ttfts`, s): from request start to the first streamed chunk SGLang's client counts as output (its OpenAI \
+             clients wait for a chunk with text); a failed request keeps 0, read here as missing."
+                .to_string()
+        } else {
+            "TTFT (`ttfts`, s): from request start to the first streamed chunk vLLM's backend counts as output; for the chat backend \
+             that can be a role-only chunk with no text, while the lesson's TTFT waits for the first non-empty token."
+                .to_string()
+        },
+        format!(
+            "ITL (`itls`, s): {tool} records one gap per SSE event, not per token — an event may carry several tokens. The gaps \
+             become this trace's stream events (one token each where the counts are unknown)."
+        ),
         if has_latency {
             "E2E from `e2els` (each request's latency).".to_string()
         } else {
@@ -307,9 +330,10 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
              stream's end); vLLM's TPOT and E2EL figures are then recomputed approximately."
                 .to_string()
         },
-        "vLLM's figures cover successful requests only (`errors[i]` empty); a metric with no sample at all is written as 0 \
-         (`np.mean(ttfts or 0)`). Percentiles: numpy's default linear interpolation; std: numpy's, ddof 0."
-            .to_string(),
+        format!(
+            "{tool}'s figures cover successful requests only (`errors[i]` empty); a metric with no sample at all is written as 0 \
+             (`np.mean(ttfts or 0)`). Percentiles: numpy's default linear interpolation; std: numpy's, ddof 0."
+        ),
         if start_times.is_some() {
             "Start times from `start_times` (the client's perf_counter), as offsets from the first request.".to_string()
         } else {
@@ -359,7 +383,8 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
                 "(latency − TTFT) / (output tokens − 1) of each successful request with more than one output token",
                 approx("TPOT"),
             ),
-            "e2el" => (Quantity::E2e, "the latency of each successful request", approx("E2EL")),
+            // SGLang spells it `e2e_latency`.
+            "e2el" | "e2e_latency" => (Quantity::E2e, "the latency of each successful request", approx("E2EL")),
             _ => continue,
         };
         let stat = match stat {

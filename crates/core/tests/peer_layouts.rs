@@ -1,0 +1,229 @@
+//! The layouts users bring beyond the first fixtures: aggregate-only files refused with what to
+//! upload or which flag to rerun with, binary files, SGLang's per-request output, vLLM's burst
+//! arrival, LLMPerf's failed records and guidellm's samples, older layout, zeros and window
+//! edges. Real files are read in place from `../shared/fixtures/peers/`; the files in
+//! `tests/data/constructed/` are our own, written from the tools' source (see SOURCES.md there).
+
+use tracelab_core::import::{self, detect, load_any, load_any_bytes, reproduce, Content, PeerTool, Reproducibility};
+use tracelab_core::{Outcome, Phase, Settings, Trace};
+
+fn real(name: &str) -> String {
+    let path = format!("{}/../../../shared/fixtures/peers/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("the real peer fixture {path} is missing ({e}): these tests read ../shared/fixtures/peers/ beside the repository root")
+    })
+}
+
+fn constructed(name: &str) -> String {
+    let path = format!("{}/tests/data/constructed/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn refused(name: &str, text: &str) -> String {
+    load_any(name, text).map(|i| i.labels()).expect_err("refused").to_string()
+}
+
+// --- refusals -------------------------------------------------------------------------------
+
+#[test]
+fn aiperf_aggregate_csv_is_refused_naming_the_per_record_file() {
+    let name = "aiperf_gptoss20b_c100_cancel_profile_export_aiperf.csv";
+    let text = real(name);
+    let d = detect(&text);
+    assert_eq!((d.tool, d.content), (PeerTool::Aiperf, Content::AggregateOnly));
+    let err = refused(name, &text);
+    assert!(err.contains("profile_export.jsonl") && err.contains("summary statistics only"), "{err}");
+    assert!(!err.contains("id` column"), "not read as a classroom CSV: {err}");
+    let as_summary = import::peer_figures_from_aggregate(name, &text).unwrap_err().to_string();
+    assert!(as_summary.contains("profile_export_aiperf.json"), "{as_summary}");
+}
+
+#[test]
+fn sglang_aggregate_only_output_is_refused_with_output_details() {
+    let name = "sglang_bench_serving_llama33_70b_online_aggregate_only.jsonl";
+    let text = real(name);
+    let d = detect(&text);
+    assert_eq!((d.tool, d.content), (PeerTool::Sglang, Content::AggregateOnly), "{d:?}");
+    let err = refused(name, &text);
+    assert!(err.contains("--output-details") && err.contains("7 runs"), "{err}");
+    // One of its lines alone is refused the same way, not taken for vLLM's aggregates.
+    let line = text.lines().next().unwrap();
+    let err = refused("one.json", line);
+    assert!(err.contains("SGLang") && err.contains("--output-details"), "{err}");
+}
+
+#[test]
+fn vllm_sweep_summary_is_refused_naming_the_run_files() {
+    let name = "vllm_bench_sweep_summary.json";
+    let err = refused(name, &constructed(name));
+    assert!(err.contains("bench sweep") && err.contains("run=0.json") && err.contains("--save-detailed"), "{err}");
+    assert!(!err.contains("no supported tool"), "{err}");
+}
+
+#[test]
+fn hf_inference_benchmarker_results_are_refused_with_what_keeps_each_request() {
+    let name = "hf_inference_benchmarker_results.json";
+    let text = constructed(name);
+    assert_eq!(detect(&text).tool, PeerTool::HfInferenceBenchmarker);
+    let err = refused(name, &text);
+    assert!(err.contains("inference-benchmarker") && err.contains("tracelab record") && err.contains("--save-detailed"), "{err}");
+}
+
+#[test]
+fn genai_perf_aggregate_is_refused_naming_what_to_upload() {
+    let name = "genaiperf_gptoss20b_c1_profile_export_genai_perf.json";
+    let err = refused(name, &real(name));
+    assert!(err.contains("profile_export.json"), "{err}");
+}
+
+#[test]
+fn a_binary_file_is_not_a_text_file() {
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0";
+    let err = load_any_bytes("picture.jsonl", png).unwrap_err().to_string();
+    assert!(err.contains("not a text file") && err.contains("PNG"), "{err}");
+    // What the lab's lossy read hands over: the same answer, not a CSV header error.
+    let err = load_any("picture.jsonl", &String::from_utf8_lossy(png)).unwrap_err().to_string();
+    assert!(err.contains("not a text file") && !err.contains("header"), "{err}");
+    // A stray invalid byte deep in a text file still names its line.
+    let err = load_any_bytes("x.json", b"{\"ttfts\": [\xff]}").unwrap_err().to_string();
+    assert!(err.contains("not UTF-8"), "{err}");
+}
+
+// --- SGLang with per-request details --------------------------------------------------------
+
+fn rows(trace: &Trace) -> Vec<import::ReproRow> {
+    reproduce(trace, import::figures(trace), &Settings::from_header(&trace.header))
+}
+
+#[test]
+fn sglang_output_details_import_one_trace_per_run_and_reproduce_its_figures() {
+    let name = "sglang_bench_serving_output_details.jsonl";
+    let imported = load_any(name, &constructed(name)).unwrap();
+    assert_eq!(imported.detected.tool, PeerTool::Sglang);
+    assert_eq!(imported.traces.len(), 2);
+    assert_eq!(imported.traces[0].label, "line 1: request rate 4.0");
+    let trace = &imported.traces[0].trace;
+    assert_eq!(trace.header.source.as_ref().unwrap().tool, "SGLang bench_serving");
+    assert_eq!(trace.attempts.len(), 4);
+    let failed = &trace.attempts[2];
+    assert_eq!(failed.outcome, Outcome::StreamBroken);
+    assert_eq!(failed.ttft_ms, None, "SGLang's 0 for a failure is missing, not 0");
+    assert!(failed.detail.as_deref().unwrap().contains("ServerDisconnectedError"));
+    assert_eq!(trace.attempts[0].events.len(), 4, "TTFT plus 3 gaps");
+    let rows = rows(trace);
+    let mut checked = 0;
+    for r in &rows {
+        if let Some(ours) = r.tool_method {
+            assert_eq!(r.matches, Some(true), "{} ({}): said {}, recomputed {ours}", r.key, r.tool_key, r.tool_said);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 17, "TTFT, TPOT, ITL: mean, median, std, p99; E2E mean, median; completed; 2 throughputs");
+    assert!(rows.iter().any(|r| r.tool_key == "mean_e2e_latency_ms" && r.matches == Some(true)));
+    assert!(!tracelab_core::write::to_jsonl(trace).contains("constructed answer"), "response text is never kept");
+    let second = &imported.traces[1].trace.header.conditions;
+    assert_eq!((second.rate_per_s, second.concurrency), (Some(8.0), Some(16)));
+}
+
+// --- vLLM request_rate "inf" ------------------------------------------------------------------
+
+#[test]
+fn vllm_infinite_rate_without_a_concurrency_limit_is_a_burst() {
+    let file = |limit: &str| {
+        format!(
+            r#"{{"request_rate": "inf", "burstiness": 1.0, {limit} "completed": 1, "duration": 1.0, "mean_ttft_ms": 100.0,
+            "ttfts": [0.1], "itls": [[0.01]], "output_lens": [2], "errors": [""]}}"#
+        )
+    };
+    let burst = load_any("r.json", &file("")).unwrap().single("r").unwrap();
+    assert_eq!(burst.header.conditions.arrival.as_deref(), Some("burst"));
+    let closed = load_any("r.json", &file(r#""max_concurrency": 8,"#)).unwrap().single("r").unwrap();
+    assert_eq!(closed.header.conditions.arrival.as_deref(), Some("closed"));
+}
+
+// --- LLMPerf failed records -------------------------------------------------------------------
+
+#[test]
+fn llmperf_failed_records_drop_the_placeholder_output_token() {
+    let text = r#"[{"error_code": 500, "error_msg": "Internal Server Error", "ttft_s": 0, "end_to_end_latency_s": 0,
+        "inter_token_latency_s": 0, "number_input_tokens": 550, "number_output_tokens": 1},
+        {"error_code": null, "error_msg": "", "ttft_s": 0.5, "end_to_end_latency_s": 2.0, "number_input_tokens": 550,
+        "number_output_tokens": 1}]"#;
+    let trace = load_any("x_individual_responses.json", text).unwrap().single("x").unwrap();
+    assert_eq!(trace.attempts[0].output_tokens, None, "the tokenizer's count of an empty text");
+    assert_eq!(trace.attempts[1].output_tokens, Some(1), "a success keeps its count");
+}
+
+// --- guidellm -------------------------------------------------------------------------------
+
+const GUIDELLM: &str = "guidellm050_qwen3_4b_concurrent_benchmarks.json";
+
+fn guidellm_edited(edit: impl FnOnce(&mut serde_json::Value)) -> Trace {
+    let mut v: serde_json::Value = serde_json::from_str(&real(GUIDELLM)).unwrap();
+    edit(&mut v["benchmarks"][0]);
+    load_any("g.json", &v.to_string()).unwrap().single("g").unwrap()
+}
+
+#[test]
+fn guidellm_zeros_without_a_token_are_missing() {
+    let trace = guidellm_edited(|b| {
+        let mut errored = b["requests"]["successful"][0].clone();
+        errored["request_id"] = serde_json::json!("errored-no-token");
+        errored["info"]["error"] = serde_json::json!("Internal Server Error");
+        for k in ["first_token_iteration", "last_token_iteration", "first_request_iteration", "last_request_iteration"] {
+            errored["info"]["timings"][k] = serde_json::Value::Null;
+        }
+        for k in ["time_to_first_token_ms", "inter_token_latency_ms", "time_per_output_token_ms"] {
+            errored[k] = serde_json::json!(0.0);
+        }
+        b["requests"]["errored"] = serde_json::json!([errored]);
+    });
+    let a = trace.attempts.iter().find(|a| a.id == "errored-no-token").unwrap();
+    assert_eq!(a.outcome, Outcome::HttpError { status: 500 });
+    assert_eq!((a.ttft_ms, a.last_token_ms), (None, None), "0.0 where no token came is missing");
+    assert!(trace.warnings.iter().any(|w| w.contains("0.0") && w.contains("missing")), "{:?}", trace.warnings);
+}
+
+#[test]
+fn guidellm_requests_straddling_the_window_are_measured_and_said() {
+    let trace = guidellm_edited(|b| {
+        let first = b["requests"]["successful"][0]["request_start_time"].as_f64().unwrap();
+        b["scheduler_metrics"]["measure_start_time"] = serde_json::json!(first + 1.0);
+    });
+    assert_eq!(trace.warmup_count(), 0);
+    assert!(trace.attempts.iter().all(|a| a.phase == Phase::Measure));
+    assert!(trace.warnings.iter().any(|w| w.contains("4 requests straddle")), "{:?}", trace.warnings);
+}
+
+#[test]
+fn guidellm_sampled_requests_make_the_figures_not_reproducible_with_the_counts() {
+    let trace = guidellm_edited(|b| {
+        b["metrics"]["request_totals"] = serde_json::json!({"successful": 10, "errored": 0, "incomplete": 0, "total": 10});
+    });
+    let rows = rows(&trace);
+    let ttft = rows.iter().find(|r| r.key == "ttft_p99").unwrap();
+    match &ttft.reproducibility {
+        Reproducibility::Not(why) => assert!(why.contains("the file keeps 4 of 10 requests"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(ttft.matches, None, "not shown as ✗");
+    assert!(rows.iter().filter(|r| r.reproducibility.is_exact()).all(|r| r.matches == Some(true)));
+    assert!(trace.warnings.iter().any(|w| w.contains("kept 4 of its 10 successful")), "{:?}", trace.warnings);
+}
+
+/// guidellm ≤ 0.3 keeps `request_totals` beside the metrics, not under them.
+#[test]
+fn guidellm_older_layout_reads_its_counts_beside_the_metrics() {
+    let trace = guidellm_edited(|b| {
+        let totals = b["metrics"]["request_totals"].take();
+        b["metrics"].as_object_mut().unwrap().remove("request_totals");
+        let mut totals = totals;
+        totals["successful"] = serde_json::json!(6);
+        totals["total"] = serde_json::json!(6);
+        b["request_totals"] = totals;
+    });
+    let rows = rows(&trace);
+    let successes = rows.iter().find(|r| r.key == "successes").unwrap();
+    assert_eq!(successes.tool_key, "request_totals.successful");
+    assert!(matches!(&successes.reproducibility, Reproducibility::Not(w) if w.contains("keeps 4 of 6")), "{:?}", successes.reproducibility);
+}
