@@ -268,8 +268,11 @@ fn card_markdown_sets_the_tools_figures_beside_ours() {
     assert_eq!(table.iter().filter(|l| l.contains("| ✓ |")).count(), 12);
     assert_eq!(table.iter().filter(|l| l.contains("| ≈ |")).count(), 4, "TPOT: no per-request latency in the file");
     assert!(!md.contains("| ✗ |"));
+    // Where the card compares, it says a converted trace keeps microseconds.
+    assert!(md.contains("may differ from the tool's by less than 1 µs"), "{md}");
     let zh = card_markdown("vllm.json", &trace, &settings, &metrics, Lang::Zh);
     assert!(zh.contains("自己的数字，重新计算") && zh.contains("指标口径卡"));
+    assert!(zh.contains("相差不到 1 微秒"));
 }
 
 #[test]

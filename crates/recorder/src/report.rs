@@ -25,7 +25,11 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
     let index = Index::build(&trace.attempts, settings.population);
     let metrics = Metrics::compute(&index, &settings);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&metrics.summary_json(&settings)).expect("json"));
+        let mut summary = metrics.summary_json(&settings);
+        // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
+        // figures, so a script reading only the JSON sees it too.
+        summary["warnings"] = serde_json::json!(trace.warnings);
+        println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
         print!("{}", card::render_text(&name, &trace, &settings, &metrics, args.settings.lang()));
     }

@@ -172,3 +172,21 @@ fn report_reads_peer_files_too() {
     let err = fails(&["report", s(&peers("vllm_bench_serve_v0251_all_requests_failed.json"))]);
     assert!(err.contains("--save-detailed"), "{err}");
 }
+
+#[test]
+fn report_json_carries_the_readers_warnings() {
+    let dir = scratch("report-warnings");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/ten-requests.jsonl");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    // The last record cut off mid-line, as when the recorder is killed while writing.
+    let cut = dir.join("cut.jsonl");
+    std::fs::write(&cut, &text.trim_end()[..text.trim_end().len() - 10]).unwrap();
+    let json = ok(&["report", s(&cut), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let warnings = v["warnings"].as_array().unwrap_or_else(|| panic!("no warnings in {json}"));
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("cut off")), "{json}");
+    // A whole file has none.
+    let v: serde_json::Value = serde_json::from_str(&ok(&["report", s(&sample), "--json"])).unwrap();
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let _ = std::fs::remove_dir_all(dir);
+}

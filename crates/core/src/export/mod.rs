@@ -153,6 +153,7 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
                     "\n## {tool}'s own figures, recomputed\n\n| Figure | {tool} said | Recomputed with {tool}'s method | Match | Under the lesson's definitions | Note |\n|---|---|---|---|---|---|\n"
                 )
             });
+            let resolution = format!("\n{}\n", import::resolution_note().get(lang));
             for r in rows {
                 let ours = r.tool_method.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
                 let matches = match (r.matches, &r.reproducibility) {
@@ -182,6 +183,7 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
                     md_cell(&note.join("; "))
                 ));
             }
+            out.push_str(&resolution);
         }
     }
     if !trace.warnings.is_empty() {
@@ -249,6 +251,7 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
         "figures": figures,
         "mistakes": mistakes,
         "peer_figures": peer_rows(trace, settings),
+        "peer_figures_resolution": import::resolution_note().get(lang),
     })
 }
 

@@ -28,7 +28,7 @@ mod reproduce;
 mod vllm;
 
 pub use self::figures::{PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
-pub use self::reproduce::{reproduce, ReproRow};
+pub use self::reproduce::{reproduce, resolution_note, ReproRow};
 
 use serde::Serialize;
 use serde_json::{Map, Value};

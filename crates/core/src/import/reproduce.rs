@@ -14,6 +14,18 @@ use crate::settings::{Population, Settings};
 use crate::text::Text;
 use crate::trace::{Outcome, Phase, Trace};
 
+/// Said wherever the tool's figures and ours are compared: a converted trace keeps its times to
+/// the microsecond, so a figure recomputed from it may differ from the tool's by less than 1 µs
+/// (and a rate by what 1 µs at each end of its span moves it); such a figure still matches.
+pub fn resolution_note() -> Text {
+    Text::new(
+        "Times in a converted trace are kept to the microsecond, so a figure recomputed from one may differ from the tool's by \
+         less than 1 µs (a rate by what 1 µs at each end of its span moves it); such a figure still counts as a match (✓).",
+        "转换后的轨迹把时间保留到微秒，所以由它重算的数字可能与工具给出的相差不到 1 微秒（比率则相差其时间跨度两端各 1 微秒所带来的变化）；\
+         这样的数字仍算作一致（✓）。",
+    )
+}
+
 /// One row of the side-by-side panel. The lab renders these as they are.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReproRow {
