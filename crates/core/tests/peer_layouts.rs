@@ -70,13 +70,6 @@ fn hf_inference_benchmarker_results_are_refused_with_what_keeps_each_request() {
 }
 
 #[test]
-fn genai_perf_aggregate_is_refused_naming_what_to_upload() {
-    let name = "genaiperf_gptoss20b_c1_profile_export_genai_perf.json";
-    let err = refused(name, &real(name));
-    assert!(err.contains("profile_export.json"), "{err}");
-}
-
-#[test]
 fn a_binary_file_is_not_a_text_file() {
     let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0";
     let err = load_any_bytes("picture.jsonl", png).unwrap_err().to_string();
@@ -226,4 +219,25 @@ fn guidellm_older_layout_reads_its_counts_beside_the_metrics() {
     let successes = rows.iter().find(|r| r.key == "successes").unwrap();
     assert_eq!(successes.tool_key, "request_totals.successful");
     assert!(matches!(&successes.reproducibility, Reproducibility::Not(w) if w.contains("keeps 4 of 6")), "{:?}", successes.reproducibility);
+}
+
+// --- GenAI-Perf per-request export ------------------------------------------------------------
+
+#[test]
+fn genai_perf_profile_export_imports_each_request_and_skips_empty_chunks() {
+    let name = "genai_perf_profile_export.json";
+    let imported = load_any(name, &constructed(name)).unwrap();
+    assert_eq!((imported.detected.tool, imported.detected.content), (PeerTool::GenaiPerf, Content::PerRequest));
+    assert_eq!(imported.traces[0].label, "experiment 1: concurrency 2");
+    let trace = &imported.traces[0].trace;
+    let ok = &trace.attempts[0];
+    assert_eq!(ok.outcome, Outcome::Success);
+    assert_eq!(ok.ttft_ms, Some(120.0), "the role-only chunk at 30 ms is not the first token");
+    assert_eq!(ok.events.iter().map(|e| e.at_ms).collect::<Vec<_>>(), vec![120.0, 150.0, 185.0]);
+    assert_eq!(ok.e2e_ms, Some(191.0), "the stream ends at [DONE]");
+    let failed = &trace.attempts[1];
+    assert_eq!((failed.outcome, failed.start_ms, failed.ttft_ms), (Outcome::StreamBroken, Some(5.0), None));
+    assert_eq!(trace.header.conditions.concurrency, Some(2));
+    let jsonl = tracelab_core::write::to_jsonl(trace);
+    assert!(!jsonl.contains("constructed answer") && !jsonl.contains("constructed prompt"), "text is never kept");
 }

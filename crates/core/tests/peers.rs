@@ -553,7 +553,7 @@ fn genai_perf_aggregate_is_refused_naming_what_to_upload() {
     let err = load_any(GENAI_PERF, &fixture(GENAI_PERF)).unwrap_err();
     assert!(err.message.contains("GenAI-Perf"), "{err}");
     assert!(err.message.contains("profile_export.json"), "{err}");
-    assert!(err.message.contains("AIPerf"), "{err}");
+    assert!(err.message.contains("per-request export"), "{err}");
     assert!(peer_figures_from_aggregate(GENAI_PERF, &fixture(GENAI_PERF)).is_err());
 }
 

@@ -21,6 +21,7 @@
 
 mod aiperf;
 mod figures;
+mod genai_perf;
 mod guidellm;
 mod llmperf;
 mod refuse;
@@ -640,6 +641,9 @@ fn classify_object(map: &Map<String, Value>) -> Detected {
     if let Some(d) = aiperf::detect_aggregate(map) {
         return d;
     }
+    if let Some(d) = genai_perf::detect(map) {
+        return d;
+    }
     if map.contains_key("experiments") && map.get("experiments").is_some_and(Value::is_array) {
         return Detected::new(
             PeerTool::GenaiPerf,
@@ -675,6 +679,7 @@ fn import_sniffed(file: &str, text: &str, sniffed: Sniffed) -> Result<Imported, 
         Sniffed::Json(d, value) => match (d.tool, d.content) {
             (PeerTool::Vllm | PeerTool::Sglang, Content::PerRequest) => vllm::import(d, &value),
             (PeerTool::Guidellm, Content::PerRequest) => guidellm::import(d, &value),
+            (PeerTool::GenaiPerf, Content::PerRequest) => genai_perf::import(d, &value),
             (PeerTool::Llmperf, Content::PerRequest) => llmperf::import(d, &value),
             (PeerTool::Aiperf, Content::PerRequest) => {
                 let line = value.to_string();
@@ -682,13 +687,15 @@ fn import_sniffed(file: &str, text: &str, sniffed: Sniffed) -> Result<Imported, 
             }
             (_, Content::AggregateOnly) => Err(refuse_aggregate(&d, &value)),
             (PeerTool::GenaiPerf, Content::Unsupported) => Err(ParseError::new(format!(
-                "recognised {}: GenAI-Perf's per-request export (perf_analyzer layout), which this version does not read; \
-                 rerun with NVIDIA AIPerf (GenAI-Perf's successor) and upload its profile_export.jsonl",
+                "recognised {}, but its first request carries no `timestamp` and `response_timestamps`: a layout this version \
+                 does not know. Upload the profile_export.json GenAI-Perf wrote beside its aggregate, or rerun with NVIDIA AIPerf \
+                 (GenAI-Perf's successor) and upload its profile_export.jsonl",
                 d.evidence
             ))),
             _ => Err(ParseError::new(format!(
                 "not a file Trace Lab can open: {}. Supported: a Trace Lab trace (.jsonl, .csv), vLLM bench serve --save-result --save-detailed, \
-                 AIPerf profile_export.jsonl, guidellm benchmarks.json, LLMPerf *_individual_responses.json",
+                 AIPerf profile_export.jsonl, GenAI-Perf profile_export.json, guidellm benchmarks.json, LLMPerf *_individual_responses.json, \
+                 SGLang bench_serving --output-details",
                 d.evidence
             ))),
         },
@@ -738,8 +745,8 @@ fn refuse_aggregate(d: &Detected, value: &Value) -> ParseError {
              be added beside it as AIPerf's own figures"
             .to_string(),
         PeerTool::GenaiPerf => "this is GenAI-Perf's aggregate profile_export_genai_perf.json: summary statistics only, no attempts. \
-             GenAI-Perf keeps its per-request data in profile_export.json (perf_analyzer layout), which this version does not read: \
-             rerun with NVIDIA AIPerf (GenAI-Perf's successor) and upload its per-request profile_export.jsonl"
+             Upload profile_export.json from the same artifacts folder instead (GenAI-Perf's per-request export: one entry per \
+             request with its response timestamps)"
             .to_string(),
         PeerTool::Llmperf => llmperf::refusal(value),
         PeerTool::Sglang => refuse::sglang_aggregate(1).1,
