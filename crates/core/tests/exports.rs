@@ -11,12 +11,11 @@ use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
 
 const TEN_JSONL: &str = include_str!("../../../public/samples/ten-requests.jsonl");
 
+mod common;
+
 /// A real peer result file, read in place from `../shared/fixtures/peers/` (never copied here).
 fn fixture(name: &str) -> String {
-    let path = format!("{}/../../../shared/fixtures/peers/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("the real peer fixture {path} is missing ({e}): these tests read ../shared/fixtures/peers/ beside the repository root")
-    })
+    common::shared(&format!("peers/{name}"))
 }
 
 fn peer(name: &str) -> Trace {

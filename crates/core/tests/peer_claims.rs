@@ -1,15 +1,11 @@
 //! Lesson 05's claims about peer tools, each pinned to the real file it can be checked on
 //! (`../shared/fixtures/`, read in place): when a claim or a fixture changes, this fails.
 
+mod common;
+
+use common::shared;
 use tracelab_core::import::{self, load_any, reproduce};
 use tracelab_core::Settings;
-
-fn shared(path: &str) -> String {
-    let full = format!("{}/../../../shared/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&full).unwrap_or_else(|e| {
-        panic!("the real fixture {full} is missing ({e}): these tests read ../shared/fixtures/ beside the repository root")
-    })
-}
 
 fn lesson(lang: &str) -> String {
     let path = format!("{}/../../lessons/05-peers.{lang}.md", env!("CARGO_MANIFEST_DIR"));

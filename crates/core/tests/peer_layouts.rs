@@ -4,14 +4,13 @@
 //! edges. Real files are read in place from `../shared/fixtures/peers/`; the files in
 //! `tests/data/constructed/` are our own, written from the tools' source (see SOURCES.md there).
 
+mod common;
+
 use tracelab_core::import::{self, detect, load_any, load_any_bytes, reproduce, Content, PeerTool, Reproducibility};
 use tracelab_core::{Outcome, Phase, Settings, Trace};
 
 fn real(name: &str) -> String {
-    let path = format!("{}/../../../shared/fixtures/peers/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("the real peer fixture {path} is missing ({e}): these tests read ../shared/fixtures/peers/ beside the repository root")
-    })
+    common::shared(&format!("peers/{name}"))
 }
 
 fn constructed(name: &str) -> String {

@@ -19,11 +19,10 @@ const GUIDELLM: &str = "guidellm050_qwen3_4b_concurrent_benchmarks.json";
 const LLMPERF: &str = "llmperf_yi34b_vllm_c8_individual_responses.json";
 const LLMPERF_SUMMARY: &str = "llmperf_yi34b_vllm_c8_summary.json";
 
+mod common;
+
 fn fixture(name: &str) -> String {
-    let path = format!("{}/../../../shared/fixtures/peers/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("the real peer fixture {path} is missing ({e}): these tests read ../shared/fixtures/peers/ beside the repository root")
-    })
+    common::shared(&format!("peers/{name}"))
 }
 
 fn single(name: &str) -> Trace {

@@ -123,25 +123,15 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
                 Outcome::Success
             };
             let id = format!("genai-perf-{}-{i}", e + 1);
+            let ttft_ms = events.first().map(|e| e.at_ms);
             attempts.push(Attempt {
-                id: unique_id(&mut seen, id.clone()),
-                business_id: id,
-                attempt: 1,
-                phase: Phase::Measure,
-                intended_start_ms: None,
+                business_id: id.clone(),
                 start_ms: Some((start - origin) as f64 / 1e6),
-                first_byte_ms: None,
-                ttft_ms: events.first().map(|e| e.at_ms),
                 events,
-                last_token_ms: None,
                 e2e_ms: last_ms,
-                outcome,
                 detail: stamps.is_empty().then(|| "no response recorded".to_string()),
-                quality: Quality::NotEvaluated,
-                input_tokens: None,
-                output_tokens: None,
-                tokens_from_usage: false,
                 event_tokens_estimated: true,
+                ..Attempt::new(unique_id(&mut seen, id), outcome, ttft_ms, Quality::NotEvaluated)
             });
         }
         let mut header = Header { conditions, ..Header::default() };
