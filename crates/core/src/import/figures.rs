@@ -233,6 +233,10 @@ pub enum RateSpan {
     /// `benchmark_duration` (min request timestamp → max response timestamp of the records
     /// without an error).
     SuccessSpan,
+    /// The trace's window, counting only the successes that end inside it (to the microsecond):
+    /// guidellm's `requests_per_second` mean (its rate distribution over the measured window,
+    /// whose duration-weighted mean is the requests ending in the window / the window).
+    EndsInWindow,
 }
 
 impl RateSpan {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{
     classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
-    PeerPercentile, PeerTool, PeerUnit, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
+    PeerPercentile, PeerTool, PeerUnit, Quantity, RateSpan, Reproducibility, Stat, FAILURE_MAPPING,
 };
 use crate::error::ParseError;
 use crate::metrics::trim_num;
@@ -474,6 +474,39 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
         push(format!("{base}.min"), Stat::Min, num(summary.get("min")), "minimum".into());
         push(format!("{base}.max"), Stat::Max, num(summary.get("max")), "maximum".into());
         push(format!("{base}.std_dev"), Stat::Std { ddof: 0 }, num(summary.get("std_dev")), "std (ddof 0)".into());
+    }
+    // Its rates are distributions over time: each event weighted by the span around it, so the
+    // mean of requests_per_second is the successes ending in the window / the window.
+    let rate = |name: &str| metrics.get(name).and_then(|m| m.get("successful")).and_then(|s| num(s.get("mean")));
+    if let Some(v) = rate("requests_per_second") {
+        let mut f = PeerFigure::exact_value(
+            "metrics.requests_per_second.successful.mean".into(),
+            Quantity::RequestThroughput,
+            v,
+            PeerUnit::PerSecond,
+            "mean of guidellm's rate distribution over its measured window (each request end weighted by the time around it): \
+             the successful requests that end inside the window / the window's length; one that ends after it is not counted",
+        );
+        f.duration = RateSpan::EndsInWindow;
+        if let Some(not) = successful_sampled.clone() {
+            f.reproducibility = not;
+        }
+        out.push(f);
+    }
+    if let Some(v) = rate("output_tokens_per_second") {
+        let mut f = PeerFigure::exact_value(
+            "metrics.output_tokens_per_second.successful.mean".into(),
+            Quantity::OutputThroughput,
+            v,
+            PeerUnit::TokensPerSecond,
+            "mean of guidellm's token-rate distribution: each request's tokens spread evenly between its first and last token",
+        );
+        f.reproducibility = Reproducibility::Not(
+            "guidellm spreads each request's tokens evenly over its token iterations (which the file does not time) and merges \
+             events closer than 0.1 ms; all output tokens / (last token − first token) comes close, not exactly"
+                .into(),
+        );
+        out.push(f);
     }
     if let Some((totals, path)) = request_totals(b) {
         for (key, quantity, how, statuses) in [

@@ -77,6 +77,8 @@ struct Samples {
     output_tokens: Option<u64>,
     /// First start → last end of the successes, in seconds (AIPerf's benchmark duration).
     success_span_s: Option<f64>,
+    /// Where each success ended, from the run's origin (ms).
+    success_ends_ms: Vec<f64>,
 }
 
 impl Samples {
@@ -96,6 +98,7 @@ impl Samples {
             unevaluated: 0,
             output_tokens: Some(0),
             success_span_s: None,
+            success_ends_ms: Vec::new(),
         };
         let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
         for a in trace.attempts.iter().filter(|a| a.phase == Phase::Measure) {
@@ -111,6 +114,7 @@ impl Samples {
             if let (Some(start), Some(e2e)) = (a.start_ms, a.e2e_ms) {
                 first = first.min(start);
                 last = last.max(start + e2e);
+                s.success_ends_ms.push(start + e2e);
             }
             if a.quality == crate::trace::Quality::NotEvaluated {
                 s.unevaluated += 1;
@@ -316,14 +320,22 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                     None if values.is_empty() && f.empty_as_zero => Some(0.0),
                     None => None,
                 },
-                (_, None) => count_value(
-                    f.quantity,
-                    &samples,
-                    match f.duration {
-                        RateSpan::Window => window_s,
-                        RateSpan::SuccessSpan => samples.success_span_s,
-                    },
-                ),
+                (_, None) => match (f.duration, f.quantity, trace.header.window) {
+                    (RateSpan::EndsInWindow, Quantity::RequestThroughput, Some(w)) if w.length_s > 0.0 => {
+                        let (from, to) = (w.start_ms - 1e-3, w.start_ms + w.length_s * 1000.0 + 1e-3);
+                        let ended = samples.success_ends_ms.iter().filter(|e| (from..=to).contains(*e)).count();
+                        Some(ended as f64 / w.length_s)
+                    }
+                    (RateSpan::EndsInWindow, ..) => None,
+                    _ => count_value(
+                        f.quantity,
+                        &samples,
+                        match f.duration {
+                            RateSpan::SuccessSpan => samples.success_span_s,
+                            _ => window_s,
+                        },
+                    ),
+                },
             };
             let (lesson, how_lesson, note) = lesson_view(f, sample, &samples, &metrics, &lesson_settings, &tool);
             ReproRow {
