@@ -8,6 +8,7 @@ mod cli;
 mod connection;
 mod faults;
 mod gpu;
+mod llama;
 mod privacy;
 mod signals;
 
