@@ -2,14 +2,16 @@
 //!
 //! - `cargo xtask serve`  — install what is missing, build the lab, serve it on 127.0.0.1:8080.
 //! - `cargo xtask test`   — install what is missing, run every test: the workspace's unit and
-//!   integration tests, then the lab end to end in headless Chromium.
+//!   integration tests, the recorder against llama.cpp's real server, then the lab end to end
+//!   in headless Chromium.
 //! - `cargo xtask build`  — the release bundle in `dist/`, with its gzipped size.
 //! - `cargo xtask bench`  — the core's criterion benchmarks.
 //! - `cargo xtask bench-recorder` — the recorder's fidelity benchmark.
 //! - `cargo xtask bench-lab [N]` — the browser benchmark over N attempts in headless Chromium.
 //!
 //! Tools come from the package registries only (nothing else is reachable on the course
-//! machines): trunk and wasm-bindgen-cli from crates.io, Chromium from Debian's packages.
+//! machines): trunk and wasm-bindgen-cli from crates.io, Chromium from Debian's packages,
+//! llama.cpp's server (llama-cpp-python) from PyPI.
 
 use std::env;
 use std::path::{Path, PathBuf};

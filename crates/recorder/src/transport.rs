@@ -105,6 +105,16 @@ impl ConnState {
         }
     }
 
+    /// Passes a write's result through, noting that bytes went out.
+    fn noted(&self, poll: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if let Poll::Ready(Ok(n)) = poll {
+            if n > 0 {
+                self.wrote();
+            }
+        }
+        poll
+    }
+
     fn read(&self, bytes: &[u8], at: Instant) {
         let mut io = self.io.lock().unwrap_or_else(|p| p.into_inner());
         if io.first_read.is_none() {
@@ -346,12 +356,7 @@ impl AsyncWrite for Metered {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, data),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, data),
         };
-        if let Poll::Ready(Ok(n)) = poll {
-            if n > 0 {
-                this.state.wrote();
-            }
-        }
-        poll
+        this.state.noted(poll)
     }
 
     fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
@@ -360,12 +365,7 @@ impl AsyncWrite for Metered {
             Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         };
-        if let Poll::Ready(Ok(n)) = poll {
-            if n > 0 {
-                this.state.wrote();
-            }
-        }
-        poll
+        this.state.noted(poll)
     }
 
     fn is_write_vectored(&self) -> bool {
