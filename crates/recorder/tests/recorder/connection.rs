@@ -280,3 +280,37 @@ fn an_untrusted_certificate_says_to_pass_ca_cert() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && stderr.contains("--ca-cert") && stderr.contains("no PEM certificate"), "{stderr}");
 }
+
+#[test]
+fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failure() {
+    // Every request hangs after one token, so each holds its socket until the timeout.
+    let server = ScriptedServer::start(|_| {
+        Script::new(vec![crate::server::Step::Role, crate::server::Step::Token("t".into()), crate::server::Step::Hang])
+    });
+    let dir = temp_dir("nofile-open");
+    let prompts = prompts(&dir, &["a"]);
+    let out = dir.join("trace.jsonl");
+    let mut sh = std::process::Command::new("sh");
+    sh.env_remove("HTTP_PROXY").env_remove("http_proxy").env_remove("ALL_PROXY").env_remove("all_proxy");
+    let output = run(sh
+        .env("TRACELAB_BIN", env!("CARGO_BIN_EXE_tracelab"))
+        .args(["-c", "ulimit -n 80 && exec \"$TRACELAB_BIN\" \"$@\"", "tracelab"])
+        .args(["record", "--model", "m", "--repetitions", "120", "--warmup", "0", "--gpu", "off"])
+        .args(["--rate", "400", "--arrival", "constant", "--timeout", "1.5"])
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--output")
+        .arg(&out));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("open-file limit is 80"), "warned before the run: {stderr}");
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), 120);
+    let out_of_files: Vec<_> = trace.attempts.iter().filter(|a| a.outcome == Outcome::ConnectError).collect();
+    assert!(!out_of_files.is_empty(), "80 descriptors cannot hold 120 connections");
+    for a in &out_of_files {
+        assert!(a.detail.as_deref().unwrap_or_default().contains("ran out of open files"), "{:?}", a.detail);
+    }
+    assert_eq!(server.request_count() + out_of_files.len(), 120, "the failed ones never reached the server");
+}
