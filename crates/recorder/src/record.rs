@@ -297,6 +297,7 @@ fn hint(m: &Metrics, key_env: &str, attempts: &[tracelab_core::Attempt]) -> Opti
         .filter(|a| a.phase == tracelab_core::Phase::Measure)
         .filter_map(|a| a.detail.as_deref())
         .collect::<Vec<_>>();
+    details.sort_unstable();
     details.dedup();
     let not_there = ["could not connect", "connection refused", "DNS lookup failed", "connect timed out", "timed out"];
     Some(match outcome {
