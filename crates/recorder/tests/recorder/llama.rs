@@ -68,12 +68,12 @@ impl Llama {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("llama_cpp.server exited ({status}) before it served:\n{}", server.log_text());
+                panic!("llama_cpp.server exited ({status}) before it served:\n{}", server.log_tail());
             }
             if server.get("/v1/models").is_some_and(|r| r.starts_with("HTTP/1.1 200")) {
                 return server;
             }
-            assert!(Instant::now() < deadline, "llama_cpp.server did not come up in 120 s:\n{}", server.log_text());
+            assert!(Instant::now() < deadline, "llama_cpp.server did not come up in 120 s:\n{}", server.log_tail());
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -84,6 +84,13 @@ impl Llama {
 
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The end of the server's log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        let text = self.log_text();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// Requests the server logged (uvicorn's access log), by path.
@@ -112,7 +119,7 @@ impl Drop for Llama {
     }
 }
 
-const PROMPTS: [&str; 4] = ["hello there", "count to ten", "name a colour", "tell a story"];
+const PROMPTS: [&str; 4] = ["hello", "count-to-ten", "name-a-colour", "tell-a-story"];
 
 fn record_args(server: &Llama, dir: &Path, out: &Path) -> Command {
     let mut cmd = tracelab();
@@ -134,7 +141,7 @@ fn record(server: &Llama, name: &str, args: &[&str]) -> (std::process::Output, T
         out.exists(),
         "no trace written:\n{}\nserver log:\n{}",
         String::from_utf8_lossy(&output.stderr),
-        server.log_text()
+        server.log_tail()
     );
     (output, load(&out))
 }
@@ -168,7 +175,7 @@ fn llama_default_run_is_all_success_and_agrees_with_the_server() {
     // The server's own clock for each request (prompt + generation) lies inside the client's:
     // the client's E2E adds only the network and the HTTP layers on loopback.
     let totals = server_total_ms(&server.log_text());
-    assert_eq!(totals.len(), 12, "llama.cpp reports its timings per request:\n{}", server.log_text());
+    assert_eq!(totals.len(), 12, "llama.cpp reports its timings per request:\n{}", server.log_tail());
     for (a, server_ms) in trace.attempts.iter().zip(&totals) {
         let e2e = a.e2e_ms.unwrap();
         assert!(e2e >= server_ms * 0.95, "{}: client E2E {e2e} ms < server total {server_ms} ms", a.id);
@@ -241,12 +248,13 @@ fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
 fn llama_killed_mid_run_is_stream_broken_then_connect_error() {
     let mut server = Llama::start("kill");
     let (child, out) =
-        spawn_record(&server, "llama-kill", &["--repetitions", "1", "--warmup", "0", "--max-tokens", "6000"]);
-    // The first answer (6000 tokens) is streaming when the server dies.
+        spawn_record(&server, "llama-kill", &["--repetitions", "1", "--warmup", "0", "--max-tokens", "8000"]);
+    // The first answer (8000 tokens, several seconds) is streaming when the server dies; the
+    // server's first generation spends ~2 s before its first token.
     wait_until("the first request to reach the server", Duration::from_secs(30), || {
-        server.requests_logged("/v1/chat/completions") >= 1 || server.log_text().contains("prompt eval time")
+        server.requests_logged("/v1/chat/completions") >= 1
     });
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_secs(3));
     server.kill();
     let output = child.wait_with_output().unwrap();
     let trace = load(&out);
@@ -256,7 +264,9 @@ fn llama_killed_mid_run_is_stream_broken_then_connect_error() {
     assert!(all[0].ttft_ms.is_some(), "tokens had come before the kill");
     for a in &all[1..] {
         assert_eq!(a.outcome, Outcome::ConnectError, "{}: {:?}", a.id, a.detail);
-        assert_eq!(a.detail.as_deref(), Some("connection refused"));
+        // Refused, or reset when the connect raced the dying server's listening socket.
+        assert!(matches!(a.detail.as_deref(), Some("connection refused" | "connection reset")), "{}: {:?}", a.id, a.detail);
+        assert!(a.first_byte_ms.is_none());
     }
 }
 
