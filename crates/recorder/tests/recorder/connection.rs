@@ -210,18 +210,25 @@ fn http2_prior_knowledge_against_an_http1_server_says_so() {
     assert!(stderr.contains("--http2-prior-knowledge"), "the hint names the cause: {stderr}");
 }
 
+/// `tracelab` under `ulimit -n limit`, which in sh lowers the hard limit too, so the recorder
+/// cannot raise it back; the arguments that follow go to `tracelab`.
+fn with_open_file_limit(limit: u32) -> std::process::Command {
+    let mut sh = std::process::Command::new("sh");
+    for var in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "OPENAI_API_KEY", "TRACELAB_BASE_URL"] {
+        sh.env_remove(var);
+    }
+    sh.env("TRACELAB_BIN", env!("CARGO_BIN_EXE_tracelab"))
+        .args(["-c", &format!("ulimit -n {limit} && exec \"$TRACELAB_BIN\" \"$@\""), "tracelab"]);
+    sh
+}
+
 #[test]
 fn too_few_file_descriptors_for_the_concurrency_is_refused_before_the_run() {
     let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 1));
     let dir = temp_dir("nofile");
     let prompts = prompts(&dir, &["a"]);
     let out = dir.join("trace.jsonl");
-    // `ulimit -n` in sh lowers the hard limit too, so the recorder cannot raise it back.
-    let mut sh = std::process::Command::new("sh");
-    sh.env_remove("HTTP_PROXY").env_remove("http_proxy").env_remove("ALL_PROXY").env_remove("all_proxy");
-    let output = run(sh
-        .env("TRACELAB_BIN", env!("CARGO_BIN_EXE_tracelab"))
-        .args(["-c", "ulimit -n 100 && exec \"$TRACELAB_BIN\" \"$@\"", "tracelab"])
+    let output = run(with_open_file_limit(100)
         .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--concurrency", "200"])
         .arg("--base-url")
         .arg(server.base_url())
@@ -290,11 +297,7 @@ fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failur
     let dir = temp_dir("nofile-open");
     let prompts = prompts(&dir, &["a"]);
     let out = dir.join("trace.jsonl");
-    let mut sh = std::process::Command::new("sh");
-    sh.env_remove("HTTP_PROXY").env_remove("http_proxy").env_remove("ALL_PROXY").env_remove("all_proxy");
-    let output = run(sh
-        .env("TRACELAB_BIN", env!("CARGO_BIN_EXE_tracelab"))
-        .args(["-c", "ulimit -n 80 && exec \"$TRACELAB_BIN\" \"$@\"", "tracelab"])
+    let output = run(with_open_file_limit(80)
         .args(["record", "--model", "m", "--repetitions", "120", "--warmup", "0", "--gpu", "off"])
         .args(["--rate", "400", "--arrival", "constant", "--timeout", "1.5"])
         .arg("--base-url")
