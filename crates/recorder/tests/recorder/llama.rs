@@ -48,6 +48,9 @@ pub struct Llama {
     child: Child,
     pub port: u16,
     log: PathBuf,
+    /// Log lines of the warm-up request sent by `start`, left out of what tests count.
+    warm_requests: usize,
+    warm_totals: usize,
 }
 
 impl Llama {
@@ -64,13 +67,14 @@ impl Llama {
             .stderr(file)
             .spawn()
             .expect("start llama_cpp.server");
-        let mut server = Llama { child, port, log };
+        let mut server = Llama { child, port, log, warm_requests: 0, warm_totals: 0 };
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(status) = server.child.try_wait().unwrap() {
                 panic!("llama_cpp.server exited ({status}) before it served:\n{}", server.log_tail());
             }
             if server.get("/v1/models").is_some_and(|r| r.starts_with("HTTP/1.1 200")) {
+                server.warm_up();
                 return server;
             }
             assert!(Instant::now() < deadline, "llama_cpp.server did not come up in 120 s:\n{}", server.log_tail());
@@ -93,9 +97,35 @@ impl Llama {
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
-    /// Requests the server logged (uvicorn's access log), by path.
+    /// Requests the server logged (uvicorn's access log), by path, after the warm-up.
     pub fn requests_logged(&self, path: &str) -> usize {
-        self.log_text().lines().filter(|l| l.contains(&format!("\"POST {path} HTTP/1.1\""))).count()
+        let all = self.log_text().lines().filter(|l| l.contains(&format!("\"POST {path} HTTP/1.1\""))).count();
+        all - self.warm_requests
+    }
+
+    /// llama.cpp's own per-request total times, after the warm-up.
+    pub fn server_totals_ms(&self) -> Vec<f64> {
+        server_total_ms(&self.log_text()).split_off(self.warm_totals)
+    }
+
+    /// llama.cpp's first generation spends seconds setting up before its first token; one short
+    /// request pays that before a test measures anything.
+    fn warm_up(&mut self) {
+        let body = r#"{"model":"tiny","max_tokens":2,"messages":[{"role":"user","content":"warm"}]}"#;
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect for the warm-up");
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        write!(
+            s,
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200"), "the warm-up request failed: {reply}");
+        wait_until("the warm-up's timings in the log", Duration::from_secs(30), || !server_total_ms(&self.log_text()).is_empty());
+        self.warm_requests = 1;
+        self.warm_totals = server_total_ms(&self.log_text()).len();
     }
 
     fn get(&self, path: &str) -> Option<String> {
@@ -174,7 +204,7 @@ fn llama_default_run_is_all_success_and_agrees_with_the_server() {
     }
     // The server's own clock for each request (prompt + generation) lies inside the client's:
     // the client's E2E adds only the network and the HTTP layers on loopback.
-    let totals = server_total_ms(&server.log_text());
+    let totals = server.server_totals_ms();
     assert_eq!(totals.len(), 12, "llama.cpp reports its timings per request:\n{}", server.log_tail());
     for (a, server_ms) in trace.attempts.iter().zip(&totals) {
         let e2e = a.e2e_ms.unwrap();
@@ -249,12 +279,11 @@ fn llama_killed_mid_run_is_stream_broken_then_connect_error() {
     let mut server = Llama::start("kill");
     let (child, out) =
         spawn_record(&server, "llama-kill", &["--repetitions", "1", "--warmup", "0", "--max-tokens", "8000"]);
-    // The first answer (8000 tokens, several seconds) is streaming when the server dies; the
-    // server's first generation spends ~2 s before its first token.
+    // The first answer (8000 tokens, several seconds) is streaming when the server dies.
     wait_until("the first request to reach the server", Duration::from_secs(30), || {
         server.requests_logged("/v1/chat/completions") >= 1
     });
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(2));
     server.kill();
     let output = child.wait_with_output().unwrap();
     let trace = load(&out);
