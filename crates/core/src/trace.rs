@@ -153,6 +153,29 @@ pub struct Conditions {
     pub timeout_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_token_timeout_s: Option<f64>,
+    /// How the recorder's connections behaved (pooling, resends, TLS), as its timings depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<ConnectionPolicy>,
+}
+
+/// The recorder's connection policy: what its start, first-byte and TTFT times include.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionPolicy {
+    /// `http/1.1`, `h2-prior-knowledge` (h2c), or `alpn` (https: HTTP/2 or HTTP/1.1 as negotiated).
+    pub protocol: String,
+    /// https only: `bundled` (Mozilla's roots) or `bundled+ca-cert` (plus `--ca-cert`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_roots: Option<String>,
+    /// Connections are kept open and reused between requests.
+    pub keep_alive: bool,
+    /// An idle pooled connection is closed after this long.
+    pub pool_idle_timeout_s: f64,
+    /// A request lost unanswered on a reused connection the server had closed (no response byte)
+    /// is sent again on another connection, at most this many times, timed from its first send.
+    pub resend_unanswered_on_reused: u32,
+    /// An attempt's clock starts before any connect / TLS handshake it needs, so a new
+    /// connection's set-up is inside its first-byte time, TTFT and E2E.
+    pub timing_includes_connect: bool,
 }
 
 /// What the run actually did and could observe. A trace never claims more than it measured.

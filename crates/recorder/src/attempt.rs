@@ -5,12 +5,12 @@
 //! event completed by that read gets that time. TTFT is the first event that carried non-empty
 //! output (content or reasoning); a role-only first chunk is a first byte, not a token.
 
-use std::error::Error as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use http_body_util::Full;
+use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, USER_AGENT};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracelab_core::{write, Attempt, Outcome, Phase, Quality, StreamEvent};
@@ -19,11 +19,12 @@ use crate::clock::Clock;
 use crate::openai::{interpret, Payload, Usage};
 use crate::prompts::Rubric;
 use crate::sse::{SseDecoder, SseEvent};
+use crate::transport::{body_error_class, Body, Transport};
 
 /// Where and how requests are sent. The key lives only here, marked sensitive.
 pub struct Endpoint {
-    pub client: reqwest::Client,
-    pub url: reqwest::Url,
+    pub transport: Transport,
+    pub url: hyper::Uri,
     pub auth: Option<HeaderValue>,
     pub timeout: Duration,
     pub first_token_timeout: Duration,
@@ -32,8 +33,8 @@ pub struct Endpoint {
 impl Endpoint {
     /// `auth` is the raw key, sent as a bearer token and never printed.
     pub fn new(
-        client: reqwest::Client,
-        url: reqwest::Url,
+        transport: Transport,
+        url: url::Url,
         key: Option<&str>,
         timeout: Duration,
         first_token_timeout: Duration,
@@ -48,18 +49,24 @@ impl Endpoint {
             }
             None => None,
         };
-        Ok(Endpoint { client, url, auth, timeout, first_token_timeout })
+        let url = url
+            .as_str()
+            .parse::<hyper::Uri>()
+            .map_err(|_| "--base-url is not a URL an HTTP request can go to; expected something like http://localhost:8000/v1".to_string())?;
+        Ok(Endpoint { transport, url, auth, timeout, first_token_timeout })
     }
 
-    fn request(&self, body: Bytes) -> reqwest::Request {
-        let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
+    fn request(&self, body: Bytes) -> hyper::Request<Full<Bytes>> {
+        let mut request = hyper::Request::new(Full::new(body));
+        *request.method_mut() = hyper::Method::POST;
+        *request.uri_mut() = self.url.clone();
         let headers = request.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.insert(USER_AGENT, HeaderValue::from_static(concat!("tracelab/", env!("CARGO_PKG_VERSION"))));
         if let Some(auth) = &self.auth {
             headers.insert(AUTHORIZATION, auth.clone());
         }
-        *request.body_mut() = Some(body.into());
         request
     }
 }
@@ -81,6 +88,8 @@ pub struct Measured {
     /// Half-open ranges of event indices whose output was reasoning (`reasoning_content`).
     pub reasoning_events: Vec<[usize; 2]>,
     pub reasoning_tokens: Option<u32>,
+    /// Times the request went out again after a reused connection closed unanswered.
+    pub resent: u32,
 }
 
 impl Measured {
@@ -94,35 +103,43 @@ impl Measured {
         if let Some(n) = self.reasoning_tokens {
             extra.insert("reasoning_tokens".into(), Value::from(n));
         }
+        if self.resent > 0 {
+            extra.insert("resent".into(), Value::from(self.resent));
+        }
         write::attempt_line_with(&self.attempt, &extra)
     }
 }
 
 /// Sends `job` and measures it until it ends, times out or `cancel` fires.
 pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &CancellationToken) -> Measured {
-    let request = endpoint.request(job.body.clone());
     let t0 = Instant::now();
+    let job_body = job.body.clone();
     let mut m = Meter::new(t0, clock, job);
     let end_deadline = t0 + endpoint.timeout;
     let first_deadline = t0 + endpoint.first_token_timeout.min(endpoint.timeout);
     let sleep = tokio::time::sleep_until(first_deadline.into());
     tokio::pin!(sleep);
 
-    let response = tokio::select! {
+    let sent = tokio::select! {
         biased;
-        r = endpoint.client.execute(request) => r,
+        r = endpoint.transport.send(|| endpoint.request(job_body.clone())) => r,
         _ = &mut sleep => {
             return m.end(Outcome::TimeoutBeforeFirstToken, Instant::now(), Some("no response before the first-token timeout"));
         }
         _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
     };
     let t_head = Instant::now();
-    let mut response = match response {
-        Ok(r) => r,
-        Err(e) => return m.end(Outcome::ConnectError, t_head, Some(request_error_class(&e))),
+    let sent = match sent {
+        Ok(sent) => sent,
+        Err(e) => {
+            m.resent = e.resent;
+            return m.end(Outcome::ConnectError, t_head, Some(e.class));
+        }
     };
-    m.first_byte = Some(t_head);
-    let status = response.status();
+    m.resent = sent.resent;
+    m.first_byte = Some(sent.first_byte);
+    let status = sent.response.status();
+    let mut response = Body(sent.response.into_body());
     if !status.is_success() {
         return m.end(Outcome::HttpError { status: status.as_u16() }, t_head, None);
     }
@@ -215,6 +232,7 @@ struct Meter<'a> {
     last_completion_tokens: u32,
     /// The answer, kept in memory for the rubric only.
     text: Option<String>,
+    resent: u32,
 }
 
 fn ms_between(from: Instant, to: Instant) -> f64 {
@@ -238,6 +256,7 @@ impl<'a> Meter<'a> {
             per_event_usage: true,
             last_completion_tokens: 0,
             text,
+            resent: 0,
         }
     }
 
@@ -327,73 +346,7 @@ impl<'a> Meter<'a> {
             attempt,
             reasoning_events: self.reasoning_events,
             reasoning_tokens: self.usage.and_then(|u| u.reasoning_tokens),
+            resent: self.resent,
         }
-    }
-}
-
-/// The first I/O error kind in an error's chain, as a fixed phrase. Error texts themselves are
-/// never kept or printed: they can hold the URL.
-fn io_class(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind::*;
-            return Some(match io.kind() {
-                ConnectionRefused => "connection refused",
-                ConnectionReset => "connection reset",
-                ConnectionAborted => "connection aborted",
-                TimedOut => "timed out",
-                UnexpectedEof => "connection closed early",
-                BrokenPipe => "connection closed early",
-                AddrNotAvailable => "address not available",
-                _ => return None,
-            });
-        }
-        source = s.source();
-    }
-    None
-}
-
-fn chain_mentions(e: &(dyn std::error::Error + 'static), words: &[&str]) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        let text = s.to_string().to_lowercase();
-        if words.iter().any(|w| text.contains(w)) {
-            return true;
-        }
-        source = s.source();
-    }
-    false
-}
-
-/// Why no response came: a fixed phrase for the trace's `detail`.
-pub fn request_error_class(e: &reqwest::Error) -> &'static str {
-    if chain_mentions(e, &["dns error", "failed to lookup"]) {
-        return "DNS lookup failed";
-    }
-    if chain_mentions(e, &["certificate"]) {
-        return "TLS certificate not accepted";
-    }
-    if chain_mentions(e, &["tls", "handshake"]) {
-        return "TLS handshake failed";
-    }
-    if let Some(class) = io_class(e) {
-        return class;
-    }
-    if e.is_timeout() {
-        "connect timed out"
-    } else if e.is_connect() {
-        "could not connect"
-    } else {
-        "connection closed before a response"
-    }
-}
-
-/// Why a 2xx stream stopped early.
-fn body_error_class(e: &reqwest::Error) -> &'static str {
-    match e.source().and_then(io_class) {
-        Some(class) => class,
-        None if chain_mentions(e, &["reset", "go_away", "goaway"]) => "stream reset by the server",
-        None => "connection dropped mid-stream",
     }
 }

@@ -23,6 +23,7 @@ use crate::gpu::{self, GpuMode, Sampler};
 use crate::openai::{self, Api};
 use crate::prompts::{PromptSet, Rubric};
 use crate::schedule::{Arrival, Schedule};
+use crate::transport::{self, Protocol, Transport};
 use crate::writer::{self, TraceWriter, Written};
 
 /// How the measured requests are paced.
@@ -37,7 +38,7 @@ pub enum Load {
 /// Everything a run needs. The API key is passed separately and never stored here.
 pub struct Plan {
     /// The full endpoint URL (`…/v1/chat/completions`); used for requests only, never written.
-    pub url: reqwest::Url,
+    pub url: url::Url,
     pub model: String,
     pub api: Api,
     pub max_tokens: u32,
@@ -52,6 +53,8 @@ pub struct Plan {
     pub timeout: Duration,
     pub first_token_timeout: Duration,
     pub http2_prior_knowledge: bool,
+    /// Extra trusted root certificates (PEM) for https://.
+    pub ca_cert: Option<PathBuf>,
     pub gpu: GpuMode,
     pub gpu_interval: Duration,
     /// A fixed window (s); when absent the measured span is written into the header at the end.
@@ -90,22 +93,17 @@ pub fn record(plan: Plan, api_key: Option<String>) -> Result<Recorded, String> {
 }
 
 async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, String> {
-    raise_open_file_limit();
-    let mut builder = reqwest::Client::builder()
-        .user_agent(concat!("tracelab/", env!("CARGO_PKG_VERSION")))
-        .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(90))
-        .redirect(reqwest::redirect::Policy::none());
+    check_open_file_limit(&plan)?;
     // A connection still not up after 10 s is a connect_error; a shorter first-token timeout
     // ends the attempt first, as timeout_before_first_token (the client cannot tell which step
     // of the request was slow).
-    if plan.first_token_timeout > CONNECT_TIMEOUT {
-        builder = builder.connect_timeout(CONNECT_TIMEOUT);
-    }
-    if plan.http2_prior_knowledge {
-        builder = builder.http2_prior_knowledge();
-    }
-    let client = builder.build().map_err(|e| format!("cannot build the HTTP client: {}", e.without_url()))?;
+    let connection = transport::Options {
+        protocol: if plan.http2_prior_knowledge { Protocol::Http2PriorKnowledge } else { Protocol::Negotiated },
+        connect_timeout: (plan.first_token_timeout > CONNECT_TIMEOUT).then_some(CONNECT_TIMEOUT),
+        ca_cert: plan.ca_cert.clone(),
+        https: plan.url.scheme() == "https",
+    };
+    let client = Transport::new(&connection)?;
     let endpoint = Endpoint::new(client, plan.url.clone(), api_key.as_deref(), plan.timeout, plan.first_token_timeout)?;
 
     // Everything that can fail without touching the disk has been checked; now the output.
@@ -118,7 +116,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     }
 
     let clock = Clock::start();
-    let header = header(&plan, &clock, gpu_telemetry);
+    let header = header(&plan, &clock, gpu_telemetry, &connection);
     if let Err(e) = tracelab_core::parse::validate_header(&header) {
         let _ = std::fs::remove_file(&plan.output);
         return Err(format!("the run's settings make an invalid trace header: {e}"));
@@ -189,7 +187,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     Ok(Recorded { origin: clock.origin(), written, interrupted, gpu_telemetry, gpu_note })
 }
 
-fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str) -> Header {
+fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transport::Options) -> Header {
     let (arrival, concurrency, rate, burstiness, seed) = match plan.load {
         Load::Closed { concurrency } => ("closed", Some(concurrency), None, None, None),
         Load::Open { rate_per_s, arrival, burstiness, seed } => (
@@ -217,6 +215,7 @@ fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str) -> Header {
             seed,
             timeout_s: Some(plan.timeout.as_secs_f64()),
             first_token_timeout_s: Some(plan.first_token_timeout.as_secs_f64()),
+            connection: Some(connection.policy()),
         },
         capabilities: Capabilities {
             workload_executed: true,
@@ -435,17 +434,53 @@ async fn open_loop(ctx: Arc<Ctx>, schedule: Schedule, origin_ms: f64, total: Opt
     tracker.wait().await;
 }
 
-/// Lifts the soft open-file limit to the hard one: an open loop against a slow server can hold
-/// thousands of connections, and running out would be recorded as connect errors.
-pub fn raise_open_file_limit() {
+/// Lifts the soft open-file limit to the hard one and returns the limit now in force (None
+/// where it cannot be read or is unlimited): every request in flight holds a socket.
+pub fn raise_open_file_limit() -> Option<u64> {
     #[cfg(unix)]
     // SAFETY: getrlimit/setrlimit on this process with an initialised struct.
     unsafe {
         let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return None;
         }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit.rlim_cur = limit.rlim_max;
+            }
+        }
+        (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur as u64)
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// Files the recorder holds besides its sockets (stdio, the trace, the runtime, GPU handles).
+const FILES_BESIDES_SOCKETS: u64 = 64;
+
+/// Running out of file descriptors mid-run would read as server failures, so a limit too low
+/// for the load is refused before anything is sent (closed loop: one socket per worker), or
+/// warned about (open loop: in flight ≈ rate × how long a reply takes, unknown in advance).
+fn check_open_file_limit(plan: &Plan) -> Result<(), String> {
+    let Some(limit) = raise_open_file_limit() else { return Ok(()) };
+    let room = limit.saturating_sub(FILES_BESIDES_SOCKETS);
+    match plan.load {
+        Load::Closed { concurrency } if u64::from(concurrency) > room => Err(format!(
+            "the open-file limit is {limit}, too low for --concurrency {concurrency}: each request in flight holds a \
+             connection, and running out would be recorded as connect errors that are not the server's. Raise it \
+             (`ulimit -n {}` or more) or lower --concurrency to {room} or less",
+            u64::from(concurrency) + FILES_BESIDES_SOCKETS
+        )),
+        Load::Open { rate_per_s, .. } if plan.progress && rate_per_s * plan.timeout.as_secs_f64() > room as f64 => {
+            eprintln!(
+                "tracelab: note: the open-file limit is {limit}; if more than {room} requests are ever in flight at \
+                 once (rate × reply time), the extra ones fail as `connect_error` with detail \
+                 \"the recorder ran out of open files\" — raise `ulimit -n` to be sure"
+            );
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 

@@ -18,4 +18,5 @@ pub mod prompts;
 pub mod record;
 pub mod schedule;
 pub mod sse;
+pub mod transport;
 pub mod writer;

@@ -37,7 +37,7 @@ pub struct ProbeArgs {
 
 /// Whether something accepts TCP connections at the URL's host and port.
 fn reachable(base_url: &str) -> Result<bool, String> {
-    let url = reqwest::Url::parse(base_url.trim())
+    let url = url::Url::parse(base_url.trim())
         .map_err(|_| "--base-url is not a valid URL; expected something like http://localhost:8000/v1".to_string())?;
     let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
         return Err("--base-url needs a host, e.g. http://localhost:8000/v1".into());

@@ -92,6 +92,10 @@ pub struct RecordArgs {
     /// Speak HTTP/2 over plain http:// (h2c). https:// negotiates HTTP/2 by itself.
     #[arg(long)]
     pub http2_prior_knowledge: bool,
+    /// Also trust the CA certificate(s) in this PEM file for https:// (e.g. a private or
+    /// company CA); Mozilla's bundled roots are always trusted.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// After Ctrl-C, how long in-flight requests may finish before they are recorded as cancelled.
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub grace: f64,
@@ -109,8 +113,8 @@ fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
 }
 
 /// The endpoint URL for `api`, keeping any query the base carries (e.g. an api-version).
-pub fn endpoint_url(base_url: &str, api: Api) -> Result<reqwest::Url, String> {
-    let mut url = reqwest::Url::parse(base_url.trim()).map_err(|_| {
+pub fn endpoint_url(base_url: &str, api: Api) -> Result<url::Url, String> {
+    let mut url = url::Url::parse(base_url.trim()).map_err(|_| {
         "--base-url is not a valid URL; expected something like http://localhost:8000/v1".to_string()
     })?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
@@ -162,6 +166,9 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     if first_token_timeout > timeout {
         return Err("--first-token-timeout cannot be longer than --timeout".into());
     }
+    if args.ca_cert.is_some() && url.scheme() != "https" {
+        return Err("--ca-cert applies to https:// URLs only; --base-url is plain http://".into());
+    }
     let duration = args.duration.map(|d| seconds(d, "--duration")).transpose()?;
     let load = match args.rate {
         None => {
@@ -207,6 +214,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         timeout,
         first_token_timeout,
         http2_prior_knowledge: args.http2_prior_knowledge,
+        ca_cert: args.ca_cert.clone(),
         gpu: args.gpu,
         gpu_interval: Duration::from_millis(args.gpu_interval_ms),
         window_s,
@@ -270,19 +278,32 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
     }
     println!("  GPU telemetry: {} ({} samples)", recorded.gpu_telemetry, recorded.written.gpu_samples);
     println!("  Full metric card: tracelab report {name}");
-    if let Some(hint) = hint(&m, key_env) {
+    if let Some(hint) = hint(&m, key_env, &trace.attempts) {
         eprintln!("hint: {hint}");
     }
     Ok(())
 }
 
 /// When every measured attempt failed the same way, say what to check.
-fn hint(m: &Metrics, key_env: &str) -> Option<String> {
+fn hint(m: &Metrics, key_env: &str, attempts: &[tracelab_core::Attempt]) -> Option<String> {
     if m.attempts == 0 || m.successes > 0 || m.failures_by_outcome.len() != 1 {
         return None;
     }
     let outcome = m.failures_by_outcome[0].0.as_str();
+    // A connection that was made and then failed (TLS, wrong protocol, not HTTP) is not a
+    // server that is down: its detail says what to fix.
+    let mut details = attempts
+        .iter()
+        .filter(|a| a.phase == tracelab_core::Phase::Measure)
+        .filter_map(|a| a.detail.as_deref())
+        .collect::<Vec<_>>();
+    details.sort_unstable();
+    details.dedup();
+    let not_there = ["could not connect", "connection refused", "DNS lookup failed", "connect timed out", "timed out"];
     Some(match outcome {
+        "connect_error" if details.len() == 1 && !not_there.contains(&details[0]) => {
+            format!("every attempt failed before a response: {}", details[0])
+        }
         "connect_error" => "every attempt failed to connect: is the server running, and is --base-url right?".into(),
         "http_error 404" => "the server answered 404: does --base-url end with /v1 (e.g. http://localhost:8000/v1), and is --api right?".into(),
         "http_error 401" | "http_error 403" => {

@@ -5,8 +5,10 @@
 mod server;
 
 mod cli;
+mod connection;
 mod faults;
 mod gpu;
+mod llama;
 mod privacy;
 mod signals;
 

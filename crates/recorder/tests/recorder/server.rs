@@ -106,6 +106,40 @@ impl ScriptedServer {
     }
 
     pub fn start_with_threads(threads: usize, script: impl Fn(&str) -> Script + Send + Sync + 'static) -> ScriptedServer {
+        ScriptedServer::start_on(threads, None, script)
+    }
+
+    /// Serves https:// with a certificate for 127.0.0.1 signed by a fresh private CA, offering
+    /// `alpn` (e.g. `h2`, `http/1.1`); returns the CA certificate as PEM.
+    pub fn start_tls(alpn: &[&str], script: impl Fn(&str) -> Script + Send + Sync + 'static) -> (ScriptedServer, String) {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
+        let ca_key = KeyPair::generate().expect("a CA key");
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tracelab test CA");
+        let ca = ca_params.self_signed(&ca_key).expect("a CA certificate");
+        let key = KeyPair::generate().expect("a server key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("server params");
+        params.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().unwrap())];
+        let cert = params.signed_by(&key, &ca, &ca_key).expect("a server certificate");
+        let der_key = tokio_rustls::rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).expect("a key");
+        let provider = std::sync::Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+        let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], der_key)
+            .expect("a TLS server config");
+        config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        (ScriptedServer::start_on(1, Some(acceptor), script), ca.pem())
+    }
+
+    fn start_on(
+        threads: usize,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        script: impl Fn(&str) -> Script + Send + Sync + 'static,
+    ) -> ScriptedServer {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .enable_all()
@@ -123,11 +157,19 @@ impl ScriptedServer {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
                 let _ = stream.set_nodelay(true);
-                let (script, log) = (script.clone(), server_log.clone());
+                let (script, log, tls) = (script.clone(), server_log.clone(), tls.clone());
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone()));
                     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-                    let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                    match tls {
+                        None => {
+                            let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                        }
+                        Some(tls) => {
+                            let Ok(stream) = tls.accept(stream).await else { return };
+                            let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                        }
+                    }
                 });
             }
         });
@@ -136,6 +178,10 @@ impl ScriptedServer {
 
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    pub fn https_url(&self) -> String {
+        format!("https://{}/v1", self.addr)
     }
 
     pub fn requests(&self) -> Vec<RequestLog> {

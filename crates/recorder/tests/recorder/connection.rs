@@ -1,0 +1,319 @@
+//! Connections at their edges: keep-alive connections the server closed, response heads that
+//! trickle in, replies that are not HTTP, the wrong HTTP version, file-descriptor limits, and
+//! https:// with a private CA. The raw servers here speak bytes on a socket, so they can do
+//! what no well-behaved HTTP library would.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tracelab_core::Outcome;
+
+use crate::server::{Script, ScriptedServer};
+use crate::{by_id, load, prompts, run, temp_dir, tracelab};
+
+/// A complete, well-formed streamed answer (finish reason, then [DONE]).
+const ANSWER: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+data: [DONE]\n\n";
+
+fn head(extra: &str) -> String {
+    format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n{extra}\r\n", ANSWER.len())
+}
+
+/// A loopback server handing each accepted connection (numbered from 0) to `serve` on its own thread.
+fn raw_server(serve: impl Fn(TcpStream, usize) + Send + Sync + 'static) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serve = Arc::new(serve);
+    std::thread::spawn(move || {
+        for (i, stream) in listener.incoming().enumerate() {
+            let Ok(stream) = stream else { continue };
+            let _ = stream.set_nodelay(true);
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(stream, i));
+        }
+    });
+    addr
+}
+
+/// Reads one HTTP/1.1 request; its body, or None when the connection ended first.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().ok()?;
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(String::from_utf8_lossy(&body).into_owned())
+}
+
+fn record(name: &str, base_url: &str, ids: &[&str], extra: &[&str]) -> (std::process::Output, std::path::PathBuf) {
+    let dir = temp_dir(name);
+    let prompts = prompts(&dir, ids);
+    let out = dir.join("trace.jsonl");
+    let output = run(tracelab()
+        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--timeout", "10"])
+        .args(extra)
+        .arg("--base-url")
+        .arg(base_url)
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--output")
+        .arg(&out));
+    (output, out)
+}
+
+/// The trace's attempt lines as raw JSON (for the recorder's own fields).
+fn raw_attempts(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["kind"] == "attempt")
+        .collect()
+}
+
+#[test]
+fn a_request_lost_on_a_keep_alive_connection_the_server_closed_is_resent() {
+    // Each connection answers its first request; a later request on it finds the connection
+    // closed by the server without a word (its idle timeout firing as the request arrives).
+    let (served, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (s, d) = (served.clone(), dropped.clone());
+    let addr = raw_server(move |stream, _| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        if read_request(&mut reader).is_none() {
+            return;
+        }
+        s.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.write_all(format!("{}{ANSWER}", head("")).as_bytes());
+        if read_request(&mut reader).is_some() {
+            d.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let ids = ["a", "b", "c", "d", "e", "f"];
+    let (output, out) = record("stale-keepalive", &format!("http://{addr}/v1"), &ids, &[]);
+    assert!(output.status.success());
+    let trace = load(&out);
+    for a in &trace.attempts {
+        assert_eq!(a.outcome, Outcome::Success, "{}: {:?} {:?}", a.id, a.outcome, a.detail);
+    }
+    assert_eq!(served.load(Ordering::SeqCst), 6, "every request was answered once");
+    assert_eq!(dropped.load(Ordering::SeqCst), 5, "every reused connection swallowed one request");
+    let resent: Vec<u64> = raw_attempts(&out).iter().map(|a| a["resent"].as_u64().unwrap_or(0)).collect();
+    assert_eq!(resent.iter().sum::<u64>(), 5, "each swallowed request is marked resent: {resent:?}");
+    let policy = &trace.header.conditions.connection.as_ref().expect("the connection policy is in the header");
+    assert!(policy.keep_alive && policy.timing_includes_connect);
+    assert_eq!(policy.protocol, "http/1.1");
+    assert_eq!(policy.resend_unanswered_on_reused, 4);
+}
+
+#[test]
+fn a_fresh_connection_closed_before_a_response_is_a_failure_not_resent() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let addr = raw_server(move |stream, _| {
+        let mut reader = BufReader::new(stream);
+        if read_request(&mut reader).is_some() {
+            s.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let (output, out) = record("fresh-close", &format!("http://{addr}/v1"), &["a", "b"], &[]);
+    assert!(output.status.success() || output.status.code() == Some(1));
+    let trace = load(&out);
+    for a in &trace.attempts {
+        assert_eq!(a.outcome, Outcome::ConnectError);
+        assert_eq!(a.detail.as_deref(), Some("connection closed before a response"));
+    }
+    assert_eq!(seen.load(Ordering::SeqCst), 2, "a request that may have reached the server is never sent twice");
+}
+
+#[test]
+fn first_byte_is_the_first_byte_of_a_trickling_head() {
+    let addr = raw_server(|stream, _| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        while read_request(&mut reader).is_some() {
+            for b in head("x-padding: trickle\r\n").bytes() {
+                if stream.write_all(&[b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(12));
+            }
+            let _ = stream.write_all(ANSWER.as_bytes());
+        }
+    });
+    let (output, out) = record("trickle-head", &format!("http://{addr}/v1"), &["a"], &[]);
+    assert!(output.status.success());
+    let trace = load(&out);
+    let a = by_id(&trace, "a.r1");
+    assert_eq!(a.outcome, Outcome::Success, "{:?}", a.detail);
+    let (first_byte, ttft) = (a.first_byte_ms.unwrap(), a.ttft_ms.unwrap());
+    // The head takes ~100 bytes × 12 ms to arrive; its first byte came at once.
+    assert!(ttft > 900.0, "the head trickled for over a second: ttft {ttft}");
+    assert!(first_byte < ttft / 3.0, "first_byte_ms is the first byte, not the end of the head: {first_byte} vs {ttft}");
+}
+
+#[test]
+fn replies_that_are_not_http_say_what_came_back() {
+    let addr = raw_server(|stream, _| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        let Some(body) = read_request(&mut reader) else { return };
+        let reply: &[u8] = if body.contains("partial") { b"HTTP/1.1 20" } else { b"SSH-2.0-OpenSSH_9.6\r\n" };
+        let _ = stream.write_all(reply);
+    });
+    let (_, out) = record("not-http", &format!("http://{addr}/v1"), &["partial", "ssh"], &[]);
+    let trace = load(&out);
+    let partial = by_id(&trace, "partial.r1");
+    assert_eq!(partial.outcome, Outcome::ConnectError);
+    assert_eq!(partial.detail.as_deref(), Some("connection closed in the middle of the response head"));
+    let ssh = by_id(&trace, "ssh.r1");
+    assert_eq!(ssh.detail.as_deref(), Some("the reply is not HTTP (its first bytes are not a status line)"));
+    assert!(partial.first_byte_ms.is_none(), "no response, so no first byte is claimed");
+}
+
+#[test]
+fn http2_prior_knowledge_against_an_http1_server_says_so() {
+    // Like uvicorn (llama.cpp's Python server): an HTTP/1.1-only server answers the HTTP/2
+    // preface with a 400 and closes.
+    let addr = raw_server(|mut stream, _| {
+        let mut buf = [0u8; 4096];
+        if stream.read(&mut buf).unwrap_or(0) > 0 {
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        }
+    });
+    let (output, out) = record("h2-vs-h1", &format!("http://{addr}/v1"), &["a"], &["--http2-prior-knowledge"]);
+    let trace = load(&out);
+    let a = by_id(&trace, "a.r1");
+    assert_eq!(a.outcome, Outcome::ConnectError);
+    let detail = a.detail.as_deref().unwrap_or_default();
+    assert!(detail.contains("HTTP/1") && detail.contains("--http2-prior-knowledge"), "{detail}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("is the server running"), "{stderr}");
+    assert!(stderr.contains("--http2-prior-knowledge"), "the hint names the cause: {stderr}");
+}
+
+/// `tracelab` under `ulimit -n limit`, which in sh lowers the hard limit too, so the recorder
+/// cannot raise it back; the arguments that follow go to `tracelab`.
+fn with_open_file_limit(limit: u32) -> std::process::Command {
+    let mut sh = std::process::Command::new("sh");
+    for var in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "OPENAI_API_KEY", "TRACELAB_BASE_URL"] {
+        sh.env_remove(var);
+    }
+    sh.env("TRACELAB_BIN", env!("CARGO_BIN_EXE_tracelab"))
+        .args(["-c", &format!("ulimit -n {limit} && exec \"$TRACELAB_BIN\" \"$@\""), "tracelab"]);
+    sh
+}
+
+#[test]
+fn too_few_file_descriptors_for_the_concurrency_is_refused_before_the_run() {
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 1));
+    let dir = temp_dir("nofile");
+    let prompts = prompts(&dir, &["a"]);
+    let out = dir.join("trace.jsonl");
+    let output = run(with_open_file_limit(100)
+        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--concurrency", "200"])
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--output")
+        .arg(&out));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "refused: {stderr}");
+    assert!(stderr.contains("open-file limit is 100") && stderr.contains("--concurrency"), "{stderr}");
+    assert!(!out.exists(), "nothing was recorded");
+    assert_eq!(server.request_count(), 0, "nothing was sent");
+}
+
+fn tls_ok(_: &str) -> Script {
+    Script::ok(Duration::from_millis(5), Duration::from_millis(1), 3)
+}
+
+#[test]
+fn https_with_a_private_ca_over_http2_and_http1() {
+    for (alpn, version) in [(&["h2", "http/1.1"][..], hyper::Version::HTTP_2), (&["http/1.1"][..], hyper::Version::HTTP_11)] {
+        let (server, ca) = ScriptedServer::start_tls(alpn, tls_ok);
+        let name = format!("https-{}", alpn.len());
+        let dir = temp_dir(&format!("{name}-ca"));
+        let ca_path = dir.join("ca.pem");
+        std::fs::write(&ca_path, ca).unwrap();
+        let (output, out) = record(&name, &server.https_url(), &["a", "b"], &["--ca-cert", ca_path.to_str().unwrap()]);
+        assert!(output.status.success());
+        let trace = load(&out);
+        for a in &trace.attempts {
+            assert_eq!(a.outcome, Outcome::Success, "{alpn:?}: {:?}", a.detail);
+        }
+        assert!(server.requests().iter().all(|r| r.version == version), "{alpn:?} speaks {version:?}");
+        let policy = trace.header.conditions.connection.clone().unwrap();
+        assert_eq!((policy.protocol.as_str(), policy.tls_roots.as_deref()), ("alpn", Some("bundled+ca-cert")));
+    }
+}
+
+#[test]
+fn an_untrusted_certificate_says_to_pass_ca_cert() {
+    let (server, _) = ScriptedServer::start_tls(&["h2", "http/1.1"], tls_ok);
+    let (output, out) = record("https-untrusted", &server.https_url(), &["a"], &[]);
+    let trace = load(&out);
+    let a = by_id(&trace, "a.r1");
+    assert_eq!(a.outcome, Outcome::ConnectError);
+    let detail = a.detail.as_deref().unwrap_or_default();
+    assert!(detail.contains("not trusted") && detail.contains("--ca-cert"), "{detail}");
+    assert_eq!(server.request_count(), 0);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("is the server running"), "{stderr}");
+
+    let dir = temp_dir("https-bad-ca");
+    let bad = dir.join("ca.pem");
+    std::fs::write(&bad, "not a certificate\n").unwrap();
+    let (output, _) = record("https-bad-ca-run", &server.https_url(), &["a"], &["--ca-cert", bad.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("--ca-cert") && stderr.contains("no PEM certificate"), "{stderr}");
+}
+
+#[test]
+fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failure() {
+    // Every request hangs after one token, so each holds its socket until the timeout.
+    let server = ScriptedServer::start(|_| {
+        Script::new(vec![crate::server::Step::Role, crate::server::Step::Token("t".into()), crate::server::Step::Hang])
+    });
+    let dir = temp_dir("nofile-open");
+    let prompts = prompts(&dir, &["a"]);
+    let out = dir.join("trace.jsonl");
+    let output = run(with_open_file_limit(80)
+        .args(["record", "--model", "m", "--repetitions", "120", "--warmup", "0", "--gpu", "off"])
+        .args(["--rate", "400", "--arrival", "constant", "--timeout", "1.5"])
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--output")
+        .arg(&out));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("open-file limit is 80"), "warned before the run: {stderr}");
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), 120);
+    let out_of_files: Vec<_> = trace.attempts.iter().filter(|a| a.outcome == Outcome::ConnectError).collect();
+    assert!(!out_of_files.is_empty(), "80 descriptors cannot hold 120 connections");
+    for a in &out_of_files {
+        assert!(a.detail.as_deref().unwrap_or_default().contains("ran out of open files"), "{:?}", a.detail);
+    }
+    assert_eq!(server.request_count() + out_of_files.len(), 120, "the failed ones never reached the server");
+}

@@ -1,0 +1,335 @@
+//! The recorder against a real server: llama.cpp's OpenAI-compatible server from PyPI
+//! (`python -m llama_cpp.server`, llama-cpp-python), on CPU, serving a tiny random-weight model
+//! that the test writes itself with the `gguf` package (`tests/llama/make_tiny_gguf.py`).
+//!
+//! Ignored by plain `cargo test`: `cargo xtask test` installs the server once into
+//! `~/.cache/tracelab/` and runs these with `--ignored`, naming its python in
+//! `TRACELAB_LLAMA_PYTHON`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tracelab_core::{Outcome, Phase, Trace};
+
+use crate::{load, prompts, temp_dir, tracelab};
+
+const PYTHON_VAR: &str = "TRACELAB_LLAMA_PYTHON";
+
+fn python() -> PathBuf {
+    match std::env::var_os(PYTHON_VAR) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => panic!(
+            "{PYTHON_VAR} is not set: run these tests through `cargo xtask test`, which installs llama.cpp's server \
+             (llama-cpp-python[server] and gguf) into ~/.cache/tracelab/ and sets it, or point it at a python that \
+             can `import llama_cpp.server, gguf`"
+        ),
+    }
+}
+
+/// The tiny model, written once per test process.
+fn model() -> &'static Path {
+    static MODEL: OnceLock<PathBuf> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let dir = temp_dir("llama-model");
+        let path = dir.join("tiny-random-llama.gguf");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/llama/make_tiny_gguf.py");
+        let out = Command::new(python()).arg(script).arg(&path).output().expect("run the GGUF generator");
+        assert!(out.status.success(), "make_tiny_gguf.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        path
+    })
+}
+
+/// A running `python -m llama_cpp.server`; killed when dropped.
+pub struct Llama {
+    child: Child,
+    pub port: u16,
+    log: PathBuf,
+    /// Log lines of the warm-up request sent by `start`, left out of what tests count.
+    warm_requests: usize,
+    warm_totals: usize,
+}
+
+impl Llama {
+    pub fn start(name: &str) -> Llama {
+        let port = crate::server::refused_addr().port();
+        let log = temp_dir(&format!("llama-log-{name}")).join("server.log");
+        let file = std::fs::File::create(&log).unwrap();
+        let child = Command::new(python())
+            .args(["-m", "llama_cpp.server", "--model"])
+            .arg(model())
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--n_ctx", "8192", "--n_threads", "1"])
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .spawn()
+            .expect("start llama_cpp.server");
+        let mut server = Llama { child, port, log, warm_requests: 0, warm_totals: 0 };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                panic!("llama_cpp.server exited ({status}) before it served:\n{}", server.log_tail());
+            }
+            if server.get("/v1/models").is_some_and(|r| r.starts_with("HTTP/1.1 200")) {
+                server.warm_up();
+                return server;
+            }
+            assert!(Instant::now() < deadline, "llama_cpp.server did not come up in 120 s:\n{}", server.log_tail());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The end of the server's log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        let text = self.log_text();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
+    /// Requests the server logged (uvicorn's access log), by path, after the warm-up.
+    pub fn requests_logged(&self, path: &str) -> usize {
+        let all = self.log_text().lines().filter(|l| l.contains(&format!("\"POST {path} HTTP/1.1\""))).count();
+        all - self.warm_requests
+    }
+
+    /// llama.cpp's own per-request total times, after the warm-up.
+    pub fn server_totals_ms(&self) -> Vec<f64> {
+        server_total_ms(&self.log_text()).split_off(self.warm_totals)
+    }
+
+    /// llama.cpp's first generation spends seconds setting up before its first token; one short
+    /// request pays that before a test measures anything.
+    fn warm_up(&mut self) {
+        let body = r#"{"model":"tiny","max_tokens":2,"messages":[{"role":"user","content":"warm"}]}"#;
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect for the warm-up");
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        write!(
+            s,
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200"), "the warm-up request failed: {reply}");
+        wait_until("the warm-up's timings in the log", Duration::from_secs(30), || !server_total_ms(&self.log_text()).is_empty());
+        self.warm_requests = 1;
+        self.warm_totals = server_total_ms(&self.log_text()).len();
+    }
+
+    fn get(&self, path: &str) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+        let mut text = String::new();
+        s.read_to_string(&mut text).ok()?;
+        Some(text)
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Llama {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+const PROMPTS: [&str; 4] = ["hello", "count-to-ten", "name-a-colour", "tell-a-story"];
+
+fn record_args(server: &Llama, dir: &Path, out: &Path) -> Command {
+    let mut cmd = tracelab();
+    cmd.args(["record", "--model", "tiny", "--gpu", "off", "--timeout", "120"])
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("--prompts")
+        .arg(prompts(dir, &PROMPTS))
+        .arg("--output")
+        .arg(out);
+    cmd
+}
+
+fn record(server: &Llama, name: &str, args: &[&str]) -> (std::process::Output, Trace) {
+    let dir = temp_dir(name);
+    let out = dir.join("trace.jsonl");
+    let output = record_args(server, &dir, &out).args(args).output().unwrap();
+    assert!(
+        out.exists(),
+        "no trace written:\n{}\nserver log:\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        server.log_tail()
+    );
+    (output, load(&out))
+}
+
+fn measured(trace: &Trace) -> Vec<&tracelab_core::Attempt> {
+    trace.attempts.iter().filter(|a| a.phase == Phase::Measure).collect()
+}
+
+/// llama.cpp's own per-request timings (`llama_perf_context_print: total time = … ms`), in order.
+fn server_total_ms(log: &str) -> Vec<f64> {
+    log.lines()
+        .filter(|l| l.contains("total time"))
+        .filter_map(|l| l.split('=').nth(1)?.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
+fn llama_default_run_is_all_success_and_agrees_with_the_server() {
+    let server = Llama::start("default");
+    let (output, trace) = record(&server, "llama-default", &["--repetitions", "2", "--warmup", "1", "--max-tokens", "16"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(trace.attempts.len(), 12);
+    assert_eq!(server.requests_logged("/v1/chat/completions"), 12, "one request per attempt, none resent");
+    for a in &trace.attempts {
+        assert_eq!(a.outcome, Outcome::Success, "{}: {:?}", a.id, a.detail);
+        let (fb, ttft, e2e) = (a.first_byte_ms.unwrap(), a.ttft_ms.unwrap(), a.e2e_ms.unwrap());
+        assert!(0.0 < fb && fb <= ttft && ttft <= e2e, "{}: first byte {fb}, ttft {ttft}, e2e {e2e}", a.id);
+        assert!(!a.events.is_empty());
+    }
+    // The server's own clock for each request (prompt + generation) lies inside the client's:
+    // the client's E2E adds only the network and the HTTP layers on loopback.
+    let totals = server.server_totals_ms();
+    assert_eq!(totals.len(), 12, "llama.cpp reports its timings per request:\n{}", server.log_tail());
+    for (a, server_ms) in trace.attempts.iter().zip(&totals) {
+        let e2e = a.e2e_ms.unwrap();
+        assert!(e2e >= server_ms * 0.95, "{}: client E2E {e2e} ms < server total {server_ms} ms", a.id);
+        assert!(e2e - server_ms < 2000.0, "{}: client E2E {e2e} ms far above server total {server_ms} ms", a.id);
+    }
+}
+
+#[test]
+#[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
+fn llama_interrupted_streams_are_failures_not_successes() {
+    // With --interrupt_requests on (llama_cpp.server's default), a request that arrives while
+    // another streams aborts that stream: it ends with a role-only chunk or a few tokens, then
+    // [DONE], and no finish_reason.
+    let server = Llama::start("interrupt");
+    let (_, trace) =
+        record(&server, "llama-interrupt", &["--repetitions", "3", "--warmup", "0", "--max-tokens", "64", "--concurrency", "4"]);
+    let all = measured(&trace);
+    assert_eq!(all.len(), 12);
+    let failures: Vec<_> = all.iter().filter(|a| a.outcome != Outcome::Success).collect();
+    assert!(!failures.is_empty(), "four clients at once interrupt each other: some streams must have been cut");
+    for a in &all {
+        if a.outcome == Outcome::Success {
+            // The tiny model never samples end-of-sequence, so a complete answer is max_tokens long.
+            assert_eq!(a.output_tokens.or(Some(a.events.len() as u32)), Some(64), "{}: a success is a complete answer", a.id);
+            assert!(a.ttft_ms.is_some(), "{}: a success without a token is an interrupted stream", a.id);
+        } else {
+            assert_eq!(a.outcome, Outcome::StreamBroken, "{}: {:?}", a.id, a.detail);
+            assert!(a.detail.is_some(), "{}: says why", a.id);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
+fn llama_closing_idle_connections_makes_no_false_connect_errors() {
+    // uvicorn closes a keep-alive connection after 5 s idle, without `Connection: close`.
+    // Requests 5.3 s apart each find their pooled connection closed by the server.
+    let server = Llama::start("idle");
+    let (output, trace) = record(
+        &server,
+        "llama-idle",
+        &["--repetitions", "1", "--warmup", "0", "--max-tokens", "4", "--rate", "0.19", "--arrival", "constant"],
+    );
+    assert!(output.status.success());
+    let all = measured(&trace);
+    assert_eq!(all.len(), 4);
+    for a in &all {
+        assert_eq!(a.outcome, Outcome::Success, "{}: {:?}", a.id, a.detail);
+    }
+    assert_eq!(server.requests_logged("/v1/chat/completions"), 4);
+}
+
+fn spawn_record(server: &Llama, name: &str, args: &[&str]) -> (Child, PathBuf) {
+    let dir = temp_dir(name);
+    let out = dir.join("trace.jsonl");
+    let child = record_args(server, &dir, &out).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    (child, out)
+}
+
+fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ready() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+#[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
+fn llama_killed_mid_run_is_stream_broken_then_connect_error() {
+    let mut server = Llama::start("kill");
+    let (child, out) =
+        spawn_record(&server, "llama-kill", &["--repetitions", "1", "--warmup", "0", "--max-tokens", "8000"]);
+    // The first answer (8000 tokens, several seconds) is streaming when the server dies.
+    wait_until("the first request to reach the server", Duration::from_secs(30), || {
+        server.requests_logged("/v1/chat/completions") >= 1
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    server.kill();
+    let output = child.wait_with_output().unwrap();
+    let trace = load(&out);
+    let all = measured(&trace);
+    assert_eq!(all.len(), 4, "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(all[0].outcome, Outcome::StreamBroken, "{:?}", all[0].detail);
+    assert!(all[0].ttft_ms.is_some(), "tokens had come before the kill");
+    for a in &all[1..] {
+        assert_eq!(a.outcome, Outcome::ConnectError, "{}: {:?}", a.id, a.detail);
+        // Refused, or reset when the connect raced the dying server's listening socket.
+        assert!(matches!(a.detail.as_deref(), Some("connection refused" | "connection reset")), "{}: {:?}", a.id, a.detail);
+        assert!(a.first_byte_ms.is_none());
+    }
+}
+
+#[test]
+#[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
+fn llama_ctrl_c_keeps_every_finished_attempt() {
+    let server = Llama::start("sigint");
+    let (child, out) = spawn_record(
+        &server,
+        "llama-sigint",
+        &["--repetitions", "100", "--warmup", "0", "--max-tokens", "32", "--grace", "0.2"],
+    );
+    let lines = || std::fs::read_to_string(&out).map(|t| t.lines().count()).unwrap_or(0);
+    wait_until("three finished attempts", Duration::from_secs(60), || lines() >= 4);
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        matches!(output.status.code(), Some(0) | Some(130)),
+        "stopped by Ctrl-C: {:?}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trace = load(&out);
+    let footer = trace.footer.expect("a footer after Ctrl-C");
+    assert!(!footer.finished_cleanly);
+    assert_eq!(footer.attempts as usize, trace.attempts.len());
+    assert!(trace.attempts.len() >= 3 && trace.attempts.len() < 400);
+    assert_eq!(
+        trace.attempts.len(),
+        server.requests_logged("/v1/chat/completions"),
+        "every request the server saw has its attempt"
+    );
+    let (last, done) = trace.attempts.split_last().unwrap();
+    assert!(done.iter().all(|a| a.outcome == Outcome::Success), "every attempt before Ctrl-C finished");
+    assert!(matches!(last.outcome, Outcome::Success | Outcome::Cancelled), "{:?}", last.outcome);
+}
