@@ -86,8 +86,8 @@ pub fn reruns(indexes: &[&Index], tail_p: f64, method: PercentileMethod) -> Opti
             format!("样本太少，连 P50 都无法判断（每次运行需要 n ≥ {}）：请收集更多样本。", p50.needed),
         ),
         (Agreement::Disagree, _) => Text::new(
-            "P50 itself moves between reruns: something in the conditions changed — look for it in the headers before blaming the server.",
-            "P50 本身在重跑之间变化：某个条件变了——先在记录头里找原因，再怀疑服务端。",
+            "P50 itself moves between reruns: something changed — look for it in the headers (the contract) before blaming the server.",
+            "P50 本身在重跑之间变化：有东西变了——先在记录头（契约）里找原因，再怀疑服务端。",
         ),
     };
     Some(Reruns { runs: indexes.len(), p50, tail, verdict })

@@ -302,8 +302,8 @@ mod tests {
     fn gamma_p_matches_the_poisson_sum() {
         // P(X ≥ k; μ) = P(k, μ): check against the plain sum for small k.
         for k in 1..8u32 {
-            for mu in [0.3, 1.0, 4.0, 9.5] {
-                let below: f64 = (0..k).map(|i| (-mu as f64).exp() * mu.powi(i as i32) / (1..=i).map(f64::from).product::<f64>()).sum();
+            for mu in [0.3f64, 1.0, 4.0, 9.5] {
+                let below: f64 = (0..k).map(|i| (-mu).exp() * mu.powi(i as i32) / (1..=i).map(f64::from).product::<f64>()).sum();
                 assert!((gamma_p(k as f64, mu) - (1.0 - below)).abs() < 1e-12, "k={k} mu={mu}");
             }
         }
