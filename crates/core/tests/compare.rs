@@ -380,3 +380,40 @@ fn the_terminal_card_shows_each_interval_and_its_method() {
     let zh = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &s, &m, Lang::Zh);
     assert!(zh.contains("95 % 区间") && zh.contains("无上界"), "{zh}");
 }
+
+fn sample_run(name: &str) -> Run {
+    let path = format!("{}/../../public/samples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let trace = parse_trace(name, &text).unwrap();
+    let settings = Settings::from_header(&trace.header);
+    Run::new(name, trace, settings)
+}
+
+#[test]
+fn the_baseline_lessons_compare_quiz_quotes_what_compare_computes() {
+    let report = Report::build(
+        &[sample_run("baseline-a.jsonl"), sample_run("baseline-rerun.jsonl"), sample_run("baseline-slower.jsonl")],
+        Bootstrap::default(),
+    );
+    let course: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../lessons/course.json")).unwrap()).unwrap();
+    let quiz = course["lessons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| l["exercises"].as_array().unwrap())
+        .find(|e| e["id"] == "compare-verdict-quiz")
+        .expect("the quiz is in the course");
+    let (en, zh) = (quiz["prompt"]["en"].as_str().unwrap(), quiz["prompt"]["zh"].as_str().unwrap());
+    let correct = quiz["options"].as_array().unwrap().iter().find(|o| o["correct"] == true).unwrap();
+    assert_eq!(correct["id"], "slower-only");
+    for (pair, judgement) in [(0, Judgement::NoEvidence), (1, Judgement::Up)] {
+        assert_eq!(report.pairs[pair].contract.status, ContractStatus::Holds);
+        let tail = report.pairs[pair].rows.iter().find(|r| r.key == "ttft_tail").unwrap();
+        assert_eq!(tail.judgement, judgement, "pair {pair}");
+        let (diff, interval) = (tail.difference_text(Lang::En), tail.interval_text(Lang::En));
+        assert!(en.contains(&format!("{diff}, 95 % interval {interval}")), "the quiz quotes {diff} {interval}: {en}");
+        let zh_interval = interval.replace(" s", " 秒");
+        assert!(zh.contains(&zh_interval), "zh quotes {zh_interval}: {zh}");
+    }
+}
