@@ -5,6 +5,7 @@
 mod server;
 
 mod cli;
+mod compare;
 mod faults;
 mod gpu;
 mod privacy;
