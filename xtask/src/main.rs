@@ -235,9 +235,21 @@ fn build_lessons(release: bool) -> Result {
     run(&mut cmd)
 }
 
+/// Builds the pages with their own bundles: lessons, then compare (`.build/compare`, copied to
+/// `dist/compare/`).
+fn build_pages(release: bool) -> Result {
+    build_lessons(release)?;
+    let mut cmd = trunk_command();
+    cmd.args(["build", "compare.html", "--dist", ".build/compare", "--public-url", "/compare/"]);
+    if release {
+        cmd.args(["--release", "true"]);
+    }
+    run(&mut cmd)
+}
+
 fn serve(rest: &[String]) -> Result {
     install_tools(false)?;
-    build_lessons(false)?;
+    build_pages(false)?;
     eprintln!("xtask: the lab will be on http://127.0.0.1:8080 (Ctrl-C stops it)");
     run(trunk_command().arg("serve").args(rest))
 }
@@ -245,7 +257,7 @@ fn serve(rest: &[String]) -> Result {
 /// Builds `dist/` for release and returns the gzipped size of what a browser downloads first.
 fn build_release() -> Result<u64> {
     install_tools(false)?;
-    build_lessons(true)?;
+    build_pages(true)?;
     run(trunk_command().args(["build", "--release"]))?;
     let dist = root().join("dist");
     let mut total = 0;
@@ -260,7 +272,7 @@ fn build_release() -> Result<u64> {
         }
     }
     eprintln!("xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)", total as f64 / 1024.0);
-    eprintln!("xtask: (the lessons page under dist/lessons/ is a separate bundle, loaded only there)");
+    eprintln!("xtask: (the lessons page under dist/lessons/ and the compare page under dist/compare/ are separate bundles, loaded only there)");
     Ok(total)
 }
 
