@@ -53,21 +53,11 @@ impl Run {
 pub fn judge_alike(base: &Settings, mut other: Settings) -> (Settings, Vec<Text>) {
     let mut notes = Vec::new();
     if other.ttft_threshold_s != base.ttft_threshold_s || other.comparison != base.comparison {
+        let asks = format!("{} {}", other.comparison.symbol(), trim_num(other.ttft_threshold_s));
+        let judged = format!("{} {}", base.comparison.symbol(), trim_num(base.ttft_threshold_s));
         notes.push(Text::new(
-            format!(
-                "this run asks for TTFT {} {} s; both runs are judged with the base's {} {} s",
-                other.comparison.symbol(),
-                trim_num(other.ttft_threshold_s),
-                base.comparison.symbol(),
-                trim_num(base.ttft_threshold_s)
-            ),
-            format!(
-                "这次运行要求 TTFT {} {} 秒；两次运行都按基线的 {} {} 秒评判",
-                other.comparison.symbol(),
-                trim_num(other.ttft_threshold_s),
-                base.comparison.symbol(),
-                trim_num(base.ttft_threshold_s)
-            ),
+            format!("this run asks for TTFT {asks} s; both runs are judged with the base's {judged} s"),
+            format!("这次运行要求 TTFT {asks} 秒；两次运行都按基线的 {judged} 秒评判"),
         ));
     }
     other.ttft_threshold_s = base.ttft_threshold_s;
