@@ -20,7 +20,7 @@ the result can be repeated). With three or more runs, the reruns check says whet
 tail agree across them.
 
 Exit status: 0 compared, 3 the contract is broken (the comparison is still printed, labelled),
-1 an error (unreadable file, bad option).";
+1 an error (unreadable or invalid file, unusable setting), 2 a bad command line.";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
