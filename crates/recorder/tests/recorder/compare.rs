@@ -1,5 +1,5 @@
 //! `tracelab compare` on two real recorder runs against the scripted server: the same contract,
-//! the second run with 80 ms of injected server queueing before each response. Both outputs are
+//! the second run with 150 ms of injected server queueing before each response. Both outputs are
 //! kept in the test's temp dir (compare-delay/compare.txt) so they can be read.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,7 +39,7 @@ fn record(dir: &std::path::Path, name: &str, delay: Duration) -> std::path::Path
 fn compare_tells_an_injected_delay_from_noise_on_real_recordings() {
     let dir = temp_dir("compare-delay");
     let base = record(&dir, "base.jsonl", Duration::ZERO);
-    let delayed = record(&dir, "delayed.jsonl", Duration::from_millis(80));
+    let delayed = record(&dir, "delayed.jsonl", Duration::from_millis(150));
     let text = run(tracelab().arg("compare").arg(&base).arg(&delayed));
     let json = run(tracelab().arg("compare").arg(&base).arg(&delayed).arg("--json"));
     let stdout = String::from_utf8(text.stdout).unwrap();
@@ -53,9 +53,9 @@ fn compare_tells_an_injected_delay_from_noise_on_real_recordings() {
         let r = row(key);
         assert_eq!(r["verdict"]["en"], "slower beyond noise", "{key}:\n{stdout}");
         assert_eq!(r["n_base"], 80);
-        // The difference is the injected 80 ms, give or take the machine's scheduling.
+        // The difference is the injected 150 ms, give or take the machine's scheduling.
         let d = r["difference"].as_f64().unwrap();
-        assert!((0.06..0.2).contains(&d), "{key} moved by {d} s:\n{stdout}");
+        assert!((0.08..0.4).contains(&d), "{key} moved by {d} s:\n{stdout}");
     }
     assert_eq!(row("failure_rate")["verdict"]["en"], "no evidence of a change");
 }
