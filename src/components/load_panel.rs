@@ -102,6 +102,8 @@ pub fn LoadPanel() -> impl IntoView {
                 }
             />
             <p class="hint">{move || tr(lang.get(), "drop_hint")}</p>
+            // The compare view is its own page and bundle (/compare/), so the lab stays small.
+            <a class="compare-link" data-testid="compare-link" href=move || format!("compare/?base={}&lang={}", current_sample(), lang.get().code())>{move || tr(lang.get(), "compare_with")}</a>
             <BenchmarkPicker />
         </section>
     }

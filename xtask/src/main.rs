@@ -241,9 +241,21 @@ fn build_lessons(release: bool) -> Result {
     run(&mut cmd)
 }
 
+/// Builds the pages with their own bundles: lessons, then compare (`.build/compare`, copied to
+/// `dist/compare/`).
+fn build_pages(release: bool) -> Result {
+    build_lessons(release)?;
+    let mut cmd = trunk_command();
+    cmd.args(["build", "compare.html", "--dist", ".build/compare", "--public-url", "/compare/"]);
+    if release {
+        cmd.args(["--release", "true"]);
+    }
+    run(&mut cmd)
+}
+
 fn serve(rest: &[String]) -> Result {
     install_tools(false)?;
-    build_lessons(false)?;
+    build_pages(false)?;
     eprintln!("xtask: the lab will be on http://127.0.0.1:8080 (Ctrl-C stops it)");
     run(trunk_command().arg("serve").args(rest))
 }
@@ -251,7 +263,7 @@ fn serve(rest: &[String]) -> Result {
 /// Builds `dist/` for release and returns the gzipped size of what a browser downloads first.
 fn build_release() -> Result<u64> {
     install_tools(false)?;
-    build_lessons(true)?;
+    build_pages(true)?;
     run(trunk_command().args(["build", "--release"]))?;
     let dist = root().join("dist");
     let mut total = 0;
@@ -266,7 +278,7 @@ fn build_release() -> Result<u64> {
         }
     }
     eprintln!("xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)", total as f64 / 1024.0);
-    eprintln!("xtask: (the lessons page under dist/lessons/ is a separate bundle, loaded only there)");
+    eprintln!("xtask: (the lessons page under dist/lessons/ and the compare page under dist/compare/ are separate bundles, loaded only there)");
     Ok(total)
 }
 
@@ -349,7 +361,7 @@ fn test(rest: &[String]) -> Result {
     let (chrome, driver) = chromium_paths();
     // The lab in headless Chromium, against the release bundle just built.
     run(Command::new(cargo())
-        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--", "--ignored", "--test-threads=1"])
+        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--test", "compare", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_DIST", root().join("dist"))
         .env("CHROME", chrome)
         .env("CHROMEDRIVER", driver)

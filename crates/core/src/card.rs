@@ -132,6 +132,8 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
     line(head.settings);
     line(head.trace);
     line(String::new());
+    // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
+    let intervals = crate::compare::Intervals::compute(&crate::Index::build(&trace.attempts, settings.population), settings, metrics);
     let figures = figures(metrics);
     let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
     for f in figures {
@@ -142,6 +144,12 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
         line(format!("  {name}{pad}  {value:<12} {detail}").trim_end().to_string());
         if let Some(remark) = format::remark(f, lang) {
             line(format!("  {}  ↳ {remark}", " ".repeat(width)));
+        }
+        if let Some(iv) = intervals.get(&f.key) {
+            line(format!("  {}  ± {}", " ".repeat(width), iv.describe(&f.unit, lang)));
+            if let (false, Some(note)) = (iv.bounds.is_closed(), &iv.note) {
+                line(format!("  {}    {}", " ".repeat(width), note.get(lang)));
+            }
         }
     }
     let mistakes = settings.mistakes();

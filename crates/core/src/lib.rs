@@ -20,6 +20,7 @@
 //! ```
 
 pub mod card;
+pub mod compare;
 pub mod error;
 pub mod export;
 pub mod format;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod compare;
 mod export;
 mod import;
 mod report;
@@ -29,6 +30,8 @@ enum Command {
     Import(import::ImportArgs),
     /// Export a trace as CSV, a Markdown/JSON metric card, or Perfetto trace-event JSON.
     Export(export::ExportArgs),
+    /// Compare runs: the baseline contract, each figure's difference with its 95 % interval and a verdict.
+    Compare(compare::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,11 @@ fn main() -> ExitCode {
         Command::Probe(args) => tracelab_recorder::probe::run(args),
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
+        Command::Compare(args) => match compare::run(args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(compare::EXIT_CONTRACT_BROKEN),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

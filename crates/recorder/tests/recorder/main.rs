@@ -5,6 +5,7 @@
 mod server;
 
 mod cli;
+mod compare;
 mod connection;
 mod faults;
 mod gpu;

@@ -1,0 +1,277 @@
+//! The difference between two runs, figure by figure: both values, the difference, its 95 %
+//! interval and a verdict in words. Proportions use Newcombe's interval, goodput the same
+//! construction with exact Poisson limits, percentiles a seeded bootstrap.
+
+use serde::Serialize;
+
+use super::stats::{newcombe, poisson, resample_sorted, Bounds, SplitMix64};
+use super::uncertainty::{FigureInterval, IntervalMethod, Intervals};
+use crate::format::number_in_unit;
+use crate::index::Index;
+use crate::metrics::{Figure, Metrics, Unit};
+use crate::percentile::percentile;
+use crate::settings::Settings;
+use crate::text::{Lang, Text};
+
+/// The seed and resample count of the percentile bootstrap (printed with every result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Bootstrap {
+    pub seed: u64,
+    pub resamples: usize,
+}
+
+impl Default for Bootstrap {
+    fn default() -> Self {
+        Bootstrap { seed: 42, resamples: 2000 }
+    }
+}
+
+/// Which way is worse for a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Worse {
+    Higher,
+    Lower,
+}
+
+/// What the difference says, in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Judgement {
+    /// The interval of new − base lies wholly above 0.
+    Up,
+    /// The interval of new − base lies wholly below 0.
+    Down,
+    /// The interval includes 0.
+    NoEvidence,
+    /// The interval cannot be formed; `needed` samples per run would allow it.
+    TooFew { needed: usize },
+    /// One side has no value at all (e.g. goodput without a window).
+    Undefined,
+}
+
+/// One row of the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffRow {
+    pub key: String,
+    pub name: Text,
+    pub unit: Unit,
+    pub base: Option<f64>,
+    pub new: Option<f64>,
+    pub base_interval: Option<FigureInterval>,
+    pub new_interval: Option<FigureInterval>,
+    /// new − base.
+    pub difference: Option<f64>,
+    pub difference_interval: Option<Bounds>,
+    pub method: Option<IntervalMethod>,
+    pub judgement: Judgement,
+    pub worse: Worse,
+    /// The verdict in words, prefixed when the contract is broken.
+    pub verdict: Text,
+    /// Sample sizes behind each side (attempts for rates, successes for percentiles).
+    pub n_base: usize,
+    pub n_new: usize,
+    pub contract_broken: bool,
+}
+
+/// One run as the comparison sees it.
+pub struct Side<'a> {
+    pub index: &'a Index,
+    pub settings: &'a Settings,
+    pub metrics: &'a Metrics,
+    pub intervals: &'a Intervals,
+}
+
+/// Every comparable figure, in card order.
+pub fn diff_rows(base: &Side, new: &Side, boot: Bootstrap, contract_broken: bool) -> Vec<DiffRow> {
+    let (bm, nm) = (base.metrics, new.metrics);
+    let mut rows = vec![
+        percentile_row(&bm.ttft_p50, &nm.ttft_p50, &base.index.ttft_ms, &new.index.ttft_ms, 50.0, base, new, boot),
+        percentile_row(&bm.ttft_tail, &nm.ttft_tail, &base.index.ttft_ms, &new.index.ttft_ms, base.settings.p, base, new, boot),
+        proportion_row(&bm.failure_rate, &nm.failure_rate, Worse::Higher, base, new),
+        proportion_row(&bm.quality_pass_rate, &nm.quality_pass_rate, Worse::Lower, base, new),
+        proportion_row(&bm.joint_rate, &nm.joint_rate, Worse::Lower, base, new),
+        goodput_row(base, new),
+        percentile_row(&bm.e2e_p50, &nm.e2e_p50, &base.index.e2e_ms, &new.index.e2e_ms, 50.0, base, new, boot),
+        percentile_row(&bm.e2e_tail, &nm.e2e_tail, &base.index.e2e_ms, &new.index.e2e_ms, base.settings.p, base, new, boot),
+    ];
+    for row in &mut rows {
+        row.contract_broken = contract_broken;
+        row.verdict = verdict_text(row);
+    }
+    rows
+}
+
+fn row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side) -> DiffRow {
+    DiffRow {
+        key: b.key.clone(),
+        name: b.name.clone(),
+        unit: b.unit.clone(),
+        base: b.value,
+        new: n.value,
+        base_interval: base.intervals.get(&b.key).cloned(),
+        new_interval: new.intervals.get(&n.key).cloned(),
+        difference: b.value.zip(n.value).map(|(b, n)| n - b),
+        difference_interval: None,
+        method: None,
+        judgement: Judgement::Undefined,
+        worse,
+        verdict: Text::default(),
+        n_base: 0,
+        n_new: 0,
+        contract_broken: false,
+    }
+}
+
+fn by_interval(d: &Bounds) -> Judgement {
+    match (d.lo, d.hi) {
+        (Some(lo), _) if lo > 0.0 => Judgement::Up,
+        (_, Some(hi)) if hi < 0.0 => Judgement::Down,
+        _ => Judgement::NoEvidence,
+    }
+}
+
+fn proportion_row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side) -> DiffRow {
+    let mut r = row(b, n, worse, base, new);
+    let parts = |f: &Figure| Some((f.numerator?, f.denominator?)).filter(|(k, d)| k <= d && f.value.is_some());
+    r.n_base = b.denominator.unwrap_or(0.0) as usize;
+    r.n_new = n.denominator.unwrap_or(0.0) as usize;
+    match (parts(b), parts(n)) {
+        (Some((kb, db)), Some((kn, dn))) => {
+            if let Some(d) = newcombe(kn as u64, dn as u64, kb as u64, db as u64) {
+                r.judgement = by_interval(&d);
+                r.difference_interval = Some(d);
+                r.method = Some(IntervalMethod::Newcombe);
+            }
+        }
+        _ if b.denominator == Some(0.0) || n.denominator == Some(0.0) => r.judgement = Judgement::TooFew { needed: 1 },
+        _ => {}
+    }
+    r
+}
+
+fn goodput_row(base: &Side, new: &Side) -> DiffRow {
+    let (b, n) = (&base.metrics.goodput, &new.metrics.goodput);
+    let mut r = row(b, n, Worse::Lower, base, new);
+    r.n_base = base.metrics.qualified;
+    r.n_new = new.metrics.qualified;
+    if let (Some(wb), Some(wn), Some(rb), Some(rn)) = (base.settings.window_s, new.settings.window_s, b.value, n.value) {
+        // MOVER: each rate's own exact limits, combined as Newcombe combines Wilson limits.
+        let lb = poisson(base.metrics.qualified as u64).scale(1.0 / wb);
+        let ln = poisson(new.metrics.qualified as u64).scale(1.0 / wn);
+        let (l1, u1, l2, u2) = (lb.lo.unwrap_or(0.0), lb.hi.unwrap_or(0.0), ln.lo.unwrap_or(0.0), ln.hi.unwrap_or(0.0));
+        let d = rn - rb;
+        let bounds = Bounds::closed(d - ((rn - l2).powi(2) + (u1 - rb).powi(2)).sqrt(), d + ((u2 - rn).powi(2) + (rb - l1).powi(2)).sqrt());
+        r.judgement = by_interval(&bounds);
+        r.difference_interval = Some(bounds);
+        r.method = Some(IntervalMethod::PoissonMover);
+    }
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn percentile_row(b: &Figure, n: &Figure, sb: &[f64], sn: &[f64], p: f64, base: &Side, new: &Side, boot: Bootstrap) -> DiffRow {
+    let mut r = row(b, n, Worse::Higher, base, new);
+    r.n_base = sb.len();
+    r.n_new = sn.len();
+    let needed = super::stats::min_n_for_quantile(p / 100.0);
+    if sb.is_empty() || sn.is_empty() {
+        r.judgement = Judgement::TooFew { needed };
+        return r;
+    }
+    let open = |i: &Option<FigureInterval>| i.as_ref().is_none_or(|i| !i.bounds.is_closed());
+    let method = base.settings.percentile;
+    if open(&r.base_interval) || open(&r.new_interval) {
+        // The data cannot bound this percentile, so no interval of the difference is honest.
+        // Two equal samples still show no change.
+        r.judgement = if sb == sn { Judgement::NoEvidence } else { Judgement::TooFew { needed } };
+        return r;
+    }
+    let d = bootstrap_difference(sb, sn, p, method, boot);
+    r.judgement = by_interval(&d);
+    r.difference_interval = Some(d);
+    r.method = Some(IntervalMethod::Bootstrap { seed: boot.seed, resamples: boot.resamples });
+    r
+}
+
+/// The 2.5th and 97.5th percentiles (linear) of `resamples` bootstrap differences
+/// Pp(new*) − Pp(base*), in seconds. The same seed always gives the same interval.
+pub fn bootstrap_difference(base_ms: &[f64], new_ms: &[f64], p: f64, method: crate::PercentileMethod, boot: Bootstrap) -> Bounds {
+    let mut rng = SplitMix64::new(boot.seed);
+    let (mut counts, mut buf) = (Vec::new(), Vec::new());
+    let mut diffs = Vec::with_capacity(boot.resamples);
+    for _ in 0..boot.resamples.max(1) {
+        resample_sorted(base_ms, &mut rng, &mut counts, &mut buf);
+        let b = percentile(&buf, p, method).unwrap_or(f64::NAN);
+        resample_sorted(new_ms, &mut rng, &mut counts, &mut buf);
+        let n = percentile(&buf, p, method).unwrap_or(f64::NAN);
+        diffs.push((n - b) / 1000.0);
+    }
+    diffs.sort_unstable_by(f64::total_cmp);
+    let lin = crate::PercentileMethod::Linear;
+    Bounds { lo: percentile(&diffs, 2.5, lin), hi: percentile(&diffs, 97.5, lin) }
+}
+
+fn verdict_text(r: &DiffRow) -> Text {
+    let latency = r.unit == Unit::Seconds;
+    let worse_or_better = |up: bool| {
+        let worse = (up && r.worse == Worse::Higher) || (!up && r.worse == Worse::Lower);
+        if worse { ("worse", "变差") } else { ("better", "变好") }
+    };
+    let t = match &r.judgement {
+        Judgement::Up if latency => Text::new("slower beyond noise", "超出噪声：变慢"),
+        Judgement::Down if latency => Text::new("faster beyond noise", "超出噪声：变快"),
+        Judgement::Up => {
+            let (en, zh) = worse_or_better(true);
+            Text::new(format!("higher beyond noise ({en})"), format!("超出噪声：升高（{zh}）"))
+        }
+        Judgement::Down => {
+            let (en, zh) = worse_or_better(false);
+            Text::new(format!("lower beyond noise ({en})"), format!("超出噪声：降低（{zh}）"))
+        }
+        Judgement::NoEvidence => Text::new("no evidence of a change", "没有证据表明有变化"),
+        Judgement::TooFew { needed } => Text::new(
+            format!("too few samples to tell (needs n ≥ {needed} per run)"),
+            format!("样本太少，无法判断（每次运行需要 n ≥ {needed}）"),
+        ),
+        Judgement::Undefined => Text::new("cannot compare: a side has no value", "无法比较：有一方没有数值"),
+    };
+    if r.contract_broken {
+        Text::new(format!("[contract broken] {}", t.en), format!("［契约被破坏］{}", t.zh))
+    } else {
+        t
+    }
+}
+
+impl DiffRow {
+    /// "+0.12 s" / "−3 %" (a difference of shares is written in percentage points).
+    pub fn difference_text(&self, lang: Lang) -> String {
+        match self.difference {
+            None => "—".into(),
+            Some(d) => signed(d, &self.unit, lang),
+        }
+    }
+
+    /// "−0.05 s … +0.2 s".
+    pub fn interval_text(&self, lang: Lang) -> String {
+        match &self.difference_interval {
+            None => "—".into(),
+            Some(b) => {
+                let side = |v: Option<f64>| v.map(|v| signed(v, &self.unit, lang)).unwrap_or_else(|| "?".into());
+                format!("{} … {}", side(b.lo), side(b.hi))
+            }
+        }
+    }
+}
+
+fn signed(v: f64, unit: &Unit, lang: Lang) -> String {
+    let body = match unit {
+        Unit::Ratio => {
+            let pp = crate::metrics::trim_num((v.abs() * 10000.0).round() / 100.0);
+            if lang == Lang::Zh { format!("{pp} 个百分点") } else { format!("{pp} pp") }
+        }
+        _ => number_in_unit(v.abs(), unit, lang),
+    };
+    let sign = if v > 0.0 { "+" } else if v < 0.0 { "−" } else { "±" };
+    format!("{sign}{body}")
+}

@@ -1,0 +1,85 @@
+//! `tracelab compare` run as a process: the samples that agree and the one that changed, the exit
+//! status a CI pipeline gates on, the JSON, and errors that say what and where.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn repo(path: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path).to_str().unwrap().to_string()
+}
+
+fn tracelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tracelab")).args(args).output().expect("run tracelab")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn row<'a>(v: &'a serde_json::Value, pair: usize, key: &str) -> &'a serde_json::Value {
+    v["pairs"][pair]["rows"].as_array().unwrap().iter().find(|r| r["key"] == key).unwrap()
+}
+
+#[test]
+fn a_rerun_agrees_and_a_slower_run_is_slower_beyond_noise() {
+    let (a, rerun, slower) = (repo("public/samples/baseline-a.jsonl"), repo("public/samples/baseline-rerun.jsonl"), repo("public/samples/baseline-slower.jsonl"));
+    let out = tracelab(&["compare", &a, &rerun]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = stdout(&out);
+    assert!(text.contains("Contract holds"), "{text}");
+    assert!(!text.contains("beyond noise"), "a rerun must not differ beyond noise:\n{text}");
+    assert!(text.contains("bootstrap, 2000 resamples, seed 42"), "{text}");
+
+    let out = tracelab(&["compare", &a, &slower, "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pairs"][0]["contract"]["status"], "holds");
+    for key in ["ttft_p50", "ttft_tail", "e2e_p50"] {
+        assert_eq!(row(&v, 0, key)["verdict"]["en"], "slower beyond noise", "{key}");
+        assert_eq!(row(&v, 0, key)["method"]["kind"], "bootstrap");
+    }
+    assert_eq!(row(&v, 0, "joint_rate")["verdict"]["en"], "lower beyond noise (worse)");
+    assert_eq!(v["bootstrap"], serde_json::json!({"seed": 42, "resamples": 2000}));
+    // The same seed repeats the same interval; the seed is an option.
+    let again: serde_json::Value = serde_json::from_slice(&tracelab(&["compare", &a, &slower, "--json"]).stdout).unwrap();
+    assert_eq!(row(&v, 0, "ttft_tail")["difference_interval"], row(&again, 0, "ttft_tail")["difference_interval"]);
+    let other: serde_json::Value =
+        serde_json::from_slice(&tracelab(&["compare", &a, &slower, "--json", "--seed", "7", "--resamples", "500"]).stdout).unwrap();
+    assert_eq!(other["bootstrap"], serde_json::json!({"seed": 7, "resamples": 500}));
+}
+
+#[test]
+fn three_runs_check_the_reruns() {
+    let (a, rerun) = (repo("public/samples/baseline-a.jsonl"), repo("public/samples/baseline-rerun.jsonl"));
+    let out = tracelab(&["compare", &a, &rerun, &a, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["reruns"]["runs"], 3);
+    assert_eq!(v["reruns"]["p50"]["agree"], "agree");
+    assert_eq!(v["reruns"]["tail"]["agree"], "agree");
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_broken_contract_exits_3_and_labels_every_row() {
+    // The ten-request lesson table and the baseline sample differ in model prompt set, arrival, …
+    let out = tracelab(&["compare", &repo("public/samples/baseline-a.jsonl"), &repo("public/samples/ten-requests.jsonl")]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = stdout(&out);
+    assert!(text.contains("CONTRACT BROKEN"), "{text}");
+    assert!(text.contains("✗ prompt_set: base lesson-baseline · new lesson-table (must match)"), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("(n=")).collect();
+    assert_eq!(rows.len(), 8, "{text}");
+    assert!(rows.iter().all(|l| l.contains("[contract broken]")), "every row labelled:\n{text}");
+    // Chinese output says the same.
+    let zh = stdout(&tracelab(&["compare", &repo("public/samples/baseline-a.jsonl"), &repo("public/samples/ten-requests.jsonl"), "--lang", "zh"]));
+    assert!(zh.contains("契约被破坏") && zh.contains("样本太少"), "{zh}");
+}
+
+#[test]
+fn bad_input_is_an_error_with_the_place() {
+    let out = tracelab(&["compare", &repo("public/samples/baseline-a.jsonl"), "/nonexistent/run.jsonl"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/run.jsonl"));
+    let out = tracelab(&["compare", &repo("public/samples/baseline-a.jsonl")]);
+    assert_eq!(out.status.code(), Some(2), "clap refuses a comparison with one run");
+}

@@ -1,0 +1,102 @@
+//! One chart with both TTFT distributions as ECDFs (SVG, no plotting library), the threshold, and
+//! each run's tail percentile with its 95 % interval as a bar — open-ended where the core says no
+//! bound exists. The points are the core's sorted samples; nothing is computed here but positions.
+
+use leptos::prelude::*;
+use tracelab_core::metrics::percentile_label;
+
+use crate::app::{Compared, Page};
+use crate::words::w;
+
+const W: f64 = 640.0;
+const H: f64 = 300.0;
+const LEFT: f64 = 48.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 16.0;
+const BOTTOM: f64 = 40.0;
+
+/// The ECDF as an SVG path of steps: y = i / n after the i-th smallest value.
+fn ecdf_path(sorted_ms: &[f64], x: &impl Fn(f64) -> f64, y: &impl Fn(f64) -> f64) -> String {
+    let n = sorted_ms.len() as f64;
+    let mut d = format!("M{:.1},{:.1}", x(0.0), y(0.0));
+    for (i, v) in sorted_ms.iter().enumerate() {
+        let s = v / 1000.0;
+        d.push_str(&format!(" H{:.1} V{:.1}", x(s), y((i + 1) as f64 / n)));
+    }
+    d.push_str(&format!(" H{:.1}", x(f64::MAX)));
+    d
+}
+
+#[component]
+pub fn TtftChart(compared: Compared) -> impl IntoView {
+    let page = expect_context::<Page>();
+    let pair = &compared.report.pairs[0];
+    let tail = pair.rows.iter().find(|r| r.key == "ttft_tail").cloned();
+    let p = compared.settings.p;
+    let threshold = compared.settings.ttft_threshold_s;
+    let max_s = compared
+        .base_ttft_ms
+        .iter()
+        .chain(compared.new_ttft_ms.iter())
+        .map(|v| v / 1000.0)
+        .fold(threshold, f64::max)
+        .max(1e-3)
+        * 1.08;
+    let x = move |s: f64| LEFT + (s.min(max_s) / max_s) * (W - LEFT - RIGHT);
+    let y = move |f: f64| TOP + (1.0 - f) * (H - TOP - BOTTOM);
+    let ticks: Vec<f64> = (0..=4).map(|i| max_s * i as f64 / 4.0).collect();
+    let q = p / 100.0;
+    // Each run's tail percentile and interval, drawn at the height of the percentile.
+    let bars = tail.map(|r| {
+        [("base", r.base, r.base_interval.clone(), -7.0), ("new", r.new, r.new_interval.clone(), 7.0)]
+            .into_iter()
+            .filter_map(|(who, v, iv, dy)| {
+                let v = v?;
+                let b = iv.map(|i| i.bounds);
+                let lo = b.and_then(|b| b.lo).unwrap_or(0.0);
+                let hi = b.and_then(|b| b.hi);
+                let yy = y(q) + dy;
+                Some(view! {
+                    <g class=format!("tail {who}") data-testid=format!("tail-{who}")>
+                        <line x1=format!("{:.1}", x(lo)) x2=format!("{:.1}", hi.map(x).unwrap_or(W - RIGHT)) y1=format!("{yy:.1}") y2=format!("{yy:.1}")
+                            class=if hi.is_some() { "interval" } else { "interval open" } />
+                        <circle cx=format!("{:.1}", x(v)) cy=format!("{yy:.1}") r="4" />
+                        {hi.is_none().then(|| view! {
+                            <text x=format!("{:.1}", W - RIGHT - 2.0) y=format!("{:.1}", yy - 4.0) text-anchor="end" class="open-label">
+                                {move || format!("{} → {}", percentile_label(p), w(page.lang.get(), "open_above"))}
+                            </text>
+                        })}
+                    </g>
+                })
+            })
+            .collect_view()
+    });
+    let base_path = ecdf_path(&compared.base_ttft_ms, &x, &y);
+    let new_path = ecdf_path(&compared.new_ttft_ms, &x, &y);
+    let (base_name, new_name) = (pair.base.clone(), pair.new.clone());
+    view! {
+        <figure class="compare-chart" data-testid="compare-chart">
+            <figcaption>
+                <strong>{move || w(page.lang.get(), "chart_title")}</strong>
+                <span class="legend"><span class="swatch base"></span>{base_name}<span class="swatch new"></span>{new_name}</span>
+            </figcaption>
+            <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=move || w(page.lang.get(), "chart_desc")>
+                <line class="axis" x1=LEFT x2=W - RIGHT y1=y(0.0) y2=y(0.0) />
+                <line class="axis" x1=LEFT x2=LEFT y1=y(0.0) y2=y(1.0) />
+                {ticks.into_iter().map(|t| view! {
+                    <text class="tick" x=format!("{:.1}", x(t)) y=H - BOTTOM + 16.0 text-anchor="middle">{format!("{} s", tracelab_core::metrics::trim_num((t * 1000.0).round() / 1000.0))}</text>
+                }).collect_view()}
+                {[0.0, 0.5, 1.0].into_iter().map(|f| view! {
+                    <text class="tick" x=LEFT - 6.0 y=format!("{:.1}", y(f) + 4.0) text-anchor="end">{format!("{}%", (f * 100.0) as i64)}</text>
+                }).collect_view()}
+                <line class="threshold" data-testid="threshold" x1=format!("{:.1}", x(threshold)) x2=format!("{:.1}", x(threshold)) y1=y(0.0) y2=y(1.0) />
+                <text class="tick" x=format!("{:.1}", x(threshold) + 4.0) y=TOP + 10.0>{move || format!("{} {} s", w(page.lang.get(), "threshold"), tracelab_core::metrics::trim_num(threshold))}</text>
+                <line class="quantile" x1=LEFT x2=W - RIGHT y1=y(q) y2=y(q) />
+                <path class="ecdf base" data-testid="ecdf-base" d=base_path />
+                <path class="ecdf new" data-testid="ecdf-new" d=new_path />
+                {bars}
+            </svg>
+            <p class="chart-desc">{move || w(page.lang.get(), "chart_desc")}</p>
+        </figure>
+    }
+}

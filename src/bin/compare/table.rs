@@ -1,0 +1,85 @@
+//! The contract check and the side-by-side table: both values with n and each run's own interval,
+//! the difference, its interval and the verdict — all words and numbers from the core.
+
+use leptos::prelude::*;
+use tracelab_core::compare::{ContractStatus, Judgement};
+use tracelab_core::format::number_in_unit;
+
+use crate::app::{Compared, Page};
+use crate::words::w;
+
+#[component]
+pub fn ContractView(compared: Compared) -> impl IntoView {
+    let page = expect_context::<Page>();
+    let pair = compared.report.pairs[0].clone();
+    let class = match pair.contract.status {
+        ContractStatus::Holds => "contract holds",
+        ContractStatus::Broken => "contract broken",
+        ContractStatus::Unverified => "contract unverified",
+    };
+    let role = if pair.contract.is_broken() { "alert" } else { "status" };
+    view! {
+        <section class=class data-testid="contract" role=role>
+            <h2>{move || w(page.lang.get(), "contract")}</h2>
+            <ul>{move || pair.contract.lines(page.lang.get()).into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+        </section>
+    }
+}
+
+#[component]
+pub fn DiffTable(compared: Compared) -> impl IntoView {
+    let page = expect_context::<Page>();
+    let pair = compared.report.pairs[0].clone();
+    let boot = compared.report.bootstrap;
+    move || {
+        let l = page.lang.get();
+        let rows = pair.rows.iter().map(|r| {
+            let side = |v: Option<f64>, n: usize, iv: &Option<tracelab_core::compare::FigureInterval>| {
+                let value = v.map(|v| number_in_unit(v, &r.unit, l)).unwrap_or_else(|| if l == tracelab_core::Lang::Zh { "无定义".into() } else { "undefined".into() });
+                let interval = iv.as_ref().map(|i| tracelab_core::compare::bounds_text(&i.bounds, &r.unit, l));
+                view! {
+                    <td>
+                        <span class="value">{value}</span>
+                        <span class="n">{format!(" n = {n}")}</span>
+                        {interval.map(|i| view! { <br /><span class="own-interval">{i}</span> })}
+                    </td>
+                }
+            };
+            let verdict_class = match r.judgement {
+                Judgement::Up | Judgement::Down => "verdict beyond",
+                Judgement::TooFew { .. } => "verdict too-few",
+                _ => "verdict none",
+            };
+            view! {
+                <tr data-key=r.key.clone()>
+                    <th scope="row">{r.name.get(l).to_string()}</th>
+                    {side(r.base, r.n_base, &r.base_interval)}
+                    {side(r.new, r.n_new, &r.new_interval)}
+                    <td>{r.difference_text(l)}</td>
+                    <td>{r.interval_text(l)}</td>
+                    <td class=verdict_class>{r.verdict.get(l).to_string()}</td>
+                    <td class="method">{r.method.as_ref().map(|m| m.describe(l)).unwrap_or_default()}</td>
+                </tr>
+            }
+        }).collect_view();
+        view! {
+            <div class="table-scroll">
+                <table class="compare-table" data-testid="compare-table">
+                    <thead>
+                        <tr>
+                            <th scope="col">{w(l, "figure")}</th>
+                            <th scope="col">{format!("{} — {}", w(l, "base"), pair.base)}<br /><small>{w(l, "own_interval")}</small></th>
+                            <th scope="col">{format!("{} — {}", w(l, "new"), pair.new)}<br /><small>{w(l, "own_interval")}</small></th>
+                            <th scope="col">{w(l, "difference")}</th>
+                            <th scope="col">{w(l, "interval")}</th>
+                            <th scope="col">{w(l, "verdict")}</th>
+                            <th scope="col">{w(l, "method")}</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+            <p class="boot-note" data-testid="bootstrap">{format!("{}: seed {}, {} resamples", w(l, "bootstrap"), boot.seed, boot.resamples)}</p>
+        }
+    }
+}
