@@ -139,7 +139,7 @@ fn every_fault_yields_its_outcome_and_nothing_is_lost() {
 
     let no_usage = by_id(&trace, "no-usage.r1");
     assert_eq!(no_usage.outcome, Outcome::Success);
-    assert_eq!((no_usage.output_tokens, no_usage.tokens_from_usage), (None, false));
+    assert_eq!((no_usage.output_tokens, no_usage.tokens_from_usage), (Some(4), false), "counted, one token a chunk");
     assert!(no_usage.event_tokens_estimated);
 
     for id in ["crlf-split.r1", "coalesced.r1"] {
@@ -230,7 +230,7 @@ fn connection_refused_is_a_connect_error() {
         .arg(format!("http://{}/v1", refused_addr()))
         .arg("--output")
         .arg(&out));
-    assert!(output.status.success(), "failures are recorded, not fatal");
+    assert_eq!(output.status.code(), Some(3), "every measured attempt failed: exit 3, the trace written all the same");
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), 3, "the three baseline prompts");
     for a in &trace.attempts {
@@ -240,6 +240,13 @@ fn connection_refused_is_a_connect_error() {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("is the server running"), "{stderr}");
+    assert!(stderr.contains("every measured attempt failed (exit status 3)"), "{stderr}");
+    // No server answered: the summary must not blame the server's usage report.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains("reported no usage"), "{stdout}");
+    assert!(stdout.contains("no complete successes"), "{stdout}");
+    let card = run(tracelab().arg("report").arg(&out));
+    assert!(!String::from_utf8_lossy(&card.stdout).contains("reported no usage"));
 }
 
 #[test]

@@ -5,10 +5,12 @@
 mod server;
 
 mod cli;
+mod conformance;
 mod faults;
 mod gpu;
 mod privacy;
 mod signals;
+mod stream;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
