@@ -14,7 +14,7 @@ use std::time::Duration;
 use tracelab_core::Outcome;
 
 use crate::server::{Script, ScriptedServer, Step};
-use crate::{by_id, load, prompts, run, temp_dir, tracelab};
+use crate::{by_id, load, record_once};
 
 enum Body {
     /// A file in ../shared/fixtures/streams/.
@@ -71,10 +71,7 @@ fn corpus() -> Vec<Case> {
         // a newer request makes it send [DONE] and stop; a role-only first chunk came before.
         case("llama-cpp-python-interrupted", "llama-cpp-python", Hand(&[LLAMA_CPP_PYTHON_ROLE, "[DONE]"]), Outcome::StreamBroken, false, 0, None, Some("[DONE] without a finish_reason or any token")),
         // The same server, not interrupted: byte tokens of an incomplete UTF-8 character stream as "".
-        case(
-            "llama-cpp-python-bytes",
-            "llama-cpp-python",
-            Hand(&[
+        case("llama-cpp-python-bytes", "llama-cpp-python", Hand(&[
                 LLAMA_CPP_PYTHON_ROLE,
                 r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"tiny.gguf","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"tiny.gguf","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":null}]}"#,
@@ -82,18 +79,11 @@ fn corpus() -> Vec<Case> {
                 r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"tiny.gguf","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}"#,
                 "[DONE]",
             ]),
-            Outcome::Success,
-            true,
-            2,
-            Some(3),
-            None,
+            Outcome::Success, true, 2, Some(3), None,
         ),
         // llama.cpp's own server (tools/server): role chunk with content null, a final chunk
         // with `timings`, then the usage chunk with empty choices.
-        case(
-            "llama-server",
-            "llama.cpp server",
-            Hand(&[
+        case("llama-server", "llama.cpp server", Hand(&[
                 r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"created":1,"id":"chatcmpl-2","model":"m","system_fingerprint":"b1","object":"chat.completion.chunk"}"#,
                 r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"Hello"}}],"created":1,"id":"chatcmpl-2","model":"m","system_fingerprint":"b1","object":"chat.completion.chunk"}"#,
                 r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" world"}}],"created":1,"id":"chatcmpl-2","model":"m","system_fingerprint":"b1","object":"chat.completion.chunk"}"#,
@@ -101,81 +91,46 @@ fn corpus() -> Vec<Case> {
                 r#"{"choices":[],"created":1,"id":"chatcmpl-2","model":"m","system_fingerprint":"b1","object":"chat.completion.chunk","usage":{"completion_tokens":2,"prompt_tokens":5,"total_tokens":7}}"#,
                 "[DONE]",
             ]),
-            Outcome::Success,
-            true,
-            2,
-            Some(2),
-            None,
+            Outcome::Success, true, 2, Some(2), None,
         ),
         // vLLM vllm/v1/engine/__init__.py FINISH_REASON_STRINGS includes "abort": an aborted
         // request streams a last choice with finish_reason "abort".
-        case(
-            "vllm-abort",
-            "vLLM",
-            Hand(&[
+        case("vllm-abort", "vLLM", Hand(&[
                 r#"{"id":"chatcmpl-3","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-3","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Par"},"logprobs":null,"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-3","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"abort","stop_reason":null}]}"#,
                 "[DONE]",
             ]),
-            Outcome::StreamBroken,
-            true,
-            1,
-            None,
-            Some("finish_reason \"abort\""),
+            Outcome::StreamBroken, true, 1, None, Some("finish_reason \"abort\""),
         ),
         // vLLM's streaming error (serving_engine create_streaming_error_response): {"error": {...}}.
-        case(
-            "vllm-error-object",
-            "vLLM",
-            Hand(&[
+        case("vllm-error-object", "vLLM", Hand(&[
                 r#"{"id":"chatcmpl-4","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"A"},"logprobs":null,"finish_reason":null}]}"#,
                 r#"{"error":{"object":"error","message":"the prompt said: secret","type":"BadRequestError","param":null,"code":400}}"#,
                 "[DONE]",
             ]),
-            Outcome::StreamBroken,
-            true,
-            1,
-            None,
-            Some("server error object in stream (type BadRequestError, code 400)"),
+            Outcome::StreamBroken, true, 1, None, Some("server error object in stream (type BadRequestError, code 400)"),
         ),
         // SGLang python/sglang/srt/managers/schedule_batch.py FINISH_ABORT.to_json: type "abort"
         // (without a status code it reaches the client as finish_reason "abort").
-        case(
-            "sglang-abort",
-            "SGLang",
-            Hand(&[
+        case("sglang-abort", "SGLang", Hand(&[
                 r#"{"id":"5","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}"#,
                 r#"{"id":"5","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":null,"content":"Hi","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}"#,
                 r#"{"id":"5","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":null,"content":null,"reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":"abort","matched_stop":null}],"usage":null}"#,
                 "[DONE]",
             ]),
-            Outcome::StreamBroken,
-            true,
-            1,
-            None,
-            Some("finish_reason \"abort\""),
+            Outcome::StreamBroken, true, 1, None, Some("finish_reason \"abort\""),
         ),
         // SGLang with an abort that carries a status: an error object (object "error").
-        case(
-            "sglang-error",
-            "SGLang",
-            Hand(&[
+        case("sglang-error", "SGLang", Hand(&[
                 r#"{"id":"6","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}"#,
                 r#"{"object":"error","message":"Input is too long","type":"BadRequestError","param":null,"code":400}"#,
                 "[DONE]",
             ]),
-            Outcome::StreamBroken,
-            false,
-            0,
-            None,
-            Some("server error object in stream (type BadRequestError, code 400)"),
+            Outcome::StreamBroken, false, 0, None, Some("server error object in stream (type BadRequestError, code 400)"),
         ),
         // SGLang reasoning parser: reasoning_content deltas before content.
-        case(
-            "sglang-reasoning",
-            "SGLang",
-            Hand(&[
+        case("sglang-reasoning", "SGLang", Hand(&[
                 r#"{"id":"7","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":null},"finish_reason":null}],"usage":null}"#,
                 r#"{"id":"7","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":null,"reasoning_content":"Let me think"},"finish_reason":null}],"usage":null}"#,
                 r#"{"id":"7","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Yes","reasoning_content":null},"finish_reason":null}],"usage":null}"#,
@@ -183,108 +138,62 @@ fn corpus() -> Vec<Case> {
                 r#"{"id":"7","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":4,"completion_tokens":5,"total_tokens":9}}"#,
                 "[DONE]",
             ]),
-            Outcome::Success,
-            true,
-            2,
-            Some(5),
-            None,
+            Outcome::Success, true, 2, Some(5), None,
         ),
         // TGI router/src/lib.rs FinishReason: length, eos_token, stop_sequence.
-        case(
-            "tgi-eos-token",
-            "TGI",
-            Hand(&[
+        case("tgi-eos-token", "TGI", Hand(&[
                 r#"{"object":"chat.completion.chunk","id":"","created":1,"model":"m","system_fingerprint":"2.0.1-native","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"logprobs":null,"finish_reason":null}]}"#,
                 r#"{"object":"chat.completion.chunk","id":"","created":1,"model":"m","system_fingerprint":"2.0.1-native","choices":[{"index":0,"delta":{"role":"assistant","content":"!"},"logprobs":null,"finish_reason":"eos_token"}]}"#,
                 "[DONE]",
             ]),
-            Outcome::Success,
-            true,
-            2,
-            Some(2),
-            None,
+            Outcome::Success, true, 2, Some(2), None,
         ),
         // TGI streams an error as {"error": "<text>", "error_type": "..."}.
-        case(
-            "tgi-error",
-            "TGI",
-            Hand(&[
+        case("tgi-error", "TGI", Hand(&[
                 r#"{"object":"chat.completion.chunk","id":"","created":1,"model":"m","system_fingerprint":"2.0.1-native","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"logprobs":null,"finish_reason":null}]}"#,
                 r#"{"error":"Request failed during generation: Server error: CUDA out of memory","error_type":"generation"}"#,
             ]),
-            Outcome::StreamBroken,
-            true,
-            1,
-            None,
-            Some("server error object in stream"),
+            Outcome::StreamBroken, true, 1, None, Some("server error object in stream"),
         ),
         // Ollama openai/openai.go toChunk: role on every chunk, finish_reason on the last one
         // (whose content is ""), usage chunk when include_usage is asked for.
-        case(
-            "ollama-v1",
-            "Ollama /v1",
-            Hand(&[
+        case("ollama-v1", "Ollama /v1", Hand(&[
                 r#"{"id":"chatcmpl-8","object":"chat.completion.chunk","created":1,"model":"llama3.2","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"The"},"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-8","object":"chat.completion.chunk","created":1,"model":"llama3.2","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":" sky"},"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-8","object":"chat.completion.chunk","created":1,"model":"llama3.2","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#,
                 r#"{"id":"chatcmpl-8","object":"chat.completion.chunk","created":1,"model":"llama3.2","system_fingerprint":"fp_ollama","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}"#,
                 "[DONE]",
             ]),
-            Outcome::Success,
-            true,
-            2,
-            Some(2),
-            None,
+            Outcome::Success, true, 2, Some(2), None,
         ),
         // Ollama's thinking models stream `reasoning`, not `reasoning_content`.
-        case(
-            "ollama-reasoning",
-            "Ollama /v1",
-            Hand(&[
+        case("ollama-reasoning", "Ollama /v1", Hand(&[
                 r#"{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"qwen3","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"Hmm"},"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"qwen3","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"Blue"},"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"qwen3","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#,
                 "[DONE]",
             ]),
-            Outcome::Success,
-            true,
-            2,
-            Some(2),
-            None,
+            Outcome::Success, true, 2, Some(2), None,
         ),
         // OpenAI's documented stream_options.include_usage: every chunk has "usage": null, then
         // a usage-only chunk with empty choices.
-        case(
-            "openai-usage-only-final",
-            "OpenAI (documented shape)",
-            Hand(&[
+        case("openai-usage-only-final", "OpenAI (documented shape)", Hand(&[
                 r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}],"usage":null}"#,
                 r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}],"usage":null}"#,
                 r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#,
                 r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}"#,
                 "[DONE]",
             ]),
-            Outcome::Success,
-            true,
-            1,
-            Some(1),
-            None,
+            Outcome::Success, true, 1, Some(1), None,
         ),
         // A cut answer: a few tokens, then [DONE] with no finish reason at all.
-        case(
-            "cut-answer",
-            "any (llama-cpp-python interrupting a started answer)",
-            Hand(&[
+        case("cut-answer", "any (llama-cpp-python interrupting a started answer)", Hand(&[
                 LLAMA_CPP_PYTHON_ROLE,
                 r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"tiny.gguf","choices":[{"index":0,"delta":{"content":"Once"},"logprobs":null,"finish_reason":null}]}"#,
                 r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"tiny.gguf","choices":[{"index":0,"delta":{"content":" upon"},"logprobs":null,"finish_reason":null}]}"#,
                 "[DONE]",
             ]),
-            Outcome::StreamBroken,
-            true,
-            2,
-            None,
-            Some("[DONE] without a finish_reason: the answer was cut off"),
+            Outcome::StreamBroken, true, 2, None, Some("[DONE] without a finish_reason: the answer was cut off"),
         ),
     ]
 }
@@ -317,19 +226,9 @@ fn the_conformance_corpus() {
     let server = ScriptedServer::start(move |key| {
         scripts.iter().find(|(id, _)| id == key).map(|(_, s)| s.clone()).unwrap_or_else(|| panic!("no case {key}"))
     });
-    let dir = temp_dir("conformance");
     let ids: Vec<&str> = cases.iter().map(|c| c.id).collect();
-    let prompts = prompts(&dir, &ids);
-    let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--quiet"])
-        .args(["--concurrency", "8", "--timeout", "30", "--max-tokens", "64"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let extra = ["--quiet", "--concurrency", "8", "--timeout", "30", "--max-tokens", "64"];
+    let (output, out) = record_once("conformance", &server, &ids, &extra);
     assert_eq!(output.status.code(), Some(0));
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), cases.len());

@@ -45,6 +45,24 @@ pub fn tracelab() -> Command {
     cmd
 }
 
+/// Records each prompt in `ids` once (model "m", no warm-up, no GPU) from `server` into a fresh
+/// directory `name`; `extra` adds pacing and timeouts. Returns the output and the trace's path.
+pub fn record_once(name: &str, server: &server::ScriptedServer, ids: &[&str], extra: &[&str]) -> (Output, PathBuf) {
+    let dir = temp_dir(name);
+    let prompts = prompts(&dir, ids);
+    let out = dir.join("t.jsonl");
+    let output = run(tracelab()
+        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
+        .args(extra)
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--output")
+        .arg(&out));
+    (output, out)
+}
+
 pub fn run(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("run tracelab");
     if !out.status.success() {

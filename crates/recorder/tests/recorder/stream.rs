@@ -8,7 +8,7 @@ use std::time::Duration;
 use tracelab_core::{Outcome, Trace};
 
 use crate::server::{Script, ScriptedServer, Step};
-use crate::{by_id, load, prompts, run, temp_dir, tracelab};
+use crate::{by_id, load, record_once, run, tracelab};
 
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -79,19 +79,7 @@ fn script(key: &str) -> Script {
 
 fn record(name: &str, ids: &[&str], extra: &[&str]) -> (ScriptedServer, Output, Trace, PathBuf) {
     let server = ScriptedServer::start(script);
-    let dir = temp_dir(name);
-    let prompts = prompts(&dir, ids);
-    let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
-        .args(["--timeout", "30"])
-        .args(extra)
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let (output, out) = record_once(name, &server, ids, &[&["--timeout", "30"], extra].concat());
     let trace = load(&out);
     (server, output, trace, out)
 }
@@ -181,17 +169,7 @@ fn an_endless_fast_stream_keeps_a_bounded_readable_line() {
         "flood" => Script::new(vec![Step::Role, Step::Flood { events, per_frame: 2_000 }, Step::Finish, Step::Done]),
         _ => Script::new(vec![Step::Role, Step::Token("t".into()), Step::EndlessData]),
     });
-    let dir = temp_dir("bounded");
-    let prompts = prompts(&dir, &["flood", "endless"]);
-    let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--timeout", "120", "--concurrency", "2"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let (output, out) = record_once("bounded", &server, &["flood", "endless"], &["--timeout", "120", "--concurrency", "2"]);
     assert_eq!(output.status.code(), Some(0));
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.lines().all(|l| l.len() < 8 * 1024 * 1024), "every line stays within the reader's 8 MiB");
