@@ -105,10 +105,10 @@ fn every_wrong_choice_shows_its_figure_and_its_warning() {
     b.wait_text(FAILURE_RATE, |t| t == "20 %");
 
     b.select("[data-testid=missing-ttft]", "treat_as_zero");
-    b.wait_text(P50, |t| t == "0.4 s");
+    b.wait_text(P50, |t| t == "400 ms");
     assert!(mistakes(&b).iter().any(|m| m.contains("counted as 0")), "{:?}", mistakes(&b));
     b.select("[data-testid=missing-ttft]", "keep_missing");
-    b.wait_text(P50, |t| t == "0.5 s");
+    b.wait_text(P50, |t| t == "500 ms");
 
     b.replace_text("[data-testid=threshold-input]", "0.5");
     b.wait_text(QUALIFIED, |t| t == "4");

@@ -37,15 +37,21 @@ pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics,
         let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
         format!(" ({})", parts.join(", "))
     };
+    let no_token = metrics.successes_without_token;
     let attempts = if zh {
+        let no_token = if no_token > 0 { format!("（其中 {no_token} 个没有任何输出 token）") } else { String::new() };
         format!(
-            "尝试：计入 {} 次 — 完整成功 {}，失败 {}{failures}；排除的预热 {}",
+            "尝试：计入 {} 次 — 完整成功 {}{no_token}，失败 {}{failures}；排除的预热 {}",
             metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
         )
     } else {
+        let no_token = if no_token > 0 { format!(" ({no_token} with no output token)") } else { String::new() };
         format!(
-            "Attempts: {} counted — {} complete successes, {} failures{failures}; warm-up excluded: {}",
-            metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
+            "Attempts: {} counted — {}{no_token}, {}{failures}; warm-up excluded: {}",
+            metrics.attempts,
+            format::count(metrics.successes, "complete success", "complete successes"),
+            format::count(metrics.failures, "failure", "failures"),
+            metrics.warmup_excluded
         )
     };
     let window = settings.window_s.map(|w| format!("{} s", trim_num(w))).unwrap_or_else(|| "—".into());

@@ -3,7 +3,7 @@
 use crate::metrics::{trim_num, Figure, Unit};
 use crate::text::{Lang, Text};
 
-/// A value in its unit: "20 %", "0.5 s", "0.5 /s", "4 CNY".
+/// A value in its unit: "20 %", "500 ms", "1.2 s", "0.5 /s", "4 CNY".
 pub fn value(figure: &Figure, lang: Lang) -> String {
     match figure.value {
         None => match lang {
@@ -19,7 +19,7 @@ pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
     match unit {
         Unit::Count => trim_num(v),
         Unit::Ratio => format!("{} %", round_to(v * 100.0, 2)),
-        Unit::Seconds => format!("{} s", round_to(v, 3)),
+        Unit::Seconds => duration(v),
         Unit::PerSecond => match lang {
             Lang::En => format!("{} /s", round_to(v, 4)),
             Lang::Zh => format!("{} 次/秒", round_to(v, 4)),
@@ -46,6 +46,31 @@ pub fn unit_name(unit: &Unit) -> Text {
         }
         Unit::TokensPerSecond => Text::new("output tokens per second of the window", "窗口内每秒的输出 token 数"),
     }
+}
+
+/// A duration in seconds, written so that a non-zero one never reads "0": from 1 s up in
+/// seconds to the millisecond ("1.2 s", "2 s"), below 1 s in milliseconds to four significant
+/// digits ("500 ms", "412.3 ms", "0.566 ms"). Only an exact zero is "0 s".
+pub fn duration(seconds: f64) -> String {
+    if seconds == 0.0 || !seconds.is_finite() {
+        return format!("{} s", trim_num(seconds));
+    }
+    let ms = seconds.abs() * 1000.0;
+    if ms < 1000.0 {
+        let decimals = (3 - ms.log10().floor() as i32).clamp(0, 9) as usize;
+        let text = format!("{:.*}", decimals, ms);
+        let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text.as_str() };
+        if text.parse::<f64>().is_ok_and(|r| r < 1000.0) {
+            let sign = if seconds < 0.0 { "-" } else { "" };
+            return format!("{sign}{text} ms");
+        }
+    }
+    format!("{} s", round_to(seconds, 3))
+}
+
+/// "1 failure", "2 failures", "0 failures".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn round_to(v: f64, digits: i32) -> String {
@@ -80,4 +105,36 @@ pub fn change(c: &crate::metrics::Change, lang: Lang) -> String {
         },
     };
     format!("{} {} → {}", c.name.get(lang), side(c.from), side(c.to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_never_zero_when_they_are_not() {
+        for (seconds, shown) in [
+            (0.000566, "0.566 ms"),
+            (0.000001, "0.001 ms"),
+            (0.0000004, "0.0004 ms"),
+            (0.0123456, "12.35 ms"),
+            (0.4, "400 ms"),
+            (0.41234, "412.3 ms"),
+            (0.99996, "1 s"),
+            (1.0, "1 s"),
+            (1.2345, "1.235 s"),
+            (2.0, "2 s"),
+            (0.0, "0 s"),
+        ] {
+            assert_eq!(duration(seconds), shown, "{seconds}");
+            assert_eq!(number_in_unit(seconds, &Unit::Seconds, Lang::Zh), shown, "{seconds} (zh)");
+        }
+    }
+
+    #[test]
+    fn counts_agree_in_number() {
+        assert_eq!(count(1, "failure", "failures"), "1 failure");
+        assert_eq!(count(0, "failure", "failures"), "0 failures");
+        assert_eq!(count(2, "success", "successes"), "2 successes");
+    }
 }

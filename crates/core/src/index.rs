@@ -32,6 +32,9 @@ pub struct Index {
     pub(crate) e2e_ms: Vec<f64>,
     /// Gaps between stream events of successes (per event, not per token), ascending.
     pub(crate) itl_ms: Vec<f64>,
+    /// Complete successes that carried no output token (the model ended at once): they have
+    /// no TTFT, so the TTFT sample is smaller than the success count by this many.
+    pub(crate) successes_without_token: usize,
     pub(crate) usage_successes: usize,
     pub(crate) usage_output_tokens: u64,
     pub(crate) business_requests: usize,
@@ -72,6 +75,9 @@ impl Index {
                     ix.e2e_ms.push(e2e);
                 }
                 ix.itl_ms.extend(a.event_gaps_ms());
+                if a.ttft_ms.is_none() {
+                    ix.successes_without_token += 1;
+                }
                 if a.tokens_from_usage {
                     if let Some(out) = a.output_tokens {
                         ix.usage_successes += 1;

@@ -92,6 +92,8 @@ impl Figure {
 pub struct Metrics {
     pub attempts: usize,
     pub successes: usize,
+    /// Complete successes with no output token: successes, but outside the TTFT sample.
+    pub successes_without_token: usize,
     pub failures: usize,
     /// Failures by outcome, most common first (`http_error 429` kept apart from `http_error 500`).
     pub failures_by_outcome: Vec<(String, usize)>,
@@ -195,7 +197,20 @@ impl Metrics {
         let ttft_name = |label: String| {
             Text::new(format!("{label} TTFT (successes)"), format!("成功请求 TTFT {label}"))
         };
-        let ttft_p50 = distribution("ttft_p50", ttft_name("P50".into()), &ix.ttft_ms, 50.0, s.percentile, &ttft_what);
+        let mut ttft_p50 = distribution("ttft_p50", ttft_name("P50".into()), &ix.ttft_ms, 50.0, s.percentile, &ttft_what);
+        if ix.successes_without_token > 0 {
+            let n = ix.successes_without_token;
+            ttft_p50.note = Some(Text::new(
+                format!(
+                    "{} of {} complete successes carried no output token (the model ended at once): {} no TTFT and {} not in n",
+                    n,
+                    ix.successes,
+                    if n == 1 { "it has" } else { "they have" },
+                    if n == 1 { "is" } else { "are" }
+                ),
+                format!("{} 个完整成功的请求没有任何输出 token（模型立即结束）：它们没有 TTFT，不计入 n（共 {} 个完整成功）", n, ix.successes),
+            ));
+        }
         let ttft_p95 = distribution("ttft_p95", ttft_name("P95".into()), &ix.ttft_ms, 95.0, s.percentile, &ttft_what);
         let ttft_tail = distribution("ttft_tail", ttft_name(percentile_label(s.p)), &ix.ttft_ms, s.p, s.percentile, &ttft_what);
 
@@ -232,7 +247,7 @@ impl Metrics {
             qualified_label.clone(),
             attempts,
             all_attempts_label,
-            no_attempts,
+            no_attempts.clone(),
         );
 
         let goodput = {
@@ -301,7 +316,14 @@ impl Metrics {
 
         let output_tokens_per_s = {
             let f = Figure::new("output_tokens_per_s", t("Output tokens/s", "输出 token/秒"), Unit::TokensPerSecond);
-            if ix.usage_successes == 0 {
+            if ix.attempts == 0 {
+                f.undefined(no_attempts.clone())
+            } else if ix.successes == 0 {
+                f.undefined(t(
+                    "no complete successes: there is no output to count",
+                    "没有完整成功的请求：没有可计数的输出",
+                ))
+            } else if ix.usage_successes == 0 {
                 f.undefined(t(
                     "unknown: the server reported no usage, and counting chunks would only estimate tokens",
                     "未知：服务端没有返回 usage，数 chunk 只能估计 token 数",
@@ -340,6 +362,7 @@ impl Metrics {
         Metrics {
             attempts: ix.attempts,
             successes: ix.successes,
+            successes_without_token: ix.successes_without_token,
             failures: ix.failures,
             failures_by_outcome: ix.failures_by_outcome.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
             warmup_excluded: ix.warmup_excluded,
@@ -381,6 +404,7 @@ impl Metrics {
         let mut v = json!({
             "attempts": self.attempts,
             "successes": self.successes,
+            "successes_without_token": self.successes_without_token,
             "failures": self.failures,
             "failure_rate": self.failure_rate.value,
             "ttft_samples": self.ttft_p50.n,

@@ -51,8 +51,11 @@ impl Tally {
     pub fn sentence(&self, row_id: &str) -> Text {
         Text::new(
             format!(
-                "After {row_id}: {} qualified so far ({} counted, {} successes, {} failures)",
-                self.qualified, self.counted, self.successes, self.failures
+                "After {row_id}: {} qualified so far ({} counted, {}, {})",
+                self.qualified,
+                self.counted,
+                crate::format::count(self.successes, "success", "successes"),
+                crate::format::count(self.failures, "failure", "failures")
             ),
             format!(
                 "到 {row_id} 为止：已有 {} 个合格（计入 {} 个，成功 {} 个，失败 {} 个）",

@@ -3,7 +3,14 @@
 //!
 //! Each read is timestamped the moment it is handed over, before any parsing, and every SSE
 //! event completed by that read gets that time. TTFT is the first event that carried non-empty
-//! output (content or reasoning); a role-only first chunk is a first byte, not a token.
+//! output (content, reasoning or a tool call); a role-only first chunk is a first byte, not a token.
+//!
+//! A complete success is an HTTP 2xx event stream in which a normal finish reason arrived
+//! before `[DONE]` or the end of the body; `[DONE]` or the end without one, or an abort-type
+//! finish reason, is `stream_broken`. What one attempt keeps is bounded: at most
+//! [`MAX_EVENTS`] event times (the rest are counted, not listed) and [`MAX_ANSWER_BYTES`] of
+//! answer text for the rubric, so one endless stream can neither exhaust memory nor write a
+//! trace line too long to read.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tracelab_core::{write, Attempt, Outcome, Phase, Quality, StreamEvent};
 
 use crate::clock::Clock;
-use crate::openai::{interpret, Payload, Usage};
+use crate::openai::{interpret, Finish, Payload, Usage};
 use crate::prompts::Rubric;
 use crate::sse::{SseDecoder, SseEvent};
 use crate::transport::{body_error_class, Body, Transport};
@@ -79,7 +86,18 @@ pub struct Job {
     pub intended_ms: f64,
     pub body: Bytes,
     pub rubric: Option<Arc<Rubric>>,
+    /// The request's `max_tokens`: the output count when the server stops on `length` without
+    /// reporting usage.
+    pub max_tokens: Option<u32>,
 }
+
+/// The most stream events whose times one attempt lists. Beyond it events are counted
+/// (`events_omitted`, `events_omitted_tokens`) but not listed, so an attempt line stays far
+/// below the trace reader's 8 MiB line limit (an event is at most ~25 bytes of JSON).
+pub const MAX_EVENTS: usize = 100_000;
+
+/// The most answer text kept for the rubric; a longer answer is not judged (`not_evaluated`).
+pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
 /// An attempt as measured, with the facts the core has no field for yet.
 #[derive(Debug, Clone)]
@@ -90,6 +108,9 @@ pub struct Measured {
     pub reasoning_tokens: Option<u32>,
     /// Times the request went out again after a reused connection closed unanswered.
     pub resent: u32,
+    /// Output events after the first [`MAX_EVENTS`], counted but not listed, and their tokens.
+    pub events_omitted: u64,
+    pub events_omitted_tokens: u64,
 }
 
 impl Measured {
@@ -105,6 +126,9 @@ impl Measured {
         }
         if self.resent > 0 {
             extra.insert("resent".into(), Value::from(self.resent));
+        if self.events_omitted > 0 {
+            extra.insert("events_omitted".into(), Value::from(self.events_omitted));
+            extra.insert("events_omitted_tokens".into(), Value::from(self.events_omitted_tokens));
         }
         write::attempt_line_with(&self.attempt, &extra)
     }
@@ -139,10 +163,13 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
     m.resent = sent.resent;
     m.first_byte = Some(sent.first_byte);
     let status = sent.response.status();
-    let mut response = Body(sent.response.into_body());
     if !status.is_success() {
         return m.end(Outcome::HttpError { status: status.as_u16() }, t_head, None);
     }
+    if let Some(why) = not_an_event_stream(sent.response.headers()) {
+        return m.end_owned(Outcome::StreamBroken, t_head, Some(why));
+    }
+    let mut response = Body(sent.response.into_body());
 
     let mut decoder = SseDecoder::new();
     let mut events: Vec<SseEvent> = Vec::new();
@@ -153,7 +180,7 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
             r = response.chunk() => r,
             _ = &mut sleep => {
                 let now = Instant::now();
-                return match (m.finished, m.ttft) {
+                return match (m.finished(), m.ttft) {
                     // The answer was complete; only the closing [DONE] never came.
                     (true, _) => {
                         let at = m.last_event.unwrap_or(now);
@@ -180,7 +207,7 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
                 true
             }
             Err(e) => {
-                return if m.finished {
+                return if m.finished() {
                     m.end(Outcome::Success, t, Some("connection dropped after finish_reason"))
                 } else {
                     m.end(Outcome::StreamBroken, t, Some(body_error_class(&e)))
@@ -190,15 +217,23 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
         for event in events.drain(..) {
             match m.on_event(&event, t) {
                 Step::Continue => {}
-                Step::Done => return m.end(Outcome::Success, t, None),
+                Step::Done if m.finished() => return m.end(Outcome::Success, t, None),
+                Step::Done => {
+                    let detail = if m.ttft.is_some() {
+                        "[DONE] without a finish_reason: the answer was cut off"
+                    } else {
+                        "[DONE] without a finish_reason or any token: the request was interrupted"
+                    };
+                    return m.end(Outcome::StreamBroken, t, Some(detail));
+                }
                 Step::Broken(detail) => return m.end_owned(Outcome::StreamBroken, t, Some(detail)),
             }
         }
         if at_end {
-            return if m.finished {
+            return if m.finished() {
                 m.end(Outcome::Success, t, None)
             } else {
-                m.end(Outcome::StreamBroken, t, Some("stream ended before [DONE] or a finish_reason"))
+                m.end(Outcome::StreamBroken, t, Some("stream ended before a finish_reason (and without [DONE])"))
             };
         }
         if m.ttft.is_some() && !on_end_deadline {
@@ -224,8 +259,15 @@ struct Meter<'a> {
     last_event: Option<Instant>,
     events: Vec<StreamEvent>,
     reasoning_events: Vec<[usize; 2]>,
+    /// Output events past [`MAX_EVENTS`] and their (estimated or known) tokens.
+    events_omitted: u64,
+    events_omitted_tokens: u64,
+    /// Empty-content chunks (llama.cpp's byte tokens) not yet added to an event: each is one
+    /// token, added to the next output event, or to the last one at the end.
+    pending_empty: u32,
     usage: Option<Usage>,
-    finished: bool,
+    /// The finish reason seen, normal or not.
+    finish: Option<Finish>,
     /// Every output event carried a cumulative `completion_tokens` (vLLM's continuous usage),
     /// so the tokens per event are known rather than estimated.
     per_event_usage: bool,
@@ -251,13 +293,21 @@ impl<'a> Meter<'a> {
             last_event: None,
             events: Vec::new(),
             reasoning_events: Vec::new(),
+            events_omitted: 0,
+            events_omitted_tokens: 0,
+            pending_empty: 0,
             usage: None,
-            finished: false,
+            finish: None,
             per_event_usage: true,
             last_completion_tokens: 0,
             text,
             resent: 0,
         }
+    }
+
+    /// A normal finish reason was seen (an abort ends the attempt when it arrives).
+    fn finished(&self) -> bool {
+        self.finish.as_ref().is_some_and(Finish::is_normal)
     }
 
     fn on_event(&mut self, event: &SseEvent, t: Instant) -> Step {
@@ -267,8 +317,14 @@ impl<'a> Meter<'a> {
             Payload::Malformed => return Step::Broken("malformed SSE data (not a JSON chunk)".into()),
             Payload::Chunk(delta) => delta,
         };
+        if self.text.as_ref().is_some_and(|text| text.len() > MAX_ANSWER_BYTES) {
+            self.text = None; // too long to judge: quality stays not_evaluated
+        }
         if let Some(usage) = delta.usage {
             self.usage = Some(usage);
+        }
+        if delta.empty_content {
+            self.pending_empty = self.pending_empty.saturating_add(1);
         }
         if delta.is_output() {
             let cumulative = delta.usage.and_then(|u| u.completion_tokens);
@@ -276,28 +332,38 @@ impl<'a> Meter<'a> {
                 Some(c) if c > self.last_completion_tokens => {
                     let n = c - self.last_completion_tokens;
                     self.last_completion_tokens = c;
+                    self.pending_empty = 0; // already inside the server's count
                     n
                 }
                 _ => {
                     self.per_event_usage = false;
-                    1
+                    std::mem::take(&mut self.pending_empty).saturating_add(1)
                 }
             };
-            let index = self.events.len();
-            self.events.push(StreamEvent { at_ms: ms_between(self.t0, t), tokens });
             self.ttft.get_or_insert(t);
             self.last_event = Some(t);
-            if delta.reasoning {
-                match self.reasoning_events.last_mut() {
-                    Some(range) if range[1] == index => range[1] = index + 1,
-                    _ => self.reasoning_events.push([index, index + 1]),
+            let index = self.events.len();
+            if index >= MAX_EVENTS {
+                self.events_omitted += 1;
+                self.events_omitted_tokens += u64::from(tokens);
+            } else {
+                self.events.push(StreamEvent { at_ms: ms_between(self.t0, t), tokens });
+                if delta.reasoning {
+                    match self.reasoning_events.last_mut() {
+                        Some(range) if range[1] == index => range[1] = index + 1,
+                        _ => self.reasoning_events.push([index, index + 1]),
+                    }
                 }
             }
-        } else if delta.usage.is_some() || delta.finished {
+        } else if delta.usage.is_some() || delta.finish.is_some() {
             self.last_event = Some(t);
         }
-        if delta.finished {
-            self.finished = true;
+        match delta.finish {
+            Some(Finish::Aborted(reason)) => {
+                return Step::Broken(format!("finish_reason \"{reason}\": the server aborted the request"));
+            }
+            Some(finish) => self.finish = Some(finish),
+            None => {}
         }
         Step::Continue
     }
@@ -306,7 +372,15 @@ impl<'a> Meter<'a> {
         self.end_owned(outcome, t_end, detail.map(str::to_string))
     }
 
-    fn end_owned(self, outcome: Outcome, t_end: Instant, detail: Option<String>) -> Measured {
+    fn end_owned(mut self, outcome: Outcome, t_end: Instant, detail: Option<String>) -> Measured {
+        // Byte tokens after the last visible one belong to the last event.
+        if self.pending_empty > 0 && self.per_event_usage_unknown() {
+            if self.events_omitted > 0 {
+                self.events_omitted_tokens += u64::from(self.pending_empty);
+            } else if let Some(last) = self.events.last_mut() {
+                last.tokens = last.tokens.saturating_add(self.pending_empty);
+            }
+        }
         let rel = |t: Option<Instant>| t.map(|t| ms_between(self.t0, t));
         let quality = match (&self.job.rubric, &self.text) {
             (Some(rubric), Some(text)) if outcome.is_success() => {
@@ -318,10 +392,18 @@ impl<'a> Meter<'a> {
             }
             _ => Quality::NotEvaluated,
         };
-        let completion = self.usage.and_then(|u| u.completion_tokens);
-        let event_tokens_estimated = !self.events.is_empty()
-            && !self.per_event_usage
-            && completion != Some(self.events.len() as u32);
+        let reported = self.usage.and_then(|u| u.completion_tokens);
+        let counted: u64 = self.events.iter().map(|e| u64::from(e.tokens)).sum::<u64>() + self.events_omitted_tokens;
+        let has_events = !self.events.is_empty() || self.events_omitted > 0;
+        let event_tokens_estimated = has_events && !self.per_event_usage && reported.map(u64::from) != Some(counted);
+        // Without usage the count is an estimate (one per chunk, byte tokens included), except
+        // that a `length` finish says the output reached max_tokens.
+        let completion = match (reported, &self.finish) {
+            (Some(n), _) => Some(n),
+            (None, Some(Finish::Length)) if outcome.is_success() && self.job.max_tokens.is_some() => self.job.max_tokens,
+            (None, _) if has_events => Some(u32::try_from(counted).unwrap_or(u32::MAX)),
+            (None, _) => None,
+        };
         let attempt = Attempt {
             business_id: self.job.id.clone(),
             id: self.job.id,
@@ -347,6 +429,36 @@ impl<'a> Meter<'a> {
             reasoning_events: self.reasoning_events,
             reasoning_tokens: self.usage.and_then(|u| u.reasoning_tokens),
             resent: self.resent,
+            events_omitted: self.events_omitted,
+            events_omitted_tokens: self.events_omitted_tokens,
         }
     }
+
+    /// Whether per-event counts are estimated (no cumulative usage on every output event).
+    fn per_event_usage_unknown(&self) -> bool {
+        !self.per_event_usage || self.events.is_empty()
+    }
+}
+
+/// Why a 2xx reply is not an event stream, from its headers: another content type (a server
+/// that ignored `stream: true` answers `application/json`; a proxy's login page is `text/html`)
+/// or a compressed body (this client asks for none, so it cannot decode one). A reply without
+/// a content type is read and judged by its bytes.
+fn not_an_event_stream(headers: &hyper::header::HeaderMap) -> Option<String> {
+    let clean = |v: &HeaderValue| {
+        let text = v.to_str().unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        if !text.is_empty() && text.len() <= 60 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/.+-_".contains(&b)) {
+            text
+        } else {
+            "(unreadable)".to_string()
+        }
+    };
+    if let Some(encoding) = headers.get(hyper::header::CONTENT_ENCODING) {
+        let encoding = clean(encoding);
+        if encoding != "identity" {
+            return Some(format!("not an event stream: content-encoding {encoding}"));
+        }
+    }
+    let content_type = clean(headers.get(CONTENT_TYPE)?);
+    (content_type != "text/event-stream").then(|| format!("not an event stream: content-type {content_type}"))
 }

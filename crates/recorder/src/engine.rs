@@ -78,6 +78,9 @@ pub struct Recorded {
     pub origin: Instant,
     pub written: Written,
     pub interrupted: bool,
+    /// Measured (not warm-up) attempts that succeeded and that failed.
+    pub measured_successes: u64,
+    pub measured_failures: u64,
     pub gpu_telemetry: &'static str,
     pub gpu_note: String,
 }
@@ -148,11 +151,14 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
             .collect(),
         ids: plan.prompts.prompts.iter().map(|p| p.id.clone()).collect(),
         rubrics: plan.prompts.prompts.iter().map(|p| p.rubric.clone().map(Arc::new)).collect(),
+        max_tokens: plan.max_tokens,
         stop: Stop::default(),
         measure_origin: AtomicU64::new(u64::MAX),
         cancel: CancellationToken::new(),
         ok: AtomicU64::new(0),
         failed: AtomicU64::new(0),
+        measured_ok: AtomicU64::new(0),
+        measured_failed: AtomicU64::new(0),
         measured_end_us: AtomicU64::new(0),
     });
 
@@ -184,7 +190,15 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
             writer::replace_header(&plan.output, &write::header_line(&header))?;
         }
     }
-    Ok(Recorded { origin: clock.origin(), written, interrupted, gpu_telemetry, gpu_note })
+    Ok(Recorded {
+        origin: clock.origin(),
+        written,
+        interrupted,
+        measured_successes: ctx.measured_ok.load(Ordering::Relaxed),
+        measured_failures: ctx.measured_failed.load(Ordering::Relaxed),
+        gpu_telemetry,
+        gpu_note,
+    })
 }
 
 fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transport::Options) -> Header {
@@ -254,6 +268,7 @@ struct Ctx {
     bodies: Vec<Bytes>,
     ids: Vec<String>,
     rubrics: Vec<Option<Arc<Rubric>>>,
+    max_tokens: u32,
     stop: Stop,
     /// When the measured phase began, in ms from the origin (f64 bits; u64::MAX while unset).
     measure_origin: AtomicU64,
@@ -261,6 +276,8 @@ struct Ctx {
     cancel: CancellationToken,
     ok: AtomicU64,
     failed: AtomicU64,
+    measured_ok: AtomicU64,
+    measured_failed: AtomicU64,
     /// The latest end of a measured attempt, in µs from the origin (for the window).
     measured_end_us: AtomicU64,
 }
@@ -327,6 +344,7 @@ impl Ctx {
             intended_ms,
             body: self.bodies[i].clone(),
             rubric: self.rubrics[i].clone(),
+            max_tokens: Some(self.max_tokens),
         }
     }
 
@@ -342,6 +360,8 @@ impl Ctx {
         }
         let a = &m.attempt;
         if a.phase == Phase::Measure {
+            let counter = if a.outcome.is_success() { &self.measured_ok } else { &self.measured_failed };
+            counter.fetch_add(1, Ordering::Relaxed);
             let end_ms = a.start_ms.unwrap_or(0.0) + a.e2e_ms.unwrap_or(0.0);
             self.measured_end_us.fetch_max((end_ms * 1000.0).round() as u64, Ordering::Relaxed);
         }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use tracelab_core::import::{self, Imported};
-use tracelab_core::{parse::parse_jsonl, write, Outcome, Phase, Trace};
+use tracelab_core::{format, parse::parse_jsonl, write, Outcome, Phase, Trace};
 
 const AFTER_HELP: &str = "\
 Recognised from the content, not the file name:
@@ -101,11 +101,12 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
     let d = &imported.detected;
     let version = d.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
     println!(
-        "imported {} attempts from {name} ({}{version}, {}): {successes} complete successes, {failures} failures \
-         ({cancelled} cancelled), {warmup} warm-up → {out}",
-        trace.attempts.len(),
+        "imported {} from {name} ({}{version}, {}): {}, {} ({cancelled} cancelled), {warmup} warm-up → {out}",
+        format::count(trace.attempts.len(), "attempt", "attempts"),
         d.tool.name(),
-        d.layout
+        d.layout,
+        format::count(successes, "complete success", "complete successes"),
+        format::count(failures, "failure", "failures"),
     );
     let figures = import::figures(&trace).len();
     if figures > 0 {

@@ -36,20 +36,21 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let done = |r: Result<(), String>| r.map(|()| 0);
     let result = match cli.command {
-        Command::Report(args) => report::run(args),
+        Command::Report(args) => done(report::run(args)),
         Command::Record(args) => tracelab_recorder::record::run(args),
-        Command::Probe(args) => tracelab_recorder::probe::run(args),
-        Command::Import(args) => import::run(args),
-        Command::Export(args) => export::run(args),
+        Command::Probe(args) => done(tracelab_recorder::probe::run(args)),
+        Command::Import(args) => done(import::run(args)),
+        Command::Export(args) => done(export::run(args)),
         Command::Compare(args) => match compare::run(args) {
-            Ok(true) => Ok(()),
-            Ok(false) => return ExitCode::from(compare::EXIT_CONTRACT_BROKEN),
+            Ok(true) => Ok(0),
+            Ok(false) => Ok(compare::EXIT_CONTRACT_BROKEN),
             Err(e) => Err(e),
         },
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status),
         Err(message) => {
             eprintln!("tracelab: {message}");
             ExitCode::from(1)

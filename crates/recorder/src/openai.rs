@@ -60,15 +60,45 @@ pub struct Usage {
     pub reasoning_tokens: Option<u32>,
 }
 
+/// How a choice said it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    /// The model ended its answer: `stop`, `tool_calls`, `content_filter`, TGI's `eos_token` /
+    /// `stop_sequence`, … — any reason that is neither `length` nor an abort.
+    Normal,
+    /// `length`: the output limit was reached (a complete answer as far as the request asked).
+    Length,
+    /// The server gave up on the request (`abort`, `error`, `cancelled`): a failure, whatever
+    /// came before. Holds the reason when it is a short identifier (it is the server's word).
+    Aborted(String),
+}
+
+/// Finish reasons that mean the request was abandoned, not answered. vLLM
+/// (`vllm/v1/engine/__init__.py` FINISH_REASON_STRINGS: stop, length, abort, error, repetition)
+/// and SGLang (`FINISH_ABORT.to_json` type `abort`) send these for aborted or failed requests;
+/// `cancelled` / `canceled` / `aborted` are the spellings other proxies use.
+pub const ABORT_REASONS: [&str; 5] = ["abort", "aborted", "error", "cancelled", "canceled"];
+
 /// What one data payload carried.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Delta {
-    /// Non-empty answer text arrived (content, or `text` for completions).
+    /// Non-empty answer text arrived (content, or `text` for completions), or a tool call's
+    /// name or arguments.
     pub content: bool,
     /// Non-empty `reasoning_content` / `reasoning` arrived: output too, but kept apart.
     pub reasoning: bool,
-    pub finished: bool,
+    /// A choice carried `"content": ""` (or `"text": ""`) with no finish reason and no role:
+    /// llama.cpp sends this for a token whose bytes are an incomplete UTF-8 character, so it is
+    /// a token whose text comes with a later chunk.
+    pub empty_content: bool,
+    pub finish: Option<Finish>,
     pub usage: Option<Usage>,
+}
+
+impl Finish {
+    pub fn is_normal(&self) -> bool {
+        !matches!(self, Finish::Aborted(_))
+    }
 }
 
 impl Delta {
@@ -118,11 +148,15 @@ struct RawChoice<'a> {
 #[derive(Deserialize)]
 struct RawDelta<'a> {
     #[serde(default, borrow)]
+    role: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     reasoning: Option<Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]
@@ -171,23 +205,56 @@ pub fn interpret(event_type: Option<&str>, data: &str, text: Option<&mut String>
     let mut text = text;
     for choice in &choices {
         let content = choice.delta.as_ref().and_then(|d| d.content.as_deref()).or(choice.text.as_deref());
-        if let Some(content) = content.filter(|c| !c.is_empty()) {
-            delta.content = true;
-            if let Some(text) = text.as_deref_mut() {
-                text.push_str(content);
+        let finish_reason = choice.finish_reason.as_deref().filter(|r| !r.is_empty());
+        match content {
+            Some("") => {
+                let role = choice.delta.as_ref().is_some_and(|d| d.role.is_some());
+                if !role && finish_reason.is_none() {
+                    delta.empty_content = true;
+                }
             }
+            Some(content) => {
+                delta.content = true;
+                if let Some(text) = text.as_deref_mut() {
+                    text.push_str(content);
+                }
+            }
+            None => {}
         }
         if let Some(d) = &choice.delta {
             let reasoning = d.reasoning_content.as_deref().or(d.reasoning.as_deref());
             if reasoning.is_some_and(|r| !r.is_empty()) {
                 delta.reasoning = true;
             }
+            if d.tool_calls.as_deref().is_some_and(|calls| calls.iter().any(tool_call_has_output)) {
+                delta.content = true;
+            }
         }
-        if choice.finish_reason.is_some() {
-            delta.finished = true;
+        if let Some(reason) = finish_reason {
+            let lower = reason.to_ascii_lowercase();
+            let finish = if ABORT_REASONS.contains(&lower.as_str()) {
+                Finish::Aborted(if is_identifier(reason) { reason.to_string() } else { "abort".into() })
+            } else if lower == "length" {
+                Finish::Length
+            } else {
+                Finish::Normal
+            };
+            // One aborted choice makes the whole answer incomplete.
+            if !matches!(delta.finish, Some(Finish::Aborted(_))) {
+                delta.finish = Some(finish);
+            }
         }
     }
+    if delta.is_output() {
+        delta.empty_content = false;
+    }
     Payload::Chunk(delta)
+}
+
+/// A tool-call delta carries generated tokens when it has a non-empty function name or arguments.
+fn tool_call_has_output(call: &Value) -> bool {
+    let function = &call["function"];
+    ["name", "arguments"].iter().any(|k| function[k].as_str().is_some_and(|s| !s.is_empty()))
 }
 
 impl From<RawUsage> for Usage {
@@ -266,9 +333,43 @@ mod tests {
     }
 
     #[test]
-    fn finish_reason_is_seen() {
-        assert!(chunk(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#).finished);
-        assert!(!chunk(r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}"#).finished);
+    fn finish_reason_is_seen_and_aborts_are_told_apart() {
+        assert_eq!(chunk(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).finish, Some(Finish::Length));
+        for normal in ["stop", "tool_calls", "function_call", "content_filter", "eos_token", "stop_sequence", "repetition"] {
+            let d = chunk(&format!(r#"{{"choices":[{{"delta":{{}},"finish_reason":"{normal}"}}]}}"#));
+            assert_eq!(d.finish, Some(Finish::Normal), "{normal}");
+        }
+        for abort in ["abort", "error", "cancelled", "ABORT"] {
+            let d = chunk(&format!(r#"{{"choices":[{{"delta":{{}},"finish_reason":"{abort}"}}]}}"#));
+            assert_eq!(d.finish, Some(Finish::Aborted(abort.into())), "{abort}");
+        }
+        assert_eq!(chunk(r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}"#).finish, None);
+        assert_eq!(chunk(r#"{"choices":[{"delta":{},"finish_reason":""}]}"#).finish, None, "an empty reason is no reason");
+        // SGLang's abort: finish_reason "abort" (its FINISH_ABORT) is a failure however it is cased.
+        let two = chunk(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"abort"},{"index":1,"delta":{},"finish_reason":"stop"}]}"#);
+        assert_eq!(two.finish, Some(Finish::Aborted("abort".into())), "one aborted choice spoils the answer");
+    }
+
+    #[test]
+    fn empty_content_chunks_are_told_apart_from_role_and_final_chunks() {
+        // llama.cpp: a byte token of an incomplete UTF-8 character streams as "".
+        assert!(chunk(r#"{"choices":[{"delta":{"content":""},"finish_reason":null}]}"#).empty_content);
+        assert!(chunk(r#"{"choices":[{"text":"","finish_reason":null}]}"#).empty_content);
+        // The role chunk, the final chunk and a content chunk are not.
+        assert!(!chunk(r#"{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#).empty_content);
+        assert!(!chunk(r#"{"choices":[{"delta":{"content":""},"finish_reason":"stop"}]}"#).empty_content);
+        assert!(!chunk(r#"{"choices":[{"delta":{"content":"a"}}]}"#).empty_content);
+        assert!(!chunk(r#"{"choices":[{"delta":{}}]}"#).empty_content);
+        assert!(!chunk(r#"{"choices":[{"delta":{"content":"","reasoning_content":"x"}}]}"#).empty_content);
+    }
+
+    #[test]
+    fn tool_call_deltas_are_output() {
+        let d = chunk(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\""}}]}}]}"#);
+        assert!(d.is_output());
+        let named = chunk(r#"{"choices":[{"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}"#);
+        assert!(named.is_output());
+        assert!(!chunk(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":""}}]}}]}"#).is_output());
     }
 
     #[test]

@@ -67,13 +67,11 @@ pub fn run(args: ProbeArgs) -> Result<(), String> {
         },
         ..Header::default()
     };
+    // Both keys are always written, as docs/trace-format.md promises: 0 GPUs when telemetry is
+    // unsupported, `null` reachability when no --base-url was given.
     let mut probe = Map::new();
-    if let Some(gpus) = gpus {
-        probe.insert("gpus".into(), json!(gpus));
-    }
-    if let Some(ok) = endpoint {
-        probe.insert("endpoint_reachable".into(), json!(ok));
-    }
+    probe.insert("gpus".into(), json!(gpus.unwrap_or(0)));
+    probe.insert("endpoint_reachable".into(), json!(endpoint));
     let mut extra = Map::new();
     extra.insert("probe".into(), serde_json::Value::Object(probe));
     writer.header(&write::header_line_with(&header, &extra))?;

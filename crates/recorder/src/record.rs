@@ -16,7 +16,17 @@ use crate::openai::Api;
 use crate::prompts::PromptSet;
 use crate::schedule::Arrival;
 
+/// Exit status when every measured attempt failed (the trace is still written).
+pub const EXIT_ALL_FAILED: u8 = 3;
+/// Exit status when stopped by Ctrl-C or SIGTERM (every finished attempt is kept), as a shell
+/// reports a command ended by SIGINT: 128 + 2.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
 #[derive(Args, Debug)]
+#[command(after_help = "Exit status: 0 when the run finished and at least one measured attempt succeeded; \
+3 when every measured attempt failed (the trace is written all the same); 130 when stopped by \
+Ctrl-C or SIGTERM (finished attempts are kept, in-flight ones recorded as cancelled); 1 when the \
+run could not start or the trace could not be written; 2 for a command-line mistake.")]
 pub struct RecordArgs {
     /// The endpoint's OpenAI-compatible base URL, including `/v1`, e.g. http://localhost:8000/v1.
     /// Used only to send requests: it is never written to the trace or printed.
@@ -227,7 +237,9 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     })
 }
 
-pub fn run(args: RecordArgs) -> Result<(), String> {
+/// Runs `tracelab record`; `Ok` holds the exit status (0, [`EXIT_ALL_FAILED`] or
+/// [`EXIT_INTERRUPTED`]).
+pub fn run(args: RecordArgs) -> Result<u8, String> {
     let plan = plan(&args)?;
     let key = api_key(&args.api_key_env)?;
     let output = plan.output.clone();
@@ -249,7 +261,18 @@ pub fn run(args: RecordArgs) -> Result<(), String> {
     if !args.quiet {
         summarise(&output, &recorded, &args.api_key_env)?;
     }
-    Ok(())
+    Ok(exit_status(&recorded))
+}
+
+/// Stopped by a signal beats everything; then a run whose measured attempts all failed.
+fn exit_status(recorded: &Recorded) -> u8 {
+    if recorded.interrupted {
+        EXIT_INTERRUPTED
+    } else if recorded.measured_successes == 0 && recorded.measured_failures > 0 {
+        EXIT_ALL_FAILED
+    } else {
+        0
+    }
 }
 
 /// The end-of-run summary, computed by the core from the file as written — the same numbers
@@ -264,10 +287,20 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
     let v = |f: &tracelab_core::Figure| format::value(f, Lang::En);
     let state = if recorded.interrupted { "stopped early (Ctrl-C or SIGTERM)" } else { "complete" };
     println!(
-        "Recorded {} attempts to {name} — {state}; {} warm-up excluded",
-        recorded.written.attempts, m.warmup_excluded
+        "Recorded {} to {name} — {state}; {} warm-up excluded",
+        format::count(recorded.written.attempts as usize, "attempt", "attempts"),
+        m.warmup_excluded
     );
-    println!("  TTFT  P50 {:<10} P95 {:<10} (successes, n = {})", v(&m.ttft_p50), v(&m.ttft_p95), m.ttft_p50.n.unwrap_or(0));
+    let no_token = match m.successes_without_token {
+        0 => String::new(),
+        n => format!("; {} without any output token", format::count(n, "success", "successes")),
+    };
+    println!(
+        "  TTFT  P50 {:<10} P95 {:<10} (successes, n = {}{no_token})",
+        v(&m.ttft_p50),
+        v(&m.ttft_p95),
+        m.ttft_p50.n.unwrap_or(0)
+    );
     println!("  E2E   P50 {:<10} P95 {}", v(&m.e2e_p50), v(&m.e2e_tail));
     let failures: Vec<String> = m.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
     let failures = if failures.is_empty() { String::new() } else { format!(": {}", failures.join(", ")) };
@@ -280,6 +313,22 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
     println!("  Full metric card: tracelab report {name}");
     if let Some(hint) = hint(&m, key_env, &trace.attempts) {
         eprintln!("hint: {hint}");
+    }
+    let interrupted = trace
+        .attempts
+        .iter()
+        .filter(|a| a.detail.as_deref().is_some_and(|d| d.starts_with("[DONE] without a finish_reason")))
+        .count();
+    if interrupted > 0 {
+        eprintln!(
+            "hint: {} ended with [DONE] but no finish_reason (recorded as stream_broken). llama-cpp-python's \
+             server cuts a running stream off this way when another request arrives, unless it runs with \
+             --interrupt_requests False",
+            format::count(interrupted, "attempt", "attempts")
+        );
+    }
+    if recorded.measured_successes == 0 && recorded.measured_failures > 0 && !recorded.interrupted {
+        eprintln!("tracelab: every measured attempt failed (exit status {EXIT_ALL_FAILED}); the trace keeps them all");
     }
     Ok(())
 }

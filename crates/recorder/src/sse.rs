@@ -18,6 +18,9 @@ pub enum SseError {
     NotUtf8,
     /// A single line longer than [`MAX_LINE_BYTES`]: a runaway or non-SSE body.
     LineTooLong,
+    /// `data:` lines adding up to more than [`MAX_EVENT_BYTES`] with no blank line to end the
+    /// event: memory would otherwise grow for as long as the server keeps sending.
+    EventTooLong,
 }
 
 impl SseError {
@@ -26,12 +29,16 @@ impl SseError {
         match self {
             SseError::NotUtf8 => "malformed SSE: not UTF-8",
             SseError::LineTooLong => "malformed SSE: a line over 16 MiB",
+            SseError::EventTooLong => "malformed SSE: data lines over 16 MiB without a blank line to end the event",
         }
     }
 }
 
 /// The longest line accepted; a chat chunk is a few hundred bytes.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most data one event may gather over several `data:` lines before its blank line.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, Default)]
 pub struct SseDecoder {
@@ -119,6 +126,9 @@ impl SseDecoder {
         };
         match field {
             "data" => {
+                if self.data.len() + value.len() + 1 > MAX_EVENT_BYTES {
+                    return Err(SseError::EventTooLong);
+                }
                 self.data.push_str(value);
                 self.data.push('\n');
                 self.has_data = true;
@@ -214,6 +224,24 @@ mod tests {
     fn invalid_utf8_is_an_error() {
         let mut d = SseDecoder::new();
         assert_eq!(d.feed(b"data: \xff\xfe\n\n", &mut Vec::new()), Err(SseError::NotUtf8));
+    }
+
+    #[test]
+    fn data_lines_that_never_end_an_event_are_capped() {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        let line = format!("data: {}\n", "x".repeat(64 * 1024));
+        let mut fed = 0;
+        let err = loop {
+            match d.feed(line.as_bytes(), &mut out) {
+                Ok(()) => fed += line.len(),
+                Err(e) => break e,
+            }
+            assert!(fed <= MAX_EVENT_BYTES + line.len(), "never stopped");
+        };
+        assert_eq!(err, SseError::EventTooLong);
+        assert!(out.is_empty());
+        assert!(d.data.capacity() <= 2 * MAX_EVENT_BYTES, "what is held stays bounded");
     }
 
     #[test]

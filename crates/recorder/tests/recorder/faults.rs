@@ -5,7 +5,7 @@ use std::time::Duration;
 use tracelab_core::{Outcome, Phase, Quality};
 
 use crate::server::{refused_addr, Script, ScriptedServer, Step};
-use crate::{by_id, load, prompts, run, temp_dir, tracelab};
+use crate::{by_id, load, prompts, record_once, run, temp_dir, tracelab};
 
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -90,18 +90,7 @@ const ALL: [&str; 17] = [
 
 fn record_faults(name: &str) -> (ScriptedServer, tracelab_core::Trace) {
     let server = ScriptedServer::start(script);
-    let dir = temp_dir(name);
-    let prompts = prompts(&dir, &ALL);
-    let out = dir.join("trace.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "scripted", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
-        .args(["--concurrency", "17", "--first-token-timeout", "0.5", "--timeout", "1.5"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let (output, out) = record_once(name, &server, &ALL, &["--concurrency", "17", "--first-token-timeout", "0.5", "--timeout", "1.5"]);
     assert!(output.status.success());
     (server, load(&out))
 }
@@ -139,7 +128,7 @@ fn every_fault_yields_its_outcome_and_nothing_is_lost() {
 
     let no_usage = by_id(&trace, "no-usage.r1");
     assert_eq!(no_usage.outcome, Outcome::Success);
-    assert_eq!((no_usage.output_tokens, no_usage.tokens_from_usage), (None, false));
+    assert_eq!((no_usage.output_tokens, no_usage.tokens_from_usage), (Some(4), false), "counted, one token a chunk");
     assert!(no_usage.event_tokens_estimated);
 
     for id in ["crlf-split.r1", "coalesced.r1"] {
@@ -202,17 +191,7 @@ fn every_fault_yields_its_outcome_and_nothing_is_lost() {
 #[test]
 fn reasoning_events_are_marked_in_the_trace() {
     let server = ScriptedServer::start(script);
-    let dir = temp_dir("reasoning");
-    let prompts = prompts(&dir, &["reasoning"]);
-    let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--quiet"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let (output, out) = record_once("reasoning", &server, &["reasoning"], &["--quiet"]);
     assert!(output.status.success());
     let text = std::fs::read_to_string(&out).unwrap();
     let attempt: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
@@ -230,7 +209,7 @@ fn connection_refused_is_a_connect_error() {
         .arg(format!("http://{}/v1", refused_addr()))
         .arg("--output")
         .arg(&out));
-    assert!(output.status.success(), "failures are recorded, not fatal");
+    assert_eq!(output.status.code(), Some(3), "every measured attempt failed: exit 3, the trace written all the same");
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), 3, "the three baseline prompts");
     for a in &trace.attempts {
@@ -240,6 +219,13 @@ fn connection_refused_is_a_connect_error() {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("is the server running"), "{stderr}");
+    assert!(stderr.contains("every measured attempt failed (exit status 3)"), "{stderr}");
+    // No server answered: the summary must not blame the server's usage report.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains("reported no usage"), "{stdout}");
+    assert!(stdout.contains("no complete successes"), "{stdout}");
+    let card = run(tracelab().arg("report").arg(&out));
+    assert!(!String::from_utf8_lossy(&card.stdout).contains("reported no usage"));
 }
 
 #[test]

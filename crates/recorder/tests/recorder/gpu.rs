@@ -137,4 +137,18 @@ fn probe_writes_a_header_only_scan_without_requests_or_secrets() {
     let header: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&refused).unwrap()).unwrap();
     assert_eq!(header["probe"]["endpoint_reachable"], false);
     assert_eq!(header["capabilities"]["gpu_telemetry"], "unsupported");
+    assert_eq!(header["probe"]["gpus"], 0, "no telemetry: 0 GPUs, as the format doc promises");
+
+    // Without --base-url reachability is unknown: null, never left out.
+    let bare = dir.join("bare.jsonl");
+    let output = run(tracelab().args(["probe", "--gpu", "off", "--quiet", "--output"]).arg(&bare));
+    assert!(output.status.success());
+    let header: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&bare).unwrap()).unwrap();
+    assert_eq!(header["probe"], serde_json::json!({"gpus": 0, "endpoint_reachable": null}));
+
+    // Its metric card says no request was sent, never that "the server reported no usage".
+    let report = run(tracelab().arg("report").arg(&bare));
+    assert!(report.status.success());
+    let card = String::from_utf8_lossy(&report.stdout);
+    assert!(!card.contains("reported no usage"), "{card}");
 }

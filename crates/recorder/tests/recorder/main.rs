@@ -6,12 +6,14 @@ mod server;
 
 mod cli;
 mod compare;
+mod conformance;
 mod connection;
 mod faults;
 mod gpu;
 mod llama;
 mod privacy;
 mod signals;
+mod stream;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -44,6 +46,24 @@ pub fn tracelab() -> Command {
         cmd.env_remove(var);
     }
     cmd
+}
+
+/// Records each prompt in `ids` once (model "m", no warm-up, no GPU) from `server` into a fresh
+/// directory `name`; `extra` adds pacing and timeouts. Returns the output and the trace's path.
+pub fn record_once(name: &str, server: &server::ScriptedServer, ids: &[&str], extra: &[&str]) -> (Output, PathBuf) {
+    let dir = temp_dir(name);
+    let prompts = prompts(&dir, ids);
+    let out = dir.join("t.jsonl");
+    let output = run(tracelab()
+        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
+        .args(extra)
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--output")
+        .arg(&out));
+    (output, out)
 }
 
 pub fn run(cmd: &mut Command) -> Output {

@@ -63,7 +63,7 @@ fn no_key_url_or_response_text_leaks() {
         .arg(&out)
         .env("OPENAI_API_KEY", KEY)
         .env("TRACELAB_BASE_URL", format!("http://{}/v1?tenant={URL_MARK}", refused_addr())));
-    assert!(output.status.success());
+    assert_eq!(output.status.code(), Some(3), "every attempt failed");
     assert_clean("the refused trace", &std::fs::read(&out).unwrap());
     assert_clean("stdout (refused)", &output.stdout);
     assert_clean("stderr (refused)", &output.stderr);

@@ -30,7 +30,15 @@ pub enum Step {
     /// A content event carrying `text` (the tokens the usage will count are up to the script).
     Token(String),
     Reasoning(String),
+    /// A chunk whose content is `""` (llama.cpp's byte token of an incomplete UTF-8 character).
+    Empty,
     Finish,
+    /// A final chunk with this finish reason (`length`, `abort`, …).
+    FinishWith(String),
+    /// `events` content events as fast as the connection takes them, `per_frame` to a frame.
+    Flood { events: u32, per_frame: u32 },
+    /// `data:` lines of 64 KiB with no blank line ever, until the client goes away.
+    EndlessData,
     /// The usage chunk with empty `choices`.
     Usage { prompt: u32, completion: u32 },
     Done,
@@ -55,11 +63,13 @@ pub struct Script {
     pub coalesce: bool,
     /// Every event is sent as two frames this far apart (an event split across reads).
     pub split: Option<Duration>,
+    /// Response headers set after the defaults (a `content-type` here replaces the default).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Script {
     pub fn new(steps: Vec<Step>) -> Script {
-        Script { status: 200, head_delay: Duration::ZERO, steps, crlf: false, coalesce: false, split: None }
+        Script { status: 200, head_delay: Duration::ZERO, steps, crlf: false, coalesce: false, split: None, headers: vec![] }
     }
 
     /// A well-behaved stream: role chunk, `n` tokens (`ttft`, then `itl` apart), finish, usage, [DONE].
@@ -237,9 +247,15 @@ async fn handle<F: Fn(&str) -> Script>(
         tokio::time::sleep(script.head_delay).await;
     }
     let status = script.status;
+    let headers = script.headers.clone();
     tokio::spawn(play(script, chat, tx));
     let content_type = if status == 200 { "text/event-stream" } else { "application/json" };
-    Ok(Response::builder().status(status).header("content-type", content_type).body(body).unwrap())
+    let mut response = Response::builder().status(status).header("content-type", content_type).body(body).unwrap();
+    for (name, value) in headers {
+        let name = hyper::header::HeaderName::from_bytes(name.as_bytes()).unwrap();
+        response.headers_mut().insert(name, value.parse().unwrap());
+    }
+    Ok(response)
 }
 
 fn event(json: &serde_json::Value, eol: &str) -> String {
@@ -259,7 +275,9 @@ fn render(step: &Step, chat: bool, eol: &str) -> (String, u32) {
         Step::Role => (event(&choice(json!({"role": "assistant", "content": ""}), "", None), eol), 0),
         Step::Token(t) => (event(&choice(json!({"content": t}), t, None), eol), 1),
         Step::Reasoning(t) => (event(&choice(json!({"reasoning_content": t, "content": null}), t, None), eol), 1),
+        Step::Empty => (event(&choice(json!({"content": ""}), "", None), eol), 0),
         Step::Finish => (event(&choice(json!({}), "", Some("stop")), eol), 0),
+        Step::FinishWith(reason) => (event(&choice(json!({}), "", Some(reason)), eol), 0),
         Step::Usage { prompt, completion } => (
             event(&json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}), eol),
             0,
@@ -267,7 +285,7 @@ fn render(step: &Step, chat: bool, eol: &str) -> (String, u32) {
         Step::Done => (format!("data: [DONE]{eol}{eol}"), 0),
         Step::Comment => (format!(": keep-alive{eol}{eol}"), 0),
         Step::Raw(s) => (s.replace('\n', eol), 0),
-        Step::Sleep(_) | Step::Abort | Step::Hang => (String::new(), 0),
+        Step::Sleep(_) | Step::Abort | Step::Hang | Step::Flood { .. } | Step::EndlessData => (String::new(), 0),
     }
 }
 
@@ -312,6 +330,28 @@ async fn play(script: Script, chat: bool, tx: mpsc::Sender<Item>) {
             Step::Hang => {
                 let _ = send(&tx, &mut pending, &mut pending_tokens, script.split).await;
                 tx.closed().await;
+                return;
+            }
+            Step::Flood { events, per_frame } => {
+                if !send(&tx, &mut pending, &mut pending_tokens, script.split).await {
+                    return;
+                }
+                let one = render(&Step::Token("t".into()), chat, eol).0;
+                let mut left = *events;
+                while left > 0 {
+                    let n = left.min((*per_frame).max(1));
+                    left -= n;
+                    if tx.send(Item::Data(Bytes::from(one.repeat(n as usize)), n)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Step::EndlessData => {
+                if !send(&tx, &mut pending, &mut pending_tokens, script.split).await {
+                    return;
+                }
+                let line = Bytes::from(format!("data: {}{eol}", "x".repeat(64 * 1024)));
+                while tx.send(Item::Data(line.clone(), 0)).await.is_ok() {}
                 return;
             }
             step => {

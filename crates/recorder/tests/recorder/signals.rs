@@ -71,7 +71,7 @@ fn sigint_cancels_in_flight_attempts_and_writes_the_footer() {
     signal(&child, libc::SIGINT);
     let output = child.wait_with_output().unwrap();
     let took = sent.elapsed();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(130), "stopped by Ctrl-C exits 130, as shells do: {}", String::from_utf8_lossy(&output.stderr));
     assert!(took < Duration::from_secs(10), "stopped in {took:?}");
     let trace = load(&out);
     let footer = trace.footer.expect("a footer after Ctrl-C");
@@ -88,6 +88,18 @@ fn sigint_cancels_in_flight_attempts_and_writes_the_footer() {
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("stopped early"), "{stdout}");
+}
+
+#[test]
+fn sigterm_is_a_stop_too_and_exits_130() {
+    let (server, child, out) = start("sigterm");
+    settle(&server, &out);
+    signal(&child, libc::SIGTERM);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), server.request_count(), "every finished attempt is kept");
+    assert!(!trace.footer.expect("a footer after SIGTERM").finished_cleanly);
 }
 
 #[test]
@@ -125,7 +137,7 @@ fn sigint_stops_an_open_loop_schedule_at_once() {
     signal(&child, libc::SIGINT);
     let at_signal = server.request_count();
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
+    assert_eq!(output.status.code(), Some(130));
     let trace = load(&out);
     assert!(server.request_count() <= at_signal + 1, "no request is sent after Ctrl-C");
     assert_eq!(trace.attempts.len(), server.request_count());
