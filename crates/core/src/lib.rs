@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod parse;
 pub mod percentile;
 pub mod settings;
+pub mod simulate;
 pub mod tally;
 pub mod text;
 pub mod trace;
