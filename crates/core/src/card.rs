@@ -131,6 +131,9 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
     line(head.attempts);
     line(head.settings);
     line(head.trace);
+    if let Some(simulation) = &trace.header.simulation {
+        line(simulation.describe(lang));
+    }
     line(String::new());
     let figures = figures(metrics);
     let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);

@@ -9,6 +9,7 @@ mod export;
 mod import;
 mod report;
 mod settings_args;
+mod simulate;
 
 #[derive(Parser)]
 #[command(name = "tracelab", version, about = "Record LLM-serving traces and account for their latency honestly")]
@@ -29,6 +30,9 @@ enum Command {
     Import(import::ImportArgs),
     /// Export a trace as CSV, a Markdown/JSON metric card, or Perfetto trace-event JSON.
     Export(export::ExportArgs),
+    /// Simulate a server with fixed slots under a closed or open loop (with an optional stall)
+    /// and write the result as a trace marked as simulated.
+    Simulate(simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
         Command::Probe(args) => tracelab_recorder::probe::run(args),
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
+        Command::Simulate(args) => simulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -150,7 +150,8 @@ fn to_trace(p: &Params, jobs: &[Job]) -> Trace {
         },
         // Simulated attempts are a workload's record, but no inference endpoint was measured.
         capabilities: Capabilities { workload_executed: true, inference_benchmark: false, gpu_telemetry: GPU_UNSUPPORTED.into() },
-        window: (last_end > 0.0).then_some(Window { start_ms: 0.0, length_s: last_end }),
+        // To the millisecond above the last end, so the window holds every attempt and reads cleanly.
+        window: (last_end > 0.0).then(|| Window { start_ms: 0.0, length_s: (last_end * 1000.0).ceil() / 1000.0 }),
         defaults: empirical.and_then(|e| e.defaults.clone()),
         simulation: Some(Simulation::of(p)),
         ..Header::default()
