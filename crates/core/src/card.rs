@@ -134,6 +134,10 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
     if let Some(simulation) = &trace.header.simulation {
         line(simulation.describe(lang));
     }
+    if let Some(lag) = crate::lag::client_lag(trace) {
+        lag.card_lines(lang).into_iter().for_each(&mut line);
+    }
+    line(crate::gpu_beside::gpu_beside(trace, settings).card_line(settings, lang));
     line(String::new());
     let figures = figures(metrics);
     let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
