@@ -226,3 +226,37 @@ fn a_slow_attempt_is_judged_by_the_threshold_the_timeout_and_the_tail() {
     assert_eq!((fast.attempts, fast.with_samples, fast.util_pct), (2, 1, Some(20.0)));
     assert_eq!(attempts.iter().find(|a| a.id == "blink").unwrap().util_pct, None);
 }
+
+#[test]
+fn the_lessons_refuting_rows_are_the_cores() {
+    // Lesson 4's "which rows refute 'busy, so fast'": an option is right exactly when the core
+    // calls that attempt slow and the GPU samples inside it average 95 % or more; its text quotes
+    // the attempt's start, TTFT (or timeout) and utilisation as the core computes them.
+    let course: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../lessons/course.json")).unwrap()).unwrap();
+    let exercise = course["lessons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| l["exercises"].as_array().unwrap())
+        .find(|e| e["id"] == "gpu-busy-rows")
+        .expect("exercise gpu-busy-rows");
+    assert_eq!(exercise["multiple"], true);
+    let (trace, settings) = load(&std::fs::read_to_string(SAMPLE).unwrap());
+    let GpuBeside::Measured { attempts, .. } = gpu_beside(&trace, &settings) else { panic!() };
+    for option in exercise["options"].as_array().unwrap() {
+        let id = option["id"].as_str().unwrap();
+        let a = attempts.iter().find(|a| a.id == id).unwrap_or_else(|| panic!("{id} is not in the sample"));
+        let util = a.util_pct.unwrap();
+        let refutes = a.slow && util >= 95.0;
+        assert_eq!(option["correct"].as_bool(), Some(refutes), "{id}: slow {}, {util:.1} %", a.slow);
+        let text = option["text"]["en"].as_str().unwrap();
+        let attempt = &trace.attempts[a.index];
+        assert!(text.contains(&format!("started at {:.1} s", a.start_ms / 1000.0)), "{text}");
+        assert!(text.contains(&format!("GPU {} %", util.round())), "{text}");
+        match attempt.ttft_ms {
+            Some(t) => assert!(text.contains(&format!("TTFT {:.3} s", t / 1000.0)), "{text}"),
+            None => assert!(text.contains("timeout before first token"), "{text}"),
+        }
+    }
+}

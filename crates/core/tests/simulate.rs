@@ -285,3 +285,33 @@ fn bad_parameters_name_the_flag() {
         assert_eq!(simulate(&p).unwrap_err().field, field);
     }
 }
+
+/// The stall demonstration of lesson 4, as two samples: the same server (8 slots, exponential
+/// service of mean 1 s, a 20 s stall 60 s in) under 16 closed-loop clients thinking 4 s, and
+/// under a Poisson open loop at 3.2/s (what those clients reach without the stall).
+fn stall_samples() -> [(&'static str, Params); 2] {
+    let closed = Params {
+        slots: 8,
+        service: Service::Exponential { mean_s: 1.0 },
+        first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
+        load: Load::Closed { clients: 16, think_s: 4.0 },
+        requests: 600,
+        seed: 11,
+        stall: Some(Stall { at_s: 60.0, for_s: 20.0 }),
+    };
+    let open = Params { load: Load::Open { rate_per_s: 3.2, arrival: ArrivalName::Poisson, burstiness: 1.0 }, ..closed.clone() };
+    [("sim-stall-closed.jsonl", closed), ("sim-stall-open.jsonl", open)]
+}
+
+#[test]
+fn the_stall_samples_are_what_the_simulation_writes() {
+    for (name, params) in stall_samples() {
+        let path = format!("{}/../../public/samples/{name}", env!("CARGO_MANIFEST_DIR"));
+        let generated = write::to_jsonl(&simulate(&params).unwrap());
+        if std::env::var_os("TRACELAB_BLESS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (TRACELAB_BLESS=1 writes it)"));
+        assert!(on_disk == generated, "{name} differs from the simulation; rerun with TRACELAB_BLESS=1 and review the diff");
+    }
+}
