@@ -224,11 +224,18 @@ fn ensure_chromium() -> Result {
     Ok(())
 }
 
-/// Builds the lessons page (its own bundle) into `.build/lessons`, which the lab's build copies
-/// to `dist/lessons/`.
+/// Builds the lessons page and the load-model page (each its own bundle) into `.build/lessons`
+/// and `.build/load-model`, which the lab's build copies to `dist/lessons/` and `dist/load-model/`.
 fn build_lessons(release: bool) -> Result {
     let mut cmd = trunk_command();
     cmd.args(["build", "lessons.html", "--dist", ".build/lessons", "--public-url", "/lessons/"]);
+    if release {
+        cmd.args(["--release", "true"]);
+    }
+    run(&mut cmd)?;
+    // The load-model page is its own bundle too, copied to `dist/load-model/`.
+    let mut cmd = trunk_command();
+    cmd.args(["build", "loadmodel.html", "--dist", ".build/load-model", "--public-url", "/load-model/"]);
     if release {
         cmd.args(["--release", "true"]);
     }

@@ -107,3 +107,30 @@ pub fn compare_loads(closed: &Params, arrival: Arrival, burstiness: f64) -> Resu
         open: open_trace,
     })
 }
+
+/// Counts of `values` in `bins` equal bins over `[0, max)`; a value at or above `max` goes in the
+/// last bin, so two runs drawn on one scale keep every request.
+pub fn histogram(values: &[f64], bins: usize, max: f64) -> Vec<u32> {
+    let mut counts = vec![0u32; bins];
+    if bins == 0 || !(max > 0.0) {
+        return counts;
+    }
+    for &v in values {
+        let i = ((v / max) * bins as f64).floor();
+        let i = if i.is_finite() && i > 0.0 { (i as usize).min(bins - 1) } else { 0 };
+        counts[i] += 1;
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_keeps_every_value() {
+        assert_eq!(histogram(&[0.0, 0.5, 0.99, 1.0, 3.0, 10.0], 4, 4.0), [3, 1, 0, 2]);
+        assert_eq!(histogram(&[1.0], 0, 4.0), Vec::<u32>::new());
+        assert_eq!(histogram(&[1.0], 2, 0.0), [0, 0]);
+    }
+}

@@ -19,7 +19,7 @@ use crate::trace::{HeaderDefaults, Phase, Quality, StreamEvent, Trace};
 
 pub use arrival::{Arrival, Schedule};
 pub use engine::simulate;
-pub use load::{compare_loads, in_flight, summarize, LoadComparison, LoadSummary, SUMMARY_METHOD};
+pub use load::{compare_loads, histogram, in_flight, summarize, LoadComparison, LoadSummary, SUMMARY_METHOD};
 pub use rng::Rng;
 
 /// More requests than this are refused: the lab simulates in the page.
