@@ -20,14 +20,18 @@ fn query(key: &str) -> Option<String> {
 #[component]
 fn Field(id: &'static str, label: Signal<&'static str>, value: RwSignal<f64>, min: f64, #[prop(default = "1")] step: &'static str) -> impl IntoView {
     let invalid = RwSignal::new(false);
+    let accept = move |raw: String| match raw.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= min => {
+            invalid.set(false);
+            value.set(v)
+        }
+        _ => invalid.set(true),
+    };
     view! {
         <label for=id>{label}</label>
         <input id=id data-testid=id type="number" step=step min=min.to_string() prop:value=move || value.get().to_string()
             aria-invalid=move || invalid.get().to_string()
-            on:input=move |e| match event_target_value(&e).trim().parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= min => { invalid.set(false); value.set(v) }
-                _ => invalid.set(true),
-            } />
+            on:input=move |e| accept(event_target_value(&e)) />
     }
 }
 
@@ -55,7 +59,7 @@ pub fn App() -> impl IntoView {
     let seed = RwSignal::new(11.0);
     let stall_on = RwSignal::new(query("stall").as_deref() != Some("0"));
     let stall_at = RwSignal::new(60.0);
-    let stall_for = RwSignal::new(20.0);
+    let stall_for = RwSignal::new(20.0_f64);
 
     let comparison: Memo<Result<LoadComparison, SimulateError>> = Memo::new(move |_| {
         let params = Params {
