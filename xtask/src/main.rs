@@ -291,7 +291,7 @@ fn test(rest: &[String]) -> Result {
     let (chrome, driver) = chromium_paths();
     // The lab in headless Chromium, against the release bundle just built.
     run(Command::new(cargo())
-        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--", "--ignored", "--test-threads=1"])
+        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--test", "loadmodel", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_DIST", root().join("dist"))
         .env("CHROME", chrome)
         .env("CHROMEDRIVER", driver)
