@@ -379,6 +379,12 @@ fn draw_run(
             .y_desc("%")
             .axis_desc_style(font(11.0, dpr))
             .draw()?;
+        // The selected attempt's interval across the GPU lanes: what the GPU did while it ran.
+        if let Some(a) = attempts.get(selected).filter(|a| a.start_ms.is_some()) {
+            let s = a.start_ms.unwrap_or(0.0) / 1000.0;
+            let e = (end_of(a) / 1000.0).max(s + (t_end / 1000.0) * 0.004);
+            gpu.draw_series(std::iter::once(Rectangle::new([(s, 0.0), (e, 100.0)], INK.mix(0.15).filled())))?;
+        }
         let mut gpus: Vec<u32> = trace.gpu.iter().map(|g| g.gpu).collect();
         gpus.sort_unstable();
         gpus.dedup();

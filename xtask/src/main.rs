@@ -230,27 +230,22 @@ fn ensure_chromium() -> Result {
     Ok(())
 }
 
-/// Builds the lessons page (its own bundle) into `.build/lessons`, which the lab's build copies
-/// to `dist/lessons/`.
-fn build_lessons(release: bool) -> Result {
-    let mut cmd = trunk_command();
-    cmd.args(["build", "lessons.html", "--dist", ".build/lessons", "--public-url", "/lessons/"]);
-    if release {
-        cmd.args(["--release", "true"]);
-    }
-    run(&mut cmd)
-}
+/// The pages with bundles of their own, so the lab's initial download stays small: each is
+/// built by trunk into `.build/NAME` and copied by the lab's build to `dist/NAME/`.
+const PAGES: [(&str, &str); 3] = [("lessons.html", "lessons"), ("compare.html", "compare"), ("loadmodel.html", "load-model")];
 
-/// Builds the pages with their own bundles: lessons, then compare (`.build/compare`, copied to
-/// `dist/compare/`).
 fn build_pages(release: bool) -> Result {
-    build_lessons(release)?;
-    let mut cmd = trunk_command();
-    cmd.args(["build", "compare.html", "--dist", ".build/compare", "--public-url", "/compare/"]);
-    if release {
-        cmd.args(["--release", "true"]);
+    for (html, name) in PAGES {
+        let mut cmd = trunk_command();
+        let dist = format!(".build/{name}");
+        let url = format!("/{name}/");
+        cmd.args(["build", html, "--dist", &dist, "--public-url", &url]);
+        if release {
+            cmd.args(["--release", "true"]);
+        }
+        run(&mut cmd)?;
     }
-    run(&mut cmd)
+    Ok(())
 }
 
 fn serve(rest: &[String]) -> Result {
@@ -361,7 +356,7 @@ fn test(rest: &[String]) -> Result {
     let (chrome, driver) = chromium_paths();
     // The lab in headless Chromium, against the release bundle just built.
     run(Command::new(cargo())
-        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--test", "compare", "--", "--ignored", "--test-threads=1"])
+        .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--test", "compare", "--test", "loadmodel", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_DIST", root().join("dist"))
         .env("CHROME", chrome)
         .env("CHROMEDRIVER", driver)

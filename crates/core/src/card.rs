@@ -137,6 +137,13 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
     line(head.attempts);
     line(head.settings);
     line(head.trace);
+    if let Some(simulation) = &trace.header.simulation {
+        line(simulation.describe(lang));
+    }
+    if let Some(lag) = crate::lag::client_lag(trace) {
+        lag.card_lines(lang).into_iter().for_each(&mut line);
+    }
+    line(crate::gpu_beside::gpu_beside(trace, settings).card_line(settings, lang));
     line(String::new());
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
     let intervals = crate::compare::Intervals::compute(&crate::Index::build(&trace.attempts, settings.population), settings, metrics);

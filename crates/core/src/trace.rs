@@ -95,6 +95,10 @@ pub struct Header {
     /// Where an imported trace came from and how that tool defines its figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// Present on a trace written by the simulation: every parameter and the seed. Such a trace
+    /// was computed, not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<crate::simulate::Simulation>,
 }
 
 impl Default for Header {
@@ -110,6 +114,7 @@ impl Default for Header {
             window_cost: None,
             defaults: None,
             source: None,
+            simulation: None,
         }
     }
 }

@@ -10,6 +10,7 @@ mod export;
 mod import;
 mod report;
 mod settings_args;
+mod simulate;
 
 #[derive(Parser)]
 #[command(name = "tracelab", version, about = "Record LLM-serving traces and account for their latency honestly")]
@@ -32,6 +33,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Compare runs: the baseline contract, each figure's difference with its 95 % interval and a verdict.
     Compare(compare::CompareArgs),
+    /// Simulate a server with fixed slots under a closed or open loop (with an optional stall)
+    /// and write the result as a trace marked as simulated.
+    Simulate(simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
             Ok(false) => Ok(compare::EXIT_CONTRACT_BROKEN),
             Err(e) => Err(e),
         },
+        Command::Simulate(args) => done(simulate::run(args)),
     };
     match result {
         Ok(status) => ExitCode::from(status),

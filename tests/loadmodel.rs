@@ -1,0 +1,57 @@
+//! The load-model page in headless Chromium: the stall demonstration's figures are the core's,
+//! turning the stall off calms the open loop, the language switches, and a screenshot of the
+//! demonstration is kept in target/e2e-screenshots/load-model-stall.png.
+//! Run through `cargo xtask test` (it builds the pages and installs Chromium first).
+
+mod support;
+
+use support::webdriver::Browser;
+use support::{dist, screenshot_path, static_server};
+use tracelab_core::simulate::{compare_loads, Arrival, Load, Params, Service, Stall, DEFAULT_FIRST_TOKEN_SHARE};
+
+/// The page's defaults: the lesson's stall demonstration.
+fn expected(stall: bool) -> (String, String) {
+    let params = Params {
+        slots: 8,
+        service: Service::Exponential { mean_s: 1.0 },
+        first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
+        load: Load::Closed { clients: 16, think_s: 4.0 },
+        requests: 600,
+        seed: 11,
+        stall: stall.then_some(Stall { at_s: 60.0, for_s: 20.0 }),
+    };
+    let c = compare_loads(&params, Arrival::Poisson, 1.0).unwrap();
+    let s = |v: Option<f64>| format!("{:.3} s", v.unwrap());
+    (s(c.closed_summary.p95_s), s(c.open_summary.p95_s))
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_stall_demonstration_shows_the_cores_figures() {
+    let base = static_server::serve(dist());
+    let b = Browser::start(1280, 1000, "en-US");
+    b.goto(&format!("{base}/load-model/"));
+    let (closed, open) = expected(true);
+    assert_eq!(b.wait_text("[data-testid=p95-closed]", |t| t.ends_with(" s")), closed);
+    assert_eq!(b.text_of("[data-testid=p95-open]"), open);
+    let (c, o): (f64, f64) = (closed.trim_end_matches(" s").parse().unwrap(), open.trim_end_matches(" s").parse().unwrap());
+    assert!(c < 5.0 && o > 10.0, "closed {c} s, open {o} s");
+    assert!(b.text_of("[data-testid=matched]").contains("λ = 3."), "{}", b.text_of("[data-testid=matched]"));
+    assert!(b.text_of("[data-testid=cli]").contains("--stall 60:20"));
+    assert_eq!(b.find_all("[data-testid=in-flight] .stall").len(), 1);
+    b.screenshot(&screenshot_path("load-model-stall"));
+
+    // Without the stall the two loads agree much more closely.
+    b.click("[data-testid=stall-on]");
+    let (closed, open) = expected(false);
+    assert_eq!(b.wait_text("[data-testid=p95-open]", |t| *t == open), open);
+    assert_eq!(b.text_of("[data-testid=p95-closed]"), closed);
+    assert!(b.find_all("[data-testid=in-flight] .stall").is_empty());
+
+    // A bad value is refused where it was typed; the last good run stays.
+    b.replace_text("[data-testid=slots]", "0");
+    assert_eq!(b.text_of("[data-testid=p95-open]"), open);
+
+    b.click("[data-testid=lang-switch]");
+    b.wait_text("h1", |t| t.contains("负载模型"));
+}
