@@ -31,6 +31,7 @@ pub fn App() -> impl IntoView {
     let lang = url.lang.or(stored.as_ref().and_then(|s| s.lang)).unwrap_or_else(browser_lang);
     let lab = Lab::new(lang);
     provide_context(lab);
+    crate::embed::expose(lab);
     lab.notice.set(stored_error);
     if let Some(notes) = stored.as_ref().and_then(|s| s.notes.clone()) {
         lab.notes.set(notes);

@@ -9,6 +9,22 @@ use web_sys::UrlSearchParams;
 
 /// Storage key; the version lets a future format ignore old values instead of misreading them.
 pub const STORAGE_KEY: &str = "tracelab.v1.state";
+/// The key of the lab inside the lessons page's frame: lesson steps set its threshold and
+/// denominators, and must never overwrite the settings the learner saved in the lab itself.
+pub const FRAME_STORAGE_KEY: &str = "tracelab.v1.lesson-frame";
+
+/// Whether this lab runs inside another page's frame (the lessons page).
+pub fn in_frame() -> bool {
+    web_sys::window().and_then(|w| w.frame_element().ok().flatten()).is_some()
+}
+
+fn storage_key() -> &'static str {
+    if in_frame() {
+        FRAME_STORAGE_KEY
+    } else {
+        STORAGE_KEY
+    }
+}
 
 /// What a permalink or the stored state asks for.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -84,11 +100,11 @@ fn storage() -> Option<web_sys::Storage> {
 /// (it is then removed so it cannot break the next visit either).
 pub fn read_stored() -> Result<Option<Requested>, String> {
     let Some(store) = storage() else { return Ok(None) };
-    let Ok(Some(raw)) = store.get_item(STORAGE_KEY) else { return Ok(None) };
+    let Ok(Some(raw)) = store.get_item(storage_key()) else { return Ok(None) };
     match parse_stored(&raw) {
         Some(r) => Ok(Some(r)),
         None => {
-            let _ = store.remove_item(STORAGE_KEY);
+            let _ = store.remove_item(storage_key());
             Err(format!("The settings saved in this browser could not be read and were reset ({} bytes).", raw.len()))
         }
     }
@@ -125,5 +141,5 @@ pub fn write_stored(sample: Option<&str>, lang: Lang, settings: &[(&'static str,
         "settings": settings,
         "notes": notes,
     });
-    let _ = store.set_item(STORAGE_KEY, &value.to_string());
+    let _ = store.set_item(storage_key(), &value.to_string());
 }

@@ -77,6 +77,60 @@ fn the_classroom_exercise_row_by_row_then_at_half_a_second() {
     b.screenshot(&screenshot_path("lab-threshold-0.5"));
 }
 
+/// Every headline figure as the lab displays it: its value, and its formula with numerator and
+/// denominator, on the ten-request sample.
+fn assert_lesson_figures(b: &Browser, qualified: &str, joint: &str, goodput: &str, cost: &str) {
+    b.wait_text(QUALIFIED, |t| t == qualified);
+    let card = |key: &str| b.text_of(&format!("[data-testid=metric-{key}]"));
+    let value = |key: &str| b.text_of(&format!("[data-testid=value-{key}]"));
+    let q = card("qualified_count");
+    assert!(q.contains("10 attempts") && q.contains("8 successes"), "{q}");
+    assert_eq!(value("ttft_p50"), "0.5 s");
+    assert!(card("ttft_p50").contains("⌈50·8/100⌉ = 4 of 8") && card("ttft_p50").contains("n = 8"), "{}", card("ttft_p50"));
+    assert_eq!(value("ttft_p95"), "2 s");
+    assert!(card("ttft_p95").contains("⌈95·8/100⌉ = 8 of 8"), "{}", card("ttft_p95"));
+    assert_eq!(value("failure_rate"), "20 %");
+    assert!(card("failure_rate").contains("= 2 / 10 = 20 %"), "{}", card("failure_rate"));
+    assert_eq!(value("quality_pass_rate"), "87.5 %");
+    assert!(card("quality_pass_rate").contains("= 7 / 8 = 87.5 %"), "{}", card("quality_pass_rate"));
+    assert_eq!(value("joint_rate"), format!("{joint} %"));
+    assert!(card("joint_rate").contains(&format!("= {qualified} / 10 = {joint} %")), "{}", card("joint_rate"));
+    assert_eq!(value("goodput"), format!("{goodput} /s"));
+    assert!(card("goodput").contains(&format!("= {qualified} / 10 = {goodput} /s")), "{}", card("goodput"));
+    assert_eq!(value("cost_per_1000_qualified"), format!("{cost} CNY"));
+    assert!(card("cost_per_1000_qualified").contains(&format!("/ {qualified} = {cost} CNY")), "{}", card("cost_per_1000_qualified"));
+}
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn every_lesson_figure_is_displayed_with_its_parts_at_both_thresholds() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    assert_lesson_figures(&b, "5", "50", "0.5", "4");
+    b.replace_text("[data-testid=threshold-input]", "0.5");
+    assert_lesson_figures(&b, "4", "40", "0.4", "5");
+    b.replace_text("[data-testid=threshold-input]", "1");
+    assert_lesson_figures(&b, "5", "50", "0.5", "4");
+}
+
+/// The WebDriver helpers fail the test on a driver error instead of reporting "nothing found",
+/// so an assertion that something is absent cannot pass because the driver failed.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn driver_errors_fail_instead_of_reading_as_nothing_shown() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let bad = "[[not a selector";
+    for (what, r) in [
+        ("find_all", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.find_all(bad).len()))),
+        ("text_of", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.text_of(bad).len()))),
+        ("text", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.text("no-such-element-id").len()))),
+    ] {
+        assert!(r.is_err(), "{what} on a driver error must fail, not return nothing");
+    }
+    // Absence is still absence: a valid selector that matches nothing.
+    assert!(b.find_all("[data-testid=no-such-thing]").is_empty());
+    assert_eq!(b.text_of("[data-testid=no-such-thing]"), "");
+}
+
 #[test]
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn every_wrong_choice_shows_its_figure_and_its_warning() {

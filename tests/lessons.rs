@@ -162,3 +162,119 @@ fn the_system_path_diagram_is_marked_by_clicking_its_parts() {
     b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
     b.screenshot(&screenshot_path("lessons-diagram"));
 }
+
+/// The learner's card as the lessons page saved it, by figure key: (value, numerator, denominator).
+fn card_results(b: &Browser) -> (serde_json::Value, std::collections::HashMap<String, (String, String, String)>) {
+    let stored = b.execute("return localStorage.getItem('tracelab.v1.lessons')", json!([]));
+    let stored: serde_json::Value = serde_json::from_str(stored.as_str().expect("progress is saved")).expect("progress is JSON");
+    let card = stored["card"].clone();
+    let results = card["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the card has results: {card}"))
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (s("key"), (s("value"), s("numerator"), s("denominator")))
+        })
+        .collect();
+    (card, results)
+}
+
+fn prefill(b: &Browser) {
+    b.execute("localStorage.removeItem('tracelab.v1.lessons')", json!([]));
+    b.execute("document.querySelector('[data-testid=card-panel]').scrollIntoView()", json!([]));
+    b.click("[data-testid=prefill]");
+    b.wait_text("[data-testid=card-preview]", |t| !t.is_empty());
+}
+
+/// Waits until the lab inside the frame shows `qualified`, reading it in the frame.
+fn frame_shows(b: &Browser, qualified: &str) {
+    b.enter_frame("[data-testid=lab-frame]");
+    b.wait_text("[data-testid=value-qualified_count]", |t| t == qualified);
+    b.leave_frame();
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_card_is_prefilled_from_what_the_lab_shows_upload_and_what_if_edits_included() {
+    let (b, _) = lessons("en-US", "?lesson=denominators");
+    frame_shows(&b, "5");
+
+    // An upload in the frame: its own window (4 s) and rows, no cost.
+    let dir = std::env::temp_dir().join(format!("tracelab-prefill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let upload = dir.join("class.csv");
+    std::fs::write(&upload, "# window_s: 4\nid,outcome,ttft_s,quality\nA,success,0.2,pass\nB,success,0.7,pass\nC,connect_error,,not_evaluated\nD,success,0.3,fail\n").unwrap();
+    b.enter_frame("[data-testid=lab-frame]");
+    b.type_into("[data-testid=upload]", upload.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("class.csv"));
+    b.wait_text("[data-testid=value-qualified_count]", |t| t == "2");
+    b.leave_frame();
+
+    prefill(&b);
+    let (card, r) = card_results(&b);
+    let source = card["source"].as_str().unwrap_or_default();
+    assert!(source.contains("class.csv") && !source.contains("ten-requests"), "the upload, not the sample: {card}");
+    assert!(!source.contains("hypothetical"), "{source}");
+    assert_eq!(r["goodput"], ("0.5 /s".into(), "qualified = 2".into(), "window = 4".into()), "{r:?}");
+    assert_eq!(r["failure_rate"].0, "25 %", "{r:?}");
+    assert!(r["failure_rate"].1.ends_with("= 1") && r["failure_rate"].2.ends_with("= 4"), "{r:?}");
+    assert!(card["window"].as_str().unwrap_or_default().starts_with("4 s"), "{card}");
+    assert!(card["window"].as_str().unwrap_or_default().contains("cost not given"), "{card}");
+
+    // A what-if edit in the frame: D's quality fail marked as a pass. The lab says the figures
+    // are hypothetical and names the false conclusion; the card says the same.
+    b.enter_frame("[data-testid=lab-frame]");
+    b.click("[data-testid=attempt-row]:nth-of-type(4)");
+    b.wait_text("[data-testid=position]", |t| t == "4 / 4");
+    b.execute("document.querySelector('.row-edit').open = true", json!([]));
+    b.select("[data-testid=edit-quality]", "pass");
+    b.wait_text("[data-testid=value-qualified_count]", |t| t == "3");
+    let note = b.wait_text("[data-testid=hypothetical]", |t| !t.is_empty());
+    assert!(note.contains("Hypothetical figures (1 row edited)"), "{note}");
+    assert!(note.contains("D edited from “not qualified — quality”") && note.contains("wrong answer"), "{note}");
+    b.leave_frame();
+    prefill(&b);
+    let (card, r) = card_results(&b);
+    let source = card["source"].as_str().unwrap_or_default();
+    assert!(source.contains("class.csv (hypothetical: 1 row edited, not the trace as recorded)"), "{card}");
+    assert_eq!(r["goodput"], ("0.75 /s".into(), "qualified = 3".into(), "window = 4".into()), "{r:?}");
+    let notes = card["notes"].as_str().unwrap_or_default();
+    assert!(notes.contains("D's answer failed the quality check"), "the card names the false conclusion: {notes}");
+    b.screenshot(&screenshot_path("lessons-prefill-upload-whatif"));
+
+    // A frame that is not the lab: the card is refused, with the reason, and the old one kept.
+    b.execute("document.querySelector('[data-testid=lab-frame]').src = 'about:blank'", json!([]));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    b.click("[data-testid=prefill]");
+    let err = b.wait_text("[data-testid=lesson-error]", |t| !t.is_empty());
+    assert!(err.contains("not pre-filled"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn lesson_steps_never_overwrite_the_learners_own_lab_settings() {
+    let base = static_server::serve(dist());
+    let b = Browser::start(1500, 1100, "en-US");
+    // The learner's own lab: 0.7 s.
+    b.goto(&format!("{base}/"));
+    b.wait_text("[data-testid=value-qualified_count]", |t| t == "5");
+    b.replace_text("[data-testid=threshold-input]", "0.7");
+    b.wait_text("[data-testid=value-qualified_count]", |t| t == "4");
+    // A lesson step drives the lab in the frame to "< 0.5 s".
+    b.goto(&format!("{base}/lessons/?lesson=denominators"));
+    b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+    b.execute("document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()", json!([]));
+    b.click("[data-testid=step-ten-lt-mistake]");
+    frame_shows(&b, "3");
+    // Back in the lab itself: the learner's 0.7 s and ≤ are still there.
+    b.goto(&format!("{base}/"));
+    b.wait_text("[data-testid=value-qualified_count]", |t| t == "4");
+    assert_eq!(b.execute("return document.querySelector('[data-testid=threshold-input]').value", json!([])), json!("0.7"));
+    assert_eq!(b.execute("return document.querySelector('[data-testid=comparison]').value", json!([])), json!("le"));
+    let own = b.execute("return JSON.parse(localStorage.getItem('tracelab.v1.state')).settings", json!([]));
+    assert_eq!((own["t"].clone(), own["cmp"].clone()), (json!("0.7"), json!("le")), "{own}");
+    let frame = b.execute("return JSON.parse(localStorage.getItem('tracelab.v1.lesson-frame')).settings", json!([]));
+    assert_eq!((frame["t"].clone(), frame["cmp"].clone()), (json!("0.5"), json!("lt")), "the frame keeps its own: {frame}");
+}
