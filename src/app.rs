@@ -38,7 +38,7 @@ pub fn App() -> impl IntoView {
     }
 
     // A link wins over what this browser saved; saved choices apply only to the same sample.
-    let link_has_state = url.sample.is_some() || !url.settings.is_empty() || url.uploaded.is_some();
+    let link_has_state = url.sample.is_some() || !url.settings.is_empty() || url.uploaded.is_some() || !url.ignored.is_empty();
     let first: Requested = if link_has_state { url.clone() } else { stored.unwrap_or_default() };
     let sample = first.sample.clone().unwrap_or_else(|| DEFAULT_SAMPLE.to_string());
     if let Some(name) = &url.uploaded {
@@ -51,7 +51,13 @@ pub fn App() -> impl IntoView {
     spawn_local(async move {
         match fetch_sample(&sample).await {
             Ok(trace) => {
-                lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace), &first.settings);
+                let refused = lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace), &first.settings);
+                // A mangled link is never dropped silently: say which parts were not used.
+                let mut ignored = first.ignored.clone();
+                ignored.extend(refused.iter().filter_map(|k| first.settings.iter().find(|(key, _)| key == k)).map(|(k, v)| format!("{k}={v}")));
+                if !ignored.is_empty() && link_has_state {
+                    lab.notice.set(Some(format!("{} {}", tr(lab.lang.get_untracked(), "link_ignored"), ignored.join(", "))));
+                }
                 if let Some(r) = row {
                     lab.selected.set(r.min(lab.row_count().saturating_sub(1)));
                 }

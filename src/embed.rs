@@ -11,6 +11,8 @@ use crate::state::{Lab, Origin};
 
 /// The function's name on the lab's `window`.
 pub const SNAPSHOT_FN: &str = "tracelabSnapshot";
+/// Applies a lesson step's permalink query to the trace already open, without a reload.
+pub const APPLY_FN: &str = "tracelabApply";
 
 /// Puts `window.tracelabSnapshot()` in place: it returns the state as JSON, or `null` while no
 /// trace is loaded.
@@ -20,6 +22,38 @@ pub fn expose(lab: Lab) {
     let _ = js_sys::Reflect::set(&window, &SNAPSHOT_FN.into(), f.as_ref());
     // The page lives as long as the function may be called.
     f.forget();
+    let apply = Closure::<dyn Fn(String) -> bool>::new(move |query: String| apply_step(lab, &query));
+    let _ = js_sys::Reflect::set(&window, &APPLY_FN.into(), apply.as_ref());
+    apply.forget();
+}
+
+/// A lesson step on the sample already open: its settings on top of the sample's own, its row,
+/// the what-if edits undone (the step's figures are the lesson's). Not reloading keeps "since
+/// the last edit", which is the step's point ("P95 and the failure rate do not move"). `false`
+/// when the step needs another trace: the lessons page then loads it by address.
+fn apply_step(lab: Lab, query: &str) -> bool {
+    let asked = crate::persist::parse_query(query);
+    let same = lab.loaded.with_untracked(|l| {
+        matches!((l.as_ref().map(|l| &l.origin), &asked.sample), (Some(Origin::Sample(open)), Some(want)) if open == want)
+    });
+    if !same {
+        return false;
+    }
+    let Some(header) = lab.loaded.with_untracked(|l| l.as_ref().map(|l| l.trace.header.clone())) else { return false };
+    let mut settings = tracelab_core::Settings::from_header(&header);
+    settings.apply_pairs(asked.settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    lab.whatif.set(Default::default());
+    lab.settings.set(settings);
+    if let Some(r) = asked.row {
+        lab.selected.set(r.min(lab.row_count().saturating_sub(1)));
+    }
+    if let Some(l) = asked.lang {
+        lab.lang.set(l);
+    }
+    if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("metrics-h")) {
+        el.scroll_into_view();
+    }
+    true
 }
 
 fn snapshot(lab: Lab) -> Option<String> {

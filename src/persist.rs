@@ -36,16 +36,29 @@ pub struct Requested {
     pub lang: Option<Lang>,
     pub settings: Vec<(String, String)>,
     pub notes: Option<String>,
+    /// `key=value` pairs of a link that could not be read, to tell the learner.
+    pub ignored: Vec<String>,
 }
 
 const SETTING_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"];
 
 fn from_params(params: &UrlSearchParams) -> Requested {
     let get = |k: &str| params.get(k).filter(|v| !v.is_empty());
+    let mut ignored = Vec::new();
+    let sample = get("sample");
+    if let Some(bad) = sample.as_ref().filter(|s| !is_sample_name(s)) {
+        ignored.push(format!("sample={bad}"));
+    }
+    let row = get("row");
+    let row_number = row.as_ref().and_then(|r| r.parse::<usize>().ok().filter(|r| *r >= 1));
+    if let (Some(bad), None) = (&row, row_number) {
+        ignored.push(format!("row={bad}"));
+    }
     Requested {
-        sample: get("sample").filter(|s| is_sample_name(s)),
+        ignored,
+        sample: sample.filter(|s| is_sample_name(s)),
         uploaded: get("uploaded"),
-        row: get("row").and_then(|r| r.parse::<usize>().ok()).map(|r| r.saturating_sub(1)),
+        row: row_number.map(|r| r - 1),
         lang: get("lang").map(|l| Lang::from_tag(&l)),
         settings: SETTING_KEYS.iter().filter_map(|k| get(k).map(|v| (k.to_string(), v))).collect(),
         notes: None,
@@ -62,8 +75,12 @@ pub fn is_sample_name(name: &str) -> bool {
 
 /// The state in the page's URL, if any.
 pub fn read_url() -> Requested {
-    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
-    match UrlSearchParams::new_with_str(&search) {
+    parse_query(&web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default())
+}
+
+/// The state a permalink's query (`?sample=…&t=0.5`) asks for.
+pub fn parse_query(search: &str) -> Requested {
+    match UrlSearchParams::new_with_str(search) {
         Ok(params) => from_params(&params),
         Err(_) => Requested::default(),
     }
@@ -127,6 +144,7 @@ fn parse_stored(raw: &str) -> Option<Requested> {
         lang: obj.get("lang").and_then(|s| s.as_str()).map(Lang::from_tag),
         settings,
         notes: obj.get("notes").and_then(|s| s.as_str()).map(str::to_string),
+        ignored: Vec::new(),
     })
 }
 

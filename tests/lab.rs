@@ -476,3 +476,66 @@ fn a_file_dropped_on_the_load_panel_is_loaded() {
     b.wait_text(QUALIFIED, |t| t == "1");
     assert_eq!(b.text_of(FAILURE_RATE), "50 %");
 }
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_mangled_permalink_says_what_it_ignored() {
+    let base = static_server::serve(dist());
+    let b = Browser::start(1400, 1100, "en-US");
+    b.goto(&format!("{base}/?t=abc&cmp=zz&row=x&pm=linear"));
+    b.wait_text(QUALIFIED, |t| t == "5");
+    let notice = b.wait_text("[data-testid=notice]", |t| !t.is_empty());
+    assert!(notice.contains("t=abc") && notice.contains("cmp=zz") && notice.contains("row=x"), "{notice}");
+    assert!(!notice.contains("pm=linear"), "what was used is not listed: {notice}");
+}
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_warm_up_row_is_not_judged_and_wrong_choices_are_marked_on_their_figures() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let dir = std::env::temp_dir().join(format!("tracelab-warmup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("warm.csv");
+    std::fs::write(&file, "# window_s: 4\nid,phase,outcome,ttft_s,quality\nW,warmup,success,3,pass\nA,measure,success,0.2,pass\nB,measure,connect_error,,not_evaluated\n").unwrap();
+    b.type_into("[data-testid=upload]", file.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("warm.csv"));
+    b.wait_text(QUALIFIED, |t| t == "1");
+    let verdicts: Vec<String> = b.find_all("[data-testid=verdict]").iter().map(|e| b.text(e)).collect();
+    assert_eq!(verdicts, ["warm-up — not counted", "qualified", "not qualified"]);
+    b.wait_text("[data-testid=why-verdict]", |t| t == "warm-up — not counted");
+
+    // Missing TTFT as 0: the TTFT figures carry the warning themselves.
+    b.select("[data-testid=missing-ttft]", "treat_as_zero");
+    let p50 = b.wait_text("[data-testid=metric-ttft_p50]", |t| t.contains("⚠"));
+    assert!(p50.contains("counted as 0"), "{p50}");
+    assert!(!b.text_of("[data-testid=metric-failure_rate]").contains("⚠"));
+    b.select("[data-testid=missing-ttft]", "keep_missing");
+    // Failed rows deleted by hand: the failure figure says so.
+    b.click("[data-testid=attempt-row]:nth-of-type(3)");
+    b.execute("document.querySelector('.row-edit').open = true", json!([]));
+    b.click("[data-testid=delete-row]");
+    b.wait_text(FAILURE_RATE, |t| t == "0 %");
+    let failure = b.text_of("[data-testid=metric-failure_rate]");
+    assert!(failure.contains("⚠") && failure.contains("failed attempts deleted (B)"), "{failure}");
+    assert!(b.text_of("[data-testid=hypothetical]").contains("1 row deleted"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A real peer result file (LLMPerf's per-request file, `../shared/fixtures/peers/`) carries no
+/// quality verdicts: the lab says "quality not evaluated" instead of 0 % and qualified 0.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_peer_file_without_quality_verdicts_says_not_evaluated() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let fixture = repo("../shared/fixtures/peers/llmperf_yi34b_vllm_c8_individual_responses.json");
+    assert!(fixture.is_file(), "missing real fixture {}: the shared fixtures sit beside the repository", fixture.display());
+    b.type_into("[data-testid=upload]", fixture.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("llmperf_yi34b"));
+    b.wait_text(QUALIFIED, |t| t == "quality not evaluated");
+    for key in ["quality_pass_rate", "joint_rate", "goodput"] {
+        assert_eq!(b.text_of(&format!("[data-testid=value-{key}]")), "quality not evaluated", "{key}");
+    }
+    let why = b.text_of("[data-testid=not-evaluated]");
+    assert!(why.contains("none can be judged jointly qualified") && why.contains("not 0"), "{why}");
+    assert!(!b.text_of("[data-testid=metric-goodput]").contains("0 /s"), "{}", b.text_of("[data-testid=metric-goodput]"));
+}

@@ -44,7 +44,7 @@ fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports()
 
     // A step drives the lab beside the lesson through its permalink.
     b.click("[data-testid=step-ten-at-05s]");
-    let src = b.execute("return document.querySelector('[data-testid=lab-frame]').getAttribute('src')", json!([]));
+    let src = b.execute("return document.querySelector('[data-testid=open-lab]').getAttribute('href')", json!([]));
     let src = src.as_str().unwrap_or_default().to_string();
     assert!(src.contains("sample=ten-requests.jsonl") && src.contains("t=0.5"), "{src}");
     // The lab inside the frame shows the step's figures.
@@ -64,7 +64,13 @@ fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports()
     b.execute("document.querySelector('[data-testid=card-panel]').scrollIntoView()", json!([]));
     b.click("[data-testid=prefill]");
     let card = b.wait_text("[data-testid=card-preview]", |t| !t.is_empty());
-    assert!(card.contains("0.5") && card.contains("4"), "the card has the 0.5 s figures: {card}");
+    assert!(card.contains("TTFT ≤ 0.5 s"), "the card has the 0.5 s threshold: {card}");
+    let (_, r) = card_results(&b);
+    assert_eq!(r["qualified_count"].0, "4", "{r:?}");
+    assert_eq!(r["goodput"].0, "0.4 /s", "{r:?}");
+    assert_eq!(r["cost_per_1000_qualified"].0, "5 CNY", "{r:?}");
+    assert_eq!(r["joint_rate"].0, "40 %", "{r:?}");
+    assert!(r["joint_rate"].1.ends_with("= 4") && r["joint_rate"].2.ends_with("= 10"), "{r:?}");
     b.click("[data-testid=card-md]");
     let md = b.downloaded("metric-card.md");
     assert!(md.contains("TTFT ≤ 0.5 s") && md.contains("| Goodput | 0.4 /s |") && md.contains("| 5 CNY |"), "the exported card: {md}");
@@ -123,9 +129,69 @@ fn teacher_mode_never_reveals_an_answer() {
     answer(&b, "t1-p95", "1");
     let second = answer(&b, "t1-p95", "1.5");
     assert!(second.starts_with("✗"));
-    let expected = b.find_all("[data-testid=exercise-t1-p95] .expected");
+    let expected = b.find_all("[data-testid=exercise-t1-p95] [data-testid=expected]");
     assert!(expected.is_empty(), "teacher mode hides the computed answer");
+    assert!(b.find_all("[data-testid=exercise-t1-p95] [data-testid=show-answer]").is_empty(), "and offers no button for it");
 }
+
+/// The positive control of teacher mode, and feedback that answers the answer shown: a hint
+/// first, the core's figure after a second wrong try (or on request), nothing stale.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn feedback_gives_a_hint_first_and_never_goes_stale() {
+    let (b, _) = lessons("en-US", "?lesson=denominators");
+    let at = "[data-testid=exercise-t1-p95]";
+    let first = answer(&b, "t1-p95", "1");
+    assert!(first.starts_with("✗"), "{first}");
+    assert!(!first.contains("The core computes"), "a hint first, not the answer: {first}");
+    assert!(b.find_all(&format!("{at} [data-testid=expected]")).is_empty());
+    assert_eq!(b.find_all(&format!("{at} [data-testid=show-answer]")).len(), 1, "the answer is offered on request");
+    let second = answer(&b, "t1-p95", "1.5");
+    assert!(second.contains("The core computes: 2"), "after a second wrong try, the core's figure: {second}");
+
+    // Right, then "abc" and Check: the tick does not stay beside an answer it did not judge.
+    let right = answer(&b, "t1-qualified", "5");
+    assert!(right.starts_with("✓"), "{right}");
+    let q = "[data-testid=exercise-t1-qualified]";
+    b.replace_text(&format!("{q} [data-testid=answer]"), "abc");
+    assert_eq!(b.text_of(&format!("{q} [data-testid=feedback]")), "", "typing clears the old verdict");
+    b.click(&format!("{q} [data-testid=check]"));
+    let said = b.wait_text(&format!("{q} [data-testid=not-a-number]"), |t| !t.is_empty());
+    assert!(said.contains("Not a number"), "{said}");
+    assert_eq!(b.text_of(&format!("{q} [data-testid=feedback]")), "");
+
+    // Ratio parts: option values name only their position; the right label is found by text.
+    let values = b.execute(
+        "return [...document.querySelectorAll('[data-testid=exercise-parts-failure-rate] select option')].map(o => o.value)",
+        json!([]),
+    );
+    let values: Vec<String> = serde_json::from_value(values).unwrap();
+    assert!(values.len() > 6, "{values:?}");
+    assert!(values.iter().all(|v| v.is_empty() || v.starts_with("option-")), "neutral values: {values:?}");
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn a_step_keeps_the_labs_baseline_so_what_changed_is_shown() {
+    let (b, _) = lessons("en-US", "?lesson=denominators");
+    frame_shows(&b, "5");
+    b.execute("document.querySelector('[data-testid=step-ten-at-1s]').scrollIntoView()", json!([]));
+    b.click("[data-testid=step-ten-at-1s]");
+    std::thread::sleep(std::time::Duration::from_millis(1200)); // the lab's figures settle
+    b.execute("document.querySelector('[data-testid=step-ten-at-05s]').scrollIntoView()", json!([]));
+    b.click("[data-testid=step-ten-at-05s]");
+    frame_shows(&b, "4");
+    b.enter_frame("[data-testid=lab-frame]");
+    let changes = b.wait_text("[data-testid=changes]", |t| t.contains("qualified 5 → 4"));
+    assert!(!changes.contains("P95"), "P95 does not move: {changes}");
+    assert!(!changes.contains("Failure rate"), "nor the failure rate: {changes}");
+    let top = b.execute("return document.getElementById('metrics-h').getBoundingClientRect().top", json!([]));
+    let height = b.execute("return window.innerHeight", json!([]));
+    assert!(top.as_f64().unwrap() >= 0.0 && top.as_f64().unwrap() < height.as_f64().unwrap(), "the figures are in view: {top}");
+    b.leave_frame();
+    b.screenshot(&screenshot_path("lessons-step-keeps-baseline"));
+}
+
 
 #[test]
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]

@@ -34,7 +34,14 @@ pub fn MetricsPanel() -> impl IntoView {
                             <article class="metric" data-testid="metric-qualified_count">
                                 <h3>{tr(l, "qualified_count")}</h3>
                                 {warnings_for("qualified_count", &warnings, l)}
-                                <p class="value" data-testid="value-qualified_count">{m.qualified}</p>
+                                {if m.quality_not_evaluated() {
+                                    view! {
+                                        <p class="value not-evaluated" data-testid="value-qualified_count">{tr(l, "not_evaluated")}</p>
+                                        <p class="remark" data-testid="not-evaluated">{tr(l, "not_evaluated_why")}</p>
+                                    }.into_any()
+                                } else {
+                                    view! { <p class="value" data-testid="value-qualified_count">{m.qualified}</p> }.into_any()
+                                }}
                                 <p class="formula">{format!("{} · {}", count(l, m.attempts, "attempt"), count(l, m.successes, "success"))}</p>
                             </article>
                         };
@@ -43,7 +50,8 @@ pub fn MetricsPanel() -> impl IntoView {
                             figures.push(&m.ttft_tail);
                         }
                         figures.extend([&m.failure_rate, &m.quality_pass_rate, &m.joint_rate, &m.goodput, &m.cost_per_1000_qualified]);
-                        let cards: Vec<_> = figures.into_iter().map(|f| figure_card(f, l, &warnings)).collect();
+                        let unjudged = m.quality_not_evaluated();
+                        let cards: Vec<_> = figures.into_iter().map(|f| figure_card(f, l, &warnings, unjudged)).collect();
                         view! { {qualified} {cards} }
                     }))
                 }}
@@ -56,7 +64,7 @@ pub fn MetricsPanel() -> impl IntoView {
                         lab.metrics.with(|m| m.as_ref().map(|m| {
                             let warnings = figure_warnings(lab);
                             [&m.e2e_p50, &m.e2e_tail, &m.itl_p50, &m.itl_tail, &m.output_tokens_per_s, &m.business_success_rate]
-                                .into_iter().map(|f| figure_card(f, l, &warnings)).collect_view()
+                                .into_iter().map(|f| figure_card(f, l, &warnings, false)).collect_view()
                         }))
                     }}
                 </div>
@@ -108,14 +116,22 @@ fn warnings_for(key: &str, warnings: &[(&'static str, tracelab_core::Text)], lan
         .collect_view()
 }
 
-fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core::Text)]) -> impl IntoView {
+/// `unjudged`: no success carries a quality verdict, so the quality and qualification figures
+/// are "not evaluated" rather than a 0 that reads as a finding.
+fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core::Text)], unjudged: bool) -> impl IntoView {
     let key = f.key.clone();
-    let value = format::value(f, lang);
-    let formula = format::formula(f, lang).map(|f| format!("{f} = {value}"));
-    let method = f.method.clone().map(|m| format!("{m}, n = {}", f.n.unwrap_or(0)));
-    let remark = format::remark(f, lang);
+    let unjudged = unjudged && matches!(key.as_str(), "quality_pass_rate" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
+    let value = if unjudged { tr(lang, "not_evaluated").to_string() } else { format::value(f, lang) };
+    let formula = format::formula(f, lang).filter(|_| !unjudged).map(|f| format!("{f} = {value}"));
+    let method = f
+        .method_text
+        .as_ref()
+        .map(|m| m.get(lang).to_string())
+        .or_else(|| f.method.clone())
+        .map(|m| format!("{m}, n = {}", f.n.unwrap_or(0)));
+    let remark = if unjudged { Some(tr(lang, "not_evaluated_why").to_string()) } else { format::remark(f, lang) };
     view! {
-        <article class="metric" class:undefined=f.value.is_none() data-testid=format!("metric-{key}")>
+        <article class="metric" class:undefined=f.value.is_none() || unjudged data-testid=format!("metric-{key}")>
             <h3>{f.name.get(lang).to_string()}</h3>
             {warnings_for(&key, warnings, lang)}
             <p class="value" data-testid=format!("value-{key}")>{value}</p>

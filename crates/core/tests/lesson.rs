@@ -536,3 +536,14 @@ fn a_what_if_edit_that_flips_a_verdict_names_the_false_conclusion() {
     assert!(w.verdict_flips(&trace.attempts, &s).is_empty());
     assert_eq!(w.summary().en, "1 row edited, 1 deleted");
 }
+
+#[test]
+fn the_percentile_method_line_is_written_in_both_languages() {
+    let t = percentile::describe_text(50.0, 8, PercentileMethod::NearestRank);
+    assert_eq!(t.en, "nearest-rank: ⌈50·8/100⌉ = 4 of 8");
+    assert_eq!(t.zh, "最近秩：⌈50·8/100⌉ = 第 4 个（共 8 个）");
+    let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();
+    let m = metrics(&trace, &Settings::from_header(&trace.header));
+    assert_eq!(m.ttft_p95.method_text.as_ref().map(|t| t.zh.as_str()), Some("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）"));
+    assert!(!m.quality_not_evaluated(), "the sample carries quality verdicts");
+}
