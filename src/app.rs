@@ -126,6 +126,7 @@ pub fn App() -> impl IntoView {
                 <LoadPanel />
                 <TraceSummary />
             </div>
+            <StartHere />
             {move || lab.loaded.with(|l| l.is_some()).then(|| view! {
                 <div class="lab-grid">
                     <Controls />
@@ -169,6 +170,30 @@ fn Header() -> impl IntoView {
             </button>
             </nav>
         </header>
+    }
+}
+
+/// On the classroom sample, where to begin: the step-through, which may be below the fold.
+#[component]
+fn StartHere() -> impl IntoView {
+    let lab = use_lab();
+    let on_sample = move || lab.loaded.with(|l| matches!(l, Some(l) if l.origin == Origin::Sample(DEFAULT_SAMPLE.to_string())));
+    move || {
+        let l = lab.lang.get();
+        (on_sample() && !persist::in_frame()).then(|| view! {
+            <p class="start-here" data-testid="start-here">
+                <strong>{tr(l, "start_here")}</strong>" "{tr(l, "start_text")}" "
+                <button data-testid="start-button" on:click=move |_| {
+                    lab.selected.set(0);
+                    if let Some(el) = document().get_element_by_id("step-h") {
+                        el.scroll_into_view();
+                    }
+                    if let Some(next) = document().query_selector("[data-testid=next]").ok().flatten() {
+                        let _ = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(next).map(|b| b.focus());
+                    }
+                }>{tr(l, "start_button")}</button>
+            </p>
+        })
     }
 }
 

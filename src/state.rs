@@ -92,7 +92,6 @@ pub struct Lab {
     pub choices: RwSignal<Vec<(String, Arc<Trace>)>>,
     pub choice_label: RwSignal<String>,
     pub working: Memo<Option<Working>>,
-    pub index: Memo<Option<IndexRef>>,
     pub metrics: Memo<Option<Metrics>>,
     pub changes: Memo<Vec<Change>>,
 }
@@ -177,7 +176,6 @@ impl Lab {
             choices: RwSignal::new(Vec::new()),
             choice_label: RwSignal::new(String::new()),
             working,
-            index,
             metrics,
             changes,
         }

@@ -539,3 +539,29 @@ fn a_peer_file_without_quality_verdicts_says_not_evaluated() {
     assert!(why.contains("none can be judged jointly qualified") && why.contains("not 0"), "{why}");
     assert!(!b.text_of("[data-testid=metric-goodput]").contains("0 /s"), "{}", b.text_of("[data-testid=metric-goodput]"));
 }
+
+/// The lab at the same widths: settings, figures and step panel each keep to their column, and
+/// the classroom exercise says where to start. Screenshots `lab-layout-<width>.png`.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn the_lab_keeps_to_its_columns_at_every_width_and_says_where_to_start() {
+    let base = static_server::serve(dist());
+    for (width, height) in [(1024, 768), (1280, 800), (1366, 768), (1440, 900), (1920, 1080), (360, 740)] {
+        let b = Browser::start(width, height, "en-US");
+        b.goto(&format!("{base}/"));
+        b.wait_text(QUALIFIED, |t| t == "5");
+        let start = b.text_of("[data-testid=start-here]");
+        assert!(start.contains("start here"), "{start}");
+        let top = b.execute("return document.querySelector('[data-testid=start-here]').getBoundingClientRect().bottom", json!([]));
+        assert!(top.as_f64().unwrap() < height as f64, "the start is above the fold at {width} px");
+        assert!(b.text_of("[data-testid=gpu-status]").contains("constructed teaching sample"));
+        for column in [".controls", ".lab-main-col", ".load-row > section"] {
+            let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([column, null]));
+            assert_eq!(bad, json!([]), "{column} at {width} px");
+        }
+        b.screenshot(&screenshot_path(&format!("lab-layout-{width}")));
+        b.click("[data-testid=start-button]");
+        let step = b.execute("return document.getElementById('step-h').getBoundingClientRect().top", json!([]));
+        assert!(step.as_f64().unwrap() >= 0.0 && step.as_f64().unwrap() < height as f64, "the step panel is in view at {width} px");
+    }
+}

@@ -344,3 +344,33 @@ fn lesson_steps_never_overwrite_the_learners_own_lab_settings() {
     let frame = b.execute("return JSON.parse(localStorage.getItem('tracelab.v1.lesson-frame')).settings", json!([]));
     assert_eq!((frame["t"].clone(), frame["cmp"].clone()), (json!("0.5"), json!("lt")), "the frame keeps its own: {frame}");
 }
+
+/// At laptop widths, a projector and a phone, every lesson keeps to its column and nothing of it
+/// lies under the lab frame. Screenshots `lessons-layout-<width>.png` are for looking at.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn every_lesson_keeps_to_its_column_at_every_width() {
+    let base = static_server::serve(dist());
+    for (width, height) in [(1024, 768), (1280, 800), (1366, 768), (1440, 900), (1920, 1080), (360, 740)] {
+        let b = Browser::start(width, height, "en-US");
+        b.goto(&format!("{base}/lessons/?lesson=system-path"));
+        b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+        let tabs = b.find_all(".lesson-tab").len();
+        assert_eq!(tabs, 5, "five lessons at {width} px");
+        for i in 0..tabs {
+            b.execute("document.querySelectorAll('.lesson-tab')[arguments[0]].click()", json!([i]));
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+            let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([".lesson-col", "#lab-frame"]));
+            assert_eq!(bad, json!([]), "lesson {i} at {width} px");
+            let tab = b.execute(
+                "const t = document.querySelectorAll('.lesson-tab')[4].getBoundingClientRect(); const f = document.querySelector('#lab-frame').getBoundingClientRect(); return t.right <= f.left || t.top >= f.bottom || t.bottom <= f.top || t.left >= f.right;",
+                json!([]),
+            );
+            assert_eq!(tab, json!(true), "the fifth lesson tab is clear of the frame at {width} px");
+        }
+        b.execute("document.querySelectorAll('.lesson-tab')[2].click(); window.scrollTo(0, 0)", json!([]));
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        b.screenshot(&screenshot_path(&format!("lessons-layout-{width}")));
+    }
+}

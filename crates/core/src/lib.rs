@@ -32,6 +32,7 @@ pub mod percentile;
 pub mod settings;
 pub mod tally;
 pub mod text;
+pub mod timeline;
 pub mod trace;
 pub mod verdict;
 pub mod whatif;
