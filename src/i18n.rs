@@ -105,6 +105,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("hypothetical_why", "They are computed on your edited rows, not on the trace as recorded: no run produced them.", "这些数字按你修改后的行计算，不是按记录下来的数据：没有哪次运行产生过它们。"),
     ("reset_edits", "Undo all row edits", "撤销所有行修改"),
     ("table", "Attempts", "尝试"),
+    ("scroll_hint", "Swipe the table sideways for TTFT, quality and the verdict →", "左右滑动表格可查看 TTFT、质量和判定 →"),
     ("col_id", "ID", "编号"),
     ("col_outcome", "Outcome", "结果"),
     ("col_ttft", "TTFT (s)", "TTFT（秒）"),

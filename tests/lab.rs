@@ -323,6 +323,17 @@ fn the_streaming_example_and_a_narrow_screen() {
     assert!(overflow.as_f64().unwrap_or(99.0) <= 1.0, "no sideways scrolling on a narrow screen: {overflow}");
     b.execute("document.querySelector('.charts').scrollIntoView()", json!([]));
     b.screenshot(&screenshot_path("lab-streaming-narrow-zh"));
+    // The table's hidden columns are announced, and the "no TTFT" strip stays inside its chart.
+    assert!(b.text_of("[data-testid=scroll-hint]").contains("TTFT"), "{}", b.text_of("[data-testid=scroll-hint]"));
+    b.select("[data-testid=sample-picker]", "ten-requests.jsonl");
+    b.wait_text(QUALIFIED, |t| t == "5");
+    let inside = b.execute(
+        "const s = document.querySelector('[data-testid=ttft-chart]').getBoundingClientRect(); return [...document.querySelectorAll('[data-testid=no-ttft] text')].every(t => { const r = t.getBoundingClientRect(); return r.right <= s.right + 0.5 && r.left >= s.left - 0.5; });",
+        json!([]),
+    );
+    assert_eq!(inside, json!(true), "the no-TTFT panel is not clipped at 360 px");
+    b.execute("document.querySelector('.charts').scrollIntoView()", json!([]));
+    b.screenshot(&screenshot_path("lab-charts-narrow-zh"));
 }
 
 #[test]
@@ -564,4 +575,81 @@ fn the_lab_keeps_to_its_columns_at_every_width_and_says_where_to_start() {
         let step = b.execute("return document.getElementById('step-h').getBoundingClientRect().top", json!([]));
         assert!(step.as_f64().unwrap() >= 0.0 && step.as_f64().unwrap() < height as f64, "the step panel is in view at {width} px");
     }
+}
+
+/// Text boxes inside `svg` that overlap each other, as descriptions (empty when none do).
+const OVERLAPPING_TEXT_JS: &str = r#"
+const svg = document.querySelector(arguments[0]);
+if (!svg) return ['no chart ' + arguments[0]];
+const boxes = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+const out = [];
+for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+  const [a, r] = boxes[i], [b, s] = boxes[j];
+  if (r.left < s.right - 1 && s.left < r.right - 1 && r.top < s.bottom - 1 && s.top < r.bottom - 1) out.push(`${a} × ${b}`);
+}
+return out;
+"#;
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn charts_a_learner_can_read() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    b.execute("document.querySelector('[data-testid=ttft-chart]').scrollIntoView()", json!([]));
+    for chart in ["[data-testid=ttft-chart]", "[data-testid=request-chart]", "[data-testid=run-chart]"] {
+        let overlaps = b.execute(OVERLAPPING_TEXT_JS, json!([chart]));
+        assert_eq!(overlaps, json!([]), "{chart}: labels collide");
+        let texts: Vec<String> = serde_json::from_value(b.execute(
+            "return [...document.querySelectorAll(arguments[0] + ' text')].map(t => t.textContent)",
+            json!([chart]),
+        ))
+        .unwrap();
+        for t in &texts {
+            assert!(!t.contains("× ×") && !t.contains("✕"), "{chart}: doubled glyph in {t:?}");
+            let decimals = t.split(|c: char| !c.is_ascii_digit() && c != '.').filter_map(|n| n.split_once('.')).map(|(_, d)| d.len()).max().unwrap_or(0);
+            assert!(decimals <= 3, "{chart}: {t:?} has {decimals} decimals");
+            assert!(!t.ends_with(".0") && !t.contains(".0 "), "{chart}: {t:?}");
+        }
+    }
+    let ttft = b.text_of("[data-testid=ttft-chart]");
+    assert!(ttft.contains("P95 = 2 s") && ttft.contains("threshold ≤ 1 s"), "{ttft}");
+    assert!(ttft.contains("2 failures") && ttft.contains("no TTFT"), "{ttft}");
+    // The tail's label sits clear of its own line.
+    let clear = b.execute(
+        "const l = document.querySelector('[data-testid=tail-label]').getBoundingClientRect(); const y = document.querySelector('.tail').getBoundingClientRect().top; return l.bottom <= y + 0.5 || l.top >= y - 0.5;",
+        json!([]),
+    );
+    assert_eq!(clear, json!(true));
+    // One colour meaning: R5 (quality fail, fast) is not green in either chart, and the legend says so.
+    let r5_dot = b.execute("return document.querySelector('[data-testid=ttft-dot][data-row=\"5\"]').getAttribute('class')", json!([]));
+    assert!(r5_dot.as_str().unwrap().contains("m-not-qualified"), "{r5_dot}");
+    let r5_bar = b.execute("return [...document.querySelectorAll('[data-testid=run-bar][data-id=R5] rect')].map(r => r.getAttribute('class')).join(' ')", json!([]));
+    assert!(r5_bar.as_str().unwrap().contains("m-not-qualified") && !r5_bar.as_str().unwrap().contains("m-qualified "), "{r5_bar}");
+    assert!(b.text_of("[data-testid=chart-legend]").contains("too slow or failed quality"));
+    // The selected row is marked in the TTFT chart and the run chart.
+    b.click("[data-testid=attempt-row]:nth-of-type(4)");
+    b.wait_text(POSITION, |t| t == "4 / 10");
+    let selected = b.execute("return document.querySelector('[data-testid=ttft-dot].selected').dataset.row", json!([]));
+    assert_eq!(selected, json!("4"));
+    // The run chart: rows in table order with their ids, R1 first and on top; a success is
+    // waiting then streaming; requests in flight are drawn.
+    let labels: Vec<String> = b.find_all("[data-testid=run-row-label]").iter().map(|e| b.text(e)).collect();
+    assert_eq!(labels.first().map(String::as_str), Some("1 R1"), "{labels:?}");
+    assert_eq!(labels.len(), 10, "{labels:?}");
+    let parts = b.execute("return document.querySelectorAll('[data-testid=run-bar][data-id=R1] rect.wait, [data-testid=run-bar][data-id=R1] rect.stream').length", json!([]));
+    assert_eq!(parts, json!(2));
+    assert!(!b.find_all("[data-testid=in-flight]").is_empty());
+    b.screenshot(&screenshot_path("lab-charts"));
+
+    // A trace without clock positions says why there is no timeline instead of an empty box.
+    let dir = std::env::temp_dir().join(format!("tracelab-charts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("durations.csv");
+    std::fs::write(&file, "id,outcome,ttft_s,quality\nA,success,0.2,pass\nB,success,3.826826,pass\n").unwrap();
+    b.type_into("[data-testid=upload]", file.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("durations.csv"));
+    let why = b.wait_text("[data-testid=no-timeline]", |t| !t.is_empty());
+    assert!(why.contains("no start times"), "{why}");
+    let ttft = b.text_of("[data-testid=ttft-chart]");
+    assert!(!ttft.contains("3.826826"), "{ttft}");
+    std::fs::remove_dir_all(&dir).ok();
 }

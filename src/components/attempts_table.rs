@@ -46,6 +46,7 @@ pub fn AttemptsTable() -> impl IntoView {
                 {move || tr(lang.get(), "table")}
                 <span class="count">{move || format!(" ({})", lab.row_count())}</span>
             </h2>
+            <p class="scroll-hint" data-testid="scroll-hint">{move || tr(lang.get(), "scroll_hint")}</p>
             <div
                 class="table-scroll"
                 node_ref=body
