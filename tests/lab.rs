@@ -570,6 +570,12 @@ fn the_lab_keeps_to_its_columns_at_every_width_and_says_where_to_start() {
             let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([column, null]));
             assert_eq!(bad, json!([]), "{column} at {width} px");
         }
+        // A closed select shows its whole choice (no "nearest-rank (the lessor").
+        let cut = b.execute(
+            "return [...document.querySelectorAll('.controls select')].filter(s => { const span = document.createElement('span'); span.style.cssText = 'position:absolute;visibility:hidden;white-space:pre'; span.style.font = getComputedStyle(s).font; span.textContent = s.options[s.selectedIndex].text; document.body.appendChild(span); const w = span.getBoundingClientRect().width; span.remove(); return w > s.clientWidth - 26; }).map(s => s.id + ': ' + s.options[s.selectedIndex].text)",
+            json!([]),
+        );
+        assert_eq!(cut, json!([]), "selects cut off at {width} px");
         b.screenshot(&screenshot_path(&format!("lab-layout-{width}")));
         b.click("[data-testid=start-button]");
         let step = b.execute("return document.getElementById('step-h').getBoundingClientRect().top", json!([]));
