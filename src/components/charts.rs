@@ -263,8 +263,8 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
             return None;
         }
         let mark = lab.settings.with(|s| Mark::of(&a, &verdict(&a, s), s));
-        let h = 250.0;
-        let (left, right, axis) = (14.0, w - 14.0, h - 40.0);
+        let h = 262.0;
+        let (left, right, axis) = (14.0, w - 14.0, h - 56.0);
         let end = a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0).max(1.0);
         let xt = ticks(end, 5);
         let xmax = *xt.last().unwrap_or(&end);
@@ -305,7 +305,7 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
                     <text class="tick" x=x(*v) y=axis + 14.0 text-anchor="middle">{label(*v)}</text>
                 }).collect_view()}
                 <line class="axis" x1=left x2=right y1=axis y2=axis />
-                <text class="axis-title" x=right y=h - 4.0 text-anchor="end">{tr(l, "ms_axis")}</text>
+                <text class="axis-title" x=right y=h - 20.0 text-anchor="end">{tr(l, "ms_axis")}</text>
                 {(!gaps.is_empty()).then(|| view! { <text class="axis-title" x=left y=h - 4.0>{tr(l, "itl_label")}</text> })}
             </svg>
         })
