@@ -31,13 +31,14 @@ pub fn App() -> impl IntoView {
     let lang = url.lang.or(stored.as_ref().and_then(|s| s.lang)).unwrap_or_else(browser_lang);
     let lab = Lab::new(lang);
     provide_context(lab);
+    crate::embed::expose(lab);
     lab.notice.set(stored_error);
     if let Some(notes) = stored.as_ref().and_then(|s| s.notes.clone()) {
         lab.notes.set(notes);
     }
 
     // A link wins over what this browser saved; saved choices apply only to the same sample.
-    let link_has_state = url.sample.is_some() || !url.settings.is_empty() || url.uploaded.is_some();
+    let link_has_state = url.sample.is_some() || !url.settings.is_empty() || url.uploaded.is_some() || !url.ignored.is_empty();
     let first: Requested = if link_has_state { url.clone() } else { stored.unwrap_or_default() };
     let sample = first.sample.clone().unwrap_or_else(|| DEFAULT_SAMPLE.to_string());
     if let Some(name) = &url.uploaded {
@@ -50,7 +51,13 @@ pub fn App() -> impl IntoView {
     spawn_local(async move {
         match fetch_sample(&sample).await {
             Ok(trace) => {
-                lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace), &first.settings);
+                let refused = lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace), &first.settings);
+                // A mangled link is never dropped silently: say which parts were not used.
+                let mut ignored = first.ignored.clone();
+                ignored.extend(refused.iter().filter_map(|k| first.settings.iter().find(|(key, _)| key == k)).map(|(k, v)| format!("{k}={v}")));
+                if !ignored.is_empty() && link_has_state {
+                    lab.notice.set(Some(format!("{} {}", tr(lab.lang.get_untracked(), "link_ignored"), ignored.join(", "))));
+                }
                 if let Some(r) = row {
                     lab.selected.set(r.min(lab.row_count().saturating_sub(1)));
                 }
@@ -119,6 +126,7 @@ pub fn App() -> impl IntoView {
                 <LoadPanel />
                 <TraceSummary />
             </div>
+            <StartHere />
             {move || lab.loaded.with(|l| l.is_some()).then(|| view! {
                 <div class="lab-grid">
                     <Controls />
@@ -162,6 +170,30 @@ fn Header() -> impl IntoView {
             </button>
             </nav>
         </header>
+    }
+}
+
+/// On the classroom sample, where to begin: the step-through, which may be below the fold.
+#[component]
+fn StartHere() -> impl IntoView {
+    let lab = use_lab();
+    let on_sample = move || lab.loaded.with(|l| matches!(l, Some(l) if l.origin == Origin::Sample(DEFAULT_SAMPLE.to_string())));
+    move || {
+        let l = lab.lang.get();
+        (on_sample() && !persist::in_frame()).then(|| view! {
+            <p class="start-here" data-testid="start-here">
+                <strong>{tr(l, "start_here")}</strong>" "{tr(l, "start_text")}" "
+                <button data-testid="start-button" on:click=move |_| {
+                    lab.selected.set(0);
+                    if let Some(el) = document().get_element_by_id("step-h") {
+                        el.scroll_into_view();
+                    }
+                    if let Some(next) = document().query_selector("[data-testid=next]").ok().flatten() {
+                        let _ = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(next).map(|b| b.focus());
+                    }
+                }>{tr(l, "start_button")}</button>
+            </p>
+        })
     }
 }
 

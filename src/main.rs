@@ -5,6 +5,7 @@ mod app;
 mod bench;
 mod components;
 mod download;
+mod embed;
 mod i18n;
 mod loader;
 mod persist;

@@ -9,6 +9,22 @@ use web_sys::UrlSearchParams;
 
 /// Storage key; the version lets a future format ignore old values instead of misreading them.
 pub const STORAGE_KEY: &str = "tracelab.v1.state";
+/// The key of the lab inside the lessons page's frame: lesson steps set its threshold and
+/// denominators, and must never overwrite the settings the learner saved in the lab itself.
+pub const FRAME_STORAGE_KEY: &str = "tracelab.v1.lesson-frame";
+
+/// Whether this lab runs inside another page's frame (the lessons page).
+pub fn in_frame() -> bool {
+    web_sys::window().and_then(|w| w.frame_element().ok().flatten()).is_some()
+}
+
+fn storage_key() -> &'static str {
+    if in_frame() {
+        FRAME_STORAGE_KEY
+    } else {
+        STORAGE_KEY
+    }
+}
 
 /// What a permalink or the stored state asks for.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,16 +36,29 @@ pub struct Requested {
     pub lang: Option<Lang>,
     pub settings: Vec<(String, String)>,
     pub notes: Option<String>,
+    /// `key=value` pairs of a link that could not be read, to tell the learner.
+    pub ignored: Vec<String>,
 }
 
 const SETTING_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"];
 
 fn from_params(params: &UrlSearchParams) -> Requested {
     let get = |k: &str| params.get(k).filter(|v| !v.is_empty());
+    let mut ignored = Vec::new();
+    let sample = get("sample");
+    if let Some(bad) = sample.as_ref().filter(|s| !is_sample_name(s)) {
+        ignored.push(format!("sample={bad}"));
+    }
+    let row = get("row");
+    let row_number = row.as_ref().and_then(|r| r.parse::<usize>().ok().filter(|r| *r >= 1));
+    if let (Some(bad), None) = (&row, row_number) {
+        ignored.push(format!("row={bad}"));
+    }
     Requested {
-        sample: get("sample").filter(|s| is_sample_name(s)),
+        ignored,
+        sample: sample.filter(|s| is_sample_name(s)),
         uploaded: get("uploaded"),
-        row: get("row").and_then(|r| r.parse::<usize>().ok()).map(|r| r.saturating_sub(1)),
+        row: row_number.map(|r| r - 1),
         lang: get("lang").map(|l| Lang::from_tag(&l)),
         settings: SETTING_KEYS.iter().filter_map(|k| get(k).map(|v| (k.to_string(), v))).collect(),
         notes: None,
@@ -46,8 +75,12 @@ pub fn is_sample_name(name: &str) -> bool {
 
 /// The state in the page's URL, if any.
 pub fn read_url() -> Requested {
-    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
-    match UrlSearchParams::new_with_str(&search) {
+    parse_query(&web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default())
+}
+
+/// The state a permalink's query (`?sample=…&t=0.5`) asks for.
+pub fn parse_query(search: &str) -> Requested {
+    match UrlSearchParams::new_with_str(search) {
         Ok(params) => from_params(&params),
         Err(_) => Requested::default(),
     }
@@ -84,11 +117,11 @@ fn storage() -> Option<web_sys::Storage> {
 /// (it is then removed so it cannot break the next visit either).
 pub fn read_stored() -> Result<Option<Requested>, String> {
     let Some(store) = storage() else { return Ok(None) };
-    let Ok(Some(raw)) = store.get_item(STORAGE_KEY) else { return Ok(None) };
+    let Ok(Some(raw)) = store.get_item(storage_key()) else { return Ok(None) };
     match parse_stored(&raw) {
         Some(r) => Ok(Some(r)),
         None => {
-            let _ = store.remove_item(STORAGE_KEY);
+            let _ = store.remove_item(storage_key());
             Err(format!("The settings saved in this browser could not be read and were reset ({} bytes).", raw.len()))
         }
     }
@@ -111,6 +144,7 @@ fn parse_stored(raw: &str) -> Option<Requested> {
         lang: obj.get("lang").and_then(|s| s.as_str()).map(Lang::from_tag),
         settings,
         notes: obj.get("notes").and_then(|s| s.as_str()).map(str::to_string),
+        ignored: Vec::new(),
     })
 }
 
@@ -125,5 +159,5 @@ pub fn write_stored(sample: Option<&str>, lang: Lang, settings: &[(&'static str,
         "settings": settings,
         "notes": notes,
     });
-    let _ = store.set_item(STORAGE_KEY, &value.to_string());
+    let _ = store.set_item(storage_key(), &value.to_string());
 }

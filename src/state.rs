@@ -92,7 +92,6 @@ pub struct Lab {
     pub choices: RwSignal<Vec<(String, Arc<Trace>)>>,
     pub choice_label: RwSignal<String>,
     pub working: Memo<Option<Working>>,
-    pub index: Memo<Option<IndexRef>>,
     pub metrics: Memo<Option<Metrics>>,
     pub changes: Memo<Vec<Change>>,
 }
@@ -177,7 +176,6 @@ impl Lab {
             choices: RwSignal::new(Vec::new()),
             choice_label: RwSignal::new(String::new()),
             working,
-            index,
             metrics,
             changes,
         }
@@ -185,9 +183,10 @@ impl Lab {
 
     /// Replaces the current trace. Settings come from the new trace's header, then `overrides`
     /// (a permalink's or the learner's saved choices) on top.
-    pub fn load(&self, loaded: Loaded, overrides: &[(String, String)]) {
+    /// Returns the override keys whose values could not be used (and were ignored).
+    pub fn load(&self, loaded: Loaded, overrides: &[(String, String)]) -> Vec<String> {
         let mut s = Settings::from_header(&loaded.trace.header);
-        s.apply_pairs(overrides.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let refused = s.apply_pairs(overrides.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let rows = loaded.attempts.len();
         self.whatif.set(WhatIf::default());
         self.settings.set(s);
@@ -197,6 +196,7 @@ impl Lab {
             self.choices.set(Vec::new());
         }
         self.loaded.set(Some(loaded));
+        refused
     }
 
     /// Sets a peer tool's own figures (its aggregate file) beside the trace of the same run,

@@ -88,6 +88,60 @@ fn the_classroom_exercise_row_by_row_then_at_half_a_second() {
     b.screenshot(&screenshot_path("lab-threshold-0.5"));
 }
 
+/// Every headline figure as the lab displays it: its value, and its formula with numerator and
+/// denominator, on the ten-request sample.
+fn assert_lesson_figures(b: &Browser, qualified: &str, joint: &str, goodput: &str, cost: &str) {
+    b.wait_text(QUALIFIED, |t| t == qualified);
+    let card = |key: &str| b.text_of(&format!("[data-testid=metric-{key}]"));
+    let value = |key: &str| b.text_of(&format!("[data-testid=value-{key}]"));
+    let q = card("qualified_count");
+    assert!(q.contains("10 attempts") && q.contains("8 successes"), "{q}");
+    assert_eq!(value("ttft_p50"), "0.5 s");
+    assert!(card("ttft_p50").contains("⌈50·8/100⌉ = 4 of 8") && card("ttft_p50").contains("n = 8"), "{}", card("ttft_p50"));
+    assert_eq!(value("ttft_p95"), "2 s");
+    assert!(card("ttft_p95").contains("⌈95·8/100⌉ = 8 of 8"), "{}", card("ttft_p95"));
+    assert_eq!(value("failure_rate"), "20 %");
+    assert!(card("failure_rate").contains("= 2 / 10 = 20 %"), "{}", card("failure_rate"));
+    assert_eq!(value("quality_pass_rate"), "87.5 %");
+    assert!(card("quality_pass_rate").contains("= 7 / 8 = 87.5 %"), "{}", card("quality_pass_rate"));
+    assert_eq!(value("joint_rate"), format!("{joint} %"));
+    assert!(card("joint_rate").contains(&format!("= {qualified} / 10 = {joint} %")), "{}", card("joint_rate"));
+    assert_eq!(value("goodput"), format!("{goodput} /s"));
+    assert!(card("goodput").contains(&format!("= {qualified} / 10 = {goodput} /s")), "{}", card("goodput"));
+    assert_eq!(value("cost_per_1000_qualified"), format!("{cost} CNY"));
+    assert!(card("cost_per_1000_qualified").contains(&format!("/ {qualified} = {cost} CNY")), "{}", card("cost_per_1000_qualified"));
+}
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn every_lesson_figure_is_displayed_with_its_parts_at_both_thresholds() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    assert_lesson_figures(&b, "5", "50", "0.5", "4");
+    b.replace_text("[data-testid=threshold-input]", "0.5");
+    assert_lesson_figures(&b, "4", "40", "0.4", "5");
+    b.replace_text("[data-testid=threshold-input]", "1");
+    assert_lesson_figures(&b, "5", "50", "0.5", "4");
+}
+
+/// The WebDriver helpers fail the test on a driver error instead of reporting "nothing found",
+/// so an assertion that something is absent cannot pass because the driver failed.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn driver_errors_fail_instead_of_reading_as_nothing_shown() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let bad = "[[not a selector";
+    for (what, r) in [
+        ("find_all", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.find_all(bad).len()))),
+        ("text_of", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.text_of(bad).len()))),
+        ("text", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.text("no-such-element-id").len()))),
+    ] {
+        assert!(r.is_err(), "{what} on a driver error must fail, not return nothing");
+    }
+    // Absence is still absence: a valid selector that matches nothing.
+    assert!(b.find_all("[data-testid=no-such-thing]").is_empty());
+    assert_eq!(b.text_of("[data-testid=no-such-thing]"), "");
+}
+
 #[test]
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn every_wrong_choice_shows_its_figure_and_its_warning() {
@@ -280,6 +334,17 @@ fn the_streaming_example_and_a_narrow_screen() {
     assert!(overflow.as_f64().unwrap_or(99.0) <= 1.0, "no sideways scrolling on a narrow screen: {overflow}");
     b.execute("document.querySelector('.charts').scrollIntoView()", json!([]));
     b.screenshot(&screenshot_path("lab-streaming-narrow-zh"));
+    // The table's hidden columns are announced, and the "no TTFT" strip stays inside its chart.
+    assert!(b.text_of("[data-testid=scroll-hint]").contains("TTFT"), "{}", b.text_of("[data-testid=scroll-hint]"));
+    b.select("[data-testid=sample-picker]", "ten-requests.jsonl");
+    b.wait_text(QUALIFIED, |t| t == "5");
+    let inside = b.execute(
+        "const s = document.querySelector('[data-testid=ttft-chart]').getBoundingClientRect(); return [...document.querySelectorAll('[data-testid=no-ttft] text')].every(t => { const r = t.getBoundingClientRect(); return r.right <= s.right + 0.5 && r.left >= s.left - 0.5; });",
+        json!([]),
+    );
+    assert_eq!(inside, json!(true), "the no-TTFT panel is not clipped at 360 px");
+    b.execute("document.querySelector('.charts').scrollIntoView()", json!([]));
+    b.screenshot(&screenshot_path("lab-charts-narrow-zh"));
 }
 
 #[test]
@@ -434,4 +499,176 @@ fn a_file_dropped_on_the_load_panel_is_loaded() {
     b.wait_text("[data-testid=trace-summary]", |t| t.contains("dropped.csv"));
     b.wait_text(QUALIFIED, |t| t == "1");
     assert_eq!(b.text_of(FAILURE_RATE), "50 %");
+}
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_mangled_permalink_says_what_it_ignored() {
+    let base = static_server::serve(dist());
+    let b = Browser::start(1400, 1100, "en-US");
+    b.goto(&format!("{base}/?t=abc&cmp=zz&row=x&pm=linear"));
+    b.wait_text(QUALIFIED, |t| t == "5");
+    let notice = b.wait_text("[data-testid=notice]", |t| !t.is_empty());
+    assert!(notice.contains("t=abc") && notice.contains("cmp=zz") && notice.contains("row=x"), "{notice}");
+    assert!(!notice.contains("pm=linear"), "what was used is not listed: {notice}");
+}
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_warm_up_row_is_not_judged_and_wrong_choices_are_marked_on_their_figures() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let dir = std::env::temp_dir().join(format!("tracelab-warmup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("warm.csv");
+    std::fs::write(&file, "# window_s: 4\nid,phase,outcome,ttft_s,quality\nW,warmup,success,3,pass\nA,measure,success,0.2,pass\nB,measure,connect_error,,not_evaluated\n").unwrap();
+    b.type_into("[data-testid=upload]", file.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("warm.csv"));
+    b.wait_text(QUALIFIED, |t| t == "1");
+    let verdicts: Vec<String> = b.find_all("[data-testid=verdict]").iter().map(|e| b.text(e)).collect();
+    assert_eq!(verdicts, ["warm-up — not counted", "qualified", "not qualified"]);
+    b.wait_text("[data-testid=why-verdict]", |t| t == "warm-up — not counted");
+
+    // Missing TTFT as 0: the TTFT figures carry the warning themselves.
+    b.select("[data-testid=missing-ttft]", "treat_as_zero");
+    let p50 = b.wait_text("[data-testid=metric-ttft_p50]", |t| t.contains("⚠"));
+    assert!(p50.contains("counted as 0"), "{p50}");
+    assert!(!b.text_of("[data-testid=metric-failure_rate]").contains("⚠"));
+    b.select("[data-testid=missing-ttft]", "keep_missing");
+    // Failed rows deleted by hand: the failure figure says so.
+    b.click("[data-testid=attempt-row]:nth-of-type(3)");
+    b.execute("document.querySelector('.row-edit').open = true", json!([]));
+    b.click("[data-testid=delete-row]");
+    b.wait_text(FAILURE_RATE, |t| t == "0 %");
+    let failure = b.text_of("[data-testid=metric-failure_rate]");
+    assert!(failure.contains("⚠") && failure.contains("failed attempts deleted (B)"), "{failure}");
+    assert!(b.text_of("[data-testid=hypothetical]").contains("1 row deleted"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A real peer result file (LLMPerf's per-request file, `../shared/fixtures/peers/`) carries no
+/// quality verdicts: the lab says "quality not evaluated" instead of 0 % and qualified 0.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_peer_file_without_quality_verdicts_says_not_evaluated() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let fixture = repo("../shared/fixtures/peers/llmperf_yi34b_vllm_c8_individual_responses.json");
+    assert!(fixture.is_file(), "missing real fixture {}: the shared fixtures sit beside the repository", fixture.display());
+    b.type_into("[data-testid=upload]", fixture.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("llmperf_yi34b"));
+    b.wait_text(QUALIFIED, |t| t == "quality not evaluated");
+    for key in ["quality_pass_rate", "joint_rate", "goodput"] {
+        assert_eq!(b.text_of(&format!("[data-testid=value-{key}]")), "quality not evaluated", "{key}");
+    }
+    let why = b.text_of("[data-testid=not-evaluated]");
+    assert!(why.contains("none can be judged jointly qualified") && why.contains("not 0"), "{why}");
+    assert!(!b.text_of("[data-testid=metric-goodput]").contains("0 /s"), "{}", b.text_of("[data-testid=metric-goodput]"));
+}
+
+/// The lab at the same widths: settings, figures and step panel each keep to their column, and
+/// the classroom exercise says where to start. Screenshots `lab-layout-<width>.png`.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn the_lab_keeps_to_its_columns_at_every_width_and_says_where_to_start() {
+    let base = static_server::serve(dist());
+    for (width, height) in [(1024, 768), (1280, 800), (1366, 768), (1440, 900), (1920, 1080), (360, 740)] {
+        let b = Browser::start(width, height, "en-US");
+        b.goto(&format!("{base}/"));
+        b.wait_text(QUALIFIED, |t| t == "5");
+        let start = b.text_of("[data-testid=start-here]");
+        assert!(start.contains("start here"), "{start}");
+        let top = b.execute("return document.querySelector('[data-testid=start-here]').getBoundingClientRect().bottom", json!([]));
+        assert!(top.as_f64().unwrap() < height as f64, "the start is above the fold at {width} px");
+        assert!(b.text_of("[data-testid=gpu-status]").contains("constructed teaching sample"));
+        for column in [".controls", ".lab-main-col", ".load-row > section"] {
+            let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([column, null]));
+            assert_eq!(bad, json!([]), "{column} at {width} px");
+        }
+        // A closed select shows its whole choice (no "nearest-rank (the lessor").
+        let cut = b.execute(
+            "return [...document.querySelectorAll('.controls select')].filter(s => { const span = document.createElement('span'); span.style.cssText = 'position:absolute;visibility:hidden;white-space:pre'; span.style.font = getComputedStyle(s).font; span.textContent = s.options[s.selectedIndex].text; document.body.appendChild(span); const w = span.getBoundingClientRect().width; span.remove(); return w > s.clientWidth - 26; }).map(s => s.id + ': ' + s.options[s.selectedIndex].text)",
+            json!([]),
+        );
+        assert_eq!(cut, json!([]), "selects cut off at {width} px");
+        b.screenshot(&screenshot_path(&format!("lab-layout-{width}")));
+        b.click("[data-testid=start-button]");
+        let step = b.execute("return document.getElementById('step-h').getBoundingClientRect().top", json!([]));
+        assert!(step.as_f64().unwrap() >= 0.0 && step.as_f64().unwrap() < height as f64, "the step panel is in view at {width} px");
+    }
+}
+
+/// Text boxes inside `svg` that overlap each other, as descriptions (empty when none do).
+const OVERLAPPING_TEXT_JS: &str = r#"
+const svg = document.querySelector(arguments[0]);
+if (!svg) return ['no chart ' + arguments[0]];
+const boxes = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+const out = [];
+for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+  const [a, r] = boxes[i], [b, s] = boxes[j];
+  if (r.left < s.right - 1 && s.left < r.right - 1 && r.top < s.bottom - 1 && s.top < r.bottom - 1) out.push(`${a} × ${b}`);
+}
+return out;
+"#;
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn charts_a_learner_can_read() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    b.execute("document.querySelector('[data-testid=ttft-chart]').scrollIntoView()", json!([]));
+    for chart in ["[data-testid=ttft-chart]", "[data-testid=request-chart]", "[data-testid=run-chart]"] {
+        let overlaps = b.execute(OVERLAPPING_TEXT_JS, json!([chart]));
+        assert_eq!(overlaps, json!([]), "{chart}: labels collide");
+        let texts: Vec<String> = serde_json::from_value(b.execute(
+            "return [...document.querySelectorAll(arguments[0] + ' text')].map(t => t.textContent)",
+            json!([chart]),
+        ))
+        .unwrap();
+        for t in &texts {
+            assert!(!t.contains("× ×") && !t.contains("✕"), "{chart}: doubled glyph in {t:?}");
+            let decimals = t.split(|c: char| !c.is_ascii_digit() && c != '.').filter_map(|n| n.split_once('.')).map(|(_, d)| d.len()).max().unwrap_or(0);
+            assert!(decimals <= 3, "{chart}: {t:?} has {decimals} decimals");
+            assert!(!t.ends_with(".0") && !t.contains(".0 "), "{chart}: {t:?}");
+        }
+    }
+    let ttft = b.text_of("[data-testid=ttft-chart]");
+    assert!(ttft.contains("P95 = 2 s") && ttft.contains("threshold ≤ 1 s"), "{ttft}");
+    assert!(ttft.contains("2 failures") && ttft.contains("no TTFT"), "{ttft}");
+    // The tail's label sits clear of its own line.
+    let clear = b.execute(
+        "const l = document.querySelector('[data-testid=tail-label]').getBoundingClientRect(); const y = document.querySelector('.tail').getBoundingClientRect().top; return l.bottom <= y + 0.5 || l.top >= y - 0.5;",
+        json!([]),
+    );
+    assert_eq!(clear, json!(true));
+    // One colour meaning: R5 (quality fail, fast) is not green in either chart, and the legend says so.
+    let r5_dot = b.execute("return document.querySelector('[data-testid=ttft-dot][data-row=\"5\"]').getAttribute('class')", json!([]));
+    assert!(r5_dot.as_str().unwrap().contains("m-not-qualified"), "{r5_dot}");
+    let r5_bar = b.execute("return [...document.querySelectorAll('[data-testid=run-bar][data-id=R5] rect')].map(r => r.getAttribute('class')).join(' ')", json!([]));
+    assert!(r5_bar.as_str().unwrap().contains("m-not-qualified") && !r5_bar.as_str().unwrap().contains("m-qualified "), "{r5_bar}");
+    assert!(b.text_of("[data-testid=chart-legend]").contains("too slow or failed quality"));
+    // The selected row is marked in the TTFT chart and the run chart.
+    b.click("[data-testid=attempt-row]:nth-of-type(4)");
+    b.wait_text(POSITION, |t| t == "4 / 10");
+    let selected = b.execute("return document.querySelector('[data-testid=ttft-dot].selected').dataset.row", json!([]));
+    assert_eq!(selected, json!("4"));
+    // The run chart: rows in table order with their ids, R1 first and on top; a success is
+    // waiting then streaming; requests in flight are drawn.
+    let labels: Vec<String> = b.find_all("[data-testid=run-row-label]").iter().map(|e| b.text(e)).collect();
+    assert_eq!(labels.first().map(String::as_str), Some("1 R1"), "{labels:?}");
+    assert_eq!(labels.len(), 10, "{labels:?}");
+    let parts = b.execute("return document.querySelectorAll('[data-testid=run-bar][data-id=R1] rect.wait, [data-testid=run-bar][data-id=R1] rect.stream').length", json!([]));
+    assert_eq!(parts, json!(2));
+    assert!(!b.find_all("[data-testid=in-flight]").is_empty());
+    b.screenshot(&screenshot_path("lab-charts"));
+
+    // A trace without clock positions says why there is no timeline instead of an empty box.
+    let dir = std::env::temp_dir().join(format!("tracelab-charts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("durations.csv");
+    std::fs::write(&file, "id,outcome,ttft_s,quality\nA,success,0.2,pass\nB,success,3.826826,pass\n").unwrap();
+    b.type_into("[data-testid=upload]", file.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("durations.csv"));
+    let why = b.wait_text("[data-testid=no-timeline]", |t| !t.is_empty());
+    assert!(why.contains("no start times"), "{why}");
+    let ttft = b.text_of("[data-testid=ttft-chart]");
+    assert!(!ttft.contains("3.826826"), "{ttft}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -2,7 +2,7 @@
 //! Only the rows in view are in the DOM, so a 1,000,000-attempt trace scrolls as easily as ten.
 
 use leptos::prelude::*;
-use tracelab_core::{metrics::trim_num, verdict};
+use tracelab_core::{metrics::trim_num, verdict, Phase, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -46,6 +46,7 @@ pub fn AttemptsTable() -> impl IntoView {
                 {move || tr(lang.get(), "table")}
                 <span class="count">{move || format!(" ({})", lab.row_count())}</span>
             </h2>
+            <p class="scroll-hint" data-testid="scroll-hint">{move || tr(lang.get(), "scroll_hint")}</p>
             <div
                 class="table-scroll"
                 node_ref=body
@@ -78,13 +79,16 @@ pub fn AttemptsTable() -> impl IntoView {
                                     w.attempts[first..last].iter().enumerate().map(|(k, a)| {
                                         let i = first + k;
                                         let v = verdict(a, s);
+                                        // A warm-up row is not measured: it gets no verdict of its own.
+                                        let warmup = a.phase == Phase::Warmup && s.population.warmup == WarmupPolicy::Exclude;
                                         let ttft = v.ttft_s.filter(|_| a.ttft_ms.is_some())
                                             .map(trim_num)
                                             .unwrap_or_else(|| if v.ttft_s.is_some() { "0 (!)".into() } else { tr(l, "missing").to_string() });
                                         view! {
                                             <tr
                                                 class="attempt-row"
-                                                class:qualified=v.qualified
+                                                class:qualified=v.qualified && !warmup
+                                                class:warmup=warmup
                                                 class:selected=i == selected
                                                 aria-selected=(i == selected).to_string()
                                                 aria-rowindex=i + 2
@@ -96,8 +100,8 @@ pub fn AttemptsTable() -> impl IntoView {
                                                 <td>{a.outcome.to_string()}</td>
                                                 <td class="num" class:missing=a.ttft_ms.is_none()>{ttft}</td>
                                                 <td>{a.quality.name()}</td>
-                                                <td data-testid="verdict">{if v.qualified { tr(l, "qualified") } else { tr(l, "not_qualified") }}</td>
-                                                <td>{v.reason.map(|r| r.text().get(l).to_string()).unwrap_or_default()}</td>
+                                                <td data-testid="verdict">{if warmup { tr(l, "warmup_not_counted") } else if v.qualified { tr(l, "qualified") } else { tr(l, "not_qualified") }}</td>
+                                                <td>{(!warmup).then(|| v.reason.map(|r| r.text().get(l).to_string())).flatten().unwrap_or_default()}</td>
                                             </tr>
                                         }
                                     }).collect::<Vec<_>>()

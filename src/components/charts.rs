@@ -1,41 +1,90 @@
-//! Charts drawn with plotters on a canvas — the success-TTFT distribution with the threshold and
-//! the tail marker, the selected attempt's timeline, and the run as bars over time with GPU
-//! lanes. Each is drawn at the screen's pixel density and redrawn on resize, and each has a
-//! text alternative. Drawing is the only thing done here: every number comes from the core.
+//! Charts as inline SVG: the success-TTFT sample with the threshold and the tail marker, the
+//! selected attempt's timeline, and the run — each attempt waiting then streaming, requests in
+//! flight, GPU lanes on the same time axis. One colour meaning everywhere (green qualified,
+//! amber a success that is too slow or failed quality, red failed, grey warm-up), told by one
+//! legend. SVG text is real text: it scales with the page and a test can read where it lies.
+//! Every number placed here comes from the core (`timeline`, `Index`, `Metrics`).
 
 use leptos::ev;
 use leptos::prelude::*;
-use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
-use tracelab_core::{metrics::trim_num, percentile::percentile, trace::GPU_UNSUPPORTED, verdict, Attempt, Lang};
-use wasm_bindgen::JsCast;
+use tracelab_core::timeline::{in_flight, ttft_points};
+use tracelab_core::{metrics::trim_num, trace::GPU_UNSUPPORTED, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
 
-const INK: RGBColor = RGBColor(27, 31, 36);
-const MUTED: RGBColor = RGBColor(90, 100, 112);
-const BLUE: RGBColor = RGBColor(11, 92, 173);
-const RED: RGBColor = RGBColor(163, 38, 27);
-const GREEN: RGBColor = RGBColor(23, 104, 58);
-const AMBER: RGBColor = RGBColor(183, 121, 31);
-const GRID: RGBColor = RGBColor(225, 229, 234);
-
 /// At most this many points or bars are drawn; beyond it the chart shows evenly spaced ranks.
 const MAX_MARKS: usize = 2000;
 
-/// Sizes a canvas to its CSS box at the device's pixel ratio; returns the ratio.
-fn fit(canvas: &web_sys::HtmlCanvasElement) -> f64 {
-    let dpr = web_sys::window().map(|w| w.device_pixel_ratio()).unwrap_or(1.0).max(1.0);
-    let w = canvas.client_width().max(280) as f64;
-    let h = canvas.client_height().max(160) as f64;
-    canvas.set_width((w * dpr) as u32);
-    canvas.set_height((h * dpr) as u32);
-    dpr
+/// What a mark's colour means, the same in every chart.
+#[derive(Clone, Copy, PartialEq)]
+enum Mark {
+    Qualified,
+    /// A complete success that was too slow or failed quality.
+    NotQualified,
+    Failed,
+    WarmUp,
 }
 
-fn font(size: f64, dpr: f64) -> TextStyle<'static> {
-    ("sans-serif", size * dpr).into_font().color(&INK)
+impl Mark {
+    fn of(a: &Attempt, v: &Verdict, s: &Settings) -> Mark {
+        if a.phase == Phase::Warmup && s.population.warmup == WarmupPolicy::Exclude {
+            Mark::WarmUp
+        } else if v.qualified {
+            Mark::Qualified
+        } else if v.complete_success {
+            Mark::NotQualified
+        } else {
+            Mark::Failed
+        }
+    }
+
+    fn class(self) -> &'static str {
+        match self {
+            Mark::Qualified => "m-qualified",
+            Mark::NotQualified => "m-not-qualified",
+            Mark::Failed => "m-failed",
+            Mark::WarmUp => "m-warmup",
+        }
+    }
+}
+
+/// Round tick positions from 0 to at least `max`: steps of 1, 2 or 5 × 10ⁿ, about `count` of them.
+fn ticks(max: f64, count: usize) -> Vec<f64> {
+    if !(max > 0.0) || !max.is_finite() {
+        return vec![0.0, 1.0];
+    }
+    let raw = max / count.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let n = (max / step).ceil() as usize;
+    (0..=n).map(|k| tick_value(k as f64 * step, step)).collect()
+}
+
+/// A tick value without float noise (0.30000000000000004 → 0.3), at the step's precision.
+fn tick_value(v: f64, step: f64) -> f64 {
+    let digits = (-step.log10().floor()).max(0.0) as i32;
+    let scale = 10f64.powi(digits);
+    (v * scale).round() / scale
+}
+
+/// A value for a label: at most three significant decimals, no trailing zeros ("3.827", "100").
+fn label(v: f64) -> String {
+    let digits = if v.abs() >= 100.0 { 0 } else if v.abs() >= 10.0 { 1 } else { 3 };
+    let scale = 10f64.powi(digits);
+    trim_num((v * scale).round() / scale)
+}
+
+/// The chart's width in CSS pixels, followed on resize.
+fn use_width(holder: NodeRef<leptos::html::Div>, resized: RwSignal<u32>) -> Signal<f64> {
+    let width = RwSignal::new(0.0f64);
+    Effect::new(move |_| {
+        resized.track();
+        if let Some(el) = holder.get() {
+            width.set((el.client_width() as f64).max(260.0));
+        }
+    });
+    width.into()
 }
 
 #[component]
@@ -48,6 +97,7 @@ pub fn Charts() -> impl IntoView {
     view! {
         <section class="charts" aria-labelledby="charts-h">
             <h2 id="charts-h">{move || tr(lang.get(), "charts")}</h2>
+            <Legend />
             <div class="chart-grid">
                 <TtftChart resized=resized />
                 <RequestTimeline resized=resized />
@@ -57,44 +107,137 @@ pub fn Charts() -> impl IntoView {
     }
 }
 
+/// The one key to the colours of every chart.
+#[component]
+fn Legend() -> impl IntoView {
+    let lab = use_lab();
+    view! {
+        <ul class="legend" data-testid="chart-legend">
+            {move || {
+                let l = lab.lang.get();
+                [("m-qualified", "lg_qualified"), ("m-not-qualified", "lg_not_qualified"), ("m-failed", "lg_failed"), ("m-warmup", "lg_warmup"), ("m-selected", "lg_selected")]
+                    .into_iter()
+                    .map(|(class, key)| view! { <li><span class=format!("swatch {class}") aria-hidden="true"></span>{tr(l, key)}</li> })
+                    .collect_view()
+            }}
+        </ul>
+    }
+}
+
 #[component]
 fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
     let lab = use_lab();
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    Effect::new(move |_| {
-        resized.track();
-        let l = lab.lang.get();
-        let (Some(el), Some(ix), Some(m)) = (canvas.get(), lab.index.get(), lab.metrics.get()) else { return };
-        let settings = lab.settings.get();
-        let failures = m.failures;
-        let dpr = fit(&el);
-        let label = tracelab_core::metrics::percentile_label(settings.p);
-        let _ = draw_ttft(&el, dpr, ix.0.ttft_sample_ms(), failures, settings.ttft_threshold_s, m.ttft_tail.value, &label, l);
+    let holder = NodeRef::<leptos::html::Div>::new();
+    let width = use_width(holder, resized);
+    let points = Memo::new(move |_| {
+        lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| ttft_points(&w.attempts, s)))).unwrap_or_default()
     });
+    let svg = move || {
+        let l = lab.lang.get();
+        let w = width.get();
+        let (Some(m), s) = (lab.metrics.get(), lab.settings.get()) else { return None };
+        if w <= 0.0 {
+            return None;
+        }
+        let pts = points.get();
+        let selected = lab.selected.get();
+        let failures = if s.population.missing_ttft == tracelab_core::MissingTtft::TreatAsZero { 0 } else { m.failures };
+        let h = 250.0;
+        let (left, top, bottom) = (46.0, 26.0, 40.0);
+        let strip = if failures > 0 { 96.0 } else { 0.0 };
+        let right = w - 12.0 - strip;
+        let n = pts.len();
+        let max_s = pts.last().map_or(0.0, |p| p.ttft_ms / 1000.0).max(s.ttft_threshold_s).max(0.1);
+        let yt = ticks(max_s * 1.05, 5);
+        let ymax = *yt.last().unwrap_or(&1.0);
+        let y = move |v: f64| top + (h - top - bottom) * (1.0 - v / ymax);
+        let x = move |rank: f64| left + (right - left) * (rank - 0.5) / n.max(1) as f64;
+        let xt: Vec<usize> = if n <= 10 { (1..=n).collect() } else { ticks(n as f64, 6).into_iter().map(|v| v as usize).filter(|v| *v >= 1 && *v <= n).collect() };
+        let threshold = s.ttft_threshold_s;
+        let tail = m.ttft_tail.value;
+        let tail_name = tracelab_core::metrics::percentile_label(s.p);
+        // The two line labels sit above their lines, at opposite ends; when the lines are close
+        // the tail's label goes below its line so neither strikes the other.
+        let ty = y(threshold);
+        let tail_label_y = tail.map(|t| if (y(t) - ty).abs() < 16.0 && y(t) >= ty { y(t) + 14.0 } else { y(t) - 5.0 });
+        let step = n.div_ceil(MAX_MARKS).max(1);
+        let dots = working_rows(lab, &pts, step, selected, &s);
+        Some(view! {
+            <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="ttft-chart"
+                aria-label=tr(l, "ttft_chart_alt")>
+                <text class="axis-title" x=4 y=14>{tr(l, "ttft_axis")}</text>
+                {yt.iter().map(|v| view! {
+                    <line class="grid" x1=left x2=right y1=y(*v) y2=y(*v) />
+                    <text class="tick" x=left - 6.0 y=y(*v) + 4.0 text-anchor="end">{label(*v)}</text>
+                }).collect_view()}
+                {xt.iter().map(|r| view! {
+                    <text class="tick" x=x(*r as f64) y=h - bottom + 16.0 text-anchor="middle">{r.to_string()}</text>
+                }).collect_view()}
+                <text class="axis-title" x=right y=h - 6.0 text-anchor="end">{tr(l, "rank_axis")}</text>
+                <line class="threshold" x1=left x2=right y1=ty y2=ty />
+                <text class="line-label threshold-label" data-testid="threshold-label" x=left + 4.0 y=ty - 5.0>
+                    {format!("{} {} {} s", tr(l, "threshold_short"), s.comparison.symbol(), trim_num(threshold))}
+                </text>
+                {tail.zip(tail_label_y).map(|(t, ly)| view! {
+                    <line class="tail" x1=left x2=right y1=y(t) y2=y(t) />
+                    <text class="line-label tail-label" data-testid="tail-label" x=right - 4.0 y=ly text-anchor="end">
+                        {format!("{tail_name} = {} s", label(t))}
+                    </text>
+                })}
+                {dots.into_iter().map(|(rank, p, mark, is_selected)| view! {
+                    <circle class=format!("dot {}", mark.class()) class:selected=is_selected data-testid="ttft-dot"
+                        data-row=p.row + 1 cx=x(rank as f64) cy=y(p.ttft_ms / 1000.0) r={if is_selected { 6.5 } else if n > 200 { 2.0 } else { 4.5 }} />
+                }).collect_view()}
+                {(failures > 0).then(|| view! {
+                    <g data-testid="no-ttft">
+                        <rect class="strip" x=w - strip - 4.0 y=top width=strip height=h - top - bottom />
+                        <text class="strip-title" x=w - strip + 4.0 y=top + 18.0>{tr(l, "no_ttft")}</text>
+                        <text class="strip-count m-failed-text" x=w - strip + 4.0 y=top + 44.0>{format!("{failures} {}", tr(l, if failures == 1 { "failure_one" } else { "failure_many" }))}</text>
+                        <text class="strip-note" x=w - strip + 4.0 y=top + 64.0>{tr(l, "not_plotted")}</text>
+                    </g>
+                })}
+            </svg>
+        })
+    };
     view! {
         <figure class="chart">
-            <canvas node_ref=canvas class="chart-canvas" data-testid="ttft-chart" role="img"
-                aria-label=move || tr(lab.lang.get(), "ttft_chart_alt")></canvas>
+            <div class="chart-box" node_ref=holder>{svg}</div>
             <figcaption>{move || tr(lab.lang.get(), "ttft_chart")}</figcaption>
             <details>
                 <summary>{move || tr(lab.lang.get(), "as_table")}</summary>
                 {move || {
                     let l = lab.lang.get();
-                    lab.index.get().map(|ix| {
-                        let sample = ix.0.ttft_sample_ms();
-                        let shown: Vec<(usize, f64)> = spread(sample.len()).map(|i| (i + 1, sample[i] / 1000.0)).collect();
-                        view! {
-                            <table class="alt-table">
-                                <thead><tr><th>{tr(l, "rank")}</th><th>{tr(l, "col_ttft")}</th></tr></thead>
-                                <tbody>{shown.into_iter().map(|(r, v)| view! { <tr><td>{r}</td><td>{trim_num(v)}</td></tr> }).collect_view()}</tbody>
-                            </table>
-                            <p>{format!("{}: {}", tr(l, "failures_apart"), lab.metrics.with(|m| m.as_ref().map_or(0, |m| m.failures)))}</p>
-                        }
-                    })
+                    let pts = points.get();
+                    let shown: Vec<(usize, f64)> = spread(pts.len()).map(|i| (i + 1, pts[i].ttft_ms / 1000.0)).collect();
+                    view! {
+                        <table class="alt-table">
+                            <thead><tr><th>{tr(l, "rank")}</th><th>{tr(l, "col_ttft")}</th></tr></thead>
+                            <tbody>{shown.into_iter().map(|(r, v)| view! { <tr><td>{r}</td><td>{trim_num(v)}</td></tr> }).collect_view()}</tbody>
+                        </table>
+                        <p>{format!("{}: {}", tr(l, "failures_apart"), lab.metrics.with(|m| m.as_ref().map_or(0, |m| m.failures)))}</p>
+                    }
                 }}
             </details>
         </figure>
     }
+}
+
+/// The points to draw (every `step`-th rank, and the selected row's always), with their mark.
+fn working_rows(
+    lab: crate::state::Lab,
+    pts: &[tracelab_core::timeline::TtftPoint],
+    step: usize,
+    selected: usize,
+    s: &Settings,
+) -> Vec<(usize, tracelab_core::timeline::TtftPoint, Mark, bool)> {
+    lab.working.with(|w| {
+        let Some(w) = w else { return Vec::new() };
+        pts.iter()
+            .enumerate()
+            .filter(|(k, p)| k % step == 0 || p.row == selected)
+            .map(|(k, p)| (k + 1, *p, Mark::of(&w.attempts[p.row], &p.verdict, s), p.row == selected))
+            .collect()
+    })
 }
 
 /// Up to MAX_MARKS ranks spread evenly over 0..n (all of them when n is small).
@@ -103,101 +246,73 @@ fn spread(n: usize) -> impl Iterator<Item = usize> {
     (0..n).step_by(step).chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n - 1))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn draw_ttft(
-    el: &web_sys::HtmlCanvasElement,
-    dpr: f64,
-    sample_ms: &[f64],
-    failures: usize,
-    threshold: f64,
-    tail: Option<f64>,
-    tail_label: &str,
-    lang: Lang,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let root = CanvasBackend::with_canvas_object(el.clone()).ok_or("no canvas")?.into_drawing_area();
-    root.fill(&WHITE)?;
-    let n = sample_ms.len();
-    // The sample is sorted: its maximum is its last value (no pass over a million points).
-    let max_s = sample_ms.last().map_or(0.0, |v| v / 1000.0);
-    let sample = |i: usize| sample_ms[i] / 1000.0;
-    // Failures get their own strip to the right: they have no TTFT, so they are not plotted as 0.
-    let (main, strip) = root.split_horizontally((el.width() as f64 * if failures > 0 { 0.84 } else { 1.0 }) as u32);
-    let ymax = max_s.max(threshold).max(0.1) * 1.12;
-    let mut chart = ChartBuilder::on(&main)
-        .margin((10.0 * dpr) as u32)
-        .x_label_area_size((30.0 * dpr) as u32)
-        .y_label_area_size((44.0 * dpr) as u32)
-        .build_cartesian_2d(0.5f64..(n.max(1) as f64 + 0.5), 0f64..ymax)?;
-    chart
-        .configure_mesh()
-        .light_line_style(WHITE)
-        .bold_line_style(GRID)
-        .label_style(font(12.0, dpr))
-        .x_desc(tr(lang, "rank"))
-        .y_desc("TTFT (s)")
-        .axis_desc_style(font(12.0, dpr))
-        .x_labels(n.clamp(2, 10))
-        .x_label_formatter(&|v| format!("{:.0}", v))
-        .draw()?;
-    let stroke = (1.5 * dpr).max(1.0) as u32;
-    chart.draw_series(LineSeries::new([(0.5, threshold), (n as f64 + 0.5, threshold)], RED.stroke_width(stroke)))?;
-    chart.draw_series(std::iter::once(Text::new(
-        format!("{} {} s", tr(lang, "threshold_short"), trim_num(threshold)),
-        (0.6, threshold + ymax * 0.02),
-        font(12.0, dpr).color(&RED),
-    )))?;
-    if let Some(t) = tail {
-        chart.draw_series(DashedLineSeries::new(
-            [(0.5, t), (n as f64 + 0.5, t)],
-            (6.0 * dpr) as u32,
-            (4.0 * dpr) as u32,
-            AMBER.stroke_width(stroke),
-        ))?;
-        chart.draw_series(std::iter::once(Text::new(
-            format!("{tail_label} = {} s", trim_num(t)),
-            (n as f64 * 0.45 + 0.5, t + ymax * 0.02),
-            font(12.0, dpr).color(&AMBER),
-        )))?;
-    }
-    let radius = ((if n > 200 { 1.5 } else { 4.0 }) * dpr) as u32;
-    chart.draw_series(spread(n).map(|i| {
-        let color = if sample(i) <= threshold { GREEN } else { BLUE };
-        Circle::new(((i + 1) as f64, sample(i)), radius, color.filled())
-    }))?;
-    if failures > 0 {
-        strip.fill(&RGBColor(250, 240, 238))?;
-        let (w, h) = strip.dim_in_pixel();
-        strip.draw(&Text::new(tr(lang, "no_ttft"), ((8.0 * dpr) as i32, (14.0 * dpr) as i32), font(12.0, dpr).color(&RED)))?;
-        strip.draw(&Text::new(
-            format!("✕ × {failures}"),
-            ((8.0 * dpr) as i32, (h as f64 / 2.0) as i32),
-            font(16.0, dpr).color(&RED),
-        ))?;
-        let _ = w;
-    }
-    root.present()?;
-    Ok(())
-}
-
 #[component]
 fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
     let lab = use_lab();
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let holder = NodeRef::<leptos::html::Div>::new();
+    let width = use_width(holder, resized);
     let selected = move || {
         let i = lab.selected.get();
         lab.working.with(|w| w.as_ref().and_then(|w| w.attempts.get(i).cloned()))
     };
-    Effect::new(move |_| {
-        resized.track();
+    let svg = move || {
         let l = lab.lang.get();
-        let (Some(el), Some(a)) = (canvas.get(), selected()) else { return };
-        let dpr = fit(&el);
-        let _ = draw_request(&el, dpr, &a, l);
-    });
+        let w = width.get();
+        let a = selected()?;
+        if w <= 0.0 {
+            return None;
+        }
+        let mark = lab.settings.with(|s| Mark::of(&a, &verdict(&a, s), s));
+        let h = 262.0;
+        let (left, right, axis) = (14.0, w - 14.0, h - 56.0);
+        let end = a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0).max(1.0);
+        let xt = ticks(end, 5);
+        let xmax = *xt.last().unwrap_or(&end);
+        let x = move |ms: f64| left + (right - left) * ms / xmax;
+        let bar_y = 120.0;
+        let gaps: Vec<(f64, f64)> = if a.events.len() <= 12 { a.event_gaps_ms().zip(a.events.iter()).map(|(g, e)| (e.at_ms, g)).collect() } else { Vec::new() };
+        Some(view! {
+            <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="request-chart"
+                aria-label=tr(l, "request_chart_alt")>
+                <text class="chart-title" x=left y=18>{format!("{} — {}", a.id, a.outcome)}</text>
+                {a.ttft_ms.map(|t| view! {
+                    <line class="bracket m-qualified-stroke" x1=x(0.0) x2=x(t) y1=48 y2=48 />
+                    <text class="line-label" x=x(0.0) y=42>{format!("TTFT {} ms", label(t))}</text>
+                })}
+                {a.ttft_ms.is_none().then(|| view! { <text class="line-label m-failed-text" x=x(0.0) y=42>{tr(l, "no_token_ttft")}</text> })}
+                {a.e2e_ms.map(|e| view! {
+                    <line class="bracket" x1=x(0.0) x2=x(e) y1=80 y2=80 />
+                    <text class="line-label" x=x(0.0) y=74>{format!("E2E {} ms", label(e))}</text>
+                })}
+                // Waiting for the first token, then streaming: the two parts of the request.
+                {match a.ttft_ms {
+                    Some(t) => view! {
+                        <rect class=format!("wait {}", mark.class()) x=x(0.0) y=bar_y width=(x(t) - x(0.0)).max(1.0) height=18 />
+                        <rect class=format!("stream {}", mark.class()) x=x(t) y=bar_y width=(x(end) - x(t)).max(1.0) height=18 />
+                    }.into_any(),
+                    None => view! { <rect class=format!("wait {}", mark.class()) x=x(0.0) y=bar_y width=(x(end) - x(0.0)).max(1.0) height=18 /> }.into_any(),
+                }}
+                {a.first_byte_ms.map(|b| view! { <circle class="first-byte" cx=x(b) cy=bar_y + 9.0 r=3.5 /> })}
+                {a.events.iter().map(|e| view! {
+                    <line class="event" x1=x(e.at_ms) x2=x(e.at_ms) y1=bar_y - 5.0 y2=bar_y + 23.0 />
+                    {(e.tokens > 1 && a.events.len() <= 24).then(|| view! { <text class="tokens" x=x(e.at_ms) y=bar_y + 36.0 text-anchor="middle">{format!("×{}", e.tokens)}</text> })}
+                }).collect_view()}
+                {gaps.iter().map(|(at, gap)| view! {
+                    <text class="gap" x=x(*at) + (x(at + gap) - x(*at)) / 2.0 y=bar_y - 9.0 text-anchor="middle">{label(*gap)}</text>
+                }).collect_view()}
+                {xt.iter().map(|v| view! {
+                    <line class="grid" x1=x(*v) x2=x(*v) y1=axis - 4.0 y2=axis />
+                    <text class="tick" x=x(*v) y=axis + 14.0 text-anchor="middle">{label(*v)}</text>
+                }).collect_view()}
+                <line class="axis" x1=left x2=right y1=axis y2=axis />
+                <text class="axis-title" x=right y=h - 20.0 text-anchor="end">{tr(l, "ms_axis")}</text>
+                {(!gaps.is_empty()).then(|| view! { <text class="axis-title" x=left y=h - 4.0>{tr(l, "itl_label")}</text> })}
+            </svg>
+        })
+    };
     view! {
         <figure class="chart">
-            <canvas node_ref=canvas class="chart-canvas" data-testid="request-chart" role="img"
-                aria-label=move || tr(lab.lang.get(), "request_chart_alt")></canvas>
+            <div class="chart-box" node_ref=holder>{svg}</div>
             <figcaption>{move || tr(lab.lang.get(), "request_chart")}</figcaption>
             <details>
                 <summary>{move || tr(lab.lang.get(), "as_table")}</summary>
@@ -222,208 +337,145 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
     }
 }
 
-fn draw_request(el: &web_sys::HtmlCanvasElement, dpr: f64, a: &Attempt, lang: Lang) -> Result<(), Box<dyn std::error::Error>> {
-    let root = CanvasBackend::with_canvas_object(el.clone()).ok_or("no canvas")?.into_drawing_area();
-    root.fill(&WHITE)?;
-    let end = a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0).max(1.0);
-    let mut chart = ChartBuilder::on(&root)
-        .margin((12.0 * dpr) as u32)
-        .x_label_area_size((30.0 * dpr) as u32)
-        .caption(format!("{} — {}", a.id, a.outcome), font(14.0, dpr))
-        .build_cartesian_2d(-end * 0.03..end * 1.05, 0f64..4f64)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .disable_y_axis()
-        .light_line_style(WHITE)
-        .bold_line_style(GRID)
-        .label_style(font(12.0, dpr))
-        .x_desc("ms")
-        .axis_desc_style(font(12.0, dpr))
-        .draw()?;
-    let stroke = (2.0 * dpr) as u32;
-    // The request's life as one bar, TTFT and E2E as brackets above it.
-    chart.draw_series(std::iter::once(Rectangle::new([(0.0, 1.6), (end, 2.0)], RGBColor(214, 226, 240).filled())))?;
-    chart.draw_series(std::iter::once(Text::new("t0", (0.0, 1.05), font(12.0, dpr))))?;
-    if let Some(t) = a.ttft_ms {
-        chart.draw_series(LineSeries::new([(0.0, 2.45), (t, 2.45)], GREEN.stroke_width(stroke)))?;
-        chart.draw_series(std::iter::once(Text::new(format!("TTFT {} ms", trim_num(t)), (0.0, 2.85), font(12.0, dpr).color(&GREEN))))?;
-    } else {
-        chart.draw_series(std::iter::once(Text::new(tr(lang, "no_token_ttft"), (0.0, 2.85), font(12.0, dpr).color(&RED))))?;
-    }
-    if let Some(e) = a.e2e_ms {
-        chart.draw_series(LineSeries::new([(0.0, 3.2), (e, 3.2)], INK.stroke_width(stroke)))?;
-        chart.draw_series(std::iter::once(Text::new(format!("E2E {} ms", trim_num(e)), (0.0, 3.6), font(12.0, dpr))))?;
-    }
-    for (k, ev) in a.events.iter().enumerate() {
-        chart.draw_series(LineSeries::new([(ev.at_ms, 1.45), (ev.at_ms, 2.15)], BLUE.stroke_width(stroke)))?;
-        if ev.tokens > 1 {
-            chart.draw_series(std::iter::once(Text::new(format!("×{}", ev.tokens), (ev.at_ms, 1.15), font(11.0, dpr).color(&BLUE))))?;
-        }
-        if k > 0 && a.events.len() <= 12 {
-            let gap = ev.at_ms - a.events[k - 1].at_ms;
-            chart.draw_series(std::iter::once(Text::new(
-                trim_num(gap),
-                (a.events[k - 1].at_ms + gap * 0.2, 2.25),
-                font(10.0, dpr).color(&MUTED),
-            )))?;
-        }
-    }
-    if let Some(b) = a.first_byte_ms {
-        chart.draw_series(std::iter::once(Circle::new((b, 1.8), (3.0 * dpr) as u32, MUTED.filled())))?;
-    }
-    if a.events.len() > 1 && a.events.len() <= 12 {
-        chart.draw_series(std::iter::once(Text::new(tr(lang, "itl_label"), (end * 0.12, 0.75), font(11.0, dpr).color(&MUTED))))?;
-    }
-    root.present()?;
-    Ok(())
-}
-
 #[component]
 fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
     let lab = use_lab();
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    Effect::new(move |_| {
-        resized.track();
+    let holder = NodeRef::<leptos::html::Div>::new();
+    let width = use_width(holder, resized);
+    let flight = Memo::new(move |_| lab.working.with(|w| w.as_ref().map(|w| in_flight(&w.attempts)).unwrap_or_default()));
+    let svg = move || {
         let l = lab.lang.get();
-        let (Some(el), Some(w), Some(loaded)) = (canvas.get(), lab.working.get(), lab.loaded.get()) else { return };
-        let settings = lab.settings.get();
-        let dpr = fit(&el);
-        let _ = draw_run(&el, dpr, &w.attempts, &loaded.trace, &settings, lab.selected.get(), l);
-    });
+        let w = width.get();
+        let working = lab.working.get()?;
+        let loaded = lab.loaded.get()?;
+        let s = lab.settings.get();
+        let selected = lab.selected.get();
+        if w <= 0.0 {
+            return None;
+        }
+        let timed: Vec<(usize, &Attempt)> = working.attempts.iter().enumerate().filter(|(_, a)| a.start_ms.is_some()).collect();
+        if timed.is_empty() {
+            // No empty box: say why there is no timeline.
+            return Some(view! { <p class="no-timeline" data-testid="no-timeline">{tr(l, "no_timeline")}</p> }.into_any());
+        }
+        let end_of = |a: &Attempt| a.start_ms.unwrap_or(0.0) + a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0);
+        let gpu = &loaded.trace.gpu;
+        let t_end = timed.iter().map(|(_, a)| end_of(a)).fold(0.0, f64::max).max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
+        let t_start = timed.iter().map(|(_, a)| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|(_, a)| a.intended_start_ms)).fold(0.0, f64::min);
+        let xt = ticks((t_end - t_start) / 1000.0, 8);
+        let span = xt.last().copied().unwrap_or(1.0) * 1000.0;
+        let labels = timed.len() <= 40;
+        let (left, right) = (if labels { 64.0 } else { 46.0 }, w - 14.0);
+        let x = move |ms: f64| left + (right - left) * (ms - t_start) / span;
+        let step = timed.len().div_ceil(MAX_MARKS).max(1);
+        let rows: Vec<(usize, &Attempt)> = timed.iter().copied().enumerate().filter(|(k, (i, _))| k % step == 0 || *i == selected).map(|(_, r)| r).collect();
+        let row_h = (300.0 / rows.len() as f64).clamp(2.0, 20.0);
+        let top = 26.0;
+        let bars_h = row_h * rows.len() as f64;
+        let flight_top = top + bars_h + 18.0;
+        let flight_h = 60.0;
+        let gpu_top = flight_top + flight_h + 26.0;
+        let gpu_h = if gpu.is_empty() { 0.0 } else { 80.0 };
+        let axis = gpu_top + gpu_h + (if gpu.is_empty() { -14.0 } else { 8.0 });
+        let h = axis + 36.0;
+        let steps = flight.get();
+        let peak = steps.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
+        let fy = move |n: usize| flight_top + flight_h * (1.0 - n as f64 / peak as f64);
+        let mut path = format!("M{} {}", x(t_start), fy(0));
+        let mut last = 0;
+        for (t, n) in steps.iter() {
+            path.push_str(&format!(" H{} V{}", x(*t), fy(*n)));
+            last = *n;
+        }
+        let _ = last;
+        path.push_str(&format!(" H{}", x(t_end)));
+        let gpu_ids: Vec<u32> = {
+            let mut ids: Vec<u32> = gpu.iter().map(|g| g.gpu).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        };
+        let gy = move |pct: f64| gpu_top + gpu_h * (1.0 - pct.clamp(0.0, 100.0) / 100.0);
+        let lanes: Vec<(u32, String, String)> = gpu_ids
+            .iter()
+            .map(|id| {
+                let line = |f: &dyn Fn(&tracelab_core::GpuSample) -> Option<f64>| {
+                    gpu.iter().filter(|g| g.gpu == *id).filter_map(|g| f(g).map(|v| format!("{},{}", x(g.t_ms), gy(v)))).collect::<Vec<_>>().join(" ")
+                };
+                (*id, line(&|g| Some(g.util_pct)), line(&|g| (g.mem_total_mib > 0.0).then(|| 100.0 * g.mem_used_mib / g.mem_total_mib)))
+            })
+            .collect();
+        Some(view! {
+            <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="run-chart"
+                aria-label=tr(l, "run_chart_alt")>
+                <text class="axis-title" x=4 y=14>{tr(l, if labels { "run_rows" } else { "run_rows_many" })}</text>
+                {xt.iter().map(|v| view! {
+                    <line class="grid" x1=x(t_start + v * 1000.0) x2=x(t_start + v * 1000.0) y1=top y2=axis />
+                    <text class="tick" x=x(t_start + v * 1000.0) y=axis + 14.0 text-anchor="middle">{label(t_start / 1000.0 + v)}</text>
+                }).collect_view()}
+                <text class="axis-title" x=right y=h - 4.0 text-anchor="end">{tr(l, "s_axis")}</text>
+                {rows.iter().enumerate().map(|(k, (i, a))| {
+                    let v = verdict(a, &s);
+                    let mark = Mark::of(a, &v, &s);
+                    let start = a.start_ms.unwrap_or(0.0);
+                    let end = end_of(a).max(start + span * 0.003);
+                    let first = a.ttft_ms.map(|t| start + t);
+                    let y0 = top + k as f64 * row_h;
+                    let bh = (row_h * 0.72).max(1.5);
+                    let intended = a.intended_start_ms.filter(|t| (t - start).abs() > 0.5);
+                    view! {
+                        <g data-testid="run-bar" data-id=a.id.clone() data-row=i + 1 class:selected=*i == selected>
+                            {labels.then(|| view! { <text class="row-label" data-testid="run-row-label" x=left - 6.0 y=y0 + bh - 1.0 text-anchor="end">{format!("{} {}", i + 1, a.id)}</text> })}
+                            <rect class=format!("wait {}", mark.class()) x=x(start) y=y0 width=(x(first.unwrap_or(end).min(end)) - x(start)).max(1.0) height=bh />
+                            {first.filter(|f| *f < end).map(|f| view! { <rect class=format!("stream {}", mark.class()) x=x(f) y=y0 width=(x(end) - x(f)).max(1.0) height=bh /> })}
+                            {intended.map(|t| view! {
+                                <line class="intended" x1=x(t) x2=x(start) y1=y0 + bh / 2.0 y2=y0 + bh / 2.0 />
+                                <line class="intended-tick" data-testid="intended-start" x1=x(t) x2=x(t) y1=y0 y2=y0 + bh />
+                            })}
+                            {(*i == selected).then(|| view! { <rect class="selected-outline" x=x(start) - 2.0 y=y0 - 2.0 width=(x(end) - x(start)).max(1.0) + 4.0 height=bh + 4.0 /> })}
+                        </g>
+                    }
+                }).collect_view()}
+                <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {peak})", tr(l, "in_flight"), tr(l, "peak"))}</text>
+                <path class="in-flight" data-testid="in-flight" d=path />
+                <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
+                {(!gpu.is_empty()).then(|| view! {
+                    <text class="lane-title" x=4 y=gpu_top - 4.0>{tr(l, "gpu_lane")}</text>
+                    // The selected attempt's interval across the GPU lanes: what the GPU did while it ran.
+                    {rows.iter().find(|(i, _)| *i == selected).map(|(_, a)| {
+                        let start = a.start_ms.unwrap_or(0.0);
+                        let end = end_of(a).max(start + span * 0.003);
+                        view! { <rect class="gpu-selected" data-testid="gpu-selected" x=x(start) y=gy(100.0) width=(x(end) - x(start)).max(1.0) height=gpu_h /> }
+                    })}
+                    <line class="grid" x1=left x2=right y1=gy(100.0) y2=gy(100.0) />
+                    <text class="tick" x=left - 6.0 y=gy(100.0) + 4.0 text-anchor="end">"100"</text>
+                    <text class="tick" x=left - 6.0 y=gy(0.0) + 4.0 text-anchor="end">"0"</text>
+                    {lanes.iter().map(|(id, util, mem)| view! {
+                        <polyline class="gpu-util" data-testid="gpu-util" data-gpu=*id points=util.clone() />
+                        <polyline class="gpu-mem" points=mem.clone() />
+                    }).collect_view()}
+                })}
+            </svg>
+        }.into_any())
+    };
     let gpu_status = move || {
         let l = lab.lang.get();
         lab.loaded.with(|x| {
             x.as_ref().map(|x| {
                 let g = &x.trace.header.capabilities.gpu_telemetry;
                 if g == GPU_UNSUPPORTED || x.trace.gpu.is_empty() {
-                    format!("{}: {}", tr(l, "gpu"), tr(l, "not_verified"))
+                    let key = if matches!(x.origin, crate::state::Origin::Sample(_)) { "gpu_constructed" } else { "not_verified" };
+                    format!("{}: {}", tr(l, "gpu"), tr(l, key))
                 } else {
-                    format!("{}: {g} · {} {}", tr(l, "gpu"), x.trace.gpu.len(), tr(l, "samples"))
+                    format!("{}: {g} · {} {} ({})", tr(l, "gpu"), x.trace.gpu.len(), tr(l, "samples"), tr(l, "gpu_lines"))
                 }
             })
         })
     };
     view! {
         <figure class="chart wide">
-            <canvas node_ref=canvas class="chart-canvas tall" data-testid="run-chart" role="img"
-                aria-label=move || tr(lab.lang.get(), "run_chart_alt")></canvas>
+            <div class="chart-box" node_ref=holder>{svg}</div>
             <figcaption>{move || tr(lab.lang.get(), "run_chart")}" · "<span data-testid="run-gpu">{gpu_status}</span></figcaption>
         </figure>
     }
-}
-
-fn draw_run(
-    el: &web_sys::HtmlCanvasElement,
-    dpr: f64,
-    attempts: &[Attempt],
-    trace: &tracelab_core::Trace,
-    settings: &tracelab_core::Settings,
-    selected: usize,
-    lang: Lang,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let root = CanvasBackend::with_canvas_object(el.clone()).ok_or("no canvas")?.into_drawing_area();
-    root.fill(&WHITE)?;
-    let timed: Vec<(usize, &Attempt)> = attempts.iter().enumerate().filter(|(_, a)| a.start_ms.is_some()).collect();
-    if timed.is_empty() {
-        root.draw(&Text::new(tr(lang, "no_timeline"), ((12.0 * dpr) as i32, (24.0 * dpr) as i32), font(14.0, dpr)))?;
-        root.present()?;
-        return Ok(());
-    }
-    let end_of = |a: &Attempt| a.start_ms.unwrap_or(0.0) + a.e2e_ms.or(a.ttft_ms).unwrap_or(0.0);
-    let t_end = timed.iter().map(|(_, a)| end_of(a)).fold(0.0, f64::max).max(trace.gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
-    let t_start = timed.iter().map(|(_, a)| a.start_ms.unwrap_or(0.0)).fold(f64::INFINITY, f64::min).min(0.0);
-    let has_gpu = !trace.gpu.is_empty();
-    let (top, bottom) = if has_gpu {
-        root.split_vertically((el.height() as f64 * 0.62) as u32)
-    } else {
-        root.split_vertically((el.height() as f64 * 0.86) as u32)
-    };
-    let rows = timed.len();
-    let mut chart = ChartBuilder::on(&top)
-        .margin((10.0 * dpr) as u32)
-        .x_label_area_size((26.0 * dpr) as u32)
-        .y_label_area_size((44.0 * dpr) as u32)
-        .build_cartesian_2d(t_start / 1000.0..t_end / 1000.0 * 1.02, 0f64..rows as f64)?;
-    chart
-        .configure_mesh()
-        .light_line_style(WHITE)
-        .bold_line_style(GRID)
-        .label_style(font(11.0, dpr))
-        .x_desc("s")
-        .y_desc(tr(lang, "requests"))
-        .y_label_formatter(&|v| format!("{:.0}", v))
-        .axis_desc_style(font(11.0, dpr))
-        .draw()?;
-    let step = rows.div_ceil(MAX_MARKS).max(1);
-    chart.draw_series(timed.iter().enumerate().step_by(step).map(|(k, (i, a))| {
-        let v = verdict(a, settings);
-        let color = if *i == selected { INK } else if v.qualified { GREEN } else if v.complete_success { AMBER } else { RED };
-        let s = a.start_ms.unwrap_or(0.0) / 1000.0;
-        let e = (end_of(a) / 1000.0).max(s + (t_end / 1000.0) * 0.004);
-        let y = (rows - 1 - k) as f64;
-        Rectangle::new([(s, y + 0.15), (e, y + 0.85)], color.filled())
-    }))?;
-    if has_gpu {
-        let mut gpu = ChartBuilder::on(&bottom)
-            .margin((10.0 * dpr) as u32)
-            .x_label_area_size((22.0 * dpr) as u32)
-            .y_label_area_size((44.0 * dpr) as u32)
-            .build_cartesian_2d(t_start / 1000.0..t_end / 1000.0 * 1.02, 0f64..100f64)?;
-        gpu.configure_mesh()
-            .light_line_style(WHITE)
-            .bold_line_style(GRID)
-            .label_style(font(11.0, dpr))
-            .y_labels(3)
-            .y_label_formatter(&|v| format!("{:.0}", v))
-            .y_desc("%")
-            .axis_desc_style(font(11.0, dpr))
-            .draw()?;
-        // The selected attempt's interval across the GPU lanes: what the GPU did while it ran.
-        if let Some(a) = attempts.get(selected).filter(|a| a.start_ms.is_some()) {
-            let s = a.start_ms.unwrap_or(0.0) / 1000.0;
-            let e = (end_of(a) / 1000.0).max(s + (t_end / 1000.0) * 0.004);
-            gpu.draw_series(std::iter::once(Rectangle::new([(s, 0.0), (e, 100.0)], INK.mix(0.15).filled())))?;
-        }
-        let mut gpus: Vec<u32> = trace.gpu.iter().map(|g| g.gpu).collect();
-        gpus.sort_unstable();
-        gpus.dedup();
-        for id in gpus {
-            let samples: Vec<_> = trace.gpu.iter().filter(|g| g.gpu == id).collect();
-            gpu.draw_series(LineSeries::new(samples.iter().map(|g| (g.t_ms / 1000.0, g.util_pct)), BLUE.stroke_width((1.5 * dpr) as u32)))?
-                .label(format!("GPU {id} util %"))
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + (14.0 * dpr) as i32, y)], BLUE.stroke_width((2.0 * dpr) as u32)));
-            gpu.draw_series(LineSeries::new(
-                samples.iter().filter(|g| g.mem_total_mib > 0.0).map(|g| (g.t_ms / 1000.0, 100.0 * g.mem_used_mib / g.mem_total_mib)),
-                AMBER.stroke_width((1.5 * dpr) as u32),
-            ))?
-            .label(format!("GPU {id} mem %"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + (14.0 * dpr) as i32, y)], AMBER.stroke_width((2.0 * dpr) as u32)));
-        }
-        gpu.configure_series_labels()
-            .label_font(font(11.0, dpr))
-            .background_style(WHITE.mix(0.85))
-            .border_style(GRID)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
-    } else {
-        bottom.draw(&Text::new(
-            format!("{}: {}", tr(lang, "gpu"), tr(lang, "not_verified")),
-            ((52.0 * dpr) as i32, (10.0 * dpr) as i32),
-            font(13.0, dpr).color(&RED),
-        ))?;
-    }
-    root.present()?;
-    Ok(())
-}
-
-/// Percentile helper for tests of the chart's marks (kept here so the chart never ranks itself).
-#[allow(dead_code)]
-fn tail_of(sample: &[f64], p: f64) -> Option<f64> {
-    percentile(sample, p, Default::default())
-}
-
-#[allow(dead_code)]
-fn _assert_canvas(el: &web_sys::Element) -> Option<web_sys::HtmlCanvasElement> {
-    el.clone().dyn_into().ok()
 }

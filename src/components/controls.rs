@@ -84,6 +84,7 @@ fn choice<T: Copy + PartialEq + Send + Sync + 'static>(
                 </option>
             }).collect_view()}
         </select>
+        <ControlMistake setting=id.replace('-', "_") />
     }
 }
 
@@ -175,30 +176,21 @@ pub fn Controls() -> impl IntoView {
                     vec![(WarmupPolicy::Exclude, "exclude", "wu_exclude"), (WarmupPolicy::Include, "include", "wu_include")],
                     |s| s.population.warmup, |s, v| s.population.warmup = v)}
             </fieldset>
-            <Mistakes />
             <button class="secondary" data-testid="reset" on:click=reset>{move || tr(lang.get(), "reset")}</button>
         </section>
     }
 }
 
-/// The false conclusions of every wrong choice in force, from the core.
+/// The false conclusion of a wrong choice, right under the control that made it (from the core).
 #[component]
-fn Mistakes() -> impl IntoView {
+fn ControlMistake(setting: String) -> impl IntoView {
     let lab = use_lab();
-    view! {
-        <div aria-live="polite">
-            {move || {
-                let l: Lang = lab.lang.get();
-                let mut all = lab.settings.with(|s| s.mistakes());
-                if let Some(loaded) = lab.loaded.get() {
-                    all.extend(lab.whatif.with(|w| w.mistakes(&loaded.attempts)));
-                }
-                all.into_iter().map(|m| view! {
-                    <p class="mistake" role="note" data-testid="mistake" data-setting=m.setting>
-                        <strong>"⚠ "{m.label.get(l).to_string()}</strong>" "{m.false_conclusion.get(l).to_string()}
-                    </p>
-                }).collect_view()
-            }}
-        </div>
+    move || {
+        let l: Lang = lab.lang.get();
+        lab.settings.with(|s| s.mistakes()).into_iter().filter(|m| m.setting == setting).map(|m| view! {
+            <p class="mistake" role="note" data-testid="mistake" data-setting=m.setting>
+                <strong>"⚠ "{m.label.get(l).to_string()}</strong>" "{m.false_conclusion.get(l).to_string()}
+            </p>
+        }).collect_view()
     }
 }

@@ -35,7 +35,9 @@ pub fn LoadPanel() -> impl IntoView {
         }
         spawn_local(async move {
             match fetch_sample(&name).await {
-                Ok(trace) => lab.load(Loaded::new(Origin::Sample(name), trace), &[]),
+                Ok(trace) => {
+                    lab.load(Loaded::new(Origin::Sample(name), trace), &[]);
+                }
                 Err(e) => lab.load_error.set(Some(e)),
             }
         });

@@ -24,15 +24,25 @@ pub fn MetricsPanel() -> impl IntoView {
                     }
                 }}
             </p>
-            <div class="metric-grid" aria-live="polite" data-testid="metrics">
+            <Hypothetical />
+            <div class="metric-grid" class:hypothetical=move || lab.whatif.with(|w| !w.is_empty()) aria-live="polite" data-testid="metrics">
                 {move || {
                     let l = lab.lang.get();
+                    let warnings = figure_warnings(lab);
                     lab.metrics.with(|m| m.as_ref().map(|m| {
                         let qualified = view! {
                             <article class="metric" data-testid="metric-qualified_count">
                                 <h3>{tr(l, "qualified_count")}</h3>
-                                <p class="value" data-testid="value-qualified_count">{m.qualified}</p>
-                                <p class="formula">{format!("{} {} · {} {}", tr(l, "of"), m.attempts, tr(l, "successes"), m.successes)}</p>
+                                {warnings_for("qualified_count", &warnings, l)}
+                                {if m.quality_not_evaluated() {
+                                    view! {
+                                        <p class="value not-evaluated" data-testid="value-qualified_count">{tr(l, "not_evaluated")}</p>
+                                        <p class="remark" data-testid="not-evaluated">{tr(l, "not_evaluated_why")}</p>
+                                    }.into_any()
+                                } else {
+                                    view! { <p class="value" data-testid="value-qualified_count">{m.qualified}</p> }.into_any()
+                                }}
+                                <p class="formula">{format!("{} · {}", count(l, m.attempts, "attempt"), count(l, m.successes, "success"))}</p>
                             </article>
                         };
                         let mut figures = vec![&m.ttft_p50, &m.ttft_p95];
@@ -40,7 +50,8 @@ pub fn MetricsPanel() -> impl IntoView {
                             figures.push(&m.ttft_tail);
                         }
                         figures.extend([&m.failure_rate, &m.quality_pass_rate, &m.joint_rate, &m.goodput, &m.cost_per_1000_qualified]);
-                        let cards: Vec<_> = figures.into_iter().map(|f| figure_card(f, l)).collect();
+                        let unjudged = m.quality_not_evaluated();
+                        let cards: Vec<_> = figures.into_iter().map(|f| figure_card(f, l, &warnings, unjudged)).collect();
                         view! { {qualified} {cards} }
                     }))
                 }}
@@ -51,8 +62,9 @@ pub fn MetricsPanel() -> impl IntoView {
                     {move || {
                         let l = lab.lang.get();
                         lab.metrics.with(|m| m.as_ref().map(|m| {
+                            let warnings = figure_warnings(lab);
                             [&m.e2e_p50, &m.e2e_tail, &m.itl_p50, &m.itl_tail, &m.output_tokens_per_s, &m.business_success_rate]
-                                .into_iter().map(|f| figure_card(f, l)).collect_view()
+                                .into_iter().map(|f| figure_card(f, l, &warnings, false)).collect_view()
                         }))
                     }}
                 </div>
@@ -61,19 +73,105 @@ pub fn MetricsPanel() -> impl IntoView {
     }
 }
 
-fn figure_card(f: &Figure, lang: Lang) -> impl IntoView {
+/// "1 attempt", "10 attempts", "10 次尝试": a count with its noun.
+fn count(lang: Lang, n: usize, noun: &str) -> String {
+    let key = match (noun, n == 1) {
+        ("attempt", true) => "n_attempt",
+        ("attempt", false) => "n_attempts",
+        (_, true) => "n_success",
+        (_, false) => "n_successes",
+    };
+    tr(lang, key).replace("{n}", &n.to_string())
+}
+
+/// Which figures a wrong choice or a what-if edit changes, by the mistake's setting.
+fn affected(setting: &str, key: &str) -> bool {
+    let ttft = matches!(key, "ttft_p50" | "ttft_p95" | "ttft_tail");
+    let qualified = matches!(key, "qualified_count" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
+    match setting {
+        "missing_ttft" => ttft || qualified,
+        "failure_denominator" | "deleted_rows" => key == "failure_rate" || key == "joint_rate" || key == "quality_pass_rate",
+        "comparison" | "row_edit" => qualified,
+        _ => true, // warm-up mixed in: every figure
+    }
+}
+
+/// The wrong choices and edits in force, as (setting, label), to mark on the figures they change.
+fn figure_warnings(lab: crate::state::Lab) -> Vec<(&'static str, tracelab_core::Text)> {
+    let mut all = lab.settings.with(|s| s.mistakes());
+    if let Some(loaded) = lab.loaded.get() {
+        lab.whatif.with(|w| {
+            all.extend(w.mistakes(&loaded.attempts));
+            all.extend(lab.settings.with(|s| w.verdict_flips(&loaded.attempts, s)));
+        });
+    }
+    all.into_iter().map(|m| (m.setting, m.label)).collect()
+}
+
+fn warnings_for(key: &str, warnings: &[(&'static str, tracelab_core::Text)], lang: Lang) -> impl IntoView {
+    warnings
+        .iter()
+        .filter(|(setting, _)| affected(setting, key))
+        .map(|(_, label)| view! { <p class="figure-warning" data-testid="figure-warning">"⚠ "{label.get(lang).to_string()}</p> })
+        .collect_view()
+}
+
+/// `unjudged`: no success carries a quality verdict, so the quality and qualification figures
+/// are "not evaluated" rather than a 0 that reads as a finding.
+fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core::Text)], unjudged: bool) -> impl IntoView {
     let key = f.key.clone();
-    let value = format::value(f, lang);
-    let formula = format::formula(f, lang).map(|f| format!("{f} = {value}"));
-    let method = f.method.clone().map(|m| format!("{m}, n = {}", f.n.unwrap_or(0)));
-    let remark = format::remark(f, lang);
+    let unjudged = unjudged && matches!(key.as_str(), "quality_pass_rate" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
+    let value = if unjudged { tr(lang, "not_evaluated").to_string() } else { format::value(f, lang) };
+    let formula = format::formula(f, lang).filter(|_| !unjudged).map(|f| format!("{f} = {value}"));
+    let method = f
+        .method_text
+        .as_ref()
+        .map(|m| m.get(lang).to_string())
+        .or_else(|| f.method.clone())
+        .map(|m| format!("{m}, n = {}", f.n.unwrap_or(0)));
+    let remark = if unjudged { Some(tr(lang, "not_evaluated_why").to_string()) } else { format::remark(f, lang) };
     view! {
-        <article class="metric" class:undefined=f.value.is_none() data-testid=format!("metric-{key}")>
+        <article class="metric" class:undefined=f.value.is_none() || unjudged data-testid=format!("metric-{key}")>
             <h3>{f.name.get(lang).to_string()}</h3>
+            {warnings_for(&key, warnings, lang)}
             <p class="value" data-testid=format!("value-{key}")>{value}</p>
             {formula.map(|t| view! { <p class="formula">{t}</p> })}
             {method.map(|t| view! { <p class="formula">{t}</p> })}
             {remark.map(|t| view! { <p class="remark">{t}</p> })}
         </article>
+    }
+}
+
+/// While any row is edited or deleted the figures describe a run that was not recorded: say so
+/// above them, and name the false conclusion of each edit that turns a verdict.
+#[component]
+fn Hypothetical() -> impl IntoView {
+    let lab = use_lab();
+    move || {
+        let l = lab.lang.get();
+        let loaded = lab.loaded.get()?;
+        lab.whatif.with(|w| {
+            if w.is_empty() {
+                return None;
+            }
+            let mut named = w.mistakes(&loaded.attempts);
+            named.extend(lab.settings.with(|s| w.verdict_flips(&loaded.attempts, s)));
+            Some(view! {
+                <div class="hypothetical-note" role="note" data-testid="hypothetical">
+                    <p>
+                        <strong>{format!("{} ({})", tr(l, "hypothetical"), w.summary().get(l))}</strong>" "
+                        {tr(l, "hypothetical_why")}" "
+                        <button class="link" data-testid="undo-edits" on:click=move |_| lab.whatif.set(Default::default())>
+                            {tr(l, "reset_edits")}
+                        </button>
+                    </p>
+                    {named.into_iter().map(|m| view! {
+                        <p class="mistake" data-testid="mistake" data-setting=m.setting>
+                            <strong>"⚠ "{m.label.get(l).to_string()}</strong>" "{m.false_conclusion.get(l).to_string()}
+                        </p>
+                    }).collect_view()}
+                </div>
+            })
+        })
     }
 }

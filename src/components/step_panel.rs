@@ -2,7 +2,7 @@
 //! the selected attempt, the running tally a class recomputes, and what-if edits of the row.
 
 use leptos::prelude::*;
-use tracelab_core::{explain, metrics::trim_num, tally, Outcome, Quality, RowEdit};
+use tracelab_core::{explain, metrics::trim_num, tally, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -36,12 +36,13 @@ pub fn StepPanel() -> impl IntoView {
                 let (verdict, checks) = lab.settings.with(|s| explain(&a, s));
                 let running = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| tally(&w.attempts, s, i))));
                 let id = a.id.clone();
+                let warmup = a.phase == Phase::Warmup && lab.settings.with(|s| s.population.warmup == WarmupPolicy::Exclude);
                 view! {
                     <div class="why" data-testid="why" aria-live="polite">
                         <h3>
                             <span class="mono">{id.clone()}</span>" — "
-                            <span class:good=verdict.qualified class:bad=!verdict.qualified data-testid="why-verdict">
-                                {if verdict.qualified { tr(l, "qualified") } else { tr(l, "not_qualified") }}
+                            <span class:good=verdict.qualified && !warmup class:bad=!verdict.qualified && !warmup data-testid="why-verdict">
+                                {if warmup { tr(l, "warmup_not_counted") } else if verdict.qualified { tr(l, "qualified") } else { tr(l, "not_qualified") }}
                             </span>
                         </h3>
                         <ol class="checks">

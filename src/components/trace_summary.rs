@@ -21,6 +21,7 @@ pub fn TraceSummary() -> impl IntoView {
                     let c = &h.conditions;
                     let gpu = h.capabilities.gpu_telemetry.clone();
                     let unverified = gpu == GPU_UNSUPPORTED;
+                    let sample = matches!(loaded.origin, Origin::Sample(_));
                     let origin = match &loaded.origin {
                         Origin::Sample(_) => tr(l, "origin_sample"),
                         Origin::Uploaded(_) => tr(l, "origin_uploaded"),
@@ -49,8 +50,14 @@ pub fn TraceSummary() -> impl IntoView {
                                 {t.completeness().text().get(l).to_string()}
                             </span>
                             " · "{tr(l, "gpu")}": "
-                            <span class:unverified=unverified data-testid="gpu-status">
-                                {if unverified { tr(l, "not_verified").to_string() } else { gpu.clone() }}
+                            // A built-in sample is constructed for teaching: no GPU was sampled, and
+                            // that is not a fault of the run. An upload without telemetry is unverified.
+                            <span class:unverified=unverified && !sample class:muted=unverified && sample data-testid="gpu-status">
+                                {match (unverified, sample) {
+                                    (true, true) => tr(l, "gpu_constructed").to_string(),
+                                    (true, false) => tr(l, "not_verified").to_string(),
+                                    _ => gpu.clone(),
+                                }}
                             </span>
                             " · "{tr(l, "workload")}": "{tr(l, workload)}
                         </p>

@@ -74,6 +74,11 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Val
     Ok(value["value"].clone())
 }
 
+/// The id in a WebDriver element reference (`{"element-6066-…": id}`).
+fn element_id(v: &Value) -> Option<String> {
+    v.as_object()?.values().next()?.as_str().map(str::to_string)
+}
+
 fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
@@ -161,33 +166,52 @@ impl Browser {
 
     pub fn find(&self, css: &str) -> Result<String, String> {
         let v = self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css})))?;
-        v.as_object()
-            .and_then(|o| o.values().next())
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| format!("no element id for {css}"))
+        element_id(&v).ok_or_else(|| format!("no element id for {css} in {v}"))
     }
 
+    /// The first element matching `css`, `None` only when WebDriver says there is no such
+    /// element: any other driver failure fails the test, so "nothing shown" cannot pass by error.
+    pub fn try_find(&self, css: &str) -> Option<String> {
+        match self.find(css) {
+            Ok(e) => Some(e),
+            Err(e) if e.contains("no such element") => None,
+            Err(e) => panic!("finding {css}: {e}"),
+        }
+    }
+
+    /// Every element matching `css` (possibly none); a driver error fails the test.
     pub fn find_all(&self, css: &str) -> Vec<String> {
-        self.cmd("POST", "/elements", Some(json!({"using": "css selector", "value": css})))
-            .ok()
-            .and_then(|v| v.as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|o| o.as_object().and_then(|o| o.values().next()).and_then(Value::as_str).map(str::to_string))
-            .collect()
+        let v = self
+            .cmd("POST", "/elements", Some(json!({"using": "css selector", "value": css})))
+            .unwrap_or_else(|e| panic!("finding all {css}: {e}"));
+        let list = v.as_array().unwrap_or_else(|| panic!("finding all {css}: not a list: {v}"));
+        list.iter().map(|o| element_id(o).unwrap_or_else(|| panic!("finding all {css}: no element id in {o}"))).collect()
     }
 
+    /// An element's rendered text; a driver error (a stale element included) fails the test.
     pub fn text(&self, element: &str) -> String {
-        self.cmd("GET", &format!("/element/{element}/text"), None)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
+        self.try_text(element).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// The text of the first element matching `css` (empty when absent).
+    fn try_text(&self, element: &str) -> Result<String, String> {
+        let v = self.cmd("GET", &format!("/element/{element}/text"), None)?;
+        v.as_str().map(str::to_string).ok_or_else(|| format!("element text is not a string: {v}"))
+    }
+
+    /// The text of the first element matching `css`; empty only when there is no such element.
+    /// An element replaced while being read (the page re-rendered) is looked up again.
     pub fn text_of(&self, css: &str) -> String {
-        self.find(css).map(|e| self.text(&e)).unwrap_or_default()
+        let mut last = String::new();
+        for _ in 0..20 {
+            let Some(e) = self.try_find(css) else { return String::new() };
+            match self.try_text(&e) {
+                Ok(t) => return t,
+                Err(err) if err.contains("stale element") => last = err,
+                Err(err) => panic!("reading the text of {css}: {err}"),
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("reading the text of {css}: still stale after 20 tries: {last}")
     }
 
     /// Waits until the text of `css` satisfies `ok`, returning it; panics with what it saw.
@@ -264,9 +288,22 @@ impl Browser {
         }
     }
 
+    /// Sends every later command into the frame `css` (WebDriver "switch to frame").
+    pub fn enter_frame(&self, css: &str) {
+        let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
+        let reference = json!({"element-6066-11e4-a52e-4f735466cecf": e});
+        self.cmd("POST", "/frame", Some(json!({"id": reference}))).unwrap_or_else(|e| panic!("entering {css}: {e}"));
+    }
+
+    /// Back to the top-level page.
+    pub fn leave_frame(&self) {
+        self.cmd("POST", "/frame", Some(json!({"id": null}))).unwrap_or_else(|e| panic!("leaving the frame: {e}"));
+    }
+
     /// The page's current address.
     pub fn url(&self) -> String {
-        self.cmd("GET", "/url", None).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+        let v = self.cmd("GET", "/url", None).unwrap_or_else(|e| panic!("the page's address: {e}"));
+        v.as_str().unwrap_or_else(|| panic!("the page's address is not a string: {v}")).to_string()
     }
 
     pub fn execute(&self, script: &str, args: Value) -> Value {

@@ -36,6 +36,7 @@ pub mod settings;
 pub mod simulate;
 pub mod tally;
 pub mod text;
+pub mod timeline;
 pub mod trace;
 pub mod verdict;
 pub mod whatif;

@@ -40,6 +40,10 @@ pub struct Figure {
     pub unit: Unit,
     /// How a percentile was picked (e.g. "nearest-rank: ⌈95·8/100⌉ = 8 of 8").
     pub method: Option<String>,
+    /// `method` in both languages, for a page that shows Chinese (not serialised: the files
+    /// keep the one `method` line).
+    #[serde(skip)]
+    pub method_text: Option<Text>,
     /// The sample size behind a distribution figure.
     pub n: Option<usize>,
     /// Why there is no value, when there is none.
@@ -60,6 +64,7 @@ impl Figure {
             denominator_label: None,
             unit,
             method: None,
+            method_text: None,
             n: None,
             undefined: None,
             note: None,
@@ -100,6 +105,10 @@ pub struct Metrics {
     pub warmup_excluded: usize,
     pub failed_rows_deleted: usize,
     pub qualified: usize,
+    /// Complete successes that carry no quality verdict. When that is every success (a peer
+    /// tool's file, say), quality was not evaluated at all and "qualified 0" says nothing about
+    /// the run: the view must say "not evaluated", not show 0 as a finding.
+    pub quality_unevaluated: usize,
     pub failure_rate: Figure,
     pub ttft_p50: Figure,
     /// Always P95, whatever tail the settings ask for (the lesson's figure and a stable JSON key).
@@ -135,6 +144,7 @@ fn distribution(key: &str, name: Text, sorted_ms: &[f64], p: f64, method: Percen
     let mut f = Figure::new(key, name, Unit::Seconds);
     f.n = Some(sorted_ms.len());
     f.method = Some(describe(p, sorted_ms.len(), method));
+    f.method_text = Some(crate::percentile::describe_text(p, sorted_ms.len(), method));
     match percentile(sorted_ms, p, method) {
         Some(v) => f.value = Some(v / 1000.0),
         None => {
@@ -368,6 +378,7 @@ impl Metrics {
             warmup_excluded: ix.warmup_excluded,
             failed_rows_deleted: ix.failed_deleted,
             qualified,
+            quality_unevaluated: ix.quality_not_evaluated,
             failure_rate,
             ttft_p50,
             ttft_p95,
@@ -465,6 +476,12 @@ pub struct Change {
 }
 
 impl Metrics {
+    /// No complete success carries a quality verdict: quality was not evaluated, so no request
+    /// can be judged jointly qualified.
+    pub fn quality_not_evaluated(&self) -> bool {
+        self.successes > 0 && self.quality_unevaluated == self.successes
+    }
+
     /// The figures whose value differs from `before`, in card order (qualified count first).
     pub fn changes_since(&self, before: &Metrics) -> Vec<Change> {
         let mut out = Vec::new();

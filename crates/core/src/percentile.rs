@@ -94,6 +94,23 @@ pub fn describe(p: f64, n: usize, method: PercentileMethod) -> String {
     }
 }
 
+/// [`describe`] in both languages.
+pub fn describe_text(p: f64, n: usize, method: PercentileMethod) -> crate::text::Text {
+    let zh = match method {
+        PercentileMethod::NearestRank if n > 0 => {
+            format!("最近秩：⌈{}·{n}/100⌉ = 第 {} 个（共 {n} 个）", trim(p), nearest_rank(p, n))
+        }
+        PercentileMethod::Linear if n > 0 => {
+            format!("线性插值：下标 (n−1)·p = {:.2}（0…{}）", (n - 1) as f64 * p / 100.0, n - 1)
+        }
+        PercentileMethod::NearestRank => "最近秩".to_string(),
+        PercentileMethod::Linear => "线性插值".to_string(),
+        PercentileMethod::Lower => "取下侧样本".to_string(),
+        PercentileMethod::Higher => "取上侧样本".to_string(),
+    };
+    crate::text::Text::new(describe(p, n, method), zh)
+}
+
 fn trim(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{}", v as i64)

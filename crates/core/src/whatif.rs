@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::settings::Mistake;
+use crate::settings::{Mistake, Settings};
 use crate::text::Text;
 use crate::trace::{Attempt, Outcome, Quality};
+use crate::verdict::{verdict, Reason};
 
 /// A learner's change to one row. `None` keeps the original value.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -83,6 +84,65 @@ impl WhatIf {
                 "这些用户等待后没有得到回答；删掉这些行会让失败率和所有按尝试计算的比率看起来比用户的真实体验更好。",
             ),
         }]
+    }
+}
+
+impl WhatIf {
+    /// How many rows are edited and deleted, in words: the figures are then hypothetical,
+    /// computed on a trace that was not recorded.
+    pub fn summary(&self) -> Text {
+        let (e, d) = (self.edits.len(), self.deleted.len());
+        let en = match (e, d) {
+            (e, 0) => format!("{e} row{} edited", if e == 1 { "" } else { "s" }),
+            (0, d) => format!("{d} row{} deleted", if d == 1 { "" } else { "s" }),
+            (e, d) => format!("{e} row{} edited, {d} deleted", if e == 1 { "" } else { "s" }),
+        };
+        let zh = match (e, d) {
+            (e, 0) => format!("修改了 {e} 行"),
+            (0, d) => format!("删除了 {d} 行"),
+            (e, d) => format!("修改了 {e} 行，删除了 {d} 行"),
+        };
+        Text::new(en, zh)
+    }
+
+    /// Edits that turn a row the trace judged not qualified into a qualified one, under
+    /// `settings`: each names the false conclusion, as a wrong setting does. Counting R5 (a
+    /// quality fail) as qualified is one of the lesson's named mistakes.
+    pub fn verdict_flips(&self, original: &[Attempt], settings: &Settings) -> Vec<Mistake> {
+        self.edits
+            .iter()
+            .filter(|(i, _)| !self.deleted.contains(i))
+            .filter_map(|(&i, edit)| {
+                let a = original.get(i)?;
+                let was = verdict(a, settings).reason?;
+                if verdict(&edited(a, edit), settings).reason == Some(was) {
+                    return None;
+                }
+                let id = a.id.as_str();
+                let (en, zh) = match was {
+                    Reason::Failure => (
+                        format!("{id} failed in the trace: counting it as served hides a user who waited and got no complete answer, and lowers the failure rate below what users saw."),
+                        format!("{id} 在记录中是失败的：把它算作已服务，会藏起一个等待后没有得到完整回答的用户，并让失败率低于用户的真实体验。"),
+                    ),
+                    Reason::Quality => (
+                        format!("{id}'s answer failed the quality check: counting it as qualified reports a wrong answer as a served user, so qualified, goodput and cost per 1,000 qualified all look better than the run was."),
+                        format!("{id} 的回答没有通过质量检查：把它算作合格，就是把错误的回答当作已服务的用户，合格数、goodput 和每千合格成本都会比实际运行更好看。"),
+                    ),
+                    Reason::Latency => (
+                        format!("{id}'s first token came too late (or never): changing its TTFT reports a wait the user did not have, so the run looks faster than it was."),
+                        format!("{id} 的首 token 来得太晚（或没有来）：修改它的 TTFT 等于报告一个用户并没有经历的等待时间，运行看起来比实际更快。"),
+                    ),
+                };
+                Some(Mistake {
+                    setting: "row_edit",
+                    label: Text::new(
+                        format!("Hypothetical: {id} edited from “not qualified — {}”", was.text().en),
+                        format!("假设情形：{id} 原本“不合格 — {}”，已被修改", was.text().zh),
+                    ),
+                    false_conclusion: Text::new(en, zh),
+                })
+            })
+            .collect()
     }
 }
 

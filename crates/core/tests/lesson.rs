@@ -506,3 +506,44 @@ fn the_card_shows_the_lesson() {
     let zh = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &s, &m, Lang::Zh);
     assert!(zh.contains("失败率"), "{zh}");
 }
+
+/// A what-if edit that turns a not-qualified row into a qualified one names its false
+/// conclusion; counting R5 (a quality fail) as qualified is one of the lesson's three mistakes.
+#[test]
+fn a_what_if_edit_that_flips_a_verdict_names_the_false_conclusion() {
+    use tracelab_core::{Quality, RowEdit, WhatIf};
+    let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();
+    let s = Settings::from_header(&trace.header);
+    let r5 = trace.attempts.iter().position(|a| a.id == "R5").expect("R5 in the sample");
+    let mut w = WhatIf::default();
+    assert!(w.verdict_flips(&trace.attempts, &s).is_empty());
+    w.edits.insert(r5, RowEdit { quality: Some(Quality::Pass), ..RowEdit::default() });
+    let flips = w.verdict_flips(&trace.attempts, &s);
+    assert_eq!(flips.len(), 1, "{flips:?}");
+    assert!(flips[0].label.en.contains("R5") && flips[0].label.en.contains("quality"), "{:?}", flips[0].label);
+    assert!(flips[0].false_conclusion.en.contains("wrong answer"), "{:?}", flips[0].false_conclusion);
+    assert_eq!(metrics(&Trace { attempts: w.apply(&trace.attempts), ..trace.clone() }, &s).qualified, 6);
+    assert_eq!(w.summary().en, "1 row edited");
+    // An edit that changes nothing a verdict rests on is hypothetical but not a flip.
+    let r1 = trace.attempts.iter().position(|a| a.id == "R1").unwrap();
+    let mut w = WhatIf::default();
+    w.edits.insert(r1, RowEdit { ttft_ms: Some(Some(250.0)), ..RowEdit::default() });
+    assert!(w.verdict_flips(&trace.attempts, &s).is_empty());
+    // Deleting the edited row removes its flip.
+    let mut w = WhatIf::default();
+    w.edits.insert(r5, RowEdit { quality: Some(Quality::Pass), ..RowEdit::default() });
+    w.deleted.insert(r5);
+    assert!(w.verdict_flips(&trace.attempts, &s).is_empty());
+    assert_eq!(w.summary().en, "1 row edited, 1 deleted");
+}
+
+#[test]
+fn the_percentile_method_line_is_written_in_both_languages() {
+    let t = percentile::describe_text(50.0, 8, PercentileMethod::NearestRank);
+    assert_eq!(t.en, "nearest-rank: ⌈50·8/100⌉ = 4 of 8");
+    assert_eq!(t.zh, "最近秩：⌈50·8/100⌉ = 第 4 个（共 8 个）");
+    let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();
+    let m = metrics(&trace, &Settings::from_header(&trace.header));
+    assert_eq!(m.ttft_p95.method_text.as_ref().map(|t| t.zh.as_str()), Some("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）"));
+    assert!(!m.quality_not_evaluated(), "the sample carries quality verdicts");
+}

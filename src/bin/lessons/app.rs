@@ -24,7 +24,10 @@ pub struct Page {
     pub lesson: RwSignal<String>,
     pub samples: RwSignal<HashMap<String, Arc<Trace>>>,
     pub progress: RwSignal<Progress>,
+    /// The frame's address: set when a step needs another trace (it reloads the frame).
     pub lab_src: RwSignal<String>,
+    /// The lab as the lesson last set it, for "open in its own tab".
+    pub lab_link: RwSignal<String>,
     pub notice: RwSignal<Option<String>>,
     /// Teacher mode (`?teacher=1`): the page never reveals an answer.
     pub teacher: bool,
@@ -91,7 +94,13 @@ impl Page {
                 for (k, v) in settings.to_pairs() {
                     q.push_str(&format!("&{k}={}", js_sys::encode_uri_component(&v)));
                 }
-                page.lab_src.set(format!("{q}{row}&lang={lang}"));
+                let address = format!("{q}{row}&lang={lang}");
+                // The lab already showing this sample takes the step in place, so its "since the
+                // last edit" shows what the step changed; otherwise it loads the step's address.
+                if !apply_in_frame(&address) {
+                    page.lab_src.set(address.clone());
+                }
+                page.lab_link.set(address);
                 page.notice.set(Some(w(page.lang.get_untracked(), "step_done").to_string()));
             }
             Err(e) => page.error.set(Some(e)),
@@ -103,6 +112,23 @@ impl Page {
             let _ = store.set_item(PROGRESS_KEY, &self.progress.with_untracked(|p| p.to_json()));
         }
     }
+}
+
+/// Asks the lab in the frame to take a step's address in place (`window.tracelabApply`).
+fn apply_in_frame(address: &str) -> bool {
+    use wasm_bindgen::JsCast;
+    let query = address.split_once('?').map_or("", |(_, q)| q);
+    let Some(window) = document()
+        .get_element_by_id("lab-frame")
+        .and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok())
+        .and_then(|f| f.content_window())
+    else {
+        return false;
+    };
+    let Some(apply) = js_sys::Reflect::get(&window, &"tracelabApply".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) else {
+        return false;
+    };
+    apply.call1(&window, &format!("?{query}").into()).ok().and_then(|v| v.as_bool()).unwrap_or(false)
 }
 
 #[component]
@@ -125,6 +151,7 @@ pub fn App() -> impl IntoView {
         samples: RwSignal::new(HashMap::new()),
         progress: RwSignal::new(progress),
         lab_src: RwSignal::new(format!("../?sample=ten-requests.jsonl&lang={}", lang.code())),
+        lab_link: RwSignal::new(format!("../?sample=ten-requests.jsonl&lang={}", lang.code())),
         notice: RwSignal::new(notice),
         teacher: query("teacher").is_some_and(|v| v == "1"),
     };
@@ -185,7 +212,7 @@ pub fn App() -> impl IntoView {
             </main>
             <aside class="lab-col" aria-label=move || w(page.lang.get(), "lab_frame")>
                 <p class="lab-links">
-                    <a href=move || page.lab_src.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a>
+                    <a data-testid="open-lab" href=move || page.lab_link.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a>
                 </p>
                 <iframe id="lab-frame" data-testid="lab-frame" title=move || w(page.lang.get(), "lab_frame") src=move || page.lab_src.get()></iframe>
             </aside>

@@ -1,25 +1,95 @@
-//! The learner's metric card (pre-filled by the core from what the lab frame shows, then edited
-//! by hand) and the self-check, which only the learner ticks.
+//! The learner's metric card (pre-filled by the core from what the lab frame shows, asked of the
+//! lab itself, then edited by hand) and the self-check, which only the learner ticks.
 
 use leptos::prelude::*;
 use tracelab_core::lessons::{MetricCard, Progress};
-use tracelab_core::{Index, Metrics, Settings};
+use tracelab_core::parse::parse_trace;
+use tracelab_core::{Index, Lang, Metrics, Settings, Text, Trace};
 use wasm_bindgen::JsCast;
 
 use crate::app::use_page;
 use crate::words::w;
 
-/// The sample and settings the lab frame shows now (its permalink).
-fn lab_state() -> Option<(String, Vec<(String, String)>)> {
-    let frame: web_sys::HtmlIFrameElement = document().get_element_by_id("lab-frame")?.dyn_into().ok()?;
-    let search = frame.content_window()?.location().search().ok()?;
-    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
-    let sample = params.get("sample").unwrap_or_else(|| "ten-requests.jsonl".into());
-    let pairs = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"]
-        .iter()
-        .filter_map(|k| params.get(k).map(|v| (k.to_string(), v)))
-        .collect();
-    Some((sample, pairs))
+/// What the lab in the frame shows now, asked of the lab itself (`window.tracelabSnapshot()`,
+/// same origin): its trace as the learner has it (an upload, what-if edits applied), the
+/// settings in force and the headline figures on screen. `Err` says why it could not be read.
+pub struct LabState {
+    pub source: String,
+    pub trace: Trace,
+    pub settings: Settings,
+    /// "1 row edited" when what-if edits are in force: the figures are hypothetical.
+    pub hypothetical: Option<Text>,
+    /// The false conclusions the lab names for those edits.
+    pub mistakes: Vec<(Text, Text)>,
+    /// What the lab shows: (attempts, qualified), checked against the card's own recompute.
+    pub shown: (usize, usize),
+}
+
+fn text_of(v: &serde_json::Value) -> Option<Text> {
+    Some(Text::new(v.get("en")?.as_str()?, v.get("zh")?.as_str()?))
+}
+
+pub fn lab_state(lang: Lang) -> Result<LabState, String> {
+    let zh = lang == Lang::Zh;
+    let not_ready = || {
+        if zh { "实验室框架尚未加载完成（或已离开实验室页面），所以没有预填口径卡。" } else { "The lab in the frame has not finished loading (or shows another page), so the card was not pre-filled." }.to_string()
+    };
+    let frame: web_sys::HtmlIFrameElement =
+        document().get_element_by_id("lab-frame").and_then(|e| e.dyn_into().ok()).ok_or_else(not_ready)?;
+    let window = frame.content_window().ok_or_else(not_ready)?;
+    let f: js_sys::Function = js_sys::Reflect::get(&window, &"tracelabSnapshot".into())
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(not_ready)?;
+    let raw = f.call0(&window).map_err(|e| format!("{}: {e:?}", not_ready()))?.as_string().ok_or_else(not_ready)?;
+    let v: serde_json::Value = serde_json::from_str(&raw).map_err(|e| format!("lab state: {e}"))?;
+    let source = v["source"].as_str().unwrap_or_default().to_string();
+    let trace = parse_trace(&source, v["trace"].as_str().unwrap_or_default()).map_err(|e| e.to_string())?;
+    let mut settings = Settings::from_header(&trace.header);
+    if let Some(pairs) = v["settings"].as_object() {
+        settings.apply_pairs(pairs.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))));
+    }
+    let mistakes = v["mistakes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|m| Some((text_of(&m["label"])?, text_of(&m["false_conclusion"])?))).collect())
+        .unwrap_or_default();
+    let count = |k: &str| v["shown"][k].as_u64().unwrap_or(u64::MAX) as usize;
+    Ok(LabState {
+        source,
+        trace,
+        settings,
+        hypothetical: text_of(&v["hypothetical"]),
+        mistakes,
+        shown: (count("attempts"), count("qualified")),
+    })
+}
+
+/// The card for what the lab shows, or why there is none.
+fn card_from_lab(lang: Lang) -> Result<MetricCard, String> {
+    let zh = lang == Lang::Zh;
+    let state = lab_state(lang)?;
+    let metrics = Metrics::compute(&Index::build(&state.trace.attempts, state.settings.population), &state.settings);
+    if (metrics.attempts, metrics.qualified) != state.shown {
+        // Never a card whose figures differ from the lab's: say so instead.
+        return Err(if zh {
+            format!("口径卡重算的结果（{} 次尝试，{} 个合格）与实验室显示的（{} 次，{} 个）不一致，所以没有预填。", metrics.attempts, metrics.qualified, state.shown.0, state.shown.1)
+        } else {
+            format!("The card's recompute ({} attempts, {} qualified) differs from what the lab shows ({}, {}), so the card was not pre-filled.", metrics.attempts, metrics.qualified, state.shown.0, state.shown.1)
+        });
+    }
+    let source = match &state.hypothetical {
+        Some(h) if zh => format!("{}（假设情形：{}，并非记录下来的数据）", state.source, h.zh),
+        Some(h) => format!("{} (hypothetical: {}, not the trace as recorded)", state.source, h.en),
+        None => state.source.clone(),
+    };
+    let mut card = MetricCard::prefill(&source, &state.trace, &state.settings, &metrics, lang);
+    for (label, why) in &state.mistakes {
+        if !card.notes.is_empty() {
+            card.notes.push('\n');
+        }
+        card.notes.push_str(&format!("⚠ {} {}", label.get(lang), why.get(lang)));
+    }
+    Ok(card)
 }
 
 fn edit_card(progress: &mut Progress, f: impl FnOnce(&mut MetricCard)) {
@@ -32,17 +102,13 @@ fn edit_card(progress: &mut Progress, f: impl FnOnce(&mut MetricCard)) {
 pub fn CardPanel() -> impl IntoView {
     let page = use_page();
     let copied = RwSignal::new(false);
-    let prefill = move |_| {
-        let (sample, pairs) = lab_state().unwrap_or_else(|| ("ten-requests.jsonl".into(), Vec::new()));
-        let name = sample.clone();
-        page.ensure_sample(sample, move |trace| {
-            let mut settings = Settings::from_header(&trace.header);
-            settings.apply_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            let metrics = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
-            let card = MetricCard::prefill(&name, &trace, &settings, &metrics, page.lang.get_untracked());
+    let prefill = move |_| match card_from_lab(page.lang.get_untracked()) {
+        Ok(card) => {
+            page.error.set(None);
             page.progress.update(|p| p.card = Some(card));
             page.save_progress();
-        });
+        }
+        Err(e) => page.error.set(Some(e)),
     };
     let markdown = move || page.progress.with(|p| p.card.as_ref().map(|c| c.to_markdown(page.lang.get())));
     view! {

@@ -20,12 +20,14 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
     let Some(ex) = page.course.with_untracked(|c| c.as_ref().and_then(|c| c.exercise(&id).cloned())) else {
         return view! { <p class="error-panel">{format!("[[exercise:{id}]]?")}</p> }.into_any();
     };
+    // Feedback answers the answer it judged: any edit of the answer clears it, so a "✓ Right"
+    // never stands beside a different answer.
     let feedback: RwSignal<Option<Feedback>> = RwSignal::new(None);
+    // Wrong answers since the page opened: a hint comes first, the core's figure only after a
+    // second wrong try or when asked for (never in teacher mode).
+    let wrong_tries = RwSignal::new(0u32);
+    let asked = RwSignal::new(false);
     let ex_id = ex.id.clone();
-    let tries = {
-        let id = ex_id.clone();
-        move || page.progress.with(|p| p.answers.get(&id).map_or(0, |r| r.tries))
-    };
     let previous = page.progress.with_untracked(|p| p.answers.get(&ex.id).map(|r| r.answer.clone()));
     let submit = {
         let ex = ex.clone();
@@ -33,11 +35,14 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             let f = check(&ex, &answer, key);
             page.progress.update(|p| p.record(&ex.id, answer, &f));
             page.save_progress();
+            if !f.correct {
+                wrong_tries.update(|n| *n += 1);
+            }
             feedback.set(Some(f));
         }
     };
     let body = match &ex.kind {
-        ExerciseKind::Number(n) => number_widget(&ex, n.sample.clone(), previous, submit.clone()).into_any(),
+        ExerciseKind::Number(n) => number_widget(&ex, n.sample.clone(), previous, feedback, submit.clone()).into_any(),
         ExerciseKind::Choice(c) => {
             let multiple = c.multiple;
             let chosen: RwSignal<BTreeSet<String>> = RwSignal::new(match previous {
@@ -48,6 +53,10 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             let options = c.options.clone();
             let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
             let diagram = c.diagram.clone().map(|file| diagram_view(file, ids, multiple, chosen));
+            Effect::new(move |_| {
+                chosen.track();
+                feedback.set(None); // a mark on the drawing changes the answer too
+            });
             let submit = submit.clone();
             view! {
                 {diagram}
@@ -60,14 +69,14 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
                                 <input type=if multiple { "checkbox" } else { "radio" } name=name.clone() value=o.id.clone()
                                     data-testid=format!("option-{}", o.id)
                                     prop:checked=move || chosen.with(|c| c.contains(&oid))
-                                    on:change=move |_| chosen.update(|c| {
+                                    on:change=move |_| { feedback.set(None); chosen.update(|c| {
                                         if multiple {
                                             if !c.remove(&oid2) { c.insert(oid2.clone()); }
                                         } else {
                                             c.clear();
                                             c.insert(oid2.clone());
                                         }
-                                    }) />
+                                    }) } />
                                 " "{move || o.text.get(page.lang.get()).to_string()}
                             </label>
                         }
@@ -94,17 +103,27 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
                 <div class="ratio-parts">
                     {move || view_of.get().map(|v| {
                         let l = page.lang.get();
-                        let pick = |label: &'static str, part: &'static str, options: Vec<tracelab_core::lessons::PartOption>, sig: RwSignal<String>| view! {
-                            <label>
-                                {w(l, label)}" "
-                                <select data-testid=format!("part-{part}") on:change=move |e| sig.set(event_target_value(&e))>
-                                    <option value="" selected=move || sig.get().is_empty()>{w(l, "choose")}</option>
-                                    {options.into_iter().map(|o| {
-                                        let id = o.id.clone();
-                                        view! { <option value=o.id.clone() selected=move || sig.get() == id>{o.text.get(l).to_string()}</option> }
-                                    }).collect_view()}
-                                </select>
-                            </label>
+                        // Options are shown in an order drawn when the page opens, with values that
+                        // name only their position: the page's source does not give the answer away.
+                        let pick = |label: &'static str, part: &'static str, options: Vec<tracelab_core::lessons::PartOption>, sig: RwSignal<String>| {
+                            let options = shuffled(options);
+                            let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
+                            view! {
+                                <label>
+                                    {w(l, label)}" "
+                                    <select data-testid=format!("part-{part}") on:change=move |e| {
+                                        feedback.set(None);
+                                        let pos = event_target_value(&e).strip_prefix("option-").and_then(|n| n.parse::<usize>().ok());
+                                        sig.set(pos.and_then(|n| ids.get(n.wrapping_sub(1)).cloned()).unwrap_or_default());
+                                    }>
+                                        <option value="" selected=move || sig.get().is_empty()>{w(l, "choose")}</option>
+                                        {options.into_iter().enumerate().map(|(k, o)| {
+                                            let id = o.id.clone();
+                                            view! { <option value=format!("option-{}", k + 1) selected=move || sig.get() == id>{o.text.get(l).to_string()}</option> }
+                                        }).collect_view()}
+                                    </select>
+                                </label>
+                            }
                         };
                         view! {
                             <p><strong>{v.figure.get(l).to_string()}</strong></p>
@@ -133,7 +152,7 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             let submit = submit.clone();
             view! {
                 <div class="free-text">
-                    <textarea rows="4" data-testid="free-text" prop:value=move || text.get() on:input=move |e| text.set(event_target_value(&e))></textarea>
+                    <textarea rows="4" data-testid="free-text" prop:value=move || text.get() on:input=move |e| { feedback.set(None); text.set(event_target_value(&e)); }></textarea>
                     <p class="hint">{move || format!("{} {min} {}", w(page.lang.get(), "min_checked"), w(page.lang.get(), "items"))}</p>
                     {items.into_iter().map(|item| {
                         let id = item.id.clone();
@@ -141,7 +160,7 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
                         view! {
                             <label class="choice">
                                 <input type="checkbox" data-testid=format!("item-{}", item.id) prop:checked=move || checked.with(|c| c.contains(&id))
-                                    on:change=move |_| checked.update(|c| if !c.remove(&id2) { c.insert(id2.clone()); }) />
+                                    on:change=move |_| { feedback.set(None); checked.update(|c| if !c.remove(&id2) { c.insert(id2.clone()); }) } />
                                 " "{move || item.text.get(page.lang.get()).to_string()}
                             </label>
                         }
@@ -162,14 +181,18 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             <div class="feedback" aria-live="polite" data-testid="feedback">
                 {move || feedback.get().map(|f| {
                     let l = page.lang.get();
-                    let reveal = !page.teacher && !f.correct && tries() >= 2;
+                    let can_reveal = !page.teacher && !f.correct && f.expected.is_some();
+                    let reveal = can_reveal && (wrong_tries.get() >= 2 || asked.get());
                     view! {
                         <p class:right=f.correct class:wrong=!f.correct>
                             <strong aria-label=if f.correct { w(l, "right") } else { w(l, "wrong") }>{if f.correct { "✓" } else { "✗" }}</strong>
                             " "{f.message.get(l).to_string()}
                         </p>
-                        {(reveal && f.expected.is_some()).then(|| view! {
-                            <p class="expected">{format!("{}: {}", w(l, "expected"), trim_num(f.expected.unwrap_or_default()))}</p>
+                        {reveal.then(|| view! {
+                            <p class="expected" data-testid="expected">{format!("{}: {}", w(l, "expected"), trim_num(f.expected.unwrap_or_default()))}</p>
+                        })}
+                        {(can_reveal && !reveal).then(|| view! {
+                            <button class="link" data-testid="show-answer" on:click=move |_| asked.set(true)>{w(l, "show_answer")}</button>
                         })}
                     }
                 })}
@@ -183,6 +206,7 @@ fn number_widget(
     ex: &Exercise,
     sample: String,
     previous: Option<Answer>,
+    feedback: RwSignal<Option<Feedback>>,
     submit: impl Fn(Answer, Option<f64>) + Clone + Send + Sync + 'static,
 ) -> impl IntoView {
     let page = use_page();
@@ -207,11 +231,12 @@ fn number_widget(
             <label>
                 <span class="visually-hidden">{move || w(page.lang.get(), "your_answer")}</span>
                 <input type="text" inputmode="decimal" data-testid="answer" aria-invalid=move || invalid.get().to_string()
-                    prop:value=move || value.get() on:input=move |e| value.set(event_target_value(&e)) />
+                    prop:value=move || value.get() on:input=move |e| { feedback.set(None); invalid.set(false); value.set(event_target_value(&e)); } />
             </label>
             " "<span class="unit">{move || unit_label.get()}</span>" "
             <button class="check" data-testid="check" on:click=move |_| {
                 let Some(v) = parse_number(&value.get_untracked()) else {
+                    feedback.set(None);
                     invalid.set(true);
                     return;
                 };
@@ -220,8 +245,18 @@ fn number_widget(
                 let submit = submit.clone();
                 page.ensure_sample(sample.clone(), move |trace| submit(Answer::Number { value: v }, answer_key(&ex, &trace)));
             }>{move || w(page.lang.get(), "check")}</button>
+            {move || invalid.get().then(|| view! { <p class="field-error" role="alert" data-testid="not-a-number">{w(page.lang.get(), "not_a_number")}</p> })}
         </div>
     }
+}
+
+/// The options in an order drawn at random when the page opens (the core's order is fixed).
+fn shuffled<T>(mut v: Vec<T>) -> Vec<T> {
+    for i in (1..v.len()).rev() {
+        let j = (js_sys::Math::random() * (i + 1) as f64) as usize;
+        v.swap(i, j.min(i));
+    }
+    v
 }
 
 /// A diagram exercise: the SVG inline, its parts clickable (and reachable by Tab, Enter and

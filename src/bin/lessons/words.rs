@@ -17,6 +17,8 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("right", "Right", "正确"),
     ("wrong", "Not yet", "还不对"),
     ("expected", "The core computes", "核心计算结果为"),
+    ("show_answer", "Show the core's figure", "显示核心计算结果"),
+    ("not_a_number", "Not a number: write digits, e.g. 0.5. Nothing was checked.", "这不是数字：请填写数字，例如 0.5。本次没有检查。"),
     ("your_answer", "Your answer", "你的答案"),
     ("numerator", "Numerator", "分子"),
     ("denominator", "Denominator", "分母"),

@@ -1,0 +1,95 @@
+//! What the lessons page may ask of the lab in its frame (same origin, so a direct call): the
+//! trace exactly as the learner has it now — a sample or an upload, what-if edits applied —
+//! with the settings in force and the headline figures on screen. The lessons page pre-fills its
+//! card from this, never from the frame's URL (which carries neither uploads nor edits).
+
+use leptos::prelude::*;
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+use crate::state::{Lab, Origin};
+
+/// The function's name on the lab's `window`.
+pub const SNAPSHOT_FN: &str = "tracelabSnapshot";
+/// Applies a lesson step's permalink query to the trace already open, without a reload.
+pub const APPLY_FN: &str = "tracelabApply";
+
+/// Puts `window.tracelabSnapshot()` in place: it returns the state as JSON, or `null` while no
+/// trace is loaded.
+pub fn expose(lab: Lab) {
+    let Some(window) = web_sys::window() else { return };
+    let f = Closure::<dyn Fn() -> JsValue>::new(move || snapshot(lab).map(JsValue::from).unwrap_or(JsValue::NULL));
+    let _ = js_sys::Reflect::set(&window, &SNAPSHOT_FN.into(), f.as_ref());
+    // The page lives as long as the function may be called.
+    f.forget();
+    let apply = Closure::<dyn Fn(String) -> bool>::new(move |query: String| apply_step(lab, &query));
+    let _ = js_sys::Reflect::set(&window, &APPLY_FN.into(), apply.as_ref());
+    apply.forget();
+}
+
+/// A lesson step on the sample already open: its settings on top of the sample's own, its row,
+/// the what-if edits undone (the step's figures are the lesson's). Not reloading keeps "since
+/// the last edit", which is the step's point ("P95 and the failure rate do not move"). `false`
+/// when the step needs another trace: the lessons page then loads it by address.
+fn apply_step(lab: Lab, query: &str) -> bool {
+    let asked = crate::persist::parse_query(query);
+    let same = lab.loaded.with_untracked(|l| {
+        matches!((l.as_ref().map(|l| &l.origin), &asked.sample), (Some(Origin::Sample(open)), Some(want)) if open == want)
+    });
+    if !same {
+        return false;
+    }
+    let Some(header) = lab.loaded.with_untracked(|l| l.as_ref().map(|l| l.trace.header.clone())) else { return false };
+    let mut settings = tracelab_core::Settings::from_header(&header);
+    settings.apply_pairs(asked.settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    lab.whatif.set(Default::default());
+    lab.settings.set(settings);
+    if let Some(r) = asked.row {
+        lab.selected.set(r.min(lab.row_count().saturating_sub(1)));
+    }
+    if let Some(l) = asked.lang {
+        lab.lang.set(l);
+    }
+    if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("metrics-h")) {
+        el.scroll_into_view();
+    }
+    true
+}
+
+fn snapshot(lab: Lab) -> Option<String> {
+    let mut trace = lab.working_trace()?;
+    if let Some(footer) = trace.footer.as_mut() {
+        footer.attempts = trace.attempts.len() as u64; // rows deleted by a what-if edit
+    }
+    let (source, uploaded) = lab.loaded.with_untracked(|l| {
+        l.as_ref().map(|l| (l.origin.name().to_string(), matches!(l.origin, Origin::Uploaded(_))))
+    })?;
+    let settings: serde_json::Map<String, serde_json::Value> =
+        lab.settings.with_untracked(|s| s.to_pairs()).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
+    let metrics = lab.metrics.get_untracked()?;
+    let (edited, flips) = lab.loaded.with_untracked(|l| {
+        let l = l.as_ref()?;
+        lab.whatif.with_untracked(|w| {
+            (!w.is_empty()).then(|| {
+                let mut named = w.mistakes(&l.attempts);
+                named.extend(lab.settings.with_untracked(|s| w.verdict_flips(&l.attempts, s)));
+                (w.summary(), named)
+            })
+        })
+    })
+    .map_or((None, Vec::new()), |(s, m)| (Some(s), m));
+    let text = |t: &tracelab_core::Text| json!({"en": t.en, "zh": t.zh});
+    Some(
+        json!({
+            "kind": "tracelab.lab-state",
+            "source": source,
+            "uploaded": uploaded,
+            "settings": settings,
+            "hypothetical": edited.as_ref().map(text),
+            "mistakes": flips.iter().map(|m| json!({"label": text(&m.label), "false_conclusion": text(&m.false_conclusion)})).collect::<Vec<_>>(),
+            "shown": {"attempts": metrics.attempts, "qualified": metrics.qualified},
+            "trace": tracelab_core::write::to_jsonl(&trace),
+        })
+        .to_string(),
+    )
+}
