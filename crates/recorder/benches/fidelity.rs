@@ -78,7 +78,7 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         timeout: Duration::from_secs(60),
         first_token_timeout: Duration::from_secs(60),
         http2_prior_knowledge: false,
-        gpu: GpuMode::Off,
+        gpu: GpuMode::Off.into(),
         gpu_interval: Duration::from_millis(500),
         window_s: None,
         window_cost: None,

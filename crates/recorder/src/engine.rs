@@ -19,7 +19,7 @@ use tracelab_core::{write, Header, Phase};
 
 use crate::attempt::{self, Endpoint, Job, Measured};
 use crate::clock::Clock;
-use crate::gpu::{self, GpuMode, Sampler};
+use crate::gpu::{self, GpuSource, Sampler};
 use crate::openai::{self, Api};
 use crate::prompts::{PromptSet, Rubric};
 use crate::schedule::{Arrival, Schedule};
@@ -52,7 +52,7 @@ pub struct Plan {
     pub timeout: Duration,
     pub first_token_timeout: Duration,
     pub http2_prior_knowledge: bool,
-    pub gpu: GpuMode,
+    pub gpu: GpuSource,
     pub gpu_interval: Duration,
     /// A fixed window (s); when absent the measured span is written into the header at the end.
     pub window_s: Option<f64>,
@@ -110,7 +110,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
 
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);
-    let telemetry = gpu::detect(plan.gpu);
+    let telemetry = gpu::detect_source(&plan.gpu);
     let gpu_telemetry = telemetry.name();
     let gpu_note = telemetry.describe();
     if plan.progress {

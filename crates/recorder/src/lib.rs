@@ -10,6 +10,7 @@
 
 pub mod attempt;
 pub mod clock;
+pub mod dcgm;
 pub mod engine;
 pub mod gpu;
 pub mod openai;

@@ -5,6 +5,7 @@
 mod server;
 
 mod cli;
+mod dcgm;
 mod faults;
 mod gpu;
 mod privacy;
