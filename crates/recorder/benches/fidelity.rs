@@ -87,6 +87,8 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         progress: false,
         handle_signals: false,
         grace: Duration::ZERO,
+        shard: None,
+        start_at: None,
     };
     let started = Instant::now();
     let recorded = record(plan, None).expect("the run");

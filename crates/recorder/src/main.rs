@@ -29,6 +29,8 @@ enum Command {
     Import(import::ImportArgs),
     /// Export a trace as CSV, a Markdown/JSON metric card, or Perfetto trace-event JSON.
     Export(export::ExportArgs),
+    /// Merge the shards of one run (`record --shard I/N`) into one trace on one timeline.
+    Merge(tracelab_recorder::merge::MergeArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Probe(args) => tracelab_recorder::probe::run(args),
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
+        Command::Merge(args) => tracelab_recorder::merge::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -100,6 +100,8 @@ pub struct RecordArgs {
     /// No progress bar and no summary.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub fleet: crate::shard::ShardArgs,
 }
 
 fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
@@ -196,7 +198,17 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         Some(amount) => return Err(format!("--window-cost cannot be negative, got {amount}")),
         None => None,
     };
+    let contract = format!("{}|{}|{}|{load:?}|{}|{}|{duration:?}", args.model.trim(), prompts.sha256, args.max_tokens, args.repetitions, args.warmup);
+    let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
+    let (shard, start_at) = crate::shard::plan(&args.fleet, job_index.as_deref(), &contract)?;
+    if let (Some(s), Load::Closed { concurrency }) = (&shard, &load) {
+        if *concurrency < s.count {
+            return Err(format!("--concurrency {concurrency} cannot be shared by {} shards: give each at least 1", s.count));
+        }
+    }
     Ok(Plan {
+        shard,
+        start_at,
         url,
         model: args.model.trim().to_string(),
         api: args.api,

@@ -9,6 +9,7 @@ mod dcgm;
 mod faults;
 mod gpu;
 mod privacy;
+mod shards;
 mod signals;
 
 use std::path::{Path, PathBuf};
