@@ -275,10 +275,32 @@ fn gzip_size(path: &Path, fallback: u64) -> u64 {
         .unwrap_or(fallback)
 }
 
+/// DuckDB from PyPI, for the test that reads `tracelab export --format parquet` back; keep in
+/// step with DUCKDB_VERSION in crates/recorder/tests/recorder/parquet.rs.
+const DUCKDB_VERSION: &str = "2.0.0";
+
+/// A venv with DuckDB under ~/.cache/tracelab/duckdb-<version>/, made once; its python.
+fn ensure_duckdb() -> Result<PathBuf> {
+    let home = env::var("HOME").map_err(|_| "HOME is not set; cannot find ~/.cache".to_string())?;
+    let venv = PathBuf::from(home).join(format!(".cache/tracelab/duckdb-{DUCKDB_VERSION}"));
+    let python = venv.join("bin/python");
+    let ready = Command::new(&python).args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success());
+    if !ready {
+        run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", &format!("duckdb=={DUCKDB_VERSION}")]))?;
+    }
+    Ok(python)
+}
+
 fn test(rest: &[String]) -> Result {
     install_tools(true)?;
+    let duckdb = ensure_duckdb()?;
     // Unit, integration, property and process tests of every crate (native).
-    run(Command::new(cargo()).args(["test", "--workspace", "--locked"]).args(rest).current_dir(root()))?;
+    run(Command::new(cargo())
+        .args(["test", "--workspace", "--locked"])
+        .args(rest)
+        .env("TRACELAB_DUCKDB_PYTHON", duckdb)
+        .current_dir(root()))?;
     // The core must also build for the browser.
     build_release()?;
     let (chrome, driver) = chromium_paths();

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod export;
 mod import;
+mod parquet_export;
 mod report;
 mod settings_args;
 

@@ -8,6 +8,7 @@ mod cli;
 mod dcgm;
 mod faults;
 mod gpu;
+mod parquet;
 mod privacy;
 mod shards;
 mod signals;
