@@ -25,35 +25,29 @@ fn server() -> ScriptedServer {
 
 fn rfc3339_in(seconds: f64) -> String {
     let at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() + seconds;
-    let secs = at.floor() as i64;
-    let millis = ((at - at.floor()) * 1000.0) as u32;
-    // Reuse the recorder's own anchor format through a header-only probe would be circular; the
-    // civil date is computed the same way any RFC 3339 writer does.
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    tracelab_recorder::clock::rfc3339(at.floor() as i64, ((at - at.floor()) * 1000.0) as u32)
 }
 
-fn shard(server: &ScriptedServer, dir: &Path, load: &[&str], n: u32, i: u32, start_at: &str) -> (Child, PathBuf) {
-    let out = dir.join(format!("shard-{i}.jsonl"));
-    let child = tracelab()
-        .args(["record", "--model", "m", "--gpu", "off", "--quiet", "--shards", &n.to_string(), "--start-at", start_at])
-        .args(load)
+/// `tracelab record` against `server` with the test's prompts, writing `out`.
+fn record(server: &ScriptedServer, dir: &Path, args: &[&str], out: &Path) -> std::process::Command {
+    let mut cmd = tracelab();
+    cmd.args(["record", "--model", "m", "--gpu", "off", "--quiet"])
+        .args(args)
         .arg("--prompts")
         .arg(dir.join("prompts.jsonl"))
         .arg("--base-url")
         .arg(server.base_url())
         .arg("--output")
-        .arg(&out)
+        .arg(out);
+    cmd
+}
+
+fn shard(server: &ScriptedServer, dir: &Path, load: &[&str], n: u32, i: u32, start_at: &str) -> (Child, PathBuf) {
+    let out = dir.join(format!("shard-{i}.jsonl"));
+    let mut args = vec!["--shards".to_string(), n.to_string(), "--start-at".into(), start_at.into()];
+    args.extend(load.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = record(server, dir, &args, &out)
         .env("JOB_COMPLETION_INDEX", i.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -86,16 +80,7 @@ fn load_file(path: &Path) -> Trace {
 
 fn single(server: &ScriptedServer, dir: &Path, load: &[&str]) -> Trace {
     let out = dir.join("single.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--gpu", "off", "--quiet"])
-        .args(load)
-        .arg("--prompts")
-        .arg(dir.join("prompts.jsonl"))
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--output")
-        .arg(&out));
-    assert!(output.status.success());
+    assert!(run(&mut record(server, dir, load, &out)).status.success());
     load_file(&out)
 }
 
@@ -208,16 +193,9 @@ fn merge_refuses_what_is_not_one_whole_run() {
     prompts(&dir, &["p1", "p2"]);
     let rec = |name: &str, extra: &[&str]| {
         let out = dir.join(name);
-        let output = run(tracelab()
-            .args(["record", "--model", "m", "--gpu", "off", "--quiet", "--repetitions", "1", "--warmup", "0", "--concurrency", "2"])
-            .args(extra)
-            .arg("--prompts")
-            .arg(dir.join("prompts.jsonl"))
-            .arg("--base-url")
-            .arg(server.base_url())
-            .arg("--output")
-            .arg(&out));
-        assert!(output.status.success(), "{name}");
+        let mut args = vec!["--repetitions", "1", "--warmup", "0", "--concurrency", "2"];
+        args.extend_from_slice(extra);
+        assert!(run(&mut record(&server, &dir, &args, &out)).status.success(), "{name}");
         out
     };
     let a0 = rec("a0.jsonl", &["--shard", "0/2", "--run-id", "a"]);
