@@ -275,31 +275,36 @@ fn gzip_size(path: &Path, fallback: u64) -> u64 {
         .unwrap_or(fallback)
 }
 
-/// DuckDB from PyPI, for the test that reads `tracelab export --format parquet` back; keep in
-/// step with DUCKDB_VERSION in crates/recorder/tests/recorder/parquet.rs.
+/// Python tools from PyPI that tests use, each in a venv under ~/.cache/tracelab/<name>-<version>/
+/// made once: DuckDB reads the Parquet export back; kubernetes-validate checks deploy/kubernetes/
+/// against the Kubernetes schemas it ships. Keep the versions in step with
+/// crates/recorder/tests/recorder/{parquet,deploy}.rs.
 const DUCKDB_VERSION: &str = "2.0.0";
+const KUBERNETES_VALIDATE_VERSION: &str = "1.37.0";
 
-/// A venv with DuckDB under ~/.cache/tracelab/duckdb-<version>/, made once; its python.
-fn ensure_duckdb() -> Result<PathBuf> {
+/// The venv's directory, with `package==version` importable as `module`.
+fn ensure_venv(package: &str, version: &str, module: &str) -> Result<PathBuf> {
     let home = env::var("HOME").map_err(|_| "HOME is not set; cannot find ~/.cache".to_string())?;
-    let venv = PathBuf::from(home).join(format!(".cache/tracelab/duckdb-{DUCKDB_VERSION}"));
+    let venv = PathBuf::from(home).join(format!(".cache/tracelab/{package}-{version}"));
     let python = venv.join("bin/python");
-    let ready = Command::new(&python).args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success());
+    let ready = Command::new(&python).args(["-c", &format!("import {module}")]).output().is_ok_and(|o| o.status.success());
     if !ready {
         run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
-        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", &format!("duckdb=={DUCKDB_VERSION}")]))?;
+        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", &format!("{package}=={version}")]))?;
     }
-    Ok(python)
+    Ok(venv)
 }
 
 fn test(rest: &[String]) -> Result {
     install_tools(true)?;
-    let duckdb = ensure_duckdb()?;
+    let duckdb = ensure_venv("duckdb", DUCKDB_VERSION, "duckdb")?.join("bin/python");
+    let kubernetes_validate = ensure_venv("kubernetes-validate", KUBERNETES_VALIDATE_VERSION, "kubernetes_validate")?.join("bin");
     // Unit, integration, property and process tests of every crate (native).
     run(Command::new(cargo())
         .args(["test", "--workspace", "--locked"])
         .args(rest)
         .env("TRACELAB_DUCKDB_PYTHON", duckdb)
+        .env("TRACELAB_KUBERNETES_VALIDATE", kubernetes_validate)
         .current_dir(root()))?;
     // The core must also build for the browser.
     build_release()?;

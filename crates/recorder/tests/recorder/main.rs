@@ -6,6 +6,7 @@ mod server;
 
 mod cli;
 mod dcgm;
+mod deploy;
 mod faults;
 mod gpu;
 mod parquet;
