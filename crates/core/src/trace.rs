@@ -457,6 +457,9 @@ impl Attempt {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GpuSample {
     pub t_ms: f64,
+    /// Which node of a fleet (its position in `--gpu dcgm=URL,…`); absent for the local host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
     pub gpu: u32,
     pub util_pct: f64,
     pub mem_used_mib: f64,

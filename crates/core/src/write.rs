@@ -105,15 +105,18 @@ fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
 }
 
 pub fn gpu_line(sample: &GpuSample) -> String {
-    json!({
+    let mut line = json!({
         "kind": "gpu",
         "t_ms": ms(sample.t_ms),
         "gpu": sample.gpu,
         "util_pct": sample.util_pct,
         "mem_used_mib": sample.mem_used_mib,
         "mem_total_mib": sample.mem_total_mib,
-    })
-    .to_string()
+    });
+    if let Some(node) = sample.node {
+        line["node"] = json!(node);
+    }
+    line.to_string()
 }
 
 pub fn footer_line(footer: &Footer) -> String {

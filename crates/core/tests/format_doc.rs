@@ -236,7 +236,7 @@ fn every_written_field_is_documented() {
     attempt.input_tokens = Some(1);
     attempt.output_tokens = Some(1);
     attempt.event_tokens_estimated = true;
-    let gpu = GpuSample { t_ms: 0.0, gpu: 0, util_pct: 1.0, mem_used_mib: 1.0, mem_total_mib: 1.0 };
+    let gpu = GpuSample { t_ms: 0.0, node: Some(0), gpu: 0, util_pct: 1.0, mem_used_mib: 1.0, mem_total_mib: 1.0 };
     let footer = Footer { finished_cleanly: true, attempts: 1, gpu_samples: 1 };
 
     let mut fields = Vec::new();

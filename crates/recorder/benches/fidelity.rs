@@ -79,7 +79,7 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         first_token_timeout: Duration::from_secs(60),
         http2_prior_knowledge: false,
         ca_cert: None,
-        gpu: GpuMode::Off,
+        gpu: GpuMode::Off.into(),
         gpu_interval: Duration::from_millis(500),
         window_s: None,
         window_cost: None,
@@ -88,6 +88,8 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         progress: false,
         handle_signals: false,
         grace: Duration::ZERO,
+        shard: None,
+        start_at: None,
     };
     let started = Instant::now();
     let recorded = record(plan, None).expect("the run");

@@ -40,7 +40,8 @@ impl Clock {
     }
 }
 
-fn rfc3339(secs: i64, millis: u32) -> String {
+/// `secs` since the Unix epoch + `millis` as UTC RFC 3339, e.g. `2025-03-01T09:30:00.125Z`.
+pub fn rfc3339(secs: i64, millis: u32) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

@@ -19,11 +19,12 @@ use tracelab_core::{write, Header, Phase};
 
 use crate::attempt::{self, Endpoint, Job, Measured};
 use crate::clock::Clock;
-use crate::gpu::{self, GpuMode, Sampler};
+use crate::gpu::{self, GpuSource, Sampler};
 use crate::openai::{self, Api};
 use crate::prompts::{PromptSet, Rubric};
 use crate::schedule::{Arrival, Schedule};
 use crate::transport::{self, Protocol, Transport};
+use crate::shard::{self, ClockSync, ShardPlan};
 use crate::writer::{self, TraceWriter, Written};
 
 /// How the measured requests are paced.
@@ -55,7 +56,7 @@ pub struct Plan {
     pub http2_prior_knowledge: bool,
     /// Extra trusted root certificates (PEM) for https://.
     pub ca_cert: Option<PathBuf>,
-    pub gpu: GpuMode,
+    pub gpu: GpuSource,
     pub gpu_interval: Duration,
     /// A fixed window (s); when absent the measured span is written into the header at the end.
     pub window_s: Option<f64>,
@@ -67,6 +68,10 @@ pub struct Plan {
     /// Stop on Ctrl-C / SIGTERM: no new requests, a grace period, then cancel the rest.
     pub handle_signals: bool,
     pub grace: Duration,
+    /// This process's part of a sharded run (see [`crate::shard`]); None: the whole run.
+    pub shard: Option<ShardPlan>,
+    /// Wait for this wall-clock instant before the warm-up.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -111,20 +116,33 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
 
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);
-    let telemetry = gpu::detect(plan.gpu);
+    let telemetry = gpu::detect_source(&plan.gpu);
     let gpu_telemetry = telemetry.name();
     let gpu_note = telemetry.describe();
     if plan.progress {
         eprintln!("{gpu_note}");
     }
 
+    // A shard: how well its clock is synchronised, then the shared start instant. The clock's
+    // origin (and so the header's wall-clock anchor) is taken right after the wait.
+    let shard_extra = match &plan.shard {
+        Some(s) => shard::header_extra(s, plan.start_at, &ClockSync::query()),
+        None => serde_json::Map::new(),
+    };
+    if let Some(at) = plan.start_at {
+        let waited = tokio::task::spawn_blocking(move || shard::wait_until(at)).await;
+        if let Err(why) = waited.unwrap_or_else(|_| Err("the wait for --start-at stopped unexpectedly".into())) {
+            let _ = std::fs::remove_file(&plan.output);
+            return Err(why);
+        }
+    }
     let clock = Clock::start();
     let header = header(&plan, &clock, gpu_telemetry, &connection);
     if let Err(e) = tracelab_core::parse::validate_header(&header) {
         let _ = std::fs::remove_file(&plan.output);
         return Err(format!("the run's settings make an invalid trace header: {e}"));
     }
-    writer.header(&write::header_line(&header))?;
+    writer.header(&write::header_line_with(&header, &shard_extra))?;
 
     let sink = writer.clone();
     let sampler = Sampler::start(telemetry, plan.gpu_interval, clock, move |s| {
@@ -162,7 +180,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         measured_end_us: AtomicU64::new(0),
     });
 
-    let work = drive(ctx.clone(), warmup_total, measured_total, plan.load, plan.duration);
+    let work = drive(ctx.clone(), warmup_total, measured_total, plan.load, plan.duration, plan.shard.clone());
     let interrupted = if plan.handle_signals {
         supervise(work, &ctx, plan.grace).await?
     } else {
@@ -187,7 +205,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         if length_s > 0.0 {
             let mut header = header;
             header.window = Some(Window { start_ms: (origin_ms * 1000.0).round() / 1000.0, length_s });
-            writer::replace_header(&plan.output, &write::header_line(&header))?;
+            writer::replace_header(&plan.output, &write::header_line_with(&header, &shard_extra))?;
         }
     }
     Ok(Recorded {
@@ -375,13 +393,23 @@ impl Ctx {
     }
 }
 
-async fn drive(ctx: Arc<Ctx>, warmup_total: u64, measured_total: Option<u64>, load: Load, duration: Option<Duration>) {
+async fn drive(
+    ctx: Arc<Ctx>,
+    warmup_total: u64,
+    measured_total: Option<u64>,
+    load: Load,
+    duration: Option<Duration>,
+    shard: Option<ShardPlan>,
+) {
+    // A shard takes global jobs k ≡ index (mod count) and its share of the workers.
+    let share = |workers: u32| shard.as_ref().map_or(workers, |s| s.share(workers).max(1));
+    let stride = shard.as_ref().map_or((1, 0), |s| (u64::from(s.count), u64::from(s.index)));
     if warmup_total > 0 {
         let concurrency = match load {
-            Load::Closed { concurrency } => concurrency,
+            Load::Closed { concurrency } => share(concurrency),
             Load::Open { .. } => 1,
         };
-        closed_loop(ctx.clone(), Phase::Warmup, Some(warmup_total), concurrency, None).await;
+        closed_loop(ctx.clone(), Phase::Warmup, Some(warmup_total), concurrency, None, stride).await;
     }
     if ctx.stop.is_set() {
         return;
@@ -390,15 +418,25 @@ async fn drive(ctx: Arc<Ctx>, warmup_total: u64, measured_total: Option<u64>, lo
     ctx.set_measure_origin(origin_ms);
     let deadline = duration.map(|d| ctx.clock.at(origin_ms) + d);
     match load {
-        Load::Closed { concurrency } => closed_loop(ctx, Phase::Measure, measured_total, concurrency, deadline).await,
+        Load::Closed { concurrency } => {
+            closed_loop(ctx, Phase::Measure, measured_total, share(concurrency), deadline, stride).await
+        }
         Load::Open { rate_per_s, arrival, burstiness, seed } => {
             let schedule = Schedule::new(arrival, rate_per_s, burstiness, seed);
-            open_loop(ctx, schedule, origin_ms, measured_total, duration).await
+            open_loop(ctx, schedule, origin_ms, measured_total, duration, stride).await
         }
     }
 }
 
-async fn closed_loop(ctx: Arc<Ctx>, phase: Phase, total: Option<u64>, concurrency: u32, deadline: Option<Instant>) {
+/// `stride` = (shard count, shard index): the local n-th job is global job n·count + index.
+async fn closed_loop(
+    ctx: Arc<Ctx>,
+    phase: Phase,
+    total: Option<u64>,
+    concurrency: u32,
+    deadline: Option<Instant>,
+    stride: (u64, u64),
+) {
     let next = Arc::new(AtomicU64::new(0));
     let tracker = TaskTracker::new();
     for _ in 0..concurrency.max(1) {
@@ -408,7 +446,7 @@ async fn closed_loop(ctx: Arc<Ctx>, phase: Phase, total: Option<u64>, concurrenc
                 if ctx.stop.is_set() || deadline.is_some_and(|d| Instant::now() >= d) {
                     break;
                 }
-                let k = next.fetch_add(1, Ordering::Relaxed);
+                let k = next.fetch_add(1, Ordering::Relaxed) * stride.0 + stride.1;
                 if total.is_some_and(|t| k >= t) {
                     break;
                 }
@@ -422,7 +460,15 @@ async fn closed_loop(ctx: Arc<Ctx>, phase: Phase, total: Option<u64>, concurrenc
     tracker.wait().await;
 }
 
-async fn open_loop(ctx: Arc<Ctx>, schedule: Schedule, origin_ms: f64, total: Option<u64>, duration: Option<Duration>) {
+/// A shard (`stride` = (count, index)) keeps every count-th arrival of the one schedule.
+async fn open_loop(
+    ctx: Arc<Ctx>,
+    schedule: Schedule,
+    origin_ms: f64,
+    total: Option<u64>,
+    duration: Option<Duration>,
+    stride: (u64, u64),
+) {
     let tracker = TaskTracker::new();
     let handle = tokio::runtime::Handle::current();
     let limit_ms = duration.map(|d| d.as_secs_f64() * 1000.0);
@@ -434,6 +480,9 @@ async fn open_loop(ctx: Arc<Ctx>, schedule: Schedule, origin_ms: f64, total: Opt
             let k = k as u64;
             if total.is_some_and(|t| k >= t) || limit_ms.is_some_and(|l| at_ms >= l) {
                 break;
+            }
+            if k % stride.0 != stride.1 {
+                continue;
             }
             let intended_ms = origin_ms + at_ms;
             if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {

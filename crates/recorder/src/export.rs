@@ -16,6 +16,8 @@ Formats:
   card-json  the metric card as JSON (every figure's numerator, denominator, unit, method)
   perfetto   Chrome trace-event JSON: open in ui.perfetto.dev or chrome://tracing (one track
              per concurrent slot, slices named and coloured by verdict, GPU counters)
+  parquet    one row per attempt (every field, events as a list column), the header as file
+             metadata `tracelab.header` — DuckDB: SELECT * FROM 'trace.parquet'; needs --output
 
 TRACE may be a Trace Lab trace or any file `tracelab import` reads.";
 
@@ -25,6 +27,7 @@ pub enum ExportFormat {
     CardMd,
     CardJson,
     Perfetto,
+    Parquet,
 }
 
 #[derive(Args)]
@@ -60,9 +63,15 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
     let (name, trace, _) = crate::import::load(&args.file, args.benchmark, args.summary.as_deref())?;
     let settings = args.settings.settings(&trace.header)?;
     let lang = args.settings.lang();
+    if let ExportFormat::Parquet = args.format {
+        let Some(out) = &args.output else {
+            return Err("--format parquet is binary: give --output FILE.parquet".into());
+        };
+        return crate::parquet_export::write(&trace, out);
+    }
     let source = std::path::Path::new(&name).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(name);
     let text = match args.format {
-        ExportFormat::Csv => export::attempts_csv(&trace, &settings),
+        ExportFormat::Csv | ExportFormat::Parquet => export::attempts_csv(&trace, &settings),
         ExportFormat::Perfetto => export::perfetto(&trace, &settings),
         ExportFormat::CardMd | ExportFormat::CardJson => {
             let index = Index::build(&trace.attempts, settings.population);

@@ -3,6 +3,7 @@
 //! a GPU figure is never invented or borrowed from elsewhere.
 //!
 //! Only the GPU's index, utilisation and memory are read; never its name, UUID or serial.
+//! GPUs elsewhere (a serving fleet) come from dcgm-exporter: see [`crate::dcgm`].
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -26,6 +27,29 @@ pub enum GpuMode {
     Off,
 }
 
+/// `--gpu` of `tracelab record`: a local source, or `dcgm=URL[,URL…]` (one URL per node).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GpuSource {
+    Local(GpuMode),
+    Dcgm(Vec<reqwest::Url>),
+}
+
+impl From<GpuMode> for GpuSource {
+    fn from(mode: GpuMode) -> Self {
+        GpuSource::Local(mode)
+    }
+}
+
+/// clap's parser for `--gpu`: `auto`, `nvml`, `nvidia-smi`, `off` or `dcgm=URL[,URL…]`.
+pub fn parse_source(value: &str) -> Result<GpuSource, String> {
+    if let Some(list) = value.strip_prefix("dcgm=") {
+        return crate::dcgm::parse_nodes(list).map(GpuSource::Dcgm);
+    }
+    <GpuMode as clap::ValueEnum>::from_str(value, true)
+        .map(GpuSource::Local)
+        .map_err(|_| "--gpu: expected auto, nvml, nvidia-smi, off or dcgm=URL[,URL…] (one dcgm-exporter URL per node)".into())
+}
+
 const QUERY: &str = "--query-gpu=index,utilization.gpu,memory.used,memory.total";
 const FORMAT: &str = "--format=csv,noheader,nounits";
 
@@ -34,6 +58,8 @@ pub enum Telemetry {
     /// Boxed: NVML's table of loaded functions is some 11 KB.
     Nvml { nvml: Box<Nvml>, gpus: u32 },
     NvidiaSmi { gpus: u32 },
+    /// dcgm-exporter endpoints, one per node, with the GPUs each exported when probed.
+    Dcgm { nodes: Vec<reqwest::Url>, gpus: Vec<u32> },
     Unsupported { why: String },
 }
 
@@ -43,6 +69,7 @@ impl Telemetry {
         match self {
             Telemetry::Nvml { .. } => "nvml",
             Telemetry::NvidiaSmi { .. } => "nvidia-smi",
+            Telemetry::Dcgm { .. } => "dcgm",
             Telemetry::Unsupported { .. } => GPU_UNSUPPORTED,
         }
     }
@@ -52,8 +79,33 @@ impl Telemetry {
         match self {
             Telemetry::Nvml { gpus, .. } => format!("GPU telemetry: NVML, {gpus} GPU(s)"),
             Telemetry::NvidiaSmi { gpus } => format!("GPU telemetry: nvidia-smi, {gpus} GPU(s)"),
+            Telemetry::Dcgm { gpus, .. } => {
+                let per_node: Vec<String> = gpus.iter().enumerate().map(|(i, n)| format!("node {i}: {n}")).collect();
+                format!("GPU telemetry: dcgm-exporter, {} node(s) ({} GPU(s))", gpus.len(), per_node.join(", "))
+            }
             Telemetry::Unsupported { why } => format!("GPU telemetry: unsupported ({why}); no GPU figure is recorded"),
         }
+    }
+
+    /// How many GPUs were seen, over every node.
+    pub fn gpus(&self) -> Option<u32> {
+        match self {
+            Telemetry::Nvml { gpus, .. } | Telemetry::NvidiaSmi { gpus } => Some(*gpus),
+            Telemetry::Dcgm { gpus, .. } => Some(gpus.iter().sum()),
+            Telemetry::Unsupported { .. } => None,
+        }
+    }
+}
+
+/// Finds a working source for `--gpu`; a dcgm node that does not answer makes it unsupported,
+/// saying which node (never its URL).
+pub fn detect_source(source: &GpuSource) -> Telemetry {
+    match source {
+        GpuSource::Local(mode) => detect(*mode),
+        GpuSource::Dcgm(nodes) => match crate::dcgm::detect(nodes) {
+            Ok(gpus) => Telemetry::Dcgm { nodes: nodes.clone(), gpus },
+            Err(why) => Telemetry::Unsupported { why },
+        },
     }
 }
 
@@ -147,6 +199,8 @@ pub struct Sampler {
     stop: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     child: Option<Child>,
+    /// One scraper per dcgm node, each stopped by dropping its sender.
+    nodes: Vec<(mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
 }
 
 impl Sampler {
@@ -155,10 +209,24 @@ impl Sampler {
         telemetry: Telemetry,
         interval: Duration,
         clock: Clock,
-        sink: impl Fn(GpuSample) + Send + 'static,
+        sink: impl Fn(GpuSample) + Send + Sync + 'static,
     ) -> Result<Sampler, String> {
         match telemetry {
-            Telemetry::Unsupported { .. } => Ok(Sampler { stop: None, thread: None, child: None }),
+            Telemetry::Dcgm { nodes, .. } => {
+                let sink: std::sync::Arc<dyn Fn(GpuSample) + Send + Sync> = std::sync::Arc::new(sink);
+                let mut threads = Vec::new();
+                for (i, url) in nodes.into_iter().enumerate() {
+                    let (stop, stopped) = mpsc::channel::<()>();
+                    let sink = sink.clone();
+                    let thread = std::thread::Builder::new()
+                        .name(format!("tracelab-dcgm-{i}"))
+                        .spawn(move || crate::dcgm::sample_node(i as u32, url, interval, clock, stopped, sink))
+                        .map_err(|e| format!("cannot start the DCGM scraper: {e}"))?;
+                    threads.push((stop, thread));
+                }
+                Ok(Sampler { stop: None, thread: None, child: None, nodes: threads })
+            }
+            Telemetry::Unsupported { .. } => Ok(Sampler { stop: None, thread: None, child: None, nodes: Vec::new() }),
             Telemetry::Nvml { nvml, gpus } => {
                 let (stop, stopped) = mpsc::channel::<()>();
                 let thread = std::thread::Builder::new()
@@ -172,6 +240,7 @@ impl Sampler {
                                 if let (Ok(util), Ok(mem)) = (device.utilization_rates(), device.memory_info()) {
                                     sink(GpuSample {
                                         t_ms,
+                                        node: None,
                                         gpu: *i,
                                         util_pct: f64::from(util.gpu.min(100)),
                                         mem_used_mib: mem.used as f64 / 1_048_576.0,
@@ -187,7 +256,7 @@ impl Sampler {
                         }
                     })
                     .map_err(|e| format!("cannot start the NVML sampler: {e}"))?;
-                Ok(Sampler { stop: Some(stop), thread: Some(thread), child: None })
+                Ok(Sampler { stop: Some(stop), thread: Some(thread), child: None, nodes: Vec::new() })
             }
             Telemetry::NvidiaSmi { .. } => {
                 let mut child = smi_command()
@@ -205,18 +274,22 @@ impl Sampler {
                             let Ok(line) = line else { break };
                             let t_ms = clock.now_ms();
                             if let Some((gpu, util_pct, mem_used_mib, mem_total_mib)) = parse_smi_line(&line) {
-                                sink(GpuSample { t_ms, gpu, util_pct, mem_used_mib, mem_total_mib });
+                                sink(GpuSample { t_ms, node: None, gpu, util_pct, mem_used_mib, mem_total_mib });
                             }
                         }
                     })
                     .map_err(|e| format!("cannot start the nvidia-smi reader: {e}"))?;
-                Ok(Sampler { stop: None, thread: None, child: Some(child) })
+                Ok(Sampler { stop: None, thread: None, child: Some(child), nodes: Vec::new() })
             }
         }
     }
 
     pub fn stop(mut self) {
         self.stop.take();
+        for (stop, thread) in self.nodes.drain(..) {
+            drop(stop);
+            let _ = thread.join();
+        }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

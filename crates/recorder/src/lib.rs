@@ -10,13 +10,16 @@
 
 pub mod attempt;
 pub mod clock;
+pub mod dcgm;
 pub mod engine;
 pub mod gpu;
+pub mod merge;
 pub mod openai;
 pub mod probe;
 pub mod prompts;
 pub mod record;
 pub mod schedule;
+pub mod shard;
 pub mod sse;
 pub mod transport;
 pub mod writer;

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod compare;
 mod export;
 mod import;
+mod parquet_export;
 mod report;
 mod settings_args;
 mod simulate;
@@ -36,6 +37,8 @@ enum Command {
     /// Simulate a server with fixed slots under a closed or open loop (with an optional stall)
     /// and write the result as a trace marked as simulated.
     Simulate(simulate::SimulateArgs),
+    /// Merge the shards of one run (`record --shard I/N`) into one trace on one timeline.
+    Merge(tracelab_recorder::merge::MergeArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Simulate(args) => done(simulate::run(args)),
+        Command::Merge(args) => done(tracelab_recorder::merge::run(args)),
     };
     match result {
         Ok(status) => ExitCode::from(status),

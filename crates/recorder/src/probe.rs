@@ -12,7 +12,7 @@ use tracelab_core::trace::Capabilities;
 use tracelab_core::{write, Header};
 
 use crate::clock::Clock;
-use crate::gpu::{self, GpuMode, Telemetry};
+use crate::gpu::{self, GpuMode};
 use crate::writer::TraceWriter;
 
 #[derive(Args, Debug)]
@@ -53,10 +53,7 @@ pub fn run(args: ProbeArgs) -> Result<(), String> {
     let writer = TraceWriter::create(&args.output, args.force)?;
     let clock = Clock::start();
     let telemetry = gpu::detect(args.gpu);
-    let gpus = match &telemetry {
-        Telemetry::Nvml { gpus, .. } | Telemetry::NvidiaSmi { gpus } => Some(*gpus),
-        Telemetry::Unsupported { .. } => None,
-    };
+    let gpus = telemetry.gpus();
     let endpoint = args.base_url.as_deref().map(reachable).transpose()?;
     let header = Header {
         wall_clock_anchor_utc: clock.anchor_utc(),

@@ -11,7 +11,6 @@ use tracelab_core::trace::Money;
 use tracelab_core::{format, parse::parse_trace_bytes, Index, Lang, Metrics, Settings};
 
 use crate::engine::{self, Load, Plan, Recorded};
-use crate::gpu::GpuMode;
 use crate::openai::Api;
 use crate::prompts::PromptSet;
 use crate::schedule::Arrival;
@@ -83,9 +82,12 @@ pub struct RecordArgs {
     /// Seed of the Poisson schedule.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Where GPU utilisation and memory come from (never the GPU's name, UUID or serial).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub gpu: GpuMode,
+    /// Where GPU utilisation and memory come from (never the GPU's name, UUID or serial):
+    /// auto, nvml, nvidia-smi, off, or dcgm=URL[,URL…] to scrape NVIDIA dcgm-exporter on each
+    /// node of a fleet (nodes are named 0, 1, … by position; URLs and hostnames are not written).
+    /// Checked by `plan`, not clap, whose errors would echo the URLs.
+    #[arg(long, default_value = "auto", value_name = "SOURCE")]
+    pub gpu: String,
     /// How often the GPUs are sampled.
     #[arg(long, default_value_t = 500, value_name = "MS")]
     pub gpu_interval_ms: u64,
@@ -112,6 +114,8 @@ pub struct RecordArgs {
     /// No progress bar and no summary.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub fleet: crate::shard::ShardArgs,
 }
 
 fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
@@ -211,7 +215,17 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         Some(amount) => return Err(format!("--window-cost cannot be negative, got {amount}")),
         None => None,
     };
+    let contract = format!("{}|{}|{}|{load:?}|{}|{}|{duration:?}", args.model.trim(), prompts.sha256, args.max_tokens, args.repetitions, args.warmup);
+    let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
+    let (shard, start_at) = crate::shard::plan(&args.fleet, job_index.as_deref(), &contract)?;
+    if let (Some(s), Load::Closed { concurrency }) = (&shard, &load) {
+        if *concurrency < s.count {
+            return Err(format!("--concurrency {concurrency} cannot be shared by {} shards: give each at least 1", s.count));
+        }
+    }
     Ok(Plan {
+        shard,
+        start_at,
         url,
         model: args.model.trim().to_string(),
         api: args.api,
@@ -225,7 +239,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         first_token_timeout,
         http2_prior_knowledge: args.http2_prior_knowledge,
         ca_cert: args.ca_cert.clone(),
-        gpu: args.gpu,
+        gpu: crate::gpu::parse_source(&args.gpu)?,
         gpu_interval: Duration::from_millis(args.gpu_interval_ms),
         window_s,
         window_cost,

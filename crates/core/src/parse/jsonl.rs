@@ -125,7 +125,7 @@ const ATTEMPT_FIELDS: &[&str] = &[
     "first_token_ms", "events", "end_ms", "outcome", "http_status", "detail", "quality", "input_tokens",
     "output_tokens", "tokens_from_usage", "event_tokens_estimated", "last_token_ms",
 ];
-const GPU_FIELDS: &[&str] = &["kind", "t_ms", "gpu", "util_pct", "mem_used_mib", "mem_total_mib"];
+const GPU_FIELDS: &[&str] = &["kind", "t_ms", "node", "gpu", "util_pct", "mem_used_mib", "mem_total_mib"];
 const FOOTER_FIELDS: &[&str] = &["kind", "finished_cleanly", "attempts", "gpu_samples"];
 
 /// The slow path for a line the flat record could not read. Every kind shares one flat record,
@@ -392,6 +392,8 @@ struct RawRecord<'a> {
     #[serde(default)]
     t_ms: Option<f64>,
     #[serde(default)]
+    node: Option<u32>,
+    #[serde(default)]
     gpu: Option<u32>,
     #[serde(default)]
     util_pct: Option<f64>,
@@ -574,6 +576,7 @@ impl<'a> RawRecord<'a> {
         const KIND: &str = "gpu";
         let sample = GpuSample {
             t_ms: time_field(self.t_ms.ok_or_else(|| missing("t_ms", KIND))?, "t_ms")?,
+            node: self.node,
             gpu: self.gpu.ok_or_else(|| missing("gpu", KIND))?,
             util_pct: self.util_pct.ok_or_else(|| missing("util_pct", KIND))?,
             mem_used_mib: self.mem_used_mib.ok_or_else(|| missing("mem_used_mib", KIND))?,

@@ -8,10 +8,14 @@ mod cli;
 mod compare;
 mod conformance;
 mod connection;
+mod dcgm;
+mod deploy;
 mod faults;
 mod gpu;
 mod llama;
+mod parquet;
 mod privacy;
+mod shards;
 mod signals;
 mod stream;
 

@@ -1,0 +1,229 @@
+//! Sharded runs: N local recorder processes started the way the Kubernetes Indexed Job starts
+//! them (`--shards N` + `JOB_COMPLETION_INDEX`, one `--start-at`), merged with `tracelab merge`,
+//! give the figures of one process at the same total load, within the tolerance stated here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tracelab_core::{Index, Metrics, Settings, Trace};
+
+use crate::server::{Script, ScriptedServer};
+use crate::{load, prompts, run, temp_dir, tracelab};
+
+/// Percentile tolerance (ms) between the merged shards and one process: every request costs the
+/// scripted server the same 40 ms + 3 × 5 ms, so what differs is scheduling noise on a shared
+/// 2-core test machine.
+const TOLERANCE_MS: f64 = 25.0;
+
+fn server() -> ScriptedServer {
+    ScriptedServer::start(|key| match key {
+        k if k.starts_with("bad") => Script::status(500),
+        _ => Script::ok(Duration::from_millis(40), Duration::from_millis(5), 4),
+    })
+}
+
+fn rfc3339_in(seconds: f64) -> String {
+    let at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() + seconds;
+    tracelab_recorder::clock::rfc3339(at.floor() as i64, ((at - at.floor()) * 1000.0) as u32)
+}
+
+/// `tracelab record` against `server` with the test's prompts, writing `out`.
+fn record(server: &ScriptedServer, dir: &Path, args: &[&str], out: &Path) -> std::process::Command {
+    let mut cmd = tracelab();
+    cmd.args(["record", "--model", "m", "--gpu", "off", "--quiet"])
+        .args(args)
+        .arg("--prompts")
+        .arg(dir.join("prompts.jsonl"))
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("--output")
+        .arg(out);
+    cmd
+}
+
+fn shard(server: &ScriptedServer, dir: &Path, load: &[&str], n: u32, i: u32, start_at: &str) -> (Child, PathBuf) {
+    let out = dir.join(format!("shard-{i}.jsonl"));
+    let mut args = vec!["--shards".to_string(), n.to_string(), "--start-at".into(), start_at.into()];
+    args.extend(load.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = record(server, dir, &args, &out)
+        .env("JOB_COMPLETION_INDEX", i.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, out)
+}
+
+/// Runs N shards at once and merges them; returns the merged trace and the shards' files.
+fn sharded(server: &ScriptedServer, dir: &Path, load: &[&str], n: u32) -> (Trace, Vec<PathBuf>) {
+    let start_at = rfc3339_in(2.0);
+    let children: Vec<_> = (0..n).map(|i| shard(server, dir, load, n, i, &start_at)).collect();
+    let mut files = Vec::new();
+    for (child, out) in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "shard failed: {}", String::from_utf8_lossy(&output.stderr));
+        files.push(out);
+    }
+    let merged = dir.join("merged.jsonl");
+    let output = run(tracelab().arg("merge").args(&files).arg("--output").arg(&merged));
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(&format!("Merged {n} shards")), "{stdout}");
+    (load_file(&merged), files)
+}
+
+fn load_file(path: &Path) -> Trace {
+    load(path)
+}
+
+fn single(server: &ScriptedServer, dir: &Path, load: &[&str]) -> Trace {
+    let out = dir.join("single.jsonl");
+    assert!(run(&mut record(server, dir, load, &out)).status.success());
+    load_file(&out)
+}
+
+fn metrics(trace: &Trace) -> Metrics {
+    let settings = Settings::from_header(&trace.header);
+    Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings)
+}
+
+fn header_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+fn assert_same_figures(merged: &Trace, one: &Trace) {
+    let (m, s) = (metrics(merged), metrics(one));
+    let ids = |t: &Trace| {
+        let mut v: Vec<String> = t.attempts.iter().map(|a| format!("{} {:?}", a.id, a.phase)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(ids(merged), ids(one), "the shards' union is the single run's attempts, no more, no less");
+    assert_eq!((m.attempts, m.successes, m.failures, m.warmup_excluded), (s.attempts, s.successes, s.failures, s.warmup_excluded));
+    assert_eq!(m.failure_rate.value, s.failure_rate.value);
+    assert_eq!(m.failures_by_outcome, s.failures_by_outcome);
+    for (name, a, b) in [
+        ("TTFT P50", &m.ttft_p50, &s.ttft_p50),
+        ("TTFT P95", &m.ttft_p95, &s.ttft_p95),
+        ("E2E P50", &m.e2e_p50, &s.e2e_p50),
+        ("E2E tail", &m.e2e_tail, &s.e2e_tail),
+    ] {
+        assert_eq!(a.n, b.n, "{name}: n");
+        let (a, b) = (a.value.unwrap(), b.value.unwrap());
+        assert!((a - b).abs() <= TOLERANCE_MS, "{name}: merged {a} ms vs one process {b} ms (tolerance {TOLERANCE_MS} ms)");
+    }
+}
+
+#[test]
+fn closed_loop_shards_merge_to_the_single_process_figures() {
+    let server = server();
+    let dir = temp_dir("shards-closed");
+    prompts(&dir, &["p1", "p2", "bad1", "p3", "p4", "p5"]);
+    let load = ["--concurrency", "4", "--repetitions", "3", "--warmup", "1"];
+    let one = single(&server, &dir, &load);
+    let (merged, files) = sharded(&server, &dir, &load, 2);
+    assert_same_figures(&merged, &one);
+
+    // Each shard says which it is and of which run, and nothing about the machine.
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    let mut run_ids = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let h = header_json(file);
+        assert_eq!((h["shard"]["index"].as_u64(), h["shard"]["count"].as_u64()), (Some(i as u64), Some(2)));
+        assert!(h["shard"]["clock_sync"]["source"].is_string(), "{h}");
+        assert_eq!(h["conditions"]["concurrency"], 4, "the header states the run's total load");
+        run_ids.push(h["shard"]["run_id"].as_str().unwrap().to_string());
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(host.trim().is_empty() || !text.contains(host.trim()), "the hostname is never written");
+        assert!(!text.contains("127.0.0.1"));
+    }
+    assert_eq!(run_ids[0], run_ids[1], "shards started alike derive one run id");
+
+    // Durations are each shard's own: identical after the merge.
+    let shards: Vec<Trace> = files.iter().map(|f| load_file(f)).collect();
+    for a in &merged.attempts {
+        let src = shards.iter().flat_map(|t| &t.attempts).find(|b| b.id == a.id).unwrap();
+        assert_eq!((a.ttft_ms, a.e2e_ms, a.first_byte_ms), (src.ttft_ms, src.e2e_ms, src.first_byte_ms), "{}", a.id);
+        let gaps = |x: &tracelab_core::Attempt| x.event_gaps_ms().collect::<Vec<_>>();
+        assert_eq!(gaps(a), gaps(src));
+    }
+    // They overlapped: both began at the --start-at instant.
+    let anchors: Vec<f64> = files
+        .iter()
+        .map(|f| tracelab_recorder::shard::rfc3339_epoch_ms(header_json(f)["wall_clock_anchor_utc"].as_str().unwrap()).unwrap())
+        .collect();
+    assert!((anchors[0] - anchors[1]).abs() < 100.0, "shards started {} ms apart", (anchors[0] - anchors[1]).abs());
+    let h = header_json(&dir.join("merged.jsonl"));
+    assert_eq!(h["merged"]["run_id"].as_str(), Some(run_ids[0].as_str()));
+    assert_eq!(h["merged"]["shards"], 2);
+    assert!(h.get("shard").is_none());
+    let sync_known = shards.len() == 2 && h["merged"]["clock_sync"].as_array().unwrap().iter().all(|c| c["source"] == "chrony");
+    assert_eq!(h["merged"]["alignment_uncertainty_ms"].is_number(), sync_known, "{h}");
+}
+
+#[test]
+fn open_loop_shards_split_one_schedule() {
+    let server = server();
+    let dir = temp_dir("shards-open");
+    prompts(&dir, &["p1", "p2", "p3", "bad1", "p4", "p5", "p6", "p7"]);
+    let load = ["--rate", "40", "--seed", "7", "--repetitions", "2", "--warmup", "0"];
+    let one = single(&server, &dir, &load);
+    let (merged, _) = sharded(&server, &dir, &load, 3);
+    assert_same_figures(&merged, &one);
+    // The superposition is the requested process: the same intended instants, from each run's
+    // own start, within the alignment of the shards' starts.
+    let offsets = |t: &Trace| {
+        let first = t.attempts.iter().filter_map(|a| a.intended_start_ms).fold(f64::INFINITY, f64::min);
+        let mut v: Vec<(String, f64)> = t.attempts.iter().map(|a| (a.id.clone(), a.intended_start_ms.unwrap() - first)).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    for ((id, a), (_, b)) in offsets(&merged).iter().zip(offsets(&one).iter()) {
+        assert!((a - b).abs() < TOLERANCE_MS, "{id}: intended {a} ms after the first vs {b} ms in one process");
+    }
+}
+
+#[test]
+fn merge_refuses_what_is_not_one_whole_run() {
+    let server = server();
+    let dir = temp_dir("shards-refuse");
+    prompts(&dir, &["p1", "p2"]);
+    let rec = |name: &str, extra: &[&str]| {
+        let out = dir.join(name);
+        let mut args = vec!["--repetitions", "1", "--warmup", "0", "--concurrency", "2"];
+        args.extend_from_slice(extra);
+        assert!(run(&mut record(&server, &dir, &args, &out)).status.success(), "{name}");
+        out
+    };
+    let a0 = rec("a0.jsonl", &["--shard", "0/2", "--run-id", "a"]);
+    let a1 = rec("a1.jsonl", &["--shard", "1/2", "--run-id", "a"]);
+    let b1 = rec("b1.jsonl", &["--shard", "1/2", "--run-id", "b"]);
+    let c1 = rec("c1.jsonl", &["--shard", "1/2", "--run-id", "a", "--max-tokens", "7"]);
+    let plain = rec("plain.jsonl", &[]);
+    let merge = |files: &[&PathBuf]| {
+        let out = dir.join("m.jsonl");
+        let _ = std::fs::remove_file(&out);
+        let output = tracelab().arg("merge").args(files).arg("--output").arg(&out).output().unwrap();
+        (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned(), out)
+    };
+    for (files, expected) in [
+        (vec![&a0, &b1], "belongs to run"),
+        (vec![&a0], "merge all of them"),
+        (vec![&a0, &a0], "given twice"),
+        (vec![&a0, &c1], "different contracts"),
+        (vec![&a0, &plain], "no `shard` field"),
+    ] {
+        let (ok, stderr, out) = merge(&files);
+        assert!(!ok && stderr.contains(expected), "{files:?}: expected `{expected}` in {stderr}");
+        assert!(!out.exists(), "nothing written");
+    }
+    let (ok, stderr, out) = merge(&[&a1, &a0]);
+    assert!(ok, "{stderr}");
+    assert_eq!(load(&out).attempts.len(), 2);
+    // A shard without a run id or a start instant cannot be merged safely: refused up front.
+    let output = tracelab().args(["record", "--model", "m", "--output", "x.jsonl", "--base-url", "http://h/v1", "--shard", "0/2"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--start-at"));
+}
