@@ -2309,7 +2309,7 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
         parts.push(format!("api {api}"));
     }
     if let Some(p) = &c.prompt_set {
-        let sha = c.prompt_set_sha256.as_deref().map(|s| format!(" (sha256 {}…)", &s[..s.len().min(12)])).unwrap_or_default();
+        let sha = c.prompt_set_sha256.as_deref().map(|s| format!(" (sha256 {}…)", s.chars().take(12).collect::<String>())).unwrap_or_default();
         parts.push(if zh { format!("提示集 {p}{sha}") } else { format!("prompt set {p}{sha}") });
     }
     if let Some(m) = c.max_tokens {

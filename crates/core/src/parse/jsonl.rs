@@ -305,6 +305,16 @@ fn locate_header_field(v: &serde_json::Value) -> Option<(Option<String>, String)
 
 /// Checks the header's numbers (also used for headers built by importers and the recorder).
 pub fn validate_header(header: &Header) -> Result<(), ParseError> {
+    if let Some(sha) = &header.conditions.prompt_set_sha256 {
+        // Shown shortened in the lab; a hash is hex digits, nothing else.
+        if sha.is_empty() || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let shown: String = sha.chars().take(20).collect();
+            return Err(ParseError::new(format!(
+                "a prompt-set hash is hexadecimal digits (0-9, a-f), got `{shown}`"
+            ))
+            .field("conditions.prompt_set_sha256"));
+        }
+    }
     if let Some(window) = header.window {
         if !(window.length_s.is_finite() && window.length_s > 0.0) {
             return Err(ParseError::new(format!(
