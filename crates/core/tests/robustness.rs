@@ -51,3 +51,71 @@ fn card_shortens_a_multibyte_hash_without_panicking() {
     assert!(card.conditions.contains(&"é".repeat(12)), "{}", card.conditions);
     assert!(!card.conditions.contains(&"é".repeat(13)), "{}", card.conditions);
 }
+
+fn shared(path: &str) -> String {
+    let full = format!("{}/../../../shared/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("the real fixture {full} is missing ({e})"))
+}
+
+#[test]
+fn an_upload_is_read_once_as_traces_or_a_summary() {
+    use tracelab_core::import::{self, load_upload, Loaded, PeerTool};
+    for (file, tool) in [
+        ("peers/aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json", PeerTool::Aiperf),
+        ("peers/llmperf_yi34b_vllm_c8_summary.json", PeerTool::Llmperf),
+    ] {
+        let text = shared(file);
+        match load_upload(file, &text).unwrap() {
+            Loaded::Summary(s) => {
+                assert_eq!(s.detected.tool, tool);
+                assert_eq!(*s, import::peer_figures_from_aggregate(file, &text).unwrap());
+            }
+            Loaded::Traces(_) => panic!("{file} is a summary"),
+        }
+    }
+    for file in [
+        "peers/llmperf_yi34b_vllm_c8_individual_responses.json",
+        "peers/guidellm050_qwen3_4b_concurrent_benchmarks.json",
+        "peers/vllm_bench_serving_llama33_70b_tp8_qps04.json",
+        "peers/aiperf_gptoss20b_c100_cancel_profile_export.jsonl",
+    ] {
+        let text = shared(file);
+        match load_upload(file, &text).unwrap() {
+            Loaded::Traces(imported) => assert_eq!(imported, import::load_any(file, &text).unwrap()),
+            Loaded::Summary(_) => panic!("{file} is per-request"),
+        }
+    }
+    // An aggregate no summary reader knows is refused as load_any refuses it.
+    let file = "peers/vllm_bench_serve_v0251_all_requests_failed.json";
+    let text = shared(file);
+    assert_eq!(load_upload(file, &text).unwrap_err(), import::load_any(file, &text).unwrap_err());
+}
+
+#[test]
+fn detection_hands_importers_the_shape_they_read() {
+    use tracelab_core::import::load_any;
+    // Shapes near a detector's edge: each is read or refused with a message, never a panic.
+    for text in [
+        r#"{"benchmarks": [], "metadata": {"guidellm_version": "0.5"}}"#,
+        r#"{"benchmarks": [1, 2], "metadata": {"guidellm_version": "0.5"}}"#,
+        r#"{"experiments": [{"requests": [{"timestamp": 1, "response_timestamps": []}]}, 3]}"#,
+        r#"[{"ttft_s": 0.5, "end_to_end_latency_s": 2.0}, 7]"#,
+        r#"{"ttfts": 1, "itls": [], "output_lens": [], "errors": []}"#,
+        r#"{"results_ttft_s_mean": 1}"#,
+    ] {
+        let _ = load_any("edge.json", text);
+        let _ = tracelab_core::import::load_upload("edge.json", text);
+    }
+}
+
+#[test]
+fn aiperf_jsonl_lines_are_capped_like_the_trace_parser() {
+    let text = shared("peers/aiperf_gptoss20b_c100_cancel_profile_export.jsonl");
+    let first = text.lines().next().unwrap();
+    // A valid record padded past the cap (JSON allows the spaces) on line 2.
+    let padded = format!("{}{}}}", &first[..first.len() - 1], " ".repeat(tracelab_core::parse::MAX_LINE_BYTES));
+    let big = format!("{first}\n{padded}\n");
+    let e = tracelab_core::import::load_any("big.jsonl", &big).unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("8 MiB"), "{e}");
+}
