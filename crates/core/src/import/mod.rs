@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::parse::parse_trace;
-use crate::trace::{Attempt, Conditions, Footer, Header, Outcome, Source, Trace};
+use crate::trace::{Attempt, Conditions, Footer, Header, Outcome, Source, Trace, MAX_TIME_MS};
 
 /// The tools whose files are recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -795,7 +795,13 @@ fn import_sniffed(file: &str, text: &str, peer: PeerFile) -> Result<Imported, Pa
             ))),
         },
     };
-    result.map_err(|e| e.in_file(file))
+    let checked = result.and_then(|imported| {
+        for t in &imported.traces {
+            within_limits(&t.trace)?;
+        }
+        Ok(imported)
+    });
+    checked.map_err(|e| e.in_file(file))
 }
 
 /// One trace per line of an SGLang output file (it appends a line per run); lines without
@@ -896,7 +902,39 @@ pub(crate) fn time_ms(v: f64, path: &str, what: &str) -> Result<f64, ParseError>
     if v < 0.0 {
         return Err(ParseError::new(format!("{what}: negative time {v} ms")).field(path.to_string()));
     }
+    if v > MAX_TIME_MS {
+        return Err(ParseError::new(format!(
+            "{what}: {v} ms is past the latest time a trace may hold (10^15 ms, about 31,700 years)"
+        ))
+        .field(path.to_string()));
+    }
     Ok(v)
+}
+
+/// Checks what an importer built against the trace's limits, as the trace parser checks what it
+/// reads: the importers compute positions from the tool's own units (epoch seconds, gaps that
+/// add up), so the sums are checked here, once, naming the attempt and the field.
+fn within_limits(trace: &Trace) -> Result<(), ParseError> {
+    crate::parse::validate_header(&trace.header)?;
+    for a in &trace.attempts {
+        let at = |field: &str| format!("attempt `{}`: {field}", a.id);
+        let times = [
+            ("start_ms", a.start_ms),
+            ("intended_start_ms", a.intended_start_ms),
+            ("first_byte_ms", a.first_byte_ms),
+            ("ttft_ms", a.ttft_ms),
+            ("last_token_ms", a.last_token_ms),
+            ("e2e_ms", a.e2e_ms),
+        ];
+        for (field, v) in times.into_iter().filter_map(|(f, v)| v.map(|v| (f, v))) {
+            time_ms(v, field, &at(field))?;
+        }
+        for (i, e) in a.events.iter().enumerate() {
+            let field = format!("events[{i}]");
+            time_ms(e.at_ms, &field, &at(&field))?;
+        }
+    }
+    Ok(())
 }
 
 /// The error text kept as an attempt's detail: the last line of a Python traceback, at most 500
@@ -972,13 +1010,21 @@ pub(crate) const FAILURE_MAPPING: &str = "Failures are mapped from the tool's er
      a timeout → timeout_before/after_first_token, a refused connection → connect_error, a cancellation → cancelled, \
      anything else → stream_broken; the tool's message is kept as the attempt's detail.";
 
-/// Makes attempt ids unique by suffixing repeats (`id#2`).
+/// Makes attempt ids unique by suffixing repeats (`id#2`). A suffixed id is itself recorded, so
+/// a file whose ids are `x, x, x#2` gives `x, x#2, x#2#2`, never two `x#2`.
 pub(crate) fn unique_id(seen: &mut std::collections::HashMap<String, usize>, id: String) -> String {
-    let n = seen.entry(id.clone()).or_insert(0);
-    *n += 1;
-    if *n == 1 {
-        id
-    } else {
-        format!("{id}#{n}")
+    let Some(&used) = seen.get(&id) else {
+        seen.insert(id.clone(), 1);
+        return id;
+    };
+    let mut n = used;
+    loop {
+        n += 1;
+        let candidate = format!("{id}#{n}");
+        if !seen.contains_key(&candidate) {
+            seen.insert(id, n);
+            seen.insert(candidate.clone(), 1);
+            return candidate;
+        }
     }
 }
