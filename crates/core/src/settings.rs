@@ -342,6 +342,9 @@ impl Settings {
     pub fn apply_pairs<'a>(&mut self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
         let mut refused = Vec::new();
         for (key, value) in pairs {
+            // A value past the limits `validate` keeps (a 5e-324 s window from a hand-edited
+            // link) is refused like a bad one, so no figure can become infinite.
+            let before = self.clone();
             let number = value.trim().parse::<f64>().ok().filter(|v| v.is_finite());
             let ok = match key {
                 "t" => number.filter(|v| *v >= 0.0).map(|v| self.ttft_threshold_s = v).is_some(),
@@ -359,7 +362,8 @@ impl Settings {
                 }
                 _ => continue,
             };
-            if !ok {
+            if !ok || self.validate().is_err() {
+                *self = before;
                 refused.push(key.to_string());
             }
         }

@@ -319,3 +319,13 @@ mod round_trip {
         }
     }
 }
+
+#[test]
+fn a_permalink_cannot_set_values_past_the_limits() {
+    let mut s = Settings::default();
+    let before = s.clone();
+    let refused = s.apply_pairs([("t", "1e300"), ("w", "5e-324"), ("cost", "1.7e308"), ("cur", "US\nD")]);
+    assert_eq!(refused, ["t", "w", "cost", "cur"]);
+    assert_eq!(s, before);
+    assert!(s.apply_pairs([("w", "10"), ("cost", "2"), ("cur", "CNY")]).is_empty());
+}
