@@ -38,7 +38,6 @@ use crate::card;
 use crate::error::ParseError;
 use crate::export::md_cell;
 use crate::format;
-use crate::index::Index;
 use crate::metrics::{trim_num, Figure, Metrics};
 use crate::settings::{FailureDenominator, Settings, PAIR_KEYS};
 use crate::text::{Lang, Text};
@@ -760,8 +759,7 @@ pub fn computed(trace: &Trace, pairs: &Pairs, metric: &str, unit: &str) -> Optio
 /// Every figure of `trace` under the sample's settings with `pairs` on top.
 pub fn metrics_for(trace: &Trace, pairs: &Pairs) -> Result<Metrics, String> {
     let settings = settings_for(&trace.header, pairs)?;
-    let index = Index::build(&trace.attempts, settings.population);
-    Ok(Metrics::compute(&index, &settings))
+    Ok(Metrics::of(&trace.attempts, &settings))
 }
 
 /// The currency an exercise's money answers are in: the settings' `cur`, else the sample's.

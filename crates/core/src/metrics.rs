@@ -183,6 +183,13 @@ pub fn min_samples_for_tail(p: f64) -> usize {
 }
 
 impl Metrics {
+    /// Every figure of `attempts` under `settings`: the index built for the settings'
+    /// population, then [`Metrics::compute`]. Keep an [`Index`] instead when the settings change
+    /// often (the lab re-indexes only when the population does).
+    pub fn of(attempts: &[crate::trace::Attempt], settings: &Settings) -> Metrics {
+        Metrics::compute(&Index::build(attempts, settings.population), settings)
+    }
+
     /// Computes every figure from an index. O(log n) in the number of attempts.
     pub fn compute(ix: &Index, s: &Settings) -> Metrics {
         let attempts = ix.attempts as f64;

@@ -3,7 +3,7 @@
 //! (`cargo xtask fuzz`).
 
 use tracelab_core::parse::parse_trace;
-use tracelab_core::{Index, Lang, MetricCard, Metrics, ParseError, Settings, Trace};
+use tracelab_core::{Lang, MetricCard, Metrics, ParseError, Settings, Trace};
 
 const HEADER: &str = r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"test","version":"1"}}"#;
 
@@ -23,8 +23,7 @@ fn refused(name: &str, text: &str, field: &str) -> ParseError {
 }
 
 fn metrics(trace: &Trace, settings: &Settings) -> Metrics {
-    let index = Index::build(&trace.attempts, settings.population);
-    Metrics::compute(&index, settings)
+    Metrics::of(&trace.attempts, settings)
 }
 
 #[test]
