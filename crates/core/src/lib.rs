@@ -9,7 +9,7 @@
 //! [`Metrics::compute`] → a view.
 //!
 //! ```
-//! use tracelab_core::{parse::parse_trace, Index, Metrics, Settings};
+//! use tracelab_core::{parse::parse_trace, Metrics, Settings};
 //! let text = "id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,connect_error,,not_evaluated\n";
 //! let trace = parse_trace("class.csv", text).unwrap();
 //! let settings = Settings::from_header(&trace.header);
