@@ -1,7 +1,7 @@
 //! Moving bytes into the core: fetching a built-in sample, reading an uploaded file. Parsing is
 //! the core's; this module only fetches and reads.
 
-use tracelab_core::import::{self, Content, ImportedTrace};
+use tracelab_core::import::{self, ImportedTrace};
 use tracelab_core::{parse::parse_trace, Trace};
 use wasm_bindgen::JsCast;
 
@@ -42,13 +42,11 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
         .await
         .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
     let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
-    if import::detect(&text).content == Content::AggregateOnly {
-        if let Ok(summary) = import::peer_figures_from_aggregate(&name, &text) {
-            return Ok(Upload::Summary(name, Box::new(summary)));
-        }
+    // One parse: detection hands its typed value to the importer or the summary reader.
+    match import::load_upload(&name, &text).map_err(|e| e.to_string())? {
+        import::Loaded::Summary(summary) => Ok(Upload::Summary(name, summary)),
+        import::Loaded::Traces(imported) => Ok(Upload::Traces(name, imported.traces)),
     }
-    let imported = import::load_any(&name, &text).map_err(|e| e.to_string())?;
-    Ok(Upload::Traces(name, imported.traces))
 }
 
 /// The first file of a file input's selection.

@@ -8,6 +8,8 @@
 //! - `cargo xtask bench`  — the core's criterion benchmarks.
 //! - `cargo xtask bench-recorder` — the recorder's fidelity benchmark.
 //! - `cargo xtask bench-lab [N]` — the browser benchmark over N attempts in headless Chromium.
+//! - `cargo xtask fuzz [SECONDS]` — each fuzz target in `fuzz/` for SECONDS (default 60), with
+//!   the total executions and anything found.
 //!
 //! Tools come from the package registries only (nothing else is reachable on the course
 //! machines): trunk and wasm-bindgen-cli from crates.io, Chromium from Debian's packages,
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         "bench-recorder" => bench_recorder(),
         "bench-lab" => bench_lab(rest),
         "install" => install_tools(true),
+        "fuzz" => fuzz(rest),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -62,7 +65,8 @@ fn print_help() {
          bench            run the core's criterion benchmarks\n\
          bench-recorder   run the recorder's fidelity benchmark\n\
          bench-lab [N]    the browser benchmark: parse, load and recompute N attempts (default 1,000,000)\n\
-         install          install the tools only (wasm target, trunk, wasm-bindgen-cli, Chromium)"
+         install          install the tools only (wasm target, trunk, wasm-bindgen-cli, Chromium)\n\
+         fuzz [SECONDS]   run each fuzz target (fuzz/, cargo-fuzz on nightly) for SECONDS, default 60"
     );
 }
 
@@ -377,6 +381,9 @@ fn test(rest: &[String]) -> Result {
         .args(["test", "--locked", "-p", "tracelab-recorder", "--test", "recorder", "llama::", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_LLAMA_PYTHON", &llama_python)
         .current_dir(root()))?;
+    // A short smoke of each fuzz target: the readers and exports on the seeds and a few
+    // thousand mutations (the long runs are `cargo xtask fuzz`).
+    run_fuzzers(FUZZ_SMOKE_SECONDS)?;
     // The core must also build for the browser.
     build_release()?;
     let (chrome, driver) = chromium_paths();
@@ -411,4 +418,127 @@ fn bench_lab(rest: &[String]) -> Result {
 
 fn bench_recorder() -> Result {
     run(Command::new(cargo()).args(["bench", "-p", "tracelab-recorder", "--bench", "fidelity"]).current_dir(root()))
+}
+
+/// The fuzz targets in `fuzz/` (see `fuzz/fuzz_targets/`).
+const FUZZ_TARGETS: [&str; 3] = ["parse_trace", "load_peer", "exports"];
+/// Seconds each target runs inside `cargo xtask test`.
+const FUZZ_SMOKE_SECONDS: u64 = 5;
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+/// Permalink pairs prepended to the `exports` target's seeds (its first line sets the settings).
+const EXPORTS_SEED_PAIRS: [&str; 3] = [
+    "t=2&cmp=le&pm=nearest-rank&p=95",
+    "t=0.5&cmp=lt&pm=linear&p=100&fd=failed_rows_deleted&mt=treat_as_zero&wu=include&w=10&cost=2&cur=CNY",
+    "t=0&pm=higher&p=0.001&fd=successes&w=0.000001&cost=1000000000000",
+];
+
+fn fuzz(rest: &[String]) -> Result {
+    let seconds = match rest.first() {
+        Some(s) => s.parse::<u64>().map_err(|_| format!("`{s}` is not a number of seconds"))?,
+        None => 60,
+    };
+    run_fuzzers(seconds)
+}
+
+/// The nightly toolchain cargo-fuzz builds with (installed with rustup when missing), and
+/// cargo-fuzz itself from crates.io.
+fn ensure_cargo_fuzz() -> Result<String> {
+    let list = output("rustup", &["toolchain", "list"]).ok_or("the fuzz targets need rustup (they build on nightly)")?;
+    let nightly = list.lines().filter_map(|l| l.split_whitespace().next()).find(|t| t.starts_with("nightly")).map(str::to_string);
+    let nightly = match nightly {
+        Some(n) => n,
+        None => {
+            run(Command::new("rustup").args(["toolchain", "install", "nightly", "--profile", "minimal"]))?;
+            "nightly".to_string()
+        }
+    };
+    let installed = output(&cargo(), &["fuzz", "--version"]).is_some_and(|v| v.contains(CARGO_FUZZ_VERSION));
+    if !installed {
+        run(Command::new(cargo()).args(["install", "cargo-fuzz", "--locked", "--version", CARGO_FUZZ_VERSION]))?;
+    }
+    Ok(nightly)
+}
+
+/// Runs each fuzz target for `seconds`, seeded from our samples, the constructed fixtures and
+/// the real peer files read in place; prints the executions of each and their total, and fails
+/// when a target finds a crash (the input is left in `fuzz/artifacts/<target>/`).
+fn run_fuzzers(seconds: u64) -> Result {
+    let nightly = ensure_cargo_fuzz()?;
+    let fuzz_dir = root().join("fuzz");
+    let shared = root().join("../shared/fixtures");
+    if !shared.is_dir() {
+        return Err(format!("{} is missing: the fuzz seeds read the real fixtures there", shared.display()));
+    }
+    let seeds: Vec<PathBuf> = vec![
+        root().join("public/samples"),
+        root().join("crates/core/tests/data/constructed"),
+        shared.join("peers"),
+        shared.join("streams"),
+    ];
+    let mut total = 0u64;
+    let mut found = Vec::new();
+    for target in FUZZ_TARGETS {
+        let corpus = fuzz_dir.join("corpus").join(target);
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        let mut cmd = Command::new(cargo());
+        cmd.arg(format!("+{nightly}"))
+            .args(["fuzz", "run", "--sanitizer", "none", target])
+            .arg(&corpus)
+            .current_dir(&fuzz_dir);
+        if target == "exports" {
+            // Its input starts with a line of permalink pairs: seed copies of the files with one.
+            write_exports_seeds(&seeds, &corpus)?;
+        } else {
+            cmd.args(seeds.iter().filter(|s| s.is_dir()));
+        }
+        // Large seeds (a 1 MB vLLM result) are cut to 64 KiB: cut-off files are inputs too.
+        cmd.args(["--", &format!("-max_total_time={seconds}"), "-max_len=65536", "-timeout=10", "-rss_limit_mb=4096"]);
+        eprintln!("xtask: $ {}", describe(&cmd));
+        let out = cmd.output().map_err(|e| format!("could not start cargo fuzz: {e}"))?;
+        let log = String::from_utf8_lossy(&out.stderr);
+        let runs = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("Done ").and_then(|r| r.split_whitespace().next()).and_then(|n| n.parse::<u64>().ok()))
+            .last();
+        match (out.status.success(), runs) {
+            (true, Some(n)) => {
+                eprintln!("xtask: fuzz {target}: {n} executions in {seconds} s, nothing found");
+                total += n;
+            }
+            _ => {
+                let tail: Vec<&str> = log.lines().rev().take(40).collect();
+                eprintln!("{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+                found.push(target);
+            }
+        }
+    }
+    eprintln!("xtask: fuzz: {total} executions in total over {} targets", FUZZ_TARGETS.len());
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("fuzz targets failed: {} (inputs in fuzz/artifacts/)", found.join(", ")))
+    }
+}
+
+/// Seeds for the `exports` target: each seed file after a line of permalink pairs.
+fn write_exports_seeds(seeds: &[PathBuf], corpus: &Path) -> Result {
+    for dir in seeds.iter().filter(|s| s.is_dir()) {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name.ends_with(".md") || !path.is_file() {
+                continue;
+            }
+            let Ok(body) = std::fs::read(&path) else { continue };
+            let body = &body[..body.len().min(65536)];
+            for (i, pairs) in EXPORTS_SEED_PAIRS.iter().enumerate() {
+                let mut seed = format!("{pairs}\n").into_bytes();
+                seed.extend_from_slice(body);
+                let out = corpus.join(format!("seed-{i}-{name}"));
+                std::fs::write(&out, seed).map_err(|e| format!("{}: {e}", out.display()))?;
+            }
+        }
+    }
+    Ok(())
 }

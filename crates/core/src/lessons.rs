@@ -38,7 +38,6 @@ use crate::card;
 use crate::error::ParseError;
 use crate::export::md_cell;
 use crate::format;
-use crate::index::Index;
 use crate::metrics::{trim_num, Figure, Metrics};
 use crate::settings::{FailureDenominator, Settings, PAIR_KEYS};
 use crate::text::{Lang, Text};
@@ -760,8 +759,7 @@ pub fn computed(trace: &Trace, pairs: &Pairs, metric: &str, unit: &str) -> Optio
 /// Every figure of `trace` under the sample's settings with `pairs` on top.
 pub fn metrics_for(trace: &Trace, pairs: &Pairs) -> Result<Metrics, String> {
     let settings = settings_for(&trace.header, pairs)?;
-    let index = Index::build(&trace.attempts, settings.population);
-    Ok(Metrics::compute(&index, &settings))
+    Ok(Metrics::of(&trace.attempts, &settings))
 }
 
 /// The currency an exercise's money answers are in: the settings' `cur`, else the sample's.
@@ -2309,7 +2307,7 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
         parts.push(format!("api {api}"));
     }
     if let Some(p) = &c.prompt_set {
-        let sha = c.prompt_set_sha256.as_deref().map(|s| format!(" (sha256 {}…)", &s[..s.len().min(12)])).unwrap_or_default();
+        let sha = c.prompt_set_sha256.as_deref().map(|s| format!(" (sha256 {}…)", s.chars().take(12).collect::<String>())).unwrap_or_default();
         parts.push(if zh { format!("提示集 {p}{sha}") } else { format!("prompt set {p}{sha}") });
     }
     if let Some(m) = c.max_tokens {

@@ -9,12 +9,11 @@
 //! [`Metrics::compute`] → a view.
 //!
 //! ```
-//! use tracelab_core::{parse::parse_trace, Index, Metrics, Settings};
+//! use tracelab_core::{parse::parse_trace, Metrics, Settings};
 //! let text = "id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,connect_error,,not_evaluated\n";
 //! let trace = parse_trace("class.csv", text).unwrap();
 //! let settings = Settings::from_header(&trace.header);
-//! let index = Index::build(&trace.attempts, settings.population);
-//! let metrics = Metrics::compute(&index, &settings);
+//! let metrics = Metrics::of(&trace.attempts, &settings); // Index::build, then Metrics::compute
 //! assert_eq!(metrics.failure_rate.value, Some(0.5)); // 1 failure / 2 attempts
 //! assert_eq!(metrics.qualified, 1);
 //! ```

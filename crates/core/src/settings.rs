@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SettingsError;
 use crate::percentile::PercentileMethod;
-use crate::trace::Header;
+use crate::trace::{Header, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
 use crate::text::Text;
 
 /// How a TTFT is compared with the threshold.
@@ -203,15 +203,27 @@ impl Settings {
         if !(self.ttft_threshold_s.is_finite() && self.ttft_threshold_s >= 0.0) {
             return bad("threshold", format!("the TTFT threshold must be 0 s or more, got {}", self.ttft_threshold_s));
         }
+        if self.ttft_threshold_s > MAX_WINDOW_S {
+            return bad("threshold", format!("the TTFT threshold may be at most 10^12 s, got {}", self.ttft_threshold_s));
+        }
         if let Some(w) = self.window_s {
             if !(w.is_finite() && w > 0.0) {
                 return bad("window", format!("the window must be longer than 0 s, got {w}"));
+            }
+            if !(MIN_WINDOW_S..=MAX_WINDOW_S).contains(&w) {
+                return bad("window", format!("the window must be between 1 µs and 10^12 s, got {w} s"));
             }
         }
         if let Some(c) = self.window_cost {
             if !(c.is_finite() && c >= 0.0) {
                 return bad("cost", format!("a cost cannot be negative, got {c}"));
             }
+            if c > MAX_COST {
+                return bad("cost", format!("a window cost may be at most 10^12, got {c}"));
+            }
+        }
+        if self.currency.chars().any(char::is_control) {
+            return bad("currency", "a currency cannot hold a line break or other control character".to_string());
         }
         if !(self.p.is_finite() && self.p > 0.0 && self.p <= 100.0) {
             return bad("percentile p", format!("p must be in (0, 100], got {}", self.p));
@@ -330,6 +342,9 @@ impl Settings {
     pub fn apply_pairs<'a>(&mut self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
         let mut refused = Vec::new();
         for (key, value) in pairs {
+            // A value past the limits `validate` keeps (a 5e-324 s window from a hand-edited
+            // link) is refused like a bad one, so no figure can become infinite.
+            let before = self.clone();
             let number = value.trim().parse::<f64>().ok().filter(|v| v.is_finite());
             let ok = match key {
                 "t" => number.filter(|v| *v >= 0.0).map(|v| self.ttft_threshold_s = v).is_some(),
@@ -347,7 +362,8 @@ impl Settings {
                 }
                 _ => continue,
             };
-            if !ok {
+            if !ok || self.validate().is_err() {
+                *self = before;
                 refused.push(key.to_string());
             }
         }

@@ -207,6 +207,20 @@ impl Default for Capabilities {
 /// The `gpu_telemetry` value of a run that had no way to read the GPU.
 pub const GPU_UNSUPPORTED: &str = "unsupported";
 
+// The sane limits every reader enforces (field named), so that sums over millions of attempts,
+// the Perfetto export's integer microseconds and every figure stay finite: `metrics` promises a
+// figure is a number or `undefined`, never infinity or NaN.
+
+/// The latest time a trace may hold, in ms from the run's origin: 10^15 ms, about 31,700 years
+/// (a Unix-epoch origin in ms is 1.8·10^12, well inside).
+pub const MAX_TIME_MS: f64 = 1e15;
+/// The shortest window, in s: one microsecond, the resolution traces are written with.
+pub const MIN_WINDOW_S: f64 = 1e-6;
+/// The longest window, in s (about 31,700 years) — also the largest TTFT threshold.
+pub const MAX_WINDOW_S: f64 = 1e12;
+/// The largest window cost, in any currency.
+pub const MAX_COST: f64 = 1e12;
+
 /// The fixed window that goodput and cost refer to.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Window {

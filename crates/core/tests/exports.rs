@@ -7,7 +7,7 @@ use serde_json::Value;
 use tracelab_core::export::{attempts_csv, card_json, card_markdown, perfetto, csv_columns};
 use tracelab_core::import::{attach_summary, load_any, peer_figures_from_aggregate};
 use tracelab_core::parse::{parse_csv, parse_trace};
-use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
+use tracelab_core::{Lang, Metrics, Settings, Trace};
 
 const TEN_JSONL: &str = include_str!("../../../public/samples/ten-requests.jsonl");
 
@@ -244,7 +244,7 @@ fn attempts_csv_verdicts_follow_the_settings() {
         let column = |name: &str| columns.iter().position(|c| *c == name).unwrap();
         let rows: Vec<Vec<&str>> = csv.lines().filter(|l| !l.starts_with('#')).skip(1).map(|l| l.split(',').collect()).collect();
         let qualified = rows.iter().filter(|r| r[column("qualified")] == "true").count();
-        let metrics = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+        let metrics = Metrics::of(&trace.attempts, &settings);
         assert_eq!(qualified, metrics.qualified, "threshold {threshold}");
         let failures = rows.iter().filter(|r| r[column("reason")] == "failure").count();
         assert_eq!(failures, metrics.failures);
@@ -256,7 +256,7 @@ fn attempts_csv_verdicts_follow_the_settings() {
 fn card_markdown_sets_the_tools_figures_beside_ours() {
     let trace = peer("vllm_bench_serving_llama33_70b_tp8_qps04.json");
     let settings = Settings::from_header(&trace.header);
-    let metrics = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+    let metrics = Metrics::of(&trace.attempts, &settings);
     let md = card_markdown("vllm.json", &trace, &settings, &metrics, Lang::En);
     assert!(md.starts_with("# Metric card — vllm.json\n"), "{md}");
     assert!(md.contains("| P50 TTFT (successes) |"), "{md}");
@@ -278,7 +278,7 @@ fn card_markdown_sets_the_tools_figures_beside_ours() {
 fn card_json_carries_every_figure_with_its_formula_parts() {
     let trace = aiperf_with_summary();
     let settings = Settings::from_header(&trace.header);
-    let metrics = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+    let metrics = Metrics::of(&trace.attempts, &settings);
     let v: Value = serde_json::from_str(&card_json("a.jsonl", &trace, &settings, &metrics, Lang::En)).unwrap();
     assert_eq!(v["kind"], "tracelab.metric_card");
     let figures = v["figures"].as_array().unwrap();

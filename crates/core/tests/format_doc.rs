@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 use tracelab_core::parse::{parse_trace, OPTIONAL_COLUMNS, REQUIRED_COLUMNS};
 use tracelab_core::trace::*;
-use tracelab_core::{write, Index, Metrics, Settings};
+use tracelab_core::{write, Metrics, Settings};
 
 const DOC: &str = include_str!("../../../docs/trace-format.md");
 
@@ -127,7 +127,7 @@ fn the_examples_mean_what_the_text_says() {
     assert_eq!(imported.business_id, "imported-17", "defaults to the id");
 
     let s = Settings::from_header(&trace.header);
-    let m = Metrics::compute(&Index::build(&trace.attempts, s.population), &s);
+    let m = Metrics::of(&trace.attempts, &s);
     assert_eq!((m.attempts, m.warmup_excluded, m.successes, m.failures), (4, 1, 2, 2));
     assert_eq!(m.qualified, 1, "only the retry passed quality within 1 s");
     assert_eq!(m.business_success_rate.value, Some(2.0 / 3.0), "q-0007 and imported-17 of three");
@@ -153,7 +153,7 @@ fn the_csv_example_parses_and_gives_the_lesson() {
     assert_eq!(trace.attempts.len(), 10);
     assert_eq!(trace.attempts[8].ttft_ms, None, "an empty ttft_s cell is missing");
     let s = Settings::from_header(&trace.header);
-    let m = Metrics::compute(&Index::build(&trace.attempts, s.population), &s);
+    let m = Metrics::of(&trace.attempts, &s);
     // The figures the paragraph under the example states.
     assert_eq!((m.failure_rate.numerator, m.failure_rate.denominator), (Some(2.0), Some(10.0)));
     assert_eq!(m.ttft_p95.value, Some(2.0));

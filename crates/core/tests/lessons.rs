@@ -11,7 +11,7 @@ use tracelab_core::lessons::{
     AnswerRecord, Course, ExerciseKind, Feedback, LessonMetric, MetricCard, Pairs, Progress, Segment, CORE_OPTION,
 };
 use tracelab_core::parse::parse_trace;
-use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
+use tracelab_core::{Lang, Metrics, Settings, Trace};
 
 const COURSE: &str = include_str!("../../../lessons/course.json");
 
@@ -231,7 +231,7 @@ fn answer_keys_go_through_the_settings_and_the_index() {
     let e = c.exercise("t05-goodput").unwrap();
     let mut s = Settings::from_header(&trace.header);
     s.apply_pairs([("t", "0.5")]);
-    let m = Metrics::compute(&Index::build(&trace.attempts, s.population), &s);
+    let m = Metrics::of(&trace.attempts, &s);
     assert_eq!(answer_key(e, &trace), m.goodput.value);
     assert_eq!(settings_for(&trace.header, &Pairs::default()).unwrap().window_s, Some(10.0));
     // Other kinds have no numeric key; an undefined figure has none either.
@@ -532,7 +532,7 @@ fn the_course_round_trips_through_json() {
 fn ten_card(lang: Lang) -> MetricCard {
     let trace = sample("ten-requests.jsonl").unwrap();
     let settings = Settings::from_header(&trace.header);
-    let m = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+    let m = Metrics::of(&trace.attempts, &settings);
     MetricCard::prefill("ten-requests.jsonl", &trace, &settings, &m, lang)
 }
 
@@ -574,7 +574,7 @@ fn the_metric_card_is_prefilled_from_the_core_and_round_trips() {
     let trace = sample("ten-requests.jsonl").unwrap();
     let mut s = Settings::from_header(&trace.header);
     s.apply_pairs([("fd", "failed_rows_deleted")]);
-    let m = Metrics::compute(&Index::build(&trace.attempts, s.population), &s);
+    let m = Metrics::of(&trace.attempts, &s);
     let wrong = MetricCard::prefill("ten-requests.jsonl", &trace, &s, &m, Lang::En);
     assert!(wrong.notes.contains("failed rows deleted"), "{}", wrong.notes);
     assert!(wrong.notes.contains("cannot serve as a baseline"), "{}", wrong.notes);

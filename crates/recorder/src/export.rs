@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use tracelab_core::{export, Index, Metrics};
+use tracelab_core::{export, Metrics};
 
 use crate::settings_args::SettingsArgs;
 
@@ -74,8 +74,7 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
         ExportFormat::Csv | ExportFormat::Parquet => export::attempts_csv(&trace, &settings),
         ExportFormat::Perfetto => export::perfetto(&trace, &settings),
         ExportFormat::CardMd | ExportFormat::CardJson => {
-            let index = Index::build(&trace.attempts, settings.population);
-            let metrics = Metrics::compute(&index, &settings);
+            let metrics = Metrics::of(&trace.attempts, &settings);
             match args.format {
                 ExportFormat::CardMd => export::card_markdown(&source, &trace, &settings, &metrics, lang),
                 _ => export::card_json(&source, &trace, &settings, &metrics, lang),

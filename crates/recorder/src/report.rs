@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use tracelab_core::{card, Index, Metrics};
+use tracelab_core::{card, Metrics};
 
 use crate::settings_args::SettingsArgs;
 
@@ -22,8 +22,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
     // Our own formats and every peer tool's file `tracelab import` reads.
     let (name, trace, _) = crate::import::load(&args.file, None, None)?;
     let settings = args.settings.settings(&trace.header)?;
-    let index = Index::build(&trace.attempts, settings.population);
-    let metrics = Metrics::compute(&index, &settings);
+    let metrics = Metrics::of(&trace.attempts, &settings);
     if args.json {
         let mut summary = metrics.summary_json(&settings);
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the

@@ -5,7 +5,7 @@
 
 mod perfetto;
 
-pub use self::perfetto::perfetto;
+pub use self::perfetto::{perfetto, write_perfetto};
 
 use serde_json::{json, Value};
 
@@ -36,7 +36,7 @@ pub fn csv_columns() -> Vec<&'static str> {
 pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
     let mut out = String::new();
     if let Some(source) = &trace.header.source {
-        out.push_str(&format!("# source: {}\n", source.tool.replace('\n', " ")));
+        out.push_str(&format!("# source: {}\n", source.tool.replace(char::is_control, " ")));
     }
     if let Some(w) = settings.window_s {
         out.push_str(&format!("# window_s: {w}\n"));

@@ -14,6 +14,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fmt::{self, Write};
 
 use serde_json::{json, Value};
 
@@ -89,56 +90,92 @@ fn meta(pid: u32, tid: Option<u32>, name: &str, value: Value) -> Value {
     e
 }
 
+/// Where the events go: written out one by one as they are made, so the export holds only its
+/// own text (≈ 0.5 KB per attempt plus ≈ 0.15 KB per stream event), never a tree of values per
+/// event (the earlier build needed ~19.5 KB of memory per attempt).
+struct Events<'w, W: Write> {
+    out: &'w mut W,
+    first: bool,
+}
+
+impl<W: Write> Events<'_, W> {
+    fn push(&mut self, event: Value) -> fmt::Result {
+        if !self.first {
+            self.out.write_char(',')?;
+        }
+        self.first = false;
+        write!(self.out, "{event}")
+    }
+}
+
 /// Pushes one attempt at `ts` (µs) on `(pid, tid)`: the slice, its TTFT, its stream events.
-fn push_attempt(events: &mut Vec<Value>, a: &Attempt, settings: &Settings, pid: u32, tid: u32, ts: i64, end: i64) {
+/// Saturating arithmetic: the parsers bound every time (`MAX_TIME_MS`), but a trace built in
+/// code may not be, and a wrapped `ts` would draw garbage.
+fn push_attempt<W: Write>(
+    events: &mut Events<'_, W>,
+    a: &Attempt,
+    settings: &Settings,
+    pid: u32,
+    tid: u32,
+    ts: i64,
+    end: i64,
+) -> fmt::Result {
     let (name, cname) = verdict_name(a, settings);
     events.push(json!({
-        "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": end - ts,
+        "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": end.saturating_sub(ts),
         "name": name, "cat": "attempt", "cname": cname, "args": args(a, settings),
-    }));
-    let rel = |ms: f64| (ts + us(ms)).min(end);
+    }))?;
+    let rel = |ms: f64| ts.saturating_add(us(ms)).min(end);
     if let Some(t) = a.ttft_ms {
         events.push(json!({
-            "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": rel(t) - ts,
+            "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": rel(t).saturating_sub(ts),
             "name": "TTFT", "cat": "ttft", "cname": "rail_response",
             "args": {"id": a.id, "ttft_ms": t},
-        }));
+        }))?;
     }
     if let Some(fb) = a.first_byte_ms {
         events.push(json!({
             "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": rel(fb),
             "name": "first byte", "cat": "first_byte", "args": {"id": a.id},
-        }));
+        }))?;
     }
     for (i, e) in a.events.iter().enumerate() {
         events.push(json!({
             "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": rel(e.at_ms),
             "name": "stream event", "cat": "stream_event",
             "args": {"id": a.id, "index": i, "tokens": e.tokens, "at_ms": e.at_ms},
-        }));
+        }))?;
     }
+    Ok(())
 }
 
 /// The trace as Chrome trace-event JSON (`{"traceEvents": [...]}`), verdicts judged under
-/// `settings`.
+/// `settings`. Memory: the text itself (see [`write_perfetto`] to send it elsewhere as it is made).
 pub fn perfetto(trace: &Trace, settings: &Settings) -> String {
-    let mut events: Vec<Value> = Vec::new();
+    let mut out = String::new();
+    write_perfetto(trace, settings, &mut out).expect("writing to a String cannot fail");
+    out
+}
 
+/// [`perfetto`] written to `out` as it is made: the export itself holds only the attempts' track
+/// assignment (12 bytes per attempt), whatever the trace's size.
+pub fn write_perfetto<W: Write>(trace: &Trace, settings: &Settings, out: &mut W) -> fmt::Result {
     // Attempts with clock positions, packed onto slots: the lowest free slot whose previous
-    // attempt has ended.
+    // attempt has ended. Slots are assigned first, so the track names can be written first.
     let mut timed: Vec<(i64, i64, &Attempt)> = trace
         .attempts
         .iter()
         .filter_map(|a| {
             let start = us(a.start_ms?);
-            Some((start, start + us(extent_ms(a)), a))
+            Some((start, start.saturating_add(us(extent_ms(a))), a))
         })
         .collect();
     timed.sort_by_key(|(start, end, _)| (*start, *end));
     let mut busy: BinaryHeap<Reverse<(i64, u32)>> = BinaryHeap::new();
     let mut free: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
     let mut slots = 0u32;
-    for (start, end, a) in &timed {
+    let mut slot_of = Vec::with_capacity(timed.len());
+    for (start, end, _) in &timed {
         while let Some(Reverse((busy_until, slot))) = busy.peek().copied() {
             if busy_until <= *start {
                 busy.pop();
@@ -155,74 +192,77 @@ pub fn perfetto(trace: &Trace, settings: &Settings) -> String {
             }
         };
         busy.push(Reverse((*end, slot)));
-        push_attempt(&mut events, a, settings, PID_ATTEMPTS, slot, *start, *end);
+        slot_of.push(slot);
     }
-    let mut metadata = Vec::new();
+    drop((busy, free));
+
+    // The keys in the order serde_json sorts them, as the export has always been written.
+    let source = trace.header.source.as_ref().map(|s| s.tool.clone());
+    let other = json!({
+        "producer": "Trace Lab",
+        "imported_from": source,
+        "model": trace.header.conditions.model,
+        "ttft_threshold_s": settings.ttft_threshold_s,
+        "comparison": settings.comparison.code(),
+        "gpu_telemetry": trace.header.capabilities.gpu_telemetry,
+        "colours": "slice name = verdict: qualified (green), failure (dark red), not qualified: TTFT over the threshold / no token (red), quality (yellow), warm-up (grey)",
+    });
+    write!(out, "{{\"displayTimeUnit\":\"ms\",\"otherData\":{other},\"traceEvents\":[")?;
+    let mut events = Events { out, first: true };
+
+    let untimed: Vec<&Attempt> = trace.attempts.iter().filter(|a| a.start_ms.is_none()).collect();
     if slots > 0 {
-        metadata.push(meta(PID_ATTEMPTS, None, "process_name", json!({"name": "Attempts (client clock) — one track per concurrent slot"})));
-        metadata.push(meta(PID_ATTEMPTS, None, "process_sort_index", json!({"sort_index": 1})));
+        events.push(meta(PID_ATTEMPTS, None, "process_name", json!({"name": "Attempts (client clock) — one track per concurrent slot"})))?;
+        events.push(meta(PID_ATTEMPTS, None, "process_sort_index", json!({"sort_index": 1})))?;
         for slot in 1..=slots {
-            metadata.push(meta(PID_ATTEMPTS, Some(slot), "thread_name", json!({"name": format!("slot {slot}")})));
-            metadata.push(meta(PID_ATTEMPTS, Some(slot), "thread_sort_index", json!({"sort_index": slot})));
+            events.push(meta(PID_ATTEMPTS, Some(slot), "thread_name", json!({"name": format!("slot {slot}")})))?;
+            events.push(meta(PID_ATTEMPTS, Some(slot), "thread_sort_index", json!({"sort_index": slot})))?;
         }
     }
-
-    // Attempts without clock positions: laid end to end, 1 ms apart, on one track.
-    let untimed: Vec<&Attempt> = trace.attempts.iter().filter(|a| a.start_ms.is_none()).collect();
     if !untimed.is_empty() {
-        metadata.push(meta(
+        events.push(meta(
             PID_NO_CLOCK,
             None,
             "process_name",
             json!({"name": "Attempts without clock positions — laid end to end, not their real timing"}),
-        ));
-        metadata.push(meta(PID_NO_CLOCK, None, "process_sort_index", json!({"sort_index": 2})));
-        metadata.push(meta(PID_NO_CLOCK, Some(1), "thread_name", json!({"name": "one after another"})));
-        let mut at = 0i64;
-        for a in untimed {
-            let end = at + us(extent_ms(a));
-            push_attempt(&mut events, a, settings, PID_NO_CLOCK, 1, at, end);
-            at = end + 1000;
-        }
+        ))?;
+        events.push(meta(PID_NO_CLOCK, None, "process_sort_index", json!({"sort_index": 2})))?;
+        events.push(meta(PID_NO_CLOCK, Some(1), "thread_name", json!({"name": "one after another"})))?;
     }
-
-    // GPU telemetry as counters, one utilisation and one memory track per GPU.
     if !trace.gpu.is_empty() {
-        metadata.push(meta(
+        events.push(meta(
             PID_GPU,
             None,
             "process_name",
             json!({"name": format!("GPU telemetry ({})", trace.header.capabilities.gpu_telemetry)}),
-        ));
-        metadata.push(meta(PID_GPU, None, "process_sort_index", json!({"sort_index": 3})));
-        for s in &trace.gpu {
-            let ts = us(s.t_ms);
-            events.push(json!({
-                "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
-                "name": format!("GPU {} utilisation %", s.gpu), "args": {"util %": s.util_pct},
-            }));
-            events.push(json!({
-                "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
-                "name": format!("GPU {} memory MiB", s.gpu),
-                "args": {"used MiB": s.mem_used_mib, "free MiB": (s.mem_total_mib - s.mem_used_mib).max(0.0)},
-            }));
-        }
+        ))?;
+        events.push(meta(PID_GPU, None, "process_sort_index", json!({"sort_index": 3})))?;
     }
 
-    metadata.append(&mut events);
-    let source = trace.header.source.as_ref().map(|s| s.tool.clone());
-    json!({
-        "traceEvents": metadata,
-        "displayTimeUnit": "ms",
-        "otherData": {
-            "producer": "Trace Lab",
-            "imported_from": source,
-            "model": trace.header.conditions.model,
-            "ttft_threshold_s": settings.ttft_threshold_s,
-            "comparison": settings.comparison.code(),
-            "gpu_telemetry": trace.header.capabilities.gpu_telemetry,
-            "colours": "slice name = verdict: qualified (green), failure (dark red), not qualified: TTFT over the threshold / no token (red), quality (yellow), warm-up (grey)",
-        },
-    })
-    .to_string()
+    for ((start, end, a), slot) in timed.iter().zip(slot_of) {
+        push_attempt(&mut events, a, settings, PID_ATTEMPTS, slot, *start, *end)?;
+    }
+
+    // Attempts without clock positions: laid end to end, 1 ms apart, on one track.
+    let mut at = 0i64;
+    for a in untimed {
+        let end = at.saturating_add(us(extent_ms(a)));
+        push_attempt(&mut events, a, settings, PID_NO_CLOCK, 1, at, end)?;
+        at = end.saturating_add(1000);
+    }
+
+    // GPU telemetry as counters, one utilisation and one memory track per GPU.
+    for s in &trace.gpu {
+        let ts = us(s.t_ms);
+        events.push(json!({
+            "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
+            "name": format!("GPU {} utilisation %", s.gpu), "args": {"util %": s.util_pct},
+        }))?;
+        events.push(json!({
+            "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
+            "name": format!("GPU {} memory MiB", s.gpu),
+            "args": {"used MiB": s.mem_used_mib, "free MiB": (s.mem_total_mib - s.mem_used_mib).max(0.0)},
+        }))?;
+    }
+    events.out.write_str("]}")
 }

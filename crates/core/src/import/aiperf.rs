@@ -251,6 +251,16 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
         let line_no = index + 1;
         let is_last = lines.peek().is_none();
         let line = raw.strip_suffix('\r').unwrap_or(raw);
+        // The trace parser's cap: one request's record is kilobytes, so a longer line is not one.
+        if line.len() > crate::parse::MAX_LINE_BYTES {
+            return Err(ParseError::new(format!(
+                "AIPerf profile_export.jsonl: this line is {:.1} MiB long; one record may be at most {} MiB — is this really \
+                 AIPerf's per-request export?",
+                line.len() as f64 / (1024.0 * 1024.0),
+                crate::parse::MAX_LINE_BYTES / (1024 * 1024)
+            ))
+            .at_line(line_no));
+        }
         if line.trim().is_empty() {
             continue;
         }
@@ -389,8 +399,7 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
 }
 
 /// The figures of `profile_export_aiperf.json`.
-pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, ParseError> {
-    let map = value.as_object().expect("detected as an object");
+pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<PeerSummary, ParseError> {
     let (stats, prefix) = match map.get("records").and_then(Value::as_object) {
         Some(records) => (records, "records."),
         None => (map, ""),

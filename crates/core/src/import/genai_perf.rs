@@ -62,8 +62,7 @@ fn ns(v: &Value, path: &str) -> Result<u64, ParseError> {
         .ok_or_else(|| ParseError::new(format!("{WHAT}: expected a timestamp in ns, found {}", super::kind_of(v))).field(path.to_string()))
 }
 
-pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
-    let experiments = value["experiments"].as_array().expect("detected");
+pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Imported, ParseError> {
     let mut traces = Vec::with_capacity(experiments.len());
     for (e, experiment) in experiments.iter().enumerate() {
         let path = format!("experiments[{e}]");

@@ -85,9 +85,7 @@ fn strategy_label(b: &Map<String, Value>) -> (String, Conditions) {
     (label, c)
 }
 
-pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
-    let root = value.as_object().expect("detected as an object");
-    let benchmarks = root.get("benchmarks").and_then(Value::as_array).expect("detected");
+pub(super) fn import(detected: Detected, root: &Map<String, Value>, benchmarks: &[Value]) -> Result<Imported, ParseError> {
     if benchmarks.is_empty() {
         return Err(ParseError::new(format!("{WHAT} with an empty `benchmarks` list: no run to import")).field("benchmarks"));
     }

@@ -32,8 +32,8 @@ pub(super) fn detect_summary(map: &Map<String, Value>) -> Option<Detected> {
     None
 }
 
-pub(super) fn refusal(value: &Value) -> String {
-    let name = value.get("name").and_then(Value::as_str).unwrap_or("");
+pub(super) fn refusal(map: &Map<String, Value>) -> String {
+    let name = map.get("name").and_then(Value::as_str).unwrap_or("");
     let file = match name.strip_suffix("_summary") {
         Some(stem) if !stem.is_empty() => format!("`{stem}_individual_responses.json`"),
         _ => "the matching `*_individual_responses.json`".to_string(),
@@ -54,8 +54,7 @@ fn secs(map: &Map<String, Value>, key: &str, i: usize) -> Result<Option<f64>, Pa
     }
 }
 
-pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
-    let list = value.as_array().expect("detected as an array");
+pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, ParseError> {
     let mut attempts = Vec::with_capacity(list.len());
     let mut seen = HashMap::new();
     for (i, record) in list.iter().enumerate() {
@@ -149,8 +148,7 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
 }
 
 /// The figures of `*_summary.json`.
-pub(super) fn summary(detected: Detected, value: &Value) -> Result<PeerSummary, ParseError> {
-    let map = value.as_object().expect("detected as an object");
+pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<PeerSummary, ParseError> {
     let mut figures = Vec::new();
     let distributions: [(&str, Quantity, &str, Reproducibility); 3] = [
         ("ttft_s", Quantity::Ttft, "`ttft_s` of the requests without an error", Reproducibility::Exact),

@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::parse::parse_trace;
-use crate::trace::{Attempt, Conditions, Footer, Header, Outcome, Source, Trace};
+use crate::trace::{Attempt, Conditions, Footer, Header, Outcome, Source, Trace, MAX_TIME_MS};
 
 /// The tools whose files are recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -229,11 +229,46 @@ pub struct PeerSummary {
 pub fn detect(text: &str) -> Detected {
     match sniff(text) {
         Ok(Sniffed::Ours(d)) => d,
-        Ok(Sniffed::JsonLines(d)) => d,
-        Ok(Sniffed::Json(d, _)) => d,
-        Ok(Sniffed::Refused(d, _)) => d,
-        Ok(Sniffed::Runs(d, _)) => d,
+        Ok(Sniffed::Peer(p)) => p.detected().clone(),
         Err(e) => Detected::unknown(e.message),
+    }
+}
+
+/// What an upload holds: traces to open, or a tool's own figures to set beside the trace
+/// imported from the same run's per-request file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Loaded {
+    Traces(Imported),
+    Summary(Box<PeerSummary>),
+}
+
+/// Reads an uploaded file once: an aggregate file that [`peer_figures_from_aggregate`] reads
+/// becomes its figures; anything else is read as [`load_any`] does (an aggregate it cannot read
+/// is refused with what to upload instead).
+pub fn load_upload(file: &str, text: &str) -> Result<Loaded, ParseError> {
+    match sniff(text).map_err(|e| e.in_file(file))? {
+        Sniffed::Ours(detected) => {
+            let trace = parse_trace(file, text)?;
+            Ok(Loaded::Traces(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] }))
+        }
+        Sniffed::Peer(peer) => {
+            if let Some(Ok(summary)) = summary_of(&peer) {
+                return Ok(Loaded::Summary(Box::new(summary)));
+            }
+            import_sniffed(file, text, peer).map(Loaded::Traces)
+        }
+    }
+}
+
+/// The figures of an aggregate file the summary readers know; `None` for any other file.
+fn summary_of(peer: &PeerFile) -> Option<Result<PeerSummary, ParseError>> {
+    match peer {
+        PeerFile::Json(d, Json::Aggregate(map)) => match d.tool {
+            PeerTool::Aiperf => Some(aiperf::summary(d.clone(), map)),
+            PeerTool::Llmperf => Some(llmperf::summary(d.clone(), map)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -245,7 +280,7 @@ pub fn load_any(file: &str, text: &str) -> Result<Imported, ParseError> {
             let trace = parse_trace(file, text)?;
             Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
         }
-        other => import_sniffed(file, text, other),
+        Sniffed::Peer(peer) => import_sniffed(file, text, peer),
     }
 }
 
@@ -283,7 +318,7 @@ pub fn import(file: &str, text: &str) -> Result<Imported, ParseError> {
             d.layout
         ))
         .in_file(file)),
-        other => import_sniffed(file, text, other),
+        Sniffed::Peer(peer) => import_sniffed(file, text, peer),
     }
 }
 
@@ -292,21 +327,20 @@ pub fn import(file: &str, text: &str) -> Result<Imported, ParseError> {
 /// file with [`attach_summary`].
 pub fn peer_figures_from_aggregate(file: &str, text: &str) -> Result<PeerSummary, ParseError> {
     let sniffed = sniff(text).map_err(|e| e.in_file(file))?;
-    let result = match &sniffed {
-        Sniffed::Json(d, v) if d.tool == PeerTool::Aiperf && d.content == Content::AggregateOnly => {
-            aiperf::summary(d.clone(), v)
-        }
-        Sniffed::Json(d, v) if d.tool == PeerTool::Llmperf && d.content == Content::AggregateOnly => {
-            llmperf::summary(d.clone(), v)
-        }
-        Sniffed::Refused(d, _) if d.layout == "aiperf-aggregate-csv" => Err(ParseError::new(
+    let read = match &sniffed {
+        Sniffed::Peer(peer) => summary_of(peer),
+        Sniffed::Ours(_) => None,
+    };
+    let result = match (read, &sniffed) {
+        (Some(result), _) => result,
+        (None, Sniffed::Peer(PeerFile::Refused(d, _))) if d.layout == "aiperf-aggregate-csv" => Err(ParseError::new(
             "this is AIPerf's aggregate CSV; its figures are read from profile_export_aiperf.json, the same summary as JSON in the \
              same artifacts folder: add that file instead",
         )),
-        Sniffed::Json(d, _) if d.content == Content::PerRequest && d.tool == PeerTool::Vllm => Err(ParseError::new(
+        (None, Sniffed::Peer(PeerFile::Json(d, _))) if d.content == Content::PerRequest && d.tool == PeerTool::Vllm => Err(ParseError::new(
             "this vLLM result carries its own figures already; import it directly, no separate summary is needed",
         )),
-        other => {
+        (None, other) => {
             let d = other.detected();
             Err(ParseError::new(format!(
                 "expected a tool's summary (AIPerf profile_export_aiperf.json or LLMPerf *_summary.json); this looks like {} ({})",
@@ -392,19 +426,73 @@ pub fn figures(trace: &Trace) -> &[PeerFigure] {
 // Recognition
 
 enum Sniffed {
+    /// Our own formats, read by [`parse_trace`].
     Ours(Detected),
+    Peer(PeerFile),
+}
+
+/// A peer tool's file as recognised, holding what its importer reads.
+enum PeerFile {
     JsonLines(Detected),
-    Json(Detected, Value),
+    Json(Detected, Json),
     /// Recognised, and answered with what to upload instead.
     Refused(Detected, String),
     /// JSON Lines of one result object per run (SGLang appends a line per run).
-    Runs(Detected, Vec<Value>),
+    Runs(Detected, Vec<Map<String, Value>>),
+}
+
+/// A whole-JSON file in the shape its detection saw, so each importer takes the typed value it
+/// reads and never re-checks (or assumes) what detection already decided.
+enum Json {
+    /// vLLM `--save-result --save-detailed` or SGLang `--output-details`: one run's object.
+    Run(Map<String, Value>),
+    /// guidellm `benchmarks.json`: the root (for `args`) and its `benchmarks`.
+    Benchmarks(Map<String, Value>, Vec<Value>),
+    /// GenAI-Perf `profile_export.json`: its `experiments`.
+    Experiments(Vec<Value>),
+    /// LLMPerf `*_individual_responses.json`: its records.
+    Records(Vec<Value>),
+    /// One AIPerf per-request record written as a whole file.
+    AiperfRecord(Map<String, Value>),
+    /// An aggregate-only object: refused, or read as the tool's figures.
+    Aggregate(Map<String, Value>),
+    /// Nothing an importer reads (unknown or unsupported layouts).
+    Other,
+}
+
+impl Json {
+    fn of(d: &Detected, value: Value) -> Json {
+        match (d.tool, d.content, value) {
+            (PeerTool::Vllm | PeerTool::Sglang, Content::PerRequest, Value::Object(map)) => Json::Run(map),
+            (PeerTool::Guidellm, Content::PerRequest, Value::Object(mut map)) => match map.remove("benchmarks") {
+                Some(Value::Array(benchmarks)) => Json::Benchmarks(map, benchmarks),
+                _ => Json::Other,
+            },
+            (PeerTool::GenaiPerf, Content::PerRequest, Value::Object(mut map)) => match map.remove("experiments") {
+                Some(Value::Array(experiments)) => Json::Experiments(experiments),
+                _ => Json::Other,
+            },
+            (PeerTool::Llmperf, Content::PerRequest, Value::Array(records)) => Json::Records(records),
+            (PeerTool::Aiperf, Content::PerRequest, Value::Object(map)) => Json::AiperfRecord(map),
+            (_, Content::AggregateOnly, Value::Object(map)) => Json::Aggregate(map),
+            _ => Json::Other,
+        }
+    }
 }
 
 impl Sniffed {
     fn detected(&self) -> &Detected {
         match self {
-            Sniffed::Ours(d) | Sniffed::JsonLines(d) | Sniffed::Json(d, _) | Sniffed::Refused(d, _) | Sniffed::Runs(d, _) => d,
+            Sniffed::Ours(d) => d,
+            Sniffed::Peer(p) => p.detected(),
+        }
+    }
+}
+
+impl PeerFile {
+    fn detected(&self) -> &Detected {
+        match self {
+            PeerFile::JsonLines(d) | PeerFile::Json(d, _) | PeerFile::Refused(d, _) | PeerFile::Runs(d, _) => d,
         }
     }
 }
@@ -437,7 +525,7 @@ fn sniff(text: &str) -> Result<Sniffed, ParseError> {
     let starts = first_line.trim_start().chars().next();
     if !matches!(starts, Some('{') | Some('[')) {
         if let Some((d, message)) = refuse::aggregate_csv(first_line) {
-            return Ok(Sniffed::Refused(d, message));
+            return Ok(Sniffed::Peer(PeerFile::Refused(d, message)));
         }
         return Ok(Sniffed::Ours(Detected::new(
             PeerTool::TraceLab,
@@ -456,20 +544,23 @@ fn sniff(text: &str) -> Result<Sniffed, ParseError> {
             )));
         }
         if map.contains_key("metadata") && (map.contains_key("metrics") || map.contains_key("error")) {
-            return Ok(Sniffed::JsonLines(aiperf::detect_record(&map)));
+            return Ok(Sniffed::Peer(PeerFile::JsonLines(aiperf::detect_record(&map))));
         }
         let rest_is_empty = text.trim_start()[first_line.trim_start().len()..].trim().is_empty();
         if rest_is_empty {
             let value = Value::Object(map);
             if let Some(refused) = refused_json(&value) {
-                return Ok(refused);
+                return Ok(Sniffed::Peer(refused));
             }
-            return Ok(match classify(&value) {
+            return Ok(Sniffed::Peer(match classify(&value) {
                 d if d.tool == PeerTool::Sglang && d.content == Content::AggregateOnly => {
-                    Sniffed::Refused(d, refuse::sglang_aggregate(1).1)
+                    PeerFile::Refused(d, refuse::sglang_aggregate(1).1)
                 }
-                d => Sniffed::Json(d, value),
-            });
+                d => {
+                    let json = Json::of(&d, value);
+                    PeerFile::Json(d, json)
+                }
+            }));
         }
         if refuse::is_sglang(&map) {
             return sglang_lines(text);
@@ -484,20 +575,24 @@ fn sniff(text: &str) -> Result<Sniffed, ParseError> {
         )));
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(value) => Ok(refused_json(&value).unwrap_or_else(|| Sniffed::Json(classify(&value), value))),
+        Ok(value) => Ok(Sniffed::Peer(refused_json(&value).unwrap_or_else(|| {
+            let d = classify(&value);
+            let json = Json::of(&d, value);
+            PeerFile::Json(d, json)
+        }))),
         Err(err) => Err(json_error(text, err)),
     }
 }
 
 /// Whole-JSON layouts that are recognised only to be refused.
-fn refused_json(value: &Value) -> Option<Sniffed> {
+fn refused_json(value: &Value) -> Option<PeerFile> {
     if let Some((d, message)) = refuse::hf_inference_benchmarker(value) {
-        return Some(Sniffed::Refused(d, message));
+        return Some(PeerFile::Refused(d, message));
     }
     if let Value::Array(items) = value {
         if let Some(Value::Object(first)) = items.first() {
             if let Some((d, message)) = refuse::vllm_sweep(first, items.len()) {
-                return Some(Sniffed::Refused(d, message));
+                return Some(PeerFile::Refused(d, message));
             }
         }
     }
@@ -512,7 +607,7 @@ fn sglang_lines(text: &str) -> Result<Sniffed, ParseError> {
             continue;
         }
         match serde_json::from_str::<Value>(line) {
-            Ok(v @ Value::Object(_)) => runs.push(v),
+            Ok(Value::Object(run)) => runs.push(run),
             Ok(other) => {
                 return Err(ParseError::new(format!(
                     "SGLang bench_serving output: each line should be one run's JSON object, found {}",
@@ -533,7 +628,7 @@ fn sglang_lines(text: &str) -> Result<Sniffed, ParseError> {
     let detailed = runs.iter().any(|r| r.get("ttfts").is_some());
     if !detailed {
         let (d, message) = refuse::sglang_aggregate(runs.len());
-        return Ok(Sniffed::Refused(d, message));
+        return Ok(Sniffed::Peer(PeerFile::Refused(d, message)));
     }
     let d = Detected::new(
         PeerTool::Sglang,
@@ -541,7 +636,7 @@ fn sglang_lines(text: &str) -> Result<Sniffed, ParseError> {
         "sglang-bench-serving-details",
         format!("SGLang bench_serving results with per-request lists ({} runs)", runs.len()),
     );
-    Ok(Sniffed::Runs(d, runs))
+    Ok(Sniffed::Peer(PeerFile::Runs(d, runs)))
 }
 
 /// Guesses the tool of a file that did not parse, from the keys it mentions.
@@ -670,23 +765,23 @@ fn key_list(map: &Map<String, Value>) -> String {
     }
 }
 
-fn import_sniffed(file: &str, text: &str, sniffed: Sniffed) -> Result<Imported, ParseError> {
-    let result = match sniffed {
-        Sniffed::Ours(_) => unreachable!("handled by the callers"),
-        Sniffed::Refused(_, message) => Err(ParseError::new(message)),
-        Sniffed::Runs(d, runs) => sglang_runs(d, &runs),
-        Sniffed::JsonLines(d) => aiperf::import_jsonl(d, text),
-        Sniffed::Json(d, value) => match (d.tool, d.content) {
-            (PeerTool::Vllm | PeerTool::Sglang, Content::PerRequest) => vllm::import(d, &value),
-            (PeerTool::Guidellm, Content::PerRequest) => guidellm::import(d, &value),
-            (PeerTool::GenaiPerf, Content::PerRequest) => genai_perf::import(d, &value),
-            (PeerTool::Llmperf, Content::PerRequest) => llmperf::import(d, &value),
-            (PeerTool::Aiperf, Content::PerRequest) => {
-                let line = value.to_string();
+fn import_sniffed(file: &str, text: &str, peer: PeerFile) -> Result<Imported, ParseError> {
+    let result = match peer {
+        PeerFile::Refused(_, message) => Err(ParseError::new(message)),
+        PeerFile::Runs(d, runs) => sglang_runs(d, &runs),
+        PeerFile::JsonLines(d) => aiperf::import_jsonl(d, text),
+        PeerFile::Json(d, json) => match (d.tool, d.content, json) {
+            (_, _, Json::Run(map)) => vllm::import(d, &map),
+            (_, _, Json::Benchmarks(root, benchmarks)) => guidellm::import(d, &root, &benchmarks),
+            (_, _, Json::Experiments(experiments)) => genai_perf::import(d, &experiments),
+            (_, _, Json::Records(records)) => llmperf::import(d, &records),
+            (_, _, Json::AiperfRecord(map)) => {
+                let line = Value::Object(map).to_string();
                 aiperf::import_jsonl(d, &line)
             }
-            (_, Content::AggregateOnly) => Err(refuse_aggregate(&d, &value)),
-            (PeerTool::GenaiPerf, Content::Unsupported) => Err(ParseError::new(format!(
+            (_, _, Json::Aggregate(map)) => Err(refuse_aggregate(&d, &map)),
+            (_, Content::AggregateOnly, Json::Other) => Err(refuse_aggregate(&d, &Map::new())),
+            (PeerTool::GenaiPerf, Content::Unsupported, Json::Other) => Err(ParseError::new(format!(
                 "recognised {}, but its first request carries no `timestamp` and `response_timestamps`: a layout this version \
                  does not know. Upload the profile_export.json GenAI-Perf wrote beside its aggregate, or rerun with NVIDIA AIPerf \
                  (GenAI-Perf's successor) and upload its profile_export.jsonl",
@@ -700,12 +795,18 @@ fn import_sniffed(file: &str, text: &str, sniffed: Sniffed) -> Result<Imported, 
             ))),
         },
     };
-    result.map_err(|e| e.in_file(file))
+    let checked = result.and_then(|imported| {
+        for t in &imported.traces {
+            within_limits(&t.trace)?;
+        }
+        Ok(imported)
+    });
+    checked.map_err(|e| e.in_file(file))
 }
 
 /// One trace per line of an SGLang output file (it appends a line per run); lines without
 /// per-request lists are skipped with a warning on the first trace.
-fn sglang_runs(d: Detected, runs: &[Value]) -> Result<Imported, ParseError> {
+fn sglang_runs(d: Detected, runs: &[Map<String, Value>]) -> Result<Imported, ParseError> {
     let mut traces = Vec::new();
     let mut skipped = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -737,7 +838,7 @@ fn sglang_runs(d: Detected, runs: &[Value]) -> Result<Imported, ParseError> {
     Ok(Imported { detected: d, traces })
 }
 
-fn refuse_aggregate(d: &Detected, value: &Value) -> ParseError {
+fn refuse_aggregate(d: &Detected, value: &Map<String, Value>) -> ParseError {
     let message = match d.tool {
         PeerTool::Vllm => vllm::refusal(value),
         PeerTool::Aiperf => "this is AIPerf's aggregate profile_export_aiperf.json: summary statistics only, no attempts. \
@@ -801,7 +902,39 @@ pub(crate) fn time_ms(v: f64, path: &str, what: &str) -> Result<f64, ParseError>
     if v < 0.0 {
         return Err(ParseError::new(format!("{what}: negative time {v} ms")).field(path.to_string()));
     }
+    if v > MAX_TIME_MS {
+        return Err(ParseError::new(format!(
+            "{what}: {v} ms is past the latest time a trace may hold (10^15 ms, about 31,700 years)"
+        ))
+        .field(path.to_string()));
+    }
     Ok(v)
+}
+
+/// Checks what an importer built against the trace's limits, as the trace parser checks what it
+/// reads: the importers compute positions from the tool's own units (epoch seconds, gaps that
+/// add up), so the sums are checked here, once, naming the attempt and the field.
+fn within_limits(trace: &Trace) -> Result<(), ParseError> {
+    crate::parse::validate_header(&trace.header)?;
+    for a in &trace.attempts {
+        let at = |field: &str| format!("attempt `{}`: {field}", a.id);
+        let times = [
+            ("start_ms", a.start_ms),
+            ("intended_start_ms", a.intended_start_ms),
+            ("first_byte_ms", a.first_byte_ms),
+            ("ttft_ms", a.ttft_ms),
+            ("last_token_ms", a.last_token_ms),
+            ("e2e_ms", a.e2e_ms),
+        ];
+        for (field, v) in times.into_iter().filter_map(|(f, v)| v.map(|v| (f, v))) {
+            time_ms(v, field, &at(field))?;
+        }
+        for (i, e) in a.events.iter().enumerate() {
+            let field = format!("events[{i}]");
+            time_ms(e.at_ms, &field, &at(&field))?;
+        }
+    }
+    Ok(())
 }
 
 /// The error text kept as an attempt's detail: the last line of a Python traceback, at most 500
@@ -877,13 +1010,21 @@ pub(crate) const FAILURE_MAPPING: &str = "Failures are mapped from the tool's er
      a timeout → timeout_before/after_first_token, a refused connection → connect_error, a cancellation → cancelled, \
      anything else → stream_broken; the tool's message is kept as the attempt's detail.";
 
-/// Makes attempt ids unique by suffixing repeats (`id#2`).
+/// Makes attempt ids unique by suffixing repeats (`id#2`). A suffixed id is itself recorded, so
+/// a file whose ids are `x, x, x#2` gives `x, x#2, x#2#2`, never two `x#2`.
 pub(crate) fn unique_id(seen: &mut std::collections::HashMap<String, usize>, id: String) -> String {
-    let n = seen.entry(id.clone()).or_insert(0);
-    *n += 1;
-    if *n == 1 {
-        id
-    } else {
-        format!("{id}#{n}")
+    let Some(&used) = seen.get(&id) else {
+        seen.insert(id.clone(), 1);
+        return id;
+    };
+    let mut n = used;
+    loop {
+        n += 1;
+        let candidate = format!("{id}#{n}");
+        if !seen.contains_key(&candidate) {
+            seen.insert(id, n);
+            seen.insert(candidate.clone(), 1);
+            return candidate;
+        }
     }
 }

@@ -7,7 +7,6 @@
 use serde::Serialize;
 
 use super::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
-use crate::index::Index;
 use crate::metrics::{trim_num, Metrics};
 use crate::percentile::{describe, percentile, PercentileMethod};
 use crate::settings::{Population, Settings};
@@ -303,8 +302,7 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
     if lesson_settings.window_s.is_none() {
         lesson_settings.window_s = trace.header.window.map(|w| w.length_s);
     }
-    let index = Index::build(&trace.attempts, lesson_settings.population);
-    let metrics = Metrics::compute(&index, &lesson_settings);
+    let metrics = Metrics::of(&trace.attempts, &lesson_settings);
     let window_s = trace.header.window.map(|w| w.length_s).filter(|w| *w > 0.0);
 
     figures

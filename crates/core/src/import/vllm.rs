@@ -51,9 +51,8 @@ fn version(map: &Map<String, Value>) -> Option<String> {
     ["vllm_version", "version"].iter().find_map(|k| map.get(*k).and_then(Value::as_str).map(str::to_string))
 }
 
-pub(super) fn refusal(value: &Value) -> String {
-    let map = value.as_object();
-    let get = |k: &str| map.and_then(|m| m.get(k)).and_then(super::number);
+pub(super) fn refusal(map: &Map<String, Value>) -> String {
+    let get = |k: &str| map.get(k).and_then(super::number);
     let mut counts = Vec::new();
     if let Some(c) = get("completed") {
         counts.push(format!("completed {c}"));
@@ -119,9 +118,9 @@ fn count_at(list: &[Value], i: usize, key: &str) -> Result<Option<u32>, ParseErr
 
 /// Also reads SGLang `bench_serving --output-details` results, which share vLLM's per-request
 /// lists and figure names (`detected.tool` tells them apart).
-pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
+pub(super) fn import(detected: Detected, map: &Map<String, Value>) -> Result<Imported, ParseError> {
     let sglang = detected.tool == PeerTool::Sglang;
-    import_run(detected, value).map_err(|mut e| {
+    import_run(detected, map).map_err(|mut e| {
         if sglang {
             e.message = e.message.replace(WHAT, "SGLang bench_serving result");
         }
@@ -129,8 +128,7 @@ pub(super) fn import(detected: Detected, value: &Value) -> Result<Imported, Pars
     })
 }
 
-fn import_run(detected: Detected, value: &Value) -> Result<Imported, ParseError> {
-    let map = value.as_object().expect("detected as an object");
+fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, ParseError> {
     let tool = detected.tool.name();
     let prefix = if detected.tool == PeerTool::Sglang { "sglang" } else { "vllm" };
     let ttfts = required(map, "ttfts", "time to first token per request")?;

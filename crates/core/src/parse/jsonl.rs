@@ -305,6 +305,16 @@ fn locate_header_field(v: &serde_json::Value) -> Option<(Option<String>, String)
 
 /// Checks the header's numbers (also used for headers built by importers and the recorder).
 pub fn validate_header(header: &Header) -> Result<(), ParseError> {
+    if let Some(sha) = &header.conditions.prompt_set_sha256 {
+        // Shown shortened in the lab; a hash is hex digits, nothing else.
+        if sha.is_empty() || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let shown: String = sha.chars().take(20).collect();
+            return Err(ParseError::new(format!(
+                "a prompt-set hash is hexadecimal digits (0-9, a-f), got `{shown}`"
+            ))
+            .field("conditions.prompt_set_sha256"));
+        }
+    }
     if let Some(window) = header.window {
         if !(window.length_s.is_finite() && window.length_s > 0.0) {
             return Err(ParseError::new(format!(
@@ -313,21 +323,44 @@ pub fn validate_header(header: &Header) -> Result<(), ParseError> {
             ))
             .field("window.length_s"));
         }
+        if !(MIN_WINDOW_S..=MAX_WINDOW_S).contains(&window.length_s) {
+            return Err(ParseError::new(format!(
+                "the window must be between 1 µs and 10^12 s (the limits of a trace), got {} s",
+                window.length_s
+            ))
+            .field("window.length_s"));
+        }
         if !(window.start_ms.is_finite() && window.start_ms >= 0.0) {
             return Err(ParseError::new("the window cannot start before the run's origin")
                 .field("window.start_ms"));
         }
+        time_field(window.start_ms, "window.start_ms")?;
     }
     if let Some(cost) = &header.window_cost {
         if !(cost.amount.is_finite() && cost.amount >= 0.0) {
             return Err(ParseError::new(format!("a cost cannot be negative, got {}", cost.amount))
                 .field("window_cost.amount"));
         }
+        if cost.amount > MAX_COST {
+            return Err(ParseError::new(format!(
+                "a window cost may be at most 10^12 (in any currency), got {}",
+                cost.amount
+            ))
+            .field("window_cost.amount"));
+        }
+        if cost.currency.chars().any(char::is_control) {
+            return Err(ParseError::new("a currency cannot hold a line break or other control character")
+                .field("window_cost.currency"));
+        }
     }
     if let Some(defaults) = &header.defaults {
         if let Some(t) = defaults.ttft_threshold_s {
             if !(t.is_finite() && t >= 0.0) {
                 return Err(ParseError::new(format!("the TTFT threshold cannot be negative, got {t}"))
+                    .field("defaults.ttft_threshold_s"));
+            }
+            if t > MAX_WINDOW_S {
+                return Err(ParseError::new(format!("the TTFT threshold may be at most 10^12 s, got {t}"))
                     .field("defaults.ttft_threshold_s"));
             }
         }
@@ -424,6 +457,12 @@ fn time_field(value: f64, field: &str) -> Result<f64, ParseError> {
         ))
         .field(field));
     }
+    if value > MAX_TIME_MS {
+        return Err(ParseError::new(format!(
+            "{value} ms is past the latest time a trace may hold (10^15 ms, about 31,700 years after the run's origin)"
+        ))
+        .field(field));
+    }
     Ok(value)
 }
 
@@ -508,6 +547,11 @@ impl<'a> RawRecord<'a> {
             if ttft > e2e {
                 return Err(ParseError::new("the first token cannot come after the end")
                     .field("first_token_ms"));
+            }
+        }
+        if let (Some(first_byte), Some(e2e)) = (first_byte_ms, e2e_ms) {
+            if first_byte > e2e {
+                return Err(ParseError::new("the first byte cannot come after the end").field("first_byte_ms"));
             }
         }
         let mut events = Vec::with_capacity(self.events.as_ref().map_or(0, Vec::len));
