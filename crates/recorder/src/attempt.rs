@@ -126,6 +126,7 @@ impl Measured {
         }
         if self.resent > 0 {
             extra.insert("resent".into(), Value::from(self.resent));
+        }
         if self.events_omitted > 0 {
             extra.insert("events_omitted".into(), Value::from(self.events_omitted));
             extra.insert("events_omitted_tokens".into(), Value::from(self.events_omitted_tokens));

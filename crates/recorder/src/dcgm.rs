@@ -9,9 +9,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::Full;
 use tracelab_core::GpuSample;
 
 use crate::clock::Clock;
+use crate::transport::{body_error_class, Body, Options, Protocol, Transport};
 
 /// The series read: utilisation (%), framebuffer used / free / reserved (MiB).
 const UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
@@ -23,14 +26,14 @@ const FB_RESERVED: &str = "DCGM_FI_DEV_FB_RESERVED";
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `dcgm=URL[,URL…]` → the node URLs, in order. Errors never echo a URL (it names a host).
-pub fn parse_nodes(list: &str) -> Result<Vec<reqwest::Url>, String> {
+pub fn parse_nodes(list: &str) -> Result<Vec<url::Url>, String> {
     let mut nodes = Vec::new();
     for (i, raw) in list.split(',').enumerate() {
         let raw = raw.trim();
         if raw.is_empty() {
             return Err(format!("--gpu dcgm=…: URL number {} is empty; list the exporters as dcgm=URL,URL", i + 1));
         }
-        let mut url = reqwest::Url::parse(raw).map_err(|_| {
+        let mut url = url::Url::parse(raw).map_err(|_| {
             format!("--gpu dcgm=…: URL number {} is not a valid URL; expected e.g. http://10.0.0.5:9400/metrics", i + 1)
         })?;
         if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
@@ -146,23 +149,49 @@ fn parse_series(line: &str) -> Option<Series<'_>> {
     value.is_finite().then_some(Series { name, gpu, mig_instance, value })
 }
 
-/// A client for scraping; no proxy from the environment is needed on a cluster network, but the
-/// system's proxy settings are respected as for any HTTP client.
-fn client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .user_agent(concat!("tracelab/", env!("CARGO_PKG_VERSION")))
-        .timeout(SCRAPE_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| format!("cannot build the DCGM scrape client: {}", e.without_url()))
+/// The scrape client: the recorder's own transport (no proxy, bundled TLS roots), so a scrape
+/// shares the recorder's connection policy and its error phrases, which never name the URL.
+struct Scraper {
+    transport: Transport,
 }
 
-async fn scrape(client: &reqwest::Client, url: &reqwest::Url) -> Result<Vec<Reading>, String> {
-    let response = client.get(url.clone()).send().await.map_err(|e| describe(&e))?;
-    if !response.status().is_success() {
-        return Err(format!("answered HTTP {}", response.status().as_u16()));
-    }
-    let text = response.text().await.map_err(|e| describe(&e))?;
+fn client() -> Result<Scraper, String> {
+    let options = Options { protocol: Protocol::Negotiated, connect_timeout: Some(SCRAPE_TIMEOUT), ca_cert: None, https: true };
+    Transport::new(&options).map(|transport| Scraper { transport }).map_err(|e| format!("cannot build the DCGM scrape client: {e}"))
+}
+
+/// Caps what one scrape may read: a real exposition is tens of KiB.
+const MAX_EXPOSITION_BYTES: usize = 16 << 20;
+
+async fn scrape(client: &Scraper, url: &url::Url) -> Result<Vec<Reading>, String> {
+    let uri: hyper::Uri = url.as_str().parse().map_err(|_| "has a URL the HTTP client cannot use".to_string())?;
+    let make = || {
+        let mut request = hyper::Request::new(Full::new(Bytes::new()));
+        *request.uri_mut() = uri.clone();
+        let headers = request.headers_mut();
+        headers.insert(hyper::header::USER_AGENT, hyper::header::HeaderValue::from_static(concat!("tracelab/", env!("CARGO_PKG_VERSION"))));
+        headers.insert(hyper::header::ACCEPT, hyper::header::HeaderValue::from_static("text/plain"));
+        request
+    };
+    let fetch = async {
+        let sent = client.transport.send(make).await.map_err(|e| describe(e.class))?;
+        let status = sent.response.status();
+        if !status.is_success() {
+            return Err(format!("answered HTTP {}", status.as_u16()));
+        }
+        let mut body = Body(sent.response.into_body());
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.chunk().await.map_err(|e| format!("failed: {}", body_error_class(&e)))? {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > MAX_EXPOSITION_BYTES {
+                return Err(format!("sent more than {} MiB", MAX_EXPOSITION_BYTES >> 20));
+            }
+        }
+        String::from_utf8(bytes).map_err(|_| "sent a page that is not UTF-8 text".to_string())
+    };
+    let text = tokio::time::timeout(SCRAPE_TIMEOUT, fetch)
+        .await
+        .map_err(|_| format!("did not answer within {} s", SCRAPE_TIMEOUT.as_secs()))??;
     let readings = parse_exposition(&text);
     if readings.is_empty() {
         return Err(format!("exports no GPU with {UTIL}, {FB_USED} and {FB_FREE}"));
@@ -170,14 +199,13 @@ async fn scrape(client: &reqwest::Client, url: &reqwest::Url) -> Result<Vec<Read
     Ok(readings)
 }
 
-/// reqwest's errors name the URL; ours never do.
-fn describe(e: &reqwest::Error) -> String {
-    if e.is_timeout() {
-        format!("did not answer within {} s", SCRAPE_TIMEOUT.as_secs())
-    } else if e.is_connect() {
-        "refused or unreachable".into()
-    } else {
-        format!("failed: {}", e.to_string().split(':').next().unwrap_or("error"))
+/// The transport's fixed phrases never name the URL; a refused connection reads as the tests
+/// and the user expect.
+fn describe(class: &str) -> String {
+    match class {
+        "connection refused" | "could not connect" | "DNS lookup failed" | "address not available" => "refused or unreachable".into(),
+        "connect timed out" | "timed out" => format!("did not answer within {} s", SCRAPE_TIMEOUT.as_secs()),
+        other => format!("failed: {other}"),
     }
 }
 
@@ -189,7 +217,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 /// One scrape of every node, off any async runtime the caller is in. Ok: GPUs per node.
-pub fn detect(nodes: &[reqwest::Url]) -> Result<Vec<u32>, String> {
+pub fn detect(nodes: &[url::Url]) -> Result<Vec<u32>, String> {
     let nodes = nodes.to_vec();
     std::thread::spawn(move || -> Result<Vec<u32>, String> {
         let rt = runtime()?;
@@ -212,7 +240,7 @@ pub fn detect(nodes: &[reqwest::Url]) -> Result<Vec<u32>, String> {
 /// stamped with the run's clock when the response had arrived, and with `node`.
 pub fn sample_node(
     node: u32,
-    url: reqwest::Url,
+    url: url::Url,
     interval: Duration,
     clock: Clock,
     stopped: std::sync::mpsc::Receiver<()>,

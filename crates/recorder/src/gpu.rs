@@ -31,7 +31,7 @@ pub enum GpuMode {
 #[derive(Debug, Clone, PartialEq)]
 pub enum GpuSource {
     Local(GpuMode),
-    Dcgm(Vec<reqwest::Url>),
+    Dcgm(Vec<url::Url>),
 }
 
 impl From<GpuMode> for GpuSource {
@@ -59,7 +59,7 @@ pub enum Telemetry {
     Nvml { nvml: Box<Nvml>, gpus: u32 },
     NvidiaSmi { gpus: u32 },
     /// dcgm-exporter endpoints, one per node, with the GPUs each exported when probed.
-    Dcgm { nodes: Vec<reqwest::Url>, gpus: Vec<u32> },
+    Dcgm { nodes: Vec<url::Url>, gpus: Vec<u32> },
     Unsupported { why: String },
 }
 
