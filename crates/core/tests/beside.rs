@@ -64,7 +64,7 @@ fn gpu_busy_sample() -> String {
             let util = if n == 0.0 { rng.uniform() * 2.0 } else { 25.0 + 9.0 * n + (rng.uniform() - 0.5) * 3.0 };
             let mem = 16_384.0 + 7_936.0 * n + rng.uniform() * 64.0;
             let r = |v: f64| (v * 10.0).round() / 10.0;
-            GpuSample { t_ms: t, gpu: 0, util_pct: r(util.min(100.0)), mem_used_mib: r(mem), mem_total_mib: 81_559.0 }
+            GpuSample { t_ms: t, node: None, gpu: 0, util_pct: r(util.min(100.0)), mem_used_mib: r(mem), mem_total_mib: 81_559.0 }
         })
         .collect();
     let header = Header {
@@ -202,7 +202,7 @@ fn a_slow_attempt_is_judged_by_the_threshold_the_timeout_and_the_tail() {
     let mut trace = open_loop(1.0, 0, |_| 0.0);
     trace.header.capabilities.gpu_telemetry = "nvml".into();
     trace.gpu = (0..30)
-        .map(|i| GpuSample { t_ms: i as f64 * 100.0, gpu: 0, util_pct: if i <= 10 { 90.0 } else { 20.0 }, mem_used_mib: 1024.0, mem_total_mib: 2048.0 })
+        .map(|i| GpuSample { t_ms: i as f64 * 100.0, node: None, gpu: 0, util_pct: if i <= 10 { 90.0 } else { 20.0 }, mem_used_mib: 1024.0, mem_total_mib: 2048.0 })
         .collect();
     let mut add = |id: &str, start: f64, ttft: Option<f64>, e2e: f64, outcome: Outcome| {
         let mut a = Attempt::new(id, outcome, ttft, Quality::Pass);
