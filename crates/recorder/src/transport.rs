@@ -485,6 +485,11 @@ fn request_error_class(e: &hyper_util::client::legacy::Error, io: Option<&IoStat
         if !conn_head.is_empty() && is_h2(e) {
             return "not an HTTP/2 reply to HTTP/2 prior knowledge: does the server speak h2c? (drop --http2-prior-knowledge)";
         }
+        // The server closed while our preface was still going out, so its answer (an HTTP/1.x
+        // 400, from a server that speaks only HTTP/1.1) was never read: say what is likely.
+        if io.is_some_and(|io| io.conn_read == 0) && !e.is_connect() {
+            return "connection closed during the HTTP/2 prior-knowledge handshake, before any reply: an HTTP/1-only server does that; drop --http2-prior-knowledge";
+        }
     }
     if received > 0 && !b"HTTP/".starts_with(&head[..head.len().min(5)]) {
         return "the reply is not HTTP (its first bytes are not a status line)";
