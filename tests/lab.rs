@@ -40,7 +40,8 @@ fn peer_fixture(name: &str) -> PathBuf {
         "the real peer fixture {} is missing: the browser tests read ../shared/fixtures/peers/ beside the repository root",
         path.display()
     );
-    path
+    // chromedriver takes only canonical paths for a file input (no `..`).
+    path.canonicalize().unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn mistakes(b: &Browser) -> Vec<String> {
@@ -96,7 +97,7 @@ fn assert_lesson_figures(b: &Browser, qualified: &str, joint: &str, goodput: &st
     let value = |key: &str| b.text_of(&format!("[data-testid=value-{key}]"));
     let q = card("qualified_count");
     assert!(q.contains("10 attempts") && q.contains("8 successes"), "{q}");
-    assert_eq!(value("ttft_p50"), "0.5 s");
+    assert_eq!(value("ttft_p50"), "500 ms");
     assert!(card("ttft_p50").contains("⌈50·8/100⌉ = 4 of 8") && card("ttft_p50").contains("n = 8"), "{}", card("ttft_p50"));
     assert_eq!(value("ttft_p95"), "2 s");
     assert!(card("ttft_p95").contains("⌈95·8/100⌉ = 8 of 8"), "{}", card("ttft_p95"));
@@ -551,7 +552,7 @@ fn a_warm_up_row_is_not_judged_and_wrong_choices_are_marked_on_their_figures() {
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn a_peer_file_without_quality_verdicts_says_not_evaluated() {
     let (b, _) = lab(1400, 1100, "en-US");
-    let fixture = repo("../shared/fixtures/peers/llmperf_yi34b_vllm_c8_individual_responses.json");
+    let fixture = peer_fixture("llmperf_yi34b_vllm_c8_individual_responses.json");
     assert!(fixture.is_file(), "missing real fixture {}: the shared fixtures sit beside the repository", fixture.display());
     b.type_into("[data-testid=upload]", fixture.to_str().unwrap());
     b.wait_text("[data-testid=trace-summary]", |t| t.contains("llmperf_yi34b"));
