@@ -122,11 +122,12 @@ pub fn App() -> impl IntoView {
         <Header />
         <main id="lab-main">
             <Banners />
+            // First, so that a phone shows where to start above the fold too.
+            <StartHere />
             <div class="load-row">
                 <LoadPanel />
                 <TraceSummary />
             </div>
-            <StartHere />
             {move || lab.loaded.with(|l| l.is_some()).then(|| view! {
                 <div class="lab-grid">
                     <Controls />
