@@ -480,9 +480,10 @@ fn run_fuzzers(seconds: u64) -> Result {
     for target in FUZZ_TARGETS {
         let corpus = fuzz_dir.join("corpus").join(target);
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
-        let mut cmd = Command::new(cargo());
-        cmd.arg(format!("+{nightly}"))
-            .args(["fuzz", "run", "--sanitizer", "none", target])
+        // Through rustup: under `cargo xtask`, CARGO is the stable toolchain's own cargo, which
+        // does not understand `+nightly`.
+        let mut cmd = Command::new("rustup");
+        cmd.args(["run", &nightly, "cargo", "fuzz", "run", "--sanitizer", "none", target])
             .arg(&corpus)
             .current_dir(&fuzz_dir);
         if target == "exports" {
