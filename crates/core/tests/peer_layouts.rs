@@ -240,3 +240,16 @@ fn genai_perf_profile_export_imports_each_request_and_skips_empty_chunks() {
     let jsonl = tracelab_core::write::to_jsonl(trace);
     assert!(!jsonl.contains("constructed answer") && !jsonl.contains("constructed prompt"), "text is never kept");
 }
+
+/// Found by fuzzing: a response timestamp earlier than the one before it made a first token
+/// after the stream's end, which the trace reader then refused. The importer names it instead.
+#[test]
+fn genai_perf_response_timestamps_that_go_back_in_time_are_refused_with_the_field() {
+    let name = "genai_perf_profile_export.json";
+    let mut file: serde_json::Value = serde_json::from_str(&constructed(name)).unwrap();
+    let stamps = file["experiments"][0]["requests"][0]["response_timestamps"].as_array_mut().unwrap();
+    let last = stamps.last().unwrap().as_u64().unwrap();
+    stamps[1] = serde_json::json!(last + 1_000_000);
+    let err = load_any(name, &file.to_string()).unwrap_err().to_string();
+    assert!(err.contains("go back in time") && err.contains("requests[0].response_timestamps[2]"), "{err}");
+}

@@ -109,6 +109,12 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
                 if t < start {
                     return Err(ParseError::new(format!("{WHAT}: a response before its request")).field(format!("{here}.response_timestamps[{j}]")));
                 }
+                // The client stamps responses as they arrive, so the list is in order; one that
+                // goes back in time is a damaged file, not a stream (found by fuzzing).
+                if last_ms.is_some_and(|prev| at < prev) {
+                    return Err(ParseError::new(format!("{WHAT}: response timestamps go back in time"))
+                        .field(format!("{here}.response_timestamps[{j}]")));
+                }
                 last_ms = Some(at);
                 let output = outputs.and_then(|o| o.get(j)).map_or(true, has_output);
                 if output {
