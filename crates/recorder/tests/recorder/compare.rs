@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::server::{Script, ScriptedServer};
-use super::{prompts, run, temp_dir, tracelab};
+use super::{prompts, record_cmd, run, temp_dir, tracelab};
 
 /// Records 80 requests; each TTFT is 20–48 ms by a fixed pattern, plus `delay` before the head.
 fn record(dir: &std::path::Path, name: &str, delay: Duration) -> std::path::PathBuf {
@@ -22,15 +22,9 @@ fn record(dir: &std::path::Path, name: &str, delay: Duration) -> std::path::Path
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let prompts = prompts(dir, &ids);
     let out = dir.join(name);
-    let output = run(tracelab()
-        .args(["record", "--model", "scripted", "--repetitions", "1", "--warmup", "2", "--gpu", "off", "--quiet"])
-        .args(["--concurrency", "4", "--timeout", "10"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let output = run(record_cmd(&server, &prompts, &out)
+        .args(["--model", "scripted", "--repetitions", "1", "--warmup", "2", "--gpu", "off", "--quiet"])
+        .args(["--concurrency", "4", "--timeout", "10"]));
     assert!(output.status.success(), "record {name}");
     out
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use tracelab_core::{Outcome, Phase, Quality};
 
 use crate::server::{refused_addr, Script, ScriptedServer, Step};
-use crate::{by_id, load, prompts, record_once, run, temp_dir, tracelab};
+use crate::{by_id, load, prompts, record_cmd, record_once, run, temp_dir, tracelab};
 
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -234,15 +234,9 @@ fn http2_and_the_completions_api() {
     let dir = temp_dir("h2");
     let prompts = prompts(&dir, &["ok", "drop", "multi"]);
     let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "2", "--warmup", "0", "--gpu", "off", "--concurrency", "3"])
-        .args(["--http2-prior-knowledge", "--api", "completions"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let output = run(record_cmd(&server, &prompts, &out)
+        .args(["--model", "m", "--repetitions", "2", "--warmup", "0", "--gpu", "off", "--concurrency", "3"])
+        .args(["--http2-prior-knowledge", "--api", "completions"]));
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.header.conditions.api.as_deref(), Some("completions"));
@@ -263,15 +257,9 @@ fn open_loop_sends_on_schedule_without_waiting_for_replies() {
     let dir = temp_dir("open");
     let prompts = prompts(&dir, &["slow"]);
     let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "10", "--warmup", "0", "--gpu", "off"])
-        .args(["--rate", "20", "--arrival", "constant"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let output = run(record_cmd(&server, &prompts, &out)
+        .args(["--model", "m", "--repetitions", "10", "--warmup", "0", "--gpu", "off"])
+        .args(["--rate", "20", "--arrival", "constant"]));
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.header.conditions.arrival.as_deref(), Some("constant"));
@@ -304,14 +292,8 @@ fn warm_up_is_recorded_apart_and_report_agrees_with_the_core() {
     let dir = temp_dir("agree");
     let prompts = prompts(&dir, &["a", "b", "c"]);
     let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "3", "--warmup", "1", "--gpu", "off", "--concurrency", "2"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let output = run(record_cmd(&server, &prompts, &out)
+        .args(["--model", "m", "--repetitions", "3", "--warmup", "1", "--gpu", "off", "--concurrency", "2"]));
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), 12);
@@ -404,15 +386,9 @@ fn duration_runs_cycle_the_prompts_until_time_is_up() {
     let prompts = prompts(&dir, &["a", "b"]);
     for (name, pacing) in [("closed", &["--concurrency", "2"][..]), ("open", &["--rate", "100", "--seed", "9"][..])] {
         let out = dir.join(format!("{name}.jsonl"));
-        let output = run(tracelab()
-            .args(["record", "--model", "m", "--warmup", "0", "--gpu", "off", "--duration", "0.4"])
-            .args(pacing)
-            .arg("--base-url")
-            .arg(server.base_url())
-            .arg("--prompts")
-            .arg(&prompts)
-            .arg("--output")
-            .arg(&out));
+        let output = run(record_cmd(&server, &prompts, &out)
+            .args(["--model", "m", "--warmup", "0", "--gpu", "off", "--duration", "0.4"])
+            .args(pacing));
         assert!(output.status.success());
         let trace = load(&out);
         let c = &trace.header.conditions;

@@ -58,16 +58,18 @@ pub fn record_once(name: &str, server: &server::ScriptedServer, ids: &[&str], ex
     let dir = temp_dir(name);
     let prompts = prompts(&dir, ids);
     let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
-        .args(extra)
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let output = run(record_cmd(server, &prompts, &out)
+        .args(["--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
+        .args(extra));
     (output, out)
+}
+
+/// `tracelab record` against `server`, reading `prompts` and writing `out`: the arguments every
+/// recording against the scripted server shares. The caller adds the model, load and the rest.
+pub fn record_cmd(server: &server::ScriptedServer, prompts: &Path, out: &Path) -> Command {
+    let mut cmd = tracelab();
+    cmd.arg("record").arg("--base-url").arg(server.base_url()).arg("--prompts").arg(prompts).arg("--output").arg(out);
+    cmd
 }
 
 pub fn run(cmd: &mut Command) -> Output {
