@@ -42,8 +42,16 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
         .await
         .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
     let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
-    // One parse: detection hands its typed value to the importer or the summary reader.
-    match import::load_upload(&name, &text).map_err(|e| e.to_string())? {
+    // Our own formats are read here; any other file goes to the importers' bundle, fetched the
+    // first time one is needed (detection there hands its typed value to the importer).
+    let loaded = if import::is_ours(&text) {
+        let trace = parse_trace(&name, &text).map_err(|e| e.to_string())?;
+        return Ok(Upload::Traces(name, vec![ImportedTrace { label: String::new(), trace }]));
+    } else {
+        let handed = crate::convert::call("import_upload", &[&name, &text]).await?;
+        import::handoff::receive(&name, &handed).map_err(|e| e.to_string())?
+    };
+    match loaded {
         import::Loaded::Summary(summary) => Ok(Upload::Summary(name, summary)),
         import::Loaded::Traces(imported) => Ok(Upload::Traces(name, imported.traces)),
     }

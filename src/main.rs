@@ -4,6 +4,7 @@
 mod app;
 mod bench;
 mod components;
+mod convert;
 mod download;
 mod embed;
 mod i18n;

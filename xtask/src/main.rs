@@ -236,7 +236,8 @@ fn ensure_chromium() -> Result {
 
 /// The pages with bundles of their own, so the lab's initial download stays small: each is
 /// built by trunk into `.build/NAME` and copied by the lab's build to `dist/NAME/`.
-const PAGES: [(&str, &str); 3] = [("lessons.html", "lessons"), ("compare.html", "compare"), ("loadmodel.html", "load-model")];
+const PAGES: [(&str, &str); 4] =
+    [("lessons.html", "lessons"), ("compare.html", "compare"), ("loadmodel.html", "load-model"), ("convert.html", "convert")];
 
 fn build_pages(release: bool) -> Result {
     for (html, name) in PAGES {
@@ -244,6 +245,10 @@ fn build_pages(release: bool) -> Result {
         let dist = format!(".build/{name}");
         let url = format!("/{name}/");
         cmd.args(["build", html, "--dist", &dist, "--public-url", &url]);
+        if name == "convert" {
+            // The lab imports `convert/convert.js` by name (src/convert.rs): no hashes in names.
+            cmd.args(["--filehash", "false"]);
+        }
         if release {
             cmd.args(["--release", "true"]);
         }
@@ -277,7 +282,7 @@ fn build_release() -> Result<u64> {
         }
     }
     eprintln!("xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)", total as f64 / 1024.0);
-    eprintln!("xtask: (the lessons page under dist/lessons/ and the compare page under dist/compare/ are separate bundles, loaded only there)");
+    eprintln!("xtask: (the lessons, compare and load-model pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)");
     Ok(total)
 }
 

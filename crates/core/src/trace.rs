@@ -13,7 +13,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const SCHEMA_NAME: &str = "tracelab.trace";
 
 /// A whole trace.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Serialised as is only to cross between the lab's bundles (`export::ExportRequest`, exact);
+/// files use trace format v1 (`write`, `parse`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Trace {
     pub header: Header,
     pub attempts: Vec<Attempt>,
@@ -271,7 +273,7 @@ pub enum Phase {
 }
 
 /// How an attempt ended. Only [`Outcome::Success`] is a complete success.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Outcome {
     /// HTTP 2xx and the stream read to its proper end (`[DONE]` or a finish reason).
     Success,
@@ -385,14 +387,14 @@ impl Quality {
 
 /// One stream event seen by the client: when (from the attempt's start) and how many tokens it
 /// carried. An event may carry several tokens, so gaps between events are not per-token gaps.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StreamEvent {
     pub at_ms: f64,
     pub tokens: u32,
 }
 
 /// One request sent by the client. A retry is a new attempt with the same business id.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attempt {
     pub id: String,
     /// Ties the retries of one user request together.

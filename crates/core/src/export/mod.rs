@@ -261,3 +261,61 @@ pub fn card_json(source: &str, trace: &Trace, settings: &Settings, metrics: &Met
     s.push('\n');
     s
 }
+
+/// The lab's downloads. The lab's own bundle carries none of the writers: it sends an
+/// [`ExportRequest`] to the bundle that does (`src/bin/convert`), loaded on the first click.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportKind {
+    Csv,
+    CardMd,
+    CardJson,
+    Perfetto,
+}
+
+impl ExportKind {
+    /// The downloaded file's name, from the trace's own (`run.jsonl` → `run-verdicts.csv`).
+    pub fn file_name(self, source: &str) -> String {
+        let stem = source.rsplit_once('.').map_or(source, |(s, _)| s);
+        let suffix = match self {
+            ExportKind::Csv => "verdicts.csv",
+            ExportKind::CardMd => "metric-card.md",
+            ExportKind::CardJson => "metric-card.json",
+            ExportKind::Perfetto => "perfetto.json",
+        };
+        format!("{stem}-{suffix}")
+    }
+
+    pub fn mime(self) -> &'static str {
+        match self {
+            ExportKind::Csv => "text/csv",
+            ExportKind::CardMd => "text/markdown",
+            ExportKind::CardJson | ExportKind::Perfetto => "application/json",
+        }
+    }
+}
+
+/// One download: the trace as the learner has it (what-if edits applied), under the settings
+/// in force. Serialised as is between the lab's bundles.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ExportRequest {
+    pub kind: ExportKind,
+    /// The trace's file or sample name, as the card names its source.
+    pub source: String,
+    pub trace: Trace,
+    pub settings: Settings,
+    pub lang: Lang,
+}
+
+impl ExportRequest {
+    /// The file's text, with the figures recomputed by the same core the lab shows them from.
+    pub fn write(&self) -> String {
+        let (trace, settings) = (&self.trace, &self.settings);
+        match self.kind {
+            ExportKind::Csv => attempts_csv(trace, settings),
+            ExportKind::CardMd => card_markdown(&self.source, trace, settings, &Metrics::of(&trace.attempts, settings), self.lang),
+            ExportKind::CardJson => card_json(&self.source, trace, settings, &Metrics::of(&trace.attempts, settings), self.lang),
+            ExportKind::Perfetto => perfetto(trace, settings),
+        }
+    }
+}

@@ -23,6 +23,7 @@ mod aiperf;
 mod figures;
 mod genai_perf;
 mod guidellm;
+pub mod handoff;
 mod llmperf;
 mod refuse;
 mod reproduce;
@@ -31,7 +32,7 @@ mod vllm;
 pub use self::figures::{PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
 pub use self::reproduce::{reproduce, resolution_note, ReproRow};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::ParseError;
@@ -39,7 +40,7 @@ use crate::parse::parse_trace;
 use crate::trace::{Attempt, Conditions, Footer, Header, Outcome, Source, Trace, MAX_TIME_MS};
 
 /// The tools whose files are recognised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PeerTool {
     /// Our own formats: trace format v1 (JSON Lines) and the classroom CSV.
@@ -90,7 +91,7 @@ impl PeerTool {
 }
 
 /// What a file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Content {
     /// A Trace Lab trace.
@@ -105,7 +106,7 @@ pub enum Content {
 }
 
 /// What [`detect`] recognised in a file's content.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Detected {
     pub tool: PeerTool,
     pub content: Content,
@@ -213,7 +214,7 @@ impl Imported {
 
 /// The tool's own figures read from a separate aggregate file (AIPerf's
 /// `profile_export_aiperf.json`, LLMPerf's `*_summary.json`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerSummary {
     pub detected: Detected,
     pub figures: Vec<PeerFigure>,
@@ -581,6 +582,26 @@ fn sniff(text: &str) -> Result<Sniffed, ParseError> {
             PeerFile::Json(d, json)
         }))),
         Err(err) => Err(json_error(text, err)),
+    }
+}
+
+/// Whether a file is in one of our own formats (trace format v1 or the classroom CSV), read by
+/// [`parse_trace`]; anything else goes to the importers. Decides as [`load_upload`] does.
+pub fn is_ours(text: &str) -> bool {
+    // The same decisions as `sniff`, in the same order, without reaching any importer: the lab
+    // links this, and the importers stay in their own bundle.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() || refuse::not_text(text).is_some() {
+        return false;
+    }
+    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if !matches!(first_line.trim_start().chars().next(), Some('{') | Some('[')) {
+        return refuse::aggregate_csv(first_line).is_none();
+    }
+    match serde_json::from_str::<Value>(first_line) {
+        Ok(Value::Object(map)) => map.contains_key("kind"),
+        Ok(_) => false,
+        Err(_) => first_line.contains("\"kind\"") && first_line.trim_start().starts_with('{'),
     }
 }
 

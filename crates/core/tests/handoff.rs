@@ -1,0 +1,137 @@
+//! The lab reads our own formats itself and hands every other upload to the importers' bundle
+//! (`src/bin/convert`). These tests hold that split to two promises, on every real peer file in
+//! `../shared/fixtures/peers/`, every constructed fixture and every shipped sample:
+//! - `is_ours` decides exactly as the importers' own detection does;
+//! - an import handed across (`hand_over` → `receive`) is what `load_upload` gives directly.
+
+use std::path::{Path, PathBuf};
+
+use tracelab_core::import::{detect, handoff, is_ours, load_upload, Loaded, PeerTool};
+use tracelab_core::{export, Settings};
+
+fn files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs = [
+        root.join("../../../shared/fixtures/peers"),
+        root.join("../../../shared/fixtures/streams"),
+        root.join("tests/data/constructed"),
+        root.join("../../public/samples"),
+    ];
+    let mut out = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{} is missing ({e}): these tests read ../shared/fixtures/ beside the repository root", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_file() && path.extension().is_some_and(|e| e != "md" && e != "py") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() > 20, "expected the fixtures and samples, found {}", out.len());
+    out
+}
+
+#[test]
+fn is_ours_decides_as_detection_does() {
+    for path in files() {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        let detected = detect(&text);
+        assert_eq!(is_ours(&text), detected.tool == PeerTool::TraceLab, "{}: detected as {:?}", path.display(), detected);
+    }
+    // Edge cases a learner can produce.
+    for (text, ours) in [
+        ("", false),
+        ("\u{feff}{\"kind\":\"header\"}\n", true),
+        ("{\"kind\": broken\n", true),
+        ("id,outcome\n1,success\n", true),
+        ("Metric,avg,min,max,p1,p5,p25,p50,p75,p90,p95,p99,std\n", false),
+        ("[1, 2]", false),
+        ("\u{0}\u{0}PNG\r\n", false),
+    ] {
+        assert_eq!(is_ours(text), ours, "{text:?}");
+        assert_eq!(detect(text).tool == PeerTool::TraceLab, ours, "{text:?} (detection)");
+    }
+}
+
+#[test]
+fn a_handed_over_import_is_the_direct_import() {
+    let mut handed = 0;
+    for path in files() {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        if is_ours(&text) {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        match load_upload(&name, &text) {
+            Ok(direct) => {
+                let over = handoff::hand_over(&name, &text).unwrap();
+                let received = handoff::receive(&name, &over).unwrap_or_else(|e| panic!("{name}: {e}"));
+                same(&name, &received, &direct);
+                handed += 1;
+            }
+            Err(direct) => {
+                let over = handoff::hand_over(&name, &text).unwrap_err();
+                assert_eq!(over.to_string(), direct.to_string(), "{name}");
+            }
+        }
+    }
+    assert!(handed >= 8, "only {handed} peer files were imported");
+}
+
+/// The handed-over import is the direct one read back from trace format v1: every time within
+/// the microsecond the format keeps, everything else equal, and every comparison with the
+/// tool's own figures (✓ / ≈ / ✗) the same.
+fn same(name: &str, received: &Loaded, direct: &Loaded) {
+    let (Loaded::Traces(r), Loaded::Traces(d)) = (received, direct) else {
+        assert_eq!(received, direct, "{name}");
+        return;
+    };
+    assert_eq!(r.detected, d.detected, "{name}: detected");
+    assert_eq!(r.traces.len(), d.traces.len(), "{name}: traces");
+    let near = |a: Option<f64>, b: Option<f64>, what: &str, i: usize| match (a, b) {
+        (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-3 + 1e-12 * b.abs(), "{name}: attempt {i} {what}: {a} vs {b}"),
+        (a, b) => assert_eq!(a.is_some(), b.is_some(), "{name}: attempt {i} {what}"),
+    };
+    for (r, d) in r.traces.iter().zip(&d.traces) {
+        assert_eq!(r.label, d.label, "{name}");
+        assert_eq!(r.trace.header, d.trace.header, "{name}: header");
+        assert_eq!(r.trace.warnings, d.trace.warnings, "{name}: warnings");
+        assert_eq!(r.trace.footer, d.trace.footer, "{name}: footer");
+        assert_eq!(r.trace.gpu.len(), d.trace.gpu.len(), "{name}: gpu");
+        assert_eq!(r.trace.attempts.len(), d.trace.attempts.len(), "{name}: attempts");
+        for (i, (ra, da)) in r.trace.attempts.iter().zip(&d.trace.attempts).enumerate() {
+            let mut ra2 = ra.clone();
+            for (what, a, b) in [
+                ("intended_start_ms", ra.intended_start_ms, da.intended_start_ms),
+                ("start_ms", ra.start_ms, da.start_ms),
+                ("first_byte_ms", ra.first_byte_ms, da.first_byte_ms),
+                ("ttft_ms", ra.ttft_ms, da.ttft_ms),
+                ("last_token_ms", ra.last_token_ms, da.last_token_ms),
+                ("e2e_ms", ra.e2e_ms, da.e2e_ms),
+            ] {
+                near(a, b, what, i);
+            }
+            assert_eq!(ra.events.len(), da.events.len(), "{name}: attempt {i} events");
+            for (re, de) in ra.events.iter().zip(&da.events) {
+                near(Some(re.at_ms), Some(de.at_ms), "event", i);
+                assert_eq!(re.tokens, de.tokens, "{name}: attempt {i} event tokens");
+            }
+            (ra2.intended_start_ms, ra2.start_ms, ra2.first_byte_ms, ra2.ttft_ms, ra2.last_token_ms, ra2.e2e_ms, ra2.events) =
+                (da.intended_start_ms, da.start_ms, da.first_byte_ms, da.ttft_ms, da.last_token_ms, da.e2e_ms, da.events.clone());
+            assert_eq!(&ra2, da, "{name}: attempt {i}");
+        }
+        let settings = Settings::from_header(&d.trace.header);
+        let marks = |t: &tracelab_core::Trace| {
+            export::peer_rows(t, &settings).into_iter().map(|row| (row.key, row.matches)).collect::<Vec<_>>()
+        };
+        assert_eq!(marks(&r.trace), marks(&d.trace), "{name}: the comparison with the tool's figures");
+    }
+}
+
+#[test]
+fn an_unreadable_answer_is_an_error_not_an_empty_load() {
+    let e = handoff::receive("run.json", "{\"kind\": \"traces\"").unwrap_err().to_string();
+    assert!(e.contains("run.json") && e.contains("unreadable"), "{e}");
+}

@@ -1,0 +1,55 @@
+//! The bridge to the lab's second bundle (`src/bin/convert`): the peer tools' importers and the
+//! download writers, fetched the first time a learner needs them, so the first download of the
+//! lab carries neither. Loaded once per page; a failed load is an error the learner sees (the
+//! open trace and their work stay), and the next attempt tries again.
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// Where trunk puts the bundle (see `convert.html` and `cargo xtask build`), relative to the lab.
+const MODULE: &str = "convert/convert.js";
+
+thread_local! {
+    static LOADED: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+}
+
+/// Calls one of the bundle's functions with string arguments; its error (a string) comes back
+/// as the error.
+pub async fn call(function: &str, args: &[&str]) -> Result<String, String> {
+    let module = module().await?;
+    let f: Function = Reflect::get(&module, &function.into())
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(|| format!("{MODULE} has no function `{function}`: reload the page"))?;
+    let args: js_sys::Array = args.iter().map(|a| JsValue::from_str(a)).collect();
+    match f.apply(&JsValue::NULL, &args) {
+        Ok(v) => v.as_string().ok_or_else(|| format!("{MODULE}: `{function}` returned no text")),
+        Err(e) => Err(e.as_string().unwrap_or_else(|| format!("{e:?}"))),
+    }
+}
+
+async fn module() -> Result<JsValue, String> {
+    if let Some(m) = LOADED.with(|m| m.borrow().clone()) {
+        return Ok(m);
+    }
+    let failed = |e: JsValue| {
+        let why = e.as_string().or_else(|| js_sys::Error::from(e.clone()).message().as_string()).unwrap_or_default();
+        format!("could not load the importers and downloads ({MODULE}): {why}. Check the connection and try again. / 无法加载导入与下载模块，请检查网络后重试。")
+    };
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let base = document.base_uri().ok().flatten().unwrap_or_default();
+    let url = web_sys::Url::new_with_base(MODULE, &base).map_err(failed)?.href();
+    // A dynamic `import()`: the one way to load an ES module on demand from Rust.
+    let import = Function::new_with_args("url", "return import(url)");
+    let promise: Promise = import.call1(&JsValue::NULL, &url.into()).map_err(failed)?.unchecked_into();
+    let module = JsFuture::from(promise).await.map_err(failed)?;
+    // wasm-bindgen's default export instantiates the module (its .wasm beside the .js).
+    let init: Function = Reflect::get(&module, &"default".into()).map_err(failed)?.unchecked_into();
+    let started: Promise = init.call0(&JsValue::NULL).map_err(failed)?.unchecked_into();
+    JsFuture::from(started).await.map_err(failed)?;
+    LOADED.with(|m| *m.borrow_mut() = Some(module.clone()));
+    Ok(module)
+}
