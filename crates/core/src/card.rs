@@ -1,8 +1,9 @@
 //! The metric card as plain text: every figure with its numerator, denominator, unit and method,
 //! plus the conditions a reader needs to recompute it. `tracelab report` prints this.
 
-use crate::format;
-use crate::metrics::{trim_num, Figure, Metrics};
+use crate::figure::Figure;
+use crate::format::{self, trim_num};
+use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::text::Lang;
 use crate::trace::{Trace, GPU_UNSUPPORTED};

@@ -36,9 +36,9 @@ use serde_json::Value;
 
 use crate::card;
 use crate::error::ParseError;
-use crate::export::md_cell;
-use crate::format;
-use crate::metrics::{trim_num, Figure, Metrics};
+use crate::figure::Figure;
+use crate::format::{self, md_cell, trim_num};
+use crate::metrics::Metrics;
 use crate::settings::{FailureDenominator, Settings, PAIR_KEYS};
 use crate::text::{Lang, Text};
 use crate::trace::{Header, Trace, GPU_UNSUPPORTED};

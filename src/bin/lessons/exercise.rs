@@ -9,7 +9,7 @@ use tracelab_core::lessons::{
     answer_key, check, currency_for, parse_number, ratio_parts, Answer, AnswerUnit, Exercise, ExerciseKind, Feedback,
     RatioPartsView,
 };
-use tracelab_core::metrics::trim_num;
+use tracelab_core::format::trim_num;
 
 use crate::app::use_page;
 use crate::words::w;
