@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use tracelab_core::{metrics::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
+use tracelab_core::{figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
 
 /// How long a result must stand before "what changed" takes it as the new baseline.
 const SETTLE_MS: u64 = 800;

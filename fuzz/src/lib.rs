@@ -5,7 +5,8 @@
 use tracelab_core::export::{attempts_csv, card_json, card_markdown, peer_rows, perfetto};
 use tracelab_core::parse::parse_trace;
 use tracelab_core::write::{to_csv, to_jsonl};
-use tracelab_core::{card, tally, Index, Lang, MetricCard, Metrics, Settings, Trace};
+use tracelab_core::{card, tally, Index, Lang, Metrics, Settings, Trace};
+use tracelab_course::MetricCard;
 
 /// Runs `trace` through everything under `settings` and checks the promises.
 pub fn exercise(trace: &Trace, settings: &Settings) {

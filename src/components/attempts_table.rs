@@ -2,7 +2,7 @@
 //! Only the rows in view are in the DOM, so a 1,000,000-attempt trace scrolls as easily as ten.
 
 use leptos::prelude::*;
-use tracelab_core::{metrics::trim_num, verdict, Phase, WarmupPolicy};
+use tracelab_core::{format::trim_num, verdict, Phase, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;

@@ -8,7 +8,7 @@
 use leptos::ev;
 use leptos::prelude::*;
 use tracelab_core::timeline::{in_flight, ttft_points};
-use tracelab_core::{metrics::trim_num, trace::GPU_UNSUPPORTED, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
+use tracelab_core::{format::trim_num, trace::GPU_UNSUPPORTED, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -155,7 +155,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
         let xt: Vec<usize> = if n <= 10 { (1..=n).collect() } else { ticks(n as f64, 6).into_iter().map(|v| v as usize).filter(|v| *v >= 1 && *v <= n).collect() };
         let threshold = s.ttft_threshold_s;
         let tail = m.ttft_tail.value;
-        let tail_name = tracelab_core::metrics::percentile_label(s.p);
+        let tail_name = tracelab_core::format::percentile_label(s.p);
         // The two line labels sit above their lines, at opposite ends; when the lines are close
         // the tail's label goes below its line so neither strikes the other.
         let ty = y(threshold);

@@ -2,7 +2,7 @@
 //! the selected attempt, the running tally a class recomputes, and what-if edits of the row.
 
 use leptos::prelude::*;
-use tracelab_core::{explain, metrics::trim_num, tally, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
+use tracelab_core::{explain, format::trim_num, tally, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;

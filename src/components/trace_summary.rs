@@ -2,7 +2,7 @@
 //! A capability the run did not have is shown as "not verified", never filled in.
 
 use leptos::prelude::*;
-use tracelab_core::{metrics::trim_num, trace::GPU_UNSUPPORTED};
+use tracelab_core::{format::trim_num, trace::GPU_UNSUPPORTED};
 
 use crate::i18n::tr;
 use crate::state::{use_lab, Origin};

@@ -1,8 +1,9 @@
 //! The metric card as plain text: every figure with its numerator, denominator, unit and method,
 //! plus the conditions a reader needs to recompute it. `tracelab report` prints this.
 
-use crate::format;
-use crate::metrics::{trim_num, Figure, Metrics};
+use crate::figure::Figure;
+use crate::format::{self, trim_num};
+use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::text::Lang;
 use crate::trace::{Trace, GPU_UNSUPPORTED};
@@ -27,32 +28,14 @@ pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics,
     let zh = lang == Lang::Zh;
     let title = if zh { format!("指标口径卡 — {source}") } else { format!("Metric card — {source}") };
     let observation = if zh {
-        "观测点：客户端（请求开始 → 第一个非空 token → 流结束）".into()
+        format!("观测点：{}", observation_point(lang))
     } else {
-        "Observation point: client (request start → first non-empty token → end of stream)".into()
+        format!("Observation point: {}", observation_point(lang))
     };
-    let failures = if metrics.failures_by_outcome.is_empty() {
-        String::new()
-    } else {
-        let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
-        format!(" ({})", parts.join(", "))
-    };
-    let no_token = metrics.successes_without_token;
     let attempts = if zh {
-        let no_token = if no_token > 0 { format!("（其中 {no_token} 个没有任何输出 token）") } else { String::new() };
-        format!(
-            "尝试：计入 {} 次 — 完整成功 {}{no_token}，失败 {}{failures}；排除的预热 {}",
-            metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
-        )
+        format!("尝试：{}", attempts_summary(metrics, lang))
     } else {
-        let no_token = if no_token > 0 { format!(" ({no_token} with no output token)") } else { String::new() };
-        format!(
-            "Attempts: {} counted — {}{no_token}, {}{failures}; warm-up excluded: {}",
-            metrics.attempts,
-            format::count(metrics.successes, "complete success", "complete successes"),
-            format::count(metrics.failures, "failure", "failures"),
-            metrics.warmup_excluded
-        )
+        format!("Attempts: {}", attempts_summary(metrics, lang))
     };
     let window = settings.window_s.map(|w| format!("{} s", trim_num(w))).unwrap_or_else(|| "—".into());
     let cost = settings
@@ -90,6 +73,45 @@ pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics,
         format!("Trace: {completeness} · GPU telemetry: {gpu}")
     };
     CardHead { title, observation, attempts, settings: settings_line, trace: trace_line }
+}
+
+/// Where the clock was read, without the card's label (the head's "Observation point" line).
+pub fn observation_point(lang: Lang) -> String {
+    match lang {
+        Lang::Zh => "客户端（请求开始 → 第一个非空 token → 流结束）".into(),
+        Lang::En => "client (request start → first non-empty token → end of stream)".into(),
+    }
+}
+
+/// Attempts counted, successes, failures by outcome, warm-up excluded, without the card's label
+/// (the head's "Attempts" line).
+pub fn attempts_summary(metrics: &Metrics, lang: Lang) -> String {
+    let failures = if metrics.failures_by_outcome.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
+        format!(" ({})", parts.join(", "))
+    };
+    let no_token = metrics.successes_without_token;
+    match lang {
+        Lang::Zh => {
+            let no_token = if no_token > 0 { format!("（其中 {no_token} 个没有任何输出 token）") } else { String::new() };
+            format!(
+                "计入 {} 次 — 完整成功 {}{no_token}，失败 {}{failures}；排除的预热 {}",
+                metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
+            )
+        }
+        Lang::En => {
+            let no_token = if no_token > 0 { format!(" ({no_token} with no output token)") } else { String::new() };
+            format!(
+                "{} counted — {}{no_token}, {}{failures}; warm-up excluded: {}",
+                metrics.attempts,
+                format::count(metrics.successes, "complete success", "complete successes"),
+                format::count(metrics.failures, "failure", "failures"),
+                metrics.warmup_excluded
+            )
+        }
+    }
 }
 
 /// The figures of the full card, in reading order (the terminal card and the exports).

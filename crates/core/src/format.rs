@@ -1,7 +1,29 @@
-//! How figures are written for people: the same digits in the terminal and in the lab.
+//! How numbers and figures are written for people: the same digits in the terminal, the lab and
+//! every export. The one home of the core's formatting helpers ([`trim_num`], [`duration`],
+//! [`count`], [`percentile_label`], the CSV and Markdown cells); it sits low, so any layer may use it.
 
-use crate::metrics::{trim_num, Figure, Unit};
+use crate::figure::{Change, Figure, Unit};
 use crate::text::{Lang, Text};
+
+/// 1 → "1", 0.5 → "0.5".
+pub fn trim_num(v: f64) -> String {
+    let s = format!("{:.6}", v);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// "P95" for 95, "P99.9" for 99.9.
+pub fn percentile_label(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("P{}", p as i64)
+    } else {
+        format!("P{p}")
+    }
+}
 
 /// A value in its unit: "20 %", "500 ms", "1.2 s", "0.5 /s", "4 CNY".
 pub fn value(figure: &Figure, lang: Lang) -> String {
@@ -12,6 +34,11 @@ pub fn value(figure: &Figure, lang: Lang) -> String {
         },
         Some(v) => number_in_unit(v, &figure.unit, lang),
     }
+}
+
+/// A table cell for Markdown: `|` escaped, line breaks flattened.
+pub fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// A number written in a unit (also used for "what changed": "5 → 4").
@@ -96,7 +123,7 @@ pub fn remark(figure: &Figure, lang: Lang) -> Option<String> {
 }
 
 /// "qualified 5 → 4", "Goodput 0.5 /s → 0.4 /s", "Cost per 1,000 qualified 4 CNY → undefined".
-pub fn change(c: &crate::metrics::Change, lang: Lang) -> String {
+pub fn change(c: &Change, lang: Lang) -> String {
     let side = |v: Option<f64>| match v {
         Some(v) => number_in_unit(v, &c.unit, lang),
         None => match lang {

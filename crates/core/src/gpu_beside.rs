@@ -4,7 +4,7 @@
 //! answer is "unverified", never a guess, and an attempt with no sample inside its interval
 //! is left out rather than given its neighbours' readings.
 
-use crate::metrics::trim_num;
+use crate::format::trim_num;
 use crate::percentile::{percentile, PercentileMethod};
 use crate::settings::Settings;
 use crate::text::Lang;

@@ -3,7 +3,7 @@
 //! whatever the server does; when the client itself falls behind, the arrival rate the server
 //! saw was not the one asked for, and the run measured the client, not the server.
 
-use crate::metrics::trim_num;
+use crate::format::trim_num;
 use crate::percentile::{percentile, PercentileMethod};
 use crate::text::Lang;
 use crate::trace::{Phase, Trace};

@@ -5,52 +5,13 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::figure::{Change, Figure, Unit};
+use crate::format::{percentile_label, trim_num};
 use crate::index::Index;
 use crate::percentile::{describe, nearest_rank, percentile, PercentileMethod};
 use crate::settings::{FailureDenominator, Settings};
 use crate::text::Text;
 use crate::verdict::threshold_ms;
-
-/// What a figure is measured in.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "currency")]
-pub enum Unit {
-    Count,
-    /// A share, 0–1 (shown as %).
-    Ratio,
-    Seconds,
-    /// Per second of the window.
-    PerSecond,
-    /// Money per 1,000 qualified requests, in the given currency.
-    MoneyPer1000(String),
-    TokensPerSecond,
-}
-
-/// One figure with everything needed to explain it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Figure {
-    /// Stable code name (`failure_rate`, `ttft_p95`, …).
-    pub key: String,
-    pub name: Text,
-    pub value: Option<f64>,
-    pub numerator: Option<f64>,
-    pub numerator_label: Option<Text>,
-    pub denominator: Option<f64>,
-    pub denominator_label: Option<Text>,
-    pub unit: Unit,
-    /// How a percentile was picked (e.g. "nearest-rank: ⌈95·8/100⌉ = 8 of 8").
-    pub method: Option<String>,
-    /// `method` in both languages, for a page that shows Chinese (not serialised: the files
-    /// keep the one `method` line).
-    #[serde(skip)]
-    pub method_text: Option<Text>,
-    /// The sample size behind a distribution figure.
-    pub n: Option<usize>,
-    /// Why there is no value, when there is none.
-    pub undefined: Option<Text>,
-    /// A caution worth showing beside the value (e.g. a tail from too few samples).
-    pub note: Option<Text>,
-}
 
 impl Figure {
     fn new(key: &str, name: Text, unit: Unit) -> Figure {
@@ -129,15 +90,6 @@ pub struct Metrics {
 
 fn t(en: &str, zh: &str) -> Text {
     Text::new(en, zh)
-}
-
-/// "P95" for 95, "P99.9" for 99.9.
-pub fn percentile_label(p: f64) -> String {
-    if p.fract() == 0.0 {
-        format!("P{}", p as i64)
-    } else {
-        format!("P{p}")
-    }
 }
 
 fn distribution(key: &str, name: Text, sorted_ms: &[f64], p: f64, method: PercentileMethod, what: &Text) -> Figure {
@@ -476,27 +428,6 @@ impl Metrics {
         obj.insert(seconds_key("itl"), json!(self.itl_tail.value));
         v
     }
-}
-
-/// 1 → "1", 0.5 → "0.5".
-pub fn trim_num(v: f64) -> String {
-    let s = format!("{:.6}", v);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".into()
-    } else {
-        s.to_string()
-    }
-}
-
-/// One figure that moved since the last edit ("qualified 5 → 4").
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
-    pub key: String,
-    pub name: Text,
-    pub from: Option<f64>,
-    pub to: Option<f64>,
-    pub unit: Unit,
 }
 
 impl Metrics {

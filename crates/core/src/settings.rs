@@ -5,52 +5,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::SettingsError;
+use crate::format::trim_num;
 use crate::percentile::PercentileMethod;
-use crate::trace::{Header, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
 use crate::text::Text;
+use crate::trace::{Header, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
 
-/// How a TTFT is compared with the threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Comparison {
-    /// TTFT ≤ threshold: "within the threshold", as the lesson's SLO reads.
-    #[default]
-    Le,
-    /// TTFT < threshold: a request exactly at the threshold counts as slow.
-    Lt,
-}
-
-impl Comparison {
-    pub fn code(self) -> &'static str {
-        match self {
-            Comparison::Le => "le",
-            Comparison::Lt => "lt",
-        }
-    }
-
-    pub fn from_code(code: &str) -> Option<Comparison> {
-        match code.trim() {
-            "le" | "<=" | "≤" => Some(Comparison::Le),
-            "lt" | "<" => Some(Comparison::Lt),
-            _ => None,
-        }
-    }
-
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Comparison::Le => "≤",
-            Comparison::Lt => "<",
-        }
-    }
-
-    /// Whether `value` is within `threshold` under this comparison.
-    pub fn holds(self, value: f64, threshold: f64) -> bool {
-        match self {
-            Comparison::Le => value <= threshold,
-            Comparison::Lt => value < threshold,
-        }
-    }
-}
+pub use crate::trace::Comparison;
 
 /// What the failure rate (and with it every per-attempt rate) is divided by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -310,7 +270,7 @@ pub struct Mistake {
 
 /// The keys of [`Settings::to_pairs`] and [`Settings::apply_pairs`]: threshold, comparison,
 /// percentile method, percentile p, failure denominator, missing TTFT, warm-up, window, window
-/// cost, currency. Lessons bind the lab with them (see [`crate::lessons`]).
+/// cost, currency. Lessons bind the lab with them (see the `tracelab-course` crate).
 pub const PAIR_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"];
 
 /// Settings as short `key=value` pairs, for permalinks and storage: a teacher's link sets
@@ -318,19 +278,19 @@ pub const PAIR_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w",
 impl Settings {
     pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
         let mut v = vec![
-            ("t", crate::metrics::trim_num(self.ttft_threshold_s)),
+            ("t", trim_num(self.ttft_threshold_s)),
             ("cmp", self.comparison.code().to_string()),
             ("pm", self.percentile.code().to_string()),
-            ("p", crate::metrics::trim_num(self.p)),
+            ("p", trim_num(self.p)),
             ("fd", self.population.failure_denominator.code().to_string()),
             ("mt", self.population.missing_ttft.code().to_string()),
             ("wu", self.population.warmup.code().to_string()),
         ];
         if let Some(w) = self.window_s {
-            v.push(("w", crate::metrics::trim_num(w)));
+            v.push(("w", trim_num(w)));
         }
         if let Some(c) = self.window_cost {
-            v.push(("cost", crate::metrics::trim_num(c)));
+            v.push(("cost", trim_num(c)));
         }
         if !self.currency.is_empty() {
             v.push(("cur", self.currency.clone()));

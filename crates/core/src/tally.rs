@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::metrics::trim_num;
+use crate::format::trim_num;
 use crate::settings::Settings;
 use crate::text::Text;
 use crate::trace::{Attempt, Quality};

@@ -7,6 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod peer;
+pub mod simulation;
+
+use crate::text::Text;
+
 /// The schema version this core reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;
 /// The value of the header's `schema` field.
@@ -43,6 +48,12 @@ impl Trace {
         }
     }
 
+    /// The peer tool's own figures about this run (`header.source.figures`), empty when the
+    /// trace was not imported from a tool that reports any.
+    pub fn peer_figures(&self) -> &[peer::PeerFigure] {
+        self.header.source.as_ref().map(|s| s.figures.as_slice()).unwrap_or(&[])
+    }
+
     /// How many attempts were warm-up attempts.
     pub fn warmup_count(&self) -> usize {
         self.attempts.iter().filter(|a| a.phase == Phase::Warmup).count()
@@ -63,8 +74,7 @@ pub enum Completeness {
 }
 
 impl Completeness {
-    pub fn text(self) -> crate::Text {
-        use crate::Text;
+    pub fn text(self) -> Text {
         match self {
             Completeness::Complete => Text::new("complete run", "运行完整"),
             Completeness::StoppedEarly => Text::new("stopped early (every started attempt kept)", "提前停止（已开始的尝试都保留了）"),
@@ -100,7 +110,7 @@ pub struct Header {
     /// Present on a trace written by the simulation: every parameter and the seed. Such a trace
     /// was computed, not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub simulation: Option<crate::simulate::Simulation>,
+    pub simulation: Option<simulation::Simulation>,
 }
 
 impl Default for Header {
@@ -237,12 +247,55 @@ pub struct Money {
     pub currency: String,
 }
 
+/// How a TTFT is compared with the threshold (a setting, and a default a trace can carry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    /// TTFT ≤ threshold: "within the threshold", as the lesson's SLO reads.
+    #[default]
+    Le,
+    /// TTFT < threshold: a request exactly at the threshold counts as slow.
+    Lt,
+}
+
+impl Comparison {
+    pub fn code(self) -> &'static str {
+        match self {
+            Comparison::Le => "le",
+            Comparison::Lt => "lt",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Comparison> {
+        match code.trim() {
+            "le" | "<=" | "≤" => Some(Comparison::Le),
+            "lt" | "<" => Some(Comparison::Lt),
+            _ => None,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Comparison::Le => "≤",
+            Comparison::Lt => "<",
+        }
+    }
+
+    /// Whether `value` is within `threshold` under this comparison.
+    pub fn holds(self, value: f64, threshold: f64) -> bool {
+        match self {
+            Comparison::Le => value <= threshold,
+            Comparison::Lt => value < threshold,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeaderDefaults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_threshold_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<crate::Comparison>,
+    pub comparison: Option<Comparison>,
 }
 
 /// Provenance of an imported trace.
@@ -258,9 +311,9 @@ pub struct Source {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
     /// The tool's own figures about this run, with how it computes each, so they can be
-    /// recomputed from the attempts ([`crate::import::reproduce`]).
+    /// recomputed from the attempts ([`crate::reproduce`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub figures: Vec<crate::import::PeerFigure>,
+    pub figures: Vec<peer::PeerFigure>,
 }
 
 /// Warm-up attempts are recorded but never mixed into the measured samples.

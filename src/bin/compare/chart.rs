@@ -3,7 +3,7 @@
 //! bound exists. The points are the core's sorted samples; nothing is computed here but positions.
 
 use leptos::prelude::*;
-use tracelab_core::metrics::percentile_label;
+use tracelab_core::format::percentile_label;
 
 use crate::app::{Compared, Page};
 use crate::words::w;
@@ -84,13 +84,13 @@ pub fn TtftChart(compared: Compared) -> impl IntoView {
                 <line class="axis" x1=LEFT x2=W - RIGHT y1=y(0.0) y2=y(0.0) />
                 <line class="axis" x1=LEFT x2=LEFT y1=y(0.0) y2=y(1.0) />
                 {ticks.into_iter().map(|t| view! {
-                    <text class="tick" x=format!("{:.1}", x(t)) y=H - BOTTOM + 16.0 text-anchor="middle">{format!("{} s", tracelab_core::metrics::trim_num((t * 1000.0).round() / 1000.0))}</text>
+                    <text class="tick" x=format!("{:.1}", x(t)) y=H - BOTTOM + 16.0 text-anchor="middle">{format!("{} s", tracelab_core::format::trim_num((t * 1000.0).round() / 1000.0))}</text>
                 }).collect_view()}
                 {[0.0, 0.5, 1.0].into_iter().map(|f| view! {
                     <text class="tick" x=LEFT - 6.0 y=format!("{:.1}", y(f) + 4.0) text-anchor="end">{format!("{}%", (f * 100.0) as i64)}</text>
                 }).collect_view()}
                 <line class="threshold" data-testid="threshold" x1=format!("{:.1}", x(threshold)) x2=format!("{:.1}", x(threshold)) y1=y(0.0) y2=y(1.0) />
-                <text class="tick" x=format!("{:.1}", x(threshold) + 4.0) y=TOP + 10.0>{move || format!("{} {} s", w(page.lang.get(), "threshold"), tracelab_core::metrics::trim_num(threshold))}</text>
+                <text class="tick" x=format!("{:.1}", x(threshold) + 4.0) y=TOP + 10.0>{move || format!("{} {} s", w(page.lang.get(), "threshold"), tracelab_core::format::trim_num(threshold))}</text>
                 <line class="quantile" x1=LEFT x2=W - RIGHT y1=y(q) y2=y(q) />
                 <path class="ecdf base" data-testid="ecdf-base" d=base_path />
                 <path class="ecdf new" data-testid="ecdf-new" d=new_path />

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use tracelab_core::lessons::{segments, settings_for, Course, Progress, Segment};
+use tracelab_course::{segments, settings_for, Course, Progress, Segment};
 use tracelab_core::{parse::parse_trace, Lang, Trace};
 
 use crate::card::{CardPanel, SelfCheck};

@@ -2,7 +2,7 @@
 //! lab itself, then edited by hand) and the self-check, which only the learner ticks.
 
 use leptos::prelude::*;
-use tracelab_core::lessons::{MetricCard, Progress};
+use tracelab_course::{MetricCard, Progress};
 use tracelab_core::parse::parse_trace;
 use tracelab_core::{Index, Lang, Metrics, Settings, Text, Trace};
 use wasm_bindgen::JsCast;

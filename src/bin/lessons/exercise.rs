@@ -1,15 +1,15 @@
 //! One exercise, by kind: a number checked against the core's own figure on the named sample, a
 //! choice answered with each option's explanation, a ratio's parts named against the core's
-//! labels, or free text with a checklist. Every check is the core's (`lessons::check`).
+//! labels, or free text with a checklist. Every check is the course crate's (`tracelab_course::check`).
 
 use std::collections::BTreeSet;
 
 use leptos::prelude::*;
-use tracelab_core::lessons::{
+use tracelab_course::{
     answer_key, check, currency_for, parse_number, ratio_parts, Answer, AnswerUnit, Exercise, ExerciseKind, Feedback,
     RatioPartsView,
 };
-use tracelab_core::metrics::trim_num;
+use tracelab_core::format::trim_num;
 
 use crate::app::use_page;
 use crate::words::w;
@@ -105,7 +105,7 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
                         let l = page.lang.get();
                         // Options are shown in an order drawn when the page opens, with values that
                         // name only their position: the page's source does not give the answer away.
-                        let pick = |label: &'static str, part: &'static str, options: Vec<tracelab_core::lessons::PartOption>, sig: RwSignal<String>| {
+                        let pick = |label: &'static str, part: &'static str, options: Vec<tracelab_course::PartOption>, sig: RwSignal<String>| {
                             let options = shuffled(options);
                             let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
                             view! {

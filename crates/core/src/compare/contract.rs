@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::metrics::trim_num;
+use crate::format::trim_num;
 use crate::text::{Lang, Text};
 use crate::trace::Header;
 

@@ -8,7 +8,8 @@ use super::stats::{newcombe, poisson, resample_sorted, Bounds, SplitMix64};
 use super::uncertainty::{FigureInterval, IntervalMethod, Intervals};
 use crate::format::number_in_unit;
 use crate::index::Index;
-use crate::metrics::{Figure, Metrics, Unit};
+use crate::figure::{Figure, Unit};
+use crate::metrics::Metrics;
 use crate::percentile::percentile;
 use crate::settings::Settings;
 use crate::text::{Lang, Text};
@@ -267,7 +268,7 @@ impl DiffRow {
 fn signed(v: f64, unit: &Unit, lang: Lang) -> String {
     let body = match unit {
         Unit::Ratio => {
-            let pp = crate::metrics::trim_num((v.abs() * 10000.0).round() / 100.0);
+            let pp = crate::format::trim_num((v.abs() * 10000.0).round() / 100.0);
             if lang == Lang::Zh { format!("{pp} 个百分点") } else { format!("{pp} pp") }
         }
         _ => number_in_unit(v.abs(), unit, lang),

@@ -19,7 +19,8 @@ pub use stats::{Bounds, CONFIDENCE};
 pub use uncertainty::{bounds_text, FigureInterval, IntervalMethod, Intervals};
 
 use crate::index::Index;
-use crate::metrics::{trim_num, Metrics};
+use crate::format::trim_num;
+use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::text::{Lang, Text};
 use crate::trace::Trace;

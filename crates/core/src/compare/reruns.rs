@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::stats::{min_n_for_quantile, quantile_interval, Bounds};
 use crate::index::Index;
-use crate::metrics::percentile_label;
+use crate::format::percentile_label;
 use crate::percentile::{percentile, PercentileMethod};
 use crate::text::Text;
 

@@ -5,9 +5,10 @@
 use serde::Serialize;
 
 use super::stats::{min_n_for_quantile, poisson, quantile_interval, quantile_ranks, wilson, Bounds};
-use crate::format::number_in_unit;
+use crate::figure::{Figure, Unit};
+use crate::format::{number_in_unit, percentile_label};
 use crate::index::Index;
-use crate::metrics::{percentile_label, Figure, Metrics, Unit};
+use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::text::{Lang, Text};
 

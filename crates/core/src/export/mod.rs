@@ -10,12 +10,13 @@ pub use self::perfetto::{perfetto, write_perfetto};
 use serde_json::{json, Value};
 
 use crate::card;
-use crate::format;
-use crate::import::{self, ReproRow};
-use crate::metrics::{trim_num, Metrics};
+use crate::format::{self, md_cell, trim_num};
+use crate::metrics::Metrics;
 use crate::parse::csv_cell;
+use crate::reproduce::{reproduce, resolution_note, ReproRow};
 use crate::settings::Settings;
 use crate::text::Lang;
+use crate::trace::peer::{PeerUnit, Reproducibility};
 use crate::trace::Trace;
 use crate::verdict::{is_counted, verdict, Latency};
 use crate::write::classroom_cells;
@@ -71,19 +72,14 @@ pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
     out
 }
 
-/// The peer tool's own figures beside ours, when the trace carries them (see [`import::reproduce`]).
+/// The peer tool's own figures beside ours, when the trace carries them (see [`reproduce`]).
 pub fn peer_rows(trace: &Trace, settings: &Settings) -> Vec<ReproRow> {
-    import::reproduce(trace, import::figures(trace), settings)
-}
-
-/// A table cell for Markdown: `|` escaped, line breaks flattened.
-pub(crate) fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+    reproduce(trace, trace.peer_figures(), settings)
 }
 
 /// A peer figure's number in its unit: "67.56385 ms", "89", "11 %".
-pub fn peer_value(v: f64, unit: import::PeerUnit) -> String {
-    use import::PeerUnit::*;
+pub fn peer_value(v: f64, unit: PeerUnit) -> String {
+    use PeerUnit::*;
     match unit {
         Ratio => format!("{} %", trim_num(v * 100.0)),
         Count => trim_num(v),
@@ -153,20 +149,20 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
                     "\n## {tool}'s own figures, recomputed\n\n| Figure | {tool} said | Recomputed with {tool}'s method | Match | Under the lesson's definitions | Note |\n|---|---|---|---|---|---|\n"
                 )
             });
-            let resolution = format!("\n{}\n", import::resolution_note().get(lang));
+            let resolution = format!("\n{}\n", resolution_note().get(lang));
             for r in rows {
                 let ours = r.tool_method.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
                 let matches = match (r.matches, &r.reproducibility) {
                     (Some(true), _) => "✓",
-                    (Some(false), import::Reproducibility::Approximate(_)) => "≈",
+                    (Some(false), Reproducibility::Approximate(_)) => "≈",
                     (Some(false), _) => "✗",
                     (None, _) => "—",
                 };
                 let lesson = r.lesson.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
                 let mut note = Vec::new();
                 match &r.reproducibility {
-                    import::Reproducibility::Exact => {}
-                    import::Reproducibility::Approximate(why) | import::Reproducibility::Not(why) => note.push(why.clone()),
+                    Reproducibility::Exact => {}
+                    Reproducibility::Approximate(why) | Reproducibility::Not(why) => note.push(why.clone()),
                 }
                 if r.lesson.is_some() {
                     note.push(r.how_lesson.get(lang).to_string());
@@ -251,7 +247,7 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
         "figures": figures,
         "mistakes": mistakes,
         "peer_figures": peer_rows(trace, settings),
-        "peer_figures_resolution": import::resolution_note().get(lang),
+        "peer_figures_resolution": resolution_note().get(lang),
     })
 }
 

@@ -18,7 +18,7 @@ use std::fmt::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::metrics::trim_num;
+use crate::format::trim_num;
 use crate::settings::Settings;
 use crate::trace::{Attempt, Phase, Trace};
 use crate::verdict::{verdict, Latency, Reason};

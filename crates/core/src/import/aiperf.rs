@@ -452,7 +452,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Std { .. } => "std (numpy, ddof 0)".to_string(),
                 Stat::Min => "minimum".to_string(),
                 Stat::Max => "maximum".to_string(),
-                Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation)", crate::metrics::trim_num(p)),
+                Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation)", crate::format::trim_num(p)),
                 Stat::Value => String::new(),
             };
             figures.push(PeerFigure {
@@ -500,7 +500,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             figures.push(PeerFigure::exact_value("error_summary[].count".into(), Quantity::Failures, total, PeerUnit::Count, "the error counts of `error_summary`, summed"));
         }
     }
-    figures.sort_by_key(super::vllm::order);
+    figures.sort_by_key(PeerFigure::order);
     let mut conditions = Conditions::default();
     if let Some(config) = map.get("input_config").and_then(Value::as_object) {
         conditions.model = config

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerTool, FAILURE_MAPPING};
 use crate::error::ParseError;
-use crate::metrics::trim_num;
+use crate::format::trim_num;
 use crate::trace::*;
 
 const WHAT: &str = "GenAI-Perf profile_export.json";

@@ -10,7 +10,7 @@ use super::{
     PeerPercentile, PeerTool, PeerUnit, Quantity, RateSpan, Reproducibility, Stat, FAILURE_MAPPING,
 };
 use crate::error::ParseError;
-use crate::metrics::trim_num;
+use crate::format::trim_num;
 use crate::trace::*;
 
 const WHAT: &str = "guidellm benchmarks.json";
@@ -521,6 +521,6 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
             }
         }
     }
-    out.sort_by_key(super::vllm::order);
+    out.sort_by_key(PeerFigure::order);
     out
 }

@@ -182,7 +182,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Min => "minimum".to_string(),
                 Stat::Max => "maximum".to_string(),
                 Stat::Std { .. } => "std (pandas, ddof 1)".to_string(),
-                Stat::Percentile { p, .. } => format!("quantile {} (pandas, linear interpolation)", crate::metrics::trim_num(p / 100.0)),
+                Stat::Percentile { p, .. } => format!("quantile {} (pandas, linear interpolation)", crate::format::trim_num(p / 100.0)),
                 Stat::Value => String::new(),
             };
             figures.push(PeerFigure {
@@ -209,7 +209,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             figures.push(PeerFigure::exact_value(key.to_string(), quantity, value, unit, how));
         }
     }
-    figures.sort_by_key(super::vllm::order);
+    figures.sort_by_key(PeerFigure::order);
     let concurrency = map.get("num_concurrent_requests").and_then(Value::as_u64).map(|v| v as u32);
     let conditions = Conditions {
         model: map.get("model").and_then(Value::as_str).map(str::to_string),

@@ -20,17 +20,15 @@
 //! ```
 
 mod aiperf;
-mod figures;
 mod genai_perf;
 mod guidellm;
 pub mod handoff;
 mod llmperf;
 mod refuse;
-mod reproduce;
 mod vllm;
 
-pub use self::figures::{PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
-pub use self::reproduce::{reproduce, resolution_note, ReproRow};
+pub use crate::trace::peer::{PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+pub use crate::reproduce::{reproduce, resolution_note, ReproRow};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -397,7 +395,7 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
         // AIPerf's benchmark_duration spans the records without an error only; compare like with
         // like (each end kept to the microsecond), and say when the window differs by definition.
         let tool = summary.detected.tool.name();
-        match reproduce::success_span_s(trace) {
+        match crate::reproduce::success_span_s(trace) {
             Some(span) if (d - span).abs() > 2e-6 + 1e-9 * d.abs() => trace.warnings.push(format!(
                 "the summary's benchmark duration is {d} s, but the per-request records without an error span {span} s \
                  (first request → last response, as {tool} measures it): they do not describe the same run"
@@ -420,7 +418,7 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
 
 /// The tool's own figures a trace carries (empty for our own traces).
 pub fn figures(trace: &Trace) -> &[PeerFigure] {
-    trace.header.source.as_ref().map(|s| s.figures.as_slice()).unwrap_or(&[])
+    trace.peer_figures()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -399,7 +399,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
         let stat_words = match stat {
             Stat::Mean => "numpy mean".to_string(),
             Stat::Std { .. } => "numpy std (ddof 0)".to_string(),
-            Stat::Percentile { p, .. } => format!("numpy percentile {} (linear interpolation)", crate::metrics::trim_num(p)),
+            Stat::Percentile { p, .. } => format!("numpy percentile {} (linear interpolation)", crate::format::trim_num(p)),
             _ => String::new(),
         };
         out.push(PeerFigure {
@@ -447,7 +447,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
             });
         }
     }
-    out.sort_by_key(order);
+    out.sort_by_key(PeerFigure::order);
     Ok(out)
 }
 
@@ -459,32 +459,4 @@ fn value_of(value: &Value, key: &str) -> Result<Option<f64>, ParseError> {
             _ => Err(ParseError::new(format!("{WHAT}: expected a number, found {}", super::kind_of(v))).field(key)),
         },
     }
-}
-
-/// Reading order: counts, then TTFT, ITL, TPOT, E2E; within each mean, median, percentiles, std.
-pub(super) fn order(f: &PeerFigure) -> (u8, u8, i64) {
-    let q = match f.quantity {
-        Quantity::Attempts => 0,
-        Quantity::Successes => 1,
-        Quantity::Failures => 2,
-        Quantity::Cancelled => 3,
-        Quantity::ErrorRate => 4,
-        Quantity::Ttft => 5,
-        Quantity::Ttst => 6,
-        Quantity::EventGap => 7,
-        Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted => 8,
-        Quantity::E2e => 9,
-        Quantity::RequestThroughput => 10,
-        Quantity::OutputThroughput => 11,
-        Quantity::Goodput => 12,
-    };
-    let (s, p) = match f.stat {
-        Stat::Value => (0, 0),
-        Stat::Mean => (1, 0),
-        Stat::Percentile { p, .. } => (2, (p * 1000.0) as i64),
-        Stat::Min => (3, 0),
-        Stat::Max => (4, 0),
-        Stat::Std { .. } => (5, 0),
-    };
-    (q, s, p)
 }

@@ -13,9 +13,9 @@ mod load;
 pub mod rng;
 pub mod theory;
 
-use serde::{Deserialize, Serialize};
-
 use crate::trace::{HeaderDefaults, Phase, Quality, StreamEvent, Trace};
+
+pub use crate::trace::simulation::{ArrivalName, Load, ServiceRecord, Simulation, Stall};
 
 pub use arrival::{Arrival, Schedule};
 pub use engine::simulate;
@@ -152,24 +152,6 @@ impl Empirical {
     }
 }
 
-/// Who sends the requests.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Load {
-    /// `clients` clients, each sending its next request `think_s` after its previous reply ended.
-    Closed { clients: u32, think_s: f64 },
-    /// Requests leave on a schedule fixed in advance, whatever the server does.
-    Open { rate_per_s: f64, arrival: ArrivalName, burstiness: f64 },
-}
-
-/// [`Arrival`] as written in the header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ArrivalName {
-    Constant,
-    Poisson,
-}
-
 impl From<ArrivalName> for Arrival {
     fn from(a: ArrivalName) -> Arrival {
         match a {
@@ -186,13 +168,6 @@ impl From<Arrival> for ArrivalName {
             Arrival::Poisson => ArrivalName::Poisson,
         }
     }
-}
-
-/// The server stops at `at_s` for `for_s` seconds: nothing in service advances, nothing starts.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Stall {
-    pub at_s: f64,
-    pub for_s: f64,
 }
 
 impl Stall {
@@ -289,77 +264,12 @@ impl Params {
     }
 }
 
-/// The header's `simulation` object: every parameter and the seed, so the run can be repeated
-/// and no reader mistakes it for a measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Simulation {
-    pub slots: u32,
-    pub service: ServiceRecord,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_token_share: Option<f64>,
-    pub load: Load,
-    pub requests: u32,
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stall: Option<Stall>,
-}
-
-/// [`Service`] as written in the header (an empirical service names its file, not its samples).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ServiceRecord {
-    Fixed { s: f64 },
-    Exponential { mean_s: f64 },
-    Trace { file: String, successes: usize },
-}
-
-impl Simulation {
-    fn of(p: &Params) -> Simulation {
-        let (service, share) = match &p.service {
-            Service::Fixed { s } => (ServiceRecord::Fixed { s: *s }, Some(p.first_token_share)),
-            Service::Exponential { mean_s } => (ServiceRecord::Exponential { mean_s: *mean_s }, Some(p.first_token_share)),
-            Service::Empirical(e) => (ServiceRecord::Trace { file: e.source.clone(), successes: e.samples.len() }, None),
-        };
-        Simulation { slots: p.slots, service, first_token_share: share, load: p.load, requests: p.requests, seed: p.seed, stall: p.stall }
-    }
-
-    /// One line for the metric card: "simulated, not measured: …".
-    pub fn describe(&self, lang: crate::Lang) -> String {
-        let zh = lang == crate::Lang::Zh;
-        let service = match &self.service {
-            ServiceRecord::Fixed { s } => if zh { format!("固定 {s} 秒") } else { format!("fixed {s} s") },
-            ServiceRecord::Exponential { mean_s } => {
-                if zh { format!("指数分布，均值 {mean_s} 秒") } else { format!("exponential, mean {mean_s} s") }
-            }
-            ServiceRecord::Trace { file, successes } => {
-                if zh { format!("取自 {file} 的 {successes} 个成功请求") } else { format!("drawn from {successes} successes of {file}") }
-            }
-        };
-        let load = match self.load {
-            Load::Closed { clients, think_s } => {
-                if zh { format!("闭环 {clients} 个客户端，思考 {think_s} 秒") } else { format!("closed loop, {clients} clients, think {think_s} s") }
-            }
-            Load::Open { rate_per_s, arrival, burstiness } => {
-                let name = Arrival::from(arrival).name();
-                let b = if arrival == ArrivalName::Poisson { format!(", burstiness {burstiness}") } else { String::new() };
-                if zh { format!("开环 {name} {rate_per_s}/秒{b}") } else { format!("open loop, {name} {rate_per_s}/s{b}") }
-            }
-        };
-        let stall = match self.stall {
-            Some(s) if zh => format!("；在 {} 秒处停顿 {} 秒", s.at_s, s.for_s),
-            Some(s) => format!("; stall at {} s for {} s", s.at_s, s.for_s),
-            None => String::new(),
-        };
-        if zh {
-            format!(
-                "模拟结果，不是测量：{} 个槽位 · 服务时间 {service} · {load} · {} 个请求 · 种子 {}{stall}",
-                self.slots, self.requests, self.seed
-            )
-        } else {
-            format!(
-                "Simulated, not measured: {} slots · service {service} · {load} · {} requests · seed {}{stall}",
-                self.slots, self.requests, self.seed
-            )
-        }
-    }
+/// The header's record of `p`.
+fn record(p: &Params) -> Simulation {
+    let (service, share) = match &p.service {
+        Service::Fixed { s } => (ServiceRecord::Fixed { s: *s }, Some(p.first_token_share)),
+        Service::Exponential { mean_s } => (ServiceRecord::Exponential { mean_s: *mean_s }, Some(p.first_token_share)),
+        Service::Empirical(e) => (ServiceRecord::Trace { file: e.source.clone(), successes: e.samples.len() }, None),
+    };
+    Simulation { slots: p.slots, service, first_token_share: share, load: p.load, requests: p.requests, seed: p.seed, stall: p.stall }
 }

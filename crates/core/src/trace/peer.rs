@@ -1,11 +1,13 @@
 //! The figures a peer tool reports about its own run, each with how the tool computes it, so the
 //! lab can recompute it from the attempts with the tool's method and then under the lesson's
-//! definitions ([`super::reproduce`]).
+//! definitions ([`crate::reproduce`]).
 //!
-//! They travel in the trace's header (`source.figures`), so a converted trace keeps them.
+//! They travel in the trace's header (`source.figures`), so a converted trace keeps them: they
+//! are part of the schema, and the importers ([`crate::import`]) fill them in.
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::{percentile_label, trim_num};
 use crate::text::Text;
 
 /// Which per-attempt quantity a figure summarises. Every sample is taken over the complete
@@ -155,7 +157,7 @@ impl Stat {
             Stat::Std { .. } => "std".into(),
             Stat::Min => "min".into(),
             Stat::Max => "max".into(),
-            Stat::Percentile { p, .. } => format!("p{}", crate::metrics::trim_num(p).replace('.', "_")),
+            Stat::Percentile { p, .. } => format!("p{}", trim_num(p).replace('.', "_")),
         }
     }
 }
@@ -307,7 +309,7 @@ impl PeerFigure {
             Stat::Min => ("Min".into(), "最小".into()),
             Stat::Max => ("Max".into(), "最大".into()),
             Stat::Percentile { p, .. } => {
-                let label = crate::metrics::percentile_label(p);
+                let label = percentile_label(p);
                 (label.clone(), label)
             }
         };
@@ -323,5 +325,33 @@ impl PeerFigure {
             Stat::Percentile { p, .. } => p == 50.0 || p == 99.0,
             _ => false,
         }
+    }
+
+    /// Reading order: counts, then TTFT, ITL, TPOT, E2E; within each mean, median, percentiles, std.
+    pub fn order(&self) -> (u8, u8, i64) {
+        let q = match self.quantity {
+            Quantity::Attempts => 0,
+            Quantity::Successes => 1,
+            Quantity::Failures => 2,
+            Quantity::Cancelled => 3,
+            Quantity::ErrorRate => 4,
+            Quantity::Ttft => 5,
+            Quantity::Ttst => 6,
+            Quantity::EventGap => 7,
+            Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted => 8,
+            Quantity::E2e => 9,
+            Quantity::RequestThroughput => 10,
+            Quantity::OutputThroughput => 11,
+            Quantity::Goodput => 12,
+        };
+        let (s, p) = match self.stat {
+            Stat::Value => (0, 0),
+            Stat::Mean => (1, 0),
+            Stat::Percentile { p, .. } => (2, (p * 1000.0) as i64),
+            Stat::Min => (3, 0),
+            Stat::Max => (4, 0),
+            Stat::Std { .. } => (5, 0),
+        };
+        (q, s, p)
     }
 }

@@ -3,15 +3,19 @@
 //! must equal the tool's to floating-point rounding; the lesson's column then shows what moves:
 //! nearest-rank instead of interpolation, failures kept in the denominator, goodput instead of
 //! throughput, no figure where the lesson has none.
+//!
+//! The figures come from the trace's header ([`crate::trace::peer`]), where the importers
+//! ([`crate::import`]) put them; this recomputation sits beside the metrics, above the schema.
 
 use serde::Serialize;
 
-use super::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
-use crate::metrics::{trim_num, Metrics};
+use crate::format::trim_num;
+use crate::metrics::Metrics;
 use crate::percentile::{describe, percentile, PercentileMethod};
 use crate::settings::{Population, Settings};
 use crate::text::Text;
-use crate::trace::{Outcome, Phase, Trace};
+use crate::trace::peer::{PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
+use crate::trace::{Outcome, Phase, Quality, Trace};
 
 /// Said wherever the tool's figures and ours are compared: a converted trace keeps its times to
 /// the microsecond, so a figure recomputed from it may differ from the tool's by less than 1 µs
@@ -115,7 +119,7 @@ impl Samples {
                 last = last.max(start + e2e);
                 s.success_ends_ms.push(start + e2e);
             }
-            if a.quality == crate::trace::Quality::NotEvaluated {
+            if a.quality == Quality::NotEvaluated {
                 s.unevaluated += 1;
             }
             if let Some(t) = a.ttft_ms {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use tracelab_core::lessons::{
+use tracelab_course::{
     answer_key, check, computed, markers, metrics_for, parse_number, ratio_parts, segments, settings_for, svg_ids, Answer,
     AnswerRecord, Course, ExerciseKind, Feedback, LessonMetric, MetricCard, Pairs, Progress, Segment, CORE_OPTION,
 };
@@ -334,7 +334,7 @@ fn ratio_parts_take_the_right_answer_from_the_core() {
     let e = c.exercise("parts-failure-rate").unwrap();
     let view = ratio_parts(e, &trace).unwrap();
     assert_eq!(view.figure.en, "Failure rate");
-    let core = |opts: &[tracelab_core::lessons::PartOption]| opts.iter().find(|o| o.id == CORE_OPTION).unwrap().text.clone();
+    let core = |opts: &[tracelab_course::PartOption]| opts.iter().find(|o| o.id == CORE_OPTION).unwrap().text.clone();
     assert_eq!(core(&view.numerator).en, "failures");
     assert_eq!(core(&view.denominator).en, "all attempts");
     assert_eq!(core(&view.denominator).zh, "全部尝试");
@@ -748,4 +748,18 @@ proptest! {
             let _ = Progress::from_json(&text);
         }
     }
+}
+
+#[test]
+fn card_shortens_a_multibyte_hash_without_panicking() {
+    // A trace built in code (not through the parser) may still hold any string.
+    let header = r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"test","version":"1"}}"#;
+    let mut trace = parse_trace("t.jsonl", &format!("{header}\n")).unwrap();
+    trace.header.conditions.prompt_set = Some("p".into());
+    trace.header.conditions.prompt_set_sha256 = Some("é".repeat(20));
+    let settings = Settings::from_header(&trace.header);
+    let m = Metrics::of(&trace.attempts, &settings);
+    let card = MetricCard::prefill("t.jsonl", &trace, &settings, &m, Lang::En);
+    assert!(card.conditions.contains(&"é".repeat(12)), "{}", card.conditions);
+    assert!(!card.conditions.contains(&"é".repeat(13)), "{}", card.conditions);
 }

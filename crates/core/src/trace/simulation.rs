@@ -1,0 +1,108 @@
+//! The header's `simulation` object: what [`crate::simulate`] ran, written into the trace so the
+//! run can be repeated and no reader mistakes it for a measurement. Part of the schema; the
+//! simulation itself lives above the metrics.
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::Lang;
+
+/// The header's `simulation` object: every parameter and the seed, so the run can be repeated
+/// and no reader mistakes it for a measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Simulation {
+    pub slots: u32,
+    pub service: ServiceRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_share: Option<f64>,
+    pub load: Load,
+    pub requests: u32,
+    pub seed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
+}
+
+/// [`Service`] as written in the header (an empirical service names its file, not its samples).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ServiceRecord {
+    Fixed { s: f64 },
+    Exponential { mean_s: f64 },
+    Trace { file: String, successes: usize },
+}
+
+/// Who sends the requests.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Load {
+    /// `clients` clients, each sending its next request `think_s` after its previous reply ended.
+    Closed { clients: u32, think_s: f64 },
+    /// Requests leave on a schedule fixed in advance, whatever the server does.
+    Open { rate_per_s: f64, arrival: ArrivalName, burstiness: f64 },
+}
+
+/// [`crate::simulate::Arrival`] as written in the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalName {
+    Constant,
+    Poisson,
+}
+
+impl ArrivalName {
+    /// The name written in a trace's `conditions.arrival` (as [`crate::simulate::Arrival::name`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            ArrivalName::Constant => "constant",
+            ArrivalName::Poisson => "poisson",
+        }
+    }
+}
+
+/// The server stops at `at_s` for `for_s` seconds: nothing in service advances, nothing starts.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub at_s: f64,
+    pub for_s: f64,
+}
+
+impl Simulation {
+    /// One line for the metric card: "simulated, not measured: …".
+    pub fn describe(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        let service = match &self.service {
+            ServiceRecord::Fixed { s } => if zh { format!("固定 {s} 秒") } else { format!("fixed {s} s") },
+            ServiceRecord::Exponential { mean_s } => {
+                if zh { format!("指数分布，均值 {mean_s} 秒") } else { format!("exponential, mean {mean_s} s") }
+            }
+            ServiceRecord::Trace { file, successes } => {
+                if zh { format!("取自 {file} 的 {successes} 个成功请求") } else { format!("drawn from {successes} successes of {file}") }
+            }
+        };
+        let load = match self.load {
+            Load::Closed { clients, think_s } => {
+                if zh { format!("闭环 {clients} 个客户端，思考 {think_s} 秒") } else { format!("closed loop, {clients} clients, think {think_s} s") }
+            }
+            Load::Open { rate_per_s, arrival, burstiness } => {
+                let name = arrival.name();
+                let b = if arrival == ArrivalName::Poisson { format!(", burstiness {burstiness}") } else { String::new() };
+                if zh { format!("开环 {name} {rate_per_s}/秒{b}") } else { format!("open loop, {name} {rate_per_s}/s{b}") }
+            }
+        };
+        let stall = match self.stall {
+            Some(s) if zh => format!("；在 {} 秒处停顿 {} 秒", s.at_s, s.for_s),
+            Some(s) => format!("; stall at {} s for {} s", s.at_s, s.for_s),
+            None => String::new(),
+        };
+        if zh {
+            format!(
+                "模拟结果，不是测量：{} 个槽位 · 服务时间 {service} · {load} · {} 个请求 · 种子 {}{stall}",
+                self.slots, self.requests, self.seed
+            )
+        } else {
+            format!(
+                "Simulated, not measured: {} slots · service {service} · {load} · {} requests · seed {}{stall}",
+                self.slots, self.requests, self.seed
+            )
+        }
+    }
+}

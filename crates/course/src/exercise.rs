@@ -1,0 +1,296 @@
+//! Exercises as `course.json` writes them: the kinds (number, choice, ratio parts, free text) and their fields, each kind checked for the fields it may have.
+
+
+use serde::{Deserialize, Serialize};
+
+use tracelab_core::text::Text;
+use crate::course::Pairs;
+
+
+
+/// One exercise. In JSON its `kind` says which fields follow (see [`ExerciseKind`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawExercise", into = "RawExercise")]
+pub struct Exercise {
+    pub id: String,
+    /// The question.
+    pub prompt: Text,
+    /// Shown on a wrong answer that matches no known mistake.
+    pub hint: Option<Text>,
+    /// Shown once the answer is right (for `free_text`: the model answer, shown after saving).
+    pub explain: Option<Text>,
+    pub kind: ExerciseKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExerciseKind {
+    /// `"kind": "number"` — a figure recomputed by hand, checked against the core.
+    Number(NumberExercise),
+    /// `"kind": "choice"` — one right option (or, with `multiple`, a set of them).
+    Choice(ChoiceExercise),
+    /// `"kind": "ratio_parts"` — name a ratio's numerator, denominator and unit.
+    RatioParts(RatioPartsExercise),
+    /// `"kind": "free_text"` — the learner's text plus ticked checklist items.
+    FreeText(FreeTextExercise),
+}
+
+impl ExerciseKind {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ExerciseKind::Number(_) => "number",
+            ExerciseKind::Choice(_) => "choice",
+            ExerciseKind::RatioParts(_) => "ratio_parts",
+            ExerciseKind::FreeText(_) => "free_text",
+        }
+    }
+}
+
+/// A number the learner computes from a sample under given settings; the key is the core's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumberExercise {
+    /// A file name under `public/samples/`.
+    pub sample: String,
+    pub settings: Pairs,
+    /// A [`LessonMetric`] code, e.g. `ttft_p95_s`.
+    pub metric: String,
+    /// The answer as the lesson states it, in `unit`; a test checks it against the core.
+    pub answer: f64,
+    /// How far an answer may be from the key and still be right (in `unit`; default 0).
+    pub tolerance: f64,
+    /// An [`AnswerUnit`] code: `count`, `%`, `ratio`, `s`, `ms`, `/s`, `money`, `tokens/s`.
+    pub unit: String,
+    /// Known wrong answers, each explained.
+    pub mistakes: Vec<NumberMistake>,
+}
+
+/// A wrong answer learners often give. With `settings`, the value is what the core computes under
+/// the exercise's settings with these on top (e.g. `{"fd": "successes"}`), and a test checks it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumberMistake {
+    pub value: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Pairs>,
+    pub explain: Text,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceExercise {
+    pub options: Vec<ChoiceOption>,
+    /// Several options may be right; the answer is right when exactly those are chosen.
+    pub multiple: bool,
+    /// A diagram under `public/lessons/` whose elements carry the options' ids: the learner
+    /// marks them on the diagram (the lab should also offer the list, for keyboards and readers).
+    pub diagram: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceOption {
+    pub id: String,
+    pub text: Text,
+    #[serde(default)]
+    pub correct: bool,
+    /// Why this option is right or wrong: the feedback when it is chosen.
+    pub explain: Text,
+}
+
+/// Name the numerator, denominator and unit of a ratio. The right option of each part is the
+/// core's own label for the figure (id [`CORE_OPTION`]); the course gives the wrong ones.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioPartsExercise {
+    pub sample: String,
+    pub settings: Pairs,
+    /// A [`LessonMetric`] code whose figure is a ratio (`failure_rate`, `goodput_per_s`, …).
+    pub metric: String,
+    pub distractors: RatioDistractors,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatioDistractors {
+    pub numerator: Vec<Distractor>,
+    pub denominator: Vec<Distractor>,
+    pub unit: Vec<Distractor>,
+}
+
+/// A wrong option, with why it is wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Distractor {
+    pub id: String,
+    pub text: Text,
+    pub explain: Text,
+}
+
+/// The learner writes; nothing is judged automatically beyond "at least `min_checked` checklist
+/// items ticked and at least `min_chars` characters written".
+#[derive(Debug, Clone, PartialEq)]
+pub struct FreeTextExercise {
+    pub checklist: Vec<ChecklistItem>,
+    pub min_checked: usize,
+    pub min_chars: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecklistItem {
+    pub id: String,
+    pub text: Text,
+}
+
+/// The JSON form of an exercise: every kind's fields, checked against the kind on conversion.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExercise {
+    id: String,
+    kind: String,
+    prompt: Text,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hint: Option<Text>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    explain: Option<Text>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sample: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    settings: Option<Pairs>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metric: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    answer: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tolerance: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mistakes: Option<Vec<NumberMistake>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    options: Option<Vec<ChoiceOption>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    multiple: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    diagram: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    distractors: Option<RatioDistractors>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checklist: Option<Vec<ChecklistItem>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_checked: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_chars: Option<usize>,
+}
+
+impl RawExercise {
+    /// The kind-specific fields present.
+    fn present(&self) -> Vec<&'static str> {
+        let fields = [
+            ("sample", self.sample.is_some()),
+            ("settings", self.settings.is_some()),
+            ("metric", self.metric.is_some()),
+            ("answer", self.answer.is_some()),
+            ("tolerance", self.tolerance.is_some()),
+            ("unit", self.unit.is_some()),
+            ("mistakes", self.mistakes.is_some()),
+            ("options", self.options.is_some()),
+            ("multiple", self.multiple.is_some()),
+            ("diagram", self.diagram.is_some()),
+            ("distractors", self.distractors.is_some()),
+            ("checklist", self.checklist.is_some()),
+            ("min_checked", self.min_checked.is_some()),
+            ("min_chars", self.min_chars.is_some()),
+        ];
+        fields.into_iter().filter(|(_, p)| *p).map(|(f, _)| f).collect()
+    }
+}
+
+/// The kinds and the fields each may carry.
+const KIND_FIELDS: [(&str, &[&str]); 4] = [
+    ("number", &["sample", "settings", "metric", "answer", "tolerance", "unit", "mistakes"]),
+    ("choice", &["options", "multiple", "diagram"]),
+    ("ratio_parts", &["sample", "settings", "metric", "distractors"]),
+    ("free_text", &["checklist", "min_checked", "min_chars"]),
+];
+
+impl TryFrom<RawExercise> for Exercise {
+    type Error = String;
+
+    fn try_from(r: RawExercise) -> Result<Exercise, String> {
+        let Some((_, allowed)) = KIND_FIELDS.iter().find(|(k, _)| *k == r.kind) else {
+            let kinds: Vec<&str> = KIND_FIELDS.iter().map(|(k, _)| *k).collect();
+            return Err(format!("exercise `{}`: unknown kind `{}` (known: {})", r.id, r.kind, kinds.join(", ")));
+        };
+        if let Some(stray) = r.present().into_iter().find(|f| !allowed.contains(f)) {
+            return Err(format!("exercise `{}`: `{stray}` does not belong to a `{}` exercise", r.id, r.kind));
+        }
+        let need = |field: &str| format!("exercise `{}`: a `{}` exercise needs `{field}`", r.id, r.kind);
+        let kind = match r.kind.as_str() {
+            "number" => ExerciseKind::Number(NumberExercise {
+                sample: r.sample.clone().ok_or_else(|| need("sample"))?,
+                settings: r.settings.clone().unwrap_or_default(),
+                metric: r.metric.clone().ok_or_else(|| need("metric"))?,
+                answer: r.answer.ok_or_else(|| need("answer"))?,
+                tolerance: r.tolerance.unwrap_or(0.0),
+                unit: r.unit.clone().ok_or_else(|| need("unit"))?,
+                mistakes: r.mistakes.clone().unwrap_or_default(),
+            }),
+            "choice" => ExerciseKind::Choice(ChoiceExercise {
+                options: r.options.clone().ok_or_else(|| need("options"))?,
+                multiple: r.multiple.unwrap_or(false),
+                diagram: r.diagram.clone(),
+            }),
+            "ratio_parts" => ExerciseKind::RatioParts(RatioPartsExercise {
+                sample: r.sample.clone().ok_or_else(|| need("sample"))?,
+                settings: r.settings.clone().unwrap_or_default(),
+                metric: r.metric.clone().ok_or_else(|| need("metric"))?,
+                distractors: r.distractors.clone().ok_or_else(|| need("distractors"))?,
+            }),
+            _ => ExerciseKind::FreeText(FreeTextExercise {
+                checklist: r.checklist.clone().ok_or_else(|| need("checklist"))?,
+                min_checked: r.min_checked.unwrap_or(0),
+                min_chars: r.min_chars.unwrap_or(1),
+            }),
+        };
+        Ok(Exercise { id: r.id, prompt: r.prompt, hint: r.hint, explain: r.explain, kind })
+    }
+}
+
+impl From<Exercise> for RawExercise {
+    fn from(e: Exercise) -> RawExercise {
+        let mut r = RawExercise {
+            id: e.id,
+            kind: e.kind.code().to_string(),
+            prompt: e.prompt,
+            hint: e.hint,
+            explain: e.explain,
+            ..RawExercise::default()
+        };
+        match e.kind {
+            ExerciseKind::Number(n) => {
+                r.sample = Some(n.sample);
+                r.settings = (!n.settings.is_empty()).then_some(n.settings);
+                r.metric = Some(n.metric);
+                r.answer = Some(n.answer);
+                r.tolerance = (n.tolerance != 0.0).then_some(n.tolerance);
+                r.unit = Some(n.unit);
+                r.mistakes = (!n.mistakes.is_empty()).then_some(n.mistakes);
+            }
+            ExerciseKind::Choice(c) => {
+                r.options = Some(c.options);
+                r.multiple = c.multiple.then_some(true);
+                r.diagram = c.diagram;
+            }
+            ExerciseKind::RatioParts(p) => {
+                r.sample = Some(p.sample);
+                r.settings = (!p.settings.is_empty()).then_some(p.settings);
+                r.metric = Some(p.metric);
+                r.distractors = Some(p.distractors);
+            }
+            ExerciseKind::FreeText(f) => {
+                r.checklist = Some(f.checklist);
+                r.min_checked = Some(f.min_checked);
+                r.min_chars = Some(f.min_chars);
+            }
+        }
+        r
+    }
+}

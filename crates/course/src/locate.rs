@@ -1,0 +1,284 @@
+//! Naming the field that stops a file from being read, without a path-tracking deserializer (which
+//! would put a second copy of every deserializer in the browser's download; see
+//! `tracelab_core::parse::jsonl`): the JSON value is walked with the schema's field names and each part is
+//! tried with its own type, so the first part that fails on its own is the culprit.
+
+
+use serde_json::Value;
+
+use tracelab_core::text::Lang;
+
+
+use serde::de::DeserializeOwned;
+
+use crate::json::json_kind;
+use crate::card::MetricCard;
+use crate::exercise::Exercise;
+use crate::feedback::Answer;
+
+
+/// Where a value fails: its path (`lessons[2].exercises[0].answer`) and why.
+pub(crate) type Found = Option<(String, String)>;
+pub(crate) type Locate = fn(&Value, &str) -> Found;
+
+/// serde's message without serde_json's position.
+pub(crate) fn clean(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message,
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A part read with its own type.
+fn leaf<T: DeserializeOwned>(v: &Value, path: &str) -> Found {
+    serde_json::from_value::<T>(v.clone()).err().map(|e| (path.to_string(), clean(&e)))
+}
+
+fn list(v: &Value, path: &str, item: Locate) -> Found {
+    match v {
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| item(x, &format!("{path}[{i}]"))),
+        _ => leaf::<Vec<Value>>(v, path),
+    }
+}
+
+fn map(v: &Value, path: &str, item: Locate) -> Found {
+    match v {
+        Value::Object(entries) => entries.iter().find_map(|(k, x)| item(x, &join(path, k))),
+        _ => leaf::<std::collections::BTreeMap<String, Value>>(v, path),
+    }
+}
+
+fn optional(v: &Value, path: &str, inner: Locate) -> Found {
+    if v.is_null() {
+        None
+    } else {
+        inner(v, path)
+    }
+}
+
+/// An object with these fields (name, required, how to read it); `strict` refuses others.
+fn object(v: &Value, path: &str, fields: &[(&str, bool, Locate)], strict: bool) -> Found {
+    let Value::Object(o) = v else {
+        return Some((path.to_string(), format!("expected an object, found {}", json_kind(v))));
+    };
+    if strict {
+        if let Some(k) = o.keys().find(|k| !fields.iter().any(|(name, _, _)| name == k)) {
+            let names: Vec<String> = fields.iter().map(|(n, _, _)| format!("`{n}`")).collect();
+            return Some((join(path, k), format!("unknown field `{k}`, expected one of {}", names.join(", "))));
+        }
+    }
+    fields.iter().find_map(|(name, required, read)| match o.get(*name) {
+        None if *required => Some((join(path, name), format!("missing field `{name}`"))),
+        None => None,
+        Some(x) => read(x, &join(path, name)),
+    })
+}
+
+fn string(v: &Value, p: &str) -> Found {
+    leaf::<String>(v, p)
+}
+fn opt_string(v: &Value, p: &str) -> Found {
+    leaf::<Option<String>>(v, p)
+}
+fn text(v: &Value, p: &str) -> Found {
+    object(v, p, &[("en", true, string), ("zh", true, string)], false)
+}
+fn opt_text(v: &Value, p: &str) -> Found {
+    optional(v, p, text)
+}
+fn pairs(v: &Value, p: &str) -> Found {
+    map(v, p, |x, p| match x {
+        Value::String(_) | Value::Number(_) => None,
+        other => Some((p.to_string(), format!("a setting must be a string or a number, found {}", json_kind(other)))),
+    })
+}
+fn opt_pairs(v: &Value, p: &str) -> Found {
+    optional(v, p, pairs)
+}
+fn strings(v: &Value, p: &str) -> Found {
+    list(v, p, string)
+}
+
+pub(crate) fn course(v: &Value, p: &str) -> Found {
+    object(
+        v,
+        p,
+        &[
+            ("version", true, leaf::<u32>),
+            ("lessons", true, |v, p| list(v, p, lesson)),
+            ("self_check", false, |v, p| list(v, p, |v, p| object(v, p, &[("id", true, string), ("text", true, text)], true))),
+            ("card_fields", false, |v, p| list(v, p, |v, p| object(v, p, &[("id", true, string), ("help", true, text)], true))),
+        ],
+        true,
+    )
+}
+
+fn lesson(v: &Value, p: &str) -> Found {
+    object(
+        v,
+        p,
+        &[
+            ("id", true, string),
+            ("number", true, leaf::<u32>),
+            ("title", true, text),
+            ("summary", false, opt_text),
+            ("text", true, text),
+            ("steps", false, |v, p| list(v, p, step)),
+            ("exercises", false, |v, p| list(v, p, exercise)),
+        ],
+        true,
+    )
+}
+
+fn step(v: &Value, p: &str) -> Found {
+    object(
+        v,
+        p,
+        &[
+            ("id", true, string),
+            ("label", true, text),
+            ("sample", false, opt_string),
+            ("diagram", false, opt_string),
+            ("settings", false, pairs),
+            ("row", false, leaf::<Option<usize>>),
+            ("focus", false, opt_string),
+        ],
+        true,
+    )
+}
+
+fn explained(v: &Value, p: &str) -> Found {
+    object(v, p, &[("id", true, string), ("text", true, text), ("explain", true, text)], true)
+}
+
+fn exercise(v: &Value, p: &str) -> Found {
+    let fields: [(&str, bool, Locate); 19] = [
+        ("id", true, string),
+        ("kind", true, string),
+        ("prompt", true, text),
+        ("hint", false, opt_text),
+        ("explain", false, opt_text),
+        ("sample", false, opt_string),
+        ("settings", false, opt_pairs),
+        ("metric", false, opt_string),
+        ("answer", false, leaf::<Option<f64>>),
+        ("tolerance", false, leaf::<Option<f64>>),
+        ("unit", false, opt_string),
+        (
+            "mistakes",
+            false,
+            |v, p| {
+                optional(v, p, |v, p| {
+                    list(v, p, |v, p| object(v, p, &[("value", true, leaf::<f64>), ("settings", false, opt_pairs), ("explain", true, text)], true))
+                })
+            },
+        ),
+        (
+            "options",
+            false,
+            |v, p| {
+                optional(v, p, |v, p| {
+                    list(v, p, |v, p| {
+                        object(
+                            v,
+                            p,
+                            &[("id", true, string), ("text", true, text), ("correct", false, leaf::<bool>), ("explain", true, text)],
+                            true,
+                        )
+                    })
+                })
+            },
+        ),
+        ("multiple", false, leaf::<Option<bool>>),
+        ("diagram", false, opt_string),
+        (
+            "distractors",
+            false,
+            |v, p| {
+                optional(v, p, |v, p| {
+                    object(
+                        v,
+                        p,
+                        &[
+                            ("numerator", true, |v, p| list(v, p, explained)),
+                            ("denominator", true, |v, p| list(v, p, explained)),
+                            ("unit", true, |v, p| list(v, p, explained)),
+                        ],
+                        true,
+                    )
+                })
+            },
+        ),
+        (
+            "checklist",
+            false,
+            |v, p| optional(v, p, |v, p| list(v, p, |v, p| object(v, p, &[("id", true, string), ("text", true, text)], true))),
+        ),
+        ("min_checked", false, leaf::<Option<usize>>),
+        ("min_chars", false, leaf::<Option<usize>>),
+    ];
+    // The parts first; then the whole, whose own checks (a field that does not belong to the
+    // kind, a field the kind needs) are reported at the exercise.
+    object(v, p, &fields, true).or_else(|| leaf::<Exercise>(v, p))
+}
+
+fn answer(v: &Value, p: &str) -> Found {
+    let fields: [(&str, bool, Locate); 8] = [
+        ("kind", true, string),
+        ("value", false, leaf::<Option<f64>>),
+        ("chosen", false, |v, p| optional(v, p, strings)),
+        ("numerator", false, opt_string),
+        ("denominator", false, opt_string),
+        ("unit", false, opt_string),
+        ("text", false, opt_string),
+        ("checked", false, |v, p| optional(v, p, strings)),
+    ];
+    object(v, p, &fields, false).or_else(|| leaf::<Answer>(v, p))
+}
+
+pub(crate) fn progress(v: &Value, p: &str) -> Found {
+    object(
+        v,
+        p,
+        &[
+            ("lesson", false, opt_string),
+            ("notes", false, |v, p| map(v, p, string)),
+            (
+                "answers",
+                false,
+                |v, p| {
+                    map(v, p, |v, p| {
+                        object(v, p, &[("answer", true, answer), ("correct", true, leaf::<bool>), ("tries", false, leaf::<u32>)], false)
+                    })
+                },
+            ),
+            ("self_check", false, strings),
+            ("card", false, |v, p| optional(v, p, card)),
+        ],
+        false,
+    )
+}
+
+fn card_result(v: &Value, p: &str) -> Found {
+    let fields: Vec<(&str, bool, Locate)> = ["key", "name", "value", "numerator", "denominator", "unit", "method"]
+        .into_iter()
+        .map(|f| (f, false, string as Locate))
+        .collect();
+    object(v, p, &fields, false)
+}
+
+pub(crate) fn card(v: &Value, p: &str) -> Found {
+    let mut fields: Vec<(&str, bool, Locate)> =
+        vec![("lang", false, leaf::<Lang>), ("results", false, |v, p| list(v, p, card_result))];
+    fields.extend(MetricCard::FIELDS.iter().filter(|f| **f != "results").map(|f| (*f, false, string as Locate)));
+    object(v, p, &fields, false)
+}
