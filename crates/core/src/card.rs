@@ -160,7 +160,10 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
     line(head.settings);
     line(head.trace);
     if let Some(simulation) = &trace.header.simulation {
-        line(simulation.describe(lang));
+        line(match simulation.read() {
+            Ok(s) => s.describe(lang),
+            Err(e) => format!("{}: {e}", crate::text::Text::new("simulated", "模拟").get(lang)),
+        });
     }
     if let Some(lag) = crate::lag::client_lag(trace) {
         lag.card_lines(lang).into_iter().for_each(&mut line);

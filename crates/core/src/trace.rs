@@ -110,7 +110,7 @@ pub struct Header {
     /// Present on a trace written by the simulation: every parameter and the seed. Such a trace
     /// was computed, not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub simulation: Option<simulation::Simulation>,
+    pub simulation: Option<simulation::SimulationRecord>,
 }
 
 impl Default for Header {

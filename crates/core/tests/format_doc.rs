@@ -215,7 +215,7 @@ fn every_written_field_is_documented() {
         window: Some(Window { start_ms: 0.0, length_s: 1.0 }),
         window_cost: Some(Money { amount: 1.0, currency: "CNY".into() }),
         defaults: Some(HeaderDefaults { ttft_threshold_s: Some(1.0), comparison: Some(tracelab_core::Comparison::Le) }),
-        simulation: Some(tracelab_core::simulate::Simulation {
+        simulation: Some(tracelab_core::simulate::SimulationRecord::of(&tracelab_core::simulate::Simulation {
             slots: 1,
             service: tracelab_core::simulate::ServiceRecord::Fixed { s: 1.0 },
             first_token_share: Some(0.2),
@@ -223,7 +223,7 @@ fn every_written_field_is_documented() {
             requests: 1,
             seed: 1,
             stall: Some(tracelab_core::simulate::Stall { at_s: 1.0, for_s: 1.0 }),
-        }),
+        })),
         ..Header::default()
     };
     let mut attempt = Attempt::new("a", Outcome::HttpError { status: 500 }, Some(1.0), Quality::Fail);

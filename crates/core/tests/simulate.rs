@@ -173,7 +173,7 @@ fn matched_throughput_comparison_shows_what_the_closed_loop_hides() {
     assert!(peak(c) <= 16);
     assert!(peak(o) > 40, "open peak in flight {}", peak(o));
     // The open loop's arrivals are the matched rate's, its header says so.
-    match cmp.open.header.simulation.as_ref().unwrap().load {
+    match cmp.open.header.simulation.as_ref().unwrap().read().unwrap().load {
         Load::Open { rate_per_s, .. } => assert_eq!(rate_per_s, cmp.rate_per_s),
         other => panic!("{other:?}"),
     }
@@ -194,7 +194,7 @@ fn the_same_seed_gives_the_same_file_and_the_header_says_everything() {
     assert_eq!(a, write::to_jsonl(&simulate(&p).unwrap()));
     assert_ne!(a, write::to_jsonl(&simulate(&Params { seed: 100, ..p.clone() }).unwrap()));
     let trace = parse_trace("sim.jsonl", &a).unwrap();
-    let sim = trace.header.simulation.clone().expect("marked as simulated");
+    let sim = trace.header.simulation.clone().expect("marked as simulated").read().unwrap();
     assert_eq!(sim.slots, 3);
     assert_eq!(sim.service, ServiceRecord::Exponential { mean_s: 0.4 });
     assert_eq!(sim.first_token_share, Some(0.25));
@@ -246,7 +246,7 @@ fn empirical_service_draws_only_measured_successes() {
         );
     }
     assert_eq!(trace.header.defaults, source.header.defaults);
-    let sim = trace.header.simulation.unwrap();
+    let sim = trace.header.simulation.unwrap().read().unwrap();
     assert_eq!(sim.service, ServiceRecord::Trace { file: "ten-requests.jsonl".into(), successes: successes.len() });
     assert_eq!(sim.first_token_share, None);
 

@@ -123,7 +123,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
     let summary = simulate::summarize(&trace);
     let secs = |v: Option<f64>| v.map(|s| format!("{s:.3} s")).unwrap_or_else(|| "—".into());
-    eprintln!("{}", trace.header.simulation.as_ref().expect("a simulated header").describe(Lang::En));
+    eprintln!("{}", trace.header.simulation.as_ref().expect("a simulated header").read().expect("written just now").describe(Lang::En));
     eprintln!(
         "wrote {}: time in system from intended start P50 {} · P95 {} · max {} ({}); throughput {}/s",
         args.output.display(),

@@ -48,7 +48,10 @@ pub fn hand_over(file: &str, text: &str) -> Result<String, ParseError> {
 
 /// Reads what [`hand_over`] wrote back into what [`load_upload`] would have returned.
 pub fn receive(file: &str, handed: &str) -> Result<Loaded, ParseError> {
-    let handoff: Handoff = serde_json::from_str(handed)
+    // Through a `Value`, as the header is read: the deserializers of the header's types are
+    // then linked once in the lab.
+    let handoff = serde_json::from_str::<serde_json::Value>(handed)
+        .and_then(|v| Handoff::deserialize(&v))
         .map_err(|e| ParseError::new(format!("the importer's answer is unreadable ({e}); reload the page")).in_file(file))?;
     Ok(match handoff {
         Handoff::Summary { summary } => Loaded::Summary(summary),

@@ -243,9 +243,13 @@ fn strip_position(message: &str) -> String {
 }
 
 fn parse_header(line: &str) -> Result<Header, ParseError> {
-    let header: Header = serde_json::from_str(line).map_err(|err| {
+    // Through a `Value`, as `locate_header_field` reads it: one copy of the header's
+    // deserializers in the lab's download instead of two (one line, so speed does not matter).
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|err| ParseError::new(format!("header: {}", strip_position(&err.to_string()))))?;
+    let header: Header = Header::deserialize(&value).map_err(|err| {
         let message = strip_position(&err.to_string());
-        let located = serde_json::from_str::<serde_json::Value>(line).ok().and_then(|v| locate_header_field(&v));
+        let located = locate_header_field(&value);
         let (parent, message) = located.unwrap_or((None, message));
         let err = ParseError::new(format!("header: {message}"));
         // serde reports a missing field at its parent; name the field itself.
@@ -257,6 +261,12 @@ fn parse_header(line: &str) -> Result<Header, ParseError> {
             (Some(parent), Some(name)) => err.field(format!("{parent}.{name}")),
         }
     })?;
+    // The lab never reads a simulation record and does not carry its reader; every other
+    // reader checks it here, so a bad one is refused with its field like any other.
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(simulation) = &header.simulation {
+        simulation.read()?;
+    }
     if header.schema != SCHEMA_NAME {
         return Err(ParseError::new(format!(
             "this is not a Trace Lab trace: `schema` is `{}`, expected `{SCHEMA_NAME}`",
@@ -282,7 +292,8 @@ fn parse_header(line: &str) -> Result<Header, ParseError> {
 fn locate_header_field(v: &serde_json::Value) -> Option<(Option<String>, String)> {
     let object = v.as_object()?;
     fn fails<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<String> {
-        serde_json::from_value::<T>(v.clone()).err().map(|e| strip_position(&e.to_string()))
+        // By reference, as `parse_header` reads: the same copy of each deserializer.
+        T::deserialize(v).err().map(|e| strip_position(&e.to_string()))
     }
     type Check = fn(&serde_json::Value) -> Option<String>;
     let checks: [(&str, Check); 10] = [

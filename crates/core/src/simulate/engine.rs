@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Load, Params, Schedule, Service, SimulateError, Stall};
+use super::{Load, Params, Schedule, Service, SimulateError, SimulationRecord, Stall};
 use crate::trace::*;
 
 /// One simulated request, in seconds from the run's origin.
@@ -153,7 +153,7 @@ fn to_trace(p: &Params, jobs: &[Job]) -> Trace {
         // To the millisecond above the last end, so the window holds every attempt and reads cleanly.
         window: (last_end > 0.0).then(|| Window { start_ms: 0.0, length_s: (last_end * 1000.0).ceil() / 1000.0 }),
         defaults: empirical.and_then(|e| e.defaults.clone()),
-        simulation: Some(super::record(p)),
+        simulation: Some(SimulationRecord::of(&super::record(p))),
         ..Header::default()
     };
     let footer = Footer { finished_cleanly: true, attempts: attempts.len() as u64, gpu_samples: 0 };

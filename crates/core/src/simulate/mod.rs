@@ -15,7 +15,7 @@ pub mod theory;
 
 use crate::trace::{HeaderDefaults, Phase, Quality, StreamEvent, Trace};
 
-pub use crate::trace::simulation::{ArrivalName, Load, ServiceRecord, Simulation, Stall};
+pub use crate::trace::simulation::{ArrivalName, Load, ServiceRecord, Simulation, SimulationRecord, Stall};
 
 pub use arrival::{Arrival, Schedule};
 pub use engine::simulate;

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ParseError;
 use crate::text::Lang;
 
 /// The header's `simulation` object: every parameter and the seed, so the run can be repeated
@@ -104,5 +105,30 @@ impl Simulation {
                 self.slots, self.requests, self.seed
             )
         }
+    }
+}
+
+/// The header's `simulation` object as written. It stays JSON until [`SimulationRecord::read`]:
+/// the lab never reads it, so its download carries no reader for it (the card, the compare and
+/// load-model pages and `tracelab` do read it, and native parsing checks it, see `parse`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SimulationRecord(serde_json::Value);
+
+impl SimulationRecord {
+    pub fn of(simulation: &Simulation) -> SimulationRecord {
+        SimulationRecord(serde_json::to_value(simulation).expect("a simulation record always serialises"))
+    }
+
+    /// Its fields, or what is wrong with them, naming the field.
+    pub fn read(&self) -> Result<Simulation, ParseError> {
+        Simulation::deserialize(&self.0).map_err(|e| {
+            let message = e.to_string();
+            let field = message
+                .strip_prefix("missing field `")
+                .and_then(|rest| rest.split('`').next())
+                .map_or_else(|| "simulation".to_string(), |f| format!("simulation.{f}"));
+            ParseError::new(format!("header: simulation: {message}")).field(field)
+        })
     }
 }
