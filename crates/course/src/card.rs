@@ -1,6 +1,5 @@
 //! The metric card a learner fills, pre-filled from the core's structured figures and header, and written as Markdown or JSON.
 
-
 use serde::{Deserialize, Serialize};
 
 use tracelab_core::card;
@@ -12,9 +11,8 @@ use tracelab_core::settings::{FailureDenominator, Settings};
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::{Trace, GPU_UNSUPPORTED};
 
-
-use crate::json::read_export;
 use crate::{CARD_KIND, t};
+use crate::json::read_export;
 
 /// One figure on the learner's card, written out so someone else can recompute it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -125,7 +123,7 @@ impl MetricCard {
 
     /// The card as the core would fill it for `trace` under `settings`, in `lang`. Every line
     /// comes from the core's structured values: [`card::observation_point`], [`card::attempts_summary`],
-    /// the figures (values, formula parts, labels) and the header, written with [`format`].
+    /// the figures (values, formula parts, labels) and the header, written with [`format`](mod@format).
     pub fn prefill(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> MetricCard {
         let zh = lang == Lang::Zh;
         let source_line = match &trace.header.source {

@@ -11,11 +11,10 @@ use tracelab_core::settings::{Settings, PAIR_KEYS};
 use tracelab_core::text::Text;
 use tracelab_core::trace::Header;
 
-
-use crate::json::{from_value, json_error, json_kind};
-use crate::locate;
 use crate::COURSE_VERSION;
 use crate::exercise::Exercise;
+use crate::json::{from_value, json_error, json_kind};
+use crate::locate;
 
 /// `lessons/course.json`: the lessons in order, the self-check and the metric card's help.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,7 +26,7 @@ pub struct Course {
     /// The acceptance criteria the learner ticks at the end.
     #[serde(default)]
     pub self_check: Vec<SelfCheckItem>,
-    /// Help for each field of the learner's [`MetricCard`], one entry per [`MetricCard::FIELDS`].
+    /// Help for each field of the learner's [`MetricCard`](crate::MetricCard), one entry per [`MetricCard::FIELDS`](crate::MetricCard::FIELDS).
     #[serde(default)]
     pub card_fields: Vec<CardFieldHelp>,
 }
@@ -74,7 +73,7 @@ pub struct Step {
     /// The row to select, 1-based.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row: Option<usize>,
-    /// A metric key ([`LessonMetric`]) whose figure the lab highlights.
+    /// A metric key ([`LessonMetric`](crate::LessonMetric)) whose figure the lab highlights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<String>,
 }
@@ -91,7 +90,7 @@ pub struct SelfCheckItem {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CardFieldHelp {
-    /// One of [`MetricCard::FIELDS`].
+    /// One of [`MetricCard::FIELDS`](crate::MetricCard::FIELDS).
     pub id: String,
     pub help: Text,
 }

@@ -1,12 +1,10 @@
 //! Exercises as `course.json` writes them: the kinds (number, choice, ratio parts, free text) and their fields, each kind checked for the fields it may have.
 
-
 use serde::{Deserialize, Serialize};
 
 use tracelab_core::text::Text;
+
 use crate::course::Pairs;
-
-
 
 /// One exercise. In JSON its `kind` says which fields follow (see [`ExerciseKind`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,13 +49,13 @@ pub struct NumberExercise {
     /// A file name under `public/samples/`.
     pub sample: String,
     pub settings: Pairs,
-    /// A [`LessonMetric`] code, e.g. `ttft_p95_s`.
+    /// A [`LessonMetric`](crate::LessonMetric) code, e.g. `ttft_p95_s`.
     pub metric: String,
     /// The answer as the lesson states it, in `unit`; a test checks it against the core.
     pub answer: f64,
     /// How far an answer may be from the key and still be right (in `unit`; default 0).
     pub tolerance: f64,
-    /// An [`AnswerUnit`] code: `count`, `%`, `ratio`, `s`, `ms`, `/s`, `money`, `tokens/s`.
+    /// An [`AnswerUnit`](crate::AnswerUnit) code: `count`, `%`, `ratio`, `s`, `ms`, `/s`, `money`, `tokens/s`.
     pub unit: String,
     /// Known wrong answers, each explained.
     pub mistakes: Vec<NumberMistake>,
@@ -96,12 +94,12 @@ pub struct ChoiceOption {
 }
 
 /// Name the numerator, denominator and unit of a ratio. The right option of each part is the
-/// core's own label for the figure (id [`CORE_OPTION`]); the course gives the wrong ones.
+/// core's own label for the figure (id [`CORE_OPTION`](crate::CORE_OPTION)); the course gives the wrong ones.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RatioPartsExercise {
     pub sample: String,
     pub settings: Pairs,
-    /// A [`LessonMetric`] code whose figure is a ratio (`failure_rate`, `goodput_per_s`, …).
+    /// A [`LessonMetric`](crate::LessonMetric) code whose figure is a ratio (`failure_rate`, `goodput_per_s`, …).
     pub metric: String,
     pub distractors: RatioDistractors,
 }

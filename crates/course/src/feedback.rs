@@ -5,10 +5,9 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use tracelab_core::text::Text;
+
 use crate::{CORE_OPTION, t};
 use crate::exercise::{Exercise, ExerciseKind};
-
-
 
 /// What a learner answered. In JSON: `{"kind": "number", "value": 4}`,
 /// `{"kind": "choice", "chosen": ["all-attempts"]}`,
@@ -128,7 +127,7 @@ pub fn parse_number(text: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// Judges an answer. `key` is [`answer_key`]'s value for a number exercise (the stated answer is
+/// Judges an answer. `key` is [`answer_key`](crate::answer_key)'s value for a number exercise (the stated answer is
 /// used when it is `None`); other kinds ignore it.
 pub fn check(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
     let right = t("Right.", "正确。");

@@ -1,11 +1,9 @@
 //! Reading the course's JSON files (course.json, an exported progress or card file) with the failing field named.
 
-
 use serde::Deserialize;
 use serde_json::Value;
 
 use tracelab_core::error::ParseError;
-
 
 use crate::locate;
 use crate::{MAX_IMPORT_BYTES, PROGRESS_KIND};

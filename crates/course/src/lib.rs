@@ -10,7 +10,7 @@
 //! * [`Course::verify`] recomputes every stated answer with the core on its sample.
 //! * [`answer_key`] and [`check`] give the lab an exercise's key and bilingual feedback;
 //!   [`ratio_parts`] the options of a "name the numerator, denominator and unit" exercise, the
-//!   right one taken from the core's [`Figure`] labels.
+//!   right one taken from the core's [`Figure`](tracelab_core::Figure) labels.
 //! * [`MetricCard`] is the card a learner fills (pre-filled from the core); [`Progress`] what the
 //!   lab keeps in localStorage and exports as a file.
 //!

@@ -3,19 +3,15 @@
 //! `tracelab_core::parse::jsonl`): the JSON value is walked with the schema's field names and each part is
 //! tried with its own type, so the first part that fails on its own is the culprit.
 
-
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use tracelab_core::text::Lang;
 
-
-use serde::de::DeserializeOwned;
-
-use crate::json::json_kind;
 use crate::card::MetricCard;
 use crate::exercise::Exercise;
 use crate::feedback::Answer;
-
+use crate::json::json_kind;
 
 /// Where a value fails: its path (`lessons[2].exercises[0].answer`) and why.
 pub(crate) type Found = Option<(String, String)>;

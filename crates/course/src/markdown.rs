@@ -1,9 +1,5 @@
 //! The `[[step:…]]` and `[[exercise:…]]` markers in a lesson's Markdown, outside code fences.
 
-
-
-
-
 /// A piece of a lesson's Markdown: text to render, or a marker line the lab turns into a step
 /// button or an exercise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,15 +1,12 @@
 //! The metrics an exercise may ask for, computed by the core on the exercise's sample under its settings, and in which unit an answer is written.
 
-
-
 use tracelab_core::figure::Figure;
 use tracelab_core::metrics::Metrics;
 use tracelab_core::text::Lang;
 use tracelab_core::trace::Trace;
+
 use crate::course::{Pairs, settings_for};
 use crate::exercise::{Exercise, ExerciseKind};
-
-
 
 /// What a figure is measured in, for checking an exercise's unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

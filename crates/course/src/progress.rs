@@ -6,12 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use tracelab_core::error::ParseError;
 
-
-use crate::json::read_export;
-use crate::PROGRESS_KIND;
 use crate::card::MetricCard;
 use crate::course::Course;
 use crate::feedback::{Answer, Feedback};
+use crate::json::read_export;
+use crate::PROGRESS_KIND;
 
 /// The learner's last answer to one exercise.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

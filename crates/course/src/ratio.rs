@@ -1,21 +1,19 @@
 //! "Name the numerator, denominator and unit": the options, the right one taken from the core's figure labels.
 
-
 use serde::Serialize;
 
 use tracelab_core::format::{self};
 use tracelab_core::text::Text;
 use tracelab_core::trace::Trace;
+
 use crate::CORE_OPTION;
 use crate::exercise::{Distractor, Exercise, ExerciseKind};
 use crate::metric::{LessonMetric, metrics_for};
 
-
-
 /// One option of a ratio part.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PartOption {
-    /// [`CORE_OPTION`] for the core's label, else the distractor's id.
+    /// [`CORE_OPTION`](crate::CORE_OPTION) for the core's label, else the distractor's id.
     pub id: String,
     pub text: Text,
 }

@@ -1,9 +1,5 @@
 //! The ids a hand-written SVG (the system-path diagram) gives its elements, so a lesson's step can point at one.
 
-
-
-
-
 /// The `id`s of a hand-written SVG's elements.
 pub fn svg_ids(svg: &str) -> Vec<String> {
     let mut out = Vec::new();

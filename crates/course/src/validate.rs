@@ -2,20 +2,18 @@
 
 use std::collections::{HashMap, HashSet};
 
-
 use tracelab_core::format::trim_num;
 use tracelab_core::text::Text;
 use tracelab_core::trace::Trace;
-use crate::CORE_OPTION;
+
 use crate::card::MetricCard;
+use crate::CORE_OPTION;
 use crate::course::{Course, Pairs, settings_for};
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::markdown::markers;
 use crate::metric::{AnswerUnit, LessonMetric, answer_key, computed};
 use crate::ratio::ratio_parts;
 use crate::svg::svg_ids;
-
-
 
 impl Course {
     /// What is wrong with the course, one sentence each (empty when nothing is).

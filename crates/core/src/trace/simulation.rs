@@ -22,7 +22,7 @@ pub struct Simulation {
     pub stall: Option<Stall>,
 }
 
-/// [`Service`] as written in the header (an empirical service names its file, not its samples).
+/// [`crate::simulate::Service`] as written in the header (an empirical service names its file, not its samples).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ServiceRecord {

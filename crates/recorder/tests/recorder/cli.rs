@@ -1,13 +1,12 @@
 //! The command line refuses what it cannot honour and says what to do instead.
 
-use crate::server::refused_addr;
-use crate::{run, temp_dir, tracelab};
+use std::path::Path;
 
-fn record(args: &[&str]) -> (i32, String) {
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--gpu", "off", "--base-url"])
-        .arg(format!("http://{}/v1", refused_addr()))
-        .args(args));
+use crate::server::refused_addr;
+use crate::{temp_dir, Record};
+
+fn record(out: &Path, args: &[&str]) -> (i32, String) {
+    let output = Record::new(out).base_url(format!("http://{}/v1", refused_addr())).args(args).run();
     (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
@@ -16,12 +15,11 @@ fn refuses_to_overwrite_without_force() {
     let dir = temp_dir("overwrite");
     let out = dir.join("t.jsonl");
     std::fs::write(&out, "keep me\n").unwrap();
-    let path = out.display().to_string();
-    let (code, stderr) = record(&["--output", &path]);
+    let (code, stderr) = record(&out, &[]);
     assert_eq!(code, 1);
     assert!(stderr.contains("already exists") && stderr.contains("--force"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me\n");
-    let (code, _) = record(&["--output", &path, "--force", "--repetitions", "1", "--warmup", "0", "--quiet"]);
+    let (code, _) = record(&out, &["--force", "--quiet"]);
     assert_eq!(code, 3, "nothing listens there: every attempt failed, and --force did overwrite");
     assert!(crate::load(&out).attempts.len() == 3);
 }
@@ -29,7 +27,7 @@ fn refuses_to_overwrite_without_force() {
 #[test]
 fn contradictory_or_invalid_options_say_what_to_fix() {
     let dir = temp_dir("options");
-    let out = dir.join("t.jsonl").display().to_string();
+    let out = dir.join("t.jsonl");
     let cases: &[(&[&str], &str)] = &[
         (&["--rate", "5", "--concurrency", "4"], "cannot be used with"),
         (&["--window-cost", "3"], "--window"),
@@ -43,15 +41,13 @@ fn contradictory_or_invalid_options_say_what_to_fix() {
         (&["--prompts", "/no/such/prompts.jsonl"], "cannot read the prompt file"),
     ];
     for (args, expected) in cases {
-        let mut all = vec!["--output", out.as_str()];
-        all.extend_from_slice(args);
-        let (code, stderr) = record(&all);
+        let (code, stderr) = record(&out, args);
         assert_ne!(code, 0, "{args:?} should be refused");
         assert!(stderr.contains(expected), "{args:?}: expected `{expected}` in\n{stderr}");
-        assert!(!std::path::Path::new(&out).exists(), "{args:?}: nothing written");
+        assert!(!out.exists(), "{args:?}: nothing written");
     }
     let bad = dir.join("bad.jsonl");
     std::fs::write(&bad, "{\"id\":\"a\",\"prompt\":\"x\"}\n{\"id\":\"b\"}\n").unwrap();
-    let (_, stderr) = record(&["--output", &out, "--prompts", &bad.display().to_string()]);
+    let (_, stderr) = record(&out, &["--prompts", &bad.display().to_string()]);
     assert!(stderr.contains("bad.jsonl line 2") && stderr.contains("prompt"), "{stderr}");
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::server::{Script, ScriptedServer};
-use super::{prompts, record_cmd, run, temp_dir, tracelab};
+use super::{prompts, run, temp_dir, tracelab, Record};
 
 /// Records 80 requests; each TTFT is 20–48 ms by a fixed pattern, plus `delay` before the head.
 fn record(dir: &std::path::Path, name: &str, delay: Duration) -> std::path::PathBuf {
@@ -22,9 +22,12 @@ fn record(dir: &std::path::Path, name: &str, delay: Duration) -> std::path::Path
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let prompts = prompts(dir, &ids);
     let out = dir.join(name);
-    let output = run(record_cmd(&server, &prompts, &out)
-        .args(["--model", "scripted", "--repetitions", "1", "--warmup", "2", "--gpu", "off", "--quiet"])
-        .args(["--concurrency", "4", "--timeout", "10"]));
+    let output = Record::new(&out)
+        .server(&server)
+        .prompts(&prompts)
+        .args(["--model", "scripted", "--warmup", "2", "--quiet"])
+        .args(["--concurrency", "4", "--timeout", "10"])
+        .run();
     assert!(output.status.success(), "record {name}");
     out
 }

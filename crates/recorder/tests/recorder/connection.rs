@@ -13,7 +13,7 @@ use serde_json::Value;
 use tracelab_core::Outcome;
 
 use crate::server::{Script, ScriptedServer};
-use crate::{by_id, load, prompts, run, temp_dir, tracelab};
+use crate::{by_id, load, temp_dir, Record};
 
 /// A complete, well-formed streamed answer (finish reason, then [DONE]).
 const ANSWER: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n\
@@ -64,19 +64,8 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
 }
 
 fn record(name: &str, base_url: &str, ids: &[&str], extra: &[&str]) -> (std::process::Output, std::path::PathBuf) {
-    let dir = temp_dir(name);
-    let prompts = prompts(&dir, ids);
-    let out = dir.join("trace.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--timeout", "10"])
-        .args(extra)
-        .arg("--base-url")
-        .arg(base_url)
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
-    (output, out)
+    let (record, out) = Record::fresh(name, ids);
+    (record.base_url(base_url).args(["--timeout", "10"]).args(extra).run(), out)
 }
 
 /// The trace's attempt lines as raw JSON (for the recorder's own fields).
@@ -225,17 +214,12 @@ fn with_open_file_limit(limit: u32) -> std::process::Command {
 #[test]
 fn too_few_file_descriptors_for_the_concurrency_is_refused_before_the_run() {
     let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 1));
-    let dir = temp_dir("nofile");
-    let prompts = prompts(&dir, &["a"]);
-    let out = dir.join("trace.jsonl");
-    let output = run(with_open_file_limit(100)
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--concurrency", "200"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let (record, out) = Record::fresh("nofile", &["a"]);
+    let output = record
+        .via(with_open_file_limit(100))
+        .server(&server)
+        .args(["--concurrency", "200"])
+        .run();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "refused: {stderr}");
     assert!(stderr.contains("open-file limit is 100") && stderr.contains("--concurrency"), "{stderr}");
@@ -294,18 +278,12 @@ fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failur
     let server = ScriptedServer::start(|_| {
         Script::new(vec![crate::server::Step::Role, crate::server::Step::Token("t".into()), crate::server::Step::Hang])
     });
-    let dir = temp_dir("nofile-open");
-    let prompts = prompts(&dir, &["a"]);
-    let out = dir.join("trace.jsonl");
-    let output = run(with_open_file_limit(80)
-        .args(["record", "--model", "m", "--repetitions", "120", "--warmup", "0", "--gpu", "off"])
-        .args(["--rate", "400", "--arrival", "constant", "--timeout", "1.5"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out));
+    let (record, out) = Record::fresh("nofile-open", &["a"]);
+    let output = record
+        .via(with_open_file_limit(80))
+        .server(&server)
+        .args(["--repetitions", "120", "--rate", "400", "--arrival", "constant", "--timeout", "1.5"])
+        .run();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("open-file limit is 80"), "warned before the run: {stderr}");
     let trace = load(&out);

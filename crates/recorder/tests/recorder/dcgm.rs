@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::server::{refused_addr, Script, ScriptedServer};
-use crate::{load, run, temp_dir, tracelab};
+use crate::{load, temp_dir, Record};
 
 fn fixture(name: &str) -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/dcgm/").to_string() + name;
@@ -52,13 +52,7 @@ fn fake_exporter(body: String) -> (String, Arc<AtomicUsize>) {
 }
 
 fn record(server: &ScriptedServer, out: &Path, gpu: &str) -> std::process::Output {
-    run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "3", "--warmup", "0", "--gpu-interval-ms", "20"])
-        .arg(format!("--gpu={gpu}"))
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--output")
-        .arg(out))
+    Record::new(out).server(server).args(["--repetitions", "3", "--gpu-interval-ms", "20"]).args([format!("--gpu={gpu}")]).run()
 }
 
 #[test]
@@ -122,7 +116,7 @@ fn a_node_that_does_not_answer_is_named_by_position_and_nothing_is_invented() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(why) && !stderr.contains("127.0.0.1"), "{name}: {stderr}");
     }
-    let output = tracelab().args(["record", "--model", "m", "--output", "x", "--base-url", "http://h/v1", "--gpu", "dcgm=ftp://secret"]).output().unwrap();
+    let output = Record::new(Path::new("x")).base_url("http://h/v1").args(["--gpu", "dcgm=ftp://secret"]).run();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && stderr.contains("URL number 1") && !stderr.contains("secret"), "{stderr}");
 }

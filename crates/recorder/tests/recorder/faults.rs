@@ -5,7 +5,7 @@ use std::time::Duration;
 use tracelab_core::{Outcome, Phase, Quality};
 
 use crate::server::{refused_addr, Script, ScriptedServer, Step};
-use crate::{by_id, load, prompts, record_cmd, record_once, run, temp_dir, tracelab};
+use crate::{by_id, load, prompts, record_once, run, temp_dir, tracelab, Record};
 
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -203,12 +203,7 @@ fn reasoning_events_are_marked_in_the_trace() {
 fn connection_refused_is_a_connect_error() {
     let dir = temp_dir("refused");
     let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
-        .arg("--base-url")
-        .arg(format!("http://{}/v1", refused_addr()))
-        .arg("--output")
-        .arg(&out));
+    let output = Record::new(&out).base_url(format!("http://{}/v1", refused_addr())).run();
     assert_eq!(output.status.code(), Some(3), "every measured attempt failed: exit 3, the trace written all the same");
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), 3, "the three baseline prompts");
@@ -231,12 +226,12 @@ fn connection_refused_is_a_connect_error() {
 #[test]
 fn http2_and_the_completions_api() {
     let server = ScriptedServer::start(script);
-    let dir = temp_dir("h2");
-    let prompts = prompts(&dir, &["ok", "drop", "multi"]);
-    let out = dir.join("t.jsonl");
-    let output = run(record_cmd(&server, &prompts, &out)
-        .args(["--model", "m", "--repetitions", "2", "--warmup", "0", "--gpu", "off", "--concurrency", "3"])
-        .args(["--http2-prior-knowledge", "--api", "completions"]));
+    let (record, out) = Record::fresh("h2", &["ok", "drop", "multi"]);
+    let output = record
+        .server(&server)
+        .args(["--repetitions", "2", "--concurrency", "3"])
+        .args(["--http2-prior-knowledge", "--api", "completions"])
+        .run();
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.header.conditions.api.as_deref(), Some("completions"));
@@ -254,12 +249,12 @@ fn http2_and_the_completions_api() {
 #[test]
 fn open_loop_sends_on_schedule_without_waiting_for_replies() {
     let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(300), Duration::from_millis(5), 2));
-    let dir = temp_dir("open");
-    let prompts = prompts(&dir, &["slow"]);
-    let out = dir.join("t.jsonl");
-    let output = run(record_cmd(&server, &prompts, &out)
-        .args(["--model", "m", "--repetitions", "10", "--warmup", "0", "--gpu", "off"])
-        .args(["--rate", "20", "--arrival", "constant"]));
+    let (record, out) = Record::fresh("open", &["slow"]);
+    let output = record
+        .server(&server)
+        .args(["--repetitions", "10"])
+        .args(["--rate", "20", "--arrival", "constant"])
+        .run();
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.header.conditions.arrival.as_deref(), Some("constant"));
@@ -292,8 +287,11 @@ fn warm_up_is_recorded_apart_and_report_agrees_with_the_core() {
     let dir = temp_dir("agree");
     let prompts = prompts(&dir, &["a", "b", "c"]);
     let out = dir.join("t.jsonl");
-    let output = run(record_cmd(&server, &prompts, &out)
-        .args(["--model", "m", "--repetitions", "3", "--warmup", "1", "--gpu", "off", "--concurrency", "2"]));
+    let output = Record::new(&out)
+        .server(&server)
+        .prompts(&prompts)
+        .args(["--repetitions", "3", "--warmup", "1", "--concurrency", "2"])
+        .run();
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), 12);
@@ -363,12 +361,7 @@ fn baseline_rubrics_are_judged_and_only_pass_fail_is_kept() {
     });
     let dir = temp_dir("rubric");
     let out = dir.join("t.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off", "--quiet"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--output")
-        .arg(&out));
+    let output = Record::new(&out).server(&server).args(["--quiet"]).run();
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.header.conditions.prompt_set.as_deref(), Some("baseline"));
@@ -386,9 +379,12 @@ fn duration_runs_cycle_the_prompts_until_time_is_up() {
     let prompts = prompts(&dir, &["a", "b"]);
     for (name, pacing) in [("closed", &["--concurrency", "2"][..]), ("open", &["--rate", "100", "--seed", "9"][..])] {
         let out = dir.join(format!("{name}.jsonl"));
-        let output = run(record_cmd(&server, &prompts, &out)
-            .args(["--model", "m", "--warmup", "0", "--gpu", "off", "--duration", "0.4"])
-            .args(pacing));
+        let output = Record::new(&out)
+            .server(&server)
+            .prompts(&prompts)
+            .args(["--duration", "0.4"])
+            .args(pacing)
+            .run();
         assert!(output.status.success());
         let trace = load(&out);
         let c = &trace.header.conditions;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tracelab_recorder::gpu::{detect, GpuMode};
 
 use crate::server::{refused_addr, Script, ScriptedServer};
-use crate::{load, run, temp_dir, tracelab};
+use crate::{load, run, temp_dir, tracelab, Record};
 
 /// A directory holding a fake `nvidia-smi` that prints recorded CSV (once, or every 20 ms under
 /// `-lms`) and logs its arguments and environment beside itself.
@@ -41,13 +41,7 @@ pub fn path_with(dir: &Path) -> String {
 }
 
 fn record(server: &ScriptedServer, out: &Path, gpu: &str, path: &str) -> std::process::Output {
-    run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "2", "--warmup", "0", "--gpu", gpu, "--gpu-interval-ms", "20"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--output")
-        .arg(out)
-        .env("PATH", path))
+    Record::new(out).server(server).args(["--repetitions", "2", "--gpu", gpu, "--gpu-interval-ms", "20"]).env("PATH", path).run()
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tracelab_core::{Outcome, Phase, Trace};
 
-use crate::{load, prompts, temp_dir, tracelab};
+use crate::{load, prompts, temp_dir, Record};
 
 const PYTHON_VAR: &str = "TRACELAB_LLAMA_PYTHON";
 
@@ -151,22 +151,14 @@ impl Drop for Llama {
 
 const PROMPTS: [&str; 4] = ["hello", "count-to-ten", "name-a-colour", "tell-a-story"];
 
-fn record_args(server: &Llama, dir: &Path, out: &Path) -> Command {
-    let mut cmd = tracelab();
-    cmd.args(["record", "--model", "tiny", "--gpu", "off", "--timeout", "120"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(prompts(dir, &PROMPTS))
-        .arg("--output")
-        .arg(out);
-    cmd
+fn record_args(server: &Llama, dir: &Path, out: &Path) -> Record {
+    Record::new(out).base_url(server.base_url()).prompts(&prompts(dir, &PROMPTS)).args(["--model", "tiny", "--timeout", "120"])
 }
 
 fn record(server: &Llama, name: &str, args: &[&str]) -> (std::process::Output, Trace) {
     let dir = temp_dir(name);
     let out = dir.join("trace.jsonl");
-    let output = record_args(server, &dir, &out).args(args).output().unwrap();
+    let output = record_args(server, &dir, &out).args(args).command().output().unwrap();
     assert!(
         out.exists(),
         "no trace written:\n{}\nserver log:\n{}",
@@ -261,7 +253,7 @@ fn llama_closing_idle_connections_makes_no_false_connect_errors() {
 fn spawn_record(server: &Llama, name: &str, args: &[&str]) -> (Child, PathBuf) {
     let dir = temp_dir(name);
     let out = dir.join("trace.jsonl");
-    let child = record_args(server, &dir, &out).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = record_args(server, &dir, &out).args(args).spawn();
     (child, out)
 }
 

@@ -19,8 +19,9 @@ mod shards;
 mod signals;
 mod stream;
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use tracelab_core::{parse::parse_trace_bytes, Attempt, Trace};
 
@@ -55,21 +56,108 @@ pub fn tracelab() -> Command {
 /// Records each prompt in `ids` once (model "m", no warm-up, no GPU) from `server` into a fresh
 /// directory `name`; `extra` adds pacing and timeouts. Returns the output and the trace's path.
 pub fn record_once(name: &str, server: &server::ScriptedServer, ids: &[&str], extra: &[&str]) -> (Output, PathBuf) {
-    let dir = temp_dir(name);
-    let prompts = prompts(&dir, ids);
-    let out = dir.join("t.jsonl");
-    let output = run(record_cmd(server, &prompts, &out)
-        .args(["--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
-        .args(extra));
-    (output, out)
+    let (record, out) = Record::fresh(name, ids);
+    (record.server(server).args(extra).run(), out)
 }
 
-/// `tracelab record` against `server`, reading `prompts` and writing `out`: the arguments every
-/// recording against the scripted server shares. The caller adds the model, load and the rest.
-pub fn record_cmd(server: &server::ScriptedServer, prompts: &Path, out: &Path) -> Command {
-    let mut cmd = tracelab();
-    cmd.arg("record").arg("--base-url").arg(server.base_url()).arg("--prompts").arg(prompts).arg("--output").arg(out);
-    cmd
+/// `tracelab record` as the tests run it: the one place for what every recording shares. It
+/// writes `output`, and by default records model `m`, one repetition, no warm-up and no GPU
+/// telemetry; each default gives way to the same flag in [`Record::args`] (and `--duration`
+/// replaces `--repetitions`: a timed run has no repetition count). The base URL and the prompt
+/// file are added only when set, so a test may pass them through the environment instead.
+pub struct Record {
+    output: PathBuf,
+    base_url: Option<OsString>,
+    prompts: Option<PathBuf>,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    launcher: Option<Command>,
+}
+
+impl Record {
+    const DEFAULTS: [(&'static str, &'static str); 4] =
+        [("--model", "m"), ("--repetitions", "1"), ("--warmup", "0"), ("--gpu", "off")];
+
+    pub fn new(output: &Path) -> Record {
+        Record { output: output.to_path_buf(), base_url: None, prompts: None, args: Vec::new(), env: Vec::new(), launcher: None }
+    }
+
+    /// A recording in a fresh directory `name` ([`temp_dir`]) of a prompt file with `ids`
+    /// ([`prompts`]), into `t.jsonl` there; also returns that path.
+    pub fn fresh(name: &str, ids: &[&str]) -> (Record, PathBuf) {
+        let dir = temp_dir(name);
+        let out = dir.join("t.jsonl");
+        (Record::new(&out).prompts(&prompts(&dir, ids)), out)
+    }
+
+    /// `--base-url` of the scripted server.
+    pub fn server(self, server: &server::ScriptedServer) -> Record {
+        self.base_url(server.base_url())
+    }
+
+    pub fn base_url(mut self, url: impl Into<OsString>) -> Record {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    pub fn prompts(mut self, path: &Path) -> Record {
+        self.prompts = Some(path.to_path_buf());
+        self
+    }
+
+    /// More flags: the load, timeouts, or one of the defaults replaced.
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Record {
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Record {
+        self.env.push((key.as_ref().to_os_string(), value.as_ref().to_os_string()));
+        self
+    }
+
+    /// Runs the recorder through `launcher` (a command that ends by executing it with the
+    /// arguments appended, e.g. a shell that lowers a limit first) instead of [`tracelab`].
+    pub fn via(mut self, launcher: Command) -> Record {
+        self.launcher = Some(launcher);
+        self
+    }
+
+    fn has(&self, flag: &str) -> bool {
+        self.args.iter().any(|a| {
+            let a = a.to_string_lossy();
+            a == flag || a.starts_with(&format!("{flag}="))
+        })
+    }
+
+    pub fn command(self) -> Command {
+        let timed = self.has("--duration");
+        let defaults: Vec<&str> = Self::DEFAULTS
+            .iter()
+            .filter(|(flag, _)| !self.has(flag) && !(timed && *flag == "--repetitions"))
+            .flat_map(|(flag, value)| [*flag, *value])
+            .collect();
+        let mut cmd = self.launcher.unwrap_or_else(tracelab);
+        cmd.arg("record").args(defaults).arg("--output").arg(&self.output);
+        if let Some(url) = &self.base_url {
+            cmd.arg("--base-url").arg(url);
+        }
+        if let Some(prompts) = &self.prompts {
+            cmd.arg("--prompts").arg(prompts);
+        }
+        cmd.args(&self.args).envs(self.env);
+        cmd
+    }
+
+    /// Runs it to the end (printing its output when it fails).
+    pub fn run(self) -> Output {
+        run(&mut self.command())
+    }
+
+    /// Starts it with stdout and stderr piped, for a test that signals or kills it.
+    pub fn spawn(self) -> Child {
+        self.command().stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start tracelab")
+    }
 }
 
 pub fn run(cmd: &mut Command) -> Output {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::gpu::fake_nvidia_smi;
 use crate::server::{refused_addr, Script, ScriptedServer, Step};
-use crate::{load, run, temp_dir, tracelab};
+use crate::{load, run, temp_dir, Record};
 
 const KEY: &str = "sk-canary-key-7f3a91";
 const URL_MARK: &str = "canary-url-52c8";
@@ -28,13 +28,12 @@ fn no_key_url_or_response_text_leaks() {
     let out = dir.join("t.jsonl");
     // The URL comes from the environment, so it is not in the arguments either.
     let url = format!("{}?tenant={URL_MARK}", server.base_url());
-    let mut cmd = tracelab();
-    cmd.args(["record", "--model", "m", "--repetitions", "1", "--warmup", "1", "--gpu", "nvidia-smi", "--gpu-interval-ms", "20"])
-        .arg("--output")
-        .arg(&out)
+    let mut cmd = Record::new(&out)
+        .args(["--warmup", "1", "--gpu", "nvidia-smi", "--gpu-interval-ms", "20"])
         .env("OPENAI_API_KEY", KEY)
         .env("TRACELAB_BASE_URL", &url)
-        .env("PATH", crate::gpu::path_with(&smi));
+        .env("PATH", crate::gpu::path_with(&smi))
+        .command();
     let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
     assert_clean("the arguments", args.join(" ").as_bytes());
     let output = run(&mut cmd);
@@ -57,20 +56,15 @@ fn no_key_url_or_response_text_leaks() {
 
     // A failing run's messages do not echo the URL either.
     let out = dir.join("refused.jsonl");
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1", "--warmup", "0", "--gpu", "off"])
-        .arg("--output")
-        .arg(&out)
+    let output = Record::new(&out)
         .env("OPENAI_API_KEY", KEY)
-        .env("TRACELAB_BASE_URL", format!("http://{}/v1?tenant={URL_MARK}", refused_addr())));
+        .env("TRACELAB_BASE_URL", format!("http://{}/v1?tenant={URL_MARK}", refused_addr()))
+        .run();
     assert_eq!(output.status.code(), Some(3), "every attempt failed");
     assert_clean("the refused trace", &std::fs::read(&out).unwrap());
     assert_clean("stdout (refused)", &output.stdout);
     assert_clean("stderr (refused)", &output.stderr);
-    let output = run(tracelab()
-        .args(["record", "--model", "m", "--output"])
-        .arg(dir.join("bad.jsonl"))
-        .env("TRACELAB_BASE_URL", format!("gopher://{URL_MARK}/{KEY}")));
+    let output = Record::new(&dir.join("bad.jsonl")).env("TRACELAB_BASE_URL", format!("gopher://{URL_MARK}/{KEY}")).run();
     assert!(!output.status.success());
     assert_clean("the error for a bad URL", &output.stderr);
 }

@@ -3,13 +3,13 @@
 //! give the figures of one process at the same total load, within the tolerance stated here.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tracelab_core::{Index, Metrics, Settings, Trace};
 
 use crate::server::{Script, ScriptedServer};
-use crate::{load, prompts, run, temp_dir, tracelab};
+use crate::{load, prompts, run, temp_dir, tracelab, Record};
 
 /// Percentile tolerance (ms) between the merged shards and one process: every request costs the
 /// scripted server the same 40 ms + 3 × 5 ms, so what differs is scheduling noise on a shared
@@ -29,17 +29,8 @@ fn rfc3339_in(seconds: f64) -> String {
 }
 
 /// `tracelab record` against `server` with the test's prompts, writing `out`.
-fn record(server: &ScriptedServer, dir: &Path, args: &[&str], out: &Path) -> std::process::Command {
-    let mut cmd = tracelab();
-    cmd.args(["record", "--model", "m", "--gpu", "off", "--quiet"])
-        .args(args)
-        .arg("--prompts")
-        .arg(dir.join("prompts.jsonl"))
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--output")
-        .arg(out);
-    cmd
+fn record(server: &ScriptedServer, dir: &Path, args: &[&str], out: &Path) -> Record {
+    Record::new(out).server(server).prompts(&dir.join("prompts.jsonl")).args(["--quiet"]).args(args)
 }
 
 fn shard(server: &ScriptedServer, dir: &Path, load: &[&str], n: u32, i: u32, start_at: &str) -> (Child, PathBuf) {
@@ -47,12 +38,7 @@ fn shard(server: &ScriptedServer, dir: &Path, load: &[&str], n: u32, i: u32, sta
     let mut args = vec!["--shards".to_string(), n.to_string(), "--start-at".into(), start_at.into()];
     args.extend(load.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let child = record(server, dir, &args, &out)
-        .env("JOB_COMPLETION_INDEX", i.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = record(server, dir, &args, &out).env("JOB_COMPLETION_INDEX", i.to_string()).spawn();
     (child, out)
 }
 
@@ -80,7 +66,7 @@ fn load_file(path: &Path) -> Trace {
 
 fn single(server: &ScriptedServer, dir: &Path, load: &[&str]) -> Trace {
     let out = dir.join("single.jsonl");
-    assert!(run(&mut record(server, dir, load, &out)).status.success());
+    assert!(record(server, dir, load, &out).run().status.success());
     load_file(&out)
 }
 
@@ -195,7 +181,7 @@ fn merge_refuses_what_is_not_one_whole_run() {
         let out = dir.join(name);
         let mut args = vec!["--repetitions", "1", "--warmup", "0", "--concurrency", "2"];
         args.extend_from_slice(extra);
-        assert!(run(&mut record(&server, &dir, &args, &out)).status.success(), "{name}");
+        assert!(record(&server, &dir, &args, &out).run().status.success(), "{name}");
         out
     };
     let a0 = rec("a0.jsonl", &["--shard", "0/2", "--run-id", "a"]);
@@ -224,6 +210,6 @@ fn merge_refuses_what_is_not_one_whole_run() {
     assert!(ok, "{stderr}");
     assert_eq!(load(&out).attempts.len(), 2);
     // A shard without a run id or a start instant cannot be merged safely: refused up front.
-    let output = tracelab().args(["record", "--model", "m", "--output", "x.jsonl", "--base-url", "http://h/v1", "--shard", "0/2"]).output().unwrap();
+    let output = Record::new(Path::new("x.jsonl")).base_url("http://h/v1").args(["--shard", "0/2"]).run();
     assert!(String::from_utf8_lossy(&output.stderr).contains("--start-at"));
 }

@@ -2,13 +2,13 @@
 //! records the rest as `cancelled` and writes the footer; SIGKILL leaves every finished attempt.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use tracelab_core::Outcome;
 
 use crate::server::{Script, ScriptedServer, Step};
-use crate::{load, prompts, temp_dir, tracelab};
+use crate::{load, Record};
 
 /// "fast" answers at once, "hang" sends one token and then nothing: with two workers the run
 /// settles into two finished attempts and two hanging ones.
@@ -21,22 +21,11 @@ fn script(key: &str) -> Script {
 
 fn start(name: &str) -> (ScriptedServer, Child, PathBuf) {
     let server = ScriptedServer::start(script);
-    let dir = temp_dir(name);
-    let prompts = prompts(&dir, &["fast", "hang"]);
-    let out = dir.join("t.jsonl");
-    let child = tracelab()
-        .args(["record", "--model", "m", "--repetitions", "50", "--warmup", "0", "--gpu", "off"])
-        .args(["--concurrency", "2", "--timeout", "60", "--grace", "0.3"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (record, out) = Record::fresh(name, &["fast", "hang"]);
+    let child = record
+        .server(&server)
+        .args(["--repetitions", "50", "--concurrency", "2", "--timeout", "60", "--grace", "0.3"])
+        .spawn();
     (server, child, out)
 }
 
@@ -117,22 +106,11 @@ fn sigkill_leaves_a_loadable_trace_with_every_finished_attempt() {
 #[test]
 fn sigint_stops_an_open_loop_schedule_at_once() {
     let server = ScriptedServer::start(script);
-    let dir = temp_dir("sigint-open");
-    let prompts = prompts(&dir, &["hang"]);
-    let out = dir.join("t.jsonl");
-    let child = tracelab()
-        .args(["record", "--model", "m", "--repetitions", "1000", "--warmup", "0", "--gpu", "off"])
-        .args(["--rate", "20", "--arrival", "constant", "--timeout", "60", "--grace", "0.2"])
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--prompts")
-        .arg(&prompts)
-        .arg("--output")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (record, out) = Record::fresh("sigint-open", &["hang"]);
+    let child = record
+        .server(&server)
+        .args(["--repetitions", "1000", "--rate", "20", "--arrival", "constant", "--timeout", "60", "--grace", "0.2"])
+        .spawn();
     wait_for("three requests in flight", || server.request_count() >= 3);
     signal(&child, libc::SIGINT);
     let at_signal = server.request_count();
