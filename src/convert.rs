@@ -13,7 +13,9 @@ use wasm_bindgen_futures::JsFuture;
 const MODULE: &str = "convert/convert.js";
 
 thread_local! {
-    static LOADED: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+    /// The bundle as it loads (or has loaded): one promise, so calls made while it loads wait
+    /// for the same instance instead of starting a second one.
+    static LOADING: RefCell<Option<Promise>> = const { RefCell::new(None) };
 }
 
 /// Calls one of the bundle's functions with string arguments; its error (a string) comes back
@@ -32,24 +34,27 @@ pub async fn call(function: &str, args: &[&str]) -> Result<String, String> {
 }
 
 async fn module() -> Result<JsValue, String> {
-    if let Some(m) = LOADED.with(|m| m.borrow().clone()) {
-        return Ok(m);
-    }
     let failed = |e: JsValue| {
         let why = e.as_string().or_else(|| js_sys::Error::from(e.clone()).message().as_string()).unwrap_or_default();
         format!("could not load the importers and downloads ({MODULE}): {why}. Check the connection and try again. / 无法加载导入与下载模块，请检查网络后重试。")
     };
-    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-    let base = document.base_uri().ok().flatten().unwrap_or_default();
-    let url = web_sys::Url::new_with_base(MODULE, &base).map_err(failed)?.href();
-    // A dynamic `import()`: the one way to load an ES module on demand from Rust.
-    let import = Function::new_with_args("url", "return import(url)");
-    let promise: Promise = import.call1(&JsValue::NULL, &url.into()).map_err(failed)?.unchecked_into();
-    let module = JsFuture::from(promise).await.map_err(failed)?;
-    // wasm-bindgen's default export instantiates the module (its .wasm beside the .js).
-    let init: Function = Reflect::get(&module, &"default".into()).map_err(failed)?.unchecked_into();
-    let started: Promise = init.call0(&JsValue::NULL).map_err(failed)?.unchecked_into();
-    JsFuture::from(started).await.map_err(failed)?;
-    LOADED.with(|m| *m.borrow_mut() = Some(module.clone()));
-    Ok(module)
+    let promise = match LOADING.with(|p| p.borrow().clone()) {
+        Some(p) => p,
+        None => {
+            let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+            let base = document.base_uri().ok().flatten().unwrap_or_default();
+            let url = web_sys::Url::new_with_base(MODULE, &base).map_err(failed)?.href();
+            // A dynamic `import()`, then wasm-bindgen's default export, which instantiates the
+            // module (its .wasm beside the .js): the one way to load a module on demand.
+            let load = Function::new_with_args("url", "return import(url).then(m => m.default().then(() => m))");
+            let p: Promise = load.call1(&JsValue::NULL, &url.into()).map_err(failed)?.unchecked_into();
+            LOADING.with(|l| *l.borrow_mut() = Some(p.clone()));
+            p
+        }
+    };
+    JsFuture::from(promise).await.map_err(|e| {
+        // The next call tries again (a dropped connection is not the end of the session).
+        LOADING.with(|l| *l.borrow_mut() = None);
+        failed(e)
+    })
 }

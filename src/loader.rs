@@ -1,6 +1,7 @@
 //! Moving bytes into the core: fetching a built-in sample, reading an uploaded file. Parsing is
 //! the core's; this module only fetches and reads.
 
+use tracelab_core::import::handoff::Received;
 use tracelab_core::import::{self, ImportedTrace};
 use tracelab_core::{parse::parse_trace, Trace};
 use wasm_bindgen::JsCast;
@@ -30,8 +31,8 @@ pub async fn fetch_sample(name: &str) -> Result<Trace, String> {
 pub enum Upload {
     /// One or more traces (a guidellm file holds one per benchmark).
     Traces(String, Vec<ImportedTrace>),
-    /// A peer tool's aggregate file: its figures, to set beside the trace of the same run.
-    Summary(String, Box<import::PeerSummary>),
+    /// A peer tool's aggregate file (its text), to set beside the trace of the same run.
+    Summary(String, String),
 }
 
 /// Reads a file the learner chose or dropped: our formats first, then the peers' (detected
@@ -43,17 +44,15 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
         .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
     let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
     // Our own formats are read here; any other file goes to the importers' bundle, fetched the
-    // first time one is needed (detection there hands its typed value to the importer).
-    let loaded = if import::is_ours(&text) {
+    // first time one is needed.
+    if import::is_ours(&text) {
         let trace = parse_trace(&name, &text).map_err(|e| e.to_string())?;
         return Ok(Upload::Traces(name, vec![ImportedTrace { label: String::new(), trace }]));
-    } else {
-        let handed = crate::convert::call("import_upload", &[&name, &text]).await?;
-        import::handoff::receive(&name, &handed).map_err(|e| e.to_string())?
-    };
-    match loaded {
-        import::Loaded::Summary(summary) => Ok(Upload::Summary(name, summary)),
-        import::Loaded::Traces(imported) => Ok(Upload::Traces(name, imported.traces)),
+    }
+    let handed = crate::convert::call("import_upload", &[&name, &text]).await?;
+    match import::handoff::receive(&name, &handed).map_err(|e| e.to_string())? {
+        Received::Summary => Ok(Upload::Summary(name, text)),
+        Received::Traces(traces) => Ok(Upload::Traces(name, traces)),
     }
 }
 

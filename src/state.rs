@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use tracelab_core::{figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
+use tracelab_core::{compare::Intervals, figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
 
 /// How long a result must stand before "what changed" takes it as the new baseline.
 const SETTLE_MS: u64 = 800;
@@ -93,6 +93,10 @@ pub struct Lab {
     pub choice_label: RwSignal<String>,
     pub working: Memo<Option<Working>>,
     pub metrics: Memo<Option<Metrics>>,
+    /// Each figure's 95 % interval, as the terminal card and the compare page give it.
+    pub intervals: Memo<Option<Intervals>>,
+    /// The lines about the run itself: client lag (open loop) and the GPU beside slow attempts.
+    pub run_checks: Memo<Vec<String>>,
     pub changes: Memo<Vec<Change>>,
 }
 
@@ -125,6 +129,15 @@ impl Lab {
         let metrics = Memo::new(move |_| {
             let ix = index.get()?;
             Some(settings.with(|s| Metrics::compute(&ix.0, s)))
+        });
+        let intervals = Memo::new(move |_| {
+            let ix = index.get()?;
+            settings.with(|s| metrics.with(|m| m.as_ref().map(|m| Intervals::compute(&ix.0, s, m))))
+        });
+        let lang_now = RwSignal::new(lang);
+        let run_checks = Memo::new(move |_| {
+            let (Some(l), Some(w)) = (loaded.get(), working.get()) else { return Vec::new() };
+            settings.with(|s| tracelab_core::card::run_checks_apart(&l.trace, &w.attempts, s, lang_now.get()))
         });
         // "What changed since the last edit" compares with the last *settled* figures: typing
         // 0.5 passes through 0 on the way, and the class should read "qualified 5 → 4", not
@@ -165,7 +178,7 @@ impl Lab {
             })
         });
         Lab {
-            lang: RwSignal::new(lang),
+            lang: lang_now,
             loaded,
             load_error: RwSignal::new(None),
             settings,
@@ -177,6 +190,8 @@ impl Lab {
             choice_label: RwSignal::new(String::new()),
             working,
             metrics,
+            intervals,
+            run_checks,
             changes,
         }
     }
@@ -199,25 +214,33 @@ impl Lab {
         refused
     }
 
-    /// Sets a peer tool's own figures (its aggregate file) beside the trace of the same run,
-    /// keeping the learner's settings and edits.
-    pub fn attach_summary(&self, file: &str, summary: &tracelab_core::import::PeerSummary) {
+    /// Sets a peer tool's own figures (its aggregate file, `text`) beside the trace of the same
+    /// run, keeping the learner's settings and edits. The importers' bundle checks the summary's
+    /// counts against the loaded attempts and answers with the trace's new header.
+    pub async fn attach_summary(&self, file: &str, text: &str) {
         let Some(current) = self.loaded.get_untracked() else {
             self.load_error.set(Some(format!("{file}: this is a summary; upload the per-request file of the same run first")));
             return;
         };
         let mut trace = (*current.trace).clone();
-        // The loaded trace keeps its attempts beside it: the summary's counts are checked
-        // against them, so they go back in for the check and out again after.
         trace.attempts = (*current.attempts).clone();
-        let attached = tracelab_core::import::attach_summary(&mut trace, summary);
-        trace.attempts = Vec::new();
+        let attached = match serde_json::to_value(&trace) {
+            Ok(json) => crate::convert::call("attach_summary", &[file, text, &json.to_string()]).await,
+            Err(e) => Err(e.to_string()),
+        }
+        .and_then(|line| tracelab_core::import::handoff::received_header(file, &line).map_err(|e| e.to_string()));
+        // Another trace opened meanwhile: this answer is about one that is gone.
+        if !self.loaded.with_untracked(|l| l.as_ref().is_some_and(|l| Arc::ptr_eq(&l.trace, &current.trace))) {
+            return;
+        }
         match attached {
-            Ok(()) => {
+            Ok(header) => {
+                trace.attempts = Vec::new();
+                trace.header = header;
                 self.load_error.set(None);
                 self.loaded.set(Some(Loaded { origin: current.origin, trace: Arc::new(trace), attempts: current.attempts }));
             }
-            Err(e) => self.load_error.set(Some(e.in_file(file).to_string())),
+            Err(e) => self.load_error.set(Some(e)),
         }
     }
 

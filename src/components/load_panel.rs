@@ -24,7 +24,7 @@ pub fn LoadPanel() -> impl IntoView {
                     lab.choice_label.set(first.label.clone());
                     lab.load(Loaded::new(Origin::Uploaded(name), first.trace), &[]);
                 }
-                Ok(Upload::Summary(name, summary)) => lab.attach_summary(&name, &summary),
+                Ok(Upload::Summary(name, text)) => lab.attach_summary(&name, &text).await,
                 Err(e) => lab.load_error.set(Some(e)),
             }
         });
@@ -106,6 +106,8 @@ pub fn LoadPanel() -> impl IntoView {
             <p class="hint">{move || tr(lang.get(), "drop_hint")}</p>
             // The compare view is its own page and bundle (/compare/), so the lab stays small.
             <a class="compare-link" data-testid="compare-link" href=move || format!("compare/?base={}&lang={}", current_sample(), lang.get().code())>{move || tr(lang.get(), "compare_with")}</a>
+            // The load model (closed vs open loop, a stall) is its own page too (/load-model/).
+            <a class="compare-link" data-testid="load-model-link" href=move || format!("load-model/?lang={}", lang.get().code())>{move || tr(lang.get(), "load_model_link")}</a>
             <BenchmarkPicker />
         </section>
     }

@@ -2,7 +2,7 @@
 //! and what moved since the last edit. Everything shown here was computed by the core.
 
 use leptos::prelude::*;
-use tracelab_core::{format, Figure, Lang};
+use tracelab_core::{compare::Intervals, format, Figure, Lang};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -51,11 +51,16 @@ pub fn MetricsPanel() -> impl IntoView {
                         }
                         figures.extend([&m.failure_rate, &m.quality_pass_rate, &m.joint_rate, &m.goodput, &m.cost_per_1000_qualified]);
                         let unjudged = m.quality_not_evaluated();
-                        let cards: Vec<_> = figures.into_iter().map(|f| figure_card(f, l, &warnings, unjudged)).collect();
+                        let cards: Vec<_> = lab.intervals.with(|iv| {
+                            figures.into_iter().map(|f| figure_card(f, l, &warnings, unjudged, iv.as_ref())).collect()
+                        });
                         view! { {qualified} {cards} }
                     }))
                 }}
             </div>
+            <ul class="run-checks" data-testid="run-checks">
+                {move || lab.run_checks.get().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+            </ul>
             <details class="more-metrics">
                 <summary>{move || tr(lab.lang.get(), "more_metrics")}</summary>
                 <div class="metric-grid">
@@ -63,8 +68,10 @@ pub fn MetricsPanel() -> impl IntoView {
                         let l = lab.lang.get();
                         lab.metrics.with(|m| m.as_ref().map(|m| {
                             let warnings = figure_warnings(lab);
-                            [&m.e2e_p50, &m.e2e_tail, &m.itl_p50, &m.itl_tail, &m.output_tokens_per_s, &m.business_success_rate]
-                                .into_iter().map(|f| figure_card(f, l, &warnings, false)).collect_view()
+                            lab.intervals.with(|iv| {
+                                [&m.e2e_p50, &m.e2e_tail, &m.itl_p50, &m.itl_tail, &m.output_tokens_per_s, &m.business_success_rate]
+                                    .into_iter().map(|f| figure_card(f, l, &warnings, false, iv.as_ref())).collect_view()
+                            })
                         }))
                     }}
                 </div>
@@ -118,7 +125,7 @@ fn warnings_for(key: &str, warnings: &[(&'static str, tracelab_core::Text)], lan
 
 /// `unjudged`: no success carries a quality verdict, so the quality and qualification figures
 /// are "not evaluated" rather than a 0 that reads as a finding.
-fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core::Text)], unjudged: bool) -> impl IntoView {
+fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core::Text)], unjudged: bool, intervals: Option<&Intervals>) -> impl IntoView {
     let key = f.key.clone();
     let unjudged = unjudged && matches!(key.as_str(), "quality_pass_rate" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
     let value = if unjudged { tr(lang, "not_evaluated").to_string() } else { format::value(f, lang) };
@@ -130,6 +137,8 @@ fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core:
         .or_else(|| f.method.clone())
         .map(|m| format!("{m}, n = {}", f.n.unwrap_or(0)));
     let remark = if unjudged { Some(tr(lang, "not_evaluated_why").to_string()) } else { format::remark(f, lang) };
+    // The figure's 95 % interval, with its method; a missing bound is said, not hidden.
+    let interval = intervals.and_then(|iv| iv.get(&key)).filter(|_| !unjudged && f.value.is_some()).map(|iv| iv.describe(&f.unit, lang));
     view! {
         <article class="metric" class:undefined=f.value.is_none() || unjudged data-testid=format!("metric-{key}")>
             <h3>{f.name.get(lang).to_string()}</h3>
@@ -137,6 +146,7 @@ fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core:
             <p class="value" data-testid=format!("value-{key}")>{value}</p>
             {formula.map(|t| view! { <p class="formula">{t}</p> })}
             {method.map(|t| view! { <p class="formula">{t}</p> })}
+            {interval.map(|t| view! { <p class="interval" data-testid=format!("interval-{key}")>{t}</p> })}
             {remark.map(|t| view! { <p class="remark">{t}</p> })}
         </article>
     }

@@ -1,9 +1,13 @@
 //! For a trace imported from vLLM, AIPerf, guidellm or LLMPerf: what the tool said, what we get
 //! recomputing with the tool's own method, and the same figure under the lesson's definitions —
-//! side by side, so a learner sees exactly what moves and why. Rows come from the core.
+//! side by side, so a learner sees exactly what moves and why. The table is the core's
+//! (`export::peer_table`), computed in the importers' bundle (`crate::convert`) and shown as is.
+
+use std::sync::Arc;
 
 use leptos::prelude::*;
-use tracelab_core::{export, import};
+use leptos::task::spawn_local;
+use tracelab_core::export::PeerTable;
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -11,22 +15,44 @@ use crate::state::use_lab;
 #[component]
 pub fn PeerPanel() -> impl IntoView {
     let lab = use_lab();
-    let rows = Memo::new(move |_| {
-        let loaded = lab.loaded.get()?;
-        if import::figures(&loaded.trace).is_empty() {
-            return None;
+    let table: RwSignal<Option<Result<PeerTable, String>>> = RwSignal::new(None);
+    // Which trace the bundle holds (sent once; a threshold edit sends only the settings), and
+    // which request is the latest (an older answer arriving late is dropped).
+    let sent: StoredValue<Option<String>> = StoredValue::new(None);
+    let latest = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let (Some(loaded), Some(working)) = (lab.loaded.get(), lab.working.get()) else { return table.set(None) };
+        if loaded.trace.peer_figures().is_empty() {
+            return table.set(None);
         }
-        let mut trace = (*loaded.trace).clone();
-        trace.attempts = (*loaded.attempts).clone();
-        Some(lab.settings.with(|s| export::peer_rows(&trace, s)))
+        let key = format!("{:p}/{:p}", Arc::as_ptr(&loaded.trace), Arc::as_ptr(&working.attempts));
+        let trace = if sent.get_value().as_deref() == Some(key.as_str()) {
+            String::new()
+        } else {
+            let mut t = (*loaded.trace).clone();
+            t.attempts = (*working.attempts).clone();
+            serde_json::to_value(&t).map(|v| v.to_string()).unwrap_or_default()
+        };
+        let settings = lab.settings.with(|s| serde_json::to_value(s).map(|v| v.to_string()).unwrap_or_default());
+        let lang = serde_json::to_value(lab.lang.get()).map(|v| v.to_string()).unwrap_or_default();
+        latest.update_value(|n| *n += 1);
+        let mine = latest.get_value();
+        spawn_local(async move {
+            let answer = crate::convert::call("peer_table", &[&key, &trace, &settings, &lang])
+                .await
+                .and_then(|json| serde_json::from_str::<PeerTable>(&json).map_err(|e| e.to_string()));
+            if answer.is_ok() && !trace.is_empty() {
+                sent.set_value(Some(key));
+            }
+            if latest.get_value() == mine {
+                table.set(Some(answer));
+            }
+        });
     });
     let source = move || lab.loaded.with(|l| l.as_ref().and_then(|l| l.trace.header.source.clone()));
     view! {
         {move || source().map(|src| {
             let l = lab.lang.get();
-            let all = rows.get().unwrap_or_default();
-            let exact = all.iter().filter(|r| r.matches == Some(true)).count();
-            let recomputed = all.iter().filter(|r| r.tool_method.is_some() && r.reproducibility.is_exact()).count();
             view! {
                 <section class="peer" aria-labelledby="peer-h" data-testid="peer-panel">
                     <h2 id="peer-h">{format!("{} — {} {}", tr(l, "peer_title"), src.tool, src.version.clone().unwrap_or_default())}</h2>
@@ -34,11 +60,12 @@ pub fn PeerPanel() -> impl IntoView {
                         <summary>{tr(l, "peer_definitions")}</summary>
                         <ul>{src.definitions.iter().map(|d| view! { <li>{d.clone()}</li> }).collect_view()}</ul>
                     </details>
-                    {if all.is_empty() {
-                        view! { <p class="hint" data-testid="peer-none">{tr(l, "peer_no_figures")}</p> }.into_any()
-                    } else {
-                        view! {
-                            <p data-testid="peer-summary">{format!("{exact} / {recomputed} {}", tr(l, "peer_match"))}</p>
+                    {move || match table.get() {
+                        None if src.figures.is_empty() => view! { <p class="hint" data-testid="peer-none">{tr(l, "peer_no_figures")}</p> }.into_any(),
+                        None => view! { <p class="loading">"…"</p> }.into_any(),
+                        Some(Err(e)) => view! { <p class="error" role="alert" data-testid="peer-error">{e}</p> }.into_any(),
+                        Some(Ok(t)) => view! {
+                            <p data-testid="peer-summary">{format!("{} / {} {}", t.matched, t.reproducible, tr(l, "peer_match"))}</p>
                             <div class="table-scroll">
                             <table class="peer-table" data-testid="peer-table">
                                 <thead><tr>
@@ -49,38 +76,19 @@ pub fn PeerPanel() -> impl IntoView {
                                     <th scope="col">{tr(l, "peer_why")}</th>
                                 </tr></thead>
                                 <tbody>
-                                    {all.into_iter().filter(|r| r.headline).map(|r| {
-                                        let said = export::peer_value(r.tool_said, r.unit);
-                                        let ours = r.tool_method.map(|v| export::peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
-                                        let lesson = r.lesson.map(|v| export::peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
-                                        let why = r.note.as_ref().map(|n| n.get(l).to_string()).unwrap_or_else(|| r.how_lesson.get(l).to_string());
-                                        let approx = matches!(r.reproducibility, import::Reproducibility::Approximate(_));
-                                        let mark = match (r.matches, approx) {
-                                            (Some(true), _) => " ✓",
-                                            (Some(false), true) => " ≈",
-                                            (Some(false), false) => " ✗",
-                                            (None, _) => "",
-                                        };
-                                        let why = match &r.reproducibility {
-                                            import::Reproducibility::Approximate(reason) | import::Reproducibility::Not(reason) => format!("{why} ({reason})"),
-                                            import::Reproducibility::Exact => why,
-                                        };
-                                        view! {
-                                            <tr data-testid="peer-row" data-key=r.key.clone()>
-                                                <th scope="row">{r.label.get(l).to_string()}<br/><span class="mono muted">{r.tool_key.clone()}</span></th>
-                                                <td class="num">{said}</td>
-                                                <td class="num" class:match=r.matches == Some(true) class:approx=approx class:mismatch={r.matches == Some(false) && !approx}>
-                                                    {ours}{mark}
-                                                </td>
-                                                <td class="num">{lesson}</td>
-                                                <td class="why-cell">{why}</td>
-                                            </tr>
-                                        }
+                                    {t.rows.into_iter().map(|r| view! {
+                                        <tr data-testid="peer-row" data-key=r.key>
+                                            <th scope="row">{r.label}<br/><span class="mono muted">{r.tool_key}</span></th>
+                                            <td class="num">{r.said}</td>
+                                            <td class="num" class:match=r.mark == "match" class:approx=r.mark == "approx" class:mismatch=r.mark == "mismatch">{r.ours}</td>
+                                            <td class="num">{r.lesson}</td>
+                                            <td class="why-cell">{r.why}</td>
+                                        </tr>
                                     }).collect_view()}
                                 </tbody>
                             </table>
                             </div>
-                        }.into_any()
+                        }.into_any(),
                     }}
                 </section>
             }

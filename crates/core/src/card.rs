@@ -165,10 +165,7 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
             Err(e) => format!("{}: {e}", crate::text::Text::new("simulated", "模拟").get(lang)),
         });
     }
-    if let Some(lag) = crate::lag::client_lag(trace) {
-        lag.card_lines(lang).into_iter().for_each(&mut line);
-    }
-    line(crate::gpu_beside::gpu_beside(trace, settings).card_line(settings, lang));
+    run_checks(trace, settings, lang).into_iter().for_each(&mut line);
     line(String::new());
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
     let intervals = crate::compare::Intervals::compute(&crate::Index::build(&trace.attempts, settings.population), settings, metrics);
@@ -208,4 +205,28 @@ fn display_width(s: &str) -> usize {
     s.chars()
         .map(|c| if ('\u{1100}'..='\u{ffdc}').contains(&c) && !('\u{2000}'..='\u{2bff}').contains(&c) { 2 } else { 1 })
         .sum()
+}
+
+/// The card's lines about the run itself, beside its figures: how late an open-loop client
+/// started its requests (`crate::lag`), and the GPU beside the slow attempts
+/// (`crate::gpu_beside`; "unverified" without telemetry). The terminal card and the lab show these.
+pub fn run_checks(trace: &Trace, settings: &Settings, lang: Lang) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(lag) = crate::lag::client_lag(trace) {
+        lines.extend(lag.card_lines(lang));
+    }
+    lines.push(crate::gpu_beside::gpu_beside(trace, settings).card_line(settings, lang));
+    lines
+}
+
+/// [`run_checks`] for a trace whose attempts are kept apart from it (the lab keeps them so):
+/// they are copied in only when a check reads them, an open-loop run or one with GPU samples.
+pub fn run_checks_apart(trace: &Trace, attempts: &[crate::trace::Attempt], settings: &Settings, lang: Lang) -> Vec<String> {
+    let open_loop = matches!(trace.header.conditions.arrival.as_deref(), Some("constant" | "poisson"));
+    if !open_loop && trace.gpu.is_empty() {
+        return run_checks(trace, settings, lang);
+    }
+    let mut whole = trace.clone();
+    whole.attempts = attempts.to_vec();
+    run_checks(&whole, settings, lang)
 }

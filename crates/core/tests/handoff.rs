@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use tracelab_core::import::{detect, handoff, is_ours, load_upload, Loaded, PeerTool};
+use tracelab_core::import::handoff::{self, Received};
+use tracelab_core::import::{attach_summary, detect, is_ours, load_upload, Loaded, PeerTool};
 use tracelab_core::{export, Settings};
 
 fn files() -> Vec<PathBuf> {
@@ -80,21 +81,53 @@ fn a_handed_over_import_is_the_direct_import() {
     assert!(handed >= 8, "only {handed} peer files were imported");
 }
 
+/// A summary is set beside the open trace in the importers' bundle; the lab gets the new header,
+/// which must be what attaching it directly gives.
+#[test]
+fn a_summary_attached_across_is_the_direct_attach() {
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/peers");
+    for (per_request, summary) in [
+        ("aiperf_gptoss20b_c100_cancel_profile_export.jsonl", "aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json"),
+        ("llmperf_yi34b_vllm_c8_individual_responses.json", "llmperf_yi34b_vllm_c8_summary.json"),
+    ] {
+        let read = |f: &str| std::fs::read_to_string(peers.join(f)).unwrap_or_else(|e| panic!("../shared/fixtures/peers/{f}: {e}"));
+        let (trace_text, summary_text) = (read(per_request), read(summary));
+        // The trace as the lab holds it: handed over from the importers.
+        let Received::Traces(mut traces) = handoff::receive(per_request, &handoff::hand_over(per_request, &trace_text).unwrap()).unwrap() else {
+            panic!("{per_request}: not a trace")
+        };
+        let trace = traces.remove(0).trace;
+        assert_eq!(handoff::receive(summary, &handoff::hand_over(summary, &summary_text).unwrap()).unwrap(), Received::Summary);
+        let line = handoff::attach_handed(summary, &summary_text, trace.clone()).unwrap();
+        let header = handoff::received_header(summary, &line).unwrap();
+        let Ok(Loaded::Summary(direct_summary)) = load_upload(summary, &summary_text) else { panic!("{summary}: not a summary") };
+        let mut direct = trace.clone();
+        attach_summary(&mut direct, &direct_summary).unwrap();
+        assert_eq!(header, direct.header, "{summary}");
+        assert!(!header.source.as_ref().unwrap().figures.is_empty(), "{summary}: no figures attached");
+    }
+    // A trace file offered as a summary is refused, naming the file.
+    let e = handoff::attach_handed("x.json", "[{\"error_code\": null, \"ttft_s\": 0.5, \"end_to_end_latency_s\": 1.0, \"number_output_tokens\": 2}]", Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("x.json"), "{e}");
+}
+
 /// The handed-over import is the direct one read back from trace format v1: every time within
 /// the microsecond the format keeps, everything else equal, and every comparison with the
 /// tool's own figures (✓ / ≈ / ✗) the same.
-fn same(name: &str, received: &Loaded, direct: &Loaded) {
-    let (Loaded::Traces(r), Loaded::Traces(d)) = (received, direct) else {
-        assert_eq!(received, direct, "{name}");
-        return;
+fn same(name: &str, received: &Received, direct: &Loaded) {
+    let (r, d) = match (received, direct) {
+        (Received::Traces(r), Loaded::Traces(d)) => (r, &d.traces),
+        (Received::Summary, Loaded::Summary(_)) => return,
+        _ => panic!("{name}: received {received:?}"),
     };
-    assert_eq!(r.detected, d.detected, "{name}: detected");
-    assert_eq!(r.traces.len(), d.traces.len(), "{name}: traces");
+    assert_eq!(r.len(), d.len(), "{name}: traces");
     let near = |a: Option<f64>, b: Option<f64>, what: &str, i: usize| match (a, b) {
         (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-3 + 1e-12 * b.abs(), "{name}: attempt {i} {what}: {a} vs {b}"),
         (a, b) => assert_eq!(a.is_some(), b.is_some(), "{name}: attempt {i} {what}"),
     };
-    for (r, d) in r.traces.iter().zip(&d.traces) {
+    for (r, d) in r.iter().zip(d) {
         assert_eq!(r.label, d.label, "{name}");
         assert_eq!(r.trace.header, d.trace.header, "{name}: header");
         assert_eq!(r.trace.warnings, d.trace.warnings, "{name}: warnings");
@@ -132,6 +165,6 @@ fn same(name: &str, received: &Loaded, direct: &Loaded) {
 
 #[test]
 fn an_unreadable_answer_is_an_error_not_an_empty_load() {
-    let e = handoff::receive("run.json", "{\"kind\": \"traces\"").unwrap_err().to_string();
+    let e = handoff::receive("run.json", "{\"traces\": [{\"label\": \"\"}]}").unwrap_err().to_string();
     assert!(e.contains("run.json") && e.contains("unreadable"), "{e}");
 }

@@ -315,3 +315,64 @@ impl ExportRequest {
         }
     }
 }
+
+/// The lab's side-by-side panel of an imported trace, written out: the tool's figure, ours with
+/// the tool's method and its mark, ours under the lesson's definitions, and why they differ.
+/// The lab shows it as it is (it is computed in the lab's second bundle, with the importers).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PeerTable {
+    /// How many of the exactly reproducible figures match: "12 / 12".
+    pub matched: usize,
+    pub reproducible: usize,
+    pub rows: Vec<PeerTableRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PeerTableRow {
+    pub key: String,
+    pub label: String,
+    pub tool_key: String,
+    pub said: String,
+    /// Ours with the tool's method and its mark ("67.56 ms ✓"), or "—".
+    pub ours: String,
+    pub lesson: String,
+    pub why: String,
+    /// `match`, `approx`, `mismatch` or empty: how the view colours `ours`.
+    pub mark: String,
+}
+
+/// [`peer_rows`] for the panel: the headline rows, written in `lang`.
+pub fn peer_table(trace: &Trace, settings: &Settings, lang: Lang) -> PeerTable {
+    let all = peer_rows(trace, settings);
+    let matched = all.iter().filter(|r| r.matches == Some(true)).count();
+    let reproducible = all.iter().filter(|r| r.tool_method.is_some() && r.reproducibility.is_exact()).count();
+    let rows = all
+        .into_iter()
+        .filter(|r| r.headline)
+        .map(|r| {
+            let approx = matches!(r.reproducibility, Reproducibility::Approximate(_));
+            let (symbol, mark) = match (r.matches, approx) {
+                (Some(true), _) => (" ✓", "match"),
+                (Some(false), true) => (" ≈", "approx"),
+                (Some(false), false) => (" ✗", "mismatch"),
+                (None, _) => ("", ""),
+            };
+            let why = r.note.as_ref().map(|n| n.get(lang).to_string()).unwrap_or_else(|| r.how_lesson.get(lang).to_string());
+            let why = match &r.reproducibility {
+                Reproducibility::Approximate(reason) | Reproducibility::Not(reason) => format!("{why} ({reason})"),
+                Reproducibility::Exact => why,
+            };
+            PeerTableRow {
+                key: r.key.clone(),
+                label: r.label.get(lang).to_string(),
+                tool_key: r.tool_key.clone(),
+                said: peer_value(r.tool_said, r.unit),
+                ours: r.tool_method.map(|v| format!("{}{symbol}", peer_value(v, r.unit))).unwrap_or_else(|| "—".into()),
+                lesson: r.lesson.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into()),
+                why,
+                mark: mark.to_string(),
+            }
+        })
+        .collect();
+    PeerTable { matched, reproducible, rows }
+}
