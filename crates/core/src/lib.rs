@@ -33,6 +33,7 @@ pub mod parse;
 pub mod percentile;
 pub mod settings;
 pub mod simulate;
+mod strtable;
 pub mod tally;
 pub mod text;
 pub mod timeline;
@@ -42,7 +43,7 @@ pub mod whatif;
 pub mod write;
 
 pub use error::{ParseError, SettingsError};
-pub use index::Index;
+pub use index::{Index, IndexBuilder};
 pub use metrics::{Figure, Metrics, Unit};
 pub use percentile::PercentileMethod;
 pub use lessons::{Answer, Course, Exercise, ExerciseKind, Feedback, Lesson, MetricCard, Progress, Step};

@@ -24,7 +24,7 @@ mod figures;
 mod genai_perf;
 mod guidellm;
 mod llmperf;
-mod refuse;
+pub(crate) mod refuse;
 mod reproduce;
 mod vllm;
 

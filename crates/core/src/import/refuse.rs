@@ -9,7 +9,7 @@ use crate::error::ParseError;
 /// A binary file (an image, an archive) renamed to `.jsonl` or `.csv`: NUL bytes near the start,
 /// or bytes that are not UTF-8 (a lossy read turns them into U+FFFD) at the very start or
 /// several times in the first kilobyte. One stray replacement character in text is not enough.
-pub(super) fn not_text(text: &str) -> Option<ParseError> {
+pub(crate) fn not_text(text: &str) -> Option<ParseError> {
     let head: String = text.chars().take(1024).collect();
     let replaced = head.chars().filter(|&c| c == '\u{FFFD}').count();
     (head.contains('\0') || head.starts_with('\u{FFFD}') || replaced >= 4).then(|| binary_error(head.as_bytes()))

@@ -3,6 +3,7 @@
 
 mod csv;
 mod jsonl;
+pub mod stream;
 
 pub use self::csv::{csv_cell, parse_csv, split_csv_line, OPTIONAL_COLUMNS, REQUIRED_COLUMNS};
 pub use self::jsonl::{parse_jsonl, validate_header, MAX_LINE_BYTES};
