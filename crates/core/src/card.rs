@@ -3,10 +3,38 @@
 
 use crate::figure::Figure;
 use crate::format::{self, trim_num};
+use crate::gpu_beside::GpuSummary;
+use crate::index::Index;
+use crate::lag::ClientLag;
 use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::text::Lang;
-use crate::trace::{Trace, GPU_UNSUPPORTED};
+use crate::trace::{Completeness, Header, Trace, GPU_UNSUPPORTED};
+
+/// What the terminal card shows besides the figures, taken from a whole [`Trace`]
+/// ([`CardView::of_trace`]) or from a trace read as a stream ([`crate::parse::stream`]).
+pub struct CardView<'a> {
+    pub header: &'a Header,
+    pub completeness: Completeness,
+    pub lag: Option<ClientLag>,
+    pub gpu: GpuSummary,
+    /// The index the figures came from (the card's intervals are computed from it).
+    pub index: &'a Index,
+    pub warnings: &'a [String],
+}
+
+impl<'a> CardView<'a> {
+    pub fn of_trace(trace: &'a Trace, settings: &Settings, index: &'a Index) -> CardView<'a> {
+        CardView {
+            header: &trace.header,
+            completeness: trace.completeness(),
+            lag: crate::lag::client_lag(trace),
+            gpu: crate::gpu_beside::gpu_beside(trace, settings).summary(),
+            index,
+            warnings: &trace.warnings,
+        }
+    }
+}
 
 /// The lines above the figures, shared by the terminal card and the exports (Markdown, JSON).
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +53,18 @@ pub struct CardHead {
 
 /// Builds the lines above the figures.
 pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> CardHead {
+    head_of(source, &trace.header, trace.completeness(), settings, metrics, lang)
+}
+
+/// [`head`] from the header and completeness alone.
+pub fn head_of(
+    source: &str,
+    header: &Header,
+    completeness: Completeness,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> CardHead {
     let zh = lang == Lang::Zh;
     let title = if zh { format!("指标口径卡 — {source}") } else { format!("Metric card — {source}") };
     let observation = if zh {
@@ -59,13 +99,13 @@ pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics,
             settings.population.failure_denominator.code()
         )
     };
-    let gpu = &trace.header.capabilities.gpu_telemetry;
+    let gpu = &header.capabilities.gpu_telemetry;
     let gpu = if gpu == GPU_UNSUPPORTED {
         if zh { "不支持 — 未验证".to_string() } else { "unsupported — not verified".to_string() }
     } else {
         gpu.clone()
     };
-    let completeness = trace.completeness().text();
+    let completeness = completeness.text();
     let completeness = completeness.get(if zh { Lang::Zh } else { Lang::En });
     let trace_line = if zh {
         format!("记录：{completeness} · GPU 遥测：{gpu}")
@@ -148,27 +188,33 @@ pub fn figure_detail(f: &Figure, lang: Lang) -> String {
 
 /// Renders the card for a terminal.
 pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+    let index = crate::Index::build(&trace.attempts, settings.population);
+    render(source, &CardView::of_trace(trace, settings, &index), settings, metrics, lang)
+}
+
+/// Renders the card for a terminal from a [`CardView`] (`metrics` computed from its index).
+pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
     let mut out = String::new();
     let mut line = |s: String| {
         out.push_str(&s);
         out.push('\n');
     };
-    let head = head(source, trace, settings, metrics, lang);
+    let head = head_of(source, view.header, view.completeness, settings, metrics, lang);
     line(head.title);
     line(head.observation);
     line(head.attempts);
     line(head.settings);
     line(head.trace);
-    if let Some(simulation) = &trace.header.simulation {
+    if let Some(simulation) = &view.header.simulation {
         line(match simulation.read() {
             Ok(s) => s.describe(lang),
             Err(e) => format!("{}: {e}", crate::text::Text::new("simulated", "模拟").get(lang)),
         });
     }
-    run_checks(trace, settings, lang).into_iter().for_each(&mut line);
+    run_check_lines(view.lag.as_ref(), &view.gpu, settings, lang).into_iter().for_each(&mut line);
     line(String::new());
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
-    let intervals = crate::compare::Intervals::compute(&crate::Index::build(&trace.attempts, settings.population), settings, metrics);
+    let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
     let figures = figures(metrics);
     let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
     for f in figures {
@@ -194,7 +240,7 @@ pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &M
             line(format!("⚠ {} — {}", m.label.get(lang), m.false_conclusion.get(lang)));
         }
     }
-    for w in &trace.warnings {
+    for w in view.warnings {
         line(format!("note: {w}"));
     }
     out
@@ -211,11 +257,13 @@ fn display_width(s: &str) -> usize {
 /// started its requests (`crate::lag`), and the GPU beside the slow attempts
 /// (`crate::gpu_beside`; "unverified" without telemetry). The terminal card and the lab show these.
 pub fn run_checks(trace: &Trace, settings: &Settings, lang: Lang) -> Vec<String> {
-    let mut lines = Vec::new();
-    if let Some(lag) = crate::lag::client_lag(trace) {
-        lines.extend(lag.card_lines(lang));
-    }
-    lines.push(crate::gpu_beside::gpu_beside(trace, settings).card_line(settings, lang));
+    let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
+    run_check_lines(crate::lag::client_lag(trace).as_ref(), &gpu, settings, lang)
+}
+
+fn run_check_lines(lag: Option<&ClientLag>, gpu: &GpuSummary, settings: &Settings, lang: Lang) -> Vec<String> {
+    let mut lines = lag.map(|l| l.card_lines(lang)).unwrap_or_default();
+    lines.push(gpu.card_line(settings, lang));
     lines
 }
 

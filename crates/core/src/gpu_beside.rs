@@ -60,54 +60,152 @@ fn is_timeout(a: &Attempt) -> bool {
     matches!(a.outcome, Outcome::TimeoutBeforeFirstToken | Outcome::TimeoutAfterFirstToken)
 }
 
+/// A measured attempt's interval on the run's clock, and whether it is slow whatever the
+/// others did (TTFT over the threshold, or a timeout). 24 bytes: what a trace read as a stream
+/// keeps per attempt when it has GPU telemetry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub start_ms: f64,
+    pub end_ms: f64,
+    pub late: bool,
+}
+
+impl Span {
+    /// `None` for a warm-up attempt or one without a place on the clock (see [`intervals`]).
+    pub fn of(a: &Attempt, settings: &Settings) -> Option<Span> {
+        if a.phase != Phase::Measure {
+            return None;
+        }
+        let (start_ms, end_ms) = (a.start_ms?, a.start_ms? + a.e2e_ms?);
+        Some(Span { start_ms, end_ms, late: verdict(a, settings).latency == Latency::Over || is_timeout(a) })
+    }
+}
+
+/// Whether a trace with this header can say anything about its GPU (it then keeps [`Span`]s).
+pub fn has_telemetry(header: &crate::trace::Header) -> bool {
+    header.capabilities.gpu_telemetry != GPU_UNSUPPORTED
+}
+
+/// What decides each span: the E2E tail over all spans, and the samples in time order.
+struct Clock {
+    slowest: Option<f64>,
+    samples: Vec<crate::trace::GpuSample>,
+}
+
+impl Clock {
+    fn new<'a>(spans: impl Iterator<Item = &'a Span>, gpu: &[crate::trace::GpuSample]) -> Clock {
+        let mut e2e: Vec<f64> = spans.map(|s| s.end_ms - s.start_ms).collect();
+        e2e.sort_by(f64::total_cmp);
+        let slowest = percentile(&e2e, SLOWEST_PERCENTILE, PercentileMethod::NearestRank);
+        let mut samples = gpu.to_vec();
+        samples.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+        Clock { slowest, samples }
+    }
+
+    /// Slow or not, samples inside, mean utilisation and memory.
+    fn place(&self, s: &Span) -> (bool, usize, Option<f64>, Option<f64>) {
+        let slow = s.late || self.slowest.is_some_and(|p| s.end_ms - s.start_ms >= p);
+        let from = self.samples.partition_point(|g| g.t_ms < s.start_ms);
+        let inside = &self.samples[from..self.samples.partition_point(|g| g.t_ms <= s.end_ms)];
+        let mean = |f: fn(&crate::trace::GpuSample) -> f64| {
+            (!inside.is_empty()).then(|| inside.iter().map(f).sum::<f64>() / inside.len() as f64)
+        };
+        (slow, inside.len(), mean(|g| g.util_pct), mean(|g| g.mem_used_mib))
+    }
+}
+
+/// One group's running sums, in attempt order.
+#[derive(Default)]
+struct GroupSum {
+    attempts: usize,
+    with_samples: usize,
+    util: f64,
+    mem: f64,
+}
+
+impl GroupSum {
+    fn add(&mut self, samples: usize, util: Option<f64>, mem: Option<f64>) {
+        self.attempts += 1;
+        if samples > 0 {
+            self.with_samples += 1;
+            self.util += util.unwrap_or(0.0);
+            self.mem += mem.unwrap_or(0.0);
+        }
+    }
+
+    fn done(&self) -> GroupGpu {
+        let n = self.with_samples;
+        GroupGpu {
+            attempts: self.attempts,
+            with_samples: n,
+            util_pct: (n > 0).then(|| self.util / n as f64),
+            mem_used_mib: (n > 0).then(|| self.mem / n as f64),
+        }
+    }
+}
+
 pub fn gpu_beside(trace: &Trace, settings: &Settings) -> GpuBeside {
-    if trace.header.capabilities.gpu_telemetry == GPU_UNSUPPORTED || trace.gpu.is_empty() {
+    if !has_telemetry(&trace.header) || trace.gpu.is_empty() {
         return GpuBeside::Unverified;
     }
-    let spans = intervals(trace);
-    let mut e2e: Vec<f64> = spans.iter().map(|s| s.2 - s.1).collect();
-    e2e.sort_by(f64::total_cmp);
-    let slowest = percentile(&e2e, SLOWEST_PERCENTILE, PercentileMethod::NearestRank);
-    let mut samples = trace.gpu.clone();
-    samples.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+    let spans: Vec<(usize, Span)> =
+        trace.attempts.iter().enumerate().filter_map(|(i, a)| Some((i, Span::of(a, settings)?))).collect();
+    let clock = Clock::new(spans.iter().map(|(_, s)| s), &trace.gpu);
+    let (mut slow_sum, mut fast_sum) = (GroupSum::default(), GroupSum::default());
     let attempts: Vec<AttemptGpu> = spans
         .iter()
-        .map(|&(index, start_ms, end_ms)| {
-            let a = &trace.attempts[index];
-            let slow = verdict(a, settings).latency == Latency::Over
-                || is_timeout(a)
-                || slowest.is_some_and(|p| end_ms - start_ms >= p);
-            let from = samples.partition_point(|s| s.t_ms < start_ms);
-            let inside = &samples[from..samples.partition_point(|s| s.t_ms <= end_ms)];
-            let mean = |f: fn(&crate::trace::GpuSample) -> f64| {
-                (!inside.is_empty()).then(|| inside.iter().map(f).sum::<f64>() / inside.len() as f64)
-            };
+        .map(|&(index, span)| {
+            let (slow, samples, util_pct, mem_used_mib) = clock.place(&span);
+            if slow { &mut slow_sum } else { &mut fast_sum }.add(samples, util_pct, mem_used_mib);
             AttemptGpu {
                 index,
-                id: a.id.clone(),
-                start_ms,
-                end_ms,
+                id: trace.attempts[index].id.clone(),
+                start_ms: span.start_ms,
+                end_ms: span.end_ms,
                 slow,
-                samples: inside.len(),
-                util_pct: mean(|s| s.util_pct),
-                mem_used_mib: mean(|s| s.mem_used_mib),
+                samples,
+                util_pct,
+                mem_used_mib,
             }
         })
         .collect();
-    let group = |slow: bool| {
-        let members: Vec<&AttemptGpu> = attempts.iter().filter(|a| a.slow == slow).collect();
-        let sampled: Vec<&&AttemptGpu> = members.iter().filter(|a| a.samples > 0).collect();
-        let mean = |f: fn(&AttemptGpu) -> Option<f64>| {
-            (!sampled.is_empty()).then(|| sampled.iter().filter_map(|a| f(a)).sum::<f64>() / sampled.len() as f64)
-        };
-        GroupGpu {
-            attempts: members.len(),
-            with_samples: sampled.len(),
-            util_pct: mean(|a| a.util_pct),
-            mem_used_mib: mean(|a| a.mem_used_mib),
+    GpuBeside::Measured { slow: slow_sum.done(), fast: fast_sum.done(), attempts }
+}
+
+/// The card's two groups from spans kept while reading a trace as a stream (the same sums as
+/// [`gpu_beside`], without the per-attempt list).
+pub fn summarise(header: &crate::trace::Header, spans: &[Span], gpu: &[crate::trace::GpuSample]) -> GpuSummary {
+    if !has_telemetry(header) || gpu.is_empty() {
+        return GpuSummary::Unverified;
+    }
+    let clock = Clock::new(spans.iter(), gpu);
+    let (mut slow_sum, mut fast_sum) = (GroupSum::default(), GroupSum::default());
+    for span in spans {
+        let (slow, samples, util, mem) = clock.place(span);
+        if slow { &mut slow_sum } else { &mut fast_sum }.add(samples, util, mem);
+    }
+    GpuSummary::Measured { slow: slow_sum.done(), fast: fast_sum.done() }
+}
+
+/// [`GpuBeside`] without the per-attempt list: what the card's line says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GpuSummary {
+    Unverified,
+    Measured { slow: GroupGpu, fast: GroupGpu },
+}
+
+impl GpuBeside {
+    pub fn summary(&self) -> GpuSummary {
+        match self {
+            GpuBeside::Unverified => GpuSummary::Unverified,
+            GpuBeside::Measured { slow, fast, .. } => GpuSummary::Measured { slow: *slow, fast: *fast },
         }
-    };
-    GpuBeside::Measured { slow: group(true), fast: group(false), attempts }
+    }
+
+    /// The card's summary line.
+    pub fn card_line(&self, settings: &Settings, lang: Lang) -> String {
+        self.summary().card_line(settings, lang)
+    }
 }
 
 fn gib(mib: f64) -> String {
@@ -118,19 +216,19 @@ fn pct(v: f64) -> String {
     trim_num(v.round())
 }
 
-impl GpuBeside {
+impl GpuSummary {
     /// The card's summary line.
     pub fn card_line(&self, settings: &Settings, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         let (slow, fast) = match self {
-            GpuBeside::Unverified => {
+            GpuSummary::Unverified => {
                 return if zh {
                     "慢请求旁的 GPU：未验证 — 这份记录没有 GPU 遥测，无法判断".into()
                 } else {
                     "GPU beside slow attempts: unverified — this trace has no GPU telemetry".into()
                 }
             }
-            GpuBeside::Measured { slow, fast, .. } => (slow, fast),
+            GpuSummary::Measured { slow, fast } => (slow, fast),
         };
         let at = |g: &GroupGpu| match (g.util_pct, g.mem_used_mib) {
             (Some(u), Some(m)) if zh => format!("利用率 {} %、显存 {} GiB（{} 个中 {} 个区间内有采样）", pct(u), gib(m), g.attempts, g.with_samples),

@@ -5,7 +5,9 @@
 //! within the threshold. The first two do not depend on the threshold, so the TTFTs of the
 //! "candidates" are sorted once and a threshold edit is one binary search.
 
+use crate::percentile::CountedSample;
 use crate::settings::{FailureDenominator, Population};
+use crate::strtable::StrTable;
 use crate::trace::{Attempt, Outcome, Quality};
 use crate::verdict::{effective_ttft_ms, is_counted};
 use std::collections::HashMap;
@@ -30,8 +32,9 @@ pub struct Index {
     /// Successes that passed quality and have a TTFT to compare, ascending.
     pub(crate) candidate_ttft_ms: Vec<f64>,
     pub(crate) e2e_ms: Vec<f64>,
-    /// Gaps between stream events of successes (per event, not per token), ascending.
-    pub(crate) itl_ms: Vec<f64>,
+    /// Gaps between stream events of successes (per event, not per token), as distinct values
+    /// with counts: a run has far more gaps than distinct microsecond values.
+    pub(crate) itl_ms: CountedSample,
     /// Complete successes that carried no output token (the model ended at once): they have
     /// no TTFT, so the TTFT sample is smaller than the success count by this many.
     pub(crate) successes_without_token: usize,
@@ -45,73 +48,114 @@ fn sort(values: &mut [f64]) {
     values.sort_unstable_by(f64::total_cmp);
 }
 
-impl Index {
-    /// Builds the index in O(n log n).
-    pub fn build(attempts: &[Attempt], population: Population) -> Index {
-        let mut ix = Index { population, ..Index::default() };
-        let mut failures: HashMap<Outcome, usize> = HashMap::new();
-        let mut business: HashMap<&str, bool> = HashMap::new();
-        for a in attempts {
-            if !is_counted(a, &population) {
-                if a.phase == crate::trace::Phase::Warmup && population.warmup == crate::settings::WarmupPolicy::Exclude {
-                    ix.warmup_excluded += 1;
-                } else {
-                    ix.failed_deleted += 1;
-                }
-                continue;
-            }
-            ix.attempts += 1;
-            let success = a.outcome.is_success();
-            let answered = business.entry(a.business_id.as_str()).or_insert(false);
-            *answered |= success;
-            if success {
-                ix.successes += 1;
-                match a.quality {
-                    Quality::Pass => ix.quality_pass += 1,
-                    Quality::Fail => ix.quality_fail += 1,
-                    Quality::NotEvaluated => ix.quality_not_evaluated += 1,
-                }
-                if let Some(e2e) = a.e2e_ms {
-                    ix.e2e_ms.push(e2e);
-                }
-                ix.itl_ms.extend(a.event_gaps_ms());
-                if a.ttft_ms.is_none() {
-                    ix.successes_without_token += 1;
-                }
-                if a.tokens_from_usage {
-                    if let Some(out) = a.output_tokens {
-                        ix.usage_successes += 1;
-                        ix.usage_output_tokens += u64::from(out);
-                    }
-                }
+/// Builds an [`Index`] one attempt at a time, so a trace read as a stream
+/// ([`crate::parse::stream`]) is indexed without holding its attempts: what stays per attempt
+/// is its TTFT (twice when it is a candidate) and E2E as `f64`, its business id in a
+/// [`StrTable`], and its stream gaps as counts of distinct values.
+pub struct IndexBuilder {
+    ix: Index,
+    failures: HashMap<Outcome, usize>,
+    /// Business id → answered (a complete success among its counted attempts).
+    business: StrTable<bool>,
+    /// Gap (its `f64` bits, so equal values meet exactly) → how many times it occurred.
+    gaps: HashMap<u64, u64>,
+}
+
+impl IndexBuilder {
+    pub fn new(population: Population) -> IndexBuilder {
+        IndexBuilder {
+            ix: Index { population, ..Index::default() },
+            failures: HashMap::new(),
+            business: StrTable::default(),
+            gaps: HashMap::new(),
+        }
+    }
+
+    /// Adds one attempt, in trace order.
+    pub fn push(&mut self, a: &Attempt) {
+        let population = self.ix.population;
+        let ix = &mut self.ix;
+        if !is_counted(a, &population) {
+            if a.phase == crate::trace::Phase::Warmup && population.warmup == crate::settings::WarmupPolicy::Exclude {
+                ix.warmup_excluded += 1;
             } else {
-                ix.failures += 1;
-                *failures.entry(a.outcome).or_insert(0) += 1;
+                ix.failed_deleted += 1;
             }
-            let ttft = effective_ttft_ms(a, &population);
-            let in_sample = match population.missing_ttft {
-                crate::settings::MissingTtft::KeepMissing => success,
-                crate::settings::MissingTtft::TreatAsZero => true,
-            };
-            if let (true, Some(t)) = (in_sample, ttft) {
-                ix.ttft_ms.push(t);
+            return;
+        }
+        ix.attempts += 1;
+        let success = a.outcome.is_success();
+        // More than 4·10⁹ distinct business ids would not fit the table's slots; such a trace
+        // (terabytes) is beyond what a trace may hold, and its business figure is then counted
+        // over the ids that fit.
+        if let Ok(answered) = self.business.entry(&a.business_id, || false) {
+            *answered |= success;
+        }
+        if success {
+            ix.successes += 1;
+            match a.quality {
+                Quality::Pass => ix.quality_pass += 1,
+                Quality::Fail => ix.quality_fail += 1,
+                Quality::NotEvaluated => ix.quality_not_evaluated += 1,
             }
-            if success && a.quality == Quality::Pass {
-                if let Some(t) = ttft {
-                    ix.candidate_ttft_ms.push(t);
+            if let Some(e2e) = a.e2e_ms {
+                ix.e2e_ms.push(e2e);
+            }
+            for gap in a.event_gaps_ms() {
+                *self.gaps.entry(gap.to_bits()).or_insert(0) += 1;
+            }
+            if a.ttft_ms.is_none() {
+                ix.successes_without_token += 1;
+            }
+            if a.tokens_from_usage {
+                if let Some(out) = a.output_tokens {
+                    ix.usage_successes += 1;
+                    ix.usage_output_tokens += u64::from(out);
                 }
+            }
+        } else {
+            ix.failures += 1;
+            *self.failures.entry(a.outcome).or_insert(0) += 1;
+        }
+        let ttft = effective_ttft_ms(a, &population);
+        let in_sample = match population.missing_ttft {
+            crate::settings::MissingTtft::KeepMissing => success,
+            crate::settings::MissingTtft::TreatAsZero => true,
+        };
+        if let (true, Some(t)) = (in_sample, ttft) {
+            ix.ttft_ms.push(t);
+        }
+        if success && a.quality == Quality::Pass {
+            if let Some(t) = ttft {
+                ix.candidate_ttft_ms.push(t);
             }
         }
-        ix.business_requests = business.len();
-        ix.business_answered = business.values().filter(|&&v| v).count();
-        let mut by_outcome: Vec<(Outcome, usize)> = failures.into_iter().collect();
+    }
+
+    /// Sorts the samples: O(n log n).
+    pub fn finish(self) -> Index {
+        let mut ix = self.ix;
+        ix.business_requests = self.business.len();
+        ix.business_answered = self.business.values().iter().filter(|&&v| v).count();
+        let mut by_outcome: Vec<(Outcome, usize)> = self.failures.into_iter().collect();
         by_outcome.sort_by_key(|(o, n)| (std::cmp::Reverse(*n), o.name(), o.http_status()));
         ix.failures_by_outcome = by_outcome;
         sort(&mut ix.ttft_ms);
         sort(&mut ix.candidate_ttft_ms);
         sort(&mut ix.e2e_ms);
-        sort(&mut ix.itl_ms);
+        ix.itl_ms = CountedSample::from_counts(self.gaps.into_iter().map(|(bits, n)| (f64::from_bits(bits), n)).collect());
         ix
+    }
+}
+
+impl Index {
+    /// Builds the index in O(n log n).
+    pub fn build(attempts: &[Attempt], population: Population) -> Index {
+        let mut builder = IndexBuilder::new(population);
+        for a in attempts {
+            builder.push(a);
+        }
+        builder.finish()
     }
 
     pub fn population(&self) -> Population {

@@ -6,7 +6,7 @@
 use crate::format::trim_num;
 use crate::percentile::{percentile, PercentileMethod};
 use crate::text::Lang;
-use crate::trace::{Phase, Trace};
+use crate::trace::{Attempt, Header, Phase, Trace};
 
 /// Lag is a warning when its P95 exceeds this share of the schedule's mean gap (`1/rate`) …
 pub const LAG_WARN_SHARE_OF_GAP: f64 = 0.1;
@@ -32,21 +32,33 @@ pub const LAG_METHOD: PercentileMethod = PercentileMethod::NearestRank;
 
 /// `None` unless the trace is an open-loop run (`constant` or `poisson`) with intended starts.
 pub fn client_lag(trace: &Trace) -> Option<ClientLag> {
-    let arrival = trace.header.conditions.arrival.as_deref()?;
-    if !matches!(arrival, "constant" | "poisson") {
+    if !is_open_loop(&trace.header) {
         return None;
     }
-    let mut lags: Vec<f64> = trace
-        .attempts
-        .iter()
-        .filter(|a| a.phase == Phase::Measure)
-        .filter_map(|a| Some(a.start_ms? - a.intended_start_ms?))
-        .collect();
-    if lags.is_empty() {
+    client_lag_of(&trace.header, trace.attempts.iter().filter_map(lag_ms).collect())
+}
+
+/// Whether the header describes an open loop, the only runs with a client lag.
+pub fn is_open_loop(header: &Header) -> bool {
+    matches!(header.conditions.arrival.as_deref(), Some("constant" | "poisson"))
+}
+
+/// One measured attempt's lag (actual − intended start), when it has both times.
+pub fn lag_ms(a: &Attempt) -> Option<f64> {
+    if a.phase != Phase::Measure {
+        return None;
+    }
+    Some(a.start_ms? - a.intended_start_ms?)
+}
+
+/// The lag figures from the lags of the measured attempts ([`lag_ms`], in any order), for a
+/// trace read as a stream.
+pub fn client_lag_of(header: &Header, mut lags: Vec<f64>) -> Option<ClientLag> {
+    if !is_open_loop(header) || lags.is_empty() {
         return None;
     }
     lags.sort_by(f64::total_cmp);
-    let mean_gap_ms = trace.header.conditions.rate_per_s.filter(|r| *r > 0.0).map(|r| 1000.0 / r);
+    let mean_gap_ms = header.conditions.rate_per_s.filter(|r| *r > 0.0).map(|r| 1000.0 / r);
     let limit_ms = mean_gap_ms.map(|g| g * LAG_WARN_SHARE_OF_GAP).unwrap_or(0.0).max(LAG_WARN_FLOOR_MS);
     let p95_ms = percentile(&lags, 95.0, LAG_METHOD)?;
     Some(ClientLag {

@@ -34,6 +34,7 @@ pub mod percentile;
 pub mod reproduce;
 pub mod settings;
 pub mod simulate;
+mod strtable;
 pub mod tally;
 pub mod text;
 pub mod timeline;
@@ -43,7 +44,7 @@ pub mod whatif;
 pub mod write;
 
 pub use error::{ParseError, SettingsError};
-pub use index::Index;
+pub use index::{Index, IndexBuilder};
 pub use figure::{Figure, Unit};
 pub use metrics::Metrics;
 pub use percentile::PercentileMethod;

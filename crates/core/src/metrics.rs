@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::figure::{Change, Figure, Unit};
 use crate::format::{percentile_label, trim_num};
 use crate::index::Index;
-use crate::percentile::{describe, nearest_rank, percentile, PercentileMethod};
+use crate::percentile::{describe, nearest_rank, percentile_of, PercentileMethod, Ranked};
 use crate::settings::{FailureDenominator, Settings};
 use crate::text::Text;
 use crate::verdict::threshold_ms;
@@ -92,12 +92,12 @@ fn t(en: &str, zh: &str) -> Text {
     Text::new(en, zh)
 }
 
-fn distribution(key: &str, name: Text, sorted_ms: &[f64], p: f64, method: PercentileMethod, what: &Text) -> Figure {
+fn distribution<S: Ranked + ?Sized>(key: &str, name: Text, sorted_ms: &S, p: f64, method: PercentileMethod, what: &Text) -> Figure {
     let mut f = Figure::new(key, name, Unit::Seconds);
     f.n = Some(sorted_ms.len());
     f.method = Some(describe(p, sorted_ms.len(), method));
     f.method_text = Some(crate::percentile::describe_text(p, sorted_ms.len(), method));
-    match percentile(sorted_ms, p, method) {
+    match percentile_of(sorted_ms, p, method) {
         Some(v) => f.value = Some(v / 1000.0),
         None => {
             f = f.undefined(Text::new(

@@ -46,8 +46,84 @@ pub fn nearest_rank(p: f64, n: usize) -> usize {
     rank.clamp(1, n)
 }
 
+/// A sample in ascending order, read by rank: a slice, or [`CountedSample`] (each distinct
+/// value once with its count) where a sample has far more values than distinct ones.
+pub trait Ranked {
+    fn len(&self) -> usize;
+    /// The value of 0-based rank `i` (`i < len()`).
+    fn at(&self, i: usize) -> f64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Ranked for [f64] {
+    fn len(&self) -> usize {
+        <[f64]>::len(self)
+    }
+    fn at(&self, i: usize) -> f64 {
+        self[i]
+    }
+}
+
+impl Ranked for Vec<f64> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn at(&self, i: usize) -> f64 {
+        self[i]
+    }
+}
+
+/// A sorted sample kept as its distinct values, each with its count: the same order statistics
+/// as the full sorted list, in memory that grows with the number of distinct values. Gaps
+/// between stream events are written to the microsecond, so ten million attempts' hundreds of
+/// millions of gaps take a few hundred thousand distinct values.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CountedSample {
+    /// Distinct values, ascending (`f64::total_cmp`).
+    values: Vec<f64>,
+    /// `ends[j]`: how many values are ≤ `values[j]` (running count).
+    ends: Vec<u64>,
+}
+
+impl CountedSample {
+    /// From `(value, count)` pairs in any order, each value once.
+    pub fn from_counts(mut counts: Vec<(f64, u64)>) -> CountedSample {
+        counts.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mut total = 0;
+        let (values, ends) = counts
+            .into_iter()
+            .map(|(v, n)| {
+                total += n;
+                (v, total)
+            })
+            .unzip();
+        CountedSample { values, ends }
+    }
+
+    /// How many distinct values it holds.
+    pub fn distinct(&self) -> usize {
+        self.values.len()
+    }
+}
+
+impl Ranked for CountedSample {
+    fn len(&self) -> usize {
+        self.ends.last().map_or(0, |&n| n as usize)
+    }
+    fn at(&self, i: usize) -> f64 {
+        self.values[self.ends.partition_point(|&end| end <= i as u64)]
+    }
+}
+
 /// The `p`-th percentile (0 < p ≤ 100) of `sorted` (ascending), or `None` when empty.
 pub fn percentile(sorted: &[f64], p: f64, method: PercentileMethod) -> Option<f64> {
+    percentile_of(sorted, p, method)
+}
+
+/// [`percentile`] of any sample read by rank.
+pub fn percentile_of<S: Ranked + ?Sized>(sorted: &S, p: f64, method: PercentileMethod) -> Option<f64> {
     let n = sorted.len();
     if n == 0 {
         return None;
@@ -55,17 +131,17 @@ pub fn percentile(sorted: &[f64], p: f64, method: PercentileMethod) -> Option<f6
     let p = p.clamp(0.0, 100.0);
     let virtual_index = (n - 1) as f64 * p / 100.0;
     Some(match method {
-        PercentileMethod::NearestRank => sorted[nearest_rank(p, n) - 1],
-        PercentileMethod::Lower => sorted[virtual_index.floor() as usize],
-        PercentileMethod::Higher => sorted[(virtual_index.ceil() as usize).min(n - 1)],
+        PercentileMethod::NearestRank => sorted.at(nearest_rank(p, n) - 1),
+        PercentileMethod::Lower => sorted.at(virtual_index.floor() as usize),
+        PercentileMethod::Higher => sorted.at((virtual_index.ceil() as usize).min(n - 1)),
         PercentileMethod::Linear => {
             let below = virtual_index.floor();
             let i = below as usize;
             if i + 1 >= n {
-                sorted[n - 1]
+                sorted.at(n - 1)
             } else {
                 let t = virtual_index - below;
-                lerp(sorted[i], sorted[i + 1], t)
+                lerp(sorted.at(i), sorted.at(i + 1), t)
             }
         }
     })

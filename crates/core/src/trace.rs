@@ -38,14 +38,7 @@ impl Trace {
 
     /// What kind of record this is, for the reader's first line about it.
     pub fn completeness(&self) -> Completeness {
-        if !self.header.capabilities.workload_executed {
-            return Completeness::CapabilityScan;
-        }
-        match self.footer {
-            Some(Footer { finished_cleanly: true, .. }) => Completeness::Complete,
-            Some(_) => Completeness::StoppedEarly,
-            None => Completeness::Incomplete,
-        }
+        Completeness::of(&self.header, self.footer)
     }
 
     /// The peer tool's own figures about this run (`header.source.figures`), empty when the
@@ -57,6 +50,20 @@ impl Trace {
     /// How many attempts were warm-up attempts.
     pub fn warmup_count(&self) -> usize {
         self.attempts.iter().filter(|a| a.phase == Phase::Warmup).count()
+    }
+}
+
+impl Completeness {
+    /// From the header and the footer (a trace read as a stream has no [`Trace`]).
+    pub fn of(header: &Header, footer: Option<Footer>) -> Completeness {
+        if !header.capabilities.workload_executed {
+            return Completeness::CapabilityScan;
+        }
+        match footer {
+            Some(Footer { finished_cleanly: true, .. }) => Completeness::Complete,
+            Some(_) => Completeness::StoppedEarly,
+            None => Completeness::Incomplete,
+        }
     }
 }
 

@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 use tracelab_core::parse::{parse_jsonl, parse_trace, parse_trace_bytes};
 use tracelab_core::{ParseError, Trace};
 
+#[path = "common/streamed.rs"]
+mod streamed;
+
 const HEADER: &str = r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"test","version":"1"}}"#;
 
 /// A header line followed by the given lines, each ending with a newline.
@@ -46,6 +49,11 @@ fn fails(name: &str, text: &str) -> ParseError {
             }
             if let Some(field) = &e.field {
                 assert!(shown.contains(&format!("field `{field}`")), "{shown}");
+            }
+            // `tracelab report` streams a JSON Lines trace: it must refuse it alike (the 50 MB
+            // lines are compared after their timing, below).
+            if text.len() < 1024 * 1024 {
+                streamed::agree(name, text.as_bytes(), |_| {});
             }
             e
         }
@@ -282,6 +290,7 @@ fn fifty_megabyte_line() {
     let took = started.elapsed();
     at(&e, Some(3), None, &["50.0 MiB", "at most"]);
     assert!(took < Duration::from_secs(5), "must fail fast, took {took:?}");
+    assert!(streamed::agree("huge.jsonl", text.as_bytes(), |_| {}), "read past without holding it");
 
     // As the very first line, and with no newline at the end (so not taken for a cut-off line).
     let mut text = String::from("{\"kind\":\"header\",\"x\":\"");
@@ -306,6 +315,7 @@ fn fifty_megabyte_line() {
     bytes.extend_from_slice(b"{}\n");
     let e = parse_trace_bytes("huge.jsonl", &bytes).unwrap_err();
     at(&e, Some(2), None, &["MiB"]);
+    assert!(streamed::agree("huge.jsonl", &bytes, |_| {}));
 }
 
 #[test]
@@ -414,6 +424,7 @@ fn cut_off_in_the_middle_of_a_character() {
     bytes.extend_from_slice(r#"{"kind":"attempt","id":"B","detail":"连接"#.as_bytes());
     bytes.extend_from_slice(&"失".as_bytes()[..2]);
     let trace = parse_trace_bytes("cut.jsonl", &bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert!(streamed::agree("cut.jsonl", &bytes, |_| {}));
     assert_eq!(trace.attempts.len(), 1);
     assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
     assert!(trace.warnings[0].contains("line 3"), "{:?}", trace.warnings);
@@ -424,6 +435,7 @@ fn non_utf8_bytes() {
     let mut bytes = jsonl(&[&attempt("A", GOOD)]).into_bytes();
     bytes.extend_from_slice(b"{\"kind\":\"attempt\",\"id\":\"B\xff\xfe\"}\n");
     let e = parse_trace_bytes("latin.jsonl", &bytes).unwrap_err();
+    assert!(streamed::agree("latin.jsonl", &bytes, |_| {}));
     assert_eq!(e.file, "latin.jsonl");
     at(&e, Some(3), None, &["not UTF-8"]);
 

@@ -1,9 +1,17 @@
 //! `tracelab report FILE`: the lesson's metric card in a terminal, or one JSON object.
+//!
+//! A Trace Lab JSON Lines trace is read as a stream (`tracelab_core::parse::stream`): memory
+//! grows with a few dozen bytes per attempt, not with the file, so a 10 GB trace reports on a
+//! laptop. Every other file (the classroom CSV, a peer tool's result file) is read whole, as
+//! `tracelab import` reads it. Both give the same card, warnings and errors.
 
+use std::fs::File;
+use std::io::BufReader;
 use std::path::PathBuf;
 
 use clap::Args;
-use tracelab_core::{card, Metrics};
+use tracelab_core::parse::stream::{self, StreamError};
+use tracelab_core::{card, Metrics, Settings};
 
 use crate::settings_args::SettingsArgs;
 
@@ -16,21 +24,50 @@ pub struct ReportArgs {
     /// Print one JSON object instead of the card.
     #[arg(long)]
     pub json: bool,
+    /// Read a JSON Lines trace whole into memory, as the lab does, instead of as a stream
+    /// (the same card; for checking one reader against the other).
+    #[arg(long)]
+    pub in_memory: bool,
 }
 
 pub fn run(args: ReportArgs) -> Result<(), String> {
+    let name = args.file.display().to_string();
+    let cannot_read = |e: std::io::Error| format!("cannot read {name}: {e}");
+    if !args.in_memory {
+        let mut file = File::open(&args.file).map_err(cannot_read)?;
+        if stream::streamable(&mut file).map_err(cannot_read)? {
+            let reader = BufReader::with_capacity(1 << 20, file);
+            let streamed = match stream::read(&name, reader, |header| args.settings.settings(header)) {
+                Ok(Ok(streamed)) => streamed,
+                Ok(Err(bad_option)) => return Err(bad_option),
+                Err(StreamError::Io(e)) => return Err(cannot_read(e)),
+                Err(StreamError::Parse(e)) => return Err(e.to_string()),
+            };
+            let metrics = Metrics::compute(&streamed.index, &streamed.settings);
+            print_report(&args, &streamed.settings, &metrics, &streamed.warnings, || {
+                card::render(&name, &streamed.card_view(), &streamed.settings, &metrics, args.settings.lang())
+            });
+            return Ok(());
+        }
+    }
     // Our own formats and every peer tool's file `tracelab import` reads.
     let (name, trace, _) = crate::import::load(&args.file, None, None)?;
     let settings = args.settings.settings(&trace.header)?;
     let metrics = Metrics::of(&trace.attempts, &settings);
+    print_report(&args, &settings, &metrics, &trace.warnings, || {
+        card::render_text(&name, &trace, &settings, &metrics, args.settings.lang())
+    });
+    Ok(())
+}
+
+fn print_report(args: &ReportArgs, settings: &Settings, metrics: &Metrics, warnings: &[String], card: impl FnOnce() -> String) {
     if args.json {
-        let mut summary = metrics.summary_json(&settings);
+        let mut summary = metrics.summary_json(settings);
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
-        summary["warnings"] = serde_json::json!(trace.warnings);
+        summary["warnings"] = serde_json::json!(warnings);
         println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
-        print!("{}", card::render_text(&name, &trace, &settings, &metrics, args.settings.lang()));
+        print!("{}", card());
     }
-    Ok(())
 }

@@ -111,3 +111,40 @@ fn bad_input_exits_non_zero_with_a_clear_message() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A JSON Lines trace is streamed; `--in-memory` reads it whole as the lab does. Same stdout,
+/// same stderr, same exit status: on every sample, and on a file refused at a line and field.
+#[test]
+fn the_streamed_report_is_the_in_memory_report() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo("public/samples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl" || e == "csv"))
+        .collect();
+    files.sort();
+    let dir = std::env::temp_dir().join(format!("tracelab-report-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.jsonl");
+    let sample = std::fs::read_to_string(repo("public/samples/ten-requests.jsonl")).unwrap();
+    let mut lines: Vec<&str> = sample.lines().collect();
+    lines[4] = r#"{"kind":"attempt","id":"X","phase":"measure","quality":"pass","start_ms":5,"first_token_ms":3,"end_ms":9,"outcome":"success"}"#;
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    files.push(bad.clone());
+    for file in &files {
+        let path = file.to_str().unwrap();
+        for extra in [&[][..], &["--json"], &["--lang", "zh", "--percentile", "linear", "--p", "99"], &["--window", "-1"]] {
+            let mut args = vec!["report", path];
+            args.extend_from_slice(extra);
+            let streamed = tracelab(&args);
+            args.push("--in-memory");
+            let whole = tracelab(&args);
+            assert_eq!(streamed.status.code(), whole.status.code(), "{args:?}");
+            assert_eq!(String::from_utf8_lossy(&streamed.stdout), String::from_utf8_lossy(&whole.stdout), "{args:?}");
+            assert_eq!(String::from_utf8_lossy(&streamed.stderr), String::from_utf8_lossy(&whole.stderr), "{args:?}");
+        }
+    }
+    let out = tracelab(&["report", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("line 5, field `first_token_ms`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

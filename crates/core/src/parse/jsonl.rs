@@ -5,7 +5,6 @@
 //! stays fast and the error still names the field.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::{Deserialize, Deserializer};
 
@@ -21,38 +20,84 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Trace, ParseError> {
 }
 
 fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut header: Option<Header> = None;
+    let mut reader = LineReader::default();
     let mut trace = Trace::default();
-    let mut seen_ids: HashMap<String, usize> = HashMap::new();
-    let ends_with_newline = text.ends_with('\n');
+    let ends_with_newline = text.strip_prefix('\u{feff}').unwrap_or(text).ends_with('\n');
     let mut lines = text.split('\n').enumerate().peekable();
-
     while let Some((index, raw_line)) = lines.next() {
-        let line_no = index + 1;
-        let is_last = lines.peek().is_none();
+        let by_eof = lines.peek().is_none() && !ends_with_newline;
+        match reader.line(index + 1, raw_line, by_eof)? {
+            Line::Attempt(attempt) => trace.attempts.push(*attempt),
+            Line::Gpu(sample) => trace.gpu.push(sample),
+            Line::CutOff => break,
+            Line::Other => {}
+        }
+    }
+    let read = reader.finish()?;
+    trace.header = read.header;
+    trace.footer = read.footer;
+    trace.warnings = read.warnings;
+    Ok(trace)
+}
+
+/// What one line held, for the caller to keep (the header, footer and warnings stay in the
+/// [`LineReader`]).
+pub(crate) enum Line {
+    Attempt(Box<Attempt>),
+    Gpu(GpuSample),
+    /// A cut-off last line, already noted in the warnings: reading stops.
+    CutOff,
+    /// A header, a footer, a blank line or a record of a kind this version skips.
+    Other,
+}
+
+/// What a trace says besides its attempts and GPU samples.
+pub(crate) struct LinesRead {
+    pub(crate) header: Header,
+    pub(crate) footer: Option<Footer>,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Reads a trace line by line, the same way whether the lines come from one string
+/// ([`parse_jsonl`]) or from a stream ([`super::stream`]): the checks, errors and warnings live
+/// here once. Attempt ids are kept (for duplicates) in a packed table, about 16 bytes + the id
+/// + 8 to 16 bytes of slots per attempt.
+#[derive(Default)]
+pub(crate) struct LineReader {
+    header: Option<Header>,
+    footer: Option<Footer>,
+    warnings: Vec<String>,
+    /// Attempt id → the line that first used it.
+    ids: crate::strtable::StrTable<usize>,
+    attempts: u64,
+}
+
+impl LineReader {
+    pub(crate) fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// One line (without its `\n`). `by_eof`: it was ended by the end of the text, not by a
+    /// newline, so it may be a line the writer was stopped in the middle of.
+    pub(crate) fn line(&mut self, line_no: usize, raw_line: &str, by_eof: bool) -> Result<Line, ParseError> {
+        let raw_line = if line_no == 1 { raw_line.strip_prefix('\u{feff}').unwrap_or(raw_line) } else { raw_line };
         let line = raw_line.strip_suffix('\r').unwrap_or(raw_line);
         if line.len() > MAX_LINE_BYTES {
-            return Err(ParseError::new(format!(
-                "this line is {} long; one record may be at most {} — is this really a trace file?",
-                human_bytes(line.len()),
-                human_bytes(MAX_LINE_BYTES)
-            ))
-            .at_line(line_no));
+            return Err(too_long(line.len()).at_line(line_no));
         }
         if line.trim().is_empty() {
-            continue;
+            return Ok(Line::Other);
         }
         let record: RawRecord = match serde_json::from_str(line) {
             Ok(record) => record,
             Err(err) => {
                 // A recorder killed mid-write leaves a cut-off last line; every finished attempt
                 // before it is still good, so keep them and say what was dropped.
-                if is_last && !ends_with_newline && header.is_some() && err.is_eof() {
-                    trace.warnings.push(format!(
+                if by_eof && self.header.is_some() && err.is_eof() {
+                    self.warnings.push(format!(
                         "line {line_no} is cut off (the writer was probably stopped while writing it); ignored"
                     ));
-                    break;
+                    return Ok(Line::CutOff);
                 }
                 parse_own_fields(line, err).map_err(|e| e.at_line(line_no))?
             }
@@ -67,7 +112,7 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
                 .field("kind"))
             }
         };
-        if header.is_none() && kind != "header" {
+        if self.header.is_none() && kind != "header" {
             return Err(ParseError::new(format!(
                 "the first record must be the header (`\"kind\": \"header\"`), found `{kind}`"
             ))
@@ -76,16 +121,29 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
         }
         match kind {
             "header" => {
-                if header.is_some() {
+                if self.header.is_some() {
                     return Err(ParseError::new("a second header; a trace has exactly one")
                         .at_line(line_no)
                         .field("kind"));
                 }
-                header = Some(parse_header(line).map_err(|e| e.at_line(line_no))?);
+                self.header = Some(parse_header(line).map_err(|e| e.at_line(line_no))?);
+                Ok(Line::Other)
             }
             "attempt" => {
                 let attempt = record.into_attempt().map_err(|e| e.at_line(line_no))?;
-                if let Some(first) = seen_ids.insert(attempt.id.clone(), line_no) {
+                let mut fresh = false;
+                let first = *self
+                    .ids
+                    .entry(&attempt.id, || {
+                        fresh = true;
+                        line_no
+                    })
+                    .map_err(|_| {
+                        ParseError::new("more than 4,294,967,294 attempts: more than a trace may hold")
+                            .at_line(line_no)
+                            .field("id")
+                    })?;
+                if !fresh {
                     return Err(ParseError::new(format!(
                         "duplicate attempt id `{}` (first used on line {first}); a retry is a new attempt with its own id and the same business_id",
                         attempt.id
@@ -93,30 +151,47 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
                     .at_line(line_no)
                     .field("id"));
                 }
-                trace.attempts.push(attempt);
+                self.attempts += 1;
+                Ok(Line::Attempt(Box::new(attempt)))
             }
-            "gpu" => trace.gpu.push(record.into_gpu().map_err(|e| e.at_line(line_no))?),
+            "gpu" => Ok(Line::Gpu(record.into_gpu().map_err(|e| e.at_line(line_no))?)),
             "footer" => {
-                trace.footer = Some(record.into_footer().map_err(|e| e.at_line(line_no))?);
+                self.footer = Some(record.into_footer().map_err(|e| e.at_line(line_no))?);
+                Ok(Line::Other)
             }
-            other => trace.warnings.push(format!(
-                "line {line_no}: record kind `{other}` is not known to this version; skipped"
-            )),
+            other => {
+                self.warnings.push(format!(
+                    "line {line_no}: record kind `{other}` is not known to this version; skipped"
+                ));
+                Ok(Line::Other)
+            }
         }
     }
-    trace.header = header.ok_or_else(|| {
-        ParseError::new("the file is empty: a trace starts with a header record (see docs/trace-format.md)")
-    })?;
-    if let Some(footer) = trace.footer {
-        if footer.attempts != trace.attempts.len() as u64 {
-            trace.warnings.push(format!(
-                "the footer counts {} attempts but the file holds {}",
-                footer.attempts,
-                trace.attempts.len()
-            ));
+
+    /// After the last line: the header (a trace without one is refused) and the warnings.
+    pub(crate) fn finish(mut self) -> Result<LinesRead, ParseError> {
+        let header = self.header.ok_or_else(|| {
+            ParseError::new("the file is empty: a trace starts with a header record (see docs/trace-format.md)")
+        })?;
+        if let Some(footer) = self.footer {
+            if footer.attempts != self.attempts {
+                self.warnings.push(format!(
+                    "the footer counts {} attempts but the file holds {}",
+                    footer.attempts, self.attempts
+                ));
+            }
         }
+        Ok(LinesRead { header, footer: self.footer, warnings: self.warnings })
     }
-    Ok(trace)
+}
+
+/// The error for a line longer than [`MAX_LINE_BYTES`] (`len` without its line ending).
+pub(crate) fn too_long(len: usize) -> ParseError {
+    ParseError::new(format!(
+        "this line is {} long; one record may be at most {} — is this really a trace file?",
+        human_bytes(len),
+        human_bytes(MAX_LINE_BYTES)
+    ))
 }
 
 /// The top-level fields each record kind reads (keep in step with [`RawRecord`]).
