@@ -453,7 +453,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Min => "minimum".to_string(),
                 Stat::Max => "maximum".to_string(),
                 Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation)", crate::metrics::trim_num(p)),
-                Stat::Value => String::new(),
+                Stat::Value | Stat::Sum => String::new(),
             };
             figures.push(PeerFigure {
                 tool_key: format!("{prefix}{name}.{key}"),
@@ -465,6 +465,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 empty_as_zero: false,
                 reproducibility: Reproducibility::Exact,
                 duration: Default::default(),
+                error_code: None,
             });
         }
     }

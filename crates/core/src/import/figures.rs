@@ -48,6 +48,24 @@ pub enum Quantity {
     OutputThroughput,
     /// Requests per second that met the tool's own SLOs (needs the SLOs, which tools do not save).
     Goodput,
+    /// Per success: its input (prompt) tokens, as the tool counted them.
+    InputTokens,
+    /// Per success: its output tokens, as the tool counted them.
+    OutputTokens,
+    /// Per success: its output tokens / its own duration (LLMPerf's per-request throughput).
+    RequestOutputRate,
+    /// Input tokens of the successes / the run's duration.
+    InputThroughput,
+    /// Input + output tokens of the successes / the run's duration.
+    TotalTokenThroughput,
+    /// Σ E2E of the successes / the run's duration: requests in flight on average (SGLang's
+    /// `concurrency`).
+    MeanConcurrency,
+    /// Failures with one error code (the figure's `error_code`): an HTTP status, or the code the
+    /// tool wrote (LLMPerf's `error_code`, kept in the attempt's detail as `error_code N`).
+    FailuresWithCode,
+    /// The run's duration as the tool timed it.
+    RunDuration,
 }
 
 impl Quantity {
@@ -68,6 +86,14 @@ impl Quantity {
             Quantity::RequestThroughput => "request_throughput",
             Quantity::OutputThroughput => "output_throughput",
             Quantity::Goodput => "goodput",
+            Quantity::InputTokens => "input_tokens",
+            Quantity::OutputTokens => "output_tokens",
+            Quantity::RequestOutputRate => "request_output_rate",
+            Quantity::InputThroughput => "input_throughput",
+            Quantity::TotalTokenThroughput => "total_token_throughput",
+            Quantity::MeanConcurrency => "mean_concurrency",
+            Quantity::FailuresWithCode => "failures_code",
+            Quantity::RunDuration => "duration",
         }
     }
 
@@ -97,6 +123,14 @@ impl Quantity {
             Quantity::RequestThroughput => Text::new("request throughput", "请求吞吐"),
             Quantity::OutputThroughput => Text::new("output token throughput", "输出 token 吞吐"),
             Quantity::Goodput => Text::new("goodput (the tool's SLOs)", "goodput（工具自己的 SLO）"),
+            Quantity::InputTokens => Text::new("input tokens per request", "每请求输入 token"),
+            Quantity::OutputTokens => Text::new("output tokens per request", "每请求输出 token"),
+            Quantity::RequestOutputRate => Text::new("output tokens per second of each request", "每请求的输出 token 速率"),
+            Quantity::InputThroughput => Text::new("input token throughput", "输入 token 吞吐"),
+            Quantity::TotalTokenThroughput => Text::new("total token throughput", "总 token 吞吐"),
+            Quantity::MeanConcurrency => Text::new("mean requests in flight", "平均在途请求数"),
+            Quantity::FailuresWithCode => Text::new("failures with this error code", "该错误码的失败次数"),
+            Quantity::RunDuration => Text::new("run duration", "运行时长"),
         }
     }
 
@@ -116,6 +150,9 @@ impl Quantity {
                 | Quantity::TimePerOutputToken
                 | Quantity::ItlPerRequestTokenWeighted
                 | Quantity::TpotFromStartTokenWeighted
+                | Quantity::InputTokens
+                | Quantity::OutputTokens
+                | Quantity::RequestOutputRate
         )
     }
 }
@@ -144,6 +181,8 @@ pub enum Stat {
     Max,
     /// The p-th percentile, 0 < p ≤ 100.
     Percentile { p: f64, method: PeerPercentile },
+    /// The sum over the sample (vLLM's `total_input_tokens`).
+    Sum,
 }
 
 impl Stat {
@@ -155,6 +194,7 @@ impl Stat {
             Stat::Std { .. } => "std".into(),
             Stat::Min => "min".into(),
             Stat::Max => "max".into(),
+            Stat::Sum => "sum".into(),
             Stat::Percentile { p, .. } => format!("p{}", crate::metrics::trim_num(p).replace('.', "_")),
         }
     }
@@ -170,6 +210,8 @@ pub enum PeerUnit {
     /// A share, 0–1.
     Ratio,
     PerSecond,
+    /// Requests per minute (LLMPerf's `results_num_completed_requests_per_min`).
+    PerMinute,
     TokensPerSecond,
 }
 
@@ -181,6 +223,7 @@ impl PeerUnit {
             PeerUnit::Count => "",
             PeerUnit::Ratio => "",
             PeerUnit::PerSecond => "/s",
+            PeerUnit::PerMinute => "/min",
             PeerUnit::TokensPerSecond => "tokens/s",
         }
     }
@@ -265,6 +308,9 @@ pub struct PeerFigure {
     /// For a rate: the duration it divides by.
     #[serde(default, skip_serializing_if = "RateSpan::is_window")]
     pub duration: RateSpan,
+    /// For [`Quantity::FailuresWithCode`]: the code counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -284,12 +330,40 @@ impl PeerFigure {
             empty_as_zero: false,
             reproducibility: Reproducibility::Exact,
             duration: RateSpan::Window,
+            error_code: None,
+        }
+    }
+
+    /// A figure the file does not let us recompute, with the reason.
+    pub(crate) fn not_reproducible(
+        tool_key: String,
+        quantity: Quantity,
+        stat: Stat,
+        value: f64,
+        unit: PeerUnit,
+        how: impl Into<String>,
+        why: impl Into<String>,
+    ) -> PeerFigure {
+        PeerFigure {
+            tool_key,
+            quantity,
+            stat,
+            value,
+            unit,
+            how: how.into(),
+            empty_as_zero: false,
+            reproducibility: Reproducibility::Not(why.into()),
+            duration: RateSpan::Window,
+            error_code: None,
         }
     }
 
     /// A stable code for the row: `ttft_p99`, `e2e_mean`, `successes`.
     pub fn key(&self) -> String {
         let stat = self.stat.code();
+        if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
+            return format!("failures_code_{code}");
+        }
         if stat.is_empty() {
             self.quantity.code().to_string()
         } else {
@@ -300,12 +374,16 @@ impl PeerFigure {
     /// "P99 TTFT", "Mean E2E", "complete successes".
     pub fn label(&self) -> Text {
         let name = self.quantity.name();
+        if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
+            return Text::new(format!("failures with error code {code}"), format!("错误码 {code} 的失败次数"));
+        }
         let (en, zh) = match self.stat {
             Stat::Value => return name,
             Stat::Mean => ("Mean".to_string(), "均值".to_string()),
             Stat::Std { ddof } => (format!("Std (ddof {ddof})"), format!("标准差（ddof {ddof}）")),
             Stat::Min => ("Min".into(), "最小".into()),
             Stat::Max => ("Max".into(), "最大".into()),
+            Stat::Sum => ("Total".into(), "总计".into()),
             Stat::Percentile { p, .. } => {
                 let label = crate::metrics::percentile_label(p);
                 (label.clone(), label)

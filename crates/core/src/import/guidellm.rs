@@ -448,6 +448,7 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
                     empty_as_zero: true,
                     reproducibility: reproducibility.clone(),
                     duration: Default::default(),
+                    error_code: None,
                 });
             }
         };

@@ -78,6 +78,26 @@ struct Samples {
     success_span_s: Option<f64>,
     /// Where each success ended, from the run's origin (ms).
     success_ends_ms: Vec<f64>,
+    /// Input and output tokens of each success that has the count, ascending.
+    input_tokens: Vec<f64>,
+    output_each: Vec<f64>,
+    /// Σ input tokens of the successes; `None` when one lacks the count.
+    input_sum: Option<u64>,
+    /// Σ E2E of the successes, ms.
+    e2e_sum_ms: f64,
+    /// The error code of each failure that has one (HTTP status, or the tool's `error_code`).
+    failure_codes: Vec<i64>,
+}
+
+/// A failure's error code: its HTTP status, or the code an importer kept at the start of the
+/// detail (`error_code -100: Output too few tokens`).
+pub(crate) fn failure_code(a: &crate::trace::Attempt) -> Option<i64> {
+    if let Outcome::HttpError { status } = a.outcome {
+        return Some(i64::from(status));
+    }
+    let rest = a.detail.as_deref()?.strip_prefix("error_code ")?;
+    let end = rest.find(|c: char| c != '-' && !c.is_ascii_digit()).unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 impl Samples {
@@ -98,6 +118,11 @@ impl Samples {
             output_tokens: Some(0),
             success_span_s: None,
             success_ends_ms: Vec::new(),
+            input_tokens: Vec::new(),
+            output_each: Vec::new(),
+            input_sum: Some(0),
+            e2e_sum_ms: 0.0,
+            failure_codes: Vec::new(),
         };
         let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
         for a in trace.attempts.iter().filter(|a| a.phase == Phase::Measure) {
@@ -106,6 +131,9 @@ impl Samples {
                 s.failures += 1;
                 if a.outcome == Outcome::Cancelled {
                     s.cancelled += 1;
+                }
+                if let Some(code) = failure_code(a) {
+                    s.failure_codes.push(code);
                 }
                 continue;
             }
@@ -123,7 +151,18 @@ impl Samples {
             }
             if let Some(e) = a.e2e_ms {
                 s.e2e.push(e);
+                s.e2e_sum_ms += e;
             }
+            if let Some(i) = a.input_tokens {
+                s.input_tokens.push(f64::from(i));
+            }
+            if let Some(o) = a.output_tokens {
+                s.output_each.push(f64::from(o));
+            }
+            s.input_sum = match (s.input_sum, a.input_tokens) {
+                (Some(sum), Some(i)) => Some(sum + u64::from(i)),
+                _ => None,
+            };
             if a.events.len() >= 2 {
                 s.ttst.push(a.events[1].at_ms - a.events[0].at_ms);
             }
@@ -151,7 +190,7 @@ impl Samples {
                 _ => None,
             };
         }
-        for v in [&mut s.ttft, &mut s.ttst, &mut s.e2e, &mut s.gaps, &mut s.tpot] {
+        for v in [&mut s.ttft, &mut s.ttst, &mut s.e2e, &mut s.gaps, &mut s.tpot, &mut s.input_tokens, &mut s.output_each] {
             v.sort_unstable_by(f64::total_cmp);
         }
         s.success_span_s = (last > first).then(|| (last - first) / 1000.0);
@@ -168,6 +207,8 @@ impl Samples {
             Quantity::E2e => &self.e2e,
             Quantity::EventGap => &self.gaps,
             Quantity::TimePerOutputToken => &self.tpot,
+            Quantity::InputTokens => &self.input_tokens,
+            Quantity::OutputTokens => &self.output_each,
             _ => return None,
         })
     }
@@ -206,7 +247,7 @@ fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
     let probabilities: Vec<f64> = merged.iter().map(|&(_, w)| w / total).collect();
     let mean: f64 = merged.iter().zip(&probabilities).map(|(&(v, _), p)| v * p).sum();
     Some(match stat {
-        Stat::Value => return None,
+        Stat::Value | Stat::Sum => return None,
         Stat::Mean => mean,
         Stat::Std { .. } => merged.iter().zip(&probabilities).map(|(&(v, _), p)| (v - mean) * (v - mean) * p).sum::<f64>().sqrt(),
         Stat::Min => merged[0].0,
@@ -252,6 +293,7 @@ fn tool_stat(sorted: &[f64], stat: Stat) -> Option<f64> {
         }
         Stat::Min => sorted[0],
         Stat::Max => sorted[n - 1],
+        Stat::Sum => sorted.iter().sum(),
         Stat::Percentile { p, method: PeerPercentile::Linear } => percentile(sorted, p, PercentileMethod::Linear)?,
         Stat::Percentile { p, method: PeerPercentile::CumulativeShare } => cumulative_share(sorted, p),
     })
@@ -326,7 +368,7 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                     }
                     (RateSpan::EndsInWindow, ..) => None,
                     _ => count_value(
-                        f.quantity,
+                        f,
                         &samples,
                         match f.duration {
                             RateSpan::SuccessSpan => samples.success_span_s,
@@ -362,8 +404,8 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
         .collect()
 }
 
-fn count_value(q: Quantity, s: &Samples, window_s: Option<f64>) -> Option<f64> {
-    Some(match q {
+fn count_value(f: &PeerFigure, s: &Samples, window_s: Option<f64>) -> Option<f64> {
+    Some(match f.quantity {
         Quantity::Successes => s.successes as f64,
         Quantity::Failures => s.failures as f64,
         Quantity::Cancelled => s.cancelled as f64,
@@ -376,6 +418,13 @@ fn count_value(q: Quantity, s: &Samples, window_s: Option<f64>) -> Option<f64> {
         }
         Quantity::RequestThroughput => s.successes as f64 / window_s?,
         Quantity::OutputThroughput => s.output_tokens? as f64 / window_s?,
+        Quantity::InputThroughput => s.input_sum? as f64 / window_s?,
+        Quantity::TotalTokenThroughput => (s.input_sum? + s.output_tokens?) as f64 / window_s?,
+        Quantity::MeanConcurrency => s.e2e_sum_ms / 1000.0 / window_s?,
+        Quantity::FailuresWithCode => {
+            let code = f.error_code?;
+            s.failure_codes.iter().filter(|c| **c == code).count() as f64
+        }
         _ => return None,
     })
 }
@@ -430,7 +479,7 @@ fn lesson_view(
                     "课程报告最近秩分位数而不是均值：少数很慢的请求会被均值掩盖",
                 )),
             ),
-            Stat::Std { .. } | Stat::Value => (None, t("—", "—"), None),
+            Stat::Std { .. } | Stat::Value | Stat::Sum => (None, t("—", "—"), None),
         };
     }
     let failure_rate = metrics.failure_rate.value.map(|r| format!("{} %", trim_num((r * 10000.0).round() / 100.0)));

@@ -412,6 +412,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
             empty_as_zero: true,
             reproducibility,
             duration: Default::default(),
+            error_code: None,
         });
     }
     let counts: [(&str, Quantity, PeerUnit, &str); 5] = [
@@ -444,6 +445,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
                 empty_as_zero: false,
                 reproducibility: Reproducibility::Not("the SLOs given to --goodput are not saved in the file".into()),
                 duration: Default::default(),
+                error_code: None,
             });
         }
     }
@@ -467,6 +469,7 @@ pub(super) fn order(f: &PeerFigure) -> (u8, u8, i64) {
         Quantity::Attempts => 0,
         Quantity::Successes => 1,
         Quantity::Failures => 2,
+        Quantity::FailuresWithCode => 2,
         Quantity::Cancelled => 3,
         Quantity::ErrorRate => 4,
         Quantity::Ttft => 5,
@@ -477,6 +480,10 @@ pub(super) fn order(f: &PeerFigure) -> (u8, u8, i64) {
         Quantity::RequestThroughput => 10,
         Quantity::OutputThroughput => 11,
         Quantity::Goodput => 12,
+        Quantity::InputThroughput | Quantity::TotalTokenThroughput | Quantity::MeanConcurrency | Quantity::RunDuration => 13,
+        Quantity::RequestOutputRate => 14,
+        Quantity::InputTokens => 15,
+        Quantity::OutputTokens => 16,
     };
     let (s, p) = match f.stat {
         Stat::Value => (0, 0),
@@ -485,6 +492,8 @@ pub(super) fn order(f: &PeerFigure) -> (u8, u8, i64) {
         Stat::Min => (3, 0),
         Stat::Max => (4, 0),
         Stat::Std { .. } => (5, 0),
+        Stat::Sum => (6, 0),
     };
+    let p = if f.quantity == Quantity::FailuresWithCode { f.error_code.unwrap_or(0) } else { p };
     (q, s, p)
 }
