@@ -110,7 +110,7 @@ fn sglang_output_details_import_one_trace_per_run_and_reproduce_its_figures() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17, "TTFT, TPOT, ITL: mean, median, std, p99; E2E mean, median; completed; 2 throughputs");
+    assert_eq!(checked, 21, "TTFT, TPOT, ITL: mean, median, std, p99; E2E mean, median; completed; 3 throughputs; concurrency; 2 token totals");
     assert!(rows.iter().any(|r| r.tool_key == "mean_e2e_latency_ms" && r.matches == Some(true)));
     assert!(!tracelab_core::write::to_jsonl(trace).contains("constructed answer"), "response text is never kept");
     let second = &imported.traces[1].trace.header.conditions;
@@ -252,4 +252,137 @@ fn genai_perf_response_timestamps_that_go_back_in_time_are_refused_with_the_fiel
     stamps[1] = serde_json::json!(last + 1_000_000);
     let err = load_any(name, &file.to_string()).unwrap_err().to_string();
     assert!(err.contains("go back in time") && err.contains("requests[0].response_timestamps[2]"), "{err}");
+}
+
+// --- constructed runs with failures: every printed figure reproduced or explained --------------
+//
+// `tests/data/constructed/make_failing_runs.py` wrote these files and computed each tool's printed
+// figures from the per-request records with the tool's own rules (numpy/pandas); see SOURCES.md.
+
+/// Checks every row: an exact one equals the tool's figure to relative 1e-9, an approximate one is
+/// recomputed and within `approx_ms` (its unit) of it, a not-reproducible one is not recomputed and
+/// says why. Returns (exact, approximate, not reproducible).
+fn account_for_every_row(rows: &[import::ReproRow], approx_within: f64) -> (usize, usize, usize) {
+    let (mut exact, mut approx, mut not) = (0, 0, 0);
+    for r in rows {
+        match &r.reproducibility {
+            Reproducibility::Exact => {
+                let ours = r.tool_method.unwrap_or_else(|| panic!("{} ({}) was not recomputed", r.key, r.tool_key));
+                let rel = (ours - r.tool_said).abs() / r.tool_said.abs().max(f64::MIN_POSITIVE);
+                assert!(ours == r.tool_said || rel <= 1e-9, "{}: the tool said {}, we recompute {ours}", r.tool_key, r.tool_said);
+                assert_eq!(r.matches, Some(true), "{}", r.tool_key);
+                exact += 1;
+            }
+            Reproducibility::Approximate(why) => {
+                let ours = r.tool_method.unwrap_or_else(|| panic!("{} was not recomputed", r.tool_key));
+                assert!((ours - r.tool_said).abs() <= approx_within, "{}: said {}, stand-in gives {ours}", r.tool_key, r.tool_said);
+                assert!(why.contains("stand-in") || why.contains("saves no per-request latency"), "{why}");
+                approx += 1;
+            }
+            Reproducibility::Not(why) => {
+                assert_eq!(r.tool_method, None, "{}", r.tool_key);
+                assert_eq!(r.matches, None, "{}", r.tool_key);
+                assert!(why.len() > 20, "{}: a reason, not `{why}`", r.tool_key);
+                not += 1;
+            }
+        }
+    }
+    (exact, approx, not)
+}
+
+/// The numeric top-level keys of a JSON object, less the ones that are settings, not results.
+fn printed_keys(text: &str, settings: &[&str]) -> Vec<String> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+    let mut keys: Vec<String> = map
+        .iter()
+        .filter(|(k, v)| !settings.contains(&k.as_str()) && (v.is_number() || v.as_str().is_some_and(|s| s.parse::<f64>().is_ok())))
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn row_keys(rows: &[import::ReproRow]) -> Vec<String> {
+    let mut keys: Vec<String> = rows.iter().map(|r| r.tool_key.clone()).collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn vllm_run_with_failures_reproduces_every_printed_figure_or_says_why() {
+    let name = "vllm_bench_serve_with_failures.json";
+    let text = constructed(name);
+    let trace = load_any(name, &text).unwrap().single(name).unwrap();
+    assert_eq!(trace.attempts.len(), 12);
+    let outcomes: Vec<Outcome> = trace.attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(outcomes.iter().filter(|o| o.is_success()).count(), 9);
+    assert_eq!(outcomes[2], Outcome::HttpError { status: 429 }, "aiohttp's ClientResponseError: 429");
+    assert_eq!(outcomes[5], Outcome::StreamBroken, "server disconnected after two tokens");
+    assert_eq!(outcomes[8], Outcome::TimeoutBeforeFirstToken);
+    assert_eq!(trace.header.conditions.arrival.as_deref(), Some("closed"), "max_concurrency 4 with rate inf");
+    assert!(trace.attempts.iter().all(|a| a.start_ms.is_some()), "start_times place every request");
+    let rows = rows(&trace);
+    // Every figure the file prints is a row (its settings are not figures).
+    let printed = printed_keys(&text, &["request_rate", "burstiness", "max_concurrency"]);
+    assert_eq!(row_keys(&rows), printed);
+    // TPOT and E2EL: the file keeps no per-request latency, so the stand-in (the last token) is
+    // 2 ms short of the stream's end in this run.
+    let (exact, approx, not) = account_for_every_row(&rows, 2.5);
+    assert_eq!((exact, approx, not), (20, 12, 1), "{:?}", rows.iter().map(|r| (&r.tool_key, &r.reproducibility)).collect::<Vec<_>>());
+    let duration = rows.iter().find(|r| r.tool_key == "duration").unwrap();
+    assert!(matches!(&duration.reproducibility, Reproducibility::Not(why) if why.contains("window")));
+    // Throughput divides by vLLM's duration (the trace's window): 9 successes / 0.735 s.
+    let tput = rows.iter().find(|r| r.tool_key == "request_throughput").unwrap();
+    assert_eq!(tput.tool_method, Some(9.0 / 0.735));
+    assert_eq!(tput.lesson, Some(0.0), "no attempt is judged for quality: goodput is 0 under the lesson");
+}
+
+#[test]
+fn llmperf_run_with_failures_reproduces_every_printed_figure_or_says_why() {
+    let individual = constructed("llmperf_with_failures_individual_responses.json");
+    let summary_text = constructed("llmperf_with_failures_summary.json");
+    let mut trace = load_any("c_individual_responses.json", &individual).unwrap().single("c").unwrap();
+    let summary = import::peer_figures_from_aggregate("llmperf_with_failures_summary.json", &summary_text).unwrap();
+    import::attach_summary(&mut trace, &summary).unwrap();
+    assert_eq!(trace.attempts.len(), 14);
+    let http = trace.attempts.iter().filter(|a| a.outcome == Outcome::HttpError { status: 429 }).collect::<Vec<_>>();
+    assert_eq!(http.len(), 3);
+    assert!(http.iter().all(|a| a.output_tokens.is_none() && a.ttft_ms.is_none() && a.detail.as_deref() == Some("error_code 429")));
+    let short = trace.attempts.iter().filter(|a| a.outcome == Outcome::StreamBroken).collect::<Vec<_>>();
+    assert_eq!(short.len(), 2);
+    assert_eq!(short[0].detail.as_deref(), Some("error_code -100: Output too few tokens 62"));
+    assert_eq!((short[0].ttft_ms, short[0].output_tokens), (Some(380.0), Some(62)), "a rejected answer keeps what it measured");
+    let rows = rows(&trace);
+    // Every figure printed is a row; the error-code histogram gives one row per code.
+    let mut printed = printed_keys(&summary_text, &["mean_input_tokens", "stddev_input_tokens", "mean_output_tokens", "stddev_output_tokens", "num_concurrent_requests", "timestamp"]);
+    printed.extend(["results_error_code_frequency[-100]".to_string(), "results_error_code_frequency[429]".to_string()]);
+    printed.sort();
+    assert_eq!(row_keys(&rows), printed);
+    let (exact, approx, not) = account_for_every_row(&rows, 0.0);
+    assert_eq!((exact, approx, not), (46, 0, 22), "4 counts, 2 codes, TTFT/E2E/input/output × 10; ITL and chunk rate × 10, 2 run rates");
+    let code = |c: &str| rows.iter().find(|r| r.tool_key == format!("results_error_code_frequency[{c}]")).unwrap().tool_method;
+    assert_eq!((code("429"), code("-100")), (Some(3.0), Some(2.0)));
+    // The two run rates are not reproducible (no run time is saved), but they imply one duration,
+    // and our successes' output tokens over it give LLMPerf's output throughput: the placeholder
+    // tokens of the failed records are not counted.
+    let said = |k: &str| rows.iter().find(|r| r.tool_key == k).unwrap().tool_said;
+    let run_s = said("results_num_completed_requests") / said("results_num_completed_requests_per_min") * 60.0;
+    let out: u32 = trace.attempts.iter().filter(|a| a.outcome.is_success()).filter_map(|a| a.output_tokens).sum();
+    let rel = (f64::from(out) / run_s - said("results_mean_output_throughput_token_per_s")).abs() / said("results_mean_output_throughput_token_per_s");
+    assert!(rel < 1e-12, "{out} tokens / {run_s} s");
+}
+
+#[test]
+fn sglang_output_details_every_printed_figure_is_a_row() {
+    let name = "sglang_bench_serving_output_details.jsonl";
+    let text = constructed(name);
+    let imported = load_any(name, &text).unwrap();
+    for (line, t) in text.lines().zip(&imported.traces) {
+        let rows = rows(&t.trace);
+        let settings = ["request_rate", "max_concurrency", "sharegpt_output_len", "random_input_len", "random_output_len", "random_range_ratio"];
+        assert_eq!(row_keys(&rows), printed_keys(line, &settings), "{}", t.label);
+        let (exact, approx, not) = account_for_every_row(&rows, 5.0);
+        assert_eq!(not, 2, "duration, retokenized output: {}", t.label);
+        assert!(exact >= 14 && approx >= 7, "{}: {exact} exact, {approx} approximate", t.label);
+    }
 }

@@ -161,8 +161,15 @@ fn vllm_imports_every_request_with_its_stream_events() {
 fn vllm_reproduces_its_own_figures() {
     let trace = single(VLLM);
     let checked = assert_reproduced(&trace);
-    assert_eq!(checked, 12, "attempts, completed, TTFT and ITL mean/median/p99/std, request and output throughput");
+    assert_eq!(
+        checked, 15,
+        "attempts, completed, TTFT and ITL mean/median/p99/std, request, output and total token throughput, input and output totals"
+    );
     let rows = rows(&trace);
+    assert_eq!(row(&rows, "input_tokens_sum").tool_method, Some(42659.0));
+    assert_eq!(row(&rows, "total_token_throughput").tool_said, 1351.170924879084);
+    // The run's duration is the window every rate divides by: shown, not recomputed.
+    assert!(matches!(row(&rows, "duration").reproducibility, Reproducibility::Not(_)));
     for key in ["ttft_mean", "ttft_p50", "ttft_p99", "ttft_std", "event_gap_mean", "event_gap_p50", "event_gap_p99"] {
         assert_eq!(row(&rows, key).matches, Some(true), "{key}");
     }

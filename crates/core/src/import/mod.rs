@@ -967,6 +967,14 @@ pub(crate) fn classify_failure(message: &str, http_status: Option<i64>, got_toke
     }
     let trimmed = message.trim();
     let last_line = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    // aiohttp's `ClientResponseError: 429, message='Too Many Requests', …` (vLLM's and SGLang's
+    // benchmark clients keep the traceback's last line).
+    if let Some(rest) = last_line.split("ClientResponseError: ").nth(1) {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(status @ 400..=599) = digits.parse::<u16>() {
+            return Outcome::HttpError { status };
+        }
+    }
     const REASONS: [(&str, u16); 15] = [
         ("Bad Request", 400),
         ("Unauthorized", 401),

@@ -1,0 +1,232 @@
+"""Writes the constructed peer files with failures and their tools' printed aggregates.
+
+Known-answer source for `tests/peer_layouts.rs` (`*_with_failures` tests). Every number here is
+made up; the per-request records are written first and each tool's aggregates are then computed
+from them with that tool's own rules, independently of Trace Lab's Rust code:
+
+* vLLM `vllm bench serve --save-result --save-detailed` (vllm/benchmarks/serve.py,
+  `calculate_metrics` and `benchmark`): samples over the successful requests only; mean `np.mean`,
+  median `np.median`, std `np.std` (ddof 0), percentiles `np.percentile` (linear); TPOT per
+  success with more than one output token = (latency − TTFT) / (output tokens − 1); ITL = every
+  gap in `itls`, pooled; a failed request counts 0 output tokens; rates divide by `duration`
+  (the benchmark's own clock around the whole run; here: the last end + 3 ms).
+* Ray LLMPerf (token_benchmark_ray.py, `metrics_summary`): pandas over the records without an
+  error; `Series.quantile` (linear, the same as `np.percentile`), `Series.std` (ddof 1); error
+  rate = errors / every request started; the error-code histogram is `str(dict(value_counts()))`;
+  the two run rates divide by the run's wall time (end_time − start_time), which the file does not
+  save (here: 20.0 s). The leaderboard's summaries write some minima and maxima as strings
+  ("550"), so these do too.
+* SGLang (`python -m sglang.bench_serving --output-details`): the existing
+  `sglang_bench_serving_output_details.jsonl` is checked, not rewritten: its printed figures are
+  recomputed here from its own per-request arrays (successes only; `concurrency` = Σ E2E / duration).
+
+Run: `python3 make_failing_runs.py` (any Python 3 with numpy) rewrites the two JSON files and
+checks the SGLang one; it prints what it wrote. Output is deterministic.
+"""
+
+import json
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def stats_vllm(prefix, values, out, percentiles=(99,)):
+    a = np.array(values, dtype=float)
+    out[f"mean_{prefix}_ms"] = float(np.mean(a)) * 1000
+    out[f"median_{prefix}_ms"] = float(np.median(a)) * 1000
+    out[f"std_{prefix}_ms"] = float(np.std(a)) * 1000
+    for p in percentiles:
+        out[f"p{p}_{prefix}_ms"] = float(np.percentile(a, p)) * 1000
+
+
+def vllm():
+    # (start s, input tokens, output tokens, ttft s, itls s, error)
+    ok = ""
+    requests = [
+        (0.000, 120, 4, 0.110, [0.021, 0.019, 0.025], ok),
+        (0.050, 130, 5, 0.125, [0.020, 0.022, 0.018, 0.024], ok),
+        (0.100, 110, 0, 0.0, [], "Traceback (most recent call last):\naiohttp.client_exceptions.ClientResponseError: 429, message='Too Many Requests'"),
+        (0.150, 140, 3, 0.140, [0.030, 0.028], ok),
+        (0.200, 125, 6, 0.118, [0.019, 0.021, 0.020, 0.023, 0.022], ok),
+        (0.250, 100, 0, 0.210, [0.031, 0.029], "Traceback (most recent call last):\naiohttp.client_exceptions.ServerDisconnectedError: Server disconnected"),
+        (0.300, 135, 1, 0.131, [], ok),
+        (0.350, 128, 4, 0.122, [0.026, 0.024, 0.027], ok),
+        (0.400, 115, 0, 0.0, [], "Traceback (most recent call last):\nasyncio.exceptions.TimeoutError"),
+        (0.450, 150, 5, 0.150, [0.023, 0.025, 0.021, 0.022], ok),
+        (0.500, 118, 2, 0.109, [0.033], ok),
+        (0.550, 122, 4, 0.117, [0.020, 0.019, 0.024], ok),
+    ]
+    # A success's latency: TTFT + its gaps + the stream's end 2 ms after the last token.
+    latencies = [t + sum(g) + 0.002 if not e else 0.0 for (_, _, _, t, g, e) in requests]
+    starts = [r[0] for r in requests]
+    ends = [s + (l if l else r[3] + sum(r[4]) + 0.001) for s, l, r in zip(starts, latencies, requests)]
+    duration = max(ends) + 0.003
+    succ = [i for i, r in enumerate(requests) if not r[5]]
+    out_lens = [r[2] if not r[5] else 0 for r in requests]
+    total_in = sum(requests[i][1] for i in succ)
+    total_out = sum(out_lens)
+    d = {
+        "date": "20251201-120000",
+        "endpoint_type": "openai-chat",
+        "backend": "openai-chat",
+        "label": None,
+        "model_id": "constructed/model",
+        "tokenizer_id": "constructed/model",
+        "num_prompts": len(requests),
+        "request_rate": "inf",
+        "burstiness": 1.0,
+        "max_concurrency": 4,
+        "duration": duration,
+        "completed": len(succ),
+        "failed": len(requests) - len(succ),
+        "total_input_tokens": total_in,
+        "total_output_tokens": total_out,
+        "request_throughput": len(succ) / duration,
+        "request_goodput": None,
+        "output_throughput": total_out / duration,
+        "total_token_throughput": (total_in + total_out) / duration,
+    }
+    ttfts = [requests[i][3] for i in succ]
+    tpots = [(latencies[i] - requests[i][3]) / (requests[i][2] - 1) for i in succ if requests[i][2] > 1]
+    itls = [g for i in succ for g in requests[i][4]]
+    e2els = [latencies[i] for i in succ]
+    pct = (50, 90, 99)
+    stats_vllm("ttft", ttfts, d, pct)
+    stats_vllm("tpot", tpots, d, pct)
+    stats_vllm("itl", itls, d, pct)
+    stats_vllm("e2el", e2els, d, pct)
+    d.update({
+        "input_lens": [r[1] for r in requests],
+        "output_lens": out_lens,
+        "ttfts": [r[3] for r in requests],
+        "itls": [r[4] for r in requests],
+        "start_times": [1764590400.0 + s for s in starts],
+        "generated_texts": ["constructed answer" if not r[5] else "" for r in requests],
+        "errors": [r[5] for r in requests],
+    })
+    path = os.path.join(HERE, "vllm_bench_serve_with_failures.json")
+    with open(path, "w") as f:
+        json.dump(d, f, indent=1)
+        f.write("\n")
+    print(f"{path}: {len(succ)} ok, {len(requests) - len(succ)} failed, duration {duration}")
+
+
+def pandas_stats(name, values, out):
+    a = np.array(values, dtype=float)
+    for q in (25, 50, 75, 90, 95, 99):
+        out[f"results_{name}_quantiles_p{q}"] = float(np.percentile(a, q))
+    out[f"results_{name}_mean"] = float(np.mean(a))
+    out[f"results_{name}_min"] = float(np.min(a))
+    out[f"results_{name}_max"] = float(np.max(a))
+    out[f"results_{name}_stddev"] = float(np.std(a, ddof=1))
+
+
+def llmperf():
+    ok = (None, "")
+    # (error, ttft, e2e, itl per token, chunk rate, input, output)
+    rows = [
+        (ok, 0.41, 4.52, 0.0297, 11.1, 550, 151),
+        (ok, 0.39, 4.61, 0.0302, 10.9, 550, 150),
+        ((429, ""), 0, 0, 0.0, 0, 550, 1),
+        (ok, 0.44, 4.48, 0.0295, 11.2, 551, 151),
+        ((-100, "Output too few tokens 62"), 0.38, 2.01, 0.0301, 30.8, 550, 62),
+        (ok, 0.52, 4.93, 0.0317, 10.1, 550, 149),
+        ((429, ""), 0, 0, 0.0, 0, 550, 1),
+        (ok, 0.36, 4.40, 0.0290, 11.4, 549, 152),
+        (ok, 0.47, 4.71, 0.0309, 10.7, 550, 151),
+        ((429, ""), 0, 0, 0.0, 0, 550, 1),
+        (ok, 0.40, 3.05, 0.0301, 10.8, 550, 100),
+        ((-100, "Output too few tokens 88"), 0.43, 2.83, 0.0305, 30.1, 550, 88),
+        (ok, 0.61, 4.99, 0.0321, 9.9, 552, 150),
+        (ok, 0.42, 4.55, 0.0300, 11.0, 550, 151),
+    ]
+    records = []
+    for (code, msg), ttft, e2e, itl, rate, n_in, n_out in rows:
+        records.append({
+            "error_code": code,
+            "error_msg": msg,
+            "inter_token_latency_s": itl,
+            "ttft_s": ttft,
+            "end_to_end_latency_s": e2e,
+            "request_output_throughput_token_per_s": rate,
+            "number_total_tokens": n_in + n_out,
+            "number_output_tokens": n_out,
+            "number_input_tokens": n_in,
+        })
+    good = [r for r in records if r["error_code"] is None]
+    s = {
+        "version": "2023-08-31",
+        "name": "constructed_550_150_summary",
+        "model": "constructed/model",
+        "mean_input_tokens": 550,
+        "stddev_input_tokens": 0,
+        "mean_output_tokens": 150,
+        "stddev_output_tokens": 0,
+        "num_concurrent_requests": 3,
+    }
+    for name in ("inter_token_latency_s", "ttft_s", "end_to_end_latency_s", "request_output_throughput_token_per_s",
+                 "number_input_tokens", "number_output_tokens"):
+        pandas_stats(name, [r[name] for r in good], s)
+    for name in ("number_input_tokens", "number_output_tokens"):
+        for stat in ("min", "max"):
+            s[f"results_{name}_{stat}"] = str(int(s[f"results_{name}_{stat}"]))
+    codes = [float(r["error_code"]) for r in records if r["error_code"] is not None]
+    counts = {}
+    for c in codes:
+        counts[c] = counts.get(c, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])  # pandas value_counts: most frequent first
+    run_s = 20.0
+    s.update({
+        "results_num_requests_started": len(records),
+        "results_error_rate": len(codes) / len(records),
+        "results_number_errors": len(codes),
+        "results_error_code_frequency": "{" + ", ".join(f"{c}: {n}" for c, n in ordered) + "}",
+        "results_mean_output_throughput_token_per_s": sum(r["number_output_tokens"] for r in good) / run_s,
+        "results_num_completed_requests": len(good),
+        "results_num_completed_requests_per_min": len(good) / run_s * 60,
+        "timestamp": 1764590400,
+    })
+    for name, data in (("llmperf_with_failures_individual_responses.json", records), ("llmperf_with_failures_summary.json", s)):
+        with open(os.path.join(HERE, name), "w") as f:
+            json.dump(data, f, indent=4)
+            f.write("\n")
+    print(f"LLMPerf: {len(good)} ok, {len(codes)} errors {s['results_error_code_frequency']}")
+
+
+def sglang_check():
+    path = os.path.join(HERE, "sglang_bench_serving_output_details.jsonl")
+    for n, line in enumerate(open(path), 1):
+        d = json.loads(line)
+        succ = [i for i, e in enumerate(d["errors"]) if not e]
+        dur = d["duration"]
+        ttfts = np.array([d["ttfts"][i] for i in succ])
+        itls = np.array([g for i in succ for g in d["itls"][i]])
+        # SGLang's latency of a success here: TTFT + its gaps (the file keeps no end time).
+        e2e = np.array([d["ttfts"][i] + sum(d["itls"][i]) for i in succ])
+        outs = [d["output_lens"][i] for i in succ]
+        ins = [d["input_lens"][i] for i in succ]
+        want = {
+            "completed": len(succ),
+            "total_input_tokens": sum(ins),
+            "total_output_tokens": sum(outs),
+            "request_throughput": len(succ) / dur,
+            "input_throughput": sum(ins) / dur,
+            "output_throughput": sum(outs) / dur,
+            "concurrency": float(np.sum(e2e)) / dur,
+            "mean_ttft_ms": float(np.mean(ttfts)) * 1000,
+            "median_ttft_ms": float(np.median(ttfts)) * 1000,
+            "p99_ttft_ms": float(np.percentile(ttfts, 99)) * 1000,
+            "mean_itl_ms": float(np.mean(itls)) * 1000,
+            "p99_itl_ms": float(np.percentile(itls, 99)) * 1000,
+        }
+        for k, v in want.items():
+            assert abs(d[k] - v) <= 1e-9 * max(1.0, abs(v)), (path, n, k, d[k], v)
+        print(f"{path} line {n}: {len(want)} printed figures check out")
+
+
+if __name__ == "__main__":
+    vllm()
+    llmperf()
+    sglang_check()
