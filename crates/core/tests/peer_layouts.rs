@@ -386,3 +386,55 @@ fn sglang_output_details_every_printed_figure_is_a_row() {
         assert!(exact >= 14 && approx >= 7, "{}: {exact} exact, {approx} approximate", t.label);
     }
 }
+
+/// Every statistic of every entry of a GenAI-Perf aggregate (`name.stat`), less the entries that
+/// are not request figures.
+fn genai_perf_printed(text: &str) -> Vec<String> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+    let mut keys: Vec<String> = map
+        .iter()
+        .filter(|(k, _)| !["input_config", "telemetry_stats"].contains(&k.as_str()))
+        .flat_map(|(k, v)| v.as_object().unwrap().keys().filter(|s| *s != "unit").map(move |s| format!("{k}.{s}")))
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn genai_perf_run_with_failures_reproduces_every_printed_figure_or_says_why() {
+    let export = constructed("genai_perf_with_failures_profile_export.json");
+    let aggregate = constructed("genai_perf_with_failures_profile_export_genai_perf.json");
+    let mut trace = load_any("profile_export.json", &export).unwrap().single("profile_export.json").unwrap();
+    let summary = import::peer_figures_from_aggregate("profile_export_genai_perf.json", &aggregate).unwrap();
+    import::attach_summary(&mut trace, &summary).unwrap();
+    assert!(!trace.warnings.iter().any(|w| w.contains("same run")), "{:?}", trace.warnings);
+    assert_eq!(trace.attempts.len(), 10);
+    let failed: Vec<usize> = (0..10).filter(|&i| !trace.attempts[i].outcome.is_success()).collect();
+    assert_eq!(failed, vec![3, 4, 6], "reasoning-only, role-only, no response at all");
+    for i in [3, 4] {
+        let a = &trace.attempts[i];
+        assert_eq!((a.outcome, a.ttft_ms), (Outcome::StreamBroken, None));
+        assert!(a.detail.as_deref().unwrap().contains("no response carried answer content"), "{:?}", a.detail);
+        assert!(a.e2e_ms.is_some(), "its stream still took time");
+    }
+    assert_eq!(trace.attempts[2].ttft_ms, Some(170.0), "reasoning chunks are not GenAI-Perf's first token");
+    assert!(trace.warnings.iter().any(|w| w.contains("2 requests got responses but none with answer content")), "{:?}", trace.warnings);
+    let rows = rows(&trace);
+    assert_eq!(row_keys(&rows), genai_perf_printed(&aggregate), "every printed figure is a row");
+    let (exact, approx, not) = account_for_every_row(&rows, 0.0);
+    assert_eq!(
+        (exact, approx, not),
+        (41, 0, 53),
+        "TTFT, TTST, latency × 13 and request_count, request_throughput; ITL, per-user rate, ISL, OSL × 13 and output rate"
+    );
+    // request_throughput: all 10 requests / (first timestamp → last response with content of the
+    // 7 kept) = 10 / 0.77 s.
+    let tput = rows.iter().find(|r| r.tool_key == "request_throughput.avg").unwrap();
+    assert!((tput.tool_method.unwrap() - 10.0 / 0.77).abs() < 1e-9, "{:?}", tput.tool_method);
+    let latency = rows.iter().find(|r| r.tool_key == "request_latency.max").unwrap();
+    assert_eq!(latency.tool_method, Some(233.0), "to the last response with content, not to [DONE] at 234 ms");
+    // Read back from JSON Lines, the figures still match (times kept to the microsecond).
+    let back = load_any("t.jsonl", &tracelab_core::write::to_jsonl(&trace)).unwrap().single("t").unwrap();
+    let back_rows = crate::rows(&back);
+    assert_eq!(back_rows.iter().filter(|r| r.matches == Some(true)).count(), 41);
+}

@@ -574,7 +574,37 @@ fn genai_perf_aggregate_is_refused_naming_what_to_upload() {
     assert!(err.message.contains("GenAI-Perf"), "{err}");
     assert!(err.message.contains("profile_export.json"), "{err}");
     assert!(err.message.contains("per-request export"), "{err}");
-    assert!(peer_figures_from_aggregate(GENAI_PERF, &fixture(GENAI_PERF)).is_err());
+    assert!(err.message.contains("added beside it"), "{err}");
+}
+
+/// The real aggregate reads as GenAI-Perf's own figures: every request figure is one, with how
+/// GenAI-Perf computes it, and the token-based ones say why they cannot be recomputed.
+#[test]
+fn genai_perf_aggregate_reads_as_its_own_figures() {
+    let s = peer_figures_from_aggregate(GENAI_PERF, &fixture(GENAI_PERF)).unwrap();
+    assert_eq!(s.detected.tool, PeerTool::GenaiPerf);
+    assert_eq!((s.successes, s.attempts), (Some(35), None));
+    assert_eq!(s.conditions.model.as_deref(), Some("openai/gpt-oss-20b"));
+    assert_eq!(s.conditions.concurrency, Some(1));
+    // 7 distributions (TTFT, TTST, latency, ITL, per-user rate, ISL, OSL) × 13 statistics, and 3
+    // single values; GPU telemetry is not a request figure.
+    assert_eq!(s.figures.len(), 7 * 13 + 3);
+    assert!(s.figures.iter().all(|f| !f.tool_key.starts_with("telemetry_stats")));
+    let by_key = |k: &str| s.figures.iter().find(|f| f.tool_key == k).unwrap_or_else(|| panic!("{k}"));
+    for k in ["time_to_first_token.p99", "time_to_second_token.avg", "request_latency.std", "request_count.avg", "request_throughput.avg"] {
+        assert!(by_key(k).reproducibility.is_exact(), "{k}");
+    }
+    for k in ["inter_token_latency.p50", "output_sequence_length.avg", "input_sequence_length.max", "output_token_throughput.avg"] {
+        assert!(matches!(&by_key(k).reproducibility, Reproducibility::Not(w) if w.contains("tokenizer")), "{k}");
+    }
+    // The file shows GenAI-Perf's request_throughput counting the requests it dropped: the
+    // output rate implies the run's duration (Σ output tokens / rate), and request_throughput ×
+    // that duration is 100 — perf_analyzer's request count in its config — while request_count
+    // (the requests with content) is 35.
+    let tokens = by_key("output_sequence_length.avg").value * by_key("request_count.avg").value;
+    let duration = tokens / by_key("output_token_throughput.avg").value;
+    let sent = by_key("request_throughput.avg").value * duration;
+    assert!((sent - 100.0).abs() < 1e-9, "{sent}");
 }
 
 #[test]

@@ -466,6 +466,8 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 reproducibility: Reproducibility::Exact,
                 duration: Default::default(),
                 error_code: None,
+                over: Default::default(),
+                missing_as_zero: false,
             });
         }
     }
@@ -529,5 +531,5 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
         .filter(|o| matches!(o.get("unit").and_then(Value::as_str), Some("sec") | Some("s") | None))
         .and_then(|o| o.get("avg"))
         .and_then(super::number);
-    Ok(PeerSummary { detected, figures, conditions, attempts, duration_s })
+    Ok(PeerSummary { detected, figures, conditions, attempts, successes: None, duration_s })
 }

@@ -66,6 +66,16 @@ pub enum Quantity {
     FailuresWithCode,
     /// The run's duration as the tool timed it.
     RunDuration,
+    /// Request start → its last output token (the last stream event): GenAI-Perf's
+    /// `request_latency`, which stops at the last response with content, not at `[DONE]`.
+    ToLastToken,
+    /// Every request sent, failures included, / the run's duration (GenAI-Perf's
+    /// `request_throughput` counts the requests it dropped from every other statistic).
+    AttemptThroughput,
+    /// Failures that are not cancellations (guidellm's `errored`).
+    Errored,
+    /// Per request: input + output tokens (guidellm's `total_token_count`).
+    TotalTokens,
 }
 
 impl Quantity {
@@ -94,6 +104,10 @@ impl Quantity {
             Quantity::MeanConcurrency => "mean_concurrency",
             Quantity::FailuresWithCode => "failures_code",
             Quantity::RunDuration => "duration",
+            Quantity::ToLastToken => "to_last_token",
+            Quantity::AttemptThroughput => "attempt_throughput",
+            Quantity::Errored => "errored",
+            Quantity::TotalTokens => "total_tokens",
         }
     }
 
@@ -131,6 +145,10 @@ impl Quantity {
             Quantity::MeanConcurrency => Text::new("mean requests in flight", "平均在途请求数"),
             Quantity::FailuresWithCode => Text::new("failures with this error code", "该错误码的失败次数"),
             Quantity::RunDuration => Text::new("run duration", "运行时长"),
+            Quantity::ToLastToken => Text::new("latency to the last token", "到末 token 的时延"),
+            Quantity::AttemptThroughput => Text::new("requests sent per second (failures included)", "每秒发出的请求（含失败）"),
+            Quantity::Errored => Text::new("errored (not cancelled)", "出错（非取消）"),
+            Quantity::TotalTokens => Text::new("input + output tokens per request", "每请求输入加输出 token"),
         }
     }
 
@@ -153,6 +171,8 @@ impl Quantity {
                 | Quantity::InputTokens
                 | Quantity::OutputTokens
                 | Quantity::RequestOutputRate
+                | Quantity::ToLastToken
+                | Quantity::TotalTokens
         )
     }
 }
@@ -280,6 +300,63 @@ pub enum RateSpan {
     /// guidellm's `requests_per_second` mean (its rate distribution over the measured window,
     /// whose duration-weighted mean is the requests ending in the window / the window).
     EndsInWindow,
+    /// First start → last output token over the complete successes of the measured phase:
+    /// GenAI-Perf's benchmark duration (min request timestamp → max last-response timestamp of the
+    /// requests it kept).
+    SuccessSpanToLastToken,
+    /// For a mean concurrency: each attempt's time inside the trace's window, summed, / the
+    /// window (guidellm's `request_concurrency` mean over its measured window).
+    OverlapWithWindow,
+}
+
+/// Which attempts a figure's sample covers. Every tool summarises its complete successes; guidellm
+/// also prints each figure over its errored and incomplete requests, and over all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Over {
+    #[default]
+    Successes,
+    /// Failures that are not cancellations.
+    Errored,
+    Cancelled,
+    /// Every attempt of the measured phase.
+    All,
+}
+
+impl Over {
+    fn is_successes(&self) -> bool {
+        *self == Over::Successes
+    }
+
+    /// Whether an attempt with this outcome belongs to the sample.
+    pub fn admits(self, outcome: crate::trace::Outcome) -> bool {
+        use crate::trace::Outcome;
+        match self {
+            Over::Successes => outcome.is_success(),
+            Over::Errored => !outcome.is_success() && outcome != Outcome::Cancelled,
+            Over::Cancelled => outcome == Outcome::Cancelled,
+            Over::All => true,
+        }
+    }
+
+    /// "errored", "cancelled", "all"; empty for successes.
+    pub fn code(self) -> &'static str {
+        match self {
+            Over::Successes => "",
+            Over::Errored => "errored",
+            Over::Cancelled => "cancelled",
+            Over::All => "all",
+        }
+    }
+
+    fn words(self) -> Option<Text> {
+        match self {
+            Over::Successes => None,
+            Over::Errored => Some(Text::new("errored requests", "出错的请求")),
+            Over::Cancelled => Some(Text::new("cancelled requests", "取消的请求")),
+            Over::All => Some(Text::new("all requests", "全部请求")),
+        }
+    }
 }
 
 impl RateSpan {
@@ -311,6 +388,13 @@ pub struct PeerFigure {
     /// For [`Quantity::FailuresWithCode`]: the code counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i64>,
+    /// Which attempts the sample covers (the complete successes unless said).
+    #[serde(default, skip_serializing_if = "Over::is_successes")]
+    pub over: Over,
+    /// A value an attempt lacks counts as 0 in the tool's sample (guidellm's `or 0.0`), rather
+    /// than leaving the attempt out.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub missing_as_zero: bool,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -331,6 +415,8 @@ impl PeerFigure {
             reproducibility: Reproducibility::Exact,
             duration: RateSpan::Window,
             error_code: None,
+            over: Over::Successes,
+            missing_as_zero: false,
         }
     }
 
@@ -355,6 +441,8 @@ impl PeerFigure {
             reproducibility: Reproducibility::Not(why.into()),
             duration: RateSpan::Window,
             error_code: None,
+            over: Over::Successes,
+            missing_as_zero: false,
         }
     }
 
@@ -364,15 +452,23 @@ impl PeerFigure {
         if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
             return format!("failures_code_{code}");
         }
-        if stat.is_empty() {
-            self.quantity.code().to_string()
-        } else {
-            format!("{}_{stat}", self.quantity.code())
+        let key = if stat.is_empty() { self.quantity.code().to_string() } else { format!("{}_{stat}", self.quantity.code()) };
+        match self.over {
+            Over::Successes => key,
+            over => format!("{key}_{}", over.code()),
         }
     }
 
-    /// "P99 TTFT", "Mean E2E", "complete successes".
+    /// "P99 TTFT", "Mean E2E", "complete successes"; "P99 TTFT (errored requests)".
     pub fn label(&self) -> Text {
+        let label = self.label_of_successes();
+        match self.over.words() {
+            None => label,
+            Some(w) => Text::new(format!("{} ({})", label.en, w.en), format!("{}（{}）", label.zh, w.zh)),
+        }
+    }
+
+    fn label_of_successes(&self) -> Text {
         let name = self.quantity.name();
         if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
             return Text::new(format!("failures with error code {code}"), format!("错误码 {code} 的失败次数"));

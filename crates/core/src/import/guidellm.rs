@@ -449,6 +449,8 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
                     reproducibility: reproducibility.clone(),
                     duration: Default::default(),
                     error_code: None,
+                    over: Default::default(),
+                    missing_as_zero: false,
                 });
             }
         };

@@ -272,6 +272,8 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 reproducibility: reproducibility.clone(),
                 duration: Default::default(),
                 error_code: None,
+                over: Default::default(),
+                missing_as_zero: false,
             });
         }
     }
@@ -329,5 +331,5 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
         ..Conditions::default()
     };
     let attempts = map.get("results_num_requests_started").and_then(Value::as_u64);
-    Ok(PeerSummary { detected, figures, conditions, attempts, duration_s: None })
+    Ok(PeerSummary { detected, figures, conditions, attempts, successes: None, duration_s: None })
 }

@@ -28,7 +28,7 @@ mod refuse;
 mod reproduce;
 mod vllm;
 
-pub use self::figures::{PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+pub use self::figures::{Over, PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
 pub use self::reproduce::{reproduce, resolution_note, ReproRow};
 
 use serde::Serialize;
@@ -212,7 +212,7 @@ impl Imported {
 }
 
 /// The tool's own figures read from a separate aggregate file (AIPerf's
-/// `profile_export_aiperf.json`, LLMPerf's `*_summary.json`).
+/// `profile_export_aiperf.json`, GenAI-Perf's `profile_export_genai_perf.json`, LLMPerf's `*_summary.json`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeerSummary {
     pub detected: Detected,
@@ -221,6 +221,9 @@ pub struct PeerSummary {
     pub conditions: Conditions,
     /// How many attempts the summary counts, to check it belongs to the trace.
     pub attempts: Option<u64>,
+    /// How many complete successes it counts, when it counts only those (GenAI-Perf's
+    /// `request_count`), for the same check.
+    pub successes: Option<u64>,
     /// The run's duration when the summary states it.
     pub duration_s: Option<f64>,
 }
@@ -266,6 +269,7 @@ fn summary_of(peer: &PeerFile) -> Option<Result<PeerSummary, ParseError>> {
         PeerFile::Json(d, Json::Aggregate(map)) => match d.tool {
             PeerTool::Aiperf => Some(aiperf::summary(d.clone(), map)),
             PeerTool::Llmperf => Some(llmperf::summary(d.clone(), map)),
+            PeerTool::GenaiPerf => Some(genai_perf::summary(d.clone(), map)),
             _ => None,
         },
         _ => None,
@@ -322,7 +326,8 @@ pub fn import(file: &str, text: &str) -> Result<Imported, ParseError> {
     }
 }
 
-/// Reads the tool's own figures from an aggregate file (AIPerf's `profile_export_aiperf.json`,
+/// Reads the tool's own figures from an aggregate file (AIPerf's `profile_export_aiperf.json`, GenAI-Perf's
+/// `profile_export_genai_perf.json`,
 /// LLMPerf's `*_summary.json`), to attach to the trace imported from the matching per-request
 /// file with [`attach_summary`].
 pub fn peer_figures_from_aggregate(file: &str, text: &str) -> Result<PeerSummary, ParseError> {
@@ -343,7 +348,8 @@ pub fn peer_figures_from_aggregate(file: &str, text: &str) -> Result<PeerSummary
         (None, other) => {
             let d = other.detected();
             Err(ParseError::new(format!(
-                "expected a tool's summary (AIPerf profile_export_aiperf.json or LLMPerf *_summary.json); this looks like {} ({})",
+                "expected a tool's summary (AIPerf profile_export_aiperf.json, GenAI-Perf profile_export_genai_perf.json or LLMPerf \
+                 *_summary.json); this looks like {} ({})",
                 describe(d),
                 d.evidence
             )))
@@ -389,6 +395,19 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
         if n != measured {
             trace.warnings.push(format!(
                 "the summary counts {n} requests but the per-request file holds {measured} measured attempts: are they from the same run?"
+            ));
+        }
+    }
+    if let Some(n) = summary.successes {
+        let succeeded = trace
+            .attempts
+            .iter()
+            .filter(|a| a.phase == crate::trace::Phase::Measure && a.outcome.is_success())
+            .count() as u64;
+        if n != succeeded {
+            trace.warnings.push(format!(
+                "the summary counts {n} requests it kept but the per-request file holds {succeeded} complete successes: are they \
+                 from the same run?"
             ));
         }
     }
@@ -847,7 +866,7 @@ fn refuse_aggregate(d: &Detected, value: &Map<String, Value>) -> ParseError {
             .to_string(),
         PeerTool::GenaiPerf => "this is GenAI-Perf's aggregate profile_export_genai_perf.json: summary statistics only, no attempts. \
              Upload profile_export.json from the same artifacts folder instead (GenAI-Perf's per-request export: one entry per \
-             request with its response timestamps)"
+             request with its response timestamps); this file can then be added beside it as GenAI-Perf's own figures"
             .to_string(),
         PeerTool::Llmperf => llmperf::refusal(value),
         PeerTool::Sglang => refuse::sglang_aggregate(1).1,

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::figures::{PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
+use super::figures::{Over, PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
 use crate::metrics::{trim_num, Metrics};
 use crate::percentile::{describe, percentile, PercentileMethod};
 use crate::settings::{Population, Settings};
@@ -57,11 +57,21 @@ pub struct ReproRow {
     pub headline: bool,
 }
 
-/// The samples the tools summarise: complete successes of the measured phase, ascending, in ms.
+/// The samples the tools summarise: the attempts of the measured phase a figure covers (the
+/// complete successes unless it says otherwise), ascending, in ms. The counts cover every
+/// measured attempt.
 struct Samples {
     ttft: Vec<f64>,
     ttst: Vec<f64>,
     e2e: Vec<f64>,
+    /// Start → last output token (the last stream event).
+    to_last_token: Vec<f64>,
+    /// Input + output tokens of each attempt that has either count.
+    total_tokens: Vec<f64>,
+    /// First start → last output token of the sample, in seconds (GenAI-Perf's duration).
+    span_to_last_token_s: Option<f64>,
+    /// Each attempt's `(start, end)` from the run's origin, ms.
+    intervals: Vec<(f64, f64)>,
     gaps: Vec<f64>,
     tpot: Vec<f64>,
     /// guidellm's per-request ITL and TPOT with their weights, `(value, weight)`.
@@ -74,9 +84,9 @@ struct Samples {
     /// Successes whose quality was never judged.
     unevaluated: usize,
     output_tokens: Option<u64>,
-    /// First start → last end of the successes, in seconds (AIPerf's benchmark duration).
+    /// First start → last end of the sample, in seconds (AIPerf's benchmark duration).
     success_span_s: Option<f64>,
-    /// Where each success ended, from the run's origin (ms).
+    /// Where each attempt of the sample ended, from the run's origin (ms).
     success_ends_ms: Vec<f64>,
     /// Input and output tokens of each success that has the count, ascending.
     input_tokens: Vec<f64>,
@@ -101,11 +111,17 @@ pub(crate) fn failure_code(a: &crate::trace::Attempt) -> Option<i64> {
 }
 
 impl Samples {
-    fn of(trace: &Trace) -> Samples {
+    /// `over`: which attempts the samples cover; `zero`: a value an attempt lacks counts as 0
+    /// (guidellm's `or 0.0`) instead of leaving the attempt out.
+    fn of(trace: &Trace, over: Over, zero: bool) -> Samples {
         let mut s = Samples {
             ttft: Vec::new(),
             ttst: Vec::new(),
             e2e: Vec::new(),
+            to_last_token: Vec::new(),
+            total_tokens: Vec::new(),
+            span_to_last_token_s: None,
+            intervals: Vec::new(),
             gaps: Vec::new(),
             tpot: Vec::new(),
             itl_weighted: Vec::new(),
@@ -125,6 +141,7 @@ impl Samples {
             failure_codes: Vec::new(),
         };
         let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut last_token = f64::NEG_INFINITY;
         for a in trace.attempts.iter().filter(|a| a.phase == Phase::Measure) {
             s.attempts += 1;
             if !a.outcome.is_success() {
@@ -135,29 +152,47 @@ impl Samples {
                 if let Some(code) = failure_code(a) {
                     s.failure_codes.push(code);
                 }
+            } else {
+                s.successes += 1;
+                if a.quality == crate::trace::Quality::NotEvaluated {
+                    s.unevaluated += 1;
+                }
+            }
+            if !over.admits(a.outcome) {
                 continue;
             }
-            s.successes += 1;
+            let or_zero = |v: Option<f64>| if zero { Some(v.unwrap_or(0.0)) } else { v };
             if let (Some(start), Some(e2e)) = (a.start_ms, a.e2e_ms) {
                 first = first.min(start);
                 last = last.max(start + e2e);
                 s.success_ends_ms.push(start + e2e);
+                s.intervals.push((start, start + e2e));
+                if let Some(t) = a.last_token_at_ms() {
+                    last_token = last_token.max(start + t);
+                }
             }
-            if a.quality == crate::trace::Quality::NotEvaluated {
-                s.unevaluated += 1;
-            }
-            if let Some(t) = a.ttft_ms {
+            if let Some(t) = or_zero(a.ttft_ms) {
                 s.ttft.push(t);
             }
-            if let Some(e) = a.e2e_ms {
+            if let Some(e) = or_zero(a.e2e_ms) {
                 s.e2e.push(e);
                 s.e2e_sum_ms += e;
             }
-            if let Some(i) = a.input_tokens {
-                s.input_tokens.push(f64::from(i));
+            if let Some(t) = or_zero(a.last_token_at_ms()) {
+                s.to_last_token.push(t);
             }
-            if let Some(o) = a.output_tokens {
-                s.output_each.push(f64::from(o));
+            if let Some(i) = or_zero(a.input_tokens.map(f64::from)) {
+                s.input_tokens.push(i);
+            }
+            if let Some(o) = or_zero(a.output_tokens.map(f64::from)) {
+                s.output_each.push(o);
+            }
+            let total = match (a.input_tokens, a.output_tokens) {
+                (None, None) => None,
+                (i, o) => Some(f64::from(i.unwrap_or(0)) + f64::from(o.unwrap_or(0))),
+            };
+            if let Some(t) = or_zero(total) {
+                s.total_tokens.push(t);
             }
             s.input_sum = match (s.input_sum, a.input_tokens) {
                 (Some(sum), Some(i)) => Some(sum + u64::from(i)),
@@ -190,10 +225,21 @@ impl Samples {
                 _ => None,
             };
         }
-        for v in [&mut s.ttft, &mut s.ttst, &mut s.e2e, &mut s.gaps, &mut s.tpot, &mut s.input_tokens, &mut s.output_each] {
+        for v in [
+            &mut s.ttft,
+            &mut s.ttst,
+            &mut s.e2e,
+            &mut s.gaps,
+            &mut s.tpot,
+            &mut s.input_tokens,
+            &mut s.output_each,
+            &mut s.to_last_token,
+            &mut s.total_tokens,
+        ] {
             v.sort_unstable_by(f64::total_cmp);
         }
         s.success_span_s = (last > first).then(|| (last - first) / 1000.0);
+        s.span_to_last_token_s = (last_token > first).then(|| (last_token - first) / 1000.0);
         for v in [&mut s.itl_weighted, &mut s.tpot_weighted] {
             v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         }
@@ -209,6 +255,8 @@ impl Samples {
             Quantity::TimePerOutputToken => &self.tpot,
             Quantity::InputTokens => &self.input_tokens,
             Quantity::OutputTokens => &self.output_each,
+            Quantity::ToLastToken => &self.to_last_token,
+            Quantity::TotalTokens => &self.total_tokens,
             _ => return None,
         })
     }
@@ -271,7 +319,7 @@ fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
 /// First start → last end over the complete successes of the measured phase, in seconds: the
 /// duration AIPerf divides its throughputs by.
 pub(crate) fn success_span_s(trace: &Trace) -> Option<f64> {
-    Samples::of(trace).success_span_s
+    Samples::of(trace, Over::Successes, false).success_span_s
 }
 
 /// A statistic of an ascending sample, the tool's way.
@@ -336,7 +384,13 @@ fn close(ours: f64, theirs: f64, unit: PeerUnit, exact: bool) -> bool {
 /// measured phase, whatever `settings` says; `settings` gives the threshold and window that
 /// goodput needs.
 pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> Vec<ReproRow> {
-    let samples = Samples::of(trace);
+    let mut by_sample: Vec<((Over, bool), Samples)> = Vec::new();
+    for f in figures {
+        let which = (f.over, f.missing_as_zero);
+        if !by_sample.iter().any(|(w, _)| *w == which) {
+            by_sample.push((which, Samples::of(trace, which.0, which.1)));
+        }
+    }
     let tool = trace.header.source.as_ref().map(|s| s.tool.clone()).unwrap_or_else(|| "the tool".into());
     let mut lesson_settings = settings.clone();
     lesson_settings.percentile = PercentileMethod::NearestRank;
@@ -350,6 +404,7 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
     figures
         .iter()
         .map(|f| {
+            let samples = &by_sample.iter().find(|(w, _)| *w == (f.over, f.missing_as_zero)).expect("built above").1;
             let sample = samples.sample(f.quantity);
             let weighted = samples.weighted(f.quantity);
             let computed = match (&f.reproducibility, sample) {
@@ -367,17 +422,24 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                         Some(ended as f64 / w.length_s)
                     }
                     (RateSpan::EndsInWindow, ..) => None,
+                    (RateSpan::OverlapWithWindow, Quantity::MeanConcurrency, Some(w)) if w.length_s > 0.0 => {
+                        let (from, to) = (w.start_ms, w.start_ms + w.length_s * 1000.0);
+                        let inside: f64 = samples.intervals.iter().map(|&(s, e)| (e.min(to) - s.max(from)).max(0.0)).sum();
+                        Some(inside / 1000.0 / w.length_s)
+                    }
+                    (RateSpan::OverlapWithWindow, ..) => None,
                     _ => count_value(
                         f,
-                        &samples,
+                        samples,
                         match f.duration {
                             RateSpan::SuccessSpan => samples.success_span_s,
+                            RateSpan::SuccessSpanToLastToken => samples.span_to_last_token_s,
                             _ => window_s,
                         },
                     ),
                 },
             };
-            let (lesson, how_lesson, note) = lesson_view(f, sample, &samples, &metrics, &lesson_settings, &tool);
+            let (lesson, how_lesson, note) = lesson_view(f, sample, samples, &metrics, &lesson_settings, &tool);
             ReproRow {
                 key: f.key(),
                 label: f.label(),
@@ -385,12 +447,19 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                 unit: f.unit,
                 tool_said: f.value,
                 tool_method: computed,
-                matches: computed.map(|v| match (f.duration, samples.success_span_s) {
-                    // A span read back from JSON Lines keeps each end to the microsecond.
-                    (RateSpan::SuccessSpan, Some(span)) if f.reproducibility.is_exact() => {
-                        (v - f.value).abs() <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
+                matches: computed.map(|v| {
+                    let span = match f.duration {
+                        RateSpan::SuccessSpan => samples.success_span_s,
+                        RateSpan::SuccessSpanToLastToken => samples.span_to_last_token_s,
+                        _ => None,
+                    };
+                    match span {
+                        // A span read back from JSON Lines keeps each end to the microsecond.
+                        Some(span) if f.reproducibility.is_exact() => {
+                            (v - f.value).abs() <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
+                        }
+                        _ => close(v, f.value, f.unit, f.reproducibility.is_exact()),
                     }
-                    _ => close(v, f.value, f.unit, f.reproducibility.is_exact()),
                 }),
                 lesson,
                 n: sample.map(<[f64]>::len).or(weighted.map(<[(f64, f64)]>::len)),
@@ -410,6 +479,8 @@ fn count_value(f: &PeerFigure, s: &Samples, window_s: Option<f64>) -> Option<f64
         Quantity::Failures => s.failures as f64,
         Quantity::Cancelled => s.cancelled as f64,
         Quantity::Attempts => s.attempts as f64,
+        Quantity::Errored => (s.failures - s.cancelled) as f64,
+        Quantity::AttemptThroughput => s.attempts as f64 / window_s?,
         Quantity::ErrorRate => {
             if s.attempts == 0 {
                 return None;
@@ -437,6 +508,16 @@ fn lesson_view(
     settings: &Settings,
     tool: &str,
 ) -> (Option<f64>, Text, Option<Text>) {
+    if f.over != Over::Successes {
+        return (
+            None,
+            t("—", "—"),
+            Some(t(
+                "the lesson summarises latency and tokens over complete successes only; every failure counts in its failure rate",
+                "课程只对完整成功的请求汇总时延与 token；每个失败都计入失败率",
+            )),
+        );
+    }
     if matches!(
         f.quantity,
         Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted

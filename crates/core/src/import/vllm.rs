@@ -413,6 +413,8 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
             reproducibility,
             duration: Default::default(),
             error_code: None,
+            over: Default::default(),
+            missing_as_zero: false,
         });
     }
     let counts: [(&str, Quantity, PeerUnit, &str); 5] = [
@@ -525,6 +527,8 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
                 reproducibility: Reproducibility::Not("the SLOs given to --goodput are not saved in the file".into()),
                 duration: Default::default(),
                 error_code: None,
+                over: Default::default(),
+                missing_as_zero: false,
             });
         }
     }
@@ -543,11 +547,11 @@ fn value_of(value: &Value, key: &str) -> Result<Option<f64>, ParseError> {
 }
 
 /// Reading order: counts, then TTFT, ITL, TPOT, E2E; within each mean, median, percentiles, std.
-pub(super) fn order(f: &PeerFigure) -> (u8, u8, i64) {
+pub(super) fn order(f: &PeerFigure) -> (u8, u8, u8, i64) {
     let q = match f.quantity {
         Quantity::Attempts => 0,
         Quantity::Successes => 1,
-        Quantity::Failures => 2,
+        Quantity::Failures | Quantity::Errored => 2,
         Quantity::FailuresWithCode => 2,
         Quantity::Cancelled => 3,
         Quantity::ErrorRate => 4,
@@ -555,14 +559,21 @@ pub(super) fn order(f: &PeerFigure) -> (u8, u8, i64) {
         Quantity::Ttst => 6,
         Quantity::EventGap => 7,
         Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted => 8,
-        Quantity::E2e => 9,
-        Quantity::RequestThroughput => 10,
+        Quantity::E2e | Quantity::ToLastToken => 9,
+        Quantity::RequestThroughput | Quantity::AttemptThroughput => 10,
         Quantity::OutputThroughput => 11,
         Quantity::Goodput => 12,
         Quantity::InputThroughput | Quantity::TotalTokenThroughput | Quantity::MeanConcurrency | Quantity::RunDuration => 13,
         Quantity::RequestOutputRate => 14,
         Quantity::InputTokens => 15,
         Quantity::OutputTokens => 16,
+        Quantity::TotalTokens => 17,
+    };
+    let over = match f.over {
+        super::Over::Successes => 0,
+        super::Over::Errored => 1,
+        super::Over::Cancelled => 2,
+        super::Over::All => 3,
     };
     let (s, p) = match f.stat {
         Stat::Value => (0, 0),
@@ -574,5 +585,5 @@ pub(super) fn order(f: &PeerFigure) -> (u8, u8, i64) {
         Stat::Sum => (6, 0),
     };
     let p = if f.quantity == Quantity::FailuresWithCode { f.error_code.unwrap_or(0) } else { p };
-    (q, s, p)
+    (q, over, s, p)
 }

@@ -16,11 +16,23 @@ from them with that tool's own rules, independently of Trace Lab's Rust code:
   the two run rates divide by the run's wall time (end_time − start_time), which the file does not
   save (here: 20.0 s). The leaderboard's summaries write some minima and maxima as strings
   ("550"), so these do too.
+* NVIDIA GenAI-Perf (genai-perf/genai_perf/profile_data_parser/llm_profile_data_parser.py,
+  `_parse_requests` and `_preprocess_response`; metrics/statistics.py): responses without answer
+  content (`delta.content` of a chat chunk; role-only, reasoning-only, `[DONE]`) are removed first,
+  and a request left with none is skipped; over the kept requests: TTFT = first response −
+  timestamp, TTST = second − first (when there is one), request_latency = last response −
+  timestamp, ITL = round((latency − TTFT) / (output tokens − 1)) and per-user rate = 1 / ITL (when
+  more than one response and token), request_count = the kept requests; benchmark duration = last
+  response − first timestamp over the kept requests; request_throughput = len(requests) — all of
+  them, the skipped ones included — / duration; output_token_throughput = Σ output tokens /
+  duration. Statistics in ns, then scaled to ms: `np.mean`, `np.percentile` (linear) at 1, 5, 10,
+  25, 50, 75, 90, 95, 99, `np.min`, `np.max`, `np.std` (ddof 0). GenAI-Perf counts tokens with the
+  model's tokenizer; this script's stand-in tokenizer counts whitespace-separated words.
 * SGLang (`python -m sglang.bench_serving --output-details`): the existing
   `sglang_bench_serving_output_details.jsonl` is checked, not rewritten: its printed figures are
   recomputed here from its own per-request arrays (successes only; `concurrency` = Σ E2E / duration).
 
-Run: `python3 make_failing_runs.py` (any Python 3 with numpy) rewrites the two JSON files and
+Run: `python3 make_failing_runs.py` (any Python 3 with numpy) rewrites the JSON files and
 checks the SGLang one; it prints what it wrote. Output is deterministic.
 """
 
@@ -195,6 +207,117 @@ def llmperf():
     print(f"LLMPerf: {len(good)} ok, {len(codes)} errors {s['results_error_code_frequency']}")
 
 
+def chunk(delta, finish=None):
+    body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "constructed/model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return {"response": "data: " + json.dumps(body, separators=(",", ":")) + "\n\n"}
+
+
+def genai_perf_stats(values_ns, out, name, scale=1e-6, unit="ms"):
+    a = np.array(values_ns, dtype=float)
+    d = {"unit": unit, "avg": float(np.mean(a)) * scale}
+    for p in (1, 5, 10, 25, 50, 75, 90, 95, 99):
+        d[f"p{p}"] = float(np.percentile(a, p)) * scale
+    d["min"] = float(np.min(a)) * scale
+    d["max"] = float(np.max(a)) * scale
+    d["std"] = float(np.std(a)) * scale
+    out[name] = d
+
+
+def genai_perf():
+    t0 = 1764590400_000_000_000
+    ms = 1_000_000
+    # (start ms, prompt, [(at ms, kind, text)]) — kind: role, reasoning, content, finish, done
+    R, T, C, F, D = "role", "reasoning", "content", "finish", "done"
+    requests = [
+        (0, "explain the cache", [(20, R, ""), (95, C, "The cache"), (121, C, " keeps recent"), (150, C, " blocks warm."), (152, F, ""), (153, D, "")]),
+        (2, "name a colour", [(15, R, ""), (64, C, "Teal."), (66, F, ""), (67, D, "")]),
+        (160, "think first", [(170, R, ""), (240, T, "Let me"), (270, T, " think."), (330, C, "Forty"), (362, C, " two"), (391, C, " it is."), (393, F, ""), (394, D, "")]),
+        (70, "reason until the budget runs out", [(80, R, ""), (140, T, "Consider"), (170, T, " every"), (201, T, " case"), (203, F, ""), (204, D, "")]),
+        (210, "say nothing", [(230, R, ""), (290, F, ""), (291, D, "")]),
+        (300, "count to three", [(318, R, ""), (402, C, "One,"), (425, C, " two,"), (451, C, " three"), (480, C, " done."), (481, F, ""), (482, D, "")]),
+        (397, "a request the server never answered", []),
+        (400, "summarise the log", [(410, R, ""), (505, C, "Three"), (540, C, " errors,"), (566, C, " one"), (599, C, " warning"), (633, C, " today."), (635, F, ""), (636, D, "")]),
+        (485, "greet", [(500, R, ""), (571, C, "Hello"), (600, C, " there."), (602, F, ""), (603, D, "")]),
+        (640, "list two primes", [(651, R, ""), (742, C, "Two and"), (770, C, " three."), (772, F, ""), (773, D, "")]),
+    ]
+    out_requests = []
+    kept = []
+    for start, prompt, responses in requests:
+        stamps, outputs = [], []
+        for at, kind, text in responses:
+            stamps.append(t0 + at * ms)
+            if kind == R:
+                outputs.append(chunk({"role": "assistant"}))
+            elif kind == T:
+                outputs.append(chunk({"reasoning_content": text}))
+            elif kind == C:
+                outputs.append(chunk({"content": text}))
+            elif kind == F:
+                outputs.append(chunk({}, "stop" if any(k == C for _, k, _ in responses) else "length"))
+            else:
+                outputs.append({"response": "data: [DONE]\n\n"})
+        payload = {"messages": [{"role": "user", "content": prompt}], "model": "constructed/model", "stream": True}
+        out_requests.append({
+            "timestamp": t0 + start * ms,
+            "request_inputs": {"payload": json.dumps(payload, separators=(",", ":"))},
+            "response_timestamps": stamps,
+            "response_outputs": outputs,
+        })
+        content = [(t0 + at * ms, text) for at, kind, text in responses if kind == C]
+        if content:
+            kept.append((t0 + start * ms, prompt, content))
+    # GenAI-Perf over the kept requests.
+    latency, ttft, ttst, itl, per_user, isl, osl = [], [], [], [], [], [], []
+    for ts, prompt, content in kept:
+        stamps = [c[0] for c in content]
+        lat = stamps[-1] - ts
+        first = stamps[0] - ts
+        latency.append(lat)
+        ttft.append(first)
+        if len(stamps) > 1:
+            ttst.append(stamps[1] - stamps[0])
+        n_out = len("".join(c[1] for c in content).split())
+        osl.append(n_out)
+        isl.append(len(prompt.split()))
+        if len(stamps) > 1 and n_out > 1:
+            i = round((lat - first) / (n_out - 1))
+            itl.append(i)
+            per_user.append(1 / (i / 1e9))
+    duration_s = (max(ts + (c[-1][0] - ts) for ts, _, c in kept) - min(ts for ts, _, _ in kept)) / 1e9
+    agg = {
+        "request_throughput": {"unit": "requests/sec", "avg": len(requests) / duration_s},
+    }
+    genai_perf_stats(latency, agg, "request_latency")
+    agg["request_count"] = {"unit": "count", "avg": float(len(kept))}
+    genai_perf_stats(ttft, agg, "time_to_first_token")
+    genai_perf_stats(ttst, agg, "time_to_second_token")
+    genai_perf_stats(itl, agg, "inter_token_latency")
+    agg["output_token_throughput"] = {"unit": "tokens/sec", "avg": sum(osl) / duration_s}
+    genai_perf_stats(per_user, agg, "output_token_throughput_per_user", scale=1.0, unit="tokens/sec/user")
+    genai_perf_stats(osl, agg, "output_sequence_length", scale=1.0, unit="tokens")
+    genai_perf_stats(isl, agg, "input_sequence_length", scale=1.0, unit="tokens")
+    agg["input_config"] = {
+        "model_names": ["constructed/model"],
+        "subcommand": "profile",
+        "endpoint": {"type": "chat", "streaming": True, "service_kind": "openai", "output_format": "openai_chat_completions"},
+        "perf_analyzer": {"stimulus": {"concurrency": 2}, "measurement": {"mode": "request_count", "num": len(requests)}},
+        "output": {"profile_export_file": "profile_export.json"},
+    }
+    export = {
+        "service_kind": "openai",
+        "endpoint": "v1/chat/completions",
+        "experiments": [{"experiment": {"mode": "concurrency", "value": 2}, "requests": out_requests}],
+        "version": "constructed",
+    }
+    for name, data in (("genai_perf_with_failures_profile_export.json", export),
+                       ("genai_perf_with_failures_profile_export_genai_perf.json", agg)):
+        with open(os.path.join(HERE, name), "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+    print(f"GenAI-Perf: {len(kept)} kept of {len(requests)}, duration {duration_s} s")
+
+
 def sglang_check():
     path = os.path.join(HERE, "sglang_bench_serving_output_details.jsonl")
     for n, line in enumerate(open(path), 1):
@@ -229,4 +352,5 @@ def sglang_check():
 if __name__ == "__main__":
     vllm()
     llmperf()
+    genai_perf()
     sglang_check()
