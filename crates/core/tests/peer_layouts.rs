@@ -438,3 +438,62 @@ fn genai_perf_run_with_failures_reproduces_every_printed_figure_or_says_why() {
     let back_rows = crate::rows(&back);
     assert_eq!(back_rows.iter().filter(|r| r.matches == Some(true)).count(), 41);
 }
+
+/// Every figure the importer reads from a guidellm 0.5 benchmark, as the file writes it: each
+/// status of each metric with its mean, median, std_dev, min, max and p90–p99.9; the rates' and
+/// concurrency's means; the request totals.
+fn guidellm_printed(text: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let metrics = v["benchmarks"][0]["metrics"].as_object().unwrap();
+    let mut keys = Vec::new();
+    for (name, by_status) in metrics {
+        for (status, summary) in by_status.as_object().unwrap() {
+            if name == "request_totals" {
+                keys.push(format!("metrics.{name}.{status}"));
+                continue;
+            }
+            for (stat, value) in summary.as_object().unwrap() {
+                match (stat.as_str(), value) {
+                    ("percentiles", serde_json::Value::Object(p)) => {
+                        keys.extend(p.keys().filter(|k| ["p90", "p95", "p99", "p999"].contains(&k.as_str())).map(|k| format!("metrics.{name}.{status}.percentiles.{k}")))
+                    }
+                    ("mean" | "median" | "std_dev" | "min" | "max", _) => keys.push(format!("metrics.{name}.{status}.{stat}")),
+                    _ => {}
+                }
+            }
+        }
+    }
+    keys.sort();
+    keys
+}
+
+#[test]
+fn guidellm_run_with_errored_and_incomplete_requests_reproduces_every_figure_per_status() {
+    let name = "guidellm050_with_failures_benchmarks.json";
+    let text = constructed(name);
+    let trace = load_any(name, &text).unwrap().single(name).unwrap();
+    assert_eq!(trace.attempts.len(), 13);
+    let outcome = |id: &str| trace.attempts.iter().find(|a| a.id == id).unwrap().outcome;
+    assert_eq!(trace.attempts.iter().filter(|a| a.outcome.is_success()).count(), 8);
+    assert_eq!(outcome("err-500"), Outcome::HttpError { status: 500 }, "httpx's \"Server error '500 …'\"");
+    assert_eq!(outcome("err-disconnect"), Outcome::StreamBroken);
+    assert_eq!(outcome("err-timeout"), Outcome::TimeoutBeforeFirstToken);
+    assert_eq!((outcome("cut-tokens"), outcome("cut-early")), (Outcome::Cancelled, Outcome::Cancelled));
+    assert!(trace.attempts.iter().all(|a| a.phase == Phase::Measure));
+    let rows = rows(&trace);
+    assert_eq!(row_keys(&rows), guidellm_printed(&text), "every figure read is a row");
+    let (exact, approx, not) = account_for_every_row(&rows, 0.0);
+    assert_eq!(
+        (exact, approx, not),
+        (7 * 9 * 4 + 4 + 4 + 4, 0, 0),
+        "7 metrics × 9 statistics × 4 statuses; requests/s and concurrency per status; 4 totals"
+    );
+    let said = |k: &str| rows.iter().find(|r| r.tool_key == k).unwrap_or_else(|| panic!("{k}"));
+    // ok-8 ends 50 ms after the window: counted in the totals, not in requests_per_second.
+    assert_eq!(said("metrics.requests_per_second.successful.mean").tool_method, Some(7.0 / 6.0));
+    // guidellm's `or 0.0`: the two errored requests without a token count 0 ms in the errored TTFT.
+    assert_eq!(said("metrics.time_to_first_token_ms.errored.min").tool_method, Some(0.0));
+    assert_eq!(said("metrics.request_totals.errored").tool_method, Some(3.0));
+    // The lesson does not summarise failures' latency: it counts them in its failure rate.
+    assert_eq!(said("metrics.request_latency.errored.median").lesson, None);
+}

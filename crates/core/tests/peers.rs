@@ -420,7 +420,12 @@ fn guidellm_imports_one_trace_per_benchmark() {
 fn guidellm_reproduces_its_own_figures() {
     let trace = single(GUIDELLM);
     let checked = assert_reproduced(&trace);
-    assert_eq!(checked, 40, "TTFT, latency, ITL, TPOT: mean, median, p90, p95, p99, p99.9, min, max, std; 3 counts; requests/s");
+    assert_eq!(
+        checked,
+        264,
+        "TTFT, latency, ITL, TPOT, prompt/output/total tokens: mean, median, p90, p95, p99, p99.9, min, max, std, per status \
+         (successful, errored, incomplete, total: 7 × 9 × 4); requests/s and concurrency per status; 4 counts"
+    );
     let rows = rows(&trace);
     // One of the 4 requests ends 48 µs after guidellm's measure_end_time: it counts in
     // request_totals (it overlaps the window) but not in requests_per_second (it ends outside).
@@ -429,6 +434,10 @@ fn guidellm_reproduces_its_own_figures() {
     assert!(rel(rps.tool_method.unwrap(), 3.0 / 24.909644603729248) < 1e-12, "{:?}", rps.tool_method);
     assert!(trace.warnings.iter().any(|w| w.starts_with("1 requests straddle")), "{:?}", trace.warnings);
     assert!(matches!(row(&rows, "output_throughput").reproducibility, Reproducibility::Not(_)));
+    // The token rates of every status are rows too, not reproducible, each with its reason.
+    let not: Vec<_> = rows.iter().filter(|r| matches!(&r.reproducibility, Reproducibility::Not(w) if w.len() > 40)).collect();
+    assert_eq!(not.len(), 12, "output, total and prompt tokens per second × 4 statuses");
+    assert_eq!(rows.len(), 264 + 12);
     // guidellm's median of 4 is the 2nd value (cumulative share), not numpy's interpolation.
     assert_eq!(row(&rows, "ttft_p50").tool_said, 171.52166366577148);
 }

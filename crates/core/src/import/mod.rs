@@ -986,6 +986,16 @@ pub(crate) fn classify_failure(message: &str, http_status: Option<i64>, got_toke
     }
     let trimmed = message.trim();
     let last_line = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    // httpx's `raise_for_status` (guidellm's client): "Server error '500 Internal Server Error'
+    // for url '…'", "Client error '429 Too Many Requests' for url '…'".
+    for prefix in ["Server error '", "Client error '"] {
+        if let Some(rest) = trimmed.split(prefix).nth(1) {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(status @ 400..=599) = digits.parse::<u16>() {
+                return Outcome::HttpError { status };
+            }
+        }
+    }
     // aiohttp's `ClientResponseError: 429, message='Too Many Requests', …` (vLLM's and SGLang's
     // benchmark clients keep the traceback's last line).
     if let Some(rest) = last_line.split("ClientResponseError: ").nth(1) {

@@ -409,7 +409,12 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
             let weighted = samples.weighted(f.quantity);
             let computed = match (&f.reproducibility, sample) {
                 (Reproducibility::Not(_), _) => None,
-                _ if weighted.is_some() => weighted.and_then(|w| weighted_stat(w, f.stat)).map(|v| f.unit.from_ms(v)),
+                _ if weighted.is_some() => match weighted.and_then(|w| weighted_stat(w, f.stat)) {
+                    Some(v) => Some(f.unit.from_ms(v)),
+                    // guidellm writes 0 for a distribution with no weight at all.
+                    None if f.empty_as_zero && !matches!(f.stat, Stat::Value | Stat::Sum) => Some(0.0),
+                    None => None,
+                },
                 (_, Some(values)) => match tool_stat(values, f.stat) {
                     Some(v) => Some(f.unit.from_ms(v)),
                     None if values.is_empty() && f.empty_as_zero => Some(0.0),
@@ -453,10 +458,14 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                         RateSpan::SuccessSpanToLastToken => samples.span_to_last_token_s,
                         _ => None,
                     };
-                    match span {
+                    match (span, f.duration, window_s) {
                         // A span read back from JSON Lines keeps each end to the microsecond.
-                        Some(span) if f.reproducibility.is_exact() => {
+                        (Some(span), ..) if f.reproducibility.is_exact() => {
                             (v - f.value).abs() <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
+                        }
+                        // So does each request's time inside the window: 2 µs per request at most.
+                        (None, RateSpan::OverlapWithWindow, Some(w)) if f.reproducibility.is_exact() => {
+                            (v - f.value).abs() <= (1e-9 * f.value.abs()).max(2e-6 * samples.intervals.len() as f64 / w)
                         }
                         _ => close(v, f.value, f.unit, f.reproducibility.is_exact()),
                     }

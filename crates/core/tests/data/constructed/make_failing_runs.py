@@ -28,6 +28,18 @@ from them with that tool's own rules, independently of Trace Lab's Rust code:
   duration. Statistics in ns, then scaled to ms: `np.mean`, `np.percentile` (linear) at 1, 5, 10,
   25, 50, 75, 90, 95, 99, `np.min`, `np.max`, `np.std` (ddof 0). GenAI-Perf counts tokens with the
   model's tokenizer; this script's stand-in tokenizer counts whitespace-separated words.
+* guidellm 0.5 (`benchmarks.json`; src/guidellm/benchmark/schemas/generative/metrics.py,
+  `GenerativeMetrics.compile`, and the per-request properties of `GenerativeRequestStats`):
+  TTFT = first token − request start, ITL = (last token − first token) / (output tokens − 1),
+  TPOT = (last token − request start) / output tokens, latency = request end − request start; every
+  metric is compiled per status (successful, errored, incomplete) and over all three (total), each
+  request's value `or 0.0`; ITL is weighted by output tokens − 1 and TPOT by output tokens; a
+  distribution merges equal values (weights summed), drops zero weights, and takes mean and std
+  (ddof 0) with the weights as probabilities and each percentile as the first value whose
+  cumulative probability reaches p (`np.searchsorted(cdf, p, side="left")`); an empty one is
+  written as zeros. request_totals counts the requests that overlap the measured window;
+  requests_per_second's mean = the requests ending inside the window / its length;
+  request_concurrency's mean = each request's time inside the window, summed, / its length.
 * SGLang (`python -m sglang.bench_serving --output-details`): the existing
   `sglang_bench_serving_output_details.jsonl` is checked, not rewritten: its printed figures are
   recomputed here from its own per-request arrays (successes only; `concurrency` = Σ E2E / duration).
@@ -318,6 +330,152 @@ def genai_perf():
     print(f"GenAI-Perf: {len(kept)} kept of {len(requests)}, duration {duration_s} s")
 
 
+def guidellm_summary(pairs):
+    """guidellm's distribution of (value, weight) pairs: the statistics this fixture writes."""
+    merged = {}
+    for v, w in pairs:
+        merged[v] = merged.get(v, 0.0) + w
+    items = sorted((v, w) for v, w in merged.items() if w > 0)
+    zero = {"mean": 0.0, "median": 0.0, "std_dev": 0.0, "min": 0.0, "max": 0.0,
+            "percentiles": {"p90": 0.0, "p95": 0.0, "p99": 0.0, "p999": 0.0}}
+    if not items:
+        return zero
+    values = np.array([v for v, _ in items])
+    weights = np.array([w for _, w in items])
+    total = weights.sum()
+    probs = weights / total if total > 1e-6 else np.full(len(items), 1.0 / len(items))
+    mean = float(np.sum(values * probs))
+    cdf = np.cumsum(probs)
+
+    def pct(q):
+        return float(values[min(int(np.searchsorted(cdf, q, side="left")), len(values) - 1)])
+
+    return {
+        "mean": mean,
+        "median": pct(0.5),
+        "std_dev": float(np.sqrt(np.sum((values - mean) ** 2 * probs))),
+        "min": float(values[0]),
+        "max": float(values[-1]),
+        "percentiles": {"p90": pct(0.9), "p95": pct(0.95), "p99": pct(0.99), "p999": pct(0.999)},
+    }
+
+
+def guidellm():
+    t0 = 1764590400.0
+    measure_start, measure_end = t0 + 0.5, t0 + 6.5
+    # (status, id, start, first token, last token, end, prompt, output, error)
+    rows = [
+        ("successful", "ok-1", 0.52, 0.70, 2.10, 2.12, 80, 50, None),
+        ("successful", "ok-2", 0.55, 0.74, 1.95, 1.97, 95, 41, None),
+        ("successful", "ok-3", 0.60, 0.81, 2.60, 2.61, 72, 61, None),
+        ("successful", "ok-4", 2.13, 2.30, 3.90, 3.92, 88, 55, None),
+        ("successful", "ok-5", 1.98, 2.19, 3.20, 3.21, 80, 35, None),
+        ("successful", "ok-6", 2.62, 2.79, 4.79, 4.80, 101, 67, None),
+        ("successful", "ok-7", 3.93, 4.11, 5.41, 5.43, 80, 44, None),
+        ("successful", "ok-8", 4.81, 4.98, 6.40, 6.55, 77, 48, None),  # ends after the window
+        ("errored", "err-500", 3.22, None, None, 3.26, 90, None,
+         "Server error '500 Internal Server Error' for url 'http://localhost:8000/v1/chat/completions'"),
+        ("errored", "err-disconnect", 5.44, 5.60, 5.80, 5.81, 83, 6,
+         "RemoteProtocolError: peer closed connection without sending complete message body (incomplete chunked read)"),
+        ("errored", "err-timeout", 3.27, None, None, 6.27, 79, None, "ReadTimeout"),
+        ("incomplete", "cut-tokens", 5.82, 5.99, 6.30, 6.45, 92, 4, None),
+        ("incomplete", "cut-early", 6.28, None, None, 6.45, 85, None, None),
+    ]
+    per_status = {"successful": [], "errored": [], "incomplete": []}
+    for status, rid, start, first, last, end, prompt, output, error in rows:
+        s, e = t0 + start, t0 + end
+        f = None if first is None else t0 + first
+        l = None if last is None else t0 + last
+        ttft = None if f is None else (f - s) * 1000.0
+        itl = (l - f) * 1000.0 / (output - 1) if (f is not None and l is not None and output and output > 1) else None
+        tpot = (l - s) * 1000.0 / output if (l is not None and output) else None
+        total = (prompt or 0) + (output or 0) if (prompt is not None or output is not None) else None
+        per_status[status].append({
+            "type_": "generative_request_stats",
+            "request_id": rid,
+            "info": {
+                "request_id": rid,
+                "status": {"successful": "completed", "errored": "errored", "incomplete": "cancelled"}[status],
+                "timings": {
+                    "targeted_start": s,
+                    "request_start": s,
+                    "first_request_iteration": f,
+                    "first_token_iteration": f,
+                    "last_token_iteration": l,
+                    "request_end": e,
+                },
+                "error": error,
+            },
+            "request_start_time": s,
+            "request_end_time": e,
+            "request_latency": e - s,
+            "prompt_tokens": prompt,
+            "output_tokens": output,
+            "total_tokens": total,
+            "time_to_first_token_ms": ttft,
+            "time_per_output_token_ms": tpot,
+            "inter_token_latency_ms": itl,
+        })
+    window = measure_end - measure_start
+    every = per_status["successful"] + per_status["errored"] + per_status["incomplete"]
+    groups = {"successful": per_status["successful"], "errored": per_status["errored"],
+              "incomplete": per_status["incomplete"], "total": every}
+    z = lambda v: v or 0.0  # guidellm's `or 0.0`
+    metrics = {"request_totals": {"successful": len(per_status["successful"]), "errored": len(per_status["errored"]),
+                                  "incomplete": len(per_status["incomplete"]), "total": len(every)}}
+    values = {
+        "time_to_first_token_ms": lambda r: (z(r["time_to_first_token_ms"]), 1.0),
+        "request_latency": lambda r: (z(r["request_latency"]), 1.0),
+        "inter_token_latency_ms": lambda r: (z(r["inter_token_latency_ms"]), (r["output_tokens"] or 1.0) - 1.0),
+        "time_per_output_token_ms": lambda r: (z(r["time_per_output_token_ms"]), z(r["output_tokens"])),
+        "prompt_token_count": lambda r: (z(r["prompt_tokens"]), 1.0),
+        "output_token_count": lambda r: (z(r["output_tokens"]), 1.0),
+        "total_token_count": lambda r: (z(r["total_tokens"]), 1.0),
+    }
+    for name, fn in values.items():
+        metrics[name] = {status: guidellm_summary([fn(r) for r in reqs]) for status, reqs in groups.items()}
+    metrics["requests_per_second"] = {
+        status: {"mean": sum(1 for r in reqs if measure_start <= r["request_end_time"] <= measure_end) / window}
+        for status, reqs in groups.items()
+    }
+    metrics["request_concurrency"] = {
+        status: {"mean": sum(max(0.0, min(r["request_end_time"], measure_end) - max(r["request_start_time"], measure_start))
+                             for r in reqs) / window}
+        for status, reqs in groups.items()
+    }
+    strategy = {"type_": "concurrent", "worker_count": 3, "max_concurrency": 3, "streams": 3, "rampup_duration": 0.0}
+    benchmark = {
+        "type_": "generative_benchmark",
+        "config": {"strategy": strategy},
+        "scheduler_metrics": {
+            "start_time": t0,
+            "request_start_time": t0 + rows[0][2],
+            "measure_start_time": measure_start,
+            "measure_end_time": measure_end,
+            "request_end_time": max(r["request_end_time"] for r in every),
+            "end_time": t0 + 6.6,
+            "requests_made": dict(metrics["request_totals"]),
+        },
+        "metrics": metrics,
+        "requests": per_status,
+        "start_time": measure_start,
+        "end_time": measure_end,
+        "duration": window,
+        "warmup_duration": 0.0,
+        "cooldown_duration": 0.0,
+    }
+    out = {
+        "metadata": {"version": 1, "guidellm_version": "0.5.0"},
+        "args": {"target": "http://localhost:8000", "profile": "concurrent", "rate": [3.0], "model": "constructed/model"},
+        "benchmarks": [benchmark],
+    }
+    path = os.path.join(HERE, "guidellm050_with_failures_benchmarks.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print(f"guidellm: {metrics['request_totals']}")
+
+
 def sglang_check():
     path = os.path.join(HERE, "sglang_bench_serving_output_details.jsonl")
     for n, line in enumerate(open(path), 1):
@@ -353,4 +511,5 @@ if __name__ == "__main__":
     vllm()
     llmperf()
     genai_perf()
+    guidellm()
     sglang_check()
