@@ -488,9 +488,13 @@ impl PeerFigure {
         Text::new(format!("{en} {}", name.en), format!("{} {zh}", name.zh))
     }
 
-    /// Shown among the few rows a panel shows first: P50, P99 and mean of the latencies, and
-    /// the counts.
+    /// Shown among the few rows a panel shows first: P50, P99 and mean of the latencies over the
+    /// successes, and the counts.
     pub fn is_headline(&self) -> bool {
+        // Per-status rows (guidellm's errored, incomplete, total) stay below the fold.
+        if self.over != Over::Successes {
+            return false;
+        }
         match self.stat {
             Stat::Value => true,
             Stat::Mean => self.quantity.is_distribution(),
