@@ -14,8 +14,8 @@ use crate::metrics::Metrics;
 use crate::percentile::{describe, percentile, PercentileMethod};
 use crate::settings::{Population, Settings};
 use crate::text::Text;
-use crate::trace::peer::{PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
-use crate::trace::{Outcome, Phase, Quality, Trace};
+use crate::trace::peer::{Over, PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
+use crate::trace::{Outcome, Phase, Trace};
 
 /// Said wherever the tool's figures and ours are compared: a converted trace keeps its times to
 /// the microsecond, so a figure recomputed from it may differ from the tool's by less than 1 µs
@@ -61,11 +61,21 @@ pub struct ReproRow {
     pub headline: bool,
 }
 
-/// The samples the tools summarise: complete successes of the measured phase, ascending, in ms.
+/// The samples the tools summarise: the attempts of the measured phase a figure covers (the
+/// complete successes unless it says otherwise), ascending, in ms. The counts cover every
+/// measured attempt.
 struct Samples {
     ttft: Vec<f64>,
     ttst: Vec<f64>,
     e2e: Vec<f64>,
+    /// Start → last output token (the last stream event).
+    to_last_token: Vec<f64>,
+    /// Input + output tokens of each attempt that has either count.
+    total_tokens: Vec<f64>,
+    /// First start → last output token of the sample, in seconds (GenAI-Perf's duration).
+    span_to_last_token_s: Option<f64>,
+    /// Each attempt's `(start, end)` from the run's origin, ms.
+    intervals: Vec<(f64, f64)>,
     gaps: Vec<f64>,
     tpot: Vec<f64>,
     /// guidellm's per-request ITL and TPOT with their weights, `(value, weight)`.
@@ -78,18 +88,44 @@ struct Samples {
     /// Successes whose quality was never judged.
     unevaluated: usize,
     output_tokens: Option<u64>,
-    /// First start → last end of the successes, in seconds (AIPerf's benchmark duration).
+    /// First start → last end of the sample, in seconds (AIPerf's benchmark duration).
     success_span_s: Option<f64>,
-    /// Where each success ended, from the run's origin (ms).
+    /// Where each attempt of the sample ended, from the run's origin (ms).
     success_ends_ms: Vec<f64>,
+    /// Input and output tokens of each success that has the count, ascending.
+    input_tokens: Vec<f64>,
+    output_each: Vec<f64>,
+    /// Σ input tokens of the successes; `None` when one lacks the count.
+    input_sum: Option<u64>,
+    /// Σ E2E of the successes, ms.
+    e2e_sum_ms: f64,
+    /// The error code of each failure that has one (HTTP status, or the tool's `error_code`).
+    failure_codes: Vec<i64>,
+}
+
+/// A failure's error code: its HTTP status, or the code an importer kept at the start of the
+/// detail (`error_code -100: Output too few tokens`).
+pub(crate) fn failure_code(a: &crate::trace::Attempt) -> Option<i64> {
+    if let Outcome::HttpError { status } = a.outcome {
+        return Some(i64::from(status));
+    }
+    let rest = a.detail.as_deref()?.strip_prefix("error_code ")?;
+    let end = rest.find(|c: char| c != '-' && !c.is_ascii_digit()).unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 impl Samples {
-    fn of(trace: &Trace) -> Samples {
+    /// `over`: which attempts the samples cover; `zero`: a value an attempt lacks counts as 0
+    /// (guidellm's `or 0.0`) instead of leaving the attempt out.
+    fn of(trace: &Trace, over: Over, zero: bool) -> Samples {
         let mut s = Samples {
             ttft: Vec::new(),
             ttst: Vec::new(),
             e2e: Vec::new(),
+            to_last_token: Vec::new(),
+            total_tokens: Vec::new(),
+            span_to_last_token_s: None,
+            intervals: Vec::new(),
             gaps: Vec::new(),
             tpot: Vec::new(),
             itl_weighted: Vec::new(),
@@ -102,8 +138,14 @@ impl Samples {
             output_tokens: Some(0),
             success_span_s: None,
             success_ends_ms: Vec::new(),
+            input_tokens: Vec::new(),
+            output_each: Vec::new(),
+            input_sum: Some(0),
+            e2e_sum_ms: 0.0,
+            failure_codes: Vec::new(),
         };
         let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut last_token = f64::NEG_INFINITY;
         for a in trace.attempts.iter().filter(|a| a.phase == Phase::Measure) {
             s.attempts += 1;
             if !a.outcome.is_success() {
@@ -111,23 +153,55 @@ impl Samples {
                 if a.outcome == Outcome::Cancelled {
                     s.cancelled += 1;
                 }
+                if let Some(code) = failure_code(a) {
+                    s.failure_codes.push(code);
+                }
+            } else {
+                s.successes += 1;
+                if a.quality == crate::trace::Quality::NotEvaluated {
+                    s.unevaluated += 1;
+                }
+            }
+            if !over.admits(a.outcome) {
                 continue;
             }
-            s.successes += 1;
+            let or_zero = |v: Option<f64>| if zero { Some(v.unwrap_or(0.0)) } else { v };
             if let (Some(start), Some(e2e)) = (a.start_ms, a.e2e_ms) {
                 first = first.min(start);
                 last = last.max(start + e2e);
                 s.success_ends_ms.push(start + e2e);
+                s.intervals.push((start, start + e2e));
+                if let Some(t) = a.last_token_at_ms() {
+                    last_token = last_token.max(start + t);
+                }
             }
-            if a.quality == Quality::NotEvaluated {
-                s.unevaluated += 1;
-            }
-            if let Some(t) = a.ttft_ms {
+            if let Some(t) = or_zero(a.ttft_ms) {
                 s.ttft.push(t);
             }
-            if let Some(e) = a.e2e_ms {
+            if let Some(e) = or_zero(a.e2e_ms) {
                 s.e2e.push(e);
+                s.e2e_sum_ms += e;
             }
+            if let Some(t) = or_zero(a.last_token_at_ms()) {
+                s.to_last_token.push(t);
+            }
+            if let Some(i) = or_zero(a.input_tokens.map(f64::from)) {
+                s.input_tokens.push(i);
+            }
+            if let Some(o) = or_zero(a.output_tokens.map(f64::from)) {
+                s.output_each.push(o);
+            }
+            let total = match (a.input_tokens, a.output_tokens) {
+                (None, None) => None,
+                (i, o) => Some(f64::from(i.unwrap_or(0)) + f64::from(o.unwrap_or(0))),
+            };
+            if let Some(t) = or_zero(total) {
+                s.total_tokens.push(t);
+            }
+            s.input_sum = match (s.input_sum, a.input_tokens) {
+                (Some(sum), Some(i)) => Some(sum + u64::from(i)),
+                _ => None,
+            };
             if a.events.len() >= 2 {
                 s.ttst.push(a.events[1].at_ms - a.events[0].at_ms);
             }
@@ -155,10 +229,21 @@ impl Samples {
                 _ => None,
             };
         }
-        for v in [&mut s.ttft, &mut s.ttst, &mut s.e2e, &mut s.gaps, &mut s.tpot] {
+        for v in [
+            &mut s.ttft,
+            &mut s.ttst,
+            &mut s.e2e,
+            &mut s.gaps,
+            &mut s.tpot,
+            &mut s.input_tokens,
+            &mut s.output_each,
+            &mut s.to_last_token,
+            &mut s.total_tokens,
+        ] {
             v.sort_unstable_by(f64::total_cmp);
         }
         s.success_span_s = (last > first).then(|| (last - first) / 1000.0);
+        s.span_to_last_token_s = (last_token > first).then(|| (last_token - first) / 1000.0);
         for v in [&mut s.itl_weighted, &mut s.tpot_weighted] {
             v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         }
@@ -172,6 +257,10 @@ impl Samples {
             Quantity::E2e => &self.e2e,
             Quantity::EventGap => &self.gaps,
             Quantity::TimePerOutputToken => &self.tpot,
+            Quantity::InputTokens => &self.input_tokens,
+            Quantity::OutputTokens => &self.output_each,
+            Quantity::ToLastToken => &self.to_last_token,
+            Quantity::TotalTokens => &self.total_tokens,
             _ => return None,
         })
     }
@@ -210,7 +299,7 @@ fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
     let probabilities: Vec<f64> = merged.iter().map(|&(_, w)| w / total).collect();
     let mean: f64 = merged.iter().zip(&probabilities).map(|(&(v, _), p)| v * p).sum();
     Some(match stat {
-        Stat::Value => return None,
+        Stat::Value | Stat::Sum => return None,
         Stat::Mean => mean,
         Stat::Std { .. } => merged.iter().zip(&probabilities).map(|(&(v, _), p)| (v - mean) * (v - mean) * p).sum::<f64>().sqrt(),
         Stat::Min => merged[0].0,
@@ -234,7 +323,7 @@ fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
 /// First start → last end over the complete successes of the measured phase, in seconds: the
 /// duration AIPerf divides its throughputs by.
 pub(crate) fn success_span_s(trace: &Trace) -> Option<f64> {
-    Samples::of(trace).success_span_s
+    Samples::of(trace, Over::Successes, false).success_span_s
 }
 
 /// A statistic of an ascending sample, the tool's way.
@@ -256,6 +345,7 @@ fn tool_stat(sorted: &[f64], stat: Stat) -> Option<f64> {
         }
         Stat::Min => sorted[0],
         Stat::Max => sorted[n - 1],
+        Stat::Sum => sorted.iter().sum(),
         Stat::Percentile { p, method: PeerPercentile::Linear } => percentile(sorted, p, PercentileMethod::Linear)?,
         Stat::Percentile { p, method: PeerPercentile::CumulativeShare } => cumulative_share(sorted, p),
     })
@@ -298,7 +388,13 @@ fn close(ours: f64, theirs: f64, unit: PeerUnit, exact: bool) -> bool {
 /// measured phase, whatever `settings` says; `settings` gives the threshold and window that
 /// goodput needs.
 pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> Vec<ReproRow> {
-    let samples = Samples::of(trace);
+    let mut by_sample: Vec<((Over, bool), Samples)> = Vec::new();
+    for f in figures {
+        let which = (f.over, f.missing_as_zero);
+        if !by_sample.iter().any(|(w, _)| *w == which) {
+            by_sample.push((which, Samples::of(trace, which.0, which.1)));
+        }
+    }
     let tool = trace.header.source.as_ref().map(|s| s.tool.clone()).unwrap_or_else(|| "the tool".into());
     let mut lesson_settings = settings.clone();
     lesson_settings.percentile = PercentileMethod::NearestRank;
@@ -312,11 +408,17 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
     figures
         .iter()
         .map(|f| {
+            let samples = &by_sample.iter().find(|(w, _)| *w == (f.over, f.missing_as_zero)).expect("built above").1;
             let sample = samples.sample(f.quantity);
             let weighted = samples.weighted(f.quantity);
             let computed = match (&f.reproducibility, sample) {
                 (Reproducibility::Not(_), _) => None,
-                _ if weighted.is_some() => weighted.and_then(|w| weighted_stat(w, f.stat)).map(|v| f.unit.from_ms(v)),
+                _ if weighted.is_some() => match weighted.and_then(|w| weighted_stat(w, f.stat)) {
+                    Some(v) => Some(f.unit.from_ms(v)),
+                    // guidellm writes 0 for a distribution with no weight at all.
+                    None if f.empty_as_zero && !matches!(f.stat, Stat::Value | Stat::Sum) => Some(0.0),
+                    None => None,
+                },
                 (_, Some(values)) => match tool_stat(values, f.stat) {
                     Some(v) => Some(f.unit.from_ms(v)),
                     None if values.is_empty() && f.empty_as_zero => Some(0.0),
@@ -329,17 +431,24 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                         Some(ended as f64 / w.length_s)
                     }
                     (RateSpan::EndsInWindow, ..) => None,
+                    (RateSpan::OverlapWithWindow, Quantity::MeanConcurrency, Some(w)) if w.length_s > 0.0 => {
+                        let (from, to) = (w.start_ms, w.start_ms + w.length_s * 1000.0);
+                        let inside: f64 = samples.intervals.iter().map(|&(s, e)| (e.min(to) - s.max(from)).max(0.0)).sum();
+                        Some(inside / 1000.0 / w.length_s)
+                    }
+                    (RateSpan::OverlapWithWindow, ..) => None,
                     _ => count_value(
-                        f.quantity,
-                        &samples,
+                        f,
+                        samples,
                         match f.duration {
                             RateSpan::SuccessSpan => samples.success_span_s,
+                            RateSpan::SuccessSpanToLastToken => samples.span_to_last_token_s,
                             _ => window_s,
                         },
                     ),
                 },
             };
-            let (lesson, how_lesson, note) = lesson_view(f, sample, &samples, &metrics, &lesson_settings, &tool);
+            let (lesson, how_lesson, note) = lesson_view(f, sample, samples, &metrics, &lesson_settings, &tool);
             ReproRow {
                 key: f.key(),
                 label: f.label(),
@@ -347,12 +456,23 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                 unit: f.unit,
                 tool_said: f.value,
                 tool_method: computed,
-                matches: computed.map(|v| match (f.duration, samples.success_span_s) {
-                    // A span read back from JSON Lines keeps each end to the microsecond.
-                    (RateSpan::SuccessSpan, Some(span)) if f.reproducibility.is_exact() => {
-                        (v - f.value).abs() <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
+                matches: computed.map(|v| {
+                    let span = match f.duration {
+                        RateSpan::SuccessSpan => samples.success_span_s,
+                        RateSpan::SuccessSpanToLastToken => samples.span_to_last_token_s,
+                        _ => None,
+                    };
+                    match (span, f.duration, window_s) {
+                        // A span read back from JSON Lines keeps each end to the microsecond.
+                        (Some(span), ..) if f.reproducibility.is_exact() => {
+                            (v - f.value).abs() <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
+                        }
+                        // So does each request's time inside the window: 2 µs per request at most.
+                        (None, RateSpan::OverlapWithWindow, Some(w)) if f.reproducibility.is_exact() => {
+                            (v - f.value).abs() <= (1e-9 * f.value.abs()).max(2e-6 * samples.intervals.len() as f64 / w)
+                        }
+                        _ => close(v, f.value, f.unit, f.reproducibility.is_exact()),
                     }
-                    _ => close(v, f.value, f.unit, f.reproducibility.is_exact()),
                 }),
                 lesson,
                 n: sample.map(<[f64]>::len).or(weighted.map(<[(f64, f64)]>::len)),
@@ -366,12 +486,14 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
         .collect()
 }
 
-fn count_value(q: Quantity, s: &Samples, window_s: Option<f64>) -> Option<f64> {
-    Some(match q {
+fn count_value(f: &PeerFigure, s: &Samples, window_s: Option<f64>) -> Option<f64> {
+    Some(match f.quantity {
         Quantity::Successes => s.successes as f64,
         Quantity::Failures => s.failures as f64,
         Quantity::Cancelled => s.cancelled as f64,
         Quantity::Attempts => s.attempts as f64,
+        Quantity::Errored => (s.failures - s.cancelled) as f64,
+        Quantity::AttemptThroughput => s.attempts as f64 / window_s?,
         Quantity::ErrorRate => {
             if s.attempts == 0 {
                 return None;
@@ -380,6 +502,13 @@ fn count_value(q: Quantity, s: &Samples, window_s: Option<f64>) -> Option<f64> {
         }
         Quantity::RequestThroughput => s.successes as f64 / window_s?,
         Quantity::OutputThroughput => s.output_tokens? as f64 / window_s?,
+        Quantity::InputThroughput => s.input_sum? as f64 / window_s?,
+        Quantity::TotalTokenThroughput => (s.input_sum? + s.output_tokens?) as f64 / window_s?,
+        Quantity::MeanConcurrency => s.e2e_sum_ms / 1000.0 / window_s?,
+        Quantity::FailuresWithCode => {
+            let code = f.error_code?;
+            s.failure_codes.iter().filter(|c| **c == code).count() as f64
+        }
         _ => return None,
     })
 }
@@ -392,6 +521,16 @@ fn lesson_view(
     settings: &Settings,
     tool: &str,
 ) -> (Option<f64>, Text, Option<Text>) {
+    if f.over != Over::Successes {
+        return (
+            None,
+            t("—", "—"),
+            Some(t(
+                "the lesson summarises latency and tokens over complete successes only; every failure counts in its failure rate",
+                "课程只对完整成功的请求汇总时延与 token；每个失败都计入失败率",
+            )),
+        );
+    }
     if matches!(
         f.quantity,
         Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted
@@ -434,7 +573,7 @@ fn lesson_view(
                     "课程报告最近秩分位数而不是均值：少数很慢的请求会被均值掩盖",
                 )),
             ),
-            Stat::Std { .. } | Stat::Value => (None, t("—", "—"), None),
+            Stat::Std { .. } | Stat::Value | Stat::Sum => (None, t("—", "—"), None),
         };
     }
     let failure_rate = metrics.failure_rate.value.map(|r| format!("{} %", trim_num((r * 10000.0).round() / 100.0)));

@@ -263,8 +263,10 @@ fn card_markdown_sets_the_tools_figures_beside_ours() {
     assert!(md.contains("## How vLLM bench serve defines its figures"));
     assert!(md.contains("## vLLM bench serve's own figures, recomputed"));
     let table: Vec<&str> = md.lines().skip_while(|l| !l.contains("own figures, recomputed")).filter(|l| l.starts_with("| ")).collect();
-    assert_eq!(table.len(), 1 + 16, "a header row and one row per figure");
-    assert_eq!(table.iter().filter(|l| l.contains("| ✓ |")).count(), 12);
+    assert_eq!(table.len(), 1 + 20, "a header row and one row per figure");
+    assert_eq!(table.iter().filter(|l| l.contains("| ✓ |")).count(), 15);
+    let duration = table.iter().find(|l| l.starts_with("| run duration |")).unwrap_or_else(|| panic!("{md}"));
+    assert!(duration.contains("the tool times the run itself"), "{duration}");
     assert_eq!(table.iter().filter(|l| l.contains("| ≈ |")).count(), 4, "TPOT: no per-request latency in the file");
     assert!(!md.contains("| ✗ |"));
     // Where the card compares, it says a converted trace keeps microseconds.

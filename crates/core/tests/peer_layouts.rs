@@ -110,7 +110,7 @@ fn sglang_output_details_import_one_trace_per_run_and_reproduce_its_figures() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17, "TTFT, TPOT, ITL: mean, median, std, p99; E2E mean, median; completed; 2 throughputs");
+    assert_eq!(checked, 21, "TTFT, TPOT, ITL: mean, median, std, p99; E2E mean, median; completed; 3 throughputs; concurrency; 2 token totals");
     assert!(rows.iter().any(|r| r.tool_key == "mean_e2e_latency_ms" && r.matches == Some(true)));
     assert!(!tracelab_core::write::to_jsonl(trace).contains("constructed answer"), "response text is never kept");
     let second = &imported.traces[1].trace.header.conditions;
@@ -252,4 +252,248 @@ fn genai_perf_response_timestamps_that_go_back_in_time_are_refused_with_the_fiel
     stamps[1] = serde_json::json!(last + 1_000_000);
     let err = load_any(name, &file.to_string()).unwrap_err().to_string();
     assert!(err.contains("go back in time") && err.contains("requests[0].response_timestamps[2]"), "{err}");
+}
+
+// --- constructed runs with failures: every printed figure reproduced or explained --------------
+//
+// `tests/data/constructed/make_failing_runs.py` wrote these files and computed each tool's printed
+// figures from the per-request records with the tool's own rules (numpy/pandas); see SOURCES.md.
+
+/// Checks every row: an exact one equals the tool's figure to relative 1e-9, an approximate one is
+/// recomputed and within `approx_ms` (its unit) of it, a not-reproducible one is not recomputed and
+/// says why. Returns (exact, approximate, not reproducible).
+fn account_for_every_row(rows: &[import::ReproRow], approx_within: f64) -> (usize, usize, usize) {
+    let (mut exact, mut approx, mut not) = (0, 0, 0);
+    for r in rows {
+        match &r.reproducibility {
+            Reproducibility::Exact => {
+                let ours = r.tool_method.unwrap_or_else(|| panic!("{} ({}) was not recomputed", r.key, r.tool_key));
+                let rel = (ours - r.tool_said).abs() / r.tool_said.abs().max(f64::MIN_POSITIVE);
+                assert!(ours == r.tool_said || rel <= 1e-9, "{}: the tool said {}, we recompute {ours}", r.tool_key, r.tool_said);
+                assert_eq!(r.matches, Some(true), "{}", r.tool_key);
+                exact += 1;
+            }
+            Reproducibility::Approximate(why) => {
+                let ours = r.tool_method.unwrap_or_else(|| panic!("{} was not recomputed", r.tool_key));
+                assert!((ours - r.tool_said).abs() <= approx_within, "{}: said {}, stand-in gives {ours}", r.tool_key, r.tool_said);
+                assert!(why.contains("stand-in") || why.contains("saves no per-request latency"), "{why}");
+                approx += 1;
+            }
+            Reproducibility::Not(why) => {
+                assert_eq!(r.tool_method, None, "{}", r.tool_key);
+                assert_eq!(r.matches, None, "{}", r.tool_key);
+                assert!(why.len() > 20, "{}: a reason, not `{why}`", r.tool_key);
+                not += 1;
+            }
+        }
+    }
+    (exact, approx, not)
+}
+
+/// The numeric top-level keys of a JSON object, less the ones that are settings, not results.
+fn printed_keys(text: &str, settings: &[&str]) -> Vec<String> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+    let mut keys: Vec<String> = map
+        .iter()
+        .filter(|(k, v)| !settings.contains(&k.as_str()) && (v.is_number() || v.as_str().is_some_and(|s| s.parse::<f64>().is_ok())))
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn row_keys(rows: &[import::ReproRow]) -> Vec<String> {
+    let mut keys: Vec<String> = rows.iter().map(|r| r.tool_key.clone()).collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn vllm_run_with_failures_reproduces_every_printed_figure_or_says_why() {
+    let name = "vllm_bench_serve_with_failures.json";
+    let text = constructed(name);
+    let trace = load_any(name, &text).unwrap().single(name).unwrap();
+    assert_eq!(trace.attempts.len(), 12);
+    let outcomes: Vec<Outcome> = trace.attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(outcomes.iter().filter(|o| o.is_success()).count(), 9);
+    assert_eq!(outcomes[2], Outcome::HttpError { status: 429 }, "aiohttp's ClientResponseError: 429");
+    assert_eq!(outcomes[5], Outcome::StreamBroken, "server disconnected after two tokens");
+    assert_eq!(outcomes[8], Outcome::TimeoutBeforeFirstToken);
+    assert_eq!(trace.header.conditions.arrival.as_deref(), Some("closed"), "max_concurrency 4 with rate inf");
+    assert!(trace.attempts.iter().all(|a| a.start_ms.is_some()), "start_times place every request");
+    let rows = rows(&trace);
+    // Every figure the file prints is a row (its settings are not figures).
+    let printed = printed_keys(&text, &["request_rate", "burstiness", "max_concurrency"]);
+    assert_eq!(row_keys(&rows), printed);
+    // TPOT and E2EL: the file keeps no per-request latency, so the stand-in (the last token) is
+    // 2 ms short of the stream's end in this run.
+    let (exact, approx, not) = account_for_every_row(&rows, 2.5);
+    assert_eq!((exact, approx, not), (20, 12, 1), "{:?}", rows.iter().map(|r| (&r.tool_key, &r.reproducibility)).collect::<Vec<_>>());
+    let duration = rows.iter().find(|r| r.tool_key == "duration").unwrap();
+    assert!(matches!(&duration.reproducibility, Reproducibility::Not(why) if why.contains("window")));
+    // Throughput divides by vLLM's duration (the trace's window): 9 successes / 0.735 s.
+    let tput = rows.iter().find(|r| r.tool_key == "request_throughput").unwrap();
+    assert_eq!(tput.tool_method, Some(9.0 / 0.735));
+    assert_eq!(tput.lesson, Some(0.0), "no attempt is judged for quality: goodput is 0 under the lesson");
+}
+
+#[test]
+fn llmperf_run_with_failures_reproduces_every_printed_figure_or_says_why() {
+    let individual = constructed("llmperf_with_failures_individual_responses.json");
+    let summary_text = constructed("llmperf_with_failures_summary.json");
+    let mut trace = load_any("c_individual_responses.json", &individual).unwrap().single("c").unwrap();
+    let summary = import::peer_figures_from_aggregate("llmperf_with_failures_summary.json", &summary_text).unwrap();
+    import::attach_summary(&mut trace, &summary).unwrap();
+    assert_eq!(trace.attempts.len(), 14);
+    let http = trace.attempts.iter().filter(|a| a.outcome == Outcome::HttpError { status: 429 }).collect::<Vec<_>>();
+    assert_eq!(http.len(), 3);
+    assert!(http.iter().all(|a| a.output_tokens.is_none() && a.ttft_ms.is_none() && a.detail.as_deref() == Some("error_code 429")));
+    let short = trace.attempts.iter().filter(|a| a.outcome == Outcome::StreamBroken).collect::<Vec<_>>();
+    assert_eq!(short.len(), 2);
+    assert_eq!(short[0].detail.as_deref(), Some("error_code -100: Output too few tokens 62"));
+    assert_eq!((short[0].ttft_ms, short[0].output_tokens), (Some(380.0), Some(62)), "a rejected answer keeps what it measured");
+    let rows = rows(&trace);
+    // Every figure printed is a row; the error-code histogram gives one row per code.
+    let mut printed = printed_keys(&summary_text, &["mean_input_tokens", "stddev_input_tokens", "mean_output_tokens", "stddev_output_tokens", "num_concurrent_requests", "timestamp"]);
+    printed.extend(["results_error_code_frequency[-100]".to_string(), "results_error_code_frequency[429]".to_string()]);
+    printed.sort();
+    assert_eq!(row_keys(&rows), printed);
+    let (exact, approx, not) = account_for_every_row(&rows, 0.0);
+    assert_eq!((exact, approx, not), (46, 0, 22), "4 counts, 2 codes, TTFT/E2E/input/output × 10; ITL and chunk rate × 10, 2 run rates");
+    let code = |c: &str| rows.iter().find(|r| r.tool_key == format!("results_error_code_frequency[{c}]")).unwrap().tool_method;
+    assert_eq!((code("429"), code("-100")), (Some(3.0), Some(2.0)));
+    // The two run rates are not reproducible (no run time is saved), but they imply one duration,
+    // and our successes' output tokens over it give LLMPerf's output throughput: the placeholder
+    // tokens of the failed records are not counted.
+    let said = |k: &str| rows.iter().find(|r| r.tool_key == k).unwrap().tool_said;
+    let run_s = said("results_num_completed_requests") / said("results_num_completed_requests_per_min") * 60.0;
+    let out: u32 = trace.attempts.iter().filter(|a| a.outcome.is_success()).filter_map(|a| a.output_tokens).sum();
+    let rel = (f64::from(out) / run_s - said("results_mean_output_throughput_token_per_s")).abs() / said("results_mean_output_throughput_token_per_s");
+    assert!(rel < 1e-12, "{out} tokens / {run_s} s");
+}
+
+#[test]
+fn sglang_output_details_every_printed_figure_is_a_row() {
+    let name = "sglang_bench_serving_output_details.jsonl";
+    let text = constructed(name);
+    let imported = load_any(name, &text).unwrap();
+    for (line, t) in text.lines().zip(&imported.traces) {
+        let rows = rows(&t.trace);
+        let settings = ["request_rate", "max_concurrency", "sharegpt_output_len", "random_input_len", "random_output_len", "random_range_ratio"];
+        assert_eq!(row_keys(&rows), printed_keys(line, &settings), "{}", t.label);
+        let (exact, approx, not) = account_for_every_row(&rows, 5.0);
+        assert_eq!(not, 2, "duration, retokenized output: {}", t.label);
+        assert!(exact >= 14 && approx >= 7, "{}: {exact} exact, {approx} approximate", t.label);
+    }
+}
+
+/// Every statistic of every entry of a GenAI-Perf aggregate (`name.stat`), less the entries that
+/// are not request figures.
+fn genai_perf_printed(text: &str) -> Vec<String> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+    let mut keys: Vec<String> = map
+        .iter()
+        .filter(|(k, _)| !["input_config", "telemetry_stats"].contains(&k.as_str()))
+        .flat_map(|(k, v)| v.as_object().unwrap().keys().filter(|s| *s != "unit").map(move |s| format!("{k}.{s}")))
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn genai_perf_run_with_failures_reproduces_every_printed_figure_or_says_why() {
+    let export = constructed("genai_perf_with_failures_profile_export.json");
+    let aggregate = constructed("genai_perf_with_failures_profile_export_genai_perf.json");
+    let mut trace = load_any("profile_export.json", &export).unwrap().single("profile_export.json").unwrap();
+    let summary = import::peer_figures_from_aggregate("profile_export_genai_perf.json", &aggregate).unwrap();
+    import::attach_summary(&mut trace, &summary).unwrap();
+    assert!(!trace.warnings.iter().any(|w| w.contains("same run")), "{:?}", trace.warnings);
+    assert_eq!(trace.attempts.len(), 10);
+    let failed: Vec<usize> = (0..10).filter(|&i| !trace.attempts[i].outcome.is_success()).collect();
+    assert_eq!(failed, vec![3, 4, 6], "reasoning-only, role-only, no response at all");
+    for i in [3, 4] {
+        let a = &trace.attempts[i];
+        assert_eq!((a.outcome, a.ttft_ms), (Outcome::StreamBroken, None));
+        assert!(a.detail.as_deref().unwrap().contains("no response carried answer content"), "{:?}", a.detail);
+        assert!(a.e2e_ms.is_some(), "its stream still took time");
+    }
+    assert_eq!(trace.attempts[2].ttft_ms, Some(170.0), "reasoning chunks are not GenAI-Perf's first token");
+    assert!(trace.warnings.iter().any(|w| w.contains("2 requests got responses but none with answer content")), "{:?}", trace.warnings);
+    let rows = rows(&trace);
+    assert_eq!(row_keys(&rows), genai_perf_printed(&aggregate), "every printed figure is a row");
+    let (exact, approx, not) = account_for_every_row(&rows, 0.0);
+    assert_eq!(
+        (exact, approx, not),
+        (41, 0, 53),
+        "TTFT, TTST, latency × 13 and request_count, request_throughput; ITL, per-user rate, ISL, OSL × 13 and output rate"
+    );
+    // request_throughput: all 10 requests / (first timestamp → last response with content of the
+    // 7 kept) = 10 / 0.77 s.
+    let tput = rows.iter().find(|r| r.tool_key == "request_throughput.avg").unwrap();
+    assert!((tput.tool_method.unwrap() - 10.0 / 0.77).abs() < 1e-9, "{:?}", tput.tool_method);
+    let latency = rows.iter().find(|r| r.tool_key == "request_latency.max").unwrap();
+    assert_eq!(latency.tool_method, Some(233.0), "to the last response with content, not to [DONE] at 234 ms");
+    // Read back from JSON Lines, the figures still match (times kept to the microsecond).
+    let back = load_any("t.jsonl", &tracelab_core::write::to_jsonl(&trace)).unwrap().single("t").unwrap();
+    let back_rows = crate::rows(&back);
+    assert_eq!(back_rows.iter().filter(|r| r.matches == Some(true)).count(), 41);
+}
+
+/// Every figure the importer reads from a guidellm 0.5 benchmark, as the file writes it: each
+/// status of each metric with its mean, median, std_dev, min, max and p90–p99.9; the rates' and
+/// concurrency's means; the request totals.
+fn guidellm_printed(text: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let metrics = v["benchmarks"][0]["metrics"].as_object().unwrap();
+    let mut keys = Vec::new();
+    for (name, by_status) in metrics {
+        for (status, summary) in by_status.as_object().unwrap() {
+            if name == "request_totals" {
+                keys.push(format!("metrics.{name}.{status}"));
+                continue;
+            }
+            for (stat, value) in summary.as_object().unwrap() {
+                match (stat.as_str(), value) {
+                    ("percentiles", serde_json::Value::Object(p)) => {
+                        keys.extend(p.keys().filter(|k| ["p90", "p95", "p99", "p999"].contains(&k.as_str())).map(|k| format!("metrics.{name}.{status}.percentiles.{k}")))
+                    }
+                    ("mean" | "median" | "std_dev" | "min" | "max", _) => keys.push(format!("metrics.{name}.{status}.{stat}")),
+                    _ => {}
+                }
+            }
+        }
+    }
+    keys.sort();
+    keys
+}
+
+#[test]
+fn guidellm_run_with_errored_and_incomplete_requests_reproduces_every_figure_per_status() {
+    let name = "guidellm050_with_failures_benchmarks.json";
+    let text = constructed(name);
+    let trace = load_any(name, &text).unwrap().single(name).unwrap();
+    assert_eq!(trace.attempts.len(), 13);
+    let outcome = |id: &str| trace.attempts.iter().find(|a| a.id == id).unwrap().outcome;
+    assert_eq!(trace.attempts.iter().filter(|a| a.outcome.is_success()).count(), 8);
+    assert_eq!(outcome("err-500"), Outcome::HttpError { status: 500 }, "httpx's \"Server error '500 …'\"");
+    assert_eq!(outcome("err-disconnect"), Outcome::StreamBroken);
+    assert_eq!(outcome("err-timeout"), Outcome::TimeoutBeforeFirstToken);
+    assert_eq!((outcome("cut-tokens"), outcome("cut-early")), (Outcome::Cancelled, Outcome::Cancelled));
+    assert!(trace.attempts.iter().all(|a| a.phase == Phase::Measure));
+    let rows = rows(&trace);
+    assert_eq!(row_keys(&rows), guidellm_printed(&text), "every figure read is a row");
+    let (exact, approx, not) = account_for_every_row(&rows, 0.0);
+    assert_eq!(
+        (exact, approx, not),
+        (7 * 9 * 4 + 4 + 4 + 4, 0, 0),
+        "7 metrics × 9 statistics × 4 statuses; requests/s and concurrency per status; 4 totals"
+    );
+    let said = |k: &str| rows.iter().find(|r| r.tool_key == k).unwrap_or_else(|| panic!("{k}"));
+    // ok-8 ends 50 ms after the window: counted in the totals, not in requests_per_second.
+    assert_eq!(said("metrics.requests_per_second.successful.mean").tool_method, Some(7.0 / 6.0));
+    // guidellm's `or 0.0`: the two errored requests without a token count 0 ms in the errored TTFT.
+    assert_eq!(said("metrics.time_to_first_token_ms.errored.min").tool_method, Some(0.0));
+    assert_eq!(said("metrics.request_totals.errored").tool_method, Some(3.0));
+    // The lesson does not summarise failures' latency: it counts them in its failure rate.
+    assert_eq!(said("metrics.request_latency.errored.median").lesson, None);
 }

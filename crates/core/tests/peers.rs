@@ -161,8 +161,15 @@ fn vllm_imports_every_request_with_its_stream_events() {
 fn vllm_reproduces_its_own_figures() {
     let trace = single(VLLM);
     let checked = assert_reproduced(&trace);
-    assert_eq!(checked, 12, "attempts, completed, TTFT and ITL mean/median/p99/std, request and output throughput");
+    assert_eq!(
+        checked, 15,
+        "attempts, completed, TTFT and ITL mean/median/p99/std, request, output and total token throughput, input and output totals"
+    );
     let rows = rows(&trace);
+    assert_eq!(row(&rows, "input_tokens_sum").tool_method, Some(42659.0));
+    assert_eq!(row(&rows, "total_token_throughput").tool_said, 1351.170924879084);
+    // The run's duration is the window every rate divides by: shown, not recomputed.
+    assert!(matches!(row(&rows, "duration").reproducibility, Reproducibility::Not(_)));
     for key in ["ttft_mean", "ttft_p50", "ttft_p99", "ttft_std", "event_gap_mean", "event_gap_p50", "event_gap_p99"] {
         assert_eq!(row(&rows, key).matches, Some(true), "{key}");
     }
@@ -413,7 +420,12 @@ fn guidellm_imports_one_trace_per_benchmark() {
 fn guidellm_reproduces_its_own_figures() {
     let trace = single(GUIDELLM);
     let checked = assert_reproduced(&trace);
-    assert_eq!(checked, 40, "TTFT, latency, ITL, TPOT: mean, median, p90, p95, p99, p99.9, min, max, std; 3 counts; requests/s");
+    assert_eq!(
+        checked,
+        264,
+        "TTFT, latency, ITL, TPOT, prompt/output/total tokens: mean, median, p90, p95, p99, p99.9, min, max, std, per status \
+         (successful, errored, incomplete, total: 7 × 9 × 4); requests/s and concurrency per status; 4 counts"
+    );
     let rows = rows(&trace);
     // One of the 4 requests ends 48 µs after guidellm's measure_end_time: it counts in
     // request_totals (it overlaps the window) but not in requests_per_second (it ends outside).
@@ -422,6 +434,10 @@ fn guidellm_reproduces_its_own_figures() {
     assert!(rel(rps.tool_method.unwrap(), 3.0 / 24.909644603729248) < 1e-12, "{:?}", rps.tool_method);
     assert!(trace.warnings.iter().any(|w| w.starts_with("1 requests straddle")), "{:?}", trace.warnings);
     assert!(matches!(row(&rows, "output_throughput").reproducibility, Reproducibility::Not(_)));
+    // The token rates of every status are rows too, not reproducible, each with its reason.
+    let not: Vec<_> = rows.iter().filter(|r| matches!(&r.reproducibility, Reproducibility::Not(w) if w.len() > 40)).collect();
+    assert_eq!(not.len(), 12, "output, total and prompt tokens per second × 4 statuses");
+    assert_eq!(rows.len(), 264 + 12);
     // guidellm's median of 4 is the 2nd value (cumulative share), not numpy's interpolation.
     assert_eq!(row(&rows, "ttft_p50").tool_said, 171.52166366577148);
 }
@@ -519,8 +535,15 @@ fn llmperf_imports_attempts_without_a_timeline() {
 fn llmperf_reproduces_its_summary() {
     let trace = with_summary(LLMPERF, LLMPERF_SUMMARY);
     let checked = assert_reproduced(&trace);
-    assert_eq!(checked, 24, "TTFT and E2E: 6 quantiles, mean, min, max, stddev; 4 counts and rates");
+    assert_eq!(checked, 44, "TTFT, E2E, input and output tokens: 6 quantiles, mean, min, max, stddev; 4 counts and rates");
     let rows = rows(&trace);
+    // Every figure the summary prints is a row: reproduced, or not with the reason.
+    let summary: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&fixture(LLMPERF_SUMMARY)).unwrap();
+    let printed = summary.iter().filter(|(k, v)| k.starts_with("results_") && (v.is_number() || v.as_str().is_some_and(|s| s.parse::<f64>().is_ok()))).count();
+    assert_eq!(rows.len(), printed, "{:?}", rows.iter().map(|r| &r.tool_key).collect::<Vec<_>>());
+    let not: Vec<_> = rows.iter().filter(|r| matches!(r.reproducibility, Reproducibility::Not(_))).collect();
+    assert_eq!(not.len(), 22, "ITL and per-request rate (10 each), and the two run rates");
+    assert!(not.iter().all(|r| r.tool_method.is_none()));
     let std = rows.iter().find(|r| r.tool_key == "results_ttft_s_stddev").unwrap();
     assert_eq!(std.key, "ttft_std");
     assert!(matches!(
@@ -560,7 +583,37 @@ fn genai_perf_aggregate_is_refused_naming_what_to_upload() {
     assert!(err.message.contains("GenAI-Perf"), "{err}");
     assert!(err.message.contains("profile_export.json"), "{err}");
     assert!(err.message.contains("per-request export"), "{err}");
-    assert!(peer_figures_from_aggregate(GENAI_PERF, &fixture(GENAI_PERF)).is_err());
+    assert!(err.message.contains("added beside it"), "{err}");
+}
+
+/// The real aggregate reads as GenAI-Perf's own figures: every request figure is one, with how
+/// GenAI-Perf computes it, and the token-based ones say why they cannot be recomputed.
+#[test]
+fn genai_perf_aggregate_reads_as_its_own_figures() {
+    let s = peer_figures_from_aggregate(GENAI_PERF, &fixture(GENAI_PERF)).unwrap();
+    assert_eq!(s.detected.tool, PeerTool::GenaiPerf);
+    assert_eq!((s.successes, s.attempts), (Some(35), None));
+    assert_eq!(s.conditions.model.as_deref(), Some("openai/gpt-oss-20b"));
+    assert_eq!(s.conditions.concurrency, Some(1));
+    // 7 distributions (TTFT, TTST, latency, ITL, per-user rate, ISL, OSL) × 13 statistics, and 3
+    // single values; GPU telemetry is not a request figure.
+    assert_eq!(s.figures.len(), 7 * 13 + 3);
+    assert!(s.figures.iter().all(|f| !f.tool_key.starts_with("telemetry_stats")));
+    let by_key = |k: &str| s.figures.iter().find(|f| f.tool_key == k).unwrap_or_else(|| panic!("{k}"));
+    for k in ["time_to_first_token.p99", "time_to_second_token.avg", "request_latency.std", "request_count.avg", "request_throughput.avg"] {
+        assert!(by_key(k).reproducibility.is_exact(), "{k}");
+    }
+    for k in ["inter_token_latency.p50", "output_sequence_length.avg", "input_sequence_length.max", "output_token_throughput.avg"] {
+        assert!(matches!(&by_key(k).reproducibility, Reproducibility::Not(w) if w.contains("tokenizer")), "{k}");
+    }
+    // The file shows GenAI-Perf's request_throughput counting the requests it dropped: the
+    // output rate implies the run's duration (Σ output tokens / rate), and request_throughput ×
+    // that duration is 100 — perf_analyzer's request count in its config — while request_count
+    // (the requests with content) is 35.
+    let tokens = by_key("output_sequence_length.avg").value * by_key("request_count.avg").value;
+    let duration = tokens / by_key("output_token_throughput.avg").value;
+    let sent = by_key("request_throughput.avg").value * duration;
+    assert!((sent - 100.0).abs() < 1e-9, "{sent}");
 }
 
 #[test]

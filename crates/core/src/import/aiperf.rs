@@ -453,7 +453,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Min => "minimum".to_string(),
                 Stat::Max => "maximum".to_string(),
                 Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation)", crate::format::trim_num(p)),
-                Stat::Value => String::new(),
+                Stat::Value | Stat::Sum => String::new(),
             };
             figures.push(PeerFigure {
                 tool_key: format!("{prefix}{name}.{key}"),
@@ -465,6 +465,9 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 empty_as_zero: false,
                 reproducibility: Reproducibility::Exact,
                 duration: Default::default(),
+                error_code: None,
+                over: Default::default(),
+                missing_as_zero: false,
             });
         }
     }
@@ -528,5 +531,5 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
         .filter(|o| matches!(o.get("unit").and_then(Value::as_str), Some("sec") | Some("s") | None))
         .and_then(|o| o.get("avg"))
         .and_then(super::number);
-    Ok(PeerSummary { detected, figures, conditions, attempts, duration_s })
+    Ok(PeerSummary { detected, figures, conditions, attempts, successes: None, duration_s })
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
+    classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, Over, PeerFigure,
     PeerPercentile, PeerTool, PeerUnit, Quantity, RateSpan, Reproducibility, Stat, FAILURE_MAPPING,
 };
 use crate::error::ParseError;
@@ -414,102 +414,166 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
             .into(),
     );
     let mut out = Vec::new();
-    let specs: [(&str, Quantity, PeerUnit, &str, Reproducibility); 4] = [
-        ("time_to_first_token_ms", Quantity::Ttft, PeerUnit::Ms, "TTFT of the successful requests", Reproducibility::Exact),
-        ("request_latency", Quantity::E2e, PeerUnit::S, "latency of the successful requests", Reproducibility::Exact),
+    // guidellm compiles every metric per status: successful, errored, incomplete, and total (all
+    // three together), each request's value `or 0.0` (`GenerativeMetrics.compile`).
+    let statuses: [(&str, Over, &[&str]); 4] = [
+        ("successful", Over::Successes, &["successful"]),
+        ("errored", Over::Errored, &["errored"]),
+        ("incomplete", Over::Cancelled, &["incomplete"]),
+        ("total", Over::All, &["successful", "errored", "incomplete"]),
+    ];
+    let specs: [(&str, Quantity, PeerUnit, &str, Reproducibility); 7] = [
+        ("time_to_first_token_ms", Quantity::Ttft, PeerUnit::Ms, "TTFT", Reproducibility::Exact),
+        ("request_latency", Quantity::E2e, PeerUnit::S, "latency", Reproducibility::Exact),
         (
             "inter_token_latency_ms",
             Quantity::ItlPerRequestTokenWeighted,
             PeerUnit::Ms,
-            "(last token − first token) / (output tokens − 1) per successful request, weighted by its output tokens − 1",
+            "(last token − first token) / (output tokens − 1) per request, weighted by its output tokens − 1",
             if timings_layout { Reproducibility::Exact } else { older.clone() },
         ),
         (
             "time_per_output_token_ms",
             Quantity::TpotFromStartTokenWeighted,
             PeerUnit::Ms,
-            "(last token − request start) / output tokens per successful request, weighted by its output tokens",
+            "(last token − request start) / output tokens per request, weighted by its output tokens",
             if timings_layout { Reproducibility::Exact } else { older },
         ),
+        ("prompt_token_count", Quantity::InputTokens, PeerUnit::Count, "prompt tokens (the server's usage)", Reproducibility::Exact),
+        ("output_token_count", Quantity::OutputTokens, PeerUnit::Count, "output tokens (the server's usage)", Reproducibility::Exact),
+        ("total_token_count", Quantity::TotalTokens, PeerUnit::Count, "prompt + output tokens", Reproducibility::Exact),
     ];
-    let successful_sampled = keeps(&["successful"]);
-    for (name, quantity, unit, sample, reproducibility) in specs {
-        let reproducibility = successful_sampled.clone().unwrap_or(reproducibility);
-        let Some(summary) = metrics.get(name).and_then(|m| m.get("successful")).and_then(Value::as_object) else { continue };
-        let mut push = |key: String, stat: Stat, value: Option<f64>, words: String| {
-            if let Some(value) = value {
-                out.push(PeerFigure {
-                    tool_key: key,
-                    quantity,
-                    stat,
-                    value,
-                    unit,
-                    how: format!("{words} of {sample}"),
-                    empty_as_zero: true,
-                    reproducibility: reproducibility.clone(),
-                    duration: Default::default(),
-                });
-            }
+    for (status, over, covers) in statuses {
+        let status_sampled = keeps(covers);
+        let of = match over {
+            Over::Successes => "the successful requests",
+            Over::Errored => "the errored requests",
+            Over::Cancelled => "the incomplete (cancelled) requests",
+            Over::All => "all requests (successful, errored, incomplete)",
         };
-        let base = format!("metrics.{name}.successful");
-        push(format!("{base}.mean"), Stat::Mean, num(summary.get("mean")), "mean".into());
-        push(
-            format!("{base}.median"),
-            Stat::Percentile { p: 50.0, method: PeerPercentile::CumulativeShare },
-            num(summary.get("median")),
-            "median (first value whose cumulative share reaches 50 %)".into(),
-        );
-        if let Some(percentiles) = summary.get("percentiles").and_then(Value::as_object) {
-            for (key, p) in [("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9)] {
-                push(
-                    format!("{base}.percentiles.{key}"),
-                    Stat::Percentile { p, method: PeerPercentile::CumulativeShare },
-                    num(percentiles.get(key)),
-                    format!("percentile {} (first value whose cumulative share reaches p)", trim_num(p)),
+        for (name, quantity, unit, sample, reproducibility) in &specs {
+            let reproducibility = status_sampled.clone().unwrap_or_else(|| reproducibility.clone());
+            let Some(summary) = metrics.get(*name).and_then(|m| m.get(status)).and_then(Value::as_object) else { continue };
+            let mut push = |key: String, stat: Stat, value: Option<f64>, words: String| {
+                if let Some(value) = value {
+                    out.push(PeerFigure {
+                        tool_key: key,
+                        quantity: *quantity,
+                        stat,
+                        value,
+                        unit: *unit,
+                        how: format!("{words} of {sample}, over {of} (a missing value counts as 0)"),
+                        empty_as_zero: true,
+                        reproducibility: reproducibility.clone(),
+                        duration: Default::default(),
+                        error_code: None,
+                        over,
+                        missing_as_zero: true,
+                    });
+                }
+            };
+            let base = format!("metrics.{name}.{status}");
+            push(format!("{base}.mean"), Stat::Mean, num(summary.get("mean")), "mean".into());
+            push(
+                format!("{base}.median"),
+                Stat::Percentile { p: 50.0, method: PeerPercentile::CumulativeShare },
+                num(summary.get("median")),
+                "median (first value whose cumulative share reaches 50 %)".into(),
+            );
+            if let Some(percentiles) = summary.get("percentiles").and_then(Value::as_object) {
+                for (key, p) in [("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9)] {
+                    push(
+                        format!("{base}.percentiles.{key}"),
+                        Stat::Percentile { p, method: PeerPercentile::CumulativeShare },
+                        num(percentiles.get(key)),
+                        format!("percentile {} (first value whose cumulative share reaches p)", trim_num(p)),
+                    );
+                }
+            }
+            push(format!("{base}.min"), Stat::Min, num(summary.get("min")), "minimum".into());
+            push(format!("{base}.max"), Stat::Max, num(summary.get("max")), "maximum".into());
+            push(format!("{base}.std_dev"), Stat::Std { ddof: 0 }, num(summary.get("std_dev")), "std (ddof 0)".into());
+        }
+        // Its rates and concurrency are distributions over time: each event weighted by the span
+        // around it, so the mean of requests_per_second is the requests ending in the window / the
+        // window, and the mean of request_concurrency each request's time inside the window,
+        // summed, / the window.
+        let mean = |name: &str| metrics.get(name).and_then(|m| m.get(status)).and_then(|s| num(s.get("mean")));
+        if let Some(v) = mean("requests_per_second") {
+            let mut f = PeerFigure::exact_value(
+                format!("metrics.requests_per_second.{status}.mean"),
+                Quantity::RequestThroughput,
+                v,
+                PeerUnit::PerSecond,
+                format!(
+                    "mean of guidellm's rate distribution over its measured window (each request end weighted by the time around \
+                     it): {of} that end inside the window / the window's length; one that ends after it is not counted"
+                ),
+            );
+            f.duration = RateSpan::EndsInWindow;
+            f.over = over;
+            if let Some(not) = status_sampled.clone() {
+                f.reproducibility = not;
+            }
+            out.push(f);
+        }
+        if let Some(v) = mean("request_concurrency") {
+            let mut f = PeerFigure::exact_value(
+                format!("metrics.request_concurrency.{status}.mean"),
+                Quantity::MeanConcurrency,
+                v,
+                PeerUnit::Count,
+                format!(
+                    "mean of guidellm's concurrency distribution over its measured window: the time each of {of} spends inside \
+                     the window (start → end, clipped to it), summed, / the window's length"
+                ),
+            );
+            f.duration = RateSpan::OverlapWithWindow;
+            f.over = over;
+            if let Some(not) = status_sampled.clone() {
+                f.reproducibility = not;
+            }
+            out.push(f);
+        }
+        for (name, quantity, why) in [
+            (
+                "output_tokens_per_second",
+                Quantity::OutputThroughput,
+                "guidellm spreads each request's tokens evenly over its token iterations (which the file does not time) and \
+                 merges events closer than 0.1 ms; all output tokens / (last token − first token) comes close, not exactly",
+            ),
+            (
+                "tokens_per_second",
+                Quantity::TotalTokenThroughput,
+                "guidellm spreads each request's output tokens over its token iterations (which the file does not time) and adds \
+                 its prompt tokens at the first token, in a rate distribution without a window; not recomputed",
+            ),
+            (
+                "prompt_tokens_per_second",
+                Quantity::InputThroughput,
+                "a rate distribution over each request's prompt tokens at its first token, without a window: its mean depends \
+                 on guidellm's binning of the events (not ported); not recomputed",
+            ),
+        ] {
+            if let Some(v) = mean(name) {
+                let mut f = PeerFigure::exact_value(
+                    format!("metrics.{name}.{status}.mean"),
+                    quantity,
+                    v,
+                    PeerUnit::TokensPerSecond,
+                    format!("mean of guidellm's token-rate distribution over {of}"),
                 );
+                f.over = over;
+                f.reproducibility = Reproducibility::Not(why.into());
+                out.push(f);
             }
         }
-        push(format!("{base}.min"), Stat::Min, num(summary.get("min")), "minimum".into());
-        push(format!("{base}.max"), Stat::Max, num(summary.get("max")), "maximum".into());
-        push(format!("{base}.std_dev"), Stat::Std { ddof: 0 }, num(summary.get("std_dev")), "std (ddof 0)".into());
-    }
-    // Its rates are distributions over time: each event weighted by the span around it, so the
-    // mean of requests_per_second is the successes ending in the window / the window.
-    let rate = |name: &str| metrics.get(name).and_then(|m| m.get("successful")).and_then(|s| num(s.get("mean")));
-    if let Some(v) = rate("requests_per_second") {
-        let mut f = PeerFigure::exact_value(
-            "metrics.requests_per_second.successful.mean".into(),
-            Quantity::RequestThroughput,
-            v,
-            PeerUnit::PerSecond,
-            "mean of guidellm's rate distribution over its measured window (each request end weighted by the time around it): \
-             the successful requests that end inside the window / the window's length; one that ends after it is not counted",
-        );
-        f.duration = RateSpan::EndsInWindow;
-        if let Some(not) = successful_sampled.clone() {
-            f.reproducibility = not;
-        }
-        out.push(f);
-    }
-    if let Some(v) = rate("output_tokens_per_second") {
-        let mut f = PeerFigure::exact_value(
-            "metrics.output_tokens_per_second.successful.mean".into(),
-            Quantity::OutputThroughput,
-            v,
-            PeerUnit::TokensPerSecond,
-            "mean of guidellm's token-rate distribution: each request's tokens spread evenly between its first and last token",
-        );
-        f.reproducibility = Reproducibility::Not(
-            "guidellm spreads each request's tokens evenly over its token iterations (which the file does not time) and merges \
-             events closer than 0.1 ms; all output tokens / (last token − first token) comes close, not exactly"
-                .into(),
-        );
-        out.push(f);
     }
     if let Some((totals, path)) = request_totals(b) {
         for (key, quantity, how, statuses) in [
             ("total", Quantity::Attempts, "requests of the benchmark", &["successful", "errored", "incomplete"][..]),
             ("successful", Quantity::Successes, "requests that completed", &["successful"][..]),
+            ("errored", Quantity::Errored, "requests that ended in an error", &["errored"][..]),
             ("incomplete", Quantity::Cancelled, "requests cancelled after they started", &["incomplete"][..]),
         ] {
             if let Some(v) = num(totals.get(key)) {

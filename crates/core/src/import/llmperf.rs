@@ -67,7 +67,7 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
             ))
             .field(format!("[{i}]")));
         }
-        let code = map.get("error_code").and_then(Value::as_i64);
+        let code = map.get("error_code").and_then(super::number).filter(|c| c.is_finite() && c.fract() == 0.0).map(|c| c as i64);
         let message = map.get("error_msg").and_then(Value::as_str).unwrap_or("");
         let failed = !matches!(map.get("error_code"), None | Some(Value::Null)) || !message.trim().is_empty();
         let ttft = secs(map, "ttft_s", i)?;
@@ -90,8 +90,12 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
         };
         let count = |k: &str| map.get(k).and_then(super::number).filter(|v| *v >= 0.0).map(|v| v.round() as u32);
         let detail = if failed {
-            let code_text = code.map(|c| format!("error_code {c}: ")).unwrap_or_default();
-            detail_text(&format!("{code_text}{message}"))
+            let text = match (code, message.trim()) {
+                (Some(c), "") => format!("error_code {c}"),
+                (Some(c), m) => format!("error_code {c}: {m}"),
+                (None, m) => m.to_string(),
+            };
+            detail_text(&text)
         } else {
             None
         };
@@ -147,22 +151,94 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
     Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
 }
 
+/// LLMPerf's `results_error_code_frequency`: `str()` of a pandas `value_counts()` dict, so
+/// `"{429.0: 130}"`, `"{-100.0: 49, 500.0: 2}"`, `"{}"` (numpy 2 may wrap the numbers as
+/// `np.float64(429.0)`); a JSON object of the same is taken too. Codes and counts, in file order.
+fn error_code_frequency(v: &Value) -> Result<Vec<(i64, f64)>, ParseError> {
+    let bad = |what: &str| ParseError::new(format!("LLMPerf summary: {what}; expected a mapping like \"{{429.0: 130}}\""));
+    let whole = |x: f64| (x.is_finite() && x.fract() == 0.0).then_some(x);
+    match v {
+        Value::Null => Ok(Vec::new()),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, n)| {
+                let code = k.trim().parse::<f64>().ok().and_then(whole).ok_or_else(|| bad(&format!("the code `{k}` is not a number")))?;
+                let count = super::number(n).and_then(whole).ok_or_else(|| bad(&format!("the count of `{k}` is not a whole number")))?;
+                Ok((code as i64, count))
+            })
+            .collect(),
+        Value::String(s) => {
+            let inner = s.trim();
+            let inner = inner.strip_prefix('{').and_then(|r| r.strip_suffix('}')).ok_or_else(|| bad(&format!("found \"{s}\"")))?;
+            let strip = |t: &str| -> String {
+                let t = t.trim();
+                // `np.float64(429.0)` → `429.0`
+                match (t.find('('), t.strip_suffix(')')) {
+                    (Some(open), Some(body)) => body[open + 1..].trim().to_string(),
+                    _ => t.to_string(),
+                }
+            };
+            let mut out = Vec::new();
+            for pair in inner.split(',').filter(|p| !p.trim().is_empty()) {
+                let (k, n) = pair.split_once(':').ok_or_else(|| bad(&format!("found \"{s}\"")))?;
+                let (k, n) = (strip(k), strip(n));
+                let code = k.parse::<f64>().ok().and_then(whole).ok_or_else(|| bad(&format!("the code `{k}` is not a number")))?;
+                let count = n.parse::<f64>().ok().and_then(whole).ok_or_else(|| bad(&format!("the count `{n}` is not a whole number")))?;
+                out.push((code as i64, count));
+            }
+            Ok(out)
+        }
+        other => Err(bad(&format!("found {}", super::kind_of(other)))),
+    }
+}
+
 /// The figures of `*_summary.json`.
 pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<PeerSummary, ParseError> {
     let mut figures = Vec::new();
-    let distributions: [(&str, Quantity, &str, Reproducibility); 3] = [
-        ("ttft_s", Quantity::Ttft, "`ttft_s` of the requests without an error", Reproducibility::Exact),
-        ("end_to_end_latency_s", Quantity::E2e, "`end_to_end_latency_s` of the requests without an error", Reproducibility::Exact),
+    let distributions: [(&str, Quantity, PeerUnit, &str, Reproducibility); 6] = [
+        ("ttft_s", Quantity::Ttft, PeerUnit::S, "`ttft_s` of the requests without an error", Reproducibility::Exact),
+        (
+            "end_to_end_latency_s",
+            Quantity::E2e,
+            PeerUnit::S,
+            "`end_to_end_latency_s` of the requests without an error",
+            Reproducibility::Exact,
+        ),
         (
             "inter_token_latency_s",
             Quantity::TimePerOutputToken,
+            PeerUnit::S,
             "`inter_token_latency_s` (Σ chunk gaps incl. TTFT / output tokens) of the requests without an error",
             Reproducibility::Not(
-                "LLMPerf's per-request ITL needs the chunk times, which its file does not keep".into(),
+                "LLMPerf's per-request ITL needs the time of its last chunk with content, which its file does not keep".into(),
+            ),
+        ),
+        (
+            "number_input_tokens",
+            Quantity::InputTokens,
+            PeerUnit::Count,
+            "`number_input_tokens` of the requests without an error",
+            Reproducibility::Exact,
+        ),
+        (
+            "number_output_tokens",
+            Quantity::OutputTokens,
+            PeerUnit::Count,
+            "`number_output_tokens` (its tokenizer's count of the generated text) of the requests without an error",
+            Reproducibility::Exact,
+        ),
+        (
+            "request_output_throughput_token_per_s",
+            Quantity::RequestOutputRate,
+            PeerUnit::TokensPerSecond,
+            "`request_output_throughput_token_per_s` (streamed chunks with content / E2E) of the requests without an error",
+            Reproducibility::Not(
+                "LLMPerf divides the number of streamed chunks with content (not tokens) by the E2E; its file keeps no chunk count"
+                    .into(),
             ),
         ),
     ];
-    for (metric, quantity, sample, reproducibility) in distributions {
+    for (metric, quantity, unit, sample, reproducibility) in distributions {
         let prefix = format!("results_{metric}_");
         for (key, v) in map {
             let Some(rest) = key.strip_prefix(&prefix) else { continue };
@@ -183,18 +259,21 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Max => "maximum".to_string(),
                 Stat::Std { .. } => "std (pandas, ddof 1)".to_string(),
                 Stat::Percentile { p, .. } => format!("quantile {} (pandas, linear interpolation)", crate::format::trim_num(p / 100.0)),
-                Stat::Value => String::new(),
+                Stat::Value | Stat::Sum => String::new(),
             };
             figures.push(PeerFigure {
                 tool_key: key.clone(),
                 quantity,
                 stat,
                 value,
-                unit: PeerUnit::S,
+                unit,
                 how: format!("{words} of {sample}"),
                 empty_as_zero: false,
                 reproducibility: reproducibility.clone(),
                 duration: Default::default(),
+                error_code: None,
+                over: Default::default(),
+                missing_as_zero: false,
             });
         }
     }
@@ -209,6 +288,40 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             figures.push(PeerFigure::exact_value(key.to_string(), quantity, value, unit, how));
         }
     }
+    if let Some(v) = map.get("results_error_code_frequency") {
+        for (code, count) in error_code_frequency(v).map_err(|e| e.field("results_error_code_frequency"))? {
+            let mut f = PeerFigure::exact_value(
+                format!("results_error_code_frequency[{code}]"),
+                Quantity::FailuresWithCode,
+                count,
+                PeerUnit::Count,
+                format!("requests with error code {code}"),
+            );
+            f.error_code = Some(code);
+            figures.push(f);
+        }
+    }
+    const RUN_TIME: &str = "LLMPerf divides by its run's wall-clock time (`end_time − start_time` around every request), which it \
+         does not save; the individual responses carry no timestamps";
+    let rates: [(&str, Quantity, PeerUnit, &str); 2] = [
+        (
+            "results_mean_output_throughput_token_per_s",
+            Quantity::OutputThroughput,
+            PeerUnit::TokensPerSecond,
+            "Σ `number_output_tokens` of the requests without an error / the run's wall-clock time",
+        ),
+        (
+            "results_num_completed_requests_per_min",
+            Quantity::RequestThroughput,
+            PeerUnit::PerMinute,
+            "requests without an error / the run's wall-clock time × 60",
+        ),
+    ];
+    for (key, quantity, unit, how) in rates {
+        if let Some(value) = map.get(key).and_then(super::number).filter(|v| v.is_finite()) {
+            figures.push(PeerFigure::not_reproducible(key.to_string(), quantity, Stat::Value, value, unit, how, RUN_TIME));
+        }
+    }
     figures.sort_by_key(PeerFigure::order);
     let concurrency = map.get("num_concurrent_requests").and_then(Value::as_u64).map(|v| v as u32);
     let conditions = Conditions {
@@ -218,5 +331,5 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
         ..Conditions::default()
     };
     let attempts = map.get("results_num_requests_started").and_then(Value::as_u64);
-    Ok(PeerSummary { detected, figures, conditions, attempts, duration_s: None })
+    Ok(PeerSummary { detected, figures, conditions, attempts, successes: None, duration_s: None })
 }

@@ -27,7 +27,7 @@ mod llmperf;
 mod refuse;
 mod vllm;
 
-pub use crate::trace::peer::{PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+pub use crate::trace::peer::{Over, PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
 pub use crate::reproduce::{reproduce, resolution_note, ReproRow};
 
 use serde::{Deserialize, Serialize};
@@ -211,8 +211,8 @@ impl Imported {
 }
 
 /// The tool's own figures read from a separate aggregate file (AIPerf's
-/// `profile_export_aiperf.json`, LLMPerf's `*_summary.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `profile_export_aiperf.json`, GenAI-Perf's `profile_export_genai_perf.json`, LLMPerf's `*_summary.json`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct PeerSummary {
     pub detected: Detected,
     pub figures: Vec<PeerFigure>,
@@ -220,6 +220,9 @@ pub struct PeerSummary {
     pub conditions: Conditions,
     /// How many attempts the summary counts, to check it belongs to the trace.
     pub attempts: Option<u64>,
+    /// How many complete successes it counts, when it counts only those (GenAI-Perf's
+    /// `request_count`), for the same check.
+    pub successes: Option<u64>,
     /// The run's duration when the summary states it.
     pub duration_s: Option<f64>,
 }
@@ -265,6 +268,7 @@ fn summary_of(peer: &PeerFile) -> Option<Result<PeerSummary, ParseError>> {
         PeerFile::Json(d, Json::Aggregate(map)) => match d.tool {
             PeerTool::Aiperf => Some(aiperf::summary(d.clone(), map)),
             PeerTool::Llmperf => Some(llmperf::summary(d.clone(), map)),
+            PeerTool::GenaiPerf => Some(genai_perf::summary(d.clone(), map)),
             _ => None,
         },
         _ => None,
@@ -321,7 +325,8 @@ pub fn import(file: &str, text: &str) -> Result<Imported, ParseError> {
     }
 }
 
-/// Reads the tool's own figures from an aggregate file (AIPerf's `profile_export_aiperf.json`,
+/// Reads the tool's own figures from an aggregate file (AIPerf's `profile_export_aiperf.json`, GenAI-Perf's
+/// `profile_export_genai_perf.json`,
 /// LLMPerf's `*_summary.json`), to attach to the trace imported from the matching per-request
 /// file with [`attach_summary`].
 pub fn peer_figures_from_aggregate(file: &str, text: &str) -> Result<PeerSummary, ParseError> {
@@ -342,7 +347,8 @@ pub fn peer_figures_from_aggregate(file: &str, text: &str) -> Result<PeerSummary
         (None, other) => {
             let d = other.detected();
             Err(ParseError::new(format!(
-                "expected a tool's summary (AIPerf profile_export_aiperf.json or LLMPerf *_summary.json); this looks like {} ({})",
+                "expected a tool's summary (AIPerf profile_export_aiperf.json, GenAI-Perf profile_export_genai_perf.json or LLMPerf \
+                 *_summary.json); this looks like {} ({})",
                 describe(d),
                 d.evidence
             )))
@@ -388,6 +394,19 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
         if n != measured {
             trace.warnings.push(format!(
                 "the summary counts {n} requests but the per-request file holds {measured} measured attempts: are they from the same run?"
+            ));
+        }
+    }
+    if let Some(n) = summary.successes {
+        let succeeded = trace
+            .attempts
+            .iter()
+            .filter(|a| a.phase == crate::trace::Phase::Measure && a.outcome.is_success())
+            .count() as u64;
+        if n != succeeded {
+            trace.warnings.push(format!(
+                "the summary counts {n} requests it kept but the per-request file holds {succeeded} complete successes: are they \
+                 from the same run?"
             ));
         }
     }
@@ -866,7 +885,7 @@ fn refuse_aggregate(d: &Detected, value: &Map<String, Value>) -> ParseError {
             .to_string(),
         PeerTool::GenaiPerf => "this is GenAI-Perf's aggregate profile_export_genai_perf.json: summary statistics only, no attempts. \
              Upload profile_export.json from the same artifacts folder instead (GenAI-Perf's per-request export: one entry per \
-             request with its response timestamps)"
+             request with its response timestamps); this file can then be added beside it as GenAI-Perf's own figures"
             .to_string(),
         PeerTool::Llmperf => llmperf::refusal(value),
         PeerTool::Sglang => refuse::sglang_aggregate(1).1,
@@ -986,6 +1005,24 @@ pub(crate) fn classify_failure(message: &str, http_status: Option<i64>, got_toke
     }
     let trimmed = message.trim();
     let last_line = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    // httpx's `raise_for_status` (guidellm's client): "Server error '500 Internal Server Error'
+    // for url '…'", "Client error '429 Too Many Requests' for url '…'".
+    for prefix in ["Server error '", "Client error '"] {
+        if let Some(rest) = trimmed.split(prefix).nth(1) {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(status @ 400..=599) = digits.parse::<u16>() {
+                return Outcome::HttpError { status };
+            }
+        }
+    }
+    // aiohttp's `ClientResponseError: 429, message='Too Many Requests', …` (vLLM's and SGLang's
+    // benchmark clients keep the traceback's last line).
+    if let Some(rest) = last_line.split("ClientResponseError: ").nth(1) {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(status @ 400..=599) = digits.parse::<u16>() {
+            return Outcome::HttpError { status };
+        }
+    }
     const REASONS: [(&str, u16); 15] = [
         ("Bad Request", 400),
         ("Unauthorized", 401),

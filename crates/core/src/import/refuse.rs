@@ -4,7 +4,6 @@
 use serde_json::{Map, Value};
 
 use super::{Content, Detected, PeerTool};
-use crate::error::ParseError;
 
 pub(crate) use crate::parse::{binary_error, bytes_not_text, not_text};
 

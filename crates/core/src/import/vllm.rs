@@ -412,6 +412,9 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
             empty_as_zero: true,
             reproducibility,
             duration: Default::default(),
+            error_code: None,
+            over: Default::default(),
+            missing_as_zero: false,
         });
     }
     let counts: [(&str, Quantity, PeerUnit, &str); 5] = [
@@ -431,6 +434,85 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
             out.push(PeerFigure::exact_value(key.to_string(), quantity, value, unit, how));
         }
     }
+    let sums: [(&str, Quantity, &str); 2] = [
+        ("total_input_tokens", Quantity::InputTokens, "Σ prompt tokens (`input_lens`) of the successful requests"),
+        ("total_output_tokens", Quantity::OutputTokens, "Σ output tokens (`output_lens`) of the successful requests"),
+    ];
+    for (key, quantity, how) in sums {
+        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
+            let mut f = PeerFigure::exact_value(key.to_string(), quantity, value, PeerUnit::Count, how);
+            f.stat = Stat::Sum;
+            f.empty_as_zero = true;
+            out.push(f);
+        }
+    }
+    let rates: [(&str, Quantity, PeerUnit, &str, Reproducibility); 3] = [
+        (
+            "total_token_throughput",
+            Quantity::TotalTokenThroughput,
+            PeerUnit::TokensPerSecond,
+            "(Σ input + Σ output tokens of the successful requests) / duration",
+            Reproducibility::Exact,
+        ),
+        (
+            "input_throughput",
+            Quantity::InputThroughput,
+            PeerUnit::TokensPerSecond,
+            "Σ input tokens of the successful requests / duration",
+            Reproducibility::Exact,
+        ),
+        (
+            "concurrency",
+            Quantity::MeanConcurrency,
+            PeerUnit::Count,
+            "Σ latency of the successful requests / duration",
+            approx("concurrency"),
+        ),
+    ];
+    for (key, quantity, unit, how, reproducibility) in rates {
+        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
+            let mut f = PeerFigure::exact_value(key.to_string(), quantity, value, unit, how);
+            f.reproducibility = reproducibility;
+            out.push(f);
+        }
+    }
+    let not: [(&str, Quantity, PeerUnit, &str, &str); 4] = [
+        (
+            "duration",
+            Quantity::RunDuration,
+            PeerUnit::S,
+            "the benchmark's own clock, from before the first request is sent to after the last one ends",
+            "the tool times the run itself; this is the duration every rate above divides by (the trace's window), not \
+             something the per-request data gives",
+        ),
+        (
+            "max_output_tokens_per_s",
+            Quantity::OutputThroughput,
+            PeerUnit::TokensPerSecond,
+            "the most output tokens finished in any one second of the run",
+            "it needs the wall-clock time of every token, which the file does not keep",
+        ),
+        (
+            "max_concurrent_requests",
+            Quantity::MeanConcurrency,
+            PeerUnit::Count,
+            "the most requests in flight in any one second of the run",
+            "it needs each request's start and end on the run's clock, which the file does not keep",
+        ),
+        (
+            "total_output_tokens_retokenized",
+            Quantity::OutputTokens,
+            PeerUnit::Count,
+            "Σ tokens of the generated texts, tokenized again by the benchmark",
+            "it tokenizes the generated text, which Trace Lab never keeps",
+        ),
+    ];
+    for (key, quantity, unit, how, why) in not {
+        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
+            let stat = if key.starts_with("max_") { Stat::Max } else if key.starts_with("total_") { Stat::Sum } else { Stat::Value };
+            out.push(PeerFigure::not_reproducible(key.to_string(), quantity, stat, value, unit, how, why));
+        }
+    }
     // Older versions wrote the key with a stray colon.
     for key in ["request_goodput", "request_goodput:"] {
         if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
@@ -444,6 +526,9 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
                 empty_as_zero: false,
                 reproducibility: Reproducibility::Not("the SLOs given to --goodput are not saved in the file".into()),
                 duration: Default::default(),
+                error_code: None,
+                over: Default::default(),
+                missing_as_zero: false,
             });
         }
     }

@@ -50,6 +50,34 @@ pub enum Quantity {
     OutputThroughput,
     /// Requests per second that met the tool's own SLOs (needs the SLOs, which tools do not save).
     Goodput,
+    /// Per success: its input (prompt) tokens, as the tool counted them.
+    InputTokens,
+    /// Per success: its output tokens, as the tool counted them.
+    OutputTokens,
+    /// Per success: its output tokens / its own duration (LLMPerf's per-request throughput).
+    RequestOutputRate,
+    /// Input tokens of the successes / the run's duration.
+    InputThroughput,
+    /// Input + output tokens of the successes / the run's duration.
+    TotalTokenThroughput,
+    /// Σ E2E of the successes / the run's duration: requests in flight on average (SGLang's
+    /// `concurrency`).
+    MeanConcurrency,
+    /// Failures with one error code (the figure's `error_code`): an HTTP status, or the code the
+    /// tool wrote (LLMPerf's `error_code`, kept in the attempt's detail as `error_code N`).
+    FailuresWithCode,
+    /// The run's duration as the tool timed it.
+    RunDuration,
+    /// Request start → its last output token (the last stream event): GenAI-Perf's
+    /// `request_latency`, which stops at the last response with content, not at `[DONE]`.
+    ToLastToken,
+    /// Every request sent, failures included, / the run's duration (GenAI-Perf's
+    /// `request_throughput` counts the requests it dropped from every other statistic).
+    AttemptThroughput,
+    /// Failures that are not cancellations (guidellm's `errored`).
+    Errored,
+    /// Per request: input + output tokens (guidellm's `total_token_count`).
+    TotalTokens,
 }
 
 impl Quantity {
@@ -70,6 +98,18 @@ impl Quantity {
             Quantity::RequestThroughput => "request_throughput",
             Quantity::OutputThroughput => "output_throughput",
             Quantity::Goodput => "goodput",
+            Quantity::InputTokens => "input_tokens",
+            Quantity::OutputTokens => "output_tokens",
+            Quantity::RequestOutputRate => "request_output_rate",
+            Quantity::InputThroughput => "input_throughput",
+            Quantity::TotalTokenThroughput => "total_token_throughput",
+            Quantity::MeanConcurrency => "mean_concurrency",
+            Quantity::FailuresWithCode => "failures_code",
+            Quantity::RunDuration => "duration",
+            Quantity::ToLastToken => "to_last_token",
+            Quantity::AttemptThroughput => "attempt_throughput",
+            Quantity::Errored => "errored",
+            Quantity::TotalTokens => "total_tokens",
         }
     }
 
@@ -99,6 +139,18 @@ impl Quantity {
             Quantity::RequestThroughput => Text::new("request throughput", "请求吞吐"),
             Quantity::OutputThroughput => Text::new("output token throughput", "输出 token 吞吐"),
             Quantity::Goodput => Text::new("goodput (the tool's SLOs)", "goodput（工具自己的 SLO）"),
+            Quantity::InputTokens => Text::new("input tokens per request", "每请求输入 token"),
+            Quantity::OutputTokens => Text::new("output tokens per request", "每请求输出 token"),
+            Quantity::RequestOutputRate => Text::new("output tokens per second of each request", "每请求的输出 token 速率"),
+            Quantity::InputThroughput => Text::new("input token throughput", "输入 token 吞吐"),
+            Quantity::TotalTokenThroughput => Text::new("total token throughput", "总 token 吞吐"),
+            Quantity::MeanConcurrency => Text::new("mean requests in flight", "平均在途请求数"),
+            Quantity::FailuresWithCode => Text::new("failures with this error code", "该错误码的失败次数"),
+            Quantity::RunDuration => Text::new("run duration", "运行时长"),
+            Quantity::ToLastToken => Text::new("latency to the last token", "到末 token 的时延"),
+            Quantity::AttemptThroughput => Text::new("requests sent per second (failures included)", "每秒发出的请求（含失败）"),
+            Quantity::Errored => Text::new("errored (not cancelled)", "出错（非取消）"),
+            Quantity::TotalTokens => Text::new("input + output tokens per request", "每请求输入加输出 token"),
         }
     }
 
@@ -118,6 +170,11 @@ impl Quantity {
                 | Quantity::TimePerOutputToken
                 | Quantity::ItlPerRequestTokenWeighted
                 | Quantity::TpotFromStartTokenWeighted
+                | Quantity::InputTokens
+                | Quantity::OutputTokens
+                | Quantity::RequestOutputRate
+                | Quantity::ToLastToken
+                | Quantity::TotalTokens
         )
     }
 }
@@ -146,6 +203,8 @@ pub enum Stat {
     Max,
     /// The p-th percentile, 0 < p ≤ 100.
     Percentile { p: f64, method: PeerPercentile },
+    /// The sum over the sample (vLLM's `total_input_tokens`).
+    Sum,
 }
 
 impl Stat {
@@ -157,6 +216,7 @@ impl Stat {
             Stat::Std { .. } => "std".into(),
             Stat::Min => "min".into(),
             Stat::Max => "max".into(),
+            Stat::Sum => "sum".into(),
             Stat::Percentile { p, .. } => format!("p{}", trim_num(p).replace('.', "_")),
         }
     }
@@ -172,6 +232,8 @@ pub enum PeerUnit {
     /// A share, 0–1.
     Ratio,
     PerSecond,
+    /// Requests per minute (LLMPerf's `results_num_completed_requests_per_min`).
+    PerMinute,
     TokensPerSecond,
 }
 
@@ -183,6 +245,7 @@ impl PeerUnit {
             PeerUnit::Count => "",
             PeerUnit::Ratio => "",
             PeerUnit::PerSecond => "/s",
+            PeerUnit::PerMinute => "/min",
             PeerUnit::TokensPerSecond => "tokens/s",
         }
     }
@@ -239,6 +302,63 @@ pub enum RateSpan {
     /// guidellm's `requests_per_second` mean (its rate distribution over the measured window,
     /// whose duration-weighted mean is the requests ending in the window / the window).
     EndsInWindow,
+    /// First start → last output token over the complete successes of the measured phase:
+    /// GenAI-Perf's benchmark duration (min request timestamp → max last-response timestamp of the
+    /// requests it kept).
+    SuccessSpanToLastToken,
+    /// For a mean concurrency: each attempt's time inside the trace's window, summed, / the
+    /// window (guidellm's `request_concurrency` mean over its measured window).
+    OverlapWithWindow,
+}
+
+/// Which attempts a figure's sample covers. Every tool summarises its complete successes; guidellm
+/// also prints each figure over its errored and incomplete requests, and over all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Over {
+    #[default]
+    Successes,
+    /// Failures that are not cancellations.
+    Errored,
+    Cancelled,
+    /// Every attempt of the measured phase.
+    All,
+}
+
+impl Over {
+    fn is_successes(&self) -> bool {
+        *self == Over::Successes
+    }
+
+    /// Whether an attempt with this outcome belongs to the sample.
+    pub fn admits(self, outcome: crate::trace::Outcome) -> bool {
+        use crate::trace::Outcome;
+        match self {
+            Over::Successes => outcome.is_success(),
+            Over::Errored => !outcome.is_success() && outcome != Outcome::Cancelled,
+            Over::Cancelled => outcome == Outcome::Cancelled,
+            Over::All => true,
+        }
+    }
+
+    /// "errored", "cancelled", "all"; empty for successes.
+    pub fn code(self) -> &'static str {
+        match self {
+            Over::Successes => "",
+            Over::Errored => "errored",
+            Over::Cancelled => "cancelled",
+            Over::All => "all",
+        }
+    }
+
+    fn words(self) -> Option<Text> {
+        match self {
+            Over::Successes => None,
+            Over::Errored => Some(Text::new("errored requests", "出错的请求")),
+            Over::Cancelled => Some(Text::new("cancelled requests", "取消的请求")),
+            Over::All => Some(Text::new("all requests", "全部请求")),
+        }
+    }
 }
 
 impl RateSpan {
@@ -267,6 +387,16 @@ pub struct PeerFigure {
     /// For a rate: the duration it divides by.
     #[serde(default, skip_serializing_if = "RateSpan::is_window")]
     pub duration: RateSpan,
+    /// For [`Quantity::FailuresWithCode`]: the code counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+    /// Which attempts the sample covers (the complete successes unless said).
+    #[serde(default, skip_serializing_if = "Over::is_successes")]
+    pub over: Over,
+    /// A value an attempt lacks counts as 0 in the tool's sample (guidellm's `or 0.0`), rather
+    /// than leaving the attempt out.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub missing_as_zero: bool,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -286,28 +416,72 @@ impl PeerFigure {
             empty_as_zero: false,
             reproducibility: Reproducibility::Exact,
             duration: RateSpan::Window,
+            error_code: None,
+            over: Over::Successes,
+            missing_as_zero: false,
+        }
+    }
+
+    /// A figure the file does not let us recompute, with the reason.
+    pub(crate) fn not_reproducible(
+        tool_key: String,
+        quantity: Quantity,
+        stat: Stat,
+        value: f64,
+        unit: PeerUnit,
+        how: impl Into<String>,
+        why: impl Into<String>,
+    ) -> PeerFigure {
+        PeerFigure {
+            tool_key,
+            quantity,
+            stat,
+            value,
+            unit,
+            how: how.into(),
+            empty_as_zero: false,
+            reproducibility: Reproducibility::Not(why.into()),
+            duration: RateSpan::Window,
+            error_code: None,
+            over: Over::Successes,
+            missing_as_zero: false,
         }
     }
 
     /// A stable code for the row: `ttft_p99`, `e2e_mean`, `successes`.
     pub fn key(&self) -> String {
         let stat = self.stat.code();
-        if stat.is_empty() {
-            self.quantity.code().to_string()
-        } else {
-            format!("{}_{stat}", self.quantity.code())
+        if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
+            return format!("failures_code_{code}");
+        }
+        let key = if stat.is_empty() { self.quantity.code().to_string() } else { format!("{}_{stat}", self.quantity.code()) };
+        match self.over {
+            Over::Successes => key,
+            over => format!("{key}_{}", over.code()),
         }
     }
 
-    /// "P99 TTFT", "Mean E2E", "complete successes".
+    /// "P99 TTFT", "Mean E2E", "complete successes"; "P99 TTFT (errored requests)".
     pub fn label(&self) -> Text {
+        let label = self.label_of_successes();
+        match self.over.words() {
+            None => label,
+            Some(w) => Text::new(format!("{} ({})", label.en, w.en), format!("{}（{}）", label.zh, w.zh)),
+        }
+    }
+
+    fn label_of_successes(&self) -> Text {
         let name = self.quantity.name();
+        if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
+            return Text::new(format!("failures with error code {code}"), format!("错误码 {code} 的失败次数"));
+        }
         let (en, zh) = match self.stat {
             Stat::Value => return name,
             Stat::Mean => ("Mean".to_string(), "均值".to_string()),
             Stat::Std { ddof } => (format!("Std (ddof {ddof})"), format!("标准差（ddof {ddof}）")),
             Stat::Min => ("Min".into(), "最小".into()),
             Stat::Max => ("Max".into(), "最大".into()),
+            Stat::Sum => ("Total".into(), "总计".into()),
             Stat::Percentile { p, .. } => {
                 let label = percentile_label(p);
                 (label.clone(), label)
@@ -316,9 +490,13 @@ impl PeerFigure {
         Text::new(format!("{en} {}", name.en), format!("{} {zh}", name.zh))
     }
 
-    /// Shown among the few rows a panel shows first: P50, P99 and mean of the latencies, and
-    /// the counts.
+    /// Shown among the few rows a panel shows first: P50, P99 and mean of the latencies over the
+    /// successes, and the counts.
     pub fn is_headline(&self) -> bool {
+        // Per-status rows (guidellm's errored, incomplete, total) stay below the fold.
+        if self.over != Over::Successes {
+            return false;
+        }
         match self.stat {
             Stat::Value => true,
             Stat::Mean => self.quantity.is_distribution(),
@@ -327,22 +505,35 @@ impl PeerFigure {
         }
     }
 
-    /// Reading order: counts, then TTFT, ITL, TPOT, E2E; within each mean, median, percentiles, std.
-    pub fn order(&self) -> (u8, u8, i64) {
+    /// Reading order: counts, then TTFT, ITL, TPOT, E2E; within each, by the requests it
+    /// covers, then mean, median, percentiles, std.
+    pub fn order(&self) -> (u8, u8, u8, i64) {
         let q = match self.quantity {
             Quantity::Attempts => 0,
             Quantity::Successes => 1,
-            Quantity::Failures => 2,
+            Quantity::Failures | Quantity::Errored => 2,
+            Quantity::FailuresWithCode => 2,
             Quantity::Cancelled => 3,
             Quantity::ErrorRate => 4,
             Quantity::Ttft => 5,
             Quantity::Ttst => 6,
             Quantity::EventGap => 7,
             Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted => 8,
-            Quantity::E2e => 9,
-            Quantity::RequestThroughput => 10,
+            Quantity::E2e | Quantity::ToLastToken => 9,
+            Quantity::RequestThroughput | Quantity::AttemptThroughput => 10,
             Quantity::OutputThroughput => 11,
             Quantity::Goodput => 12,
+            Quantity::InputThroughput | Quantity::TotalTokenThroughput | Quantity::MeanConcurrency | Quantity::RunDuration => 13,
+            Quantity::RequestOutputRate => 14,
+            Quantity::InputTokens => 15,
+            Quantity::OutputTokens => 16,
+            Quantity::TotalTokens => 17,
+        };
+        let over = match self.over {
+            Over::Successes => 0,
+            Over::Errored => 1,
+            Over::Cancelled => 2,
+            Over::All => 3,
         };
         let (s, p) = match self.stat {
             Stat::Value => (0, 0),
@@ -351,7 +542,9 @@ impl PeerFigure {
             Stat::Min => (3, 0),
             Stat::Max => (4, 0),
             Stat::Std { .. } => (5, 0),
+            Stat::Sum => (6, 0),
         };
-        (q, s, p)
+        let p = if self.quantity == Quantity::FailuresWithCode { self.error_code.unwrap_or(0) } else { p };
+        (q, over, s, p)
     }
 }
