@@ -25,8 +25,7 @@ pub fn PeerPanel() -> impl IntoView {
         {move || source().map(|src| {
             let l = lab.lang.get();
             let all = rows.get().unwrap_or_default();
-            let exact = all.iter().filter(|r| r.matches == Some(true)).count();
-            let recomputed = all.iter().filter(|r| r.tool_method.is_some() && r.reproducibility.is_exact()).count();
+            let summary = import::ReproSummary::of(&all);
             view! {
                 <section class="peer" aria-labelledby="peer-h" data-testid="peer-panel">
                     <h2 id="peer-h">{format!("{} — {} {}", tr(l, "peer_title"), src.tool, src.version.clone().unwrap_or_default())}</h2>
@@ -38,7 +37,7 @@ pub fn PeerPanel() -> impl IntoView {
                         view! { <p class="hint" data-testid="peer-none">{tr(l, "peer_no_figures")}</p> }.into_any()
                     } else {
                         view! {
-                            <p data-testid="peer-summary">{format!("{exact} / {recomputed} {}", tr(l, "peer_match"))}</p>
+                            <p data-testid="peer-summary">{format!("{} / {} {}", summary.matching, summary.recomputed, tr(l, "peer_match"))}</p>
                             <div class="table-scroll">
                             <table class="peer-table" data-testid="peer-table">
                                 <thead><tr>
