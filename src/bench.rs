@@ -5,7 +5,7 @@
 //! by the test, so the generator is not in every learner's download.)
 
 use leptos::prelude::*;
-use tracelab_core::{parse::parse_trace, Lang};
+use tracelab_core::{parse::parse_trace, units, Lang};
 
 use crate::state::{Lab, Loaded, Origin};
 
@@ -46,7 +46,7 @@ pub fn BenchPage() -> impl IntoView {
             Ok(t) => t,
             Err(e) => return result.set(serde_json::json!({ "error": e }).to_string()),
         };
-        let mb = text.len() as f64 / 1e6;
+        let mb = units::megabytes(text.len());
         let t0 = now();
         let trace = match parse_trace(&name, &text) {
             Ok(t) => t,
@@ -76,7 +76,7 @@ pub fn BenchPage() -> impl IntoView {
                 "attempts": n,
                 "file_mb": mb,
                 "parse_ms": parse_ms,
-                "parse_mb_per_s": mb / (parse_ms / 1000.0),
+                "parse_mb_per_s": mb / units::s_from_ms(parse_ms),
                 "load_index_metrics_ms": index_ms,
                 "recompute_mean_ms": recompute_ms,
                 "recompute_worst_ms": worst,

@@ -84,7 +84,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("warmup_policy", "Warm-up attempts are", "预热尝试"),
     ("wu_exclude", "excluded (right)", "排除（正确）"),
     ("wu_include", "mixed in (wrong)", "混入统计（错误）"),
-    ("invalid_number", "Not a valid value here; the last good one is kept.", "此处数值无效；保留上一个有效值。"),
+    ("invalid_number", "The last good value is kept.", "保留上一个有效值。"),
     ("reset", "Reset settings and edits", "重置设置和修改"),
     ("metrics", "Metrics", "指标"),
     ("changed", "Since the last edit:", "与上次修改相比："),

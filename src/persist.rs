@@ -4,6 +4,7 @@
 //! Reading is forgiving by design: a corrupt stored value or a mangled link never stops the page
 //! from loading; it is skipped and the learner is told.
 
+use tracelab_core::settings::PAIR_KEYS;
 use tracelab_core::Lang;
 use web_sys::UrlSearchParams;
 
@@ -40,8 +41,6 @@ pub struct Requested {
     pub ignored: Vec<String>,
 }
 
-const SETTING_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"];
-
 fn from_params(params: &UrlSearchParams) -> Requested {
     let get = |k: &str| params.get(k).filter(|v| !v.is_empty());
     let mut ignored = Vec::new();
@@ -60,7 +59,7 @@ fn from_params(params: &UrlSearchParams) -> Requested {
         uploaded: get("uploaded"),
         row: row_number.map(|r| r - 1),
         lang: get("lang").map(|l| Lang::from_tag(&l)),
-        settings: SETTING_KEYS.iter().filter_map(|k| get(k).map(|v| (k.to_string(), v))).collect(),
+        settings: PAIR_KEYS.iter().filter_map(|k| get(k).map(|v| (k.to_string(), v))).collect(),
         notes: None,
     }
 }
@@ -134,7 +133,7 @@ fn parse_stored(raw: &str) -> Option<Requested> {
         .get("settings")?
         .as_object()?
         .iter()
-        .filter(|(k, _)| SETTING_KEYS.contains(&k.as_str()))
+        .filter(|(k, _)| PAIR_KEYS.contains(&k.as_str()))
         .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
         .collect();
     Some(Requested {

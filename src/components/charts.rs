@@ -8,7 +8,8 @@
 use leptos::ev;
 use leptos::prelude::*;
 use tracelab_core::timeline::{in_flight, ttft_points};
-use tracelab_core::{format::trim_num, trace::GPU_UNSUPPORTED, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
+use tracelab_core::format::{axis_label as label, trim_num};
+use tracelab_core::{trace::GPU_UNSUPPORTED, units, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -66,13 +67,6 @@ fn tick_value(v: f64, step: f64) -> f64 {
     let digits = (-step.log10().floor()).max(0.0) as i32;
     let scale = 10f64.powi(digits);
     (v * scale).round() / scale
-}
-
-/// A value for a label: at most three significant decimals, no trailing zeros ("3.827", "100").
-fn label(v: f64) -> String {
-    let digits = if v.abs() >= 100.0 { 0 } else if v.abs() >= 10.0 { 1 } else { 3 };
-    let scale = 10f64.powi(digits);
-    trim_num((v * scale).round() / scale)
 }
 
 /// The chart's width in CSS pixels, followed on resize.
@@ -147,7 +141,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
         let strip = if failures > 0 { 96.0 } else { 0.0 };
         let right = w - 12.0 - strip;
         let n = pts.len();
-        let max_s = pts.last().map_or(0.0, |p| p.ttft_ms / 1000.0).max(s.ttft_threshold_s).max(0.1);
+        let max_s = pts.last().map_or(0.0, |p| units::s_from_ms(p.ttft_ms)).max(s.ttft_threshold_s).max(0.1);
         let yt = ticks(max_s * 1.05, 5);
         let ymax = *yt.last().unwrap_or(&1.0);
         let y = move |v: f64| top + (h - top - bottom) * (1.0 - v / ymax);
@@ -186,7 +180,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                 })}
                 {dots.into_iter().map(|(rank, p, mark, is_selected)| view! {
                     <circle class=format!("dot {}", mark.class()) class:selected=is_selected data-testid="ttft-dot"
-                        data-row=p.row + 1 cx=x(rank as f64) cy=y(p.ttft_ms / 1000.0) r={if is_selected { 6.5 } else if n > 200 { 2.0 } else { 4.5 }} />
+                        data-row=p.row + 1 cx=x(rank as f64) cy=y(units::s_from_ms(p.ttft_ms)) r={if is_selected { 6.5 } else if n > 200 { 2.0 } else { 4.5 }} />
                 }).collect_view()}
                 {(failures > 0).then(|| view! {
                     <g data-testid="no-ttft">
@@ -208,7 +202,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                 {move || {
                     let l = lab.lang.get();
                     let pts = points.get();
-                    let shown: Vec<(usize, f64)> = spread(pts.len()).map(|i| (i + 1, pts[i].ttft_ms / 1000.0)).collect();
+                    let shown: Vec<(usize, f64)> = spread(pts.len()).map(|i| (i + 1, units::s_from_ms(pts[i].ttft_ms))).collect();
                     view! {
                         <table class="alt-table">
                             <thead><tr><th>{tr(l, "rank")}</th><th>{tr(l, "col_ttft")}</th></tr></thead>
@@ -362,8 +356,8 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
         let gpu = &loaded.trace.gpu;
         let t_end = timed.iter().map(|(_, a)| end_of(a)).fold(0.0, f64::max).max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
         let t_start = timed.iter().map(|(_, a)| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|(_, a)| a.intended_start_ms)).fold(0.0, f64::min);
-        let xt = ticks((t_end - t_start) / 1000.0, 8);
-        let span = xt.last().copied().unwrap_or(1.0) * 1000.0;
+        let xt = ticks(units::s_from_ms(t_end - t_start), 8);
+        let span = units::ms_from_s(xt.last().copied().unwrap_or(1.0));
         let labels = timed.len() <= 40;
         let (left, right) = (if labels { 64.0 } else { 46.0 }, w - 14.0);
         let x = move |ms: f64| left + (right - left) * (ms - t_start) / span;
@@ -395,14 +389,14 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
             ids.dedup();
             ids
         };
-        let gy = move |pct: f64| gpu_top + gpu_h * (1.0 - pct.clamp(0.0, 100.0) / 100.0);
+        let gy = move |pct: f64| gpu_top + gpu_h * (1.0 - units::share_from_percent(pct.clamp(0.0, 100.0)));
         let lanes: Vec<(u32, String, String)> = gpu_ids
             .iter()
             .map(|id| {
                 let line = |f: &dyn Fn(&tracelab_core::GpuSample) -> Option<f64>| {
                     gpu.iter().filter(|g| g.gpu == *id).filter_map(|g| f(g).map(|v| format!("{},{}", x(g.t_ms), gy(v)))).collect::<Vec<_>>().join(" ")
                 };
-                (*id, line(&|g| Some(g.util_pct)), line(&|g| (g.mem_total_mib > 0.0).then(|| 100.0 * g.mem_used_mib / g.mem_total_mib)))
+                (*id, line(&|g| Some(g.util_pct)), line(&|g| g.mem_used_pct()))
             })
             .collect();
         Some(view! {
@@ -410,8 +404,8 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                 aria-label=tr(l, "run_chart_alt")>
                 <text class="axis-title" x=4 y=14>{tr(l, if labels { "run_rows" } else { "run_rows_many" })}</text>
                 {xt.iter().map(|v| view! {
-                    <line class="grid" x1=x(t_start + v * 1000.0) x2=x(t_start + v * 1000.0) y1=top y2=axis />
-                    <text class="tick" x=x(t_start + v * 1000.0) y=axis + 14.0 text-anchor="middle">{label(t_start / 1000.0 + v)}</text>
+                    <line class="grid" x1=x(t_start + units::ms_from_s(*v)) x2=x(t_start + units::ms_from_s(*v)) y1=top y2=axis />
+                    <text class="tick" x=x(t_start + units::ms_from_s(*v)) y=axis + 14.0 text-anchor="middle">{label(units::s_from_ms(t_start) + v)}</text>
                 }).collect_view()}
                 <text class="axis-title" x=right y=h - 4.0 text-anchor="end">{tr(l, "s_axis")}</text>
                 {rows.iter().enumerate().map(|(k, (i, a))| {

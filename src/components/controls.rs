@@ -4,40 +4,44 @@
 
 use leptos::prelude::*;
 use tracelab_core::{
-    Comparison, FailureDenominator, Lang, MissingTtft, PercentileMethod, Settings, WarmupPolicy,
+    units, Comparison, FailureDenominator, Lang, MissingTtft, PercentileMethod, Settings, Text, WarmupPolicy,
 };
 
 use crate::i18n::tr;
 use crate::state::use_lab;
 
-/// A number box that accepts a value only when it parses and passes `valid`, and is left alone
-/// while it already shows the current value (so typing "0." on the way to "0.5" is not undone).
+/// A number box for one setting, named by its permalink key (`t`, `w`, `cost`, `p`). The core
+/// reads what is typed ([`Settings::with_typed`]: a time to the trace's microsecond, then
+/// [`Settings::validate`]) and says why a value is refused, in the page's language; the last good
+/// value stays in force. The box is left alone while it already shows the current value (so
+/// typing "0." on the way to "0.5" is not undone).
 #[component]
 fn NumberField(
     id: &'static str,
     label: &'static str,
+    key: &'static str,
     value: Signal<Option<f64>>,
-    set: Callback<f64>,
-    valid: fn(f64) -> bool,
     #[prop(default = "0.05")] step: &'static str,
 ) -> impl IntoView {
     let lab = use_lab();
     let input = NodeRef::<leptos::html::Input>::new();
-    let invalid = RwSignal::new(false);
+    let refused = RwSignal::new(None::<Text>);
     Effect::new(move |_| {
         let v = value.get();
         if let Some(el) = input.get() {
-            if el.value().trim().parse::<f64>().ok() != v {
+            if units::parse_number(&el.value()).ok() != v {
                 el.set_value(&v.map(|v| v.to_string()).unwrap_or_default());
             }
         }
     });
-    let accept = move |raw: String| match raw.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && valid(v) => {
-            invalid.set(false);
-            set.run(v);
+    let accept = move |raw: String| match lab.settings.with_untracked(|s| s.with_typed(key, &raw)) {
+        Ok(next) => {
+            refused.set(None);
+            if let Some(next) = next {
+                lab.settings.set(next);
+            }
         }
-        _ => invalid.set(!raw.trim().is_empty()),
+        Err(e) => refused.set(Some(e.message)),
     };
     view! {
         <label for=id>{move || tr(lab.lang.get(), label)}</label>
@@ -48,11 +52,14 @@ fn NumberField(
             type="number"
             step=step
             min="0"
-            aria-invalid=move || invalid.get().to_string()
+            aria-invalid=move || refused.with(Option::is_some).to_string()
             on:input=move |e| accept(event_target_value(&e))
             on:change=move |e| accept(event_target_value(&e))
         />
-        {move || invalid.get().then(|| view! { <p class="field-error" role="alert">{tr(lab.lang.get(), "invalid_number")}</p> })}
+        {move || refused.get().map(|why| {
+            let l = lab.lang.get();
+            view! { <p class="field-error" role="alert" data-testid=format!("{id}-error")>{format!("{} {}", why.get(l), tr(l, "invalid_number"))}</p> }
+        })}
     }
 }
 
@@ -94,7 +101,6 @@ pub fn Controls() -> impl IntoView {
     let lang = lab.lang;
     let s = lab.settings;
     let threshold = Signal::derive(move || Some(s.with(|s| s.ttft_threshold_s)));
-    let set_threshold = Callback::new(move |v: f64| s.update(|s| s.ttft_threshold_s = v));
     let reset = move |_| {
         if let Some(l) = lab.loaded.get_untracked() {
             lab.load(l, &[]);
@@ -115,26 +121,22 @@ pub fn Controls() -> impl IntoView {
                     aria-label=move || tr(lang.get(), "threshold")
                     prop:value=move || s.with(|s| s.ttft_threshold_s).to_string()
                     on:input=move |e| {
-                        if let Ok(v) = event_target_value(&e).parse::<f64>() {
-                            set_threshold.run(v);
+                        if let Ok(Some(next)) = s.with_untracked(|s| s.with_typed("t", &event_target_value(&e))) {
+                            s.set(next);
                         }
                     }
                 />
-                <NumberField id="threshold-input" label="threshold" value=threshold set=set_threshold valid={|v| v >= 0.0} />
+                <NumberField id="threshold-input" label="threshold" key="t" value=threshold />
                 {choice("comparison", "comparison",
                     vec![(Comparison::Le, "le", "le_option"), (Comparison::Lt, "lt", "lt_option")],
                     |s| s.comparison, |s, v| s.comparison = v)}
             </fieldset>
             <fieldset>
                 <legend>{move || tr(lang.get(), "window_cost")}</legend>
-                <NumberField id="window-input" label="window_s"
-                    value=Signal::derive(move || s.with(|s| s.window_s))
-                    set=Callback::new(move |v| s.update(|s| s.window_s = Some(v)))
-                    valid={|v| v > 0.0} step="1" />
-                <NumberField id="cost-input" label="cost"
-                    value=Signal::derive(move || s.with(|s| s.window_cost))
-                    set=Callback::new(move |v| s.update(|s| s.window_cost = Some(v)))
-                    valid={|v| v >= 0.0} step="0.01" />
+                <NumberField id="window-input" label="window_s" key="w"
+                    value=Signal::derive(move || s.with(|s| s.window_s)) step="1" />
+                <NumberField id="cost-input" label="cost" key="cost"
+                    value=Signal::derive(move || s.with(|s| s.window_cost)) step="0.01" />
                 <label for="currency-input">{move || tr(lang.get(), "currency")}</label>
                 <input
                     id="currency-input"
@@ -155,10 +157,8 @@ pub fn Controls() -> impl IntoView {
                         (PercentileMethod::Higher, "higher", "pm_higher"),
                     ],
                     |s| s.percentile, |s, v| s.percentile = v)}
-                <NumberField id="p-input" label="p"
-                    value=Signal::derive(move || Some(s.with(|s| s.p)))
-                    set=Callback::new(move |v| s.update(|s| s.p = v))
-                    valid={|v| v > 0.0 && v <= 100.0} step="1" />
+                <NumberField id="p-input" label="p" key="p"
+                    value=Signal::derive(move || Some(s.with(|s| s.p))) step="1" />
             </fieldset>
             <fieldset>
                 <legend>{move || tr(lang.get(), "denominators")}</legend>

@@ -2,7 +2,7 @@
 //! the selected attempt, the running tally a class recomputes, and what-if edits of the row.
 
 use leptos::prelude::*;
-use tracelab_core::{explain, format::trim_num, tally, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
+use tracelab_core::{explain, format::trim_num, tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -68,6 +68,7 @@ pub fn StepPanel() -> impl IntoView {
 fn RowEditor(original: usize, outcome: Outcome, ttft_ms: Option<f64>, quality: Quality) -> impl IntoView {
     let lab = use_lab();
     let lang = lab.lang;
+    let refused = RwSignal::new(None::<tracelab_core::Text>);
     let edit = move |f: Box<dyn FnOnce(&mut RowEdit)>| {
         lab.whatif.update(|w| f(w.edits.entry(original).or_default()));
     };
@@ -87,14 +88,22 @@ fn RowEditor(original: usize, outcome: Outcome, ttft_ms: Option<f64>, quality: Q
                 <label for="edit-ttft">{move || tr(lang.get(), "col_ttft")}</label>
                 <input id="edit-ttft" data-testid="edit-ttft" type="number" min="0" step="0.05"
                     placeholder=move || tr(lang.get(), "missing")
-                    prop:value=ttft_ms.map(|t| trim_num(t / 1000.0)).unwrap_or_default()
+                    aria-invalid=move || refused.with(Option::is_some).to_string()
+                    prop:value=ttft_ms.map(|t| trim_num(units::s_from_ms(t))).unwrap_or_default()
                     on:change=move |e| {
-                        let raw = event_target_value(&e);
-                        let value = raw.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|s| s * 1000.0);
-                        if raw.trim().is_empty() || value.is_some() {
-                            edit(Box::new(move |r| r.ttft_ms = Some(value)));
+                        // The core reads the typed seconds to the trace's microsecond, so a TTFT
+                        // typed as the threshold compares equal to it; empty means "no token came".
+                        match units::parse_seconds_as_ms(&event_target_value(&e)) {
+                            Ok(value) => {
+                                refused.set(None);
+                                edit(Box::new(move |r| r.ttft_ms = Some(value)));
+                            }
+                            Err(why) => refused.set(Some(why)),
                         }
                     } />
+                {move || refused.get().map(|why| view! {
+                    <p class="field-error" role="alert" data-testid="edit-ttft-error" style:grid-column="1 / -1">{why.get(lang.get()).to_string()}</p>
+                })}
                 <label for="edit-quality">{move || tr(lang.get(), "col_quality")}</label>
                 <select id="edit-quality" data-testid="edit-quality" on:change=move |e| {
                     let q = match event_target_value(&e).as_str() { "pass" => Quality::Pass, "fail" => Quality::Fail, _ => Quality::NotEvaluated };

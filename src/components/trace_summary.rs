@@ -2,7 +2,8 @@
 //! A capability the run did not have is shown as "not verified", never filled in.
 
 use leptos::prelude::*;
-use tracelab_core::{format::trim_num, trace::GPU_UNSUPPORTED};
+use tracelab_core::format::trim_num;
+use tracelab_core::trace::{self, GPU_UNSUPPORTED};
 
 use crate::i18n::tr;
 use crate::state::{use_lab, Origin};
@@ -28,7 +29,7 @@ pub fn TraceSummary() -> impl IntoView {
                     };
                     let mut facts: Vec<(&'static str, String)> = vec![
                         ("attempts_label", loaded.attempts.len().to_string()),
-                        ("warmup", loaded.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Warmup).count().to_string()),
+                        ("warmup", trace::warmup_count(&loaded.attempts).to_string()),
                     ];
                     if let Some(m) = &c.model { facts.push(("model", m.clone())); }
                     if let Some(a) = &c.arrival { facts.push(("arrival", a.clone())); }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::text::Text;
+
 /// A problem found while reading a trace. Nothing in the core panics on bad input; every path
 /// ends here with enough detail for a learner to fix the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,16 +68,18 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// A setting that cannot be used (window ≤ 0, negative cost, p outside (0, 100]).
+/// A setting that cannot be used (window ≤ 0, negative cost, p outside (0, 100]), or a value a
+/// learner typed for it that is not a number. The message is in both languages: the lab shows it
+/// under the box, the terminal prints the English one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettingsError {
     pub setting: &'static str,
-    pub message: String,
+    pub message: Text,
 }
 
 impl fmt::Display for SettingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "setting `{}`: {}", self.setting, self.message)
+        write!(f, "setting `{}`: {}", self.setting, self.message.en)
     }
 }
 

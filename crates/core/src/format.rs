@@ -95,12 +95,20 @@ pub fn duration(seconds: f64) -> String {
     format!("{} s", round_to(seconds, 3))
 }
 
+/// A number on a chart's axis: at most three decimals, fewer as it grows, no trailing zeros
+/// ("3.827", "12.5", "100").
+pub fn axis_label(v: f64) -> String {
+    let digits = if v.abs() >= 100.0 { 0 } else if v.abs() >= 10.0 { 1 } else { 3 };
+    round_to(v, digits)
+}
+
 /// "1 failure", "2 failures", "0 failures".
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn round_to(v: f64, digits: i32) -> String {
+/// `v` to `digits` decimals, written without trailing zeros (`round_to(2.0074, 3)` is "2.007").
+pub fn round_to(v: f64, digits: i32) -> String {
     let scale = 10f64.powi(digits);
     trim_num((v * scale).round() / scale)
 }
@@ -137,6 +145,16 @@ pub fn change(c: &Change, lang: Lang) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axis_labels_keep_fewer_decimals_as_numbers_grow() {
+        assert_eq!(axis_label(3.82749), "3.827");
+        assert_eq!(axis_label(0.30000000000000004), "0.3");
+        assert_eq!(axis_label(12.46), "12.5");
+        assert_eq!(axis_label(100.4), "100");
+        assert_eq!(axis_label(-0.0001), "0");
+        assert_eq!(round_to(2.0074, 3), "2.007");
+    }
 
     #[test]
     fn durations_are_never_zero_when_they_are_not() {

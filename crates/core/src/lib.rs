@@ -39,6 +39,7 @@ pub mod tally;
 pub mod text;
 pub mod timeline;
 pub mod trace;
+pub mod units;
 pub mod verdict;
 pub mod whatif;
 pub mod write;

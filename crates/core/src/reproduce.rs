@@ -61,6 +61,23 @@ pub struct ReproRow {
     pub headline: bool,
 }
 
+/// The panel's summary line: of the figures recomputed with the tool's exact method, how many
+/// equal the tool's own ("9 / 10 figures …"). Approximate and unreproducible rows are not counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ReproSummary {
+    /// Rows with a value recomputed by the tool's exact method.
+    pub recomputed: usize,
+    /// Of those, the rows whose value matches the tool's.
+    pub matching: usize,
+}
+
+impl ReproSummary {
+    pub fn of(rows: &[ReproRow]) -> ReproSummary {
+        let exact: Vec<&ReproRow> = rows.iter().filter(|r| r.tool_method.is_some() && r.reproducibility.is_exact()).collect();
+        ReproSummary { recomputed: exact.len(), matching: exact.iter().filter(|r| r.matches == Some(true)).count() }
+    }
+}
+
 /// The samples the tools summarise: the attempts of the measured phase a figure covers (the
 /// complete successes unless it says otherwise), ascending, in ms. The counts cover every
 /// measured attempt.

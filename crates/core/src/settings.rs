@@ -9,6 +9,7 @@ use crate::format::trim_num;
 use crate::percentile::PercentileMethod;
 use crate::text::Text;
 use crate::trace::{Header, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
+use crate::units;
 
 pub use crate::trace::Comparison;
 
@@ -157,38 +158,84 @@ impl Settings {
         s
     }
 
-    /// Refuses settings no figure can be computed with.
+    /// Refuses settings no figure can be computed with, saying why in both languages.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        let bad = |setting, message: String| Err(SettingsError { setting, message });
-        if !(self.ttft_threshold_s.is_finite() && self.ttft_threshold_s >= 0.0) {
-            return bad("threshold", format!("the TTFT threshold must be 0 s or more, got {}", self.ttft_threshold_s));
+        let bad = |setting, en: String, zh: String| Err(SettingsError { setting, message: Text::new(en, zh) });
+        let t = self.ttft_threshold_s;
+        if !(t.is_finite() && t >= 0.0) {
+            return bad("threshold", format!("the TTFT threshold must be 0 s or more, got {t}"), format!("TTFT 门槛必须不小于 0 秒，输入的是 {t}"));
         }
-        if self.ttft_threshold_s > MAX_WINDOW_S {
-            return bad("threshold", format!("the TTFT threshold may be at most 10^12 s, got {}", self.ttft_threshold_s));
+        if t > MAX_WINDOW_S {
+            return bad("threshold", format!("the TTFT threshold may be at most 10^12 s, got {t}"), format!("TTFT 门槛最多为 10^12 秒，输入的是 {t}"));
         }
         if let Some(w) = self.window_s {
             if !(w.is_finite() && w > 0.0) {
-                return bad("window", format!("the window must be longer than 0 s, got {w}"));
+                return bad("window", format!("the window must be longer than 0 s, got {w}"), format!("窗口必须长于 0 秒，输入的是 {w}"));
             }
             if !(MIN_WINDOW_S..=MAX_WINDOW_S).contains(&w) {
-                return bad("window", format!("the window must be between 1 µs and 10^12 s, got {w} s"));
+                return bad(
+                    "window",
+                    format!("the window must be between 1 µs and 10^12 s, got {w} s"),
+                    format!("窗口必须在 1 微秒到 10^12 秒之间，输入的是 {w} 秒"),
+                );
             }
         }
         if let Some(c) = self.window_cost {
             if !(c.is_finite() && c >= 0.0) {
-                return bad("cost", format!("a cost cannot be negative, got {c}"));
+                return bad("cost", format!("a cost cannot be negative, got {c}"), format!("成本不能为负数，输入的是 {c}"));
             }
             if c > MAX_COST {
-                return bad("cost", format!("a window cost may be at most 10^12, got {c}"));
+                return bad("cost", format!("a window cost may be at most 10^12, got {c}"), format!("窗口成本最多为 10^12，输入的是 {c}"));
             }
         }
         if self.currency.chars().any(char::is_control) {
-            return bad("currency", "a currency cannot hold a line break or other control character".to_string());
+            return bad(
+                "currency",
+                "a currency cannot hold a line break or other control character".to_string(),
+                "货币名称不能包含换行或其他控制字符".to_string(),
+            );
         }
-        if !(self.p.is_finite() && self.p > 0.0 && self.p <= 100.0) {
-            return bad("percentile p", format!("p must be in (0, 100], got {}", self.p));
+        let p = self.p;
+        if !(p.is_finite() && p > 0.0 && p <= 100.0) {
+            return bad("percentile p", format!("p must be in (0, 100], got {p}"), format!("p 必须在 (0, 100] 之内，输入的是 {p}"));
         }
         Ok(())
+    }
+
+    /// These settings with what a learner typed into one number box, named by its pair key
+    /// (`t` threshold in s, `w` window in s, `cost`, `p`): times are read as typed seconds
+    /// ([`units::parse_seconds`], to the trace's microsecond), then the result must pass
+    /// [`Settings::validate`]. `Ok(None)` for an empty box (nothing to change); otherwise the
+    /// core's reason, in both languages, why the value cannot be used.
+    pub fn with_typed(&self, key: &str, raw: &str) -> Result<Option<Settings>, SettingsError> {
+        let setting = match key {
+            "t" => "threshold",
+            "w" => "window",
+            "cost" => "cost",
+            "p" => "percentile p",
+            _ => {
+                return Err(SettingsError {
+                    setting: "key",
+                    message: Text::new(format!("`{key}` is not a number setting"), format!("“{key}”不是数值类设置")),
+                })
+            }
+        };
+        let refused = |message| SettingsError { setting, message };
+        let number = match key {
+            "t" | "w" => units::parse_seconds(raw).map_err(refused)?,
+            _ if raw.trim().is_empty() => None,
+            _ => Some(units::parse_number(raw).map_err(refused)?),
+        };
+        let Some(v) = number else { return Ok(None) };
+        let mut out = self.clone();
+        match key {
+            "t" => out.ttft_threshold_s = v,
+            "w" => out.window_s = Some(v),
+            "cost" => out.window_cost = Some(v),
+            _ => out.p = v,
+        }
+        out.validate()?;
+        Ok(Some(out))
     }
 
     /// The wrong choices currently made, each with the false conclusion it produces.
@@ -305,17 +352,20 @@ impl Settings {
             // A value past the limits `validate` keeps (a 5e-324 s window from a hand-edited
             // link) is refused like a bad one, so no figure can become infinite.
             let before = self.clone();
-            let number = value.trim().parse::<f64>().ok().filter(|v| v.is_finite());
             let ok = match key {
-                "t" => number.filter(|v| *v >= 0.0).map(|v| self.ttft_threshold_s = v).is_some(),
+                // The number boxes' own reading, so a link and a typed value agree.
+                "t" | "p" | "w" | "cost" => match self.with_typed(key, value) {
+                    Ok(Some(s)) => {
+                        *self = s;
+                        true
+                    }
+                    Ok(None) | Err(_) => false,
+                },
                 "cmp" => Comparison::from_code(value).map(|c| self.comparison = c).is_some(),
                 "pm" => PercentileMethod::from_code(value).map(|m| self.percentile = m).is_some(),
-                "p" => number.filter(|v| *v > 0.0 && *v <= 100.0).map(|v| self.p = v).is_some(),
                 "fd" => FailureDenominator::from_code(value).map(|d| self.population.failure_denominator = d).is_some(),
                 "mt" => MissingTtft::from_code(value).map(|d| self.population.missing_ttft = d).is_some(),
                 "wu" => WarmupPolicy::from_code(value).map(|d| self.population.warmup = d).is_some(),
-                "w" => number.filter(|v| *v > 0.0).map(|v| self.window_s = Some(v)).is_some(),
-                "cost" => number.filter(|v| *v >= 0.0).map(|v| self.window_cost = Some(v)).is_some(),
                 "cur" => {
                     self.currency = value.chars().take(12).collect();
                     true
@@ -328,5 +378,57 @@ impl Settings {
             }
         }
         refused
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typed_value_is_read_by_the_core_and_refused_in_both_languages() {
+        let s = Settings::default();
+        let t = s.with_typed("t", " 2.007 ").unwrap().unwrap();
+        assert_eq!(t.ttft_threshold_s, 2.007);
+        assert_eq!(s.with_typed("w", "10").unwrap().unwrap().window_s, Some(10.0));
+        assert_eq!(s.with_typed("cost", "0.02").unwrap().unwrap().window_cost, Some(0.02));
+        assert_eq!(s.with_typed("p", "99.9").unwrap().unwrap().p, 99.9);
+        // An empty box changes nothing.
+        for key in ["t", "w", "cost", "p"] {
+            assert_eq!(s.with_typed(key, "  "), Ok(None), "{key}");
+        }
+        for (key, raw, setting, en, zh) in [
+            ("t", "-1", "threshold", "negative", "负数"),
+            ("t", "abc", "threshold", "`abc` is not a number", "不是一个数字"),
+            ("w", "0", "window", "longer than 0 s", "长于 0 秒"),
+            ("cost", "-0.5", "cost", "cannot be negative", "不能为负数"),
+            ("cost", "1e13", "cost", "at most 10^12", "最多为 10^12"),
+            ("p", "0", "percentile p", "(0, 100]", "(0, 100]"),
+            ("p", "100.5", "percentile p", "(0, 100]", "(0, 100]"),
+            ("p", "NaN", "percentile p", "not a number", "不是一个数字"),
+        ] {
+            let e = s.with_typed(key, raw).unwrap_err();
+            assert_eq!(e.setting, setting, "{key}={raw}");
+            assert!(e.message.en.contains(en), "{key}={raw}: {:?}", e.message);
+            assert!(e.message.zh.contains(zh), "{key}={raw}: {:?}", e.message);
+        }
+        assert!(s.with_typed("cmp", "le").is_err(), "not a number box");
+    }
+
+    #[test]
+    fn a_link_is_read_as_the_boxes_read_it() {
+        let mut s = Settings::default();
+        let refused = s.apply_pairs([("t", "2.007"), ("p", "99"), ("w", "-3"), ("cost", "x"), ("cmp", "lt")]);
+        assert_eq!(refused, ["w", "cost"]);
+        assert_eq!((s.ttft_threshold_s, s.p, s.window_s, s.window_cost, s.comparison), (2.007, 99.0, None, None, Comparison::Lt));
+        // Every key a permalink writes is read back to the same settings.
+        let mut back = Settings::default();
+        s.window_s = Some(10.0);
+        s.window_cost = Some(0.02);
+        s.currency = "CNY".into();
+        let pairs = s.to_pairs();
+        assert_eq!(pairs.iter().map(|(k, _)| *k).collect::<Vec<_>>(), PAIR_KEYS);
+        assert!(back.apply_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str()))).is_empty());
+        assert_eq!(back, Settings { slo_comparison: back.slo_comparison, ..s });
     }
 }

@@ -49,7 +49,7 @@ impl Trace {
 
     /// How many attempts were warm-up attempts.
     pub fn warmup_count(&self) -> usize {
-        self.attempts.iter().filter(|a| a.phase == Phase::Warmup).count()
+        warmup_count(&self.attempts)
     }
 }
 
@@ -65,6 +65,12 @@ impl Completeness {
             None => Completeness::Incomplete,
         }
     }
+}
+
+/// How many of these attempts are warm-up attempts (the lab keeps a trace's attempts apart from
+/// its header, so it counts the list it shows).
+pub fn warmup_count(attempts: &[Attempt]) -> usize {
+    attempts.iter().filter(|a| a.phase == Phase::Warmup).count()
 }
 
 /// Whether a trace holds the whole planned run.
@@ -540,6 +546,13 @@ pub struct GpuSample {
     pub util_pct: f64,
     pub mem_used_mib: f64,
     pub mem_total_mib: f64,
+}
+
+impl GpuSample {
+    /// Memory in use as a percentage of the GPU's memory; `None` when the total is not known (0).
+    pub fn mem_used_pct(&self) -> Option<f64> {
+        (self.mem_total_mib > 0.0).then(|| 100.0 * self.mem_used_mib / self.mem_total_mib)
+    }
 }
 
 /// Written last by a run that finished cleanly.

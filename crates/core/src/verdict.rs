@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::settings::{FailureDenominator, MissingTtft, Population, Settings, WarmupPolicy};
 use crate::text::Text;
 use crate::trace::{Attempt, Phase, Quality};
+use crate::units::ms_from_s;
 
 /// How the attempt's TTFT compares with the threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -59,9 +60,9 @@ pub struct Verdict {
     pub reason: Option<Reason>,
 }
 
-/// The threshold in ms, rounded to a nanosecond so 0.3 s compares as exactly 300 ms.
+/// The threshold in ms, rounded to the microsecond so 0.3 s compares as exactly 300 ms.
 pub(crate) fn threshold_ms(settings: &Settings) -> f64 {
-    (settings.ttft_threshold_s * 1e6).round() / 1e3
+    ms_from_s(settings.ttft_threshold_s)
 }
 
 /// The TTFT an attempt contributes under the population's missing-TTFT choice.

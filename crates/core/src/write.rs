@@ -5,12 +5,12 @@ use serde_json::{json, Map, Value};
 
 use crate::parse::csv_cell;
 use crate::trace::*;
+use crate::units::{round_to_microsecond, s_from_ms};
 
 /// Rounds a time to a microsecond so converting from the attempt's start back to the run's
 /// origin does not print 200.00000000000003.
 fn ms(value: f64) -> Value {
-    let rounded = (value * 1000.0).round() / 1000.0;
-    json!(rounded)
+    json!(round_to_microsecond(value))
 }
 
 pub fn header_line(header: &Header) -> String {
@@ -150,7 +150,7 @@ pub fn to_jsonl(trace: &Trace) -> String {
 }
 
 pub(crate) fn seconds(ms: Option<f64>) -> String {
-    ms.map(|v| format!("{}", (v / 1000.0 * 1e6).round() / 1e6)).unwrap_or_default()
+    ms.map(|v| format!("{}", s_from_ms(v))).unwrap_or_default()
 }
 
 /// The classroom CSV's columns as [`to_csv`] writes them (the export adds verdict columns).

@@ -493,6 +493,32 @@ fn the_edge_holds_for_times_that_are_not_exact_in_binary() {
     }
 }
 
+/// A learner types 2.007 s as the threshold and edits a row's TTFT to 2.007 s: the two are the
+/// same time and the row is within under ≤ (not within under <). `2.007 × 1000` is
+/// 2007.0000000000002 in floating point, so both must go through the core's one conversion.
+#[test]
+fn a_ttft_typed_as_the_threshold_is_within_it() {
+    use tracelab_core::{units, verdict, Latency, RowEdit, WhatIf};
+    let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();
+    let settings = Settings::from_header(&trace.header).with_typed("t", "2.007").unwrap().expect("a threshold was typed");
+    assert_eq!(settings.ttft_threshold_s, 2.007);
+    let r1 = trace.attempts.iter().position(|a| a.id == "R1").unwrap();
+    let typed = units::parse_seconds_as_ms("2.007").unwrap();
+    assert_eq!(typed, Some(2007.0), "not 2.007 × 1000 = {}", 2.007_f64 * 1000.0);
+    let mut w = WhatIf::default();
+    w.edits.insert(r1, RowEdit { ttft_ms: Some(typed), ..RowEdit::default() });
+    let edited = w.apply(&trace.attempts);
+    assert_eq!(verdict(&edited[r1], &settings).latency, Latency::Within, "2.007 s ≤ 2.007 s");
+    let lt = Settings { comparison: Comparison::Lt, ..settings.clone() };
+    assert_eq!(verdict(&edited[r1], &lt).latency, Latency::Over, "2.007 s is not < 2.007 s");
+    // The index's binary search agrees with the single verdict: R1 still counts as qualified.
+    let before = metrics(&trace, &settings).qualified;
+    assert_eq!(metrics(&Trace { attempts: edited.clone(), ..trace.clone() }, &settings).qualified, before);
+    assert_eq!(metrics(&Trace { attempts: edited, ..trace.clone() }, &lt).qualified, before - 1);
+    // The number as written back into the box is the number typed.
+    assert_eq!(units::s_from_ms(2007.0), 2.007);
+}
+
 #[test]
 fn the_card_shows_the_lesson() {
     let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();

@@ -5,7 +5,7 @@
 
 use tracelab_core::import::{
     self, attach_summary, detect, load_any, peer_figures_from_aggregate, reproduce, Content, PeerTool, Quantity,
-    Reproducibility, ReproRow, Stat,
+    Reproducibility, ReproRow, ReproSummary, Stat,
 };
 use tracelab_core::parse::parse_jsonl;
 use tracelab_core::{write, Outcome, Phase, Settings, Trace};
@@ -170,6 +170,8 @@ fn vllm_reproduces_its_own_figures() {
     assert_eq!(row(&rows, "total_token_throughput").tool_said, 1351.170924879084);
     // The run's duration is the window every rate divides by: shown, not recomputed.
     assert!(matches!(row(&rows, "duration").reproducibility, Reproducibility::Not(_)));
+    // The lab's summary line: every exactly recomputed figure matches; TPOT (approximate) is not counted.
+    assert_eq!(ReproSummary::of(&rows), ReproSummary { recomputed: 15, matching: 15 });
     for key in ["ttft_mean", "ttft_p50", "ttft_p99", "ttft_std", "event_gap_mean", "event_gap_p50", "event_gap_p99"] {
         assert_eq!(row(&rows, key).matches, Some(true), "{key}");
     }
@@ -277,6 +279,7 @@ fn aiperf_reproduces_its_aggregate() {
     let checked = assert_reproduced(&trace);
     assert_eq!(checked, 64, "5 distributions × 12 statistics, 2 counts, 2 throughputs");
     let rows = rows(&trace);
+    assert_eq!(ReproSummary::of(&rows), ReproSummary { recomputed: 64, matching: 64 });
     assert_eq!(row(&rows, "ttft_p50").tool_said, 2369.317693);
     // serde_json's default float parser may land one ULP from Python's: equal to 1e-15.
     assert!(rel(row(&rows, "ttft_p99").tool_said, 3833.3894000399996) < 1e-15);
@@ -357,6 +360,13 @@ fn a_summary_of_another_run_is_a_genuine_mismatch() {
     assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
     assert!(trace.warnings[0].contains("do not describe the same run"), "{:?}", trace.warnings);
     assert!(!trace.warnings[0].contains("definition difference"));
+    // A figure of another run: the summary line counts it as recomputed, not matching.
+    aggregate["records"]["ttft"]["p50"] = serde_json::json!(1.5);
+    let mut trace = single(AIPERF);
+    attach_summary(&mut trace, &peer_figures_from_aggregate(AIPERF_AGGREGATE, &aggregate.to_string()).unwrap()).unwrap();
+    let rows = rows(&trace);
+    assert_eq!(row(&rows, "ttft_p50").matches, Some(false));
+    assert_eq!(ReproSummary::of(&rows), ReproSummary { recomputed: 64, matching: 63 });
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! bound exists. The points are the core's sorted samples; nothing is computed here but positions.
 
 use leptos::prelude::*;
-use tracelab_core::format::percentile_label;
+use tracelab_core::format::{percentile_label, round_to};
+use tracelab_core::units;
 
 use crate::app::{Compared, Page};
 use crate::words::w;
@@ -20,7 +21,7 @@ fn ecdf_path(sorted_ms: &[f64], x: &impl Fn(f64) -> f64, y: &impl Fn(f64) -> f64
     let n = sorted_ms.len() as f64;
     let mut d = format!("M{:.1},{:.1}", x(0.0), y(0.0));
     for (i, v) in sorted_ms.iter().enumerate() {
-        let s = v / 1000.0;
+        let s = units::s_from_ms(*v);
         d.push_str(&format!(" H{:.1} V{:.1}", x(s), y((i + 1) as f64 / n)));
     }
     d.push_str(&format!(" H{:.1}", x(f64::MAX)));
@@ -38,14 +39,14 @@ pub fn TtftChart(compared: Compared) -> impl IntoView {
         .base_ttft_ms
         .iter()
         .chain(compared.new_ttft_ms.iter())
-        .map(|v| v / 1000.0)
+        .map(|v| units::s_from_ms(*v))
         .fold(threshold, f64::max)
         .max(1e-3)
         * 1.08;
     let x = move |s: f64| LEFT + (s.min(max_s) / max_s) * (W - LEFT - RIGHT);
     let y = move |f: f64| TOP + (1.0 - f) * (H - TOP - BOTTOM);
     let ticks: Vec<f64> = (0..=4).map(|i| max_s * i as f64 / 4.0).collect();
-    let q = p / 100.0;
+    let q = units::share_from_percent(p);
     // Each run's tail percentile and interval, drawn at the height of the percentile.
     let bars = tail.map(|r| {
         [("base", r.base, r.base_interval.clone(), -7.0), ("new", r.new, r.new_interval.clone(), 7.0)]
@@ -84,10 +85,10 @@ pub fn TtftChart(compared: Compared) -> impl IntoView {
                 <line class="axis" x1=LEFT x2=W - RIGHT y1=y(0.0) y2=y(0.0) />
                 <line class="axis" x1=LEFT x2=LEFT y1=y(0.0) y2=y(1.0) />
                 {ticks.into_iter().map(|t| view! {
-                    <text class="tick" x=format!("{:.1}", x(t)) y=H - BOTTOM + 16.0 text-anchor="middle">{format!("{} s", tracelab_core::format::trim_num((t * 1000.0).round() / 1000.0))}</text>
+                    <text class="tick" x=format!("{:.1}", x(t)) y=H - BOTTOM + 16.0 text-anchor="middle">{format!("{} s", round_to(t, 3))}</text>
                 }).collect_view()}
                 {[0.0, 0.5, 1.0].into_iter().map(|f| view! {
-                    <text class="tick" x=LEFT - 6.0 y=format!("{:.1}", y(f) + 4.0) text-anchor="end">{format!("{}%", (f * 100.0) as i64)}</text>
+                    <text class="tick" x=LEFT - 6.0 y=format!("{:.1}", y(f) + 4.0) text-anchor="end">{format!("{}%", round_to(units::percent_from_share(f), 0))}</text>
                 }).collect_view()}
                 <line class="threshold" data-testid="threshold" x1=format!("{:.1}", x(threshold)) x2=format!("{:.1}", x(threshold)) y1=y(0.0) y2=y(1.0) />
                 <text class="tick" x=format!("{:.1}", x(threshold) + 4.0) y=TOP + 10.0>{move || format!("{} {} s", w(page.lang.get(), "threshold"), tracelab_core::format::trim_num(threshold))}</text>

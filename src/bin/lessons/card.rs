@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use tracelab_course::{MetricCard, Progress};
 use tracelab_core::parse::parse_trace;
-use tracelab_core::{Index, Lang, Metrics, Settings, Text, Trace};
+use tracelab_core::{Lang, Metrics, Settings, Text, Trace};
 use wasm_bindgen::JsCast;
 
 use crate::app::use_page;
@@ -68,7 +68,7 @@ pub fn lab_state(lang: Lang) -> Result<LabState, String> {
 fn card_from_lab(lang: Lang) -> Result<MetricCard, String> {
     let zh = lang == Lang::Zh;
     let state = lab_state(lang)?;
-    let metrics = Metrics::compute(&Index::build(&state.trace.attempts, state.settings.population), &state.settings);
+    let metrics = Metrics::of(&state.trace.attempts, &state.settings);
     if (metrics.attempts, metrics.qualified) != state.shown {
         // Never a card whose figures differ from the lab's: say so instead.
         return Err(if zh {

@@ -344,8 +344,8 @@ pub struct PeerTableRow {
 /// [`peer_rows`] for the panel: the headline rows, written in `lang`.
 pub fn peer_table(trace: &Trace, settings: &Settings, lang: Lang) -> PeerTable {
     let all = peer_rows(trace, settings);
-    let matched = all.iter().filter(|r| r.matches == Some(true)).count();
-    let reproducible = all.iter().filter(|r| r.tool_method.is_some() && r.reproducibility.is_exact()).count();
+    let summary = crate::reproduce::ReproSummary::of(&all);
+    let (matched, reproducible) = (summary.matching, summary.recomputed);
     let rows = all
         .into_iter()
         .filter(|r| r.headline)

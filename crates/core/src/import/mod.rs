@@ -28,7 +28,7 @@ mod refuse;
 mod vllm;
 
 pub use crate::trace::peer::{Over, PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
-pub use crate::reproduce::{reproduce, resolution_note, ReproRow};
+pub use crate::reproduce::{reproduce, resolution_note, ReproRow, ReproSummary};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

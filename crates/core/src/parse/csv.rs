@@ -275,7 +275,7 @@ fn parse_row(cols: &HashMap<String, usize>, cells: &[String]) -> Result<Attempt,
                 }
                 // Seconds to ms rounded to a microsecond, exactly as the threshold is, so a cell
                 // equal to the threshold compares equal (1.001 × 1000 is 1000.9999999999999).
-                Ok(Some((parsed * 1e6).round() / 1e3))
+                Ok(Some(crate::units::ms_from_s(parsed)))
             }
         }
     };

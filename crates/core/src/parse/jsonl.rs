@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer};
 
 use crate::error::ParseError;
 use crate::trace::*;
+use crate::units::round_to_microsecond;
 
 /// A line longer than this is not a trace record (an attempt with 100,000 events is ~2 MB).
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
@@ -550,13 +551,6 @@ fn time_field(value: f64, field: &str) -> Result<f64, ParseError> {
         .field(field));
     }
     Ok(value)
-}
-
-/// Rounds a duration in ms to a microsecond, the resolution traces are written with, exactly as
-/// the threshold is rounded: `4893.211 − 2232.211` is 2661.0000000000005 in floating point, and
-/// without this a TTFT written as exactly the threshold would count as over it under ≤.
-pub(crate) fn round_to_microsecond(ms: f64) -> f64 {
-    (ms * 1e3).round() / 1e3
 }
 
 impl<'a> RawRecord<'a> {
