@@ -88,7 +88,10 @@ fn snapshot(lab: Lab) -> Option<String> {
             "hypothetical": edited.as_ref().map(text),
             "mistakes": flips.iter().map(|m| json!({"label": text(&m.label), "false_conclusion": text(&m.false_conclusion)})).collect::<Vec<_>>(),
             "shown": {"attempts": metrics.attempts, "qualified": metrics.qualified},
-            "trace": tracelab_core::write::to_jsonl(&trace),
+            // The trace's own fields, exactly (no format round trip): the lessons page's card
+            // recomputes the very figures on screen. Serialised as the exports are, so the lab
+            // carries one serializer for it.
+            "trace": serde_json::to_value(&trace).ok()?,
         })
         .to_string(),
     )

@@ -22,7 +22,7 @@ pub fn PeerPanel() -> impl IntoView {
     let latest = StoredValue::new(0u64);
     Effect::new(move |_| {
         let (Some(loaded), Some(working)) = (lab.loaded.get(), lab.working.get()) else { return table.set(None) };
-        if loaded.trace.peer_figures().is_empty() {
+        if !loaded.trace.has_peer_figures() {
             return table.set(None);
         }
         let key = format!("{:p}/{:p}", Arc::as_ptr(&loaded.trace), Arc::as_ptr(&working.attempts));

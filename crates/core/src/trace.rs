@@ -42,9 +42,20 @@ impl Trace {
     }
 
     /// The peer tool's own figures about this run (`header.source.figures`), empty when the
-    /// trace was not imported from a tool that reports any.
-    pub fn peer_figures(&self) -> &[peer::PeerFigure] {
-        self.header.source.as_ref().map(|s| s.figures.as_slice()).unwrap_or(&[])
+    /// trace was not imported from a tool that reports any. Parsing checks them (natively; the
+    /// lab's second bundle checks them on entry with [`Trace::check_peer_figures`]).
+    pub fn peer_figures(&self) -> Vec<peer::PeerFigure> {
+        self.header.source.as_ref().and_then(|s| s.figures.read().ok()).unwrap_or_default()
+    }
+
+    /// Refuses a trace whose peer figures cannot be read, naming the field.
+    pub fn check_peer_figures(&self) -> Result<(), crate::error::ParseError> {
+        self.header.source.as_ref().map_or(Ok(()), |s| s.figures.read().map(|_| ()))
+    }
+
+    /// Whether the trace carries a peer tool's own figures (without reading them).
+    pub fn has_peer_figures(&self) -> bool {
+        self.header.source.as_ref().is_some_and(|s| !s.figures.is_empty())
     }
 
     /// How many attempts were warm-up attempts.
@@ -325,8 +336,8 @@ pub struct Source {
     pub layout: Option<String>,
     /// The tool's own figures about this run, with how it computes each, so they can be
     /// recomputed from the attempts ([`crate::reproduce`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub figures: Vec<peer::PeerFigure>,
+    #[serde(default, skip_serializing_if = "peer::PeerFigures::is_empty")]
+    pub figures: peer::PeerFigures,
 }
 
 /// Warm-up attempts are recorded but never mixed into the measured samples.

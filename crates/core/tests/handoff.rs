@@ -168,3 +168,16 @@ fn an_unreadable_answer_is_an_error_not_an_empty_load() {
     let e = handoff::receive("run.json", "{\"traces\": [{\"label\": \"\"}]}").unwrap_err().to_string();
     assert!(e.contains("run.json") && e.contains("unreadable"), "{e}");
 }
+
+/// The lab does not read a peer tool's figures (its second bundle does); every native reader
+/// refuses unreadable ones with the field, like any other bad header value.
+#[test]
+fn unreadable_peer_figures_are_refused_with_their_field() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/ten-requests.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(first).unwrap();
+    header["source"] = serde_json::json!({"tool": "vLLM", "figures": [{"tool_key": "ttft_p50"}]});
+    let e = tracelab_core::parse::parse_trace("bad.jsonl", &format!("{header}\n{rest}")).unwrap_err().to_string();
+    assert!(e.contains("bad.jsonl") && e.contains("source.figures[0]"), "{e}");
+}

@@ -18,7 +18,7 @@ fn lesson(lang: &str) -> String {
 fn the_guidellm_figures_the_lesson_quotes_are_recomputed_from_the_fixture() {
     let name = "peers/guidellm050_qwen3_4b_concurrent_benchmarks.json";
     let trace = load_any(name, &shared(name)).unwrap().single(name).unwrap();
-    let rows = reproduce(&trace, import::figures(&trace), &Settings::from_header(&trace.header));
+    let rows = reproduce(&trace, &import::figures(&trace), &Settings::from_header(&trace.header));
     let recomputed = |key: &str| {
         let row = rows.iter().find(|r| r.key == key).unwrap_or_else(|| panic!("no row {key}"));
         assert_eq!(row.matches, Some(true), "{key}");

@@ -84,7 +84,7 @@ fn a_binary_file_is_not_a_text_file() {
 // --- SGLang with per-request details --------------------------------------------------------
 
 fn rows(trace: &Trace) -> Vec<import::ReproRow> {
-    reproduce(trace, import::figures(trace), &Settings::from_header(&trace.header))
+    reproduce(trace, &import::figures(trace), &Settings::from_header(&trace.header))
 }
 
 #[test]

@@ -37,7 +37,7 @@ fn with_summary(name: &str, summary: &str) -> Trace {
 }
 
 fn rows(trace: &Trace) -> Vec<ReproRow> {
-    reproduce(trace, import::figures(trace), &Settings::from_header(&trace.header))
+    reproduce(trace, &import::figures(trace), &Settings::from_header(&trace.header))
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -346,7 +346,7 @@ fn aiperf_throughput_divides_by_the_span_of_the_records_without_an_error() {
     assert!(trace.warnings[0].contains("9.317788951 s"), "{:?}", trace.warnings);
     // After the JSON Lines round trip (each end kept to the microsecond) it still matches.
     let back = parse_jsonl("t.jsonl", &write::to_jsonl(&trace)).unwrap();
-    let back_rows = reproduce(&back, import::figures(&back), &Settings::from_header(&back.header));
+    let back_rows = reproduce(&back, &import::figures(&back), &Settings::from_header(&back.header));
     assert_eq!(row(&back_rows, "request_throughput").matches, Some(true));
 }
 
@@ -473,7 +473,7 @@ fn guidellm_itl_and_tpot_are_recomputed_from_its_first_and_last_token_times() {
     assert!(itl.lesson.is_none() && itl.note.is_some());
     // They survive the trace's JSON Lines round trip (to the microsecond it keeps).
     let back = parse_jsonl("g.jsonl", &write::to_jsonl(&trace)).unwrap();
-    let back_rows = reproduce(&back, import::figures(&back), &Settings::from_header(&back.header));
+    let back_rows = reproduce(&back, &import::figures(&back), &Settings::from_header(&back.header));
     assert_eq!(row(&back_rows, "itl_per_request_mean").matches, Some(true));
 }
 

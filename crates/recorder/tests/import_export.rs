@@ -60,7 +60,7 @@ fn import_writes_a_trace_and_never_overwrites_without_force() {
     let written = std::fs::read_to_string(&out).unwrap();
     let trace = tracelab_core::parse::parse_jsonl("vllm.jsonl", &written).unwrap();
     assert_eq!(trace.attempts.len(), 200);
-    assert_eq!(trace.header.source.unwrap().figures.len(), 20, "16 latency figures and rates, 2 token totals, total token throughput, duration");
+    assert_eq!(trace.header.source.unwrap().figures.read().unwrap().len(), 20, "16 latency figures and rates, 2 token totals, total token throughput, duration");
     assert!(!written.contains("Entrepreneurial Operating System"), "generated text is never kept");
 
     std::fs::write(&out, "keep me").unwrap();

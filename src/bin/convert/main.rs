@@ -20,6 +20,14 @@ fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, Str
     serde_json::from_str(json).map_err(|e| format!("the lab's {what} is unreadable ({e}); reload the page"))
 }
 
+/// A trace from the lab, its peer figures checked: the lab does not read them itself (see
+/// `tracelab_core::trace::peer::PeerFigures`), so a bad one in an uploaded trace is named here.
+fn read_trace(json: &str) -> Result<Trace, String> {
+    let trace: Trace = read("trace", json)?;
+    trace.check_peer_figures().map_err(|e| e.to_string())?;
+    Ok(trace)
+}
+
 /// An uploaded file that is not one of our formats, imported (or refused, with what to upload
 /// instead); the lab reads the answer with `handoff::receive`.
 #[wasm_bindgen]
@@ -31,7 +39,7 @@ pub fn import_upload(name: &str, text: &str) -> Result<String, String> {
 /// answer is the trace's new header line.
 #[wasm_bindgen]
 pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, String> {
-    handoff::attach_handed(name, text, read("trace", trace)?).map_err(|e| e.to_string())
+    handoff::attach_handed(name, text, read_trace(trace)?).map_err(|e| e.to_string())
 }
 
 /// The peer panel of the imported trace known by `key` (sent as JSON in `trace` the first time,
@@ -39,7 +47,7 @@ pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, Str
 #[wasm_bindgen]
 pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<String, String> {
     if !trace.is_empty() {
-        let trace: Trace = read("trace", trace)?;
+        let trace = read_trace(trace)?;
         PEER_TRACE.with(|p| *p.borrow_mut() = Some((key.to_string(), trace)));
     }
     let settings: Settings = read("settings", settings)?;
@@ -53,7 +61,9 @@ pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
 /// A download's text, from a serialised [`ExportRequest`].
 #[wasm_bindgen]
 pub fn export_file(request: &str) -> Result<String, String> {
-    Ok(read::<ExportRequest>("download request", request)?.write())
+    let request: ExportRequest = read("download request", request)?;
+    request.trace.check_peer_figures().map_err(|e| e.to_string())?;
+    Ok(request.write())
 }
 
 fn main() {

@@ -74,7 +74,7 @@ pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
 
 /// The peer tool's own figures beside ours, when the trace carries them (see [`reproduce`]).
 pub fn peer_rows(trace: &Trace, settings: &Settings) -> Vec<ReproRow> {
-    reproduce(trace, trace.peer_figures(), settings)
+    reproduce(trace, &trace.peer_figures(), settings)
 }
 
 /// A peer figure's number in its unit: "67.56385 ms", "89", "11 %".

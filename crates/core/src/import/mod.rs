@@ -27,7 +27,7 @@ mod llmperf;
 mod refuse;
 mod vllm;
 
-pub use crate::trace::peer::{Over, PeerFigure, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+pub use crate::trace::peer::{Over, PeerFigure, PeerFigures, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
 pub use crate::reproduce::{reproduce, resolution_note, ReproRow, ReproSummary};
 
 use serde::{Deserialize, Serialize};
@@ -150,7 +150,7 @@ pub(crate) fn assemble(
         version: detected.version.clone(),
         definitions,
         layout: Some(detected.layout.clone()),
-        figures,
+        figures: PeerFigures::of(&figures),
     });
     let count = attempts.len() as u64;
     Trace {
@@ -377,8 +377,10 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
         )));
     }
     let keys: Vec<&str> = summary.figures.iter().map(|f| f.tool_key.as_str()).collect();
-    source.figures.retain(|f| !keys.contains(&f.tool_key.as_str()));
-    source.figures.extend(summary.figures.iter().cloned());
+    let mut figures = source.figures.read()?;
+    figures.retain(|f| !keys.contains(&f.tool_key.as_str()));
+    figures.extend(summary.figures.iter().cloned());
+    source.figures = PeerFigures::of(&figures);
     if source.version.is_none() {
         source.version = summary.detected.version.clone();
     }
@@ -436,7 +438,7 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
 }
 
 /// The tool's own figures a trace carries (empty for our own traces).
-pub fn figures(trace: &Trace) -> &[PeerFigure] {
+pub fn figures(trace: &Trace) -> Vec<PeerFigure> {
     trace.peer_figures()
 }
 

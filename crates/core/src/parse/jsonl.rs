@@ -337,11 +337,17 @@ fn parse_header(line: &str) -> Result<Header, ParseError> {
             (Some(parent), Some(name)) => err.field(format!("{parent}.{name}")),
         }
     })?;
-    // The lab never reads a simulation record and does not carry its reader; every other
-    // reader checks it here, so a bad one is refused with its field like any other.
+    // The lab never reads a simulation record or a peer tool's figures and does not carry their
+    // readers (its second bundle checks the figures on entry); every other reader checks them
+    // here, so a bad one is refused with its field like any other.
     #[cfg(not(target_arch = "wasm32"))]
-    if let Some(simulation) = &header.simulation {
-        simulation.read()?;
+    {
+        if let Some(simulation) = &header.simulation {
+            simulation.read()?;
+        }
+        if let Some(source) = &header.source {
+            source.figures.read()?;
+        }
     }
     if header.schema != SCHEMA_NAME {
         return Err(ParseError::new(format!(

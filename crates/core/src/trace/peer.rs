@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ParseError;
 use crate::format::{percentile_label, trim_num};
 use crate::text::Text;
 
@@ -546,5 +547,40 @@ impl PeerFigure {
         };
         let p = if self.quantity == Quantity::FailuresWithCode { self.error_code.unwrap_or(0) } else { p };
         (q, over, s, p)
+    }
+}
+
+/// The tool's own figures as the header holds them (a JSON array), read with
+/// [`PeerFigures::read`]. They stay JSON until read so the lab's first download carries no
+/// reader for them: the lab only passes them on to its second bundle, which compares them.
+/// Native parsing checks them, and so does that bundle on every entry, so a trace anywhere else
+/// holds readable figures.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PeerFigures(serde_json::Value);
+
+impl PeerFigures {
+    pub fn of(figures: &[PeerFigure]) -> PeerFigures {
+        // None is written as none, as the format leaves the field out: one value, one meaning.
+        if figures.is_empty() {
+            return PeerFigures::default();
+        }
+        PeerFigures(serde_json::to_value(figures).expect("peer figures always serialise"))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_null() || self.0.as_array().is_some_and(|a| a.is_empty())
+    }
+
+    /// The figures, or what is wrong with them (`source.figures[i]…`).
+    pub fn read(&self) -> Result<Vec<PeerFigure>, ParseError> {
+        if self.0.is_null() {
+            return Ok(Vec::new());
+        }
+        Vec::<PeerFigure>::deserialize(&self.0).map_err(|e| {
+            let at = self.0.as_array().and_then(|items| items.iter().position(|f| PeerFigure::deserialize(f).is_err()));
+            let field = at.map_or_else(|| "source.figures".to_string(), |i| format!("source.figures[{i}]"));
+            ParseError::new(format!("header: {field}: {e}")).field(field)
+        })
     }
 }
