@@ -13,6 +13,8 @@ use crate::state::{Lab, Origin};
 pub const SNAPSHOT_FN: &str = "tracelabSnapshot";
 /// Applies a lesson step's permalink query to the trace already open, without a reload.
 pub const APPLY_FN: &str = "tracelabApply";
+/// Switches the lab's language (the lessons page's switch).
+pub const LANG_FN: &str = "tracelabLang";
 
 /// Puts `window.tracelabSnapshot()` in place: it returns the state as JSON, or `null` while no
 /// trace is loaded.
@@ -25,6 +27,10 @@ pub fn expose(lab: Lab) {
     let apply = Closure::<dyn Fn(String) -> bool>::new(move |query: String| apply_step(lab, &query));
     let _ = js_sys::Reflect::set(&window, &APPLY_FN.into(), apply.as_ref());
     apply.forget();
+    // The lessons page's language switch reaches the lab in its frame.
+    let lang = Closure::<dyn Fn(String)>::new(move |code: String| lab.lang.set(tracelab_core::Lang::from_tag(&code)));
+    let _ = js_sys::Reflect::set(&window, &LANG_FN.into(), lang.as_ref());
+    lang.forget();
 }
 
 /// A lesson step on the sample already open: its settings on top of the sample's own, its row,

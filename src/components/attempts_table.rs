@@ -97,7 +97,7 @@ pub fn AttemptsTable() -> impl IntoView {
                                             >
                                                 <td class="num muted">{i + 1}</td>
                                                 <th scope="row" class="mono">{a.id.clone()}</th>
-                                                <td>{a.outcome.to_string()}</td>
+                                                <td>{a.outcome.label(l)}</td>
                                                 <td class="num" class:missing=a.ttft_ms.is_none()>{ttft}</td>
                                                 <td>{a.quality.name()}</td>
                                                 <td data-testid="verdict">{if warmup { tr(l, "warmup_not_counted") } else if v.qualified { tr(l, "qualified") } else { tr(l, "not_qualified") }}</td>

@@ -240,6 +240,9 @@ fn spread(n: usize) -> impl Iterator<Item = usize> {
     (0..n).step_by(step).chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n - 1))
 }
 
+/// About how wide one character of a chart label is, in pixels (11 px sans-serif).
+const TEXT_PX: f64 = 6.5;
+
 #[component]
 fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
     let lab = use_lab();
@@ -268,7 +271,7 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
         Some(view! {
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="request-chart"
                 aria-label=tr(l, "request_chart_alt")>
-                <text class="chart-title" x=left y=18>{format!("{} — {}", a.id, a.outcome)}</text>
+                <text class="chart-title" x=left y=18>{format!("{} — {}", a.id, a.outcome.label(l))}</text>
                 {a.ttft_ms.map(|t| view! {
                     <line class="bracket m-qualified-stroke" x1=x(0.0) x2=x(t) y1=48 y2=48 />
                     <text class="line-label" x=x(0.0) y=42>{format!("TTFT {} ms", label(t))}</text>
@@ -287,12 +290,30 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
                     None => view! { <rect class=format!("wait {}", mark.class()) x=x(0.0) y=bar_y width=(x(end) - x(0.0)).max(1.0) height=18 /> }.into_any(),
                 }}
                 {a.first_byte_ms.map(|b| view! { <circle class="first-byte" cx=x(b) cy=bar_y + 9.0 r=3.5 /> })}
-                {a.events.iter().map(|e| view! {
-                    <line class="event" x1=x(e.at_ms) x2=x(e.at_ms) y1=bar_y - 5.0 y2=bar_y + 23.0 />
-                    {(e.tokens > 1 && a.events.len() <= 24).then(|| view! { <text class="tokens" x=x(e.at_ms) y=bar_y + 36.0 text-anchor="middle">{format!("×{}", e.tokens)}</text> })}
-                }).collect_view()}
-                {gaps.iter().map(|(at, gap)| view! {
-                    <text class="gap" x=x(*at) + (x(at + gap) - x(*at)) / 2.0 y=bar_y - 9.0 text-anchor="middle">{label(*gap)}</text>
+                {
+                    // A "×n" label only where it clears the previous one: events a few pixels
+                    // apart would print "×2×2×2" on top of each other.
+                    let mut clear_from = f64::NEG_INFINITY;
+                    a.events.iter().map(|e| {
+                        let at = x(e.at_ms);
+                        let text = format!("×{}", e.tokens);
+                        let fits = e.tokens > 1 && at - TEXT_PX * text.chars().count() as f64 / 2.0 >= clear_from;
+                        if fits {
+                            clear_from = at + TEXT_PX * text.chars().count() as f64 / 2.0 + 2.0;
+                        }
+                        view! {
+                            <line class="event" x1=at x2=at y1=bar_y - 5.0 y2=bar_y + 23.0 />
+                            {fits.then(|| view! { <text class="tokens" x=at y=bar_y + 36.0 text-anchor="middle">{text}</text> })}
+                        }
+                    }).collect_view()
+                }
+                // A gap's label only where the gap is wide enough on screen to hold it.
+                {gaps.iter().filter_map(|(at, gap)| {
+                    let (from, to) = (x(*at), x(at + gap));
+                    let text = label(*gap);
+                    ((to - from).abs() >= TEXT_PX * text.chars().count() as f64 + 4.0).then(|| view! {
+                        <text class="gap" x=from + (to - from) / 2.0 y=bar_y - 9.0 text-anchor="middle">{text}</text>
+                    })
                 }).collect_view()}
                 {xt.iter().map(|v| view! {
                     <line class="grid" x1=x(*v) x2=x(*v) y1=axis - 4.0 y2=axis />

@@ -394,6 +394,27 @@ impl Outcome {
         }
     }
 
+    /// The outcome in words for a page, the trace's own name in brackets in Chinese (so the
+    /// file and the page can still be read side by side).
+    pub fn label(self, lang: crate::text::Lang) -> String {
+        if lang == crate::text::Lang::En {
+            return self.to_string();
+        }
+        let zh = match self {
+            Outcome::Success => "成功",
+            Outcome::TimeoutBeforeFirstToken => "首个 token 前超时",
+            Outcome::TimeoutAfterFirstToken => "首个 token 后超时",
+            Outcome::ConnectError => "连接失败",
+            Outcome::HttpError { .. } => "HTTP 错误",
+            Outcome::StreamBroken => "流中断",
+            Outcome::Cancelled => "已取消",
+        };
+        match self {
+            Outcome::HttpError { status } => format!("{zh} {status}（http_error）"),
+            _ => format!("{zh}（{}）", self.name()),
+        }
+    }
+
     /// Parses a name; `http_error` needs the status beside it.
     pub fn from_name(name: &str, http_status: Option<u16>) -> Result<Outcome, String> {
         Ok(match name {

@@ -79,7 +79,7 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
                     <tbody>{rows}</tbody>
                 </table>
             </div>
-            <p class="boot-note" data-testid="bootstrap">{format!("{}: seed {}, {} resamples", w(l, "bootstrap"), boot.seed, boot.resamples)}</p>
+            <p class="boot-note" data-testid="bootstrap">{format!("{}: {}", w(l, "bootstrap"), w(l, "boot_detail").replace("{seed}", &boot.seed.to_string()).replace("{n}", &boot.resamples.to_string()))}</p>
         }
     }
 }

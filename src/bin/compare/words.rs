@@ -26,6 +26,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("threshold", "threshold", "门槛"),
     ("open_above", "no upper bound", "无上界"),
     ("bootstrap", "Percentile differences: bootstrap", "分位数差值：自助法"),
+    ("boot_detail", "seed {seed}, {n} resamples", "种子 {seed}，重抽样 {n} 次"),
 ];
 
 /// The page's word for `key` in `lang` (the key itself if it is missing, so a gap is visible).

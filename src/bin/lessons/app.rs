@@ -156,6 +156,19 @@ pub fn App() -> impl IntoView {
         teacher: query("teacher").is_some_and(|v| v == "1"),
     };
     provide_context(page);
+    // The lab in the frame speaks the page's language: switched in place (the learner's work
+    // there stays), and the links to it carry the language from now on.
+    Effect::new(move |_| {
+        use wasm_bindgen::JsCast;
+        let code = page.lang.get().code();
+        page.lab_link.update(|link| *link = with_lang(link, code));
+        let frame = document().get_element_by_id("lab-frame").and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok());
+        if let Some(window) = frame.and_then(|f| f.content_window()) {
+            if let Some(f) = js_sys::Reflect::get(&window, &"tracelabLang".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
+                let _ = f.call1(&window, &code.into());
+            }
+        }
+    });
 
     spawn_local(async move {
         match fetch_text("content/course.json").await.and_then(|t| Course::parse(&t).map_err(|e| e.in_file("course.json").to_string())) {
@@ -367,4 +380,12 @@ fn ProgressFile() -> impl IntoView {
                 } />
         </section>
     }
+}
+
+/// `address` with its `lang=` parameter set to `code` (added when missing).
+fn with_lang(address: &str, code: &str) -> String {
+    let (path, query) = address.split_once('?').unwrap_or((address, ""));
+    let mut pairs: Vec<String> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("lang=")).map(String::from).collect();
+    pairs.push(format!("lang={code}"));
+    format!("{path}?{}", pairs.join("&"))
 }

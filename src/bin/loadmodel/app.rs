@@ -164,7 +164,7 @@ fn results(lang: Lang, c: &LoadComparison, stall: Option<(f64, f64)>) -> impl In
             <thead><tr><th>{w(lang, "load")}</th><th>{w(lang, "p50")}</th><th>{w(lang, "p95")}</th><th>{w(lang, "max")}</th><th>{w(lang, "throughput")}</th></tr></thead>
             <tbody>{row("closed", &c.closed_summary)}{row("open", &c.open_summary)}</tbody>
         </table>
-        <p class="lm-note">{w(lang, "method")}" ("{SUMMARY_METHOD.code()}")"</p>
+        <p class="lm-note">{w(lang, "method")}" "{SUMMARY_METHOD.code()}</p>
         {stall.is_some().then(|| view! { <p class="lm-calm">{w(lang, "calm")}</p> })}
         <h2>{w(lang, "distribution")}</h2>
         <div class="lm-pair">

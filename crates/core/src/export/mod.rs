@@ -10,7 +10,7 @@ pub use self::perfetto::{perfetto, write_perfetto};
 use serde_json::{json, Value};
 
 use crate::card;
-use crate::format::{self, md_cell, trim_num};
+use crate::format::{self, md_cell};
 use crate::metrics::Metrics;
 use crate::parse::csv_cell;
 use crate::reproduce::{reproduce, resolution_note, ReproRow};
@@ -77,14 +77,16 @@ pub fn peer_rows(trace: &Trace, settings: &Settings) -> Vec<ReproRow> {
     reproduce(trace, &trace.peer_figures(), settings)
 }
 
-/// A peer figure's number in its unit: "67.56385 ms", "89", "11 %".
+/// A peer figure's number in its unit, to the precision a trace keeps (a microsecond) and a
+/// reader can take in: "67.564 ms", "1.2346 s", "89", "11.03 %", "9.5516 /s".
 pub fn peer_value(v: f64, unit: PeerUnit) -> String {
     use PeerUnit::*;
     match unit {
-        Ratio => format!("{} %", trim_num(v * 100.0)),
-        Count => trim_num(v),
-        S => format!("{} s", trim_num(v)),
-        _ => format!("{} {}", trim_num(v), unit.symbol()),
+        Ratio => format!("{} %", format::round_to(v * 100.0, 2)),
+        Count => format::round_to(v, 3),
+        Ms => format!("{} ms", format::round_to(v, 3)),
+        S => format!("{} s", format::round_to(v, 4)),
+        _ => format!("{} {}", format::round_to(v, 4), unit.symbol()),
     }
 }
 

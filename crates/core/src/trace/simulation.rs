@@ -84,9 +84,15 @@ impl Simulation {
                 if zh { format!("闭环 {clients} 个客户端，思考 {think_s} 秒") } else { format!("closed loop, {clients} clients, think {think_s} s") }
             }
             Load::Open { rate_per_s, arrival, burstiness } => {
-                let name = arrival.name();
-                let b = if arrival == ArrivalName::Poisson { format!(", burstiness {burstiness}") } else { String::new() };
-                if zh { format!("开环 {name} {rate_per_s}/秒{b}") } else { format!("open loop, {name} {rate_per_s}/s{b}") }
+                let poisson = arrival == ArrivalName::Poisson;
+                if zh {
+                    let name = if poisson { "泊松到达" } else { "等间隔到达" };
+                    let b = if poisson { format!("，突发度 {burstiness}") } else { String::new() };
+                    format!("开环 {name} {rate_per_s}/秒{b}")
+                } else {
+                    let b = if poisson { format!(", burstiness {burstiness}") } else { String::new() };
+                    format!("open loop, {} {rate_per_s}/s{b}", arrival.name())
+                }
             }
         };
         let stall = match self.stall {
