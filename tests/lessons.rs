@@ -90,6 +90,13 @@ fn a_lesson_switches_language_and_progress_survives_export_and_import() {
     let en = b.text_of("[data-testid=lesson]");
     b.click("[data-testid=lang-switch]");
     b.wait_text("[data-testid=lesson]", |t| t != en && t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)));
+    // The lab in the frame follows the page's language, in place, and the link to it too.
+    frame_shows(&b, "5");
+    b.enter_frame("[data-testid=lab-frame]");
+    b.wait_text("#metrics-h", |t| t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)));
+    b.leave_frame();
+    let link = b.execute("return document.querySelector('[data-testid=open-lab]').getAttribute('href')", json!([]));
+    assert!(link.as_str().unwrap().ends_with("lang=zh"), "{link}");
     b.screenshot(&screenshot_path("lessons-zh"));
 
     // Self-check ticks are the learner's own; then the progress file goes round trip.

@@ -265,6 +265,11 @@ fn serve(rest: &[String]) -> Result {
 }
 
 /// Builds `dist/` for release and returns the gzipped size of what a browser downloads first.
+/// What a learner's browser downloads first (html + wasm + js + css, gzipped), at most: a
+/// classroom on a slow network opens the lab in seconds. A budget, not a timing: `cargo xtask
+/// build` (and so the test command) fails past it.
+const INITIAL_DOWNLOAD_BUDGET: u64 = 400_000;
+
 fn build_release() -> Result<u64> {
     install_tools(false)?;
     build_pages(true)?;
@@ -282,6 +287,12 @@ fn build_release() -> Result<u64> {
         }
     }
     eprintln!("xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)", total as f64 / 1024.0);
+    if total > INITIAL_DOWNLOAD_BUDGET {
+        return Err(format!(
+            "the lab's initial download is {total} B gzipped, over its budget of {INITIAL_DOWNLOAD_BUDGET} B: move what a first \
+             visit does not need into the second bundle (src/bin/convert, loaded on first use) or a page of its own (see ARCHITECTURE.md)"
+        ));
+    }
     eprintln!("xtask: (the lessons, compare and load-model pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)");
     Ok(total)
 }
