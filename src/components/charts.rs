@@ -389,7 +389,7 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
         let bars_h = row_h * rows.len() as f64;
         let flight_top = top + bars_h + 18.0;
         let flight_h = 60.0;
-        let gpu_top = flight_top + flight_h + 26.0;
+        let gpu_top = flight_top + flight_h + 34.0;
         let gpu_h = if gpu.is_empty() { 0.0 } else { 80.0 };
         let axis = gpu_top + gpu_h + (if gpu.is_empty() { -14.0 } else { 8.0 });
         let h = axis + 36.0;
@@ -455,7 +455,7 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                 <path class="in-flight" data-testid="in-flight" d=path />
                 <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
                 {(!gpu.is_empty()).then(|| view! {
-                    <text class="lane-title" x=4 y=gpu_top - 4.0>{tr(l, "gpu_lane")}</text>
+                    <text class="lane-title" x=4 y=gpu_top - 12.0>{tr(l, "gpu_lane")}</text>
                     // The selected attempt's interval across the GPU lanes: what the GPU did while it ran.
                     {rows.iter().find(|(i, _)| *i == selected).map(|(_, a)| {
                         let start = a.start_ms.unwrap_or(0.0);

@@ -32,7 +32,7 @@ pub fn TraceSummary() -> impl IntoView {
                         ("warmup", trace::warmup_count(&loaded.attempts).to_string()),
                     ];
                     if let Some(m) = &c.model { facts.push(("model", m.clone())); }
-                    if let Some(a) = &c.arrival { facts.push(("arrival", a.clone())); }
+                    if let Some(a) = &c.arrival { facts.push(("arrival", tracelab_core::format::arrival(a, l))); }
                     if let Some(n) = c.concurrency { facts.push(("concurrency", n.to_string())); }
                     if let Some(r) = c.rate_per_s { facts.push(("rate", format!("{} /s", trim_num(r)))); }
                     if let Some(m) = c.max_tokens { facts.push(("max_tokens", m.to_string())); }

@@ -183,3 +183,18 @@ mod tests {
         assert_eq!(count(2, "success", "successes"), "2 successes");
     }
 }
+
+/// A run's arrival process (the header's `conditions.arrival`) for a page: in Chinese the words,
+/// with the header's own code in brackets.
+pub fn arrival(code: &str, lang: Lang) -> String {
+    let zh = match code {
+        "constant" => "等间隔",
+        "poisson" => "泊松",
+        "closed" => "闭环",
+        _ => return code.to_string(),
+    };
+    match lang {
+        Lang::En => code.to_string(),
+        Lang::Zh => format!("{zh}（{code}）"),
+    }
+}

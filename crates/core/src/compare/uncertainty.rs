@@ -38,9 +38,9 @@ impl IntervalMethod {
             IntervalMethod::OrderStatistics { lo_rank, hi_rank, n } => {
                 let rank = |r: usize| if r == 0 || r > *n { "—".to_string() } else { r.to_string() };
                 if zh {
-                    format!("顺序统计量 X({})…X({})，共 {n} 个（二项分布，无分布假设）", rank(*lo_rank), rank(*hi_rank))
+                    format!("顺序统计量 X({})…X({})，共 {n} 个，二项分布，无分布假设", rank(*lo_rank), rank(*hi_rank))
                 } else {
-                    format!("order statistics X({})…X({}) of {n} (binomial, distribution-free)", rank(*lo_rank), rank(*hi_rank))
+                    format!("order statistics X({})…X({}) of {n}, binomial, distribution-free", rank(*lo_rank), rank(*hi_rank))
                 }
             }
             IntervalMethod::PoissonExact => if zh { "泊松计数的精确区间（Garwood）" } else { "exact Poisson count (Garwood)" }.into(),
