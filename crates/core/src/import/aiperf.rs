@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{
     classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
-    PeerPercentile, PeerSummary, PeerTool, PeerUnit, RateSpan, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
+    PeerSummary, PeerTool, PeerUnit, RateSpan, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
 };
 use crate::error::ParseError;
 use crate::trace::*;
@@ -435,17 +435,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             _ => continue,
         };
         for (key, v) in entry {
-            let stat = match key.as_str() {
-                "avg" => Stat::Mean,
-                "std" => Stat::Std { ddof: 0 },
-                "min" => Stat::Min,
-                "max" => Stat::Max,
-                p if p.starts_with('p') => match p[1..].parse::<f64>() {
-                    Ok(p) if p > 0.0 && p <= 100.0 => Stat::Percentile { p, method: PeerPercentile::Linear },
-                    _ => continue,
-                },
-                _ => continue,
-            };
+            let Some(stat) = super::aggregate_stat(key) else { continue };
             let Some(value) = super::number(v).filter(|v| v.is_finite()) else { continue };
             let words = match stat {
                 Stat::Mean => "mean".to_string(),

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure, PeerPercentile, PeerSummary, PeerTool, PeerUnit,
+    time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure, PeerSummary, PeerTool, PeerUnit,
     Quantity, RateSpan, Stat, FAILURE_MAPPING,
 };
 use crate::error::ParseError;
@@ -314,17 +314,10 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
         let single = entry.len() <= 2 && entry.contains_key("avg");
         for (key, v) in entry {
             let Some(value) = super::number(v).filter(|v| v.is_finite()) else { continue };
-            let stat = match key.as_str() {
-                "avg" if single => Stat::Value,
-                "avg" => Stat::Mean,
-                "std" => Stat::Std { ddof: 0 },
-                "min" => Stat::Min,
-                "max" => Stat::Max,
-                p if p.starts_with('p') => match p[1..].parse::<f64>() {
-                    Ok(p) if p > 0.0 && p <= 100.0 => Stat::Percentile { p, method: PeerPercentile::Linear },
-                    _ => continue,
-                },
-                _ => continue,
+            let stat = match super::aggregate_stat(key) {
+                Some(Stat::Mean) if single => Stat::Value,
+                Some(stat) => stat,
+                None => continue,
             };
             let words = match stat {
                 Stat::Value => String::new(),

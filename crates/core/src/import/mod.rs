@@ -437,6 +437,21 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
     Ok(())
 }
 
+/// A statistic's key in AIPerf's and GenAI-Perf's aggregates (`avg`, `std`, `min`, `max`,
+/// `p50`, `p99.9`, …): both compute them with numpy (std ddof 0, linear percentiles).
+fn aggregate_stat(key: &str) -> Option<Stat> {
+    Some(match key {
+        "avg" => Stat::Mean,
+        "std" => Stat::Std { ddof: 0 },
+        "min" => Stat::Min,
+        "max" => Stat::Max,
+        p => match p.strip_prefix('p')?.parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => Stat::Percentile { p, method: PeerPercentile::Linear },
+            _ => return None,
+        },
+    })
+}
+
 /// The tool's own figures a trace carries (empty for our own traces).
 pub fn figures(trace: &Trace) -> Vec<PeerFigure> {
     trace.peer_figures()
