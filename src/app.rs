@@ -20,9 +20,6 @@ pub const DEFAULT_SAMPLE: &str = "ten-requests.jsonl";
 
 #[component]
 pub fn App() -> impl IntoView {
-    if crate::bench::requested() {
-        return view! { <crate::bench::BenchPage /> }.into_any();
-    }
     let url = persist::read_url();
     let (stored, stored_error) = match persist::read_stored() {
         Ok(s) => (s, None),

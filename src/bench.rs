@@ -1,4 +1,5 @@
-//! The browser benchmark page (`?bench=1&file=NAME`): fetches a large trace, then measures with
+//! The browser benchmark page (`/bench/?file=NAME`, its own bundle `src/bin/bench`, so none of
+//! it is in a learner's download): fetches a large trace, then measures with
 //! `performance.now()` what a learner waits for — parsing the file, building the index, and
 //! recomputing every figure after a threshold edit through the lab's own state. The numbers are
 //! written into the page for the end-to-end benchmark run to read. (The trace is made natively
@@ -9,20 +10,17 @@ use tracelab_core::{parse::parse_trace, units, Lang};
 
 use crate::state::{Lab, Loaded, Origin};
 
-/// Whether the page was opened as the benchmark.
-pub fn requested() -> bool {
-    web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .map(|s| s.split(['?', '&']).any(|kv| kv == "bench=1"))
-        .unwrap_or(false)
-}
-
 fn param_file() -> String {
     web_sys::window()
         .and_then(|w| w.location().search().ok())
         .and_then(|s| s.split(['?', '&']).find_map(|kv| kv.strip_prefix("file=").map(str::to_string)))
-        .filter(|f| crate::persist::is_sample_name(f))
+        .filter(|f| is_file_name(f))
         .unwrap_or_else(|| "bench.jsonl".into())
+}
+
+/// A plain file name beside the page (no path, no `..`).
+fn is_file_name(name: &str) -> bool {
+    !name.is_empty() && name.len() < 80 && !name.starts_with('.') && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
 fn now() -> f64 {

@@ -2,7 +2,6 @@
 //! `tracelab-core`; the view only lays them out.
 
 mod app;
-mod bench;
 mod components;
 mod convert;
 mod download;

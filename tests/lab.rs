@@ -353,9 +353,9 @@ fn the_streaming_example_and_a_narrow_screen() {
 fn the_benchmark_page_reports_its_timings() {
     let n: usize = std::env::var("TRACELAB_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     let jsonl = tracelab_core::write::to_jsonl(&synthetic(n)).into_bytes();
-    let base = static_server::serve_with(dist(), vec![("/bench.jsonl".into(), jsonl)]);
+    let base = static_server::serve_with(dist(), vec![("/bench/bench.jsonl".into(), jsonl)]);
     let b = Browser::start(1000, 700, "en-US");
-    b.goto(&format!("{base}/?bench=1&file=bench.jsonl"));
+    b.goto(&format!("{base}/bench/?file=bench.jsonl"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
     let result = loop {
         let t = b.text_of("[data-testid=bench-result]");

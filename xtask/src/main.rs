@@ -236,8 +236,13 @@ fn ensure_chromium() -> Result {
 
 /// The pages with bundles of their own, so the lab's initial download stays small: each is
 /// built by trunk into `.build/NAME` and copied by the lab's build to `dist/NAME/`.
-const PAGES: [(&str, &str); 4] =
-    [("lessons.html", "lessons"), ("compare.html", "compare"), ("loadmodel.html", "load-model"), ("convert.html", "convert")];
+const PAGES: [(&str, &str); 5] = [
+    ("lessons.html", "lessons"),
+    ("compare.html", "compare"),
+    ("loadmodel.html", "load-model"),
+    ("convert.html", "convert"),
+    ("bench.html", "bench"),
+];
 
 fn build_pages(release: bool) -> Result {
     for (html, name) in PAGES {
@@ -293,7 +298,7 @@ fn build_release() -> Result<u64> {
              visit does not need into the second bundle (src/bin/convert, loaded on first use) or a page of its own (see ARCHITECTURE.md)"
         ));
     }
-    eprintln!("xtask: (the lessons, compare and load-model pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)");
+    eprintln!("xtask: (the lessons, compare, load-model and bench pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)");
     Ok(total)
 }
 
