@@ -315,3 +315,22 @@ fn a_permalink_cannot_set_values_past_the_limits() {
     assert_eq!(s, before);
     assert!(s.apply_pairs([("w", "10"), ("cost", "2"), ("cur", "CNY")]).is_empty());
 }
+
+/// Found by the `exports` fuzz target (a mutant of the constructed guidellm run): an errored
+/// request whose first iteration guidellm stamped after its end imported into a trace that did
+/// not read back ("the first byte cannot come after the end"). The first byte is now dropped.
+#[test]
+fn a_guidellm_first_iteration_after_the_end_is_not_a_first_byte() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/constructed/fuzz_guidellm_first_byte_after_end.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let imported = tracelab_core::import::load_any("run.json", &text).unwrap();
+    for t in &imported.traces {
+        for a in &t.trace.attempts {
+            if let (Some(b), Some(e)) = (a.first_byte_ms, a.e2e_ms) {
+                assert!(b <= e, "{}: first byte {b} after end {e}", a.id);
+            }
+        }
+        let written = tracelab_core::write::to_jsonl(&t.trace);
+        parse_trace("again.jsonl", &written).unwrap_or_else(|e| panic!("the imported trace does not read back: {e}"));
+    }
+}

@@ -289,7 +289,10 @@ fn import_benchmark(
             phase,
             intended_start_ms,
             start_ms,
-            first_byte_ms: first_byte_ms.filter(|f| ttft_ms.is_none_or(|t| *f <= t)),
+            // guidellm can stamp its first iteration after a failed request's end: a first byte
+            // that is not before the first token and the end is not a first byte (found by
+            // the `exports` fuzz target).
+            first_byte_ms: first_byte_ms.filter(|f| ttft_ms.is_none_or(|t| *f <= t) && e2e_ms.is_none_or(|e| *f <= e)),
             ttft_ms,
             events: Vec::new(),
             last_token_ms,
