@@ -338,6 +338,11 @@ pub struct Source {
     /// recomputed from the attempts ([`crate::reproduce`]).
     #[serde(default, skip_serializing_if = "peer::PeerFigures::is_empty")]
     pub figures: peer::PeerFigures,
+    /// The tool's own per-request values that the attempts' times cannot give back (LLMPerf's
+    /// `inter_token_latency_s`, guidellm 0.3's `inter_token_latency_ms`), by the tool's name: a
+    /// figure whose `sample` names one is recomputed over them with the tool's arithmetic.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub samples: std::collections::BTreeMap<String, Vec<peer::PeerValue>>,
 }
 
 /// Warm-up attempts are recorded but never mixed into the measured samples.

@@ -10,18 +10,20 @@ use tracelab_core::import::handoff::{self, Received};
 use tracelab_core::import::{attach_summary, detect, is_ours, load_upload, Loaded, PeerTool};
 use tracelab_core::{export, Settings};
 
+mod common;
+
 fn files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dirs = [
-        root.join("../../../shared/fixtures/peers"),
-        root.join("../../../shared/fixtures/streams"),
+        common::fixture_dir("peers"),
+        common::fixture_dir("streams"),
         root.join("tests/data/constructed"),
         root.join("../../public/samples"),
     ];
     let mut out = Vec::new();
     for dir in dirs {
         let entries = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{} is missing ({e}): these tests read ../shared/fixtures/ beside the repository root", dir.display()));
+            .unwrap_or_else(|e| panic!("{} is missing ({e}): {}", dir.display(), common::MISSING));
         for entry in entries {
             let path = entry.unwrap().path();
             if path.is_file() && path.extension().is_some_and(|e| e != "md" && e != "py") {
@@ -85,12 +87,12 @@ fn a_handed_over_import_is_the_direct_import() {
 /// which must be what attaching it directly gives.
 #[test]
 fn a_summary_attached_across_is_the_direct_attach() {
-    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/peers");
+    let peers = common::fixture_dir("peers");
     for (per_request, summary) in [
         ("aiperf_gptoss20b_c100_cancel_profile_export.jsonl", "aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json"),
         ("llmperf_yi34b_vllm_c8_individual_responses.json", "llmperf_yi34b_vllm_c8_summary.json"),
     ] {
-        let read = |f: &str| std::fs::read_to_string(peers.join(f)).unwrap_or_else(|e| panic!("../shared/fixtures/peers/{f}: {e}"));
+        let read = |f: &str| std::fs::read_to_string(peers.join(f)).unwrap_or_else(|e| panic!("{}: {e}: {}", peers.join(f).display(), common::MISSING));
         let (trace_text, summary_text) = (read(per_request), read(summary));
         // The trace as the lab holds it: handed over from the importers.
         let Received::Traces(mut traces) = handoff::receive(per_request, &handoff::hand_over(per_request, &trace_text).unwrap()).unwrap() else {

@@ -359,7 +359,8 @@ fn llmperf_run_with_failures_reproduces_every_printed_figure_or_says_why() {
     printed.sort();
     assert_eq!(row_keys(&rows), printed);
     let (exact, approx, not) = account_for_every_row(&rows, 0.0);
-    assert_eq!((exact, approx, not), (46, 0, 22), "4 counts, 2 codes, TTFT/E2E/input/output × 10; ITL and chunk rate × 10, 2 run rates");
+    // ITL and the chunk rate are reproduced over the values LLMPerf kept per request (issue 26).
+    assert_eq!((exact, approx, not), (66, 0, 2), "4 counts, 2 codes, TTFT/E2E/input/output/ITL/chunk rate × 10; 2 run rates");
     let code = |c: &str| rows.iter().find(|r| r.tool_key == format!("results_error_code_frequency[{c}]")).unwrap().tool_method;
     assert_eq!((code("429"), code("-100")), (Some(3.0), Some(2.0)));
     // The two run rates are not reproducible (no run time is saved), but they imply one duration,
@@ -496,4 +497,215 @@ fn guidellm_run_with_errored_and_incomplete_requests_reproduces_every_figure_per
     assert_eq!(said("metrics.request_totals.errored").tool_method, Some(3.0));
     // The lesson does not summarise failures' latency: it counts them in its failure rate.
     assert_eq!(said("metrics.request_latency.errored.median").lesson, None);
+}
+
+// --- Python's non-finite tokens (issue 26) ----------------------------------------------------
+
+#[test]
+fn sglang_writes_infinity_for_its_default_rate_and_the_file_is_read() {
+    let name = "sglang_bench_serving_request_rate_infinity.jsonl";
+    let text = constructed(name);
+    assert!(text.contains("\"request_rate\": Infinity"), "the constructed file keeps SGLang's bare token");
+    let imported = load_any(name, &text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(imported.detected.tool, PeerTool::Sglang);
+    let trace = &imported.traces[0].trace;
+    let c = &trace.header.conditions;
+    assert_eq!((c.arrival.as_deref(), c.rate_per_s, c.concurrency), (Some("closed"), None, Some(2)), "an infinite rate under a limit");
+    let warning = trace.warnings.iter().find(|w| w.contains("json.dumps")).expect("the token is said");
+    assert!(warning.contains("`Infinity` at `request_rate` (line 1)"), "{warning}");
+    // Its figures are read as on the same run written with a finite rate.
+    let rows = rows(trace);
+    let matched = rows.iter().filter(|r| r.matches == Some(true)).count();
+    assert_eq!(matched, 21, "{rows:#?}");
+    // The same run without --output-details is refused as SGLang's aggregate, not as bad JSON.
+    let line = text.lines().next().unwrap();
+    let mut map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&line.replace("Infinity", "\"Infinity\"")).unwrap();
+    for key in ["input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors"] {
+        map.remove(key);
+    }
+    let aggregate = serde_json::Value::Object(map).to_string().replace("\"Infinity\"", "Infinity");
+    let err = refused("agg.jsonl", &aggregate);
+    assert!(err.contains("SGLang") && err.contains("--output-details") && !err.contains("not valid JSON"), "{err}");
+}
+
+#[test]
+fn a_bare_nan_where_the_tool_never_writes_one_is_refused_naming_that_tool() {
+    // AIPerf writes its records with orjson, which writes null for a non-finite number.
+    let record = r#"{"metadata":{"x_request_id":"r1","timestamp_ns":1000,"credit_phase":"profiling"},"metrics":{"ttft":{"value":NaN,"unit":"ms"}}}"#;
+    let err = load_any("profile_export.jsonl", record).unwrap_err().to_string();
+    assert!(err.contains("`NaN` (at `value`)") && err.contains("json.dumps") && err.contains("NVIDIA AIPerf"), "{err}");
+    assert!(!err.contains("vLLM bench serve result") && err.contains("line 1"), "never the wrong tool: {err}");
+    // A file no tool claims: still not JSON, with the position, and no tool named as its writer.
+    let err = load_any("x.json", "{\"a\": [1, NaN]}").unwrap_err().to_string();
+    assert!(err.contains("not valid JSON") && err.contains("no tool Trace Lab knows"), "{err}");
+}
+
+// --- AIPerf: a run in which every request failed (issue 26) -----------------------------------
+
+#[test]
+fn an_aiperf_aggregate_of_an_all_failed_run_is_read_and_its_jsonl_still_imports() {
+    let (jsonl, summary) = ("aiperf080_all_failed_profile_export.jsonl", "aiperf080_all_failed_profile_export_aiperf.json");
+    let text = constructed(summary);
+    let d = detect(&text);
+    assert_eq!((d.tool, d.content, d.version.as_deref()), (PeerTool::Aiperf, Content::AggregateOnly, Some("0.8.0")), "{d:?}");
+    let err = refused(summary, &text);
+    assert!(err.contains("profile_export.jsonl") && err.contains("Every request of this run failed"), "{err}");
+    assert!(err.contains("500 Internal Server Error × 4") && !err.contains("no supported tool"), "{err}");
+    let figures = import::peer_figures_from_aggregate(summary, &text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(figures.attempts, Some(4));
+    let mut trace = load_any(jsonl, &constructed(jsonl)).unwrap().single(jsonl).unwrap();
+    assert_eq!(trace.attempts.iter().filter(|a| !a.outcome.is_success()).count(), 4);
+    import::attach_summary(&mut trace, &figures).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!trace.warnings.iter().any(|w| w.contains("same run")), "{:?}", trace.warnings);
+    let rows = rows(&trace);
+    let failures = rows.iter().find(|r| r.tool_key == "error_request_count.avg").expect("AIPerf's error count");
+    assert_eq!((failures.tool_said, failures.matches), (4.0, Some(true)));
+    // Uploaded alone, the lab reads it as AIPerf's figures, not as a file it cannot open.
+    assert!(matches!(import::load_upload(summary, &text), Ok(import::Loaded::Summary(_))));
+}
+
+// --- vLLM: a success with no output token (issue 26) ------------------------------------------
+
+#[test]
+fn a_vllm_success_without_a_token_has_no_ttft_and_vllms_figures_still_reproduce() {
+    let name = "vllm_benchmark_serving_zero_token_success.json";
+    let trace = load_any(name, &constructed(name)).unwrap().single(name).unwrap();
+    assert_eq!(trace.header.source.as_ref().unwrap().layout.as_deref(), Some("vllm-benchmark-serving-save-result"));
+    let empty = &trace.attempts[2];
+    assert_eq!(empty.outcome, Outcome::Success, "vLLM counts it as a success");
+    assert_eq!((empty.ttft_ms, empty.e2e_ms, empty.events.len()), (None, None, 0), "no invented event, TTFT or E2E");
+    let settings = Settings::from_header(&trace.header);
+    let metrics = tracelab_core::Metrics::of(&trace.attempts, &settings);
+    assert_eq!(metrics.successes_without_token, 1);
+    assert!(trace.warnings.iter().any(|w| w.contains("got no output token")), "{:?}", trace.warnings);
+    let rows = rows(&trace);
+    for r in rows.iter().filter(|r| r.tool_method.is_some()) {
+        assert_eq!(r.matches, Some(true), "{} ({}): said {}, recomputed {:?}", r.key, r.tool_key, r.tool_said, r.tool_method);
+    }
+    let median = rows.iter().find(|r| r.tool_key == "median_ttft_ms").unwrap();
+    assert!(median.how_tool.contains("counted as 0"), "the reason is shown: {}", median.how_tool);
+    // The lesson's column ranks the five TTFTs there are.
+    assert!(median.lesson.is_some_and(|v| (v - 64.7).abs() < 1e-9), "{:?}", median.lesson);
+    assert_eq!(median.n, Some(6), "the tool's sample: vLLM's 0.0 included");
+}
+
+// --- guidellm's percentile at a tie, and a std's float noise (issue 26) -----------------------
+
+/// A trace of `n` successes with these output token counts, carrying one figure of the tool's.
+fn trace_with(tokens: &[u32], figure: import::PeerFigure) -> Trace {
+    let records: Vec<String> = tokens
+        .iter()
+        .map(|t| format!(r#"{{"error_code": null, "error_msg": "", "ttft_s": 0.5, "end_to_end_latency_s": 2.0, "number_input_tokens": 10, "number_output_tokens": {t}}}"#))
+        .collect();
+    let mut trace = load_any("r.json", &format!("[{}]", records.join(","))).unwrap().single("r").unwrap();
+    trace.header.source.as_mut().unwrap().figures = import::PeerFigures::of(&[figure]);
+    trace
+}
+
+fn figure(stat: import::Stat, value: f64) -> import::PeerFigure {
+    import::PeerFigure {
+        tool_key: "output_tokens".into(),
+        quantity: import::Quantity::OutputTokens,
+        stat,
+        value,
+        unit: import::PeerUnit::Count,
+        how: "constructed".into(),
+        empty_as_zero: false,
+        reproducibility: Reproducibility::Exact,
+        duration: Default::default(),
+        error_code: None,
+        over: Default::default(),
+        missing_as_zero: false,
+        sample: None,
+    }
+}
+
+#[test]
+fn guidellms_percentile_walks_its_cumulative_sum_one_sample_at_a_time() {
+    // Nine 100s and one 200: 0.1 added nine times is 0.8999999999999999 < 0.9, so guidellm's
+    // p90 (np.cumsum over the per-sample probabilities) is 200; 9/10 merged would be 100.
+    let stat = import::Stat::Percentile { p: 90.0, method: import::PeerPercentile::CumulativeShare };
+    let mut tokens = vec![100; 9];
+    tokens.push(200);
+    let trace = trace_with(&tokens, figure(stat, 200.0));
+    let row = &rows(&trace)[0];
+    assert_eq!((row.tool_method, row.matches), (Some(200.0), Some(true)), "{row:?}");
+}
+
+#[test]
+fn a_std_of_float_noise_matches_zero_within_the_stated_tolerance() {
+    let trace = trace_with(&[150, 150, 150], figure(import::Stat::Std { ddof: 0 }, 5.684341886080802e-14));
+    let row = &rows(&trace)[0];
+    assert_eq!((row.tool_method, row.matches), (Some(0.0), Some(true)), "{row:?}");
+    // Beyond 1e-9 × the largest value it is a mismatch still.
+    let trace = trace_with(&[150, 150, 150], figure(import::Stat::Std { ddof: 0 }, 1e-6));
+    assert_eq!(rows(&trace)[0].matches, Some(false));
+    assert!(import::resolution_note().en.contains("10⁻⁹ × the largest value"));
+}
+
+// --- guidellm ≤ 0.3: its own per-request ITL and TPOT, its own definitions (issue 26) ----------
+
+/// The real 0.5 benchmark rewritten to the older layout: no `info.timings`, the first and last
+/// token times as `first_token_time`/`last_token_time`, each request's ITL and TPOT kept.
+fn guidellm_older() -> Trace {
+    guidellm_edited(|b| {
+        for status in ["successful", "errored", "incomplete"] {
+            let Some(list) = b["requests"][status].as_array_mut() else { continue };
+            for r in list {
+                let timings = r["info"]["timings"].take();
+                r["first_token_time"] = timings["first_token_iteration"].clone();
+                r["last_token_time"] = timings["last_token_iteration"].clone();
+                r["info"].as_object_mut().unwrap().remove("timings");
+            }
+        }
+    })
+}
+
+#[test]
+fn guidellm_older_layout_reproduces_itl_and_tpot_from_each_requests_own_values() {
+    let trace = guidellm_older();
+    let source = trace.header.source.as_ref().unwrap();
+    assert!(source.samples.contains_key("inter_token_latency_ms") && source.samples.contains_key("time_per_output_token_ms"));
+    let rows = rows(&trace);
+    let per_request: Vec<&import::ReproRow> = rows
+        .iter()
+        .filter(|r| r.tool_key.contains("inter_token_latency_ms") || r.tool_key.contains("time_per_output_token_ms"))
+        .collect();
+    assert!(per_request.len() >= 18, "{} ITL/TPOT rows", per_request.len());
+    for r in &per_request {
+        assert!(r.reproducibility.is_exact(), "{}: {:?}", r.tool_key, r.reproducibility);
+        assert_eq!(r.matches, Some(true), "{}: said {}, recomputed {:?}", r.tool_key, r.tool_said, r.tool_method);
+    }
+    // Its definitions describe its own layout, not 0.5's.
+    let definitions = source.definitions.join(" ");
+    assert!(!definitions.contains("info.timings") && !definitions.contains("duplicates merged"), "{definitions}");
+    assert!(definitions.contains("older layout"), "{definitions}");
+    // The trace keeps them through JSON Lines.
+    let back = tracelab_core::parse::parse_trace("g.jsonl", &tracelab_core::write::to_jsonl(&trace)).unwrap();
+    assert_eq!(back.header.source.as_ref().unwrap().samples, source.samples);
+}
+
+// --- LLMPerf: ITL and output rate over the values it kept per request (issue 26) --------------
+
+#[test]
+fn llmperf_per_request_itl_and_output_rate_are_reproduced_from_its_own_values() {
+    let (records, summary) = ("llmperf_yi34b_vllm_c8_individual_responses.json", "llmperf_yi34b_vllm_c8_summary.json");
+    let mut trace = load_any(records, &real(records)).unwrap().single(records).unwrap();
+    let figures = import::peer_figures_from_aggregate(summary, &real(summary)).unwrap();
+    import::attach_summary(&mut trace, &figures).unwrap();
+    let rows = rows(&trace);
+    for metric in ["inter_token_latency_s", "request_output_throughput_token_per_s"] {
+        let these: Vec<&import::ReproRow> = rows.iter().filter(|r| r.tool_key.starts_with(&format!("results_{metric}_"))).collect();
+        assert_eq!(these.len(), 10, "{metric}: quantiles p25–p99, mean, min, max, stddev");
+        for r in these {
+            assert_eq!(r.matches, Some(true), "{}: said {}, recomputed {:?}", r.tool_key, r.tool_said, r.tool_method);
+        }
+    }
+    // A trace without those values (imported before) says why, instead of a ✗.
+    trace.header.source.as_mut().unwrap().samples.clear();
+    import::attach_summary(&mut trace, &figures).unwrap();
+    let itl = self::rows(&trace).into_iter().find(|r| r.tool_key == "results_inter_token_latency_s_mean").unwrap();
+    assert!(matches!(&itl.reproducibility, Reproducibility::Not(w) if w.contains("import the per-request file again")), "{itl:?}");
+    assert_eq!(itl.matches, None);
 }

@@ -38,10 +38,8 @@ fn prompt_set_hash_must_be_hex() {
     parse_trace("h.jsonl", &good).unwrap();
 }
 
-fn shared(path: &str) -> String {
-    let full = format!("{}/../../../shared/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("the real fixture {full} is missing ({e})"))
-}
+mod common;
+use common::shared;
 
 #[test]
 fn an_upload_is_read_once_as_traces_or_a_summary() {

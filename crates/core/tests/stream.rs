@@ -5,6 +5,7 @@
 //! on the edges where the whole-file reader decides before reading any record (UTF-8, lines too
 //! long to hold).
 
+mod common;
 #[path = "common/streamed.rs"]
 mod streamed;
 
@@ -71,10 +72,10 @@ fn every_sample_reports_the_same_when_streamed() {
 #[test]
 fn imported_peer_files_and_constructed_fixtures_report_the_same_when_streamed() {
     let mut files: Vec<std::path::PathBuf> = Vec::new();
-    // The real fixtures are read in place from ../shared/fixtures/ beside the repository root.
-    for dir in [format!("{}/../../../shared/fixtures/peers", env!("CARGO_MANIFEST_DIR")), repo("crates/core/tests/data/constructed").display().to_string()] {
+    // The real fixtures are read in place (see common/mod.rs).
+    for dir in [common::fixture_dir("peers"), repo("crates/core/tests/data/constructed")] {
         let mut here: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{dir}: {e} (the real fixtures are read in place)"))
+            .unwrap_or_else(|e| panic!("{}: {e}: {}", dir.display(), common::MISSING))
             .map(|e| e.unwrap().path())
             .filter(|p| !p.ends_with("SOURCES.md"))
             .collect();

@@ -68,14 +68,72 @@ pub(super) fn detect_aggregate(map: &Map<String, Value>) -> Option<Detected> {
         || map.contains_key("was_cancelled")
         || input_config.is_some_and(|c| c.contains_key("loadgen") || c.contains_key("cli_command"));
     if aiperf_marks && (stat_entry("time_to_first_token") || stat_entry("request_latency") || stat_entry("ttft")) {
-        return Some(Detected::new(
+        let mut d = Detected::new(
             PeerTool::Aiperf,
             Content::AggregateOnly,
             "aiperf-aggregate-flat",
             "AIPerf's summary statistics (`time_to_first_token.avg`, `error_summary`) (profile_export_aiperf.json)",
-        ));
+        );
+        d.version = map.get("aiperf_version").and_then(Value::as_str).map(str::to_string);
+        return Some(d);
+    }
+    // A run in which every request failed: AIPerf computes no metric over the records without an
+    // error, so no `request_count` and no latency; what is left is the error count and summary.
+    if (aiperf_marks || map.contains_key("aiperf_version")) && all_failed(map) {
+        let mut d = Detected::new(
+            PeerTool::Aiperf,
+            Content::AggregateOnly,
+            "aiperf-aggregate-flat",
+            "AIPerf's summary of a run in which every request failed (`error_request_count`, `error_summary`, no `request_count`) \
+             (profile_export_aiperf.json)",
+        );
+        d.version = map.get("aiperf_version").and_then(Value::as_str).map(str::to_string);
+        return Some(d);
     }
     None
+}
+
+/// An AIPerf aggregate with errors and no record without one: `error_request_count` (or a
+/// non-empty `error_summary`) and no `request_count`, flat or under `records`.
+fn all_failed(map: &Map<String, Value>) -> bool {
+    let stats = map.get("records").and_then(Value::as_object).unwrap_or(map);
+    let errors = stats.get("error_request_count").and_then(Value::as_object).and_then(|o| o.get("avg")).and_then(super::number);
+    let summarised = map.get("error_summary").and_then(Value::as_array).is_some_and(|l| !l.is_empty());
+    !stats.contains_key("request_count") && (errors.is_some_and(|e| e > 0.0) || summarised)
+}
+
+/// `error_summary` in words: "500 Internal Server Error × 4; 499 RequestCancellationError × 1".
+fn error_summary_words(map: &Map<String, Value>) -> Option<String> {
+    let list = map.get("error_summary").and_then(Value::as_array)?;
+    let parts: Vec<String> = list
+        .iter()
+        .filter_map(|e| {
+            let details = e.get("error_details");
+            let code = details.and_then(|d| d.get("code")).and_then(Value::as_i64);
+            let kind = details.and_then(|d| d.get("type")).and_then(Value::as_str).unwrap_or("");
+            let count = e.get("count").and_then(super::number)?;
+            let code = code.map(|c| format!("{c} ")).unwrap_or_default();
+            Some(format!("{code}{kind} × {}", crate::format::trim_num(count)).trim().to_string())
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Why an AIPerf aggregate is refused, and what to upload instead; for a run in which every
+/// request failed, its error summary too.
+pub(super) fn refusal(map: &Map<String, Value>) -> String {
+    let mut message = "this is AIPerf's aggregate profile_export_aiperf.json: summary statistics only, no attempts. Upload \
+         profile_export.jsonl from the same artifacts folder (one record per request) instead; this file can then be added \
+         beside it as AIPerf's own figures"
+        .to_string();
+    if all_failed(map) {
+        let errors = error_summary_words(map).map(|w| format!(" (its error summary: {w})")).unwrap_or_default();
+        message.push_str(&format!(
+            ". Every request of this run failed{errors}: AIPerf then computes no latency at all, and profile_export.jsonl keeps \
+             each failed request with its error"
+        ));
+    }
+    message
 }
 
 /// A metric's value converted to ms when it is a time; `(value, unit)` otherwise.
@@ -458,6 +516,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 error_code: None,
                 over: Default::default(),
                 missing_as_zero: false,
+                sample: None,
             });
         }
     }
@@ -513,6 +572,8 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
     }
     let attempts = match (avg("request_count"), avg("error_request_count")) {
         (Some(ok), errors) => Some((ok + errors.unwrap_or(0.0)).round() as u64),
+        // Every request failed: AIPerf writes no `request_count` when no record is without an error.
+        (None, Some(errors)) if all_failed(map) => Some(errors.round() as u64),
         _ => None,
     };
     let duration_s = stats

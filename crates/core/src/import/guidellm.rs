@@ -11,6 +11,7 @@ use super::{
 };
 use crate::error::ParseError;
 use crate::format::trim_num;
+use crate::trace::peer::PeerValue;
 use crate::trace::*;
 
 const WHAT: &str = "guidellm benchmarks.json";
@@ -177,6 +178,12 @@ fn import_benchmark(
     let mut phases = Vec::with_capacity(raws.len());
     let mut seen = HashMap::new();
     let (mut warmups, mut cooldowns, mut straddling, mut zeros_as_missing) = (0, 0, 0, 0);
+    let timings_layout = raws.iter().any(|r| timings(r).is_some());
+    // The older layouts (≤ 0.3, no `info.timings`) keep each request's ITL and TPOT as guidellm
+    // computed them: kept as they are (`source.samples`), with guidellm's `or 0.0` and weights
+    // (output tokens − 1 for ITL, output tokens for TPOT), since their first/last token times
+    // are defined differently across those versions.
+    let mut kept: Vec<Vec<PeerValue>> = vec![Vec::new(); PER_REQUEST.len()];
     for r in &raws {
         let here = format!("{path}.requests.{}[{}]", r.status, r.index);
         let offset = |t: Option<f64>, field: &str| -> Result<Option<f64>, ParseError> {
@@ -281,9 +288,20 @@ fn import_benchmark(
             .map(str::to_string)
             .unwrap_or_else(|| format!("guidellm-{}-{}", r.status, r.index));
         let count = |k: &str| r.map.get(k).and_then(Value::as_u64).map(|v| v.min(u64::from(u32::MAX)) as u32);
+        let attempt_id = unique_id(&mut seen, id.clone());
+        if !timings_layout {
+            let out = num(r.map.get("output_tokens"));
+            for ((key, weight), values) in PER_REQUEST.iter().zip(kept.iter_mut()) {
+                if !r.map.contains_key(*key) {
+                    continue;
+                }
+                let value = num(r.map.get(*key)).unwrap_or(0.0);
+                values.push(PeerValue { id: attempt_id.clone(), value, weight: weight(out) });
+            }
+        }
         phases.push(phase);
         attempts.push(Attempt {
-            id: unique_id(&mut seen, id.clone()),
+            id: attempt_id,
             business_id: id,
             attempt: 1,
             phase,
@@ -368,9 +386,14 @@ fn import_benchmark(
             .to_string(),
         "Where no token came, guidellm writes 0.0 for TTFT, ITL and TPOT: read as missing (TTFT is missing, not 0)."
             .to_string(),
-        "Intended start: `info.timings.targeted_start` (when the schedule wanted the request sent).".to_string(),
-        "guidellm's figures are per status (successful/errored/incomplete); its percentiles pick the first value whose cumulative \
-         share reaches p (duplicates merged) — nearest-rank for equally weighted samples; std ddof 0."
+        if timings_layout {
+            "Intended start: `info.timings.targeted_start` (when the schedule wanted the request sent).".to_string()
+        } else {
+            "This older layout (≤ 0.3) keeps no intended start: only each request's start and end, first and last token times."
+                .to_string()
+        },
+        "guidellm's figures are per status (successful/errored/incomplete); its percentiles pick the first value whose running \
+         sum of shares (one sample at a time) reaches p — nearest-rank for equally weighted samples; std ddof 0."
             .to_string(),
         "Requests that ended before guidellm's measurement window are warm-up; those that started after it (cool-down) are also \
          marked warm-up, with the detail `cool-down`, since trace format v1 has a single non-measured phase."
@@ -379,8 +402,16 @@ fn import_benchmark(
         "Prompts and outputs (`request_args`, `output`) dropped: Trace Lab never keeps response text.".to_string(),
         FAILURE_MAPPING.to_string(),
     ];
-    let timings_layout = raws.iter().any(|r| timings(r).is_some());
-    Ok(super::assemble(detected, header, definitions, figures(b, &sampled, timings_layout), attempts, warnings, true))
+    let samples: Vec<(&str, Vec<PeerValue>)> =
+        PER_REQUEST.iter().zip(kept).filter(|(_, v)| !v.is_empty()).map(|((k, _), v)| (*k, v)).collect();
+    let names: Vec<&str> = samples.iter().map(|(k, _)| *k).collect();
+    let mut trace = super::assemble(detected, header, definitions, figures(b, &sampled, timings_layout, &names), attempts, warnings, true);
+    if let Some(source) = trace.header.source.as_mut() {
+        for (key, values) in samples {
+            source.samples.insert(key.to_string(), values);
+        }
+    }
+    Ok(trace)
 }
 
 /// The request counts guidellm computed its figures over: `metrics.request_totals` (0.5),
@@ -398,7 +429,15 @@ fn request_totals(b: &Map<String, Value>) -> Option<(&Map<String, Value>, &'stat
 /// `sampled`: the statuses whose request lists keep only a sample, `(status, kept, total)`.
 /// `timings_layout`: the 0.5 per-request layout (`info.timings`), whose ITL and TPOT
 /// definitions and weights were read in guidellm's source.
-fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout: bool) -> Vec<PeerFigure> {
+/// guidellm's per-request ITL and TPOT, with the weight each gets from the output tokens
+/// (`(output_tokens or 1) − 1` and `output_tokens or 0`).
+const PER_REQUEST: [(&str, fn(Option<f64>) -> f64); 2] = [
+    ("inter_token_latency_ms", |out| out.unwrap_or(1.0) - 1.0),
+    ("time_per_output_token_ms", |out| out.unwrap_or(0.0)),
+];
+
+/// `kept`: the per-request samples of the older layout this benchmark keeps (by name).
+fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout: bool, kept: &[&str]) -> Vec<PeerFigure> {
     let Some(metrics) = b.get("metrics").and_then(Value::as_object) else { return Vec::new() };
     let keeps = |statuses: &[&str]| -> Option<Reproducibility> {
         let (kept, total) = sampled
@@ -411,11 +450,18 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
             ))
         })
     };
-    let older = Reproducibility::Not(
-        "this older guidellm layout (`first_token_time`/`last_token_time`) defines and weights it differently across versions; \
-         only guidellm 0.5's definition (`info.timings`) is reproduced"
-            .into(),
-    );
+    // The older layout without per-request ITL/TPOT values: its first/last token times are
+    // defined differently across versions, so nothing here recomputes them.
+    let older = |name: &str| {
+        if kept.contains(&name) {
+            Reproducibility::Exact
+        } else {
+            Reproducibility::Not(format!(
+                "this older guidellm layout keeps neither `info.timings` nor each request's `{name}`: its first/last token times \
+                 are defined differently across versions"
+            ))
+        }
+    };
     let mut out = Vec::new();
     // guidellm compiles every metric per status: successful, errored, incomplete, and total (all
     // three together), each request's value `or 0.0` (`GenerativeMetrics.compile`).
@@ -433,14 +479,14 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
             Quantity::ItlPerRequestTokenWeighted,
             PeerUnit::Ms,
             "(last token − first token) / (output tokens − 1) per request, weighted by its output tokens − 1",
-            if timings_layout { Reproducibility::Exact } else { older.clone() },
+            if timings_layout { Reproducibility::Exact } else { older("inter_token_latency_ms") },
         ),
         (
             "time_per_output_token_ms",
             Quantity::TpotFromStartTokenWeighted,
             PeerUnit::Ms,
             "(last token − request start) / output tokens per request, weighted by its output tokens",
-            if timings_layout { Reproducibility::Exact } else { older },
+            if timings_layout { Reproducibility::Exact } else { older("time_per_output_token_ms") },
         ),
         ("prompt_token_count", Quantity::InputTokens, PeerUnit::Count, "prompt tokens (the server's usage)", Reproducibility::Exact),
         ("output_token_count", Quantity::OutputTokens, PeerUnit::Count, "output tokens (the server's usage)", Reproducibility::Exact),
@@ -457,6 +503,12 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
         for (name, quantity, unit, sample, reproducibility) in &specs {
             let reproducibility = status_sampled.clone().unwrap_or_else(|| reproducibility.clone());
             let Some(summary) = metrics.get(*name).and_then(|m| m.get(status)).and_then(Value::as_object) else { continue };
+            // The older layout's ITL/TPOT: over each request's own value, as guidellm kept it.
+            let kept_sample = (!timings_layout && kept.contains(name)).then(|| name.to_string());
+            let (sample, kept_words) = match &kept_sample {
+                Some(_) => (*name, " (each request's value as guidellm wrote it, weighted as guidellm weights it)"),
+                None => (*sample, ""),
+            };
             let mut push = |key: String, stat: Stat, value: Option<f64>, words: String| {
                 if let Some(value) = value {
                     out.push(PeerFigure {
@@ -465,13 +517,14 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
                         stat,
                         value,
                         unit: *unit,
-                        how: format!("{words} of {sample}, over {of} (a missing value counts as 0)"),
+                        how: format!("{words} of {sample}{kept_words}, over {of} (a missing value counts as 0)"),
                         empty_as_zero: true,
                         reproducibility: reproducibility.clone(),
                         duration: Default::default(),
                         error_code: None,
                         over,
                         missing_as_zero: true,
+                        sample: kept_sample.clone(),
                     });
                 }
             };

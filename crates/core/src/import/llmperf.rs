@@ -9,6 +9,7 @@ use super::{
     classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
     PeerPercentile, PeerSummary, PeerTool, PeerUnit, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
 };
+use crate::trace::peer::PeerValue;
 use crate::error::ParseError;
 use crate::trace::*;
 
@@ -54,9 +55,16 @@ fn secs(map: &Map<String, Value>, key: &str, i: usize) -> Result<Option<f64>, Pa
     }
 }
 
+/// The per-request metrics LLMPerf keeps whose values the attempts' times cannot give back,
+/// kept in the trace's `source.samples` under these names: its ITL (Σ gaps between chunks with
+/// content, TTFT included, / output tokens) needs every chunk's time, its output rate the chunk
+/// count. Values in ms for the time, tokens per second for the rate.
+pub(super) const KEPT: [(&str, bool); 2] = [("inter_token_latency_s", true), ("request_output_throughput_token_per_s", false)];
+
 pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, ParseError> {
     let mut attempts = Vec::with_capacity(list.len());
     let mut seen = HashMap::new();
+    let mut kept: Vec<Vec<PeerValue>> = vec![Vec::new(); KEPT.len()];
     for (i, record) in list.iter().enumerate() {
         let map = record.as_object().ok_or_else(|| {
             ParseError::new(format!("{WHAT}: every entry should be a record, found {}", super::kind_of(record))).field(format!("[{i}]"))
@@ -100,8 +108,25 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
             None
         };
         let id = format!("llmperf-{i}");
+        let attempt_id = unique_id(&mut seen, id.clone());
+        for ((key, seconds), values) in KEPT.iter().zip(kept.iter_mut()) {
+            // pandas drops a missing value (`dropna`); so is a NaN Python wrote.
+            match map.get(*key) {
+                None | Some(Value::Null) => {}
+                Some(v) => match super::number(v) {
+                    Some(x) if x.is_finite() => {
+                        values.push(PeerValue { id: attempt_id.clone(), value: if *seconds { x * 1000.0 } else { x }, weight: 1.0 })
+                    }
+                    Some(x) if x.is_nan() => {}
+                    _ => {
+                        return Err(ParseError::new(format!("{WHAT}: expected a number, found {}", super::kind_of(v)))
+                            .field(format!("[{i}].{key}")))
+                    }
+                },
+            }
+        }
         attempts.push(Attempt {
-            id: unique_id(&mut seen, id.clone()),
+            id: attempt_id,
             business_id: id,
             attempt: 1,
             phase: Phase::Measure,
@@ -131,8 +156,10 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
         "TTFT (`ttft_s`): request start → the first streamed chunk whose `delta.content` is not empty (role-only chunks are \
          skipped). E2E (`end_to_end_latency_s`): request start → end of the stream."
             .to_string(),
-        "LLMPerf's per-request ITL (`inter_token_latency_s`) is the sum of the gaps between chunks with content, TTFT included, \
-         divided by the output tokens; without chunk times it cannot be recomputed here."
+        "LLMPerf's per-request ITL (`inter_token_latency_s`: the gaps between chunks with content, TTFT included, summed and \
+         divided by the output tokens) and output rate (`request_output_throughput_token_per_s`: chunks with content / E2E) \
+         need every chunk's time and count, which the file does not keep; their per-request values are kept as LLMPerf wrote \
+         them (`source.samples`), so its summary statistics over them are recomputed from those."
             .to_string(),
         "A failed record's `number_output_tokens` (1: the tokenizer's count of the empty text) is dropped: no output came."
             .to_string(),
@@ -147,7 +174,14 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
     if list.iter().any(|r| r.get("generated_text").is_some()) {
         warnings.push("dropped `generated_text`: response text is never kept".to_string());
     }
-    let trace = super::assemble(&detected, header, definitions, Vec::new(), attempts, warnings, true);
+    let mut trace = super::assemble(&detected, header, definitions, Vec::new(), attempts, warnings, true);
+    if let Some(source) = trace.header.source.as_mut() {
+        for ((key, _), values) in KEPT.iter().zip(kept) {
+            if !values.is_empty() {
+                source.samples.insert(key.to_string(), values);
+            }
+        }
+    }
     Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
 }
 
@@ -208,10 +242,9 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             "inter_token_latency_s",
             Quantity::TimePerOutputToken,
             PeerUnit::S,
-            "`inter_token_latency_s` (Σ chunk gaps incl. TTFT / output tokens) of the requests without an error",
-            Reproducibility::Not(
-                "LLMPerf's per-request ITL needs the time of its last chunk with content, which its file does not keep".into(),
-            ),
+            "`inter_token_latency_s` (Σ chunk gaps incl. TTFT / output tokens, as LLMPerf kept it per request) of the requests \
+             without an error",
+            Reproducibility::Exact,
         ),
         (
             "number_input_tokens",
@@ -231,11 +264,9 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             "request_output_throughput_token_per_s",
             Quantity::RequestOutputRate,
             PeerUnit::TokensPerSecond,
-            "`request_output_throughput_token_per_s` (streamed chunks with content / E2E) of the requests without an error",
-            Reproducibility::Not(
-                "LLMPerf divides the number of streamed chunks with content (not tokens) by the E2E; its file keeps no chunk count"
-                    .into(),
-            ),
+            "`request_output_throughput_token_per_s` (streamed chunks with content / E2E, as LLMPerf kept it per request) of the \
+             requests without an error",
+            Reproducibility::Exact,
         ),
     ];
     for (metric, quantity, unit, sample, reproducibility) in distributions {
@@ -274,6 +305,8 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 error_code: None,
                 over: Default::default(),
                 missing_as_zero: false,
+                // Over the per-request values the individual responses keep.
+                sample: KEPT.iter().any(|(k, _)| *k == metric).then(|| metric.to_string()),
             });
         }
     }

@@ -24,6 +24,7 @@ mod genai_perf;
 mod guidellm;
 pub mod handoff;
 mod llmperf;
+mod python_tokens;
 mod refuse;
 mod vllm;
 
@@ -114,11 +115,15 @@ pub struct Detected {
     pub version: Option<String>,
     /// What was seen, in words (the keys that decided it).
     pub evidence: String,
+    /// Python's non-finite tokens (`Infinity`, `NaN`) the file holds outside strings, in words,
+    /// when the tool is one that writes them; each imported trace carries it as a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonstandard: Option<String>,
 }
 
 impl Detected {
     fn new(tool: PeerTool, content: Content, layout: &str, evidence: impl Into<String>) -> Detected {
-        Detected { tool, content, layout: layout.to_string(), version: None, evidence: evidence.into() }
+        Detected { tool, content, layout: layout.to_string(), version: None, evidence: evidence.into(), nonstandard: None }
     }
 
     fn unknown(evidence: impl Into<String>) -> Detected {
@@ -151,6 +156,7 @@ pub(crate) fn assemble(
         definitions,
         layout: Some(detected.layout.clone()),
         figures: PeerFigures::of(&figures),
+        samples: Default::default(),
     });
     let count = attempts.len() as u64;
     Trace {
@@ -379,7 +385,18 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
     let keys: Vec<&str> = summary.figures.iter().map(|f| f.tool_key.as_str()).collect();
     let mut figures = source.figures.read()?;
     figures.retain(|f| !keys.contains(&f.tool_key.as_str()));
-    figures.extend(summary.figures.iter().cloned());
+    // A figure over per-request values the trace does not keep (imported by an older version)
+    // cannot be recomputed: say so, and how to get them.
+    figures.extend(summary.figures.iter().cloned().map(|mut f| {
+        if f.sample.as_ref().is_some_and(|name| !source.samples.contains_key(name)) {
+            f.reproducibility = Reproducibility::Not(format!(
+                "this trace does not keep {}'s per-request `{}` values: import the per-request file again with this version",
+                summary.detected.tool.name(),
+                f.sample.as_deref().unwrap_or_default()
+            ));
+        }
+        f
+    }));
     source.figures = PeerFigures::of(&figures);
     if source.version.is_none() {
         source.version = summary.detected.version.clone();
@@ -546,7 +563,51 @@ fn describe(d: &Detected) -> String {
     }
 }
 
+/// The tools whose files are written with Python's `json.dump(s)` (default `allow_nan=True`),
+/// which writes a non-finite float as the bare token `Infinity`, `-Infinity` or `NaN`: not JSON,
+/// but what these tools write (SGLang's default `--request-rate inf` lands in every result).
+/// guidellm (pydantic) and AIPerf (orjson/pydantic) write `null` instead, and GenAI-Perf's
+/// exports are read through the same json module but hold no non-finite value it writes.
+const PYTHON_JSON_TOOLS: [PeerTool; 3] = [PeerTool::Sglang, PeerTool::Vllm, PeerTool::Llmperf];
+
+/// Reads a file, first as JSON; when that fails only because of Python's non-finite tokens
+/// outside strings, reads it again with each token as a string (`"Infinity"`, `"NaN"`: the
+/// importers' [`number`] reads them as the non-finite numbers they stand for) and keeps it
+/// only when the tool detected is one that writes them; the trace then says so in a warning.
 fn sniff(text: &str) -> Result<Sniffed, ParseError> {
+    let strict = sniff_strict(text);
+    let Err(error) = strict else { return strict };
+    let Some((rewritten, tokens)) = python_tokens::rewrite(text) else { return Err(error) };
+    let Ok(mut sniffed) = sniff_strict(&rewritten) else { return Err(error) };
+    let d = sniffed.detected();
+    if !PYTHON_JSON_TOOLS.contains(&d.tool) {
+        let first = &tokens[0];
+        let tool = match d.tool {
+            PeerTool::Unknown => "a file of no tool Trace Lab knows".to_string(),
+            tool => format!("a {} file", tool.name()),
+        };
+        return Err(ParseError::new(format!(
+            "not valid JSON at column {}: the bare token `{}`{} is Python's json.dumps spelling of a non-finite number, which only \
+             SGLang bench_serving, vLLM bench serve and LLMPerf files may hold; this is {tool} ({}), whose writer never puts it \
+             there: was the file edited? Replace it with null, or upload the file as the tool wrote it",
+            first.column,
+            first.token,
+            first.key.as_ref().map(|k| format!(" (at `{k}`)")).unwrap_or_default(),
+            d.evidence
+        ))
+        .at_line(first.line));
+    }
+    let note = python_tokens::describe(&tokens);
+    match &mut sniffed {
+        Sniffed::Peer(PeerFile::JsonLines(d) | PeerFile::Json(d, _) | PeerFile::Refused(d, _) | PeerFile::Runs(d, _)) => {
+            d.nonstandard = Some(note);
+        }
+        Sniffed::Ours(_) => {}
+    }
+    Ok(sniffed)
+}
+
+fn sniff_strict(text: &str) -> Result<Sniffed, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(ParseError::new(
@@ -697,7 +758,10 @@ fn sglang_lines(text: &str) -> Result<Sniffed, ParseError> {
 /// Guesses the tool of a file that did not parse, from the keys it mentions.
 fn guess_from_text(text: &str) -> Option<(PeerTool, &'static str)> {
     let has = |s: &str| text.contains(s);
-    if has("\"ttfts\"") || has("\"itls\"") {
+    // SGLang's own keys first: its results share vLLM's `ttfts`/`itls` (as `refuse::is_sglang`).
+    if has("\"total_output_tokens_retokenized\"") || has("\"mean_e2e_latency_ms\"") || has("\"backend\": \"sglang") || has("\"backend\":\"sglang") {
+        Some((PeerTool::Sglang, "SGLang bench_serving result (saw `total_output_tokens_retokenized`/`backend: sglang`)"))
+    } else if has("\"ttfts\"") || has("\"itls\"") {
         Some((PeerTool::Vllm, "vLLM bench serve result (saw `ttfts`/`itls`)"))
     } else if has("\"mean_ttft_ms\"") {
         Some((PeerTool::Vllm, "vLLM bench serve result (saw `mean_ttft_ms`)"))
@@ -850,9 +914,12 @@ fn import_sniffed(file: &str, text: &str, peer: PeerFile) -> Result<Imported, Pa
             ))),
         },
     };
-    let checked = result.and_then(|imported| {
-        for t in &imported.traces {
+    let checked = result.and_then(|mut imported| {
+        for t in &mut imported.traces {
             within_limits(&t.trace)?;
+            if let Some(note) = &imported.detected.nonstandard {
+                t.trace.warnings.push(note.clone());
+            }
         }
         Ok(imported)
     });
@@ -896,10 +963,7 @@ fn sglang_runs(d: Detected, runs: &[Map<String, Value>]) -> Result<Imported, Par
 fn refuse_aggregate(d: &Detected, value: &Map<String, Value>) -> ParseError {
     let message = match d.tool {
         PeerTool::Vllm => vllm::refusal(value),
-        PeerTool::Aiperf => "this is AIPerf's aggregate profile_export_aiperf.json: summary statistics only, no attempts. \
-             Upload profile_export.jsonl from the same artifacts folder (one record per request) instead; this file can then \
-             be added beside it as AIPerf's own figures"
-            .to_string(),
+        PeerTool::Aiperf => aiperf::refusal(value),
         PeerTool::GenaiPerf => "this is GenAI-Perf's aggregate profile_export_genai_perf.json: summary statistics only, no attempts. \
              Upload profile_export.json from the same artifacts folder instead (GenAI-Perf's per-request export: one entry per \
              request with its response timestamps); this file can then be added beside it as GenAI-Perf's own figures"

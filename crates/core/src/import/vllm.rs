@@ -170,6 +170,7 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
     let mut attempts = Vec::with_capacity(n);
     let mut seen = HashMap::new();
     let mut estimated = 0usize;
+    let mut zero_token_successes = 0usize;
     for i in 0..n {
         let error = match &errors[i] {
             Value::Null => String::new(),
@@ -223,11 +224,13 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
                 .transpose()?,
             _ => None,
         };
-        // vLLM leaves TTFT at 0 when no token came: a failure with 0 never got one.
-        let ttft_ms = ttft_s
-            .map(|s| time_ms(s * 1000.0, &format!("ttfts[{i}]"), WHAT))
-            .transpose()?
-            .filter(|&t| success || t > 0.0);
+        // vLLM leaves TTFT at its initial 0.0 when no token came, failure or success (a stream
+        // that ended normally with 0 output tokens is a success to vLLM): that 0.0 is a missing
+        // TTFT, never a first token at 0 ms. vLLM's own TTFT figures include it (see `figures`).
+        let ttft_ms = ttft_s.map(|s| time_ms(s * 1000.0, &format!("ttfts[{i}]"), WHAT)).transpose()?.filter(|&t| t > 0.0);
+        if success && ttft_ms.is_none() && ttft_s.is_some() {
+            zero_token_successes += 1;
+        }
         let mut events = Vec::new();
         if let Some(t) = ttft_ms {
             let mut at = t;
@@ -240,9 +243,14 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
         let last_event = events.last().map(|e| e.at_ms);
         let e2e_ms = match latency_ms {
             Some(l) => Some(l.max(ttft_ms.unwrap_or(0.0))),
-            None if success => Some(last_event.unwrap_or(0.0)),
+            // Without `e2els` the end is taken at the last stream event; with no event at all it
+            // is unknown, not 0.
+            None if success => last_event,
             None => None,
         };
+        // A success whose end is unknown keeps no place on the timeline either: a trace's
+        // attempt with a start has an end (docs/trace-format.md).
+        let start_ms = if success && e2e_ms.is_none() { None } else { start_ms };
         if let Some(e2e) = e2e_ms {
             for e in &mut events {
                 e.at_ms = e.at_ms.min(e2e);
@@ -350,12 +358,18 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
              vLLM's gaps are per event, so tokens per event are estimated"
         ));
     }
-    let figures = figures(map, has_latency)?;
+    if zero_token_successes > 0 {
+        warnings.push(format!(
+            "{zero_token_successes} successful requests got no output token (`ttfts` 0.0, `output_lens` 0): their TTFT is missing \
+             here, not 0 ms; {tool}'s own TTFT figures count them as 0"
+        ));
+    }
+    let figures = figures(map, has_latency, zero_token_successes)?;
     let trace = super::assemble(&detected, header, definitions, figures, attempts, warnings, true);
     Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
 }
 
-fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure>, ParseError> {
+fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: usize) -> Result<Vec<PeerFigure>, ParseError> {
     let approx = |what: &str| {
         if has_latency {
             Reproducibility::Exact
@@ -402,19 +416,31 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
             Stat::Percentile { p, .. } => format!("numpy percentile {} (linear interpolation)", crate::format::trim_num(p)),
             _ => String::new(),
         };
+        // vLLM's `ttfts` keep 0.0 for a success that got no token; the trace has no TTFT there,
+        // so the tool's method counts it back as 0, and says so.
+        let zero_ttft = quantity == Quantity::Ttft && zero_token_successes > 0;
+        let zero_note = if zero_ttft {
+            format!(
+                "; includes the 0.0 vLLM keeps for the {zero_token_successes} successful requests that got no token (missing TTFTs \
+                 here, counted as 0 to reproduce it)"
+            )
+        } else {
+            String::new()
+        };
         out.push(PeerFigure {
             tool_key: key.clone(),
             quantity,
             stat,
             value,
             unit: PeerUnit::Ms,
-            how: format!("{stat_words} of {sample}, in ms; 0 when no request succeeded"),
+            how: format!("{stat_words} of {sample}, in ms; 0 when no request succeeded{zero_note}"),
             empty_as_zero: true,
             reproducibility,
             duration: Default::default(),
             error_code: None,
             over: Default::default(),
-            missing_as_zero: false,
+            missing_as_zero: zero_ttft,
+            sample: None,
         });
     }
     let counts: [(&str, Quantity, PeerUnit, &str); 5] = [
@@ -529,6 +555,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
                 error_code: None,
                 over: Default::default(),
                 missing_as_zero: false,
+                sample: None,
             });
         }
     }
@@ -539,6 +566,9 @@ fn figures(map: &Map<String, Value>, has_latency: bool) -> Result<Vec<PeerFigure
 fn value_of(value: &Value, key: &str) -> Result<Option<f64>, ParseError> {
     match value {
         Value::Null => Ok(None),
+        // Python's json.dumps token for a figure with no finite value (read as a string, see
+        // `import::python_tokens`): there is nothing to compare, and the trace's warning says so.
+        Value::String(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => Ok(None),
         v => match super::number(v) {
             Some(x) if x.is_finite() => Ok(Some(x)),
             _ => Err(ParseError::new(format!("{WHAT}: expected a number, found {}", super::kind_of(v))).field(key)),

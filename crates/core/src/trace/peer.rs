@@ -398,10 +398,34 @@ pub struct PeerFigure {
     /// than leaving the attempt out.
     #[serde(default, skip_serializing_if = "is_false")]
     pub missing_as_zero: bool,
+    /// The per-request values it is computed over, when the tool kept them and the attempts'
+    /// times cannot give them back: a key of the trace's `source.samples`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<String>,
 }
 
 fn is_false(v: &bool) -> bool {
     !*v
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(v: &f64) -> bool {
+    *v == 1.0
+}
+
+/// One attempt's value of a tool's own per-request metric (`Source::samples`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerValue {
+    /// The attempt's `id`.
+    pub id: String,
+    /// In ms for a time (as the attempts' times), else in the figure's unit.
+    pub value: f64,
+    /// The weight the tool gives it (guidellm: output tokens − 1 for ITL); 1 when it weights none.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub weight: f64,
 }
 
 impl PeerFigure {
@@ -420,6 +444,7 @@ impl PeerFigure {
             error_code: None,
             over: Over::Successes,
             missing_as_zero: false,
+            sample: None,
         }
     }
 
@@ -446,6 +471,7 @@ impl PeerFigure {
             error_code: None,
             over: Over::Successes,
             missing_as_zero: false,
+            sample: None,
         }
     }
 
