@@ -63,9 +63,9 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
     }
     let report = Report::build(&runs, Bootstrap { seed: args.seed, resamples: args.resamples as usize });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else {
-        print!("{}", report.render_text(args.settings.lang()));
+        tracelab_recorder::out!("{}", report.render_text(args.settings.lang()));
     }
     Ok(!report.contract_broken())
 }

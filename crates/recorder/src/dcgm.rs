@@ -292,10 +292,16 @@ mod tests {
 
     #[test]
     fn real_exporter_output() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/dcgm/");
+        // `TRACELAB_FIXTURES` when set (`cargo xtask test` sets it), else ../shared beside the repository.
+        let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
+            Some(dir) => std::path::PathBuf::from(dir),
+            None => std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")),
+        }
+        .join("dcgm");
         let read = |name: &str| {
-            std::fs::read_to_string(format!("{dir}{name}"))
-                .unwrap_or_else(|e| panic!("the real fixture {dir}{name} is missing ({e}); CI needs ../shared beside the repository"))
+            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| {
+                panic!("the real fixture {} is missing ({e}); run `cargo xtask fixtures` on a clone without ../shared", dir.join(name).display())
+            })
         };
         // L4: free 22563, used 0, reserved 470 MiB (23033 MiB, what nvidia-smi calls total).
         assert_eq!(parse_exposition(&read("dcgm_exporter_l4_kops_metrics.txt")), vec![(0, 0.0, 0.0, 23033.0)]);

@@ -82,11 +82,7 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
         }
     };
     match &args.output {
-        None => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(text.as_bytes()).map_err(|e| format!("cannot write to standard output: {e}"))?;
-        }
+        None => tracelab_recorder::out::write_all(text.as_bytes()),
         Some(out) => std::fs::write(out, &text).map_err(|e| format!("cannot write {}: {e}", out.display()))?,
     }
     Ok(())

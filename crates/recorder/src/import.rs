@@ -100,7 +100,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
     let warmup = trace.warmup_count();
     let d = &imported.detected;
     let version = d.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-    println!(
+    tracelab_recorder::outln!(
         "imported {} from {name} ({}{version}, {}): {}, {} ({cancelled} cancelled), {warmup} warm-up → {out}",
         format::count(trace.attempts.len(), "attempt", "attempts"),
         d.tool.name(),
@@ -110,7 +110,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
     );
     let figures = import::figures(&trace).len();
     if figures > 0 {
-        println!(
+        tracelab_recorder::outln!(
             "kept {figures} of the tool's own figures: `tracelab export {out} --format card-md` sets them beside ours"
         );
     }

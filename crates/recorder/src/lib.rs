@@ -15,6 +15,7 @@ pub mod engine;
 pub mod gpu;
 pub mod merge;
 pub mod openai;
+pub mod out;
 pub mod probe;
 pub mod prompts;
 pub mod record;

@@ -274,7 +274,7 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             Some(u) => format!("aligned within ±{u} ms"),
             None => "alignment uncertainty unknown (no clock sync report)".into(),
         };
-        println!(
+        crate::outln!(
             "Merged {} shards of run {} into {name}: {} attempts, {} GPU samples; {align}{}",
             shards.len(),
             shards[0].run_id,

@@ -73,13 +73,13 @@ pub fn run(args: ProbeArgs) -> Result<(), String> {
     extra.insert("probe".into(), serde_json::Value::Object(probe));
     writer.header(&write::header_line_with(&header, &extra))?;
     if !args.quiet {
-        println!("{}", telemetry.describe());
+        crate::outln!("{}", telemetry.describe());
         match endpoint {
-            Some(true) => println!("Endpoint: accepts TCP connections (no request was sent)"),
-            Some(false) => println!("Endpoint: not reachable; is the server running, and is --base-url right?"),
+            Some(true) => crate::outln!("Endpoint: accepts TCP connections (no request was sent)"),
+            Some(false) => crate::outln!("Endpoint: not reachable; is the server running, and is --base-url right?"),
             None => {}
         }
-        println!("Wrote the capability scan to {} (no workload was executed)", args.output.display());
+        crate::outln!("Wrote the capability scan to {} (no workload was executed)", args.output.display());
     }
     Ok(())
 }

@@ -300,7 +300,7 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
     let m = Metrics::compute(&index, &settings);
     let v = |f: &tracelab_core::Figure| format::value(f, Lang::En);
     let state = if recorded.interrupted { "stopped early (Ctrl-C or SIGTERM)" } else { "complete" };
-    println!(
+    crate::outln!(
         "Recorded {} to {name} — {state}; {} warm-up excluded",
         format::count(recorded.written.attempts as usize, "attempt", "attempts"),
         m.warmup_excluded
@@ -309,22 +309,22 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
         0 => String::new(),
         n => format!("; {} without any output token", format::count(n, "success", "successes")),
     };
-    println!(
+    crate::outln!(
         "  TTFT  P50 {:<10} P95 {:<10} (successes, n = {}{no_token})",
         v(&m.ttft_p50),
         v(&m.ttft_p95),
         m.ttft_p50.n.unwrap_or(0)
     );
-    println!("  E2E   P50 {:<10} P95 {}", v(&m.e2e_p50), v(&m.e2e_tail));
+    crate::outln!("  E2E   P50 {:<10} P95 {}", v(&m.e2e_p50), v(&m.e2e_tail));
     let failures: Vec<String> = m.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
     let failures = if failures.is_empty() { String::new() } else { format!(": {}", failures.join(", ")) };
-    println!("  Failure rate {} ({} of {}{failures})", v(&m.failure_rate), m.failures, m.attempts);
+    crate::outln!("  Failure rate {} ({} of {}{failures})", v(&m.failure_rate), m.failures, m.attempts);
     match (m.output_tokens_per_s.value, format::remark(&m.output_tokens_per_s, Lang::En)) {
-        (Some(_), _) => println!("  Output tokens/s {} (server usage over the window)", v(&m.output_tokens_per_s)),
-        (None, why) => println!("  Output tokens/s undefined: {}", why.unwrap_or_default()),
+        (Some(_), _) => crate::outln!("  Output tokens/s {} (server usage over the window)", v(&m.output_tokens_per_s)),
+        (None, why) => crate::outln!("  Output tokens/s undefined: {}", why.unwrap_or_default()),
     }
-    println!("  GPU telemetry: {} ({} samples)", recorded.gpu_telemetry, recorded.written.gpu_samples);
-    println!("  Full metric card: tracelab report {name}");
+    crate::outln!("  GPU telemetry: {} ({} samples)", recorded.gpu_telemetry, recorded.written.gpu_samples);
+    crate::outln!("  Full metric card: tracelab report {name}");
     if let Some(hint) = hint(&m, key_env, &trace.attempts) {
         eprintln!("hint: {hint}");
     }

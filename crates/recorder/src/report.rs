@@ -66,8 +66,8 @@ fn print_report(args: &ReportArgs, settings: &Settings, metrics: &Metrics, warni
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
         summary["warnings"] = serde_json::json!(warnings);
-        println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
+        tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
-        print!("{}", card());
+        tracelab_recorder::out!("{}", card());
     }
 }

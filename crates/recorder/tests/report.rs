@@ -148,3 +148,58 @@ fn the_streamed_report_is_the_in_memory_report() {
     assert!(!out.status.success() && err.contains("line 5, field `first_token_ms`"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs tracelab with its standard output a pipe whose reader is already gone (`… | head` once
+/// `head` has read enough): every write to it fails with EPIPE.
+fn with_closed_stdout(args: &[&str]) -> Output {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracelab"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tracelab");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("wait for tracelab")
+}
+
+#[test]
+fn a_closed_pipe_ends_every_printing_subcommand_quietly() {
+    let dir = std::env::temp_dir().join(format!("tracelab-report-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sample = repo("public/samples/ten-requests.jsonl");
+    let sample = sample.to_str().unwrap();
+    let rerun = repo("public/samples/baseline-rerun.jsonl");
+    let base = repo("public/samples/baseline-a.jsonl");
+    let (rerun, base) = (rerun.to_str().unwrap(), base.to_str().unwrap());
+    let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (probe, imported) = (out("probe.jsonl"), out("imported.jsonl"));
+    let peer = repo("crates/core/tests/data/constructed/vllm_bench_serve_with_failures.json");
+    let peer = peer.to_str().unwrap();
+    // `record` and `merge` print their summary through the same writer, after their trace is
+    // written; they need a server or shards, so their own suites cover them.
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["report", sample],
+        vec!["report", sample, "--json"],
+        vec!["report", sample, "--in-memory", "--lang", "zh"],
+        vec!["report", peer, "--json"],
+        vec!["compare", base, rerun],
+        vec!["compare", base, rerun, "--json"],
+        vec!["export", sample, "--format", "csv"],
+        vec!["export", sample, "--format", "card-md"],
+        vec!["import", peer, "--output", &imported, "--force"],
+        vec!["probe", "--output", &probe, "--gpu", "off", "--force"],
+    ];
+    for args in &runs {
+        let run = with_closed_stdout(args);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.code() == Some(0) && err.is_empty(), "tracelab {args:?} on a closed pipe: {:?} {err}", run.status);
+    }
+    // The same runs with a reader print something, so the loop above did write into the pipe.
+    for args in &runs {
+        let run = tracelab(args);
+        assert!(run.status.success() && !run.stdout.is_empty(), "tracelab {args:?}: {}", String::from_utf8_lossy(&run.stderr));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
