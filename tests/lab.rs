@@ -34,10 +34,16 @@ fn repo(path: &str) -> PathBuf {
 
 /// A real peer result file, read in place from `../shared/fixtures/peers/` (never copied here).
 fn peer_fixture(name: &str) -> PathBuf {
-    let path = repo("../shared/fixtures/peers").join(name);
+    // `TRACELAB_FIXTURES` when set (`cargo xtask test` sets it), else ../shared beside the repository.
+    let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => repo("../shared/fixtures"),
+    };
+    let path = dir.join("peers").join(name);
     assert!(
         path.is_file(),
-        "the real peer fixture {} is missing: the browser tests read ../shared/fixtures/peers/ beside the repository root",
+        "the real peer fixture {} is missing: the browser tests read $TRACELAB_FIXTURES, else ../shared/fixtures/ beside the \
+         repository root; on a clone without them, run `cargo xtask fixtures`",
         path.display()
     );
     // chromedriver takes only canonical paths for a file input (no `..`).

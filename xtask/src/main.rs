@@ -8,6 +8,8 @@
 //! - `cargo xtask bench`  — the core's criterion benchmarks.
 //! - `cargo xtask bench-recorder` — the recorder's fidelity benchmark.
 //! - `cargo xtask bench-lab [N]` — the browser benchmark over N attempts in headless Chromium.
+//! - `cargo xtask fixtures` — the real fixtures the tests read, fetched into the per-user cache
+//!   when no `../shared/fixtures/` is beside the repository (`fixtures.rs`).
 //! - `cargo xtask fuzz [SECONDS]` — each fuzz target in `fuzz/` for SECONDS (default 60), with
 //!   the total executions and anything found.
 //!
@@ -18,6 +20,8 @@
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod fixtures;
 
 /// trunk 0.22 needs a newer rustc than the course machines have.
 const TRUNK_VERSION: &str = "0.21.14";
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
         "bench-lab" => bench_lab(rest),
         "install" => install_tools(true),
         "fuzz" => fuzz(rest),
+        "fixtures" => fixtures_folder().map(|dir| println!("{}", dir.display())),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -66,6 +71,7 @@ fn print_help() {
          bench-recorder   run the recorder's fidelity benchmark\n\
          bench-lab [N]    the browser benchmark: parse, load and recompute N attempts (default 1,000,000)\n\
          install          install the tools only (wasm target, trunk, wasm-bindgen-cli, Chromium)\n\
+         fixtures         fetch the real fixtures the tests read into ~/.cache/tracelab/fixtures (when ../shared/fixtures is absent)\n\
          fuzz [SECONDS]   run each fuzz target (fuzz/, cargo-fuzz on nightly) for SECONDS, default 60"
     );
 }
@@ -385,7 +391,14 @@ fn ensure_venv(package: &str, version: &str, module: &str) -> Result<PathBuf> {
     Ok(venv)
 }
 
+/// The folder every test reads the real fixtures from (passed on as `TRACELAB_FIXTURES`).
+fn fixtures_folder() -> Result<PathBuf> {
+    fixtures::ensure(&root(), &cache_dir())
+}
+
 fn test(rest: &[String]) -> Result {
+    // First, so a clone without the fixtures fails in seconds with what to fetch, not after the installs.
+    let fixtures = fixtures_folder()?;
     install_tools(true)?;
     let llama_python = ensure_llama_server()?;
     let duckdb = ensure_venv("duckdb", DUCKDB_VERSION, "duckdb")?.join("bin/python");
@@ -394,6 +407,7 @@ fn test(rest: &[String]) -> Result {
     run(Command::new(cargo())
         .args(["test", "--workspace", "--locked"])
         .args(rest)
+        .env("TRACELAB_FIXTURES", &fixtures)
         .env("TRACELAB_DUCKDB_PYTHON", &duckdb)
         .env("TRACELAB_KUBERNETES_VALIDATE", &kubernetes_validate)
         .current_dir(root()))?;
@@ -401,6 +415,7 @@ fn test(rest: &[String]) -> Result {
     run(Command::new(cargo())
         .args(["test", "--locked", "-p", "tracelab-recorder", "--test", "recorder", "llama::", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_LLAMA_PYTHON", &llama_python)
+        .env("TRACELAB_FIXTURES", &fixtures)
         .current_dir(root()))?;
     // A short smoke of each fuzz target: the readers and exports on the seeds and a few
     // thousand mutations (the long runs are `cargo xtask fuzz`).
@@ -412,6 +427,7 @@ fn test(rest: &[String]) -> Result {
     run(Command::new(cargo())
         .args(["test", "--locked", "-p", "trace-lab", "--test", "lab", "--test", "lessons", "--test", "compare", "--test", "loadmodel", "--", "--ignored", "--test-threads=1"])
         .env("TRACELAB_DIST", root().join("dist"))
+        .env("TRACELAB_FIXTURES", &fixtures)
         .env("CHROME", chrome)
         .env("CHROMEDRIVER", driver)
         .current_dir(root()))?;
@@ -486,10 +502,7 @@ fn ensure_cargo_fuzz() -> Result<String> {
 fn run_fuzzers(seconds: u64) -> Result {
     let nightly = ensure_cargo_fuzz()?;
     let fuzz_dir = root().join("fuzz");
-    let shared = root().join("../shared/fixtures");
-    if !shared.is_dir() {
-        return Err(format!("{} is missing: the fuzz seeds read the real fixtures there", shared.display()));
-    }
+    let shared = fixtures_folder()?;
     let seeds: Vec<PathBuf> = vec![
         root().join("public/samples"),
         root().join("crates/core/tests/data/constructed"),

@@ -36,12 +36,8 @@ struct Case {
 }
 
 fn streams_dir() -> PathBuf {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/streams"));
-    assert!(
-        dir.join("SOURCES.md").is_file(),
-        "the real stream captures are missing: expected {} (the shared fixtures beside the repository root)",
-        dir.display()
-    );
+    let dir = crate::fixtures("streams");
+    assert!(dir.is_dir(), "the real stream captures are missing: expected {}; {}", dir.display(), crate::FIXTURES_MISSING);
     dir
 }
 

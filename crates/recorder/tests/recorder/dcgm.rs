@@ -12,9 +12,9 @@ use crate::server::{refused_addr, Script, ScriptedServer};
 use crate::{load, temp_dir, Record};
 
 fn fixture(name: &str) -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/dcgm/").to_string() + name;
+    let path = crate::fixtures("dcgm").join(name);
     std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("the real dcgm-exporter capture {path} is missing ({e}); ../shared must sit beside the repository"))
+        .unwrap_or_else(|e| panic!("the real dcgm-exporter capture {} is missing ({e}); {}", path.display(), crate::FIXTURES_MISSING))
 }
 
 /// A minimal exporter: answers every request with `body` as Prometheus text, as dcgm-exporter's

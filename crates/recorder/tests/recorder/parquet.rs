@@ -55,14 +55,14 @@ print(json.dumps({"row": list(row), "header": meta.get("tracelab.header"), "vers
 fn duckdb_reads_the_parquet_export_with_our_figures() {
     let python = duckdb_python();
     let dir = temp_dir("parquet");
-    let peers = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/peers/");
+    let peers = crate::fixtures("peers");
     for peer in [
         "aiperf_gptoss20b_c100_cancel_profile_export.jsonl",
         "llmperf_yi34b_vllm_c8_individual_responses.json",
         "vllm_bench_serving_llama33_70b_tp8_qps04.json",
     ] {
-        let source = format!("{peers}{peer}");
-        assert!(std::path::Path::new(&source).exists(), "the real peer file {source} is missing; ../shared must sit beside the repository");
+        let source = peers.join(peer).display().to_string();
+        assert!(std::path::Path::new(&source).exists(), "the real peer file {source} is missing; {}", crate::FIXTURES_MISSING);
         let trace_path = dir.join(format!("{peer}.trace.jsonl"));
         assert!(run(tracelab().arg("import").arg(&source).arg("--output").arg(&trace_path).arg("--force")).status.success(), "{peer}");
         let out = dir.join(format!("{peer}.parquet"));
