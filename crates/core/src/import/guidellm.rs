@@ -429,9 +429,12 @@ fn request_totals(b: &Map<String, Value>) -> Option<(&Map<String, Value>, &'stat
 /// `sampled`: the statuses whose request lists keep only a sample, `(status, kept, total)`.
 /// `timings_layout`: the 0.5 per-request layout (`info.timings`), whose ITL and TPOT
 /// definitions and weights were read in guidellm's source.
+/// A request's weight from its output tokens.
+type Weight = fn(Option<f64>) -> f64;
+
 /// guidellm's per-request ITL and TPOT, with the weight each gets from the output tokens
 /// (`(output_tokens or 1) − 1` and `output_tokens or 0`).
-const PER_REQUEST: [(&str, fn(Option<f64>) -> f64); 2] = [
+const PER_REQUEST: [(&str, Weight); 2] = [
     ("inter_token_latency_ms", |out| out.unwrap_or(1.0) - 1.0),
     ("time_per_output_token_ms", |out| out.unwrap_or(0.0)),
 ];
