@@ -35,12 +35,7 @@ pub(super) fn rewrite(text: &str) -> Option<(String, Vec<Token>)> {
             let mut escaped = false;
             for (_, d) in chars.by_ref() {
                 out.push(d);
-                if d == '\n' {
-                    line += 1;
-                    column = 1;
-                } else {
-                    column += 1;
-                }
+                advance(d, &mut line, &mut column);
                 if escaped {
                     escaped = false;
                     body.push(d);
@@ -78,14 +73,19 @@ pub(super) fn rewrite(text: &str) -> Option<(String, Vec<Token>)> {
             continue;
         }
         out.push(c);
-        if c == '\n' {
-            line += 1;
-            column = 1;
-        } else {
-            column += 1;
-        }
+        advance(c, &mut line, &mut column);
     }
     (!tokens.is_empty()).then_some((out, tokens))
+}
+
+/// Moves the 1-based line and column past one character of the input.
+fn advance(c: char, line: &mut usize, column: &mut usize) {
+    if c == '\n' {
+        *line += 1;
+        *column = 1;
+    } else {
+        *column += 1;
+    }
 }
 
 /// The warning an imported trace carries: which tokens, where, and how they were read.
