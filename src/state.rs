@@ -137,7 +137,9 @@ impl Lab {
         let lang_now = RwSignal::new(lang);
         let run_checks = Memo::new(move |_| {
             let (Some(l), Some(w)) = (loaded.get(), working.get()) else { return Vec::new() };
-            settings.with(|s| tracelab_core::card::run_checks_apart(&l.trace, &w.attempts, s, lang_now.get()))
+            settings.with(|s| {
+                metrics.with(|m| tracelab_core::card::run_checks_apart(&l.trace, &w.attempts, s, m.as_ref(), lang_now.get()))
+            })
         });
         // "What changed since the last edit" compares with the last *settled* figures: typing
         // 0.5 passes through 0 on the way, and the class should read "qualified 5 → 4", not

@@ -211,7 +211,7 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
             Err(e) => format!("{}: {e}", crate::text::Text::new("simulated", "模拟").get(lang)),
         });
     }
-    run_check_lines(view.lag.as_ref(), &view.gpu, settings, lang).into_iter().for_each(&mut line);
+    run_check_lines(view.header, view.lag.as_ref(), &view.gpu, settings, Some(metrics), lang).into_iter().for_each(&mut line);
     line(String::new());
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
     let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
@@ -253,28 +253,46 @@ fn display_width(s: &str) -> usize {
         .sum()
 }
 
-/// The card's lines about the run itself, beside its figures: how late an open-loop client
-/// started its requests (`crate::lag`), and the GPU beside the slow attempts
-/// (`crate::gpu_beside`; "unverified" without telemetry). The terminal card and the lab show these.
-pub fn run_checks(trace: &Trace, settings: &Settings, lang: Lang) -> Vec<String> {
+/// The card's lines about the run itself, beside its figures: the recorder's own share
+/// (`crate::client`: connections, resends, requests never sent, its timing error), how late an
+/// open-loop client started its requests (`crate::lag`), and the GPU beside the slow attempts
+/// (`crate::gpu_beside`; "unverified" without telemetry). The terminal card and the lab show
+/// these; `metrics` (the figures under the same settings) lets the timing error be weighed
+/// against the run's ITL.
+pub fn run_checks(trace: &Trace, settings: &Settings, metrics: Option<&Metrics>, lang: Lang) -> Vec<String> {
     let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
-    run_check_lines(crate::lag::client_lag(trace).as_ref(), &gpu, settings, lang)
+    run_check_lines(&trace.header, crate::lag::client_lag(trace).as_ref(), &gpu, settings, metrics, lang)
 }
 
-fn run_check_lines(lag: Option<&ClientLag>, gpu: &GpuSummary, settings: &Settings, lang: Lang) -> Vec<String> {
-    let mut lines = lag.map(|l| l.card_lines(lang)).unwrap_or_default();
+fn run_check_lines(
+    header: &Header,
+    lag: Option<&ClientLag>,
+    gpu: &GpuSummary,
+    settings: &Settings,
+    metrics: Option<&Metrics>,
+    lang: Lang,
+) -> Vec<String> {
+    let itl_p50_s = metrics.and_then(|m| m.itl_p50.value);
+    let mut lines = crate::client::card_lines(header, settings, itl_p50_s, lang);
+    lines.extend(lag.map(|l| l.card_lines(lang)).unwrap_or_default());
     lines.push(gpu.card_line(settings, lang));
     lines
 }
 
 /// [`run_checks`] for a trace whose attempts are kept apart from it (the lab keeps them so):
 /// they are copied in only when a check reads them, an open-loop run or one with GPU samples.
-pub fn run_checks_apart(trace: &Trace, attempts: &[crate::trace::Attempt], settings: &Settings, lang: Lang) -> Vec<String> {
+pub fn run_checks_apart(
+    trace: &Trace,
+    attempts: &[crate::trace::Attempt],
+    settings: &Settings,
+    metrics: Option<&Metrics>,
+    lang: Lang,
+) -> Vec<String> {
     let open_loop = matches!(trace.header.conditions.arrival.as_deref(), Some("constant" | "poisson"));
     if !open_loop && trace.gpu.is_empty() {
-        return run_checks(trace, settings, lang);
+        return run_checks(trace, settings, metrics, lang);
     }
     let mut whole = trace.clone();
     whole.attempts = attempts.to_vec();
-    run_checks(&whole, settings, lang)
+    run_checks(&whole, settings, metrics, lang)
 }

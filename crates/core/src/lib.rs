@@ -19,6 +19,7 @@
 //! ```
 
 pub mod card;
+pub mod client;
 pub mod compare;
 pub mod error;
 pub mod export;

@@ -135,6 +135,12 @@ pub struct Header {
     /// was computed, not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulation: Option<simulation::SimulationRecord>,
+    /// What the recorder itself did to the measurement (connections it opened, requests it
+    /// resent or never sent, the delay it added to its own timestamps), measured during the run
+    /// and written when the run ends (`tracelab record` rewrites the header then). Absent from
+    /// other tools' traces and from a run that was killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientShare>,
 }
 
 impl Default for Header {
@@ -151,6 +157,7 @@ impl Default for Header {
             defaults: None,
             source: None,
             simulation: None,
+            client: None,
         }
     }
 }
@@ -217,6 +224,54 @@ pub struct ConnectionPolicy {
     /// An attempt's clock starts before any connect / TLS handshake it needs, so a new
     /// connection's set-up is inside its first-byte time, TTFT and E2E.
     pub timing_includes_connect: bool,
+}
+
+/// The recorder's own share of a run's figures, counted over the measured attempts (warm-up
+/// apart): what a reader needs to tell the client's doing from the server's.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ClientShare {
+    /// Measured attempts, and how many of them failed (any outcome but success).
+    pub measured: u64,
+    pub measured_failures: u64,
+    /// Measured attempts whose request went out on a connection opened for it: their first
+    /// byte, TTFT and E2E include the connect (and TLS handshake). The rest reused one.
+    pub new_connections: u64,
+    /// Connections open when measuring began (opened by the warm-up).
+    pub warm_connections: u64,
+    /// Measured attempts sent a second time because their reused connection closed before the
+    /// request was fully written (provably never received).
+    pub resent: u64,
+    /// Measured attempts the recorder could not send because it ran out of open files: the
+    /// client's failures, recorded as `connect_error` and kept in the failure rate's
+    /// denominator (they were intended requests), but never the server's doing.
+    pub not_sent: u64,
+    /// The delay between a response byte reaching this machine's network stack and the
+    /// recorder's timestamp of it; absent where the kernel gives no receive timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<ClientTiming>,
+    /// The recorder's CPU time over the run's wall time (1 = one core busy throughout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cores_busy: Option<f64>,
+}
+
+/// How late the recorder's timestamps were, measured on every timed read of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientTiming {
+    /// How it was measured, in words (the trace format doc explains it).
+    pub method: String,
+    /// At each measured attempt's first token: the error the client adds to TTFT.
+    pub first_token: Lateness,
+    /// At every timed stream event (ITL and E2E carry these).
+    pub events: Lateness,
+}
+
+/// A distribution of delays, in milliseconds (upper bucket edges: never below the true value).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Lateness {
+    pub n: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
 }
 
 /// What the run actually did and could observe. A trace never claims more than it measured.

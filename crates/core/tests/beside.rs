@@ -197,6 +197,19 @@ fn client_lag_percentiles_and_the_warning() {
 }
 
 #[test]
+fn a_lag_warning_under_the_floor_does_not_call_the_floor_ten_percent() {
+    // 2,000/s: a 0.5 ms mean gap, whose 10 % (0.05 ms) is below the 1 ms floor.
+    let lag = client_lag(&open_loop(2000.0, 20, |i| i as f64)).unwrap();
+    assert_eq!(lag.limit_ms, 1.0);
+    assert!(lag.behind && lag.limit_is_floor());
+    let en = &lag.card_lines(Lang::En)[1];
+    assert!(en.contains("over the 1 ms floor") && en.contains("0.5 ms mean gap is less"), "{en}");
+    assert!(!en.contains("over 10 % of"), "the floor is not 10 % of the gap: {en}");
+    let zh = &lag.card_lines(Lang::Zh)[1];
+    assert!(zh.contains("下限") && !zh.contains("的 10 %（"), "{zh}");
+}
+
+#[test]
 fn a_slow_attempt_is_judged_by_the_threshold_the_timeout_and_the_tail() {
     // Samples every 100 ms: 90 % from 0 to 1 s, 20 % after.
     let mut trace = open_loop(1.0, 0, |_| 0.0);

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, USER_AGENT};
+use hyper::header::{HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, USER_AGENT};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracelab_core::{write, Attempt, Outcome, Phase, Quality, StreamEvent};
@@ -26,7 +26,7 @@ use crate::clock::Clock;
 use crate::openai::{interpret, Finish, Payload, Usage};
 use crate::prompts::Rubric;
 use crate::sse::{SseDecoder, SseEvent};
-use crate::transport::{body_error_class, Body, Transport};
+use crate::transport::{body_error_class, Body, ConnWatch, Lease, RxCursor, Transport, OUT_OF_FILES};
 
 /// Where and how requests are sent. The key lives only here, marked sensitive.
 pub struct Endpoint {
@@ -70,6 +70,9 @@ impl Endpoint {
         let headers = request.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        // Without it a server may compress (RFC 9110: no Accept-Encoding means any coding),
+        // and a compressed stream could not be timed event by event.
+        headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
         headers.insert(USER_AGENT, HeaderValue::from_static(concat!("tracelab/", env!("CARGO_PKG_VERSION"))));
         if let Some(auth) = &self.auth {
             headers.insert(AUTHORIZATION, auth.clone());
@@ -106,8 +109,16 @@ pub struct Measured {
     /// Half-open ranges of event indices whose output was reasoning (`reasoning_content`).
     pub reasoning_events: Vec<[usize; 2]>,
     pub reasoning_tokens: Option<u32>,
-    /// Times the request went out again after a reused connection closed unanswered.
+    /// Times the request went out again after it provably never reached the server.
     pub resent: u32,
+    /// The request went out on a connection opened for it (its times include the connect).
+    pub new_connection: bool,
+    /// The recorder could not send it at all (it ran out of open files): the client's failure.
+    pub not_sent: bool,
+    /// How late the recorder's timestamp of the first token was against the kernel's receive
+    /// time (ms), and of every timed read that carried output.
+    pub first_token_lateness_ms: Option<f64>,
+    pub event_lateness_ms: Vec<f32>,
     /// Output events after the first [`MAX_EVENTS`], counted but not listed, and their tokens.
     pub events_omitted: u64,
     pub events_omitted_tokens: u64,
@@ -127,6 +138,10 @@ impl Measured {
         if self.resent > 0 {
             extra.insert("resent".into(), Value::from(self.resent));
         }
+        extra.insert("new_connection".into(), Value::from(self.new_connection));
+        if self.not_sent {
+            extra.insert("not_sent".into(), Value::from(true));
+        }
         if self.events_omitted > 0 {
             extra.insert("events_omitted".into(), Value::from(self.events_omitted));
             extra.insert("events_omitted_tokens".into(), Value::from(self.events_omitted_tokens));
@@ -145,11 +160,20 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
     let sleep = tokio::time::sleep_until(first_deadline.into());
     tokio::pin!(sleep);
 
+    let watch = ConnWatch::default();
     let sent = tokio::select! {
         biased;
-        r = endpoint.transport.send(|| endpoint.request(job_body.clone())) => r,
+        r = endpoint.transport.send(|| endpoint.request(job_body.clone()), &watch) => r,
         _ = &mut sleep => {
-            return m.end(Outcome::TimeoutBeforeFirstToken, Instant::now(), Some("no response before the first-token timeout"));
+            // A head still trickling in has a first byte: keep it, and say what arrived.
+            let conn = watch.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            m.first_byte = conn.and_then(|c| c.first_byte());
+            let detail = if m.first_byte.is_some() {
+                "the response head was still arriving at the first-token timeout (its first byte came)"
+            } else {
+                "no response before the first-token timeout"
+            };
+            return m.end(Outcome::TimeoutBeforeFirstToken, Instant::now(), Some(detail));
         }
         _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
     };
@@ -158,19 +182,53 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
         Ok(sent) => sent,
         Err(e) => {
             m.resent = e.resent;
+            m.new_connection = e.new_connection;
+            m.not_sent = e.class == OUT_OF_FILES;
             return m.end(Outcome::ConnectError, t_head, Some(e.class));
         }
     };
     m.resent = sent.resent;
+    m.new_connection = sent.new_connection;
     m.first_byte = Some(sent.first_byte);
+    let lease = sent.lease;
     let status = sent.response.status();
     if !status.is_success() {
-        return m.end(Outcome::HttpError { status: status.as_u16() }, t_head, None);
+        let measured = m.end(Outcome::HttpError { status: status.as_u16() }, t_head, None);
+        // An error's body is short: read it so the connection serves the next request.
+        let mut body = Body(sent.response.into_body());
+        if body.drain(64 * 1024, DRAIN_TIMEOUT).await {
+            lease.give_back().await;
+        }
+        return measured;
     }
     if let Some(why) = not_an_event_stream(sent.response.headers()) {
         return m.end_owned(Outcome::StreamBroken, t_head, Some(why));
     }
     let mut response = Body(sent.response.into_body());
+    let mut cursor = RxCursor::default();
+    let measured = stream(&mut m, &mut response, &lease, &mut cursor, &mut sleep, end_deadline, cancel).await;
+    // A complete answer: read the body to its end (the chunked terminator after [DONE]) so its
+    // connection serves the next request instead of closing. The attempt's times are already
+    // fixed; this only decides whether the next one pays a connect.
+    if measured.attempt.outcome.is_success() && response.drain(64 * 1024, DRAIN_TIMEOUT).await {
+        lease.give_back().await;
+    }
+    measured
+}
+
+/// How long the end of a finished body may take to arrive before its connection is dropped.
+const DRAIN_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Reads the event stream until the attempt ends.
+async fn stream(
+    m: &mut Meter<'_>,
+    response: &mut Body,
+    lease: &Lease,
+    cursor: &mut RxCursor,
+    sleep: &mut std::pin::Pin<&mut tokio::time::Sleep>,
+    end_deadline: Instant,
+    cancel: &CancellationToken,
+) -> Measured {
 
     let mut decoder = SseDecoder::new();
     let mut events: Vec<SseEvent> = Vec::new();
@@ -179,7 +237,7 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
         let read = tokio::select! {
             biased;
             r = response.chunk() => r,
-            _ = &mut sleep => {
+            _ = sleep.as_mut() => {
                 let now = Instant::now();
                 return match (m.finished(), m.ttft) {
                     // The answer was complete; only the closing [DONE] never came.
@@ -194,6 +252,12 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
             _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
         };
         let t = Instant::now();
+        m.chunk = ChunkNote {
+            lateness: lease.state().lateness(cursor),
+            had_token: m.ttft.is_some(),
+            events_before: m.events.len() as u64 + m.events_omitted,
+            noted: false,
+        };
         let at_end = match read {
             Ok(Some(bytes)) => {
                 if let Err(e) = decoder.feed(&bytes, &mut events) {
@@ -216,7 +280,9 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
             }
         };
         for event in events.drain(..) {
-            match m.on_event(&event, t) {
+            let step = m.on_event(&event, t);
+            m.note_lateness();
+            match step {
                 Step::Continue => {}
                 Step::Done if m.finished() => return m.end(Outcome::Success, t, None),
                 Step::Done => {
@@ -237,6 +303,7 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
                 m.end(Outcome::StreamBroken, t, Some("stream ended before a finish_reason (and without [DONE])"))
             };
         }
+        m.note_lateness();
         if m.ttft.is_some() && !on_end_deadline {
             on_end_deadline = true;
             sleep.as_mut().reset(end_deadline.into());
@@ -276,6 +343,20 @@ struct Meter<'a> {
     /// The answer, kept in memory for the rubric only.
     text: Option<String>,
     resent: u32,
+    new_connection: bool,
+    not_sent: bool,
+    first_token_lateness_ms: Option<f64>,
+    event_lateness_ms: Vec<f32>,
+    /// The read being handled: how late its timestamp was, and what it carried.
+    chunk: ChunkNote,
+}
+
+#[derive(Default)]
+struct ChunkNote {
+    lateness: Option<f64>,
+    had_token: bool,
+    events_before: u64,
+    noted: bool,
 }
 
 fn ms_between(from: Instant, to: Instant) -> f64 {
@@ -303,7 +384,25 @@ impl<'a> Meter<'a> {
             last_completion_tokens: 0,
             text,
             resent: 0,
+            new_connection: false,
+            not_sent: false,
+            first_token_lateness_ms: None,
+            event_lateness_ms: Vec::new(),
+            chunk: ChunkNote::default(),
         }
+    }
+
+    /// One lateness sample per read that carried output; the first token's apart.
+    fn note_lateness(&mut self) {
+        let Some(late) = self.chunk.lateness else { return };
+        if self.chunk.noted || self.events.len() as u64 + self.events_omitted == self.chunk.events_before {
+            return;
+        }
+        self.chunk.noted = true;
+        if !self.chunk.had_token && self.ttft.is_some() {
+            self.first_token_lateness_ms = Some(late);
+        }
+        self.event_lateness_ms.push(late as f32);
     }
 
     /// A normal finish reason was seen (an abort ends the attempt when it arrives).
@@ -369,11 +468,11 @@ impl<'a> Meter<'a> {
         Step::Continue
     }
 
-    fn end(self, outcome: Outcome, t_end: Instant, detail: Option<&str>) -> Measured {
+    fn end(&mut self, outcome: Outcome, t_end: Instant, detail: Option<&str>) -> Measured {
         self.end_owned(outcome, t_end, detail.map(str::to_string))
     }
 
-    fn end_owned(mut self, outcome: Outcome, t_end: Instant, detail: Option<String>) -> Measured {
+    fn end_owned(&mut self, outcome: Outcome, t_end: Instant, detail: Option<String>) -> Measured {
         // Byte tokens after the last visible one belong to the last event.
         if self.pending_empty > 0 && self.per_event_usage_unknown() {
             if self.events_omitted > 0 {
@@ -397,24 +496,25 @@ impl<'a> Meter<'a> {
         let counted: u64 = self.events.iter().map(|e| u64::from(e.tokens)).sum::<u64>() + self.events_omitted_tokens;
         let has_events = !self.events.is_empty() || self.events_omitted > 0;
         let event_tokens_estimated = has_events && !self.per_event_usage && reported.map(u64::from) != Some(counted);
-        // Without usage the count is an estimate (one per chunk, byte tokens included), except
-        // that a `length` finish says the output reached max_tokens.
-        let completion = match (reported, &self.finish) {
-            (Some(n), _) => Some(n),
-            (None, Some(Finish::Length)) if outcome.is_success() && self.job.max_tokens.is_some() => self.job.max_tokens,
-            (None, _) if has_events => Some(u32::try_from(counted).unwrap_or(u32::MAX)),
-            (None, _) => None,
+        // The server's usage when it reports one; else what was observed (one per chunk, byte
+        // tokens included). A `length` finish does not mean exactly max_tokens: a server may
+        // finish a multi-byte character past the limit (llama-cpp-python does).
+        let completion = match reported {
+            Some(n) => Some(n),
+            None if has_events => Some(u32::try_from(counted).unwrap_or(u32::MAX)),
+            None if matches!(self.finish, Some(Finish::Length)) && outcome.is_success() => self.job.max_tokens,
+            None => None,
         };
         let attempt = Attempt {
             business_id: self.job.id.clone(),
-            id: self.job.id,
+            id: self.job.id.clone(),
             attempt: 1,
             phase: self.job.phase,
             intended_start_ms: Some(self.job.intended_ms),
             start_ms: Some(self.clock.ms(self.t0)),
             first_byte_ms: rel(self.first_byte),
             ttft_ms: rel(self.ttft),
-            events: self.events,
+            events: std::mem::take(&mut self.events),
             last_token_ms: None,
             e2e_ms: Some(ms_between(self.t0, t_end)),
             outcome,
@@ -427,9 +527,13 @@ impl<'a> Meter<'a> {
         };
         Measured {
             attempt,
-            reasoning_events: self.reasoning_events,
+            reasoning_events: std::mem::take(&mut self.reasoning_events),
             reasoning_tokens: self.usage.and_then(|u| u.reasoning_tokens),
             resent: self.resent,
+            new_connection: self.new_connection,
+            not_sent: self.not_sent,
+            first_token_lateness_ms: self.first_token_lateness_ms,
+            event_lateness_ms: std::mem::take(&mut self.event_lateness_ms),
             events_omitted: self.events_omitted,
             events_omitted_tokens: self.events_omitted_tokens,
         }

@@ -174,7 +174,9 @@ async fn scrape(client: &Scraper, url: &url::Url) -> Result<Vec<Reading>, String
         request
     };
     let fetch = async {
-        let sent = client.transport.send(make).await.map_err(|e| describe(e.class))?;
+        let watch = crate::transport::ConnWatch::default();
+        let sent = client.transport.send(make, &watch).await.map_err(|e| describe(e.class))?;
+        let lease = sent.lease;
         let status = sent.response.status();
         if !status.is_success() {
             return Err(format!("answered HTTP {}", status.as_u16()));
@@ -187,6 +189,7 @@ async fn scrape(client: &Scraper, url: &url::Url) -> Result<Vec<Reading>, String
                 return Err(format!("sent more than {} MiB", MAX_EXPOSITION_BYTES >> 20));
             }
         }
+        lease.give_back().await;
         String::from_utf8(bytes).map_err(|_| "sent a page that is not UTF-8 text".to_string())
     };
     let text = tokio::time::timeout(SCRAPE_TIMEOUT, fetch)

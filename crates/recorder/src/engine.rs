@@ -25,6 +25,7 @@ use crate::prompts::{PromptSet, Rubric};
 use crate::schedule::{Arrival, Schedule};
 use crate::transport::{self, Protocol, Transport};
 use crate::shard::{self, ClockSync, ShardPlan};
+use crate::share::{ClientTally, CpuClock};
 use crate::writer::{self, TraceWriter, Written};
 
 /// How the measured requests are paced.
@@ -88,6 +89,8 @@ pub struct Recorded {
     pub measured_failures: u64,
     pub gpu_telemetry: &'static str,
     pub gpu_note: String,
+    /// What the recorder itself did to the measurement (also in the trace's header).
+    pub client: tracelab_core::trace::ClientShare,
 }
 
 /// Runs the plan on its own runtime and writes the trace.
@@ -178,6 +181,10 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         measured_ok: AtomicU64::new(0),
         measured_failed: AtomicU64::new(0),
         measured_end_us: AtomicU64::new(0),
+        warmup_e2e_max_us: AtomicU64::new(0),
+        warm_connections: AtomicU64::new(0),
+        tally: ClientTally::default(),
+        cpu: Mutex::new(None),
     });
 
     let work = drive(ctx.clone(), warmup_total, measured_total, plan.load, plan.duration, plan.shard.clone());
@@ -197,16 +204,23 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
 
     // The window starts where measuring started (after the warm-up). Without a fixed length the
     // measured span is the window, so goodput and tokens/s are defined and `tracelab report`
-    // shows the same figures as this run's summary.
+    // shows the same figures as this run's summary. The recorder's own share goes in too.
+    let cpu = ctx.cpu.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(CpuClock::cores_busy);
+    let client = ctx.tally.share(ctx.warm_connections.load(Ordering::Relaxed), cpu);
+    let mut header = header;
     let end_us = ctx.measured_end_us.load(Ordering::Relaxed);
     if let (Some(origin_ms), true) = (ctx.measure_origin_ms(), end_us > 0) {
         let span_s = ((end_us as f64 / 1000.0 - origin_ms) * 1000.0).round() / 1e6;
         let length_s = plan.window_s.unwrap_or(span_s);
         if length_s > 0.0 {
-            let mut header = header;
             header.window = Some(Window { start_ms: (origin_ms * 1000.0).round() / 1000.0, length_s });
-            writer::replace_header(&plan.output, &write::header_line_with(&header, &shard_extra))?;
         }
+    }
+    if client.measured > 0 {
+        header.client = Some(client.clone());
+    }
+    if header.window.is_some() || header.client.is_some() {
+        writer::replace_header(&plan.output, &write::header_line_with(&header, &shard_extra))?;
     }
     Ok(Recorded {
         origin: clock.origin(),
@@ -216,6 +230,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         measured_failures: ctx.measured_failed.load(Ordering::Relaxed),
         gpu_telemetry,
         gpu_note,
+        client,
     })
 }
 
@@ -298,6 +313,14 @@ struct Ctx {
     measured_failed: AtomicU64,
     /// The latest end of a measured attempt, in µs from the origin (for the window).
     measured_end_us: AtomicU64,
+    /// The slowest warm-up attempt (µs): how many connections an open loop will hold.
+    warmup_e2e_max_us: AtomicU64,
+    /// Connections open when measuring began.
+    warm_connections: AtomicU64,
+    /// The recorder's own share of the measured attempts.
+    tally: ClientTally,
+    /// The recorder's CPU time from the start of measuring.
+    cpu: Mutex<Option<CpuClock>>,
 }
 
 /// "Send nothing more", observable from tasks and from the dispatcher thread, whose sleep it
@@ -377,7 +400,11 @@ impl Ctx {
             self.stop.set();
         }
         let a = &m.attempt;
+        if a.phase == Phase::Warmup {
+            self.warmup_e2e_max_us.fetch_max((a.e2e_ms.unwrap_or(0.0) * 1000.0).round() as u64, Ordering::Relaxed);
+        }
         if a.phase == Phase::Measure {
+            self.tally.add(&m);
             let counter = if a.outcome.is_success() { &self.measured_ok } else { &self.measured_failed };
             counter.fetch_add(1, Ordering::Relaxed);
             let end_ms = a.start_ms.unwrap_or(0.0) + a.e2e_ms.unwrap_or(0.0);
@@ -410,10 +437,24 @@ async fn drive(
             Load::Open { .. } => 1,
         };
         closed_loop(ctx.clone(), Phase::Warmup, Some(warmup_total), concurrency, None, stride).await;
+        // Open the connections the measured phase will use, so no measured time carries a
+        // connect: a closed loop holds one per worker; an open loop about rate × the slowest
+        // warm-up reply (every request in flight holds one), plus one.
+        let wanted = match load {
+            Load::Closed { .. } => concurrency as usize,
+            Load::Open { rate_per_s, .. } => {
+                let rate = rate_per_s / stride.0 as f64;
+                let slowest_s = ctx.warmup_e2e_max_us.load(Ordering::Relaxed) as f64 / 1e6;
+                ((rate * slowest_s).ceil() as usize + 1).min(MAX_WARM_CONNECTIONS)
+            }
+        };
+        let open = ctx.endpoint.transport.warm(&ctx.endpoint.url, wanted.min(warm_room())).await;
+        ctx.warm_connections.store(open as u64, Ordering::Relaxed);
     }
     if ctx.stop.is_set() {
         return;
     }
+    *ctx.cpu.lock().unwrap_or_else(|p| p.into_inner()) = Some(CpuClock::start());
     let origin_ms = ctx.clock.now_ms();
     ctx.set_measure_origin(origin_ms);
     let deadline = duration.map(|d| ctx.clock.at(origin_ms) + d);
@@ -525,21 +566,47 @@ pub fn raise_open_file_limit() -> Option<u64> {
     None
 }
 
-/// Files the recorder holds besides its sockets (stdio, the trace, the runtime, GPU handles).
-const FILES_BESIDES_SOCKETS: u64 = 64;
+/// The most connections a warm-up opens for an open loop.
+const MAX_WARM_CONNECTIONS: usize = 4096;
+
+/// Files the recorder will open besides its sockets once the run starts: the trace, the GPU
+/// telemetry (NVML or an nvidia-smi pipe), the runtime's worker wake-ups, with room to spare.
+const FILES_TO_COME: u64 = 16;
+
+/// File descriptors this process holds now (Linux: /proc/self/fd; elsewhere a safe guess).
+fn files_open_now() -> u64 {
+    std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).unwrap_or(64)
+}
+
+/// How many sockets still fit under the open-file limit.
+fn socket_room() -> Option<(u64, u64, u64)> {
+    let limit = raise_open_file_limit()?;
+    let reserve = files_open_now() + FILES_TO_COME;
+    Some((limit, reserve, limit.saturating_sub(reserve)))
+}
+
+/// Connections a warm-up may open, leaving the rest of the open-file limit to the run.
+fn warm_room() -> usize {
+    socket_room().map_or(MAX_WARM_CONNECTIONS, |(_, _, room)| room as usize)
+}
 
 /// Running out of file descriptors mid-run would read as server failures, so a limit too low
 /// for the load is refused before anything is sent (closed loop: one socket per worker), or
 /// warned about (open loop: in flight ≈ rate × how long a reply takes, unknown in advance).
+/// The reserve is what this process really holds now, plus the few files the run opens.
 fn check_open_file_limit(plan: &Plan) -> Result<(), String> {
-    let Some(limit) = raise_open_file_limit() else { return Ok(()) };
-    let room = limit.saturating_sub(FILES_BESIDES_SOCKETS);
+    let Some((limit, reserve, room)) = socket_room() else { return Ok(()) };
     match plan.load {
+        Load::Closed { concurrency } if u64::from(concurrency) > room && room == 0 => Err(format!(
+            "the open-file limit is {limit}, and the recorder already needs {reserve} files of its own: not even one \
+             connection fits. Raise it (`ulimit -n {}` or more)",
+            u64::from(concurrency) + reserve
+        )),
         Load::Closed { concurrency } if u64::from(concurrency) > room => Err(format!(
             "the open-file limit is {limit}, too low for --concurrency {concurrency}: each request in flight holds a \
              connection, and running out would be recorded as connect errors that are not the server's. Raise it \
              (`ulimit -n {}` or more) or lower --concurrency to {room} or less",
-            u64::from(concurrency) + FILES_BESIDES_SOCKETS
+            u64::from(concurrency) + reserve
         )),
         Load::Open { rate_per_s, .. } if plan.progress && rate_per_s * plan.timeout.as_secs_f64() > room as f64 => {
             eprintln!(

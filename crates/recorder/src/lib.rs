@@ -21,6 +21,7 @@ pub mod prompts;
 pub mod record;
 pub mod schedule;
 pub mod shard;
+pub mod share;
 pub mod sse;
 pub mod transport;
 pub mod writer;

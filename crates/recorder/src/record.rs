@@ -17,13 +17,18 @@ use crate::schedule::Arrival;
 
 /// Exit status when every measured attempt failed (the trace is still written).
 pub const EXIT_ALL_FAILED: u8 = 3;
+/// Exit status when some measured attempts were never sent because the recorder itself ran
+/// out of open files: the run measured the client, not the server (the trace keeps them all).
+pub const EXIT_MEASURED_THE_CLIENT: u8 = 4;
 /// Exit status when stopped by Ctrl-C or SIGTERM (every finished attempt is kept), as a shell
 /// reports a command ended by SIGINT: 128 + 2.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Exit status: 0 when the run finished and at least one measured attempt succeeded; \
-3 when every measured attempt failed (the trace is written all the same); 130 when stopped by \
+3 when every measured attempt failed (the trace is written all the same); 4 when some measured \
+attempts were never sent because the recorder ran out of open files (the run measured the client, \
+not the server; raise `ulimit -n`); 130 when stopped by \
 Ctrl-C or SIGTERM (finished attempts are kept, in-flight ones recorded as cancelled); 1 when the \
 run could not start or the trace could not be written; 2 for a command-line mistake.")]
 pub struct RecordArgs {
@@ -278,10 +283,13 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
     Ok(exit_status(&recorded))
 }
 
-/// Stopped by a signal beats everything; then a run whose measured attempts all failed.
+/// Stopped by a signal beats everything; then a run that measured the client (requests it
+/// could not send); then a run whose measured attempts all failed.
 fn exit_status(recorded: &Recorded) -> u8 {
     if recorded.interrupted {
         EXIT_INTERRUPTED
+    } else if recorded.client.not_sent > 0 {
+        EXIT_MEASURED_THE_CLIENT
     } else if recorded.measured_successes == 0 && recorded.measured_failures > 0 {
         EXIT_ALL_FAILED
     } else {
@@ -324,6 +332,9 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
         (None, why) => crate::outln!("  Output tokens/s undefined: {}", why.unwrap_or_default()),
     }
     crate::outln!("  GPU telemetry: {} ({} samples)", recorded.gpu_telemetry, recorded.written.gpu_samples);
+    for line in tracelab_core::client::card_lines(&trace.header, &settings, m.itl_p50.value, Lang::En) {
+        crate::outln!("  {line}");
+    }
     crate::outln!("  Full metric card: tracelab report {name}");
     if let Some(hint) = hint(&m, key_env, &trace.attempts) {
         eprintln!("hint: {hint}");
@@ -341,7 +352,13 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
             format::count(interrupted, "attempt", "attempts")
         );
     }
-    if recorded.measured_successes == 0 && recorded.measured_failures > 0 && !recorded.interrupted {
+    if recorded.client.not_sent > 0 && !recorded.interrupted {
+        eprintln!(
+            "tracelab: {} never sent: the recorder ran out of open files, so this run measured the client, not the server \
+             (exit status {EXIT_MEASURED_THE_CLIENT}); raise `ulimit -n` and record again",
+            format::count(recorded.client.not_sent as usize, "measured attempt was", "measured attempts were")
+        );
+    } else if recorded.measured_successes == 0 && recorded.measured_failures > 0 && !recorded.interrupted {
         eprintln!("tracelab: every measured attempt failed (exit status {EXIT_ALL_FAILED}); the trace keeps them all");
     }
     Ok(())

@@ -1,13 +1,27 @@
-//! The recorder's HTTP client: hyper's keep-alive pool over our own connector, which
-//! timestamps every read at the socket (so `first_byte_ms` is the first response byte, not the
-//! end of the headers) and remembers what each connection carried, so that a request swallowed
-//! unanswered by a keep-alive connection the server had already closed is resent, not recorded
-//! as a server failure. TLS is rustls with the bundled Mozilla roots plus any `--ca-cert`.
+//! The recorder's HTTP client: its own keep-alive pool over hyper's connection API, so that
+//! which connection each request rides on is a fact it decides and records, not a race.
+//!
+//! - A response body is read to its end and its connection goes back to the pool only once
+//!   hyper says it can take the next request ([`Lease::give_back`]): N sequential requests ride
+//!   one connection, a closed loop of C workers opens C. The warm-up can open the connections
+//!   the measured phase will use ([`Transport::warm`]), so measured times carry no connect.
+//! - An idle connection is looked at before it is reused (a non-blocking peek): one the server
+//!   closed, or that has unasked-for bytes waiting (a 408 before a close, a TLS alert), is
+//!   dropped without sending anything on it. A request is resent only when it provably never
+//!   reached the server: hyper gave it back unwritten, its write failed before it was complete
+//!   (with no byte of answer), or HTTP/2 refused the stream. Anything else is the attempt's
+//!   failure, never a second request the server may also have processed.
+//! - The connector timestamps every read at the socket (`first_byte_ms` is the first response
+//!   byte, not the end of the headers) and, on Linux, asks the kernel for each read's receive
+//!   time (SO_TIMESTAMPNS), so the delay the recorder adds to its own timestamps is measured
+//!   in every run ([`ConnState::lateness`]).
+//!
+//! TLS is rustls with the bundled Mozilla roots plus any `--ca-cert`.
 
-use std::future::Future;
+use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -15,9 +29,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use hyper::client::conn::{http1, http2};
 use hyper::Uri;
-use hyper_util::client::legacy::connect::{capture_connection, Connected, Connection};
-use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -25,8 +38,10 @@ use tracelab_core::trace::ConnectionPolicy;
 
 /// How long an idle pooled connection is kept.
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-/// How many times one request is resent after reused connections closed without answering.
+/// How many times one request is resent when it provably never reached the server.
 pub const MAX_RESENDS: u32 = 4;
+/// How long a finished response may take to release its connection before it is dropped.
+const GIVE_BACK_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Which HTTP version is spoken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,18 +81,38 @@ impl Options {
     }
 }
 
+/// Receive times the kernel gave the latest reads of one connection (ns since the Unix epoch,
+/// of each read's first byte), in a ring: an attempt finds the reads since its last event.
+const RX_RING: usize = 64;
+
+struct RxLog {
+    count: u64,
+    ring: [i64; RX_RING],
+}
+
+impl Default for RxLog {
+    fn default() -> Self {
+        RxLog { count: 0, ring: [0; RX_RING] }
+    }
+}
+
 /// What one connection has carried; shared between its socket and the attempts that use it.
 #[derive(Default)]
 pub struct ConnState {
-    /// Attempts that got this connection so far (a later one finds it reused).
-    claims: AtomicU32,
     io: Mutex<IoState>,
+    rx: Mutex<RxLog>,
+    /// The socket, while it is open: a peek before reuse goes through it (cleared before the
+    /// socket closes, so a peek never reads another socket that reused the number).
+    #[cfg(unix)]
+    fd: Mutex<Option<std::os::fd::RawFd>>,
 }
 
 #[derive(Default, Clone, Copy)]
 struct IoState {
     /// Bytes were written and nothing has been read since: the last request has no answer yet.
     unanswered: bool,
+    /// A write of the current request failed: it never went out whole.
+    write_failed: bool,
     /// When the first byte after the latest write arrived.
     first_read: Option<Instant>,
     /// Bytes read since the latest write, and the first few of them (to name what came back).
@@ -88,29 +123,37 @@ struct IoState {
     conn_head: [u8; 8],
 }
 
-impl ConnState {
-    /// Takes the connection for one attempt; true when an earlier attempt had it.
-    fn claim(&self) -> bool {
-        self.claims.fetch_add(1, Ordering::Relaxed) > 0
-    }
+/// Where an attempt stands in its connection's reads, for [`ConnState::lateness`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RxCursor {
+    seen: u64,
+    /// The receive time used for the previous event (ns since the epoch).
+    last: Option<i64>,
+}
 
+fn now_epoch_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
+}
+
+impl ConnState {
     fn io(&self) -> IoState {
         *self.io.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn wrote(&self) {
+    fn wrote(&self, failed: bool) {
         let mut io = self.io.lock().unwrap_or_else(|p| p.into_inner());
         if !io.unanswered {
             *io = IoState { unanswered: true, conn_read: io.conn_read, conn_head: io.conn_head, ..IoState::default() };
         }
+        io.write_failed |= failed;
     }
 
-    /// Passes a write's result through, noting that bytes went out.
+    /// Passes a write's result through, noting that bytes went out (or that a write failed).
     fn noted(&self, poll: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
-        if let Poll::Ready(Ok(n)) = poll {
-            if n > 0 {
-                self.wrote();
-            }
+        match &poll {
+            Poll::Ready(Ok(n)) if *n > 0 => self.wrote(false),
+            Poll::Ready(Err(_)) => self.wrote(true),
+            _ => {}
         }
         poll
     }
@@ -132,12 +175,93 @@ impl ConnState {
         io.conn_read += bytes.len() as u64;
         io.unanswered = false;
     }
+
+    fn received_at(&self, epoch_ns: i64) {
+        let mut rx = self.rx.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = (rx.count % RX_RING as u64) as usize;
+        rx.ring[slot] = epoch_ns;
+        rx.count += 1;
+    }
+
+    /// The first byte after the latest request was written, if any came (a head that is still
+    /// trickling in when the first-token timeout fires has one).
+    pub fn first_byte(&self) -> Option<Instant> {
+        let io = self.io();
+        io.first_read.filter(|_| io.read_since_write > 0)
+    }
+
+    /// How late the caller is, now, against the kernel's receive time of the bytes it is
+    /// timestamping (ms): the earliest read since its previous call, or, when no read came in
+    /// between (the bytes were already buffered), the same read as last time. Never below the
+    /// true delay of any byte those reads carried; None without kernel receive times.
+    pub fn lateness(&self, cursor: &mut RxCursor) -> Option<f64> {
+        let now = now_epoch_ns();
+        let rx = self.rx.lock().unwrap_or_else(|p| p.into_inner());
+        if rx.count > cursor.seen {
+            let first = cursor.seen.max(rx.count.saturating_sub(RX_RING as u64));
+            cursor.last = Some(rx.ring[(first % RX_RING as u64) as usize]);
+            cursor.seen = rx.count;
+        }
+        cursor.last.map(|at| (now - at).max(0) as f64 / 1e6)
+    }
+
+    /// Whether an idle connection can carry another request: still open, and nothing waiting
+    /// on it that nobody asked for.
+    fn reusable(&self) -> bool {
+        #[cfg(unix)]
+        {
+            let fd = self.fd.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(fd) = *fd else { return false };
+            let mut byte = 0u8;
+            // SAFETY: a one-byte peek into a local buffer on a socket this state keeps open
+            // (the lock is held, and the socket clears it before closing).
+            let n = unsafe { libc::recv(fd, (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                return e.kind() == io::ErrorKind::WouldBlock;
+            }
+            false // 0: the server closed it; > 0: bytes nobody asked for
+        }
+        #[cfg(not(unix))]
+        true
+    }
+}
+
+/// An HTTP/1.1 connection idle in the pool.
+struct Idle {
+    send: http1::SendRequest<Full<Bytes>>,
+    state: Arc<ConnState>,
+    since: Instant,
+}
+
+/// A connection the pool hands out.
+enum Conn {
+    H1(http1::SendRequest<Full<Bytes>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+#[derive(Default)]
+struct Pool {
+    /// Idle HTTP/1.1 connections per origin (`scheme://authority`), most recently used last.
+    idle: HashMap<String, Vec<Idle>>,
+    /// The one HTTP/2 connection per origin, shared by every request to it.
+    h2: HashMap<String, (http2::SendRequest<Full<Bytes>>, Arc<ConnState>)>,
+}
+
+struct Inner {
+    connector: Connector,
+    h2_prior: bool,
+    pool: Mutex<Pool>,
+    /// Opens of an origin's HTTP/2 connection wait on each other, so concurrent first requests
+    /// share one connection.
+    h2_opening: tokio::sync::Mutex<()>,
+    opened: AtomicU64,
 }
 
 /// The pooled client with the run's connection policy.
+#[derive(Clone)]
 pub struct Transport {
-    client: Client<Connector, Full<Bytes>>,
-    h2_prior: bool,
+    inner: Arc<Inner>,
 }
 
 /// A response head and what the socket saw of it.
@@ -146,14 +270,64 @@ pub struct Sent {
     /// The first response byte (HTTP/1.1: the socket read; HTTP/2: the decoded head, as
     /// streams share one socket).
     pub first_byte: Instant,
-    /// How many times the request went out again after a reused connection closed unanswered.
+    /// How many times the request went out again after it provably never reached the server.
     pub resent: u32,
+    /// The request went out on a connection opened for it (its times include the connect).
+    pub new_connection: bool,
+    /// The connection, to hand back once the body has been read to its end.
+    pub lease: Lease,
 }
 
 /// Why no response head came, as a fixed phrase for the trace.
 pub struct SendError {
     pub class: &'static str,
     pub resent: u32,
+    /// A connection was opened for the request (or tried).
+    pub new_connection: bool,
+}
+
+/// The connection one response is riding on. [`Lease::give_back`] returns it to the pool once
+/// its body was read to the end; dropped instead, the connection is closed (a response cut off
+/// leaves it in no state to reuse).
+pub struct Lease {
+    origin: String,
+    conn: Option<(http1::SendRequest<Full<Bytes>>, Arc<ConnState>)>,
+    transport: Option<Arc<Inner>>,
+    state: Arc<ConnState>,
+}
+
+impl Lease {
+    /// The connection's state (its reads' receive times, for the timing error).
+    pub fn state(&self) -> &Arc<ConnState> {
+        &self.state
+    }
+
+    /// Back into the pool, as soon as hyper says the connection can take the next request
+    /// (the body must have been read to its end first). HTTP/2 streams need nothing.
+    pub async fn give_back(mut self) {
+        let (Some((mut send, state)), Some(inner)) = (self.conn.take(), self.transport.take()) else { return };
+        if tokio::time::timeout(GIVE_BACK_TIMEOUT, send.ready()).await.is_ok_and(|r| r.is_ok()) {
+            let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+            pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since: Instant::now() });
+        }
+    }
+}
+
+/// Where the connection a request is riding on can be seen while the request is under way
+/// (a first-token timeout reads the first byte of a head still trickling in).
+pub type ConnWatch = Mutex<Option<Arc<ConnState>>>;
+
+fn origin(uri: &Uri) -> String {
+    format!("{}://{}", uri.scheme_str().unwrap_or("http"), uri.authority().map(|a| a.as_str()).unwrap_or(""))
+}
+
+/// A connection request as the connector takes it (host, port, TLS).
+fn target(uri: &Uri) -> Uri {
+    let mut parts = hyper::http::uri::Parts::default();
+    parts.scheme = uri.scheme().cloned();
+    parts.authority = uri.authority().cloned();
+    parts.path_and_query = Some(hyper::http::uri::PathAndQuery::from_static("/"));
+    Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
 }
 
 impl Transport {
@@ -161,53 +335,203 @@ impl Transport {
         let tls = if options.https { Some(tls_config(options)?) } else { None };
         let h2_prior = options.protocol == Protocol::Http2PriorKnowledge;
         let connector = Connector { tls, connect_timeout: options.connect_timeout, h2: h2_prior };
-        let mut builder = Client::builder(TokioExecutor::new());
-        builder.pool_idle_timeout(POOL_IDLE_TIMEOUT).pool_timer(hyper_util::rt::TokioTimer::new());
-        if h2_prior {
-            builder.http2_only(true);
-        }
-        Ok(Transport { client: builder.build(connector), h2_prior })
+        Ok(Transport {
+            inner: Arc::new(Inner {
+                connector,
+                h2_prior,
+                pool: Mutex::default(),
+                h2_opening: tokio::sync::Mutex::new(()),
+                opened: AtomicU64::new(0),
+            }),
+        })
     }
 
-    /// Sends the request, resending it while it was lost unanswered on a reused connection.
-    pub async fn send(&self, make: impl Fn() -> hyper::Request<Full<Bytes>>) -> Result<Sent, SendError> {
-        let mut resent = 0;
+    /// Connections opened so far.
+    pub fn opened(&self) -> u64 {
+        self.inner.opened.load(Ordering::Relaxed)
+    }
+
+    /// Opens connections to `uri`'s origin until `n` are idle in the pool (HTTP/2: one), so the
+    /// requests that follow pay no connect. Returns how many are open; stops at the first
+    /// connection that fails (the measured phase then meets the same failure itself).
+    pub async fn warm(&self, uri: &Uri, n: usize) -> usize {
+        let key = origin(uri);
         loop {
-            let mut request = make();
-            let capture = capture_connection(&mut request);
-            let result = self.client.request(request).await;
-            let now = Instant::now();
-            let state = capture.connection_metadata().as_ref().and_then(|c| {
-                let mut ext = hyper::http::Extensions::new();
-                c.get_extras(&mut ext);
-                ext.get::<Arc<ConnState>>().cloned()
-            });
-            let reused = state.as_ref().map(|s| s.claim());
-            match result {
-                Ok(response) => {
-                    let first_byte = match (&state, response.version()) {
-                        (Some(s), v) if v < hyper::Version::HTTP_2 => s.io().first_read.unwrap_or(now).min(now),
-                        _ => now,
-                    };
-                    return Ok(Sent { response, first_byte, resent });
+            let have = {
+                let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+                pool.h2.retain(|_, (send, _)| !send.is_closed());
+                if pool.h2.contains_key(&key) {
+                    return 1;
                 }
-                Err(e) => {
-                    let io = state.as_ref().map(|s| s.io());
-                    let unanswered = match io {
-                        Some(io) if !self.h2_prior && !is_h2(&e) => io.unanswered,
-                        // HTTP/2 says so itself: a refused stream was never processed.
-                        Some(_) => h2_refused(&e),
-                        None => false,
-                    };
-                    if reused == Some(true) && unanswered && resent < MAX_RESENDS {
-                        resent += 1;
-                        continue;
-                    }
-                    return Err(SendError { class: request_error_class(&e, io.as_ref(), self.h2_prior), resent });
+                let idle = pool.idle.entry(key.clone()).or_default();
+                idle.retain(|c| !c.send.is_closed() && c.since.elapsed() < POOL_IDLE_TIMEOUT);
+                idle.len()
+            };
+            if have >= n {
+                return have;
+            }
+            match self.open(uri).await {
+                Ok((Conn::H1(send), state)) => {
+                    let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+                    pool.idle.entry(key.clone()).or_default().push(Idle { send, state, since: Instant::now() });
                 }
+                Ok((Conn::H2(send), state)) => {
+                    let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+                    pool.h2.insert(key.clone(), (send, state));
+                    return 1;
+                }
+                Err(_) => return have,
             }
         }
     }
+
+    /// A new connection, handshaken and driven by its own task.
+    async fn open(&self, uri: &Uri) -> Result<(Conn, Arc<ConnState>), Box<dyn std::error::Error + Send + Sync>> {
+        let io = self.inner.connector.connect(&target(uri)).await?;
+        self.inner.opened.fetch_add(1, Ordering::Relaxed);
+        let state = io.inner().state.clone();
+        if io.inner().h2 {
+            let (send, conn) = http2::Builder::new(TokioExecutor::new()).handshake(io).await?;
+            tokio::spawn(conn);
+            Ok((Conn::H2(send), state))
+        } else {
+            let (send, conn) = http1::Builder::new().handshake(io).await?;
+            tokio::spawn(conn);
+            Ok((Conn::H1(send), state))
+        }
+    }
+
+    /// A connection for one request: a live idle one, the origin's HTTP/2 one, or a new one
+    /// (true when new).
+    async fn checkout(&self, uri: &Uri) -> Result<(Conn, Arc<ConnState>, bool), Box<dyn std::error::Error + Send + Sync>> {
+        let key = origin(uri);
+        loop {
+            let found = {
+                let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+                match pool.h2.get(&key) {
+                    Some((send, state)) if !send.is_closed() => return Ok((Conn::H2(send.clone()), state.clone(), false)),
+                    Some(_) => {
+                        pool.h2.remove(&key);
+                    }
+                    None => {}
+                }
+                pool.idle.get_mut(&key).and_then(Vec::pop)
+            };
+            match found {
+                Some(idle) => {
+                    if idle.since.elapsed() < POOL_IDLE_TIMEOUT && !idle.send.is_closed() && idle.state.reusable() {
+                        return Ok((Conn::H1(idle.send), idle.state, false));
+                    }
+                    // Closed by the server, timed out, or not clean: dropped, nothing sent on it.
+                }
+                None => break,
+            }
+        }
+        if self.inner.h2_prior || self.inner.connector.tls.is_some() {
+            // Possibly HTTP/2: one opens at a time, and a second waiter finds the first's.
+            let _opening = self.inner.h2_opening.lock().await;
+            if let Some((send, state)) = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.get(&key) {
+                if !send.is_closed() {
+                    return Ok((Conn::H2(send.clone()), state.clone(), false));
+                }
+            }
+            let (conn, state) = self.open(uri).await?;
+            if let Conn::H2(send) = &conn {
+                self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.insert(key, (send.clone(), state.clone()));
+            }
+            return Ok((conn, state, true));
+        }
+        let (conn, state) = self.open(uri).await?;
+        Ok((conn, state, true))
+    }
+
+    /// Sends the request, resending it only while it provably never reached the server.
+    pub async fn send(&self, make: impl Fn() -> hyper::Request<Full<Bytes>>, watch: &ConnWatch) -> Result<Sent, SendError> {
+        let mut resent = 0;
+        let mut new_connection = false;
+        loop {
+            let mut request = make();
+            let uri = request.uri().clone();
+            let (conn, state, fresh) = match self.checkout(&uri).await {
+                Ok(c) => c,
+                Err(e) => {
+                    let class = request_error_class(e.as_ref(), None, self.inner.h2_prior, true);
+                    return Err(SendError { class, resent, new_connection: true });
+                }
+            };
+            new_connection |= fresh;
+            *watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
+            let key = origin(&uri);
+            let result: Result<std::convert::Infallible, (hyper::Error, bool)> = match conn {
+                Conn::H1(mut send) => {
+                    set_origin_form(&mut request);
+                    if send.ready().await.is_err() {
+                        // Closed before anything was written: try another connection.
+                        continue;
+                    }
+                    match send.try_send_request(request).await {
+                        Ok(response) => {
+                            let first_byte = state.io().first_read.unwrap_or_else(Instant::now).min(Instant::now());
+                            let lease = Lease { origin: key, conn: Some((send, state.clone())), transport: Some(self.inner.clone()), state };
+                            return Ok(Sent { response, first_byte, resent, new_connection, lease });
+                        }
+                        Err(mut e) => {
+                            if e.take_message().is_some() {
+                                continue; // never written: hyper gave the request back
+                            }
+                            Err((e.into_error(), false))
+                        }
+                    }
+                }
+                Conn::H2(mut send) => match send.try_send_request(request).await {
+                    Ok(response) => {
+                        let lease = Lease { origin: key, conn: None, transport: None, state };
+                        return Ok(Sent { response, first_byte: Instant::now(), resent, new_connection, lease });
+                    }
+                    Err(mut e) => {
+                        if e.take_message().is_some() {
+                            self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.remove(&key);
+                            continue;
+                        }
+                        Err((e.into_error(), true))
+                    }
+                },
+            };
+            let Err((e, h2)) = result;
+            let io = state.io();
+            // Provably never received: HTTP/2 refused the stream, or (HTTP/1.1, on a reused
+            // connection) a write failed before the request was out whole and no byte answered.
+            let never_received = if h2 { h2_refused(&e) } else { !fresh && io.write_failed && io.read_since_write == 0 };
+            if never_received && resent < MAX_RESENDS {
+                resent += 1;
+                continue;
+            }
+            let class = if !h2 && !fresh && io.read_since_write == 0 && !io.write_failed && hyper_closed_early(&e) {
+                "the server closed its kept-alive connection after the request was sent, with no answer (not resent: it may have received it)"
+            } else {
+                request_error_class(&e, Some(&io), self.inner.h2_prior, false)
+            };
+            return Err(SendError { class, resent, new_connection });
+        }
+    }
+}
+
+fn hyper_closed_early(e: &(dyn std::error::Error + 'static)) -> bool {
+    chain(e).iter().filter_map(|s| s.downcast_ref::<hyper::Error>()).any(|h| h.is_incomplete_message())
+        || matches!(io_class(e), Some("connection reset" | "connection closed early" | "connection aborted"))
+}
+
+/// HTTP/1.1 requests carry the path only (the connection names the host); `Host` is set from
+/// the URL, as a browser would.
+fn set_origin_form(request: &mut hyper::Request<Full<Bytes>>) {
+    let uri = request.uri().clone();
+    if let Some(authority) = uri.authority() {
+        if let Ok(host) = hyper::header::HeaderValue::from_str(authority.as_str()) {
+            request.headers_mut().entry(hyper::header::HOST).or_insert(host);
+        }
+    }
+    let path = uri.path_and_query().cloned().unwrap_or_else(|| hyper::http::uri::PathAndQuery::from_static("/"));
+    *request.uri_mut() = Uri::from(path);
 }
 
 /// A response body read chunk by chunk (trailers skipped).
@@ -226,6 +550,27 @@ impl Body {
                 }
             }
         }
+    }
+
+    /// Reads what is left (at most `limit` bytes, for at most `within`), so the connection can
+    /// carry the next request; true when the body ended.
+    pub async fn drain(&mut self, limit: usize, within: Duration) -> bool {
+        let mut read = 0;
+        let rest = async {
+            loop {
+                match self.chunk().await {
+                    Ok(None) => return true,
+                    Ok(Some(b)) => {
+                        read += b.len();
+                        if read > limit {
+                            return false;
+                        }
+                    }
+                    Err(_) => return false,
+                }
+            }
+        };
+        tokio::time::timeout(within, rest).await.unwrap_or(false)
     }
 }
 
@@ -268,49 +613,212 @@ struct Connector {
     h2: bool,
 }
 
-type Connecting = Pin<Box<dyn Future<Output = Result<TokioIo<Metered>, io::Error>> + Send>>;
+/// A connect that failed, kept whole so its cause can be named.
+#[derive(Debug)]
+struct ConnectError(io::Error);
 
-impl tower_service::Service<Uri> for Connector {
-    type Response = TokioIo<Metered>;
-    type Error = io::Error;
-    type Future = Connecting;
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "connect failed: {}", self.0)
+    }
+}
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), io::Error>> {
-        Poll::Ready(Ok(()))
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+impl Connector {
+    async fn connect(&self, uri: &Uri) -> Result<TokioIo<Metered>, ConnectError> {
+        let https = uri.scheme_str() == Some("https");
+        let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_string();
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let connect = TcpStream::connect((host.as_str(), port));
+        let tcp = match self.connect_timeout {
+            Some(limit) => tokio::time::timeout(limit, connect)
+                .await
+                .map_err(|_| ConnectError(io::Error::new(io::ErrorKind::TimedOut, "connect timed out")))?
+                .map_err(ConnectError)?,
+            None => connect.await.map_err(ConnectError)?,
+        };
+        tcp.set_nodelay(true).map_err(ConnectError)?;
+        let state: Arc<ConnState> = Arc::default();
+        let tcp = TimedTcp::new(tcp, state.clone());
+        let (stream, h2) = match (&self.tls, https) {
+            (Some(config), true) => {
+                let name = rustls::pki_types::ServerName::try_from(host)
+                    .map_err(|e| ConnectError(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+                let tls = tokio_rustls::TlsConnector::from(config.clone()).connect(name, tcp).await.map_err(ConnectError)?;
+                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                (Stream::Tls(Box::new(tls)), h2)
+            }
+            _ => (Stream::Plain(tcp), self.h2),
+        };
+        Ok(TokioIo::new(Metered { stream, state, h2 }))
+    }
+}
+
+/// A TCP socket whose reads carry the kernel's receive time of their first byte (Linux,
+/// SO_TIMESTAMPNS), noted in the connection's state; elsewhere a plain socket.
+struct TimedTcp {
+    tcp: TcpStream,
+    state: Arc<ConnState>,
+    stamped: bool,
+}
+
+impl TimedTcp {
+    fn new(tcp: TcpStream, state: Arc<ConnState>) -> TimedTcp {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            *state.fd.lock().unwrap_or_else(|p| p.into_inner()) = Some(tcp.as_raw_fd());
+        }
+        let stamped = enable_receive_timestamps(&tcp);
+        TimedTcp { tcp, state, stamped }
+    }
+}
+
+impl Drop for TimedTcp {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            *self.state.fd.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn enable_receive_timestamps(tcp: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt on an open socket with a pointer to a local int of the stated size.
+    unsafe {
+        libc::setsockopt(
+            tcp.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn enable_receive_timestamps(_: &TcpStream) -> bool {
+    false
+}
+
+/// One read: the first byte alone through `recvmsg`, whose control message carries that
+/// byte's receive time (the kernel stamps the last buffer a read copies from, so a one-byte
+/// read stamps the oldest byte waiting), then the rest. Returns the bytes read and the time.
+#[cfg(target_os = "linux")]
+fn read_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<(usize, Option<i64>)> {
+    if buf.is_empty() {
+        return Ok((0, None));
+    }
+    let mut control = [0u64; 16];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: 1 };
+    // SAFETY: msghdr is plain data; every pointer set below is valid for the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: recvmsg into one byte of `buf` and the local control buffer.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n == 0 {
+        return Ok((0, None));
+    }
+    let mut stamp = None;
+    // SAFETY: walking the control messages the kernel wrote into `control`.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const libc::timespec);
+                stamp = Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64);
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    let mut total = 1usize;
+    if buf.len() > 1 {
+        let rest = &mut buf[1..];
+        // SAFETY: recv into the rest of `buf`, whose length is given.
+        let m = unsafe { libc::recv(fd, rest.as_mut_ptr().cast(), rest.len(), libc::MSG_DONTWAIT) };
+        if m > 0 {
+            total += m as usize;
+        }
+        // An error or nothing more here is the next read's business: one byte was read.
+    }
+    Ok((total, stamp))
+}
+
+impl AsyncRead for TimedTcp {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        #[cfg(target_os = "linux")]
+        if this.stamped {
+            use std::os::fd::AsRawFd;
+            loop {
+                match this.tcp.poll_read_ready(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => return Poll::Pending,
+                }
+                let fd = this.tcp.as_raw_fd();
+                // SAFETY: `read_stamped` writes only initialised bytes, and we mark as filled
+                // exactly the count it returns.
+                let unfilled = unsafe { buf.unfilled_mut() };
+                match this.tcp.try_io(tokio::io::Interest::READABLE, || read_stamped(fd, unfilled)) {
+                    Ok((n, stamp)) => {
+                        // SAFETY: the first `n` bytes of the unfilled part were just written.
+                        unsafe { buf.assume_init(n) };
+                        buf.advance(n);
+                        if let Some(at) = stamp {
+                            this.state.received_at(at);
+                        }
+                        return Poll::Ready(Ok(()));
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            }
+        }
+        let _ = this.stamped;
+        Pin::new(&mut this.tcp).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for TimedTcp {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().tcp).poll_write(cx, data)
     }
 
-    fn call(&mut self, uri: Uri) -> Connecting {
-        let this = self.clone();
-        Box::pin(async move {
-            let https = uri.scheme_str() == Some("https");
-            let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_string();
-            let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-            let connect = TcpStream::connect((host.as_str(), port));
-            let tcp = match this.connect_timeout {
-                Some(limit) => tokio::time::timeout(limit, connect)
-                    .await
-                    .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??,
-                None => connect.await?,
-            };
-            tcp.set_nodelay(true)?;
-            let (stream, h2) = match (&this.tls, https) {
-                (Some(config), true) => {
-                    let name = rustls::pki_types::ServerName::try_from(host)
-                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-                    let tls = tokio_rustls::TlsConnector::from(config.clone()).connect(name, tcp).await?;
-                    let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-                    (Stream::Tls(Box::new(tls)), h2)
-                }
-                _ => (Stream::Plain(tcp), this.h2),
-            };
-            Ok(TokioIo::new(Metered { stream, state: Arc::default(), h2 }))
-        })
+    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
     }
 }
 
 enum Stream {
-    Plain(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    Plain(TimedTcp),
+    Tls(Box<tokio_rustls::client::TlsStream<TimedTcp>>),
 }
 
 /// A connection's socket, noting each write and timestamping each read as it is handed over.
@@ -318,17 +826,6 @@ pub struct Metered {
     stream: Stream,
     state: Arc<ConnState>,
     h2: bool,
-}
-
-impl Connection for Metered {
-    fn connected(&self) -> Connected {
-        let connected = Connected::new().extra(self.state.clone());
-        if self.h2 {
-            connected.negotiated_h2()
-        } else {
-            connected
-        }
-    }
 }
 
 impl AsyncRead for Metered {
@@ -390,6 +887,9 @@ impl AsyncWrite for Metered {
     }
 }
 
+/// The detail of a request the recorder could not send: its own failure, not the server's.
+pub const OUT_OF_FILES: &str = "the recorder ran out of open files (not a server failure): raise `ulimit -n`";
+
 /// Every error in a chain, looking inside I/O errors (whose `source` skips the wrapped error).
 fn chain<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
     let mut out = Vec::new();
@@ -422,7 +922,7 @@ pub fn io_class(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
         if let Some(io) = s.downcast_ref::<io::Error>() {
             use io::ErrorKind::*;
             if io.raw_os_error() == Some(libc::EMFILE) || io.raw_os_error() == Some(libc::ENFILE) {
-                return Some("the recorder ran out of open files (not a server failure): raise `ulimit -n`");
+                return Some(OUT_OF_FILES);
             }
             let class = match io.kind() {
                 ConnectionRefused => "connection refused",
@@ -468,7 +968,7 @@ fn tls_class(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
 
 /// Why no response head came: a fixed phrase for the trace's `detail`. `io` is what the
 /// connection received since the request was written, to name an unparsable reply.
-fn request_error_class(e: &hyper_util::client::legacy::Error, io: Option<&IoState>, h2_prior: bool) -> &'static str {
+fn request_error_class(e: &(dyn std::error::Error + 'static), io: Option<&IoState>, h2_prior: bool, connecting: bool) -> &'static str {
     if let Some(class) = tls_class(e) {
         return class;
     }
@@ -487,7 +987,7 @@ fn request_error_class(e: &hyper_util::client::legacy::Error, io: Option<&IoStat
         }
         // The server closed while our preface was still going out, so its answer (an HTTP/1.x
         // 400, from a server that speaks only HTTP/1.1) was never read: say what is likely.
-        if io.is_some_and(|io| io.conn_read == 0) && !e.is_connect() {
+        if io.is_some_and(|io| io.conn_read == 0) && !connecting {
             return "connection closed during the HTTP/2 prior-knowledge handshake, before any reply: an HTTP/1-only server does that; drop --http2-prior-knowledge";
         }
     }
@@ -511,7 +1011,7 @@ fn request_error_class(e: &hyper_util::client::legacy::Error, io: Option<&IoStat
     }
     if received > 0 {
         "connection failed in the middle of the response head"
-    } else if e.is_connect() {
+    } else if connecting {
         "could not connect"
     } else {
         "connection closed before a response"

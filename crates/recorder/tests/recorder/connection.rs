@@ -79,9 +79,10 @@ fn raw_attempts(path: &std::path::Path) -> Vec<Value> {
 }
 
 #[test]
-fn a_request_lost_on_a_keep_alive_connection_the_server_closed_is_resent() {
-    // Each connection answers its first request; a later request on it finds the connection
-    // closed by the server without a word (its idle timeout firing as the request arrives).
+fn a_request_the_server_read_and_then_closed_on_is_never_sent_twice() {
+    // Each connection answers its first request; the next request on it is read in full and
+    // then the connection closes without a word. The server may have acted on that request,
+    // so it is the attempt's failure, never resent (main sent 11 requests for 6 attempts).
     let (served, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let (s, d) = (served.clone(), dropped.clone());
     let addr = raw_server(move |stream, _| {
@@ -97,20 +98,97 @@ fn a_request_lost_on_a_keep_alive_connection_the_server_closed_is_resent() {
         }
     });
     let ids = ["a", "b", "c", "d", "e", "f"];
-    let (output, out) = record("stale-keepalive", &format!("http://{addr}/v1"), &ids, &[]);
-    assert!(output.status.success());
+    let (output, out) = record("read-then-closed", &format!("http://{addr}/v1"), &ids, &[]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let trace = load(&out);
-    for a in &trace.attempts {
-        assert_eq!(a.outcome, Outcome::Success, "{}: {:?} {:?}", a.id, a.outcome, a.detail);
+    assert_eq!(served.load(Ordering::SeqCst) + dropped.load(Ordering::SeqCst), 6, "one request per attempt reached the server");
+    let raw = raw_attempts(&out);
+    assert!(raw.iter().all(|a| a["resent"].is_null()), "nothing resent: {raw:?}");
+    let failed: Vec<_> = trace.attempts.iter().filter(|a| a.outcome != Outcome::Success).collect();
+    assert_eq!(failed.len(), dropped.load(Ordering::SeqCst));
+    assert!(!failed.is_empty(), "the reused connections were closed under a request");
+    for a in failed {
+        assert_eq!(a.outcome, Outcome::ConnectError);
+        let detail = a.detail.as_deref().unwrap_or_default();
+        assert!(detail.contains("after the request was sent") && detail.contains("not resent"), "{detail}");
     }
-    assert_eq!(served.load(Ordering::SeqCst), 6, "every request was answered once");
-    assert_eq!(dropped.load(Ordering::SeqCst), 5, "every reused connection swallowed one request");
-    let resent: Vec<u64> = raw_attempts(&out).iter().map(|a| a["resent"].as_u64().unwrap_or(0)).collect();
-    assert_eq!(resent.iter().sum::<u64>(), 5, "each swallowed request is marked resent: {resent:?}");
     let policy = &trace.header.conditions.connection.as_ref().expect("the connection policy is in the header");
     assert!(policy.keep_alive && policy.timing_includes_connect);
     assert_eq!(policy.protocol, "http/1.1");
-    assert_eq!(policy.resend_unanswered_on_reused, 4);
+}
+
+#[test]
+fn an_idle_connection_the_server_closed_is_not_used() {
+    // The server answers, then closes the idle connection 50 ms later without `Connection:
+    // close` (a keep-alive timeout). Requests 200 ms apart find theirs closed: each goes out
+    // on a new connection, once, and none fails.
+    let served = Arc::new(AtomicUsize::new(0));
+    let s = served.clone();
+    let addr = raw_server(move |stream, _| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        if read_request(&mut reader).is_none() {
+            return;
+        }
+        s.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.write_all(format!("{}{ANSWER}", head("")).as_bytes());
+        std::thread::sleep(Duration::from_millis(50));
+    });
+    let ids = ["a", "b", "c", "d"];
+    let (output, out) = record("idle-closed", &format!("http://{addr}/v1"), &ids, &["--rate", "5", "--arrival", "constant"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let trace = load(&out);
+    for a in &trace.attempts {
+        assert_eq!(a.outcome, Outcome::Success, "{}: {:?}", a.id, a.detail);
+    }
+    assert_eq!(served.load(Ordering::SeqCst), 4, "each request reached the server once");
+    let raw = raw_attempts(&out);
+    assert!(raw.iter().all(|a| a["new_connection"] == true && a["resent"].is_null()), "{raw:?}");
+}
+
+#[test]
+fn sequential_requests_ride_one_connection() {
+    // Read to its end, each answer hands its connection back before the next request: main
+    // opened 12 connections for 12 requests (it dropped each right after [DONE]).
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3));
+    let ids = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+    let (record, out) = Record::fresh("one-connection", &ids);
+    let output = record.server(&server).run();
+    assert!(output.status.success());
+    assert_eq!(server.request_count(), 12);
+    assert_eq!(server.connections(), 1, "12 sequential requests, one TCP connection");
+    assert!(server.requests().iter().all(|r| r.connection == 0));
+    assert!(
+        server.requests().iter().all(|r| r.accept_encoding.as_deref() == Some("identity")),
+        "the recorder asks for an uncompressed stream (no Accept-Encoding means any coding)"
+    );
+    let raw = raw_attempts(&out);
+    let new: Vec<bool> = raw.iter().map(|a| a["new_connection"].as_bool().unwrap()).collect();
+    assert_eq!(new.iter().filter(|n| **n).count(), 1, "only the first paid a connect: {new:?}");
+    let share = load(&out).header.client.expect("the recorder's share is in the header");
+    assert_eq!((share.measured, share.new_connections, share.resent, share.not_sent), (12, 1, 0, 0));
+}
+
+#[test]
+fn a_closed_loop_opens_one_connection_per_worker_and_the_warm_up_opens_them_first() {
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(5), Duration::from_millis(1), 3));
+    let (record, out) = Record::fresh("per-worker", &["a", "b", "c"]);
+    let output = record.server(&server).args(["--concurrency", "4", "--repetitions", "4", "--warmup", "1"]).run();
+    assert!(output.status.success());
+    assert_eq!(server.request_count(), 15, "3 warm-up + 12 measured");
+    assert_eq!(server.connections(), 4, "four workers, four connections, whatever the order");
+    let trace = load(&out);
+    let share = trace.header.client.expect("the recorder's share");
+    assert_eq!(share.warm_connections, 4, "the warm-up opened the fourth before measuring");
+    assert_eq!(share.new_connections, 0, "no measured attempt paid a connect");
+    let raw = raw_attempts(&out);
+    for a in raw.iter().filter(|a| a["phase"] == "measure") {
+        assert_eq!(a["new_connection"], false, "{a}");
+    }
+    let card = crate::run(crate::tracelab().args(["report"]).arg(&out));
+    let card = String::from_utf8_lossy(&card.stdout);
+    assert!(card.contains("Client's share: 0 of 12 measured attempts opened a new connection") && card.contains("the warm-up opened 4"), "{card}");
+    assert!(card.contains("Client timing error this run: ≤"), "measured in every run: {card}");
 }
 
 #[test]
@@ -157,6 +235,30 @@ fn first_byte_is_the_first_byte_of_a_trickling_head() {
     // The head takes ~100 bytes × 12 ms to arrive; its first byte came at once.
     assert!(ttft > 900.0, "the head trickled for over a second: ttft {ttft}");
     assert!(first_byte < ttft / 3.0, "first_byte_ms is the first byte, not the end of the head: {first_byte} vs {ttft}");
+}
+
+#[test]
+fn a_head_trickling_past_the_first_token_timeout_keeps_its_first_byte() {
+    // One byte every 100 ms: the head is still arriving when the 0.5 s timeout fires.
+    let addr = raw_server(|stream, _| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        if read_request(&mut reader).is_some() {
+            for b in head("").bytes() {
+                if stream.write_all(&[b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    });
+    let (_, out) = record("trickle-timeout", &format!("http://{addr}/v1"), &["a"], &["--first-token-timeout", "0.5"]);
+    let trace = load(&out);
+    let a = by_id(&trace, "a.r1");
+    assert_eq!(a.outcome, Outcome::TimeoutBeforeFirstToken);
+    let first_byte = a.first_byte_ms.expect("the first byte came, and is kept");
+    assert!(first_byte < 100.0, "it came at once: {first_byte} ms");
+    assert!(a.detail.as_deref().unwrap_or_default().contains("still arriving"), "{:?}", a.detail);
 }
 
 #[test]
@@ -223,8 +325,29 @@ fn too_few_file_descriptors_for_the_concurrency_is_refused_before_the_run() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "refused: {stderr}");
     assert!(stderr.contains("open-file limit is 100") && stderr.contains("--concurrency"), "{stderr}");
+    let advised: u64 = stderr
+        .split("lower --concurrency to ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("a value to lower to");
+    assert!((50..100).contains(&advised), "what the process really holds is reserved, no more: {stderr}");
     assert!(!out.exists(), "nothing was recorded");
     assert_eq!(server.request_count(), 0, "nothing was sent");
+}
+
+#[test]
+fn a_low_open_file_limit_still_takes_what_fits() {
+    // Main refused --concurrency 1 under `ulimit -n 64` ("lower --concurrency to 0 or less").
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 1));
+    let (record, out) = Record::fresh("nofile-64", &["a", "b"]);
+    let output = record.via(with_open_file_limit(64)).server(&server).args(["--concurrency", "2"]).run();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(load(&out).attempts.len(), 2);
+    let (record, _) = Record::fresh("nofile-64-many", &["a"]);
+    let refused = record.via(with_open_file_limit(64)).server(&server).args(["--concurrency", "500"]).run();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && !stderr.contains("to 0 or less"), "{stderr}");
 }
 
 fn tls_ok(_: &str) -> Script {
@@ -294,4 +417,14 @@ fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failur
         assert!(a.detail.as_deref().unwrap_or_default().contains("ran out of open files"), "{:?}", a.detail);
     }
     assert_eq!(server.request_count() + out_of_files.len(), 120, "the failed ones never reached the server");
+    assert_eq!(output.status.code(), Some(4), "the exit status says the run measured the client: {stderr}");
+    assert!(stderr.contains("measured the client"), "{stderr}");
+    let share = trace.header.client.as_ref().expect("the recorder's share");
+    assert_eq!(share.not_sent as usize, out_of_files.len(), "counted apart");
+    let raw = raw_attempts(&out);
+    assert_eq!(raw.iter().filter(|a| a["not_sent"] == true).count(), out_of_files.len());
+    let card = crate::run(crate::tracelab().args(["report"]).arg(&out));
+    let card = String::from_utf8_lossy(&card.stdout);
+    let line = format!("{} of 120 measured attempts were never sent: the recorder ran out of open files", out_of_files.len());
+    assert!(card.contains(&line) && card.contains("measures the recorder, not the server"), "{card}");
 }

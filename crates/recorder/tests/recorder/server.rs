@@ -97,6 +97,10 @@ pub struct RequestLog {
     pub path: String,
     pub version: hyper::Version,
     pub authorization: Option<String>,
+    /// The request's `Accept-Encoding`, when it sent one.
+    pub accept_encoding: Option<String>,
+    /// Which accepted connection (numbered from 0) carried it.
+    pub connection: usize,
     pub received: Instant,
     /// When each frame carrying token events was handed over, with how many token events.
     pub token_frames: Vec<(Instant, u32)>,
@@ -107,6 +111,8 @@ type Log = Arc<Mutex<Vec<Arc<Mutex<RequestLog>>>>>;
 pub struct ScriptedServer {
     pub addr: SocketAddr,
     log: Log,
+    /// TCP connections accepted so far.
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -163,13 +169,16 @@ impl ScriptedServer {
         let log: Log = Arc::default();
         let script = Arc::new(script);
         let server_log = log.clone();
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = accepted.clone();
         runtime.spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
+                let connection = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let _ = stream.set_nodelay(true);
                 let (script, log, tls) = (script.clone(), server_log.clone(), tls.clone());
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone()));
+                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone(), connection));
                     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
                     match tls {
                         None => {
@@ -183,7 +192,7 @@ impl ScriptedServer {
                 });
             }
         });
-        ScriptedServer { addr, log, runtime: Some(runtime) }
+        ScriptedServer { addr, log, accepted, runtime: Some(runtime) }
     }
 
     pub fn base_url(&self) -> String {
@@ -200,6 +209,11 @@ impl ScriptedServer {
 
     pub fn request_count(&self) -> usize {
         self.log.lock().unwrap().len()
+    }
+
+    /// TCP connections the server accepted.
+    pub fn connections(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -223,15 +237,26 @@ async fn handle<F: Fn(&str) -> Script>(
     req: Request<Incoming>,
     script: Arc<F>,
     log: Log,
+    connection: usize,
 ) -> Result<Response<ScriptBody>, Infallible> {
     let received = Instant::now();
     let version = req.version();
     let path = req.uri().path().to_string();
     let authorization = req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let accept_encoding = req.headers().get("accept-encoding").and_then(|v| v.to_str().ok()).map(str::to_string);
     let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let key = json["messages"][0]["content"].as_str().or(json["prompt"].as_str()).unwrap_or("").to_string();
-    let entry = Arc::new(Mutex::new(RequestLog { key: key.clone(), path: path.clone(), version, authorization, received, token_frames: vec![] }));
+    let entry = Arc::new(Mutex::new(RequestLog {
+        key: key.clone(),
+        path: path.clone(),
+        version,
+        authorization,
+        accept_encoding,
+        connection,
+        received,
+        token_frames: vec![],
+    }));
     log.lock().unwrap().push(entry.clone());
 
     let (tx, rx) = mpsc::channel(64);

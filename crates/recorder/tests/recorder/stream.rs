@@ -68,6 +68,19 @@ fn script(key: &str) -> Script {
             steps.extend([Step::FinishWith("length".into()), Step::Done]);
             Script::new(steps)
         }
+        // Like llama-cpp-python finishing a multi-byte character past --max-tokens 16: 12
+        // visible chunks and 6 byte tokens, 18 in all, then `length`, no usage.
+        "length18" => {
+            let mut steps = role();
+            for i in 0..12 {
+                steps.push(Step::Token("t".into()));
+                if i % 2 == 0 {
+                    steps.push(Step::Empty);
+                }
+            }
+            steps.extend([Step::FinishWith("length".into()), Step::Done]);
+            Script::new(steps)
+        }
         // 3 visible chunks and 2 byte tokens, a normal stop, no usage: 5 tokens counted.
         "bytes" => with(
             role(),
@@ -160,6 +173,15 @@ fn byte_tokens_and_the_length_limit_count_without_usage() {
     assert_eq!(bytes.events.len(), 3);
     assert_eq!(bytes.events.iter().map(|e| e.tokens).collect::<Vec<_>>(), [1, 3, 1]);
     assert_eq!(bytes.output_tokens, Some(5));
+}
+
+#[test]
+fn a_length_finish_keeps_the_tokens_observed_not_max_tokens() {
+    let (_server, _, trace, _) = record("length-over", &["length18"], &["--max-tokens", "16"]);
+    let a = by_id(&trace, "length18.r1");
+    assert_eq!(a.outcome, Outcome::Success);
+    assert_eq!(a.events.iter().map(|e| e.tokens).sum::<u32>(), 18);
+    assert_eq!((a.output_tokens, a.tokens_from_usage), (Some(18), false), "18 came, though --max-tokens was 16");
 }
 
 #[test]
