@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{json, Map, Value};
 use tracelab_core::parse::parse_trace_bytes;
-use tracelab_core::trace::{Footer, GPU_UNSUPPORTED};
+use tracelab_core::trace::{ClientShare, ClientTiming, Footer, Lateness, GPU_UNSUPPORTED};
 use tracelab_core::{write, Trace};
 
 use crate::shard::rfc3339_epoch_ms;
@@ -235,6 +235,14 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
         };
         header.insert("window".into(), json!({"start_ms": (start * 1000.0).round() / 1000.0, "length_s": length_s}));
     }
+    // The recorders' own shares add up (counts, CPU); each timing error keeps the worst shard's
+    // P50, P99 and max, so the merged bound is never below any shard's. A shard without one
+    // (killed) leaves the run's share unknown.
+    header.remove("client");
+    let shares: Option<Vec<&ClientShare>> = shards.iter().map(|s| s.trace.header.client.as_ref()).collect();
+    if let Some(share) = shares.map(|all| merged_share(&all)) {
+        header.insert("client".into(), serde_json::to_value(share).map_err(|e| e.to_string())?);
+    }
     let uncertainty = uncertainty_ms(&shards);
     let mut merged = Map::new();
     merged.insert("run_id".into(), json!(shards[0].run_id));
@@ -284,4 +292,34 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The shards' shares as one run's (see where it is used).
+fn merged_share(all: &[&ClientShare]) -> ClientShare {
+    let sum = |f: fn(&ClientShare) -> u64| all.iter().map(|c| f(c)).sum::<u64>();
+    let worst = |f: fn(&ClientTiming) -> Lateness| {
+        let parts: Vec<Lateness> = all.iter().filter_map(|c| c.timing.as_ref().map(f)).collect();
+        Lateness {
+            n: parts.iter().map(|l| l.n).sum(),
+            p50_ms: parts.iter().map(|l| l.p50_ms).fold(0.0, f64::max),
+            p99_ms: parts.iter().map(|l| l.p99_ms).fold(0.0, f64::max),
+            max_ms: parts.iter().map(|l| l.max_ms).fold(0.0, f64::max),
+        }
+    };
+    let timing = all.iter().find_map(|c| c.timing.as_ref()).map(|t| ClientTiming {
+        method: format!("{} (merged: each figure the worst shard's)", t.method),
+        first_token: worst(|t| t.first_token),
+        events: worst(|t| t.events),
+    });
+    let cpu: Option<Vec<f64>> = all.iter().map(|c| c.cpu_cores_busy).collect();
+    ClientShare {
+        measured: sum(|c| c.measured),
+        measured_failures: sum(|c| c.measured_failures),
+        new_connections: sum(|c| c.new_connections),
+        warm_connections: sum(|c| c.warm_connections),
+        resent: sum(|c| c.resent),
+        not_sent: sum(|c| c.not_sent),
+        timing,
+        cpu_cores_busy: cpu.map(|v| (v.iter().sum::<f64>() * 100.0).round() / 100.0),
+    }
 }

@@ -107,12 +107,68 @@ pub struct RequestLog {
 }
 
 type Log = Arc<Mutex<Vec<Arc<Mutex<RequestLog>>>>>;
+type Writes = Arc<Mutex<std::collections::HashMap<usize, Vec<Instant>>>>;
+
+/// A server socket that notes when each of its writes returned.
+struct StampedWrites {
+    stream: tokio::net::TcpStream,
+    connection: usize,
+    writes: Writes,
+}
+
+impl StampedWrites {
+    fn note(&self, poll: &Poll<std::io::Result<usize>>) {
+        if let Poll::Ready(Ok(n)) = poll {
+            if *n > 0 {
+                self.writes.lock().unwrap().entry(self.connection).or_default().push(Instant::now());
+            }
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for StampedWrites {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for StampedWrites {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.stream).poll_write(cx, data);
+        this.note(&poll);
+        poll
+    }
+
+    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.note(&poll);
+        poll
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
 
 pub struct ScriptedServer {
     pub addr: SocketAddr,
     log: Log,
     /// TCP connections accepted so far.
     accepted: Arc<std::sync::atomic::AtomicUsize>,
+    /// Per plain-TCP connection, when each socket write returned (the bytes were then in the
+    /// kernel, and on loopback already in the client's receive queue): the ground truth the
+    /// fidelity bench holds the recorder's own timing error against.
+    writes: Writes,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -171,18 +227,21 @@ impl ScriptedServer {
         let server_log = log.clone();
         let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = accepted.clone();
+        let writes: Writes = Arc::default();
+        let server_writes = writes.clone();
         runtime.spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
                 let connection = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let _ = stream.set_nodelay(true);
-                let (script, log, tls) = (script.clone(), server_log.clone(), tls.clone());
+                let (script, log, tls, writes) = (script.clone(), server_log.clone(), tls.clone(), server_writes.clone());
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone(), connection));
                     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
                     match tls {
                         None => {
-                            let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                            let stamped = StampedWrites { stream, connection, writes };
+                            let _ = builder.serve_connection(TokioIo::new(stamped), service).await;
                         }
                         Some(tls) => {
                             let Ok(stream) = tls.accept(stream).await else { return };
@@ -192,7 +251,7 @@ impl ScriptedServer {
                 });
             }
         });
-        ScriptedServer { addr, log, accepted, runtime: Some(runtime) }
+        ScriptedServer { addr, log, accepted, writes, runtime: Some(runtime) }
     }
 
     pub fn base_url(&self) -> String {
@@ -209,6 +268,11 @@ impl ScriptedServer {
 
     pub fn request_count(&self) -> usize {
         self.log.lock().unwrap().len()
+    }
+
+    /// When each socket write on plain-TCP connection `connection` returned.
+    pub fn writes(&self, connection: usize) -> Vec<Instant> {
+        self.writes.lock().unwrap().get(&connection).cloned().unwrap_or_default()
     }
 
     /// TCP connections the server accepted.

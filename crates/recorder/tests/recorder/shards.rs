@@ -145,6 +145,10 @@ fn closed_loop_shards_merge_to_the_single_process_figures() {
     let h = header_json(&dir.join("merged.jsonl"));
     assert_eq!(h["merged"]["run_id"].as_str(), Some(run_ids[0].as_str()));
     assert_eq!(h["merged"]["shards"], 2);
+    // The recorders' own shares add up: the merged run's is not one shard's.
+    let share = merged.header.client.as_ref().expect("both shards stated their share");
+    let measured = merged.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Measure).count() as u64;
+    assert_eq!(share.measured, measured, "{share:?}");
     assert!(h.get("shard").is_none());
     let sync_known = shards.len() == 2 && h["merged"]["clock_sync"].as_array().unwrap().iter().all(|c| c["source"] == "chrony");
     assert_eq!(h["merged"]["alignment_uncertainty_ms"].is_number(), sync_known, "{h}");
