@@ -138,7 +138,12 @@ impl Lab {
         let run_checks = Memo::new(move |_| {
             let (Some(l), Some(w)) = (loaded.get(), working.get()) else { return Vec::new() };
             settings.with(|s| {
-                metrics.with(|m| tracelab_core::card::run_checks_apart(&l.trace, &w.attempts, s, m.as_ref(), lang_now.get()))
+                metrics.with(|m| {
+                    intervals.with(|iv| {
+                        let figures = m.as_ref().zip(iv.as_ref());
+                        tracelab_core::card::run_checks_apart(&l.trace, &w.attempts, s, figures, lang_now.get())
+                    })
+                })
             })
         });
         // "What changed since the last edit" compares with the last *settled* figures: typing

@@ -462,7 +462,7 @@ fn synthetic(n: usize) -> tracelab_core::Trace {
         attempts.push(a);
     }
     let header = Header { window: Some(Window { start_ms: 0.0, length_s: n as f64 * 2.0 / 1000.0 }), ..Header::default() };
-    Trace { header, attempts, gpu: Vec::new(), footer: None, warnings: Vec::new() }
+    Trace { header, attempts, gpu: Vec::new(), engine: Vec::new(), footer: None, warnings: Vec::new() }
 }
 
 #[test]

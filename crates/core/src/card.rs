@@ -3,6 +3,8 @@
 
 use crate::figure::Figure;
 use crate::format::{self, trim_num};
+use crate::compare::Intervals;
+use crate::engine_beside::{ClientP50, EngineSummary};
 use crate::gpu_beside::GpuSummary;
 use crate::index::Index;
 use crate::lag::ClientLag;
@@ -18,6 +20,8 @@ pub struct CardView<'a> {
     pub completeness: Completeness,
     pub lag: Option<ClientLag>,
     pub gpu: GpuSummary,
+    /// The serving engine's own signals beside the slow attempts.
+    pub engine: EngineSummary,
     /// The index the figures came from (the card's intervals are computed from it).
     pub index: &'a Index,
     pub warnings: &'a [String],
@@ -30,6 +34,7 @@ impl<'a> CardView<'a> {
             completeness: trace.completeness(),
             lag: crate::lag::client_lag(trace),
             gpu: crate::gpu_beside::gpu_beside(trace, settings).summary(),
+            engine: crate::engine_beside::engine_beside(trace, settings),
             index,
             warnings: &trace.warnings,
         }
@@ -211,10 +216,11 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
             Err(e) => format!("{}: {e}", crate::text::Text::new("simulated", "模拟").get(lang)),
         });
     }
-    run_check_lines(view.header, view.lag.as_ref(), &view.gpu, settings, Some(metrics), lang).into_iter().for_each(&mut line);
-    line(String::new());
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
     let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
+    let checks = RunChecks { lag: view.lag.as_ref(), gpu: &view.gpu, engine: &view.engine };
+    run_check_lines(view.header, &checks, settings, Some((metrics, &intervals)), lang).into_iter().for_each(&mut line);
+    line(String::new());
     let figures = figures(metrics);
     let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
     for f in figures {
@@ -259,23 +265,39 @@ fn display_width(s: &str) -> usize {
 /// (`crate::gpu_beside`; "unverified" without telemetry). The terminal card and the lab show
 /// these; `metrics` (the figures under the same settings) lets the timing error be weighed
 /// against the run's ITL.
-pub fn run_checks(trace: &Trace, settings: &Settings, metrics: Option<&Metrics>, lang: Lang) -> Vec<String> {
+pub fn run_checks(trace: &Trace, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
     let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
-    run_check_lines(&trace.header, crate::lag::client_lag(trace).as_ref(), &gpu, settings, metrics, lang)
+    let engine = crate::engine_beside::engine_beside(trace, settings);
+    let lag = crate::lag::client_lag(trace);
+    let checks = RunChecks { lag: lag.as_ref(), gpu: &gpu, engine: &engine };
+    run_check_lines(&trace.header, &checks, settings, figures, lang)
+}
+
+/// What the run checks read besides the header.
+struct RunChecks<'a> {
+    lag: Option<&'a ClientLag>,
+    gpu: &'a GpuSummary,
+    engine: &'a EngineSummary,
 }
 
 fn run_check_lines(
     header: &Header,
-    lag: Option<&ClientLag>,
-    gpu: &GpuSummary,
+    checks: &RunChecks,
     settings: &Settings,
-    metrics: Option<&Metrics>,
+    figures: Option<(&Metrics, &Intervals)>,
     lang: Lang,
 ) -> Vec<String> {
-    let itl_p50_s = metrics.and_then(|m| m.itl_p50.value);
+    let itl_p50_s = figures.and_then(|(m, _)| m.itl_p50.value);
+    let client_p50 = figures.and_then(|(m, iv)| {
+        let bounds = iv.get(&m.ttft_p50.key).map(|i| i.bounds);
+        Some(ClientP50 { value: m.ttft_p50.value?, lo: bounds.and_then(|b| b.lo), hi: bounds.and_then(|b| b.hi) })
+    });
     let mut lines = crate::client::card_lines(header, settings, itl_p50_s, lang);
-    lines.extend(lag.map(|l| l.card_lines(lang)).unwrap_or_default());
-    lines.push(gpu.card_line(settings, lang));
+    lines.extend(checks.lag.map(|l| l.card_lines(lang)).unwrap_or_default());
+    lines.push(checks.gpu.card_line(settings, lang));
+    if crate::engine_beside::has_engine(header) {
+        lines.extend(checks.engine.card_lines(settings, client_p50, lang));
+    }
     lines
 }
 
@@ -285,14 +307,14 @@ pub fn run_checks_apart(
     trace: &Trace,
     attempts: &[crate::trace::Attempt],
     settings: &Settings,
-    metrics: Option<&Metrics>,
+    figures: Option<(&Metrics, &Intervals)>,
     lang: Lang,
 ) -> Vec<String> {
     let open_loop = matches!(trace.header.conditions.arrival.as_deref(), Some("constant" | "poisson"));
-    if !open_loop && trace.gpu.is_empty() {
-        return run_checks(trace, settings, metrics, lang);
+    if !open_loop && trace.gpu.is_empty() && trace.engine.is_empty() {
+        return run_checks(trace, settings, figures, lang);
     }
     let mut whole = trace.clone();
     whole.attempts = attempts.to_vec();
-    run_checks(&whole, settings, metrics, lang)
+    run_checks(&whole, settings, figures, lang)
 }

@@ -5,14 +5,10 @@
 //! is left out rather than given its neighbours' readings.
 
 use crate::format::trim_num;
-use crate::percentile::{percentile, PercentileMethod};
 use crate::settings::Settings;
 use crate::text::Lang;
-use crate::trace::{Attempt, Outcome, Phase, Trace, GPU_UNSUPPORTED};
-use crate::verdict::{verdict, Latency};
-
-/// An attempt is also slow when its E2E is at or above this percentile of the run's E2E.
-pub const SLOWEST_PERCENTILE: f64 = 95.0;
+use crate::trace::{Phase, Trace, GPU_UNSUPPORTED};
+pub use crate::verdict::{slowest_e2e, Span, SLOWEST_PERCENTILE};
 
 /// One attempt's place on the clock and what the GPU did meanwhile.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,31 +52,6 @@ pub fn intervals(trace: &Trace) -> Vec<(usize, f64, f64)> {
         .collect()
 }
 
-fn is_timeout(a: &Attempt) -> bool {
-    matches!(a.outcome, Outcome::TimeoutBeforeFirstToken | Outcome::TimeoutAfterFirstToken)
-}
-
-/// A measured attempt's interval on the run's clock, and whether it is slow whatever the
-/// others did (TTFT over the threshold, or a timeout). 24 bytes: what a trace read as a stream
-/// keeps per attempt when it has GPU telemetry.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Span {
-    pub start_ms: f64,
-    pub end_ms: f64,
-    pub late: bool,
-}
-
-impl Span {
-    /// `None` for a warm-up attempt or one without a place on the clock (see [`intervals`]).
-    pub fn of(a: &Attempt, settings: &Settings) -> Option<Span> {
-        if a.phase != Phase::Measure {
-            return None;
-        }
-        let (start_ms, end_ms) = (a.start_ms?, a.start_ms? + a.e2e_ms?);
-        Some(Span { start_ms, end_ms, late: verdict(a, settings).latency == Latency::Over || is_timeout(a) })
-    }
-}
-
 /// Whether a trace with this header can say anything about its GPU (it then keeps [`Span`]s).
 pub fn has_telemetry(header: &crate::trace::Header) -> bool {
     header.capabilities.gpu_telemetry != GPU_UNSUPPORTED
@@ -94,9 +65,7 @@ struct Clock {
 
 impl Clock {
     fn new<'a>(spans: impl Iterator<Item = &'a Span>, gpu: &[crate::trace::GpuSample]) -> Clock {
-        let mut e2e: Vec<f64> = spans.map(|s| s.end_ms - s.start_ms).collect();
-        e2e.sort_by(f64::total_cmp);
-        let slowest = percentile(&e2e, SLOWEST_PERCENTILE, PercentileMethod::NearestRank);
+        let slowest = slowest_e2e(spans);
         let mut samples = gpu.to_vec();
         samples.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
         Clock { slowest, samples }
@@ -104,7 +73,7 @@ impl Clock {
 
     /// Slow or not, samples inside, mean utilisation and memory.
     fn place(&self, s: &Span) -> (bool, usize, Option<f64>, Option<f64>) {
-        let slow = s.late || self.slowest.is_some_and(|p| s.end_ms - s.start_ms >= p);
+        let slow = s.is_slow(self.slowest);
         let from = self.samples.partition_point(|g| g.t_ms < s.start_ms);
         let inside = &self.samples[from..self.samples.partition_point(|g| g.t_ms <= s.end_ms)];
         let mean = |f: fn(&crate::trace::GpuSample) -> f64| {

@@ -21,6 +21,7 @@
 pub mod card;
 pub mod client;
 pub mod compare;
+pub mod engine_beside;
 pub mod error;
 pub mod export;
 pub mod figure;

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod engine;
 pub mod peer;
 pub mod simulation;
 
@@ -25,6 +26,9 @@ pub struct Trace {
     pub header: Header,
     pub attempts: Vec<Attempt>,
     pub gpu: Vec<GpuSample>,
+    /// The serving engine's own signals, scraped on the run's clock (`--server-metrics`).
+    #[serde(default)]
+    pub engine: Vec<engine::EngineSample>,
     pub footer: Option<Footer>,
     /// Things worth telling the reader that did not stop the load (unknown record kinds, …).
     pub warnings: Vec<String>,
@@ -141,6 +145,10 @@ pub struct Header {
     /// other tools' traces and from a run that was killed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientShare>,
+    /// What `tracelab record --server-metrics` scraped from the serving engine, how often, and
+    /// which signals it found; the samples are `engine` records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_metrics: Option<engine::EngineScrape>,
 }
 
 impl Default for Header {
@@ -158,6 +166,7 @@ impl Default for Header {
             source: None,
             simulation: None,
             client: None,
+            engine_metrics: None,
         }
     }
 }

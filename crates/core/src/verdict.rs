@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::settings::{FailureDenominator, MissingTtft, Population, Settings, WarmupPolicy};
 use crate::text::Text;
-use crate::trace::{Attempt, Phase, Quality};
+use crate::percentile::{percentile, PercentileMethod};
+use crate::trace::{Attempt, Outcome, Phase, Quality};
 use crate::units::ms_from_s;
 
 /// How the attempt's TTFT compares with the threshold.
@@ -111,4 +112,42 @@ pub fn verdict(attempt: &Attempt, settings: &Settings) -> Verdict {
         qualified: reason.is_none(),
         reason,
     }
+}
+
+/// An attempt is also slow when its E2E is at or above this percentile of the run's E2E.
+pub const SLOWEST_PERCENTILE: f64 = 95.0;
+
+/// A measured attempt's interval on the run's clock, and whether it is slow whatever the
+/// others did (TTFT over the threshold, or a timeout). 24 bytes: what a trace read as a stream
+/// keeps per attempt when it has GPU or engine telemetry. What ran beside it (the GPU, the
+/// engine's queue) is read over this interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub start_ms: f64,
+    pub end_ms: f64,
+    pub late: bool,
+}
+
+impl Span {
+    /// `None` for a warm-up attempt or one without a place on the clock.
+    pub fn of(a: &Attempt, settings: &Settings) -> Option<Span> {
+        if a.phase != Phase::Measure {
+            return None;
+        }
+        let (start_ms, end_ms) = (a.start_ms?, a.start_ms? + a.e2e_ms?);
+        let timeout = matches!(a.outcome, Outcome::TimeoutBeforeFirstToken | Outcome::TimeoutAfterFirstToken);
+        Some(Span { start_ms, end_ms, late: verdict(a, settings).latency == Latency::Over || timeout })
+    }
+
+    /// Slow: late, or among the slowest E2E (at or above `slowest`, from [`slowest_e2e`]).
+    pub fn is_slow(&self, slowest: Option<f64>) -> bool {
+        self.late || slowest.is_some_and(|p| self.end_ms - self.start_ms >= p)
+    }
+}
+
+/// The E2E at [`SLOWEST_PERCENTILE`] over the spans (nearest rank).
+pub fn slowest_e2e<'a>(spans: impl Iterator<Item = &'a Span>) -> Option<f64> {
+    let mut e2e: Vec<f64> = spans.map(|s| s.end_ms - s.start_ms).collect();
+    e2e.sort_by(f64::total_cmp);
+    percentile(&e2e, SLOWEST_PERCENTILE, PercentileMethod::NearestRank)
 }

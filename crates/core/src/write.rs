@@ -119,6 +119,19 @@ pub fn gpu_line(sample: &GpuSample) -> String {
     line.to_string()
 }
 
+/// One scrape of the serving engine (record kind `engine`).
+pub fn engine_line(sample: &engine::EngineSample) -> String {
+    let mut line = serde_json::to_value(sample).unwrap_or_else(|_| json!({}));
+    if let Value::Object(m) = &mut line {
+        m.insert("t_ms".into(), ms(sample.t_ms));
+        let mut with_kind = Map::new();
+        with_kind.insert("kind".into(), json!("engine"));
+        with_kind.extend(std::mem::take(m));
+        *m = with_kind;
+    }
+    line.to_string()
+}
+
 pub fn footer_line(footer: &Footer) -> String {
     json!({
         "kind": "footer",

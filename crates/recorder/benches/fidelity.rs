@@ -93,6 +93,8 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         ca_cert: None,
         gpu: GpuMode::Off.into(),
         gpu_interval: Duration::from_millis(500),
+        server_metrics: Vec::new(),
+        server_metrics_interval: Duration::from_secs(1),
         window_s: None,
         window_cost: None,
         output: output.clone(),

@@ -104,49 +104,16 @@ struct Series<'a> {
     value: f64,
 }
 
-/// `NAME{label="v",…} VALUE [TIMESTAMP]`; only the `gpu` and `GPU_I_ID` labels are kept.
+/// `NAME{label="v",…} VALUE [TIMESTAMP]`; only the `gpu` and `GPU_I_ID` labels are kept (the
+/// exporter's `UUID`, `Hostname`, `modelName`, … are dropped as they are read).
 fn parse_series(line: &str) -> Option<Series<'_>> {
-    let name_end = line.find(|c: char| c == '{' || c.is_whitespace())?;
-    let name = &line[..name_end];
-    let mut rest = &line[name_end..];
-    let (mut gpu, mut mig_instance) = (None, false);
-    if let Some(after) = rest.strip_prefix('{') {
-        let mut chars = after.char_indices();
-        // Walk label pairs; values are quoted and may hold escaped quotes, commas and braces.
-        let end = loop {
-            let (start, c) = chars.next()?;
-            if c == '}' {
-                break start + 1;
-            }
-            if c == ',' || c.is_whitespace() {
-                continue;
-            }
-            let eq = after[start..].find('=')? + start;
-            let key = after[start..eq].trim();
-            while chars.next()?.0 < eq {}
-            let (_, quote) = chars.next()?;
-            if quote != '"' {
-                return None;
-            }
-            let mut value = String::new();
-            loop {
-                let (_, c) = chars.next()?;
-                match c {
-                    '\\' => value.push(chars.next()?.1),
-                    '"' => break,
-                    c => value.push(c),
-                }
-            }
-            match key {
-                "gpu" => gpu = value.parse().ok(),
-                "GPU_I_ID" => mig_instance = !value.is_empty(),
-                _ => {} // UUID, Hostname, modelName, …: dropped here, never stored.
-            }
-        };
-        rest = &after[end..];
+    let s = crate::prom::parse_line(line, &["gpu", "GPU_I_ID"])?;
+    if !s.value.is_finite() {
+        return None;
     }
-    let value: f64 = rest.split_whitespace().next()?.parse().ok()?;
-    value.is_finite().then_some(Series { name, gpu, mig_instance, value })
+    let gpu = s.label("gpu").and_then(|g| g.parse().ok());
+    let mig_instance = s.label("GPU_I_ID").is_some_and(|v| !v.is_empty());
+    Some(Series { name: s.name, gpu, mig_instance, value: s.value })
 }
 
 /// The scrape client: the recorder's own transport (no proxy, bundled TLS roots), so a scrape

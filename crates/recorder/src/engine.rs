@@ -59,6 +59,10 @@ pub struct Plan {
     pub ca_cert: Option<PathBuf>,
     pub gpu: GpuSource,
     pub gpu_interval: Duration,
+    /// The serving engine's Prometheus endpoints (`--server-metrics`), scraped every
+    /// `server_metrics_interval`; never written (only their position is).
+    pub server_metrics: Vec<url::Url>,
+    pub server_metrics_interval: Duration,
     /// A fixed window (s); when absent the measured span is written into the header at the end.
     pub window_s: Option<f64>,
     pub window_cost: Option<Money>,
@@ -117,6 +121,12 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     let client = Transport::new(&connection)?;
     let endpoint = Endpoint::new(client, plan.url.clone(), api_key.as_deref(), plan.timeout, plan.first_token_timeout)?;
 
+    // The engine's endpoints answer before anything is sent, or the run does not start.
+    let engine_scrape = if plan.server_metrics.is_empty() {
+        None
+    } else {
+        Some(crate::engine_metrics::detect(&plan.server_metrics, plan.server_metrics_interval)?)
+    };
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);
     let telemetry = gpu::detect_source(&plan.gpu);
@@ -140,7 +150,8 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         }
     }
     let clock = Clock::start();
-    let header = header(&plan, &clock, gpu_telemetry, &connection);
+    let mut header = header(&plan, &clock, gpu_telemetry, &connection);
+    header.engine_metrics = engine_scrape;
     if let Err(e) = tracelab_core::parse::validate_header(&header) {
         let _ = std::fs::remove_file(&plan.output);
         return Err(format!("the run's settings make an invalid trace header: {e}"));
@@ -151,6 +162,15 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     let sampler = Sampler::start(telemetry, plan.gpu_interval, clock, move |s| {
         sink.gpu(&s);
     })?;
+    let engine_sink = writer.clone();
+    let scrapers = crate::engine_metrics::Scrapers::start(
+        &plan.server_metrics,
+        plan.server_metrics_interval,
+        clock,
+        Arc::new(move |s| {
+            engine_sink.engine(&s);
+        }),
+    );
 
     let n = plan.prompts.prompts.len() as u64;
     let warmup_total = u64::from(plan.warmup) * n;
@@ -196,6 +216,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     };
     ctx.progress.finish_and_clear();
     sampler.stop();
+    scrapers.stop();
     let write_error = writer.error();
     let written = writer.finish(!interrupted && write_error.is_none())?;
     if let Some(e) = write_error {

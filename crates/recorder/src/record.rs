@@ -96,6 +96,16 @@ pub struct RecordArgs {
     /// How often the GPUs are sampled.
     #[arg(long, default_value_t = 500, value_name = "MS")]
     pub gpu_interval_ms: u64,
+    /// The serving engine's own Prometheus endpoint(s) (vLLM, SGLang, TGI, llama-server
+    /// --metrics), scraped during the run on the recorder's clock: its queue, running batch,
+    /// KV cache, preemptions and its own queue-time and TTFT histograms, set beside each slow
+    /// attempt on the card. Named 0, 1, … by position; URLs and hostnames are not written.
+    /// Checked by `plan`, not clap, whose errors would echo the URLs.
+    #[arg(long, value_name = "URL[,URL…]")]
+    pub server_metrics: Option<String>,
+    /// How often --server-metrics is scraped.
+    #[arg(long, default_value_t = 1000, value_name = "MS", requires = "server_metrics")]
+    pub server_metrics_interval_ms: u64,
     /// The fixed window goodput and cost refer to, from the end of the warm-up
     /// [default: the measured span].
     #[arg(long, value_name = "SECONDS")]
@@ -214,6 +224,9 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     if args.gpu_interval_ms < 10 {
         return Err("--gpu-interval-ms must be at least 10".into());
     }
+    if args.server_metrics_interval_ms < 50 {
+        return Err("--server-metrics-interval-ms must be at least 50 (a scrape reads tens of KiB and costs the engine too)".into());
+    }
     let window_s = args.window.map(|w| seconds(w, "--window").map(|d| d.as_secs_f64())).transpose()?;
     let window_cost = match args.window_cost {
         Some(amount) if amount.is_finite() && amount >= 0.0 => Some(Money { amount, currency: args.currency.clone() }),
@@ -246,6 +259,11 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         ca_cert: args.ca_cert.clone(),
         gpu: crate::gpu::parse_source(&args.gpu)?,
         gpu_interval: Duration::from_millis(args.gpu_interval_ms),
+        server_metrics: match &args.server_metrics {
+            Some(list) => crate::engine_metrics::parse_sources(list)?,
+            None => Vec::new(),
+        },
+        server_metrics_interval: Duration::from_millis(args.server_metrics_interval_ms),
         window_s,
         window_cost,
         output: args.output.clone(),

@@ -44,7 +44,8 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
                 Err(StreamError::Parse(e)) => return Err(e.to_string()),
             };
             let metrics = Metrics::compute(&streamed.index, &streamed.settings);
-            print_report(&args, &streamed.settings, &metrics, &streamed.warnings, || {
+            let beside = Beside { client: streamed.header.client.as_ref(), engine: &streamed.engine_summary };
+            print_report(&args, &streamed.settings, &metrics, &streamed.warnings, &beside, || {
                 card::render(&name, &streamed.card_view(), &streamed.settings, &metrics, args.settings.lang())
             });
             return Ok(());
@@ -54,15 +55,33 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
     let (name, trace, _) = crate::import::load(&args.file, None, None)?;
     let settings = args.settings.settings(&trace.header)?;
     let metrics = Metrics::of(&trace.attempts, &settings);
-    print_report(&args, &settings, &metrics, &trace.warnings, || {
+    let engine = tracelab_core::engine_beside::engine_beside(&trace, &settings);
+    let beside = Beside { client: trace.header.client.as_ref(), engine: &engine };
+    print_report(&args, &settings, &metrics, &trace.warnings, &beside, || {
         card::render_text(&name, &trace, &settings, &metrics, args.settings.lang())
     });
     Ok(())
 }
 
-fn print_report(args: &ReportArgs, settings: &Settings, metrics: &Metrics, warnings: &[String], card: impl FnOnce() -> String) {
+/// What the card sets beside the figures that the JSON carries too.
+struct Beside<'a> {
+    client: Option<&'a tracelab_core::trace::ClientShare>,
+    engine: &'a tracelab_core::engine_beside::EngineSummary,
+}
+
+fn print_report(
+    args: &ReportArgs,
+    settings: &Settings,
+    metrics: &Metrics,
+    warnings: &[String],
+    beside: &Beside,
+    card: impl FnOnce() -> String,
+) {
     if args.json {
         let mut summary = metrics.summary_json(settings);
+        // The recorder's own share and the engine beside the slow attempts, as on the card.
+        summary["client_share"] = serde_json::to_value(beside.client).unwrap_or_default();
+        summary["engine_beside"] = beside.engine.to_json();
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
         summary["warnings"] = serde_json::json!(warnings);

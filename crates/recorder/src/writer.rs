@@ -94,6 +94,11 @@ impl TraceWriter {
         self.put(&write::gpu_line(sample), |i| i.gpu_samples += 1)
     }
 
+    /// One scrape of the serving engine's metrics.
+    pub fn engine(&self, sample: &tracelab_core::trace::engine::EngineSample) -> bool {
+        self.put(&tracelab_core::write::engine_line(sample), |_| {})
+    }
+
     pub fn error(&self) -> Option<String> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).error.clone()
     }

@@ -163,6 +163,7 @@ pub(crate) fn assemble(
         header,
         attempts,
         gpu: Vec::new(),
+        engine: Vec::new(),
         footer: whole.then_some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
         warnings,
     }

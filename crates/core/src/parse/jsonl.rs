@@ -30,6 +30,7 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
         match reader.line(index + 1, raw_line, by_eof)? {
             Line::Attempt(attempt) => trace.attempts.push(*attempt),
             Line::Gpu(sample) => trace.gpu.push(sample),
+            Line::Engine(sample) => trace.engine.push(*sample),
             Line::CutOff => break,
             Line::Other => {}
         }
@@ -46,6 +47,8 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
 pub(crate) enum Line {
     Attempt(Box<Attempt>),
     Gpu(GpuSample),
+    /// One scrape of the serving engine's own metrics (`--server-metrics`).
+    Engine(Box<engine::EngineSample>),
     /// A cut-off last line, already noted in the warnings: reading stops.
     CutOff,
     /// A header, a footer, a blank line or a record of a kind this version skips.
@@ -159,6 +162,24 @@ impl LineReader {
             "footer" => {
                 self.footer = Some(record.into_footer().map_err(|e| e.at_line(line_no))?);
                 Ok(Line::Other)
+            }
+            // Few (one per scrape), so read on their own rather than through the flat record.
+            "engine" => {
+                let sample: engine::EngineSample = serde_json::from_str(line).map_err(|e| {
+                    let text = e.to_string();
+                    let field = ["t_ms", "engine", "source", "waiting", "running", "kv_cache", "preemptions_per_s", "queue_time", "ttft"]
+                        .into_iter()
+                        .find(|f| text.contains(&format!("`{f}`")));
+                    let err = ParseError::new(format!("an engine record: {}", text.split(" at line").next().unwrap_or(&text))).at_line(line_no);
+                    match field {
+                        Some(f) => err.field(f),
+                        None => err,
+                    }
+                })?;
+                if !sample.t_ms.is_finite() {
+                    return Err(ParseError::new("an engine record's `t_ms` must be a number of milliseconds").at_line(line_no).field("t_ms"));
+                }
+                Ok(Line::Engine(Box::new(sample)))
             }
             other => {
                 self.warnings.push(format!(

@@ -33,6 +33,8 @@ pub struct Streamed {
     pub header: Header,
     pub footer: Option<Footer>,
     pub gpu: Vec<GpuSample>,
+    /// The engine's scrapes (a few per second at most: kept whole).
+    pub engine: Vec<crate::trace::engine::EngineSample>,
     pub warnings: Vec<String>,
     /// Attempt records read.
     pub attempts: u64,
@@ -41,6 +43,7 @@ pub struct Streamed {
     pub index: Index,
     pub lag: Option<ClientLag>,
     pub gpu_summary: GpuSummary,
+    pub engine_summary: crate::engine_beside::EngineSummary,
 }
 
 impl Streamed {
@@ -55,6 +58,7 @@ impl Streamed {
             completeness: self.completeness(),
             lag: self.lag.clone(),
             gpu: self.gpu_summary,
+            engine: self.engine_summary.clone(),
             index: &self.index,
             warnings: &self.warnings,
         }
@@ -156,6 +160,7 @@ pub fn read<R: BufRead, E>(
     let mut settings_for = Some(settings_for);
     let mut state: Option<Result<Fold, E>> = None;
     let mut gpu = Vec::new();
+    let mut engine = Vec::new();
     let failed = loop {
         let Some(raw) = lines.next()? else { break None };
         let line_no = raw.line_no;
@@ -182,6 +187,7 @@ pub fn read<R: BufRead, E>(
                 }
             }
             Line::Gpu(sample) => gpu.push(sample),
+            Line::Engine(sample) => engine.push(*sample),
             Line::CutOff => break None,
             Line::Other => {}
         }
@@ -202,16 +208,19 @@ pub fn read<R: BufRead, E>(
     };
     let lag = lag::client_lag_of(&read.header, fold.lags);
     let gpu_summary = gpu_beside::summarise(&read.header, &fold.spans, &gpu);
+    let engine_summary = crate::engine_beside::summarise(&read.header, &fold.spans, &engine);
     Ok(Ok(Streamed {
         header: read.header,
         footer: read.footer,
         gpu,
+        engine,
         warnings: read.warnings,
         attempts: fold.attempts,
         settings: fold.settings,
         index: fold.index.finish(),
         lag,
         gpu_summary,
+        engine_summary,
     }))
 }
 
@@ -237,7 +246,7 @@ impl Fold {
             lags: Vec::new(),
             keep_lags: lag::is_open_loop(header),
             spans: Vec::new(),
-            keep_spans: gpu_beside::has_telemetry(header),
+            keep_spans: gpu_beside::has_telemetry(header) || crate::engine_beside::has_engine(header),
         }
     }
 

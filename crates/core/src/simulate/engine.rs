@@ -157,5 +157,5 @@ fn to_trace(p: &Params, jobs: &[Job]) -> Trace {
         ..Header::default()
     };
     let footer = Footer { finished_cleanly: true, attempts: attempts.len() as u64, gpu_samples: 0 };
-    Trace { header, attempts, gpu: Vec::new(), footer: Some(footer), warnings: Vec::new() }
+    Trace { header, attempts, gpu: Vec::new(), engine: Vec::new(), footer: Some(footer), warnings: Vec::new() }
 }

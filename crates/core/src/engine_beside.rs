@@ -1,0 +1,313 @@
+//! The serving engine beside each slow attempt: the engine's own signals (its queue, its
+//! running batch, its KV cache, preemptions) scraped inside each attempt's interval on the
+//! recorder's clock, for the slow attempts against the fast ones. "Why was R8 slow?" gets an
+//! answer from evidence, or an honest "unverified" when the run scraped no engine. When the
+//! engine also counts its own TTFT, the run's server-side distribution is set beside the
+//! client's: distributions, never a per-request subtraction across two clocks.
+
+use crate::format::trim_num;
+use crate::percentile::{percentile, PercentileMethod};
+use crate::settings::Settings;
+use crate::text::Lang;
+use crate::trace::engine::{EngineHistogram, EngineSample};
+use crate::trace::{Header, Trace};
+use crate::verdict::{slowest_e2e, Span};
+
+/// What one group's attempts ran beside: over the attempts with a scrape inside their
+/// interval, the median of each attempt's own mean.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EngineGroup {
+    pub attempts: usize,
+    /// Attempts with at least one scrape inside their interval (the others are left out).
+    pub with_samples: usize,
+    pub waiting: Option<f64>,
+    pub running: Option<f64>,
+    pub kv_cache: Option<f64>,
+    pub preemptions_per_s: Option<f64>,
+}
+
+/// The engine's own TTFT over the measured window beside the client's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerTtft {
+    /// The engine's metric and how many first tokens it counted in the window.
+    pub metric: &'static str,
+    pub count: f64,
+    /// The bucket holding its P50 (seconds): a histogram gives an interval.
+    pub p50_bounds: (f64, Option<f64>),
+    /// Its mean (sum / count), seconds.
+    pub mean_s: f64,
+}
+
+/// The client's TTFT P50 and its 95 % interval (seconds; an open side is `None`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientP50 {
+    pub value: f64,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineSummary {
+    /// No engine metrics were scraped: nothing can be said about the engine.
+    Unverified,
+    Measured { engine: String, slow: EngineGroup, fast: EngineGroup, server_ttft: Option<ServerTtft> },
+}
+
+/// Whether a trace with this header scraped an engine (it then keeps [`Span`]s when streamed).
+pub fn has_engine(header: &Header) -> bool {
+    header.engine_metrics.is_some()
+}
+
+/// The signals of the scrapes inside `[start, end]`, each averaged over them.
+fn inside(samples: &[EngineSample], span: &Span) -> Option<[Option<f64>; 4]> {
+    let from = samples.partition_point(|s| s.t_ms < span.start_ms);
+    let to = samples.partition_point(|s| s.t_ms <= span.end_ms);
+    let inside = &samples[from..to];
+    if inside.is_empty() {
+        return None;
+    }
+    let mean = |f: fn(&EngineSample) -> Option<f64>| {
+        let v: Vec<f64> = inside.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    Some([mean(|s| s.waiting), mean(|s| s.running), mean(|s| s.kv_cache), mean(|s| s.preemptions_per_s)])
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    percentile(&v, 50.0, PercentileMethod::Linear)
+}
+
+#[derive(Default)]
+struct GroupSum {
+    attempts: usize,
+    with_samples: usize,
+    signals: [Vec<f64>; 4],
+}
+
+impl GroupSum {
+    fn add(&mut self, signals: Option<[Option<f64>; 4]>) {
+        self.attempts += 1;
+        if let Some(s) = signals {
+            self.with_samples += 1;
+            for (all, v) in self.signals.iter_mut().zip(s) {
+                all.extend(v);
+            }
+        }
+    }
+
+    fn done(self) -> EngineGroup {
+        let [w, r, k, p] = self.signals;
+        EngineGroup {
+            attempts: self.attempts,
+            with_samples: self.with_samples,
+            waiting: median(w),
+            running: median(r),
+            kv_cache: median(k),
+            preemptions_per_s: median(p),
+        }
+    }
+}
+
+/// The engine's TTFT histogram over the measured window: the last scrape's counts minus the
+/// last scrape before the window began (or the first scrape, when none came before).
+fn server_ttft(header: &Header, samples: &[EngineSample]) -> Option<ServerTtft> {
+    let start = header.window.map(|w| w.start_ms).unwrap_or(f64::NEG_INFINITY);
+    let with: Vec<(&EngineSample, &EngineHistogram)> = samples.iter().filter_map(|s| Some((s, s.ttft.as_ref()?))).collect();
+    let before = with.iter().rev().find(|(s, _)| s.t_ms <= start).or(with.first())?;
+    let last = with.last()?;
+    let run = last.1.since(before.1)?;
+    let metric = match last.0.engine.as_str() {
+        "vllm" => "vllm:time_to_first_token_seconds",
+        "sglang" => "sglang:time_to_first_token_seconds",
+        _ => return None,
+    };
+    Some(ServerTtft {
+        metric,
+        count: run.count,
+        p50_bounds: run.percentile_bounds(50.0)?,
+        mean_s: run.sum_s / run.count,
+    })
+}
+
+/// The slow and fast groups from the attempts' spans and the engine's scrapes (source 0: the
+/// engine the requests went to; another source is another engine and is not mixed in).
+pub fn summarise(header: &Header, spans: &[Span], engine: &[EngineSample]) -> EngineSummary {
+    let mut samples: Vec<EngineSample> = engine.iter().filter(|s| s.source == 0).cloned().collect();
+    if !has_engine(header) || samples.is_empty() {
+        return EngineSummary::Unverified;
+    }
+    samples.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+    let slowest = slowest_e2e(spans.iter());
+    let (mut slow, mut fast) = (GroupSum::default(), GroupSum::default());
+    for span in spans {
+        let group = if span.is_slow(slowest) { &mut slow } else { &mut fast };
+        group.add(inside(&samples, span));
+    }
+    EngineSummary::Measured {
+        engine: samples[0].engine.clone(),
+        slow: slow.done(),
+        fast: fast.done(),
+        server_ttft: server_ttft(header, &samples),
+    }
+}
+
+/// [`summarise`] over a whole trace.
+pub fn engine_beside(trace: &Trace, settings: &Settings) -> EngineSummary {
+    let spans: Vec<Span> = trace.attempts.iter().filter_map(|a| Span::of(a, settings)).collect();
+    summarise(&trace.header, &spans, &trace.engine)
+}
+
+fn num(v: f64) -> String {
+    trim_num((v * 10.0).round() / 10.0)
+}
+
+fn seconds(v: f64) -> String {
+    crate::format::duration(v)
+}
+
+impl EngineSummary {
+    /// The card's lines: the engine beside the slow attempts and, when the engine counts its
+    /// own TTFT, its distribution beside the client's (`client_ttft_p50`: the run's P50 and its
+    /// 95 % interval's bounds, seconds).
+    pub fn card_lines(&self, settings: &Settings, client_ttft_p50: Option<ClientP50>, lang: Lang) -> Vec<String> {
+        let zh = lang == Lang::Zh;
+        let (engine, slow, fast, server) = match self {
+            EngineSummary::Unverified => {
+                return vec![if zh {
+                    "慢请求旁的推理引擎：未验证 — 这次运行没有抓取引擎指标（--server-metrics）".into()
+                } else {
+                    "Engine beside slow attempts: unverified — this run scraped no engine metrics (--server-metrics)".into()
+                }]
+            }
+            EngineSummary::Measured { engine, slow, fast, server_ttft } => (engine, slow, fast, server_ttft),
+        };
+        let group = |g: &EngineGroup| {
+            if g.with_samples == 0 {
+                return if zh { format!("区间内无抓取（{} 个）", g.attempts) } else { format!("no scrape inside ({} attempts)", g.attempts) };
+            }
+            let mut parts = Vec::new();
+            if let Some(w) = g.waiting {
+                parts.push(if zh { format!("排队 {} 个", num(w)) } else { format!("behind {} queued", num(w)) });
+            }
+            if let Some(r) = g.running {
+                parts.push(if zh { format!("运行中 {} 个", num(r)) } else { format!("{} running", num(r)) });
+            }
+            if let Some(k) = g.kv_cache {
+                parts.push(if zh { format!("KV 缓存 {} %", trim_num((k * 100.0).round())) } else { format!("at {} % KV cache", trim_num((k * 100.0).round())) });
+            }
+            if let Some(p) = g.preemptions_per_s {
+                parts.push(if zh { format!("抢占 {}/秒", num(p)) } else { format!("{} preemptions/s", num(p)) });
+            }
+            let with = if zh {
+                format!("（{} 个中 {} 个区间内有抓取）", g.attempts, g.with_samples)
+            } else {
+                format!(" ({} of {} with a scrape inside)", g.with_samples, g.attempts)
+            };
+            format!("{}{with}", parts.join(if zh { "、" } else { ", " }))
+        };
+        let threshold = trim_num(settings.ttft_threshold_s);
+        let mut lines = vec![if zh {
+            format!(
+                "慢请求旁的推理引擎（{engine}；TTFT 超过 {threshold} 秒、超时或 E2E 最慢 5 %；每个请求区间内取平均，再取中位数）：慢请求 {} 个，{}；快请求 {} 个，{}",
+                slow.attempts,
+                group(slow),
+                fast.attempts,
+                group(fast)
+            )
+        } else {
+            format!(
+                "Engine beside slow attempts ({engine}; TTFT over {threshold} s, a timeout, or the slowest 5 % E2E; median of each attempt's mean): {} slow waited {}; {} fast {}",
+                slow.attempts,
+                group(slow),
+                fast.attempts,
+                group(fast)
+            )
+        }];
+        if let Some(s) = server {
+            let bounds = match s.p50_bounds {
+                (lo, Some(hi)) => format!("({}, {}]", seconds(lo), seconds(hi)),
+                (lo, None) => format!("> {}", seconds(lo)),
+            };
+            let compare = client_ttft_p50.map(|c| {
+                let (lo, hi) = s.p50_bounds;
+                // Told apart only when the client's whole interval clears the engine's bucket.
+                let client_low = c.lo.unwrap_or(c.value);
+                let client_high = c.hi.unwrap_or(f64::INFINITY);
+                let larger = match (zh, hi.is_some_and(|h| client_low > h), client_high < lo) {
+                    (false, true, _) => "the client's is larger: the gap is the network, the client and what the engine does not count (e.g. waiting before its clock starts)",
+                    (false, _, true) => "the engine's is larger: the two do not count the same requests or the same span",
+                    (false, _, _) => "the client's falls inside the engine's bucket: no gap can be told apart",
+                    (true, true, _) => "客户端的更大：差距来自网络、客户端和引擎没计入的部分（比如它开始计时前的等待）",
+                    (true, _, true) => "引擎的更大：两者统计的请求或时间段不同",
+                    (true, _, _) => "客户端的落在引擎的同一个桶里：分不出差距",
+                };
+                let interval = match (c.lo, c.hi) {
+                    (Some(l), Some(h)) => format!("[{}, {}]", seconds(l), seconds(h)),
+                    (Some(l), None) => format!("[{}, —]", seconds(l)),
+                    _ => "—".into(),
+                };
+                if zh {
+                    format!("；客户端 TTFT P50 {}（95 % 区间 {interval}）：{larger}", seconds(c.value))
+                } else {
+                    format!("; the client's TTFT P50 is {} (95 % interval {interval}): {larger}", seconds(c.value))
+                }
+            });
+            lines.push(if zh {
+                format!(
+                    "引擎自己统计的 TTFT（{}，本窗口 {} 个）：P50 落在 {bounds}，均值 {}{}",
+                    s.metric,
+                    trim_num(s.count),
+                    seconds(s.mean_s),
+                    compare.unwrap_or_default()
+                )
+            } else {
+                format!(
+                    "The engine's own TTFT ({}, {} in the window): P50 in {bounds}, mean {}{}",
+                    s.metric,
+                    trim_num(s.count),
+                    seconds(s.mean_s),
+                    compare.unwrap_or_default()
+                )
+            });
+        }
+        lines
+    }
+}
+
+impl EngineGroup {
+    fn to_json(self) -> serde_json::Value {
+        serde_json::json!({
+            "attempts": self.attempts,
+            "with_samples": self.with_samples,
+            "waiting_median": self.waiting,
+            "running_median": self.running,
+            "kv_cache_median": self.kv_cache,
+            "preemptions_per_s_median": self.preemptions_per_s,
+        })
+    }
+}
+
+impl EngineSummary {
+    /// What `report --json` carries: the same groups as the card, or `unverified` with why.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            EngineSummary::Unverified => serde_json::json!({
+                "status": "unverified",
+                "why": "the run scraped no engine metrics (--server-metrics)",
+            }),
+            EngineSummary::Measured { engine, slow, fast, server_ttft } => serde_json::json!({
+                "status": "measured",
+                "engine": engine,
+                "slow": slow.to_json(),
+                "fast": fast.to_json(),
+                "server_ttft": server_ttft.as_ref().map(|s| serde_json::json!({
+                    "metric": s.metric,
+                    "count": s.count,
+                    "p50_bucket_s": [s.p50_bounds.0, s.p50_bounds.1],
+                    "mean_s": s.mean_s,
+                })),
+            }),
+        }
+    }
+}
