@@ -4,6 +4,7 @@
 //! (`TRACELAB_BLESS=1 cargo test -p tracelab-core --test beside` rewrites it).
 
 use serde_json::{json, Map};
+use tracelab_core::engine_beside::{engine_beside, EngineSummary};
 use tracelab_core::gpu_beside::{gpu_beside, GpuBeside};
 use tracelab_core::lag::client_lag;
 use tracelab_core::parse::parse_trace;
@@ -12,6 +13,9 @@ use tracelab_core::trace::*;
 use tracelab_core::{card, write, Index, Lang, Metrics, Settings};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/gpu-busy-users-slow.jsonl");
+/// The same run with the engine's own signals scraped beside it (lesson 4, "GPU busy, queue
+/// long, users slow").
+const QUEUE_SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/gpu-busy-queue-long.jsonl");
 
 /// "GPU busy, users slow", constructed for teaching: one GPU, 8 slots, about 2.8 s of work per
 /// request (so about 2.9 requests/s at most). For 90 s requests arrive at 0.8/s and are served
@@ -19,6 +23,18 @@ const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/
 /// would get no first token within 15 s time out (the client gives up; the server drops them).
 /// Utilisation is 25 % + 9 % per busy slot, memory 16 GiB of weights + 7.75 GiB per busy slot.
 fn gpu_busy_sample() -> String {
+    teaching_sample(false)
+}
+
+/// [`gpu_busy_sample`] with the engine scraped every second as vLLM would report it: requests
+/// waiting (arrived, not yet in a slot, not yet given up), running (busy slots), KV cache
+/// (5 % + 11 % per busy slot), no preemptions, and its own TTFT histogram (the client's TTFT
+/// less a constructed 3 ms of network and client).
+fn queue_long_sample() -> String {
+    teaching_sample(true)
+}
+
+fn teaching_sample(with_engine: bool) -> String {
     let mut arrivals: Vec<f64> = Schedule::new(Arrival::Poisson, 0.8, 1.0, 1).take_while(|&t| t < 90_000.0).collect();
     arrivals.extend(Schedule::new(Arrival::Poisson, 4.0, 1.0, 2).map(|t| t + 90_000.0).take_while(|&t| t < 180_000.0));
     let mut rng = Rng::new(2026);
@@ -26,6 +42,8 @@ fn gpu_busy_sample() -> String {
     let mut slots = [0.0_f64; 8];
     let mut busy: Vec<(f64, f64)> = Vec::new();
     let mut attempts = Vec::new();
+    // (arrival, when a slot took it): the engine's queue between the two.
+    let mut starts: Vec<(f64, f64)> = Vec::new();
     for (i, &at) in arrivals.iter().enumerate() {
         let prefill = 250.0 + rng.exponential(150.0);
         let tokens = 60 + rng.index(121) as u32;
@@ -55,6 +73,7 @@ fn gpu_busy_sample() -> String {
         a.intended_start_ms = Some(at);
         a.start_ms = Some(at);
         attempts.push(a);
+        starts.push((at, begin));
     }
     let last = attempts.iter().map(|a| a.start_ms.unwrap() + a.e2e_ms.unwrap()).fold(0.0, f64::max);
     let gpu: Vec<GpuSample> = (0..=(last / 1000.0) as u32)
@@ -67,11 +86,52 @@ fn gpu_busy_sample() -> String {
             GpuSample { t_ms: t, node: None, gpu: 0, util_pct: r(util.min(100.0)), mem_used_mib: r(mem), mem_total_mib: 81_559.0 }
         })
         .collect();
+    let engine: Vec<engine::EngineSample> = if !with_engine {
+        Vec::new()
+    } else {
+        let bounds = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
+        (0..=(last / 1000.0) as u32)
+            .map(|s| {
+                let t = s as f64 * 1000.0;
+                let running = busy.iter().filter(|(b, e)| *b <= t && t < *e).count() as f64;
+                let waiting = starts.iter().filter(|(at, begin)| *at <= t && t < begin.min(at + timeout_ms)).count() as f64;
+                // The engine's first tokens so far, 3 ms before the client saw each.
+                let served: Vec<f64> = attempts
+                    .iter()
+                    .filter_map(|a| Some((a.start_ms? + a.ttft_ms? - 3.0, (a.ttft_ms? - 3.0) / 1000.0)))
+                    .filter(|(at, _)| *at <= t)
+                    .map(|(_, ttft_s)| ttft_s)
+                    .collect();
+                let ttft = engine::EngineHistogram {
+                    count: served.len() as f64,
+                    sum_s: (served.iter().sum::<f64>() * 1e6).round() / 1e6,
+                    buckets: bounds.iter().map(|b| [*b, served.iter().filter(|v| **v <= *b).count() as f64]).collect(),
+                };
+                engine::EngineSample {
+                    t_ms: t,
+                    source: 0,
+                    engine: "vllm".into(),
+                    waiting: Some(waiting),
+                    running: Some(running),
+                    kv_cache: Some(((0.05 + 0.11 * running) * 1000.0).round() / 1000.0),
+                    preemptions_per_s: Some(0.0),
+                    queue_time: None,
+                    ttft: Some(ttft),
+                }
+            })
+            .collect()
+    };
     let header = Header {
         tool: Tool { name: "constructed for teaching".into(), version: "1".into() },
+        engine_metrics: with_engine.then(|| engine::EngineScrape {
+            sources: 1,
+            interval_ms: 1000.0,
+            engines: vec![Some("vllm".into())],
+            signals: ["waiting", "running", "kv_cache", "preemptions_per_s", "ttft"].map(String::from).to_vec(),
+        }),
         conditions: Conditions {
             model: Some("teaching-sample (constructed, not measured)".into()),
-            prompt_set: Some("gpu-busy-users-slow".into()),
+            prompt_set: Some(if with_engine { "gpu-busy-queue-long" } else { "gpu-busy-users-slow" }.into()),
             arrival: Some("poisson".into()),
             seed: Some(1),
             timeout_s: Some(60.0),
@@ -86,7 +146,11 @@ fn gpu_busy_sample() -> String {
     let mut note = Map::new();
     note.insert(
         "note".into(),
-        json!("Constructed for teaching (lesson 4, “GPU busy, users slow”), not measured: 90 s at 0.8 requests/s, then 90 s at 4/s against a server that finishes about 2.9/s. Generated by crates/core/tests/beside.rs."),
+        json!(if with_engine {
+            "Constructed for teaching (lesson 4, “GPU busy, queue long, users slow”), not measured: the run of gpu-busy-users-slow.jsonl with the engine's own signals as vLLM would report them every second (waiting, running, KV cache, its TTFT histogram, 3 ms below the client's). Generated by crates/core/tests/beside.rs."
+        } else {
+            "Constructed for teaching (lesson 4, “GPU busy, users slow”), not measured: 90 s at 0.8 requests/s, then 90 s at 4/s against a server that finishes about 2.9/s. Generated by crates/core/tests/beside.rs."
+        }),
     );
     let mut out = write::header_line_with(&header, &note) + "\n";
     for a in &attempts {
@@ -95,18 +159,84 @@ fn gpu_busy_sample() -> String {
     for g in &gpu {
         out += &(write::gpu_line(g) + "\n");
     }
+    for e in &engine {
+        out += &(write::engine_line(e) + "\n");
+    }
     out += &(write::footer_line(&Footer { finished_cleanly: true, attempts: attempts.len() as u64, gpu_samples: gpu.len() as u64 }) + "\n");
     out
 }
 
 #[test]
 fn the_teaching_sample_is_what_its_generator_writes() {
-    let generated = gpu_busy_sample();
-    if std::env::var_os("TRACELAB_BLESS").is_some() {
-        std::fs::write(SAMPLE, &generated).unwrap();
+    for (path, generated) in [(SAMPLE, gpu_busy_sample()), (QUEUE_SAMPLE, queue_long_sample())] {
+        if std::env::var_os("TRACELAB_BLESS").is_some() {
+            std::fs::write(path, &generated).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e} (TRACELAB_BLESS=1 writes it)"));
+        assert!(on_disk == generated, "{path} differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff");
     }
-    let on_disk = std::fs::read_to_string(SAMPLE).expect("public/samples/gpu-busy-users-slow.jsonl (TRACELAB_BLESS=1 writes it)");
-    assert!(on_disk == generated, "the sample differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff");
+}
+
+#[test]
+fn on_the_queue_sample_slow_attempts_waited_behind_a_long_queue() {
+    let (trace, settings) = load(&std::fs::read_to_string(QUEUE_SAMPLE).unwrap());
+    let EngineSummary::Measured { engine, slow, fast, server_ttft } = engine_beside(&trace, &settings) else { panic!("measured") };
+    assert_eq!(engine, "vllm");
+    let (sw, fw) = (slow.waiting.unwrap(), fast.waiting.unwrap());
+    println!("slow {} waited behind {sw} at {:?}; fast {} behind {fw} at {:?}", slow.attempts, slow.kv_cache, fast.attempts, fast.kv_cache);
+    assert!(sw > 10.0 && fw < 2.0, "slow behind {sw}, fast behind {fw}");
+    assert!(slow.kv_cache.unwrap() > 0.9 && fast.kv_cache.unwrap() < slow.kv_cache.unwrap());
+    let server = server_ttft.expect("the engine counts its own TTFT");
+    let successes = trace.attempts.iter().filter(|a| a.ttft_ms.is_some()).count() as f64;
+    assert_eq!(server.count, successes, "every first token the engine served in the window");
+    let m = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+    let text = card::render_text("s", &trace, &settings, &m, Lang::En);
+    assert!(text.contains("Engine beside slow attempts (vllm;"), "{text}");
+    assert!(text.contains("The engine's own TTFT (vllm:time_to_first_token_seconds"), "{text}");
+    let zh = card::render_text("s", &trace, &settings, &m, Lang::Zh);
+    assert!(zh.contains("慢请求旁的推理引擎（vllm；"), "{zh}");
+}
+
+#[test]
+fn the_engine_beside_slow_attempts_on_a_trace_whose_answer_is_known() {
+    // Threshold 1 s. A (0–1 s) and C (3–4 s) are fast; B (1–3 s) and D (4–7 s) are slow. The
+    // scrapes inside B read 14 queued at 97 %, inside D 12, 16, 14 at 95, 99, 97 % (mean 14,
+    // 97 %); inside A and C 0 at 40 %. Slow: median of (14, 14) = 14 at 97 %; fast: 0 at 40 %.
+    let mut trace = Trace::default();
+    for (id, start, ttft, e2e) in [("A", 0.0, 200.0, 1000.0), ("B", 1000.0, 1500.0, 2000.0), ("C", 3000.0, 300.0, 1000.0), ("D", 4000.0, 2500.0, 3000.0)] {
+        let mut a = Attempt::new(id, Outcome::Success, Some(ttft), Quality::Pass);
+        a.start_ms = Some(start);
+        a.e2e_ms = Some(e2e);
+        trace.attempts.push(a);
+    }
+    for (t, w, k) in [(500.0, 0.0, 0.4), (1500.0, 14.0, 0.97), (2500.0, 14.0, 0.97), (3500.0, 0.0, 0.4), (4500.0, 12.0, 0.95), (5500.0, 16.0, 0.99), (6500.0, 14.0, 0.97)] {
+        trace.engine.push(engine::EngineSample {
+            t_ms: t,
+            source: 0,
+            engine: "vllm".into(),
+            waiting: Some(w),
+            running: None,
+            kv_cache: Some(k),
+            preemptions_per_s: None,
+            queue_time: None,
+            ttft: None,
+        });
+    }
+    trace.header.engine_metrics = Some(engine::EngineScrape::default());
+    let settings = Settings::default();
+    let summary = engine_beside(&trace, &settings);
+    let lines = summary.card_lines(&settings, None, Lang::En);
+    assert_eq!(
+        lines,
+        vec!["Engine beside slow attempts (vllm; TTFT over 1 s, a timeout, or the slowest 5 % E2E; median of each attempt's mean): \
+              2 slow waited behind 14 queued, at 97 % KV cache (2 of 2 with a scrape inside); 2 fast behind 0 queued, at 40 % KV cache (2 of 2 with a scrape inside)"
+            .to_string()]
+    );
+    // Without a scrape the answer is "unverified", never a guess.
+    let mut none = trace.clone();
+    none.engine.clear();
+    assert_eq!(engine_beside(&none, &settings), EngineSummary::Unverified);
+    assert!(EngineSummary::Unverified.card_lines(&settings, None, Lang::Zh)[0].contains("未验证"));
 }
 
 fn load(text: &str) -> (Trace, Settings) {

@@ -121,11 +121,15 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     let client = Transport::new(&connection)?;
     let endpoint = Endpoint::new(client, plan.url.clone(), api_key.as_deref(), plan.timeout, plan.first_token_timeout)?;
 
-    // The engine's endpoints answer before anything is sent, or the run does not start.
+    // The engine's endpoints are asked once before anything is sent: what they are, for the header.
     let engine_scrape = if plan.server_metrics.is_empty() {
         None
     } else {
-        Some(crate::engine_metrics::detect(&plan.server_metrics, plan.server_metrics_interval)?)
+        let (scrape, notes) = crate::engine_metrics::detect(&plan.server_metrics, plan.server_metrics_interval)?;
+        for note in notes {
+            eprintln!("tracelab: {note}");
+        }
+        Some(scrape)
     };
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);

@@ -267,37 +267,49 @@ async fn fetch(client: &Transport, url: &url::Url) -> Result<String, String> {
 }
 
 /// One scrape of every source before the run, for the header: which engine each is and which
-/// signals it has. A source that does not answer, or whose metrics name no engine we know, is
-/// refused before anything is sent (it was asked for; a run without it would say less than
-/// the user expects), naming the source by its position only.
-pub fn detect(sources: &[url::Url], interval: Duration) -> Result<EngineScrape, String> {
+/// signals it has, and a note for each source that did not answer or whose metrics name no
+/// engine we know (named by position only). The run goes on without what a source cannot
+/// give, as it does without GPU telemetry: its `engines` entry is `null`, and nothing about
+/// it is invented.
+pub fn detect(sources: &[url::Url], interval: Duration) -> Result<(EngineScrape, Vec<String>), String> {
     let sources = sources.to_vec();
-    std::thread::spawn(move || -> Result<EngineScrape, String> {
+    std::thread::spawn(move || -> Result<(EngineScrape, Vec<String>), String> {
         let rt = runtime()?;
         let client = client()?;
         let mut engines = Vec::new();
         let mut signals: Vec<&str> = Vec::new();
+        let mut notes = Vec::new();
         for (i, url) in sources.iter().enumerate() {
-            let text = rt.block_on(fetch(&client, url)).map_err(|why| format!("--server-metrics source {i} {why}"))?;
-            let scraped = map_exposition(&text).ok_or_else(|| {
-                format!(
-                    "--server-metrics source {i} serves no metrics of an engine Trace Lab knows (vllm:, sglang:, tgi_, llamacpp:); \
-                     is it the engine's /metrics (llama-server needs --metrics)?"
-                )
-            })?;
-            for s in scraped.signals() {
+            let scraped = match rt.block_on(fetch(&client, url)) {
+                Err(why) => {
+                    notes.push(format!("--server-metrics source {i} {why}: no engine signals from it"));
+                    None
+                }
+                Ok(text) => {
+                    let scraped = map_exposition(&text);
+                    if scraped.is_none() {
+                        notes.push(format!(
+                            "--server-metrics source {i} serves no metrics of an engine Trace Lab knows (vllm:, sglang:, tgi_, \
+                             llamacpp:); is it the engine's /metrics (llama-server needs --metrics)?"
+                        ));
+                    }
+                    scraped
+                }
+            };
+            for s in scraped.iter().flat_map(Scraped::signals) {
                 if !signals.contains(&s) {
                     signals.push(s);
                 }
             }
-            engines.push(Some(scraped.engine.to_string()));
+            engines.push(scraped.map(|s| s.engine.to_string()));
         }
-        Ok(EngineScrape {
+        let scrape = EngineScrape {
             sources: sources.len() as u32,
             interval_ms: interval.as_secs_f64() * 1000.0,
             engines,
             signals: signals.into_iter().map(str::to_string).collect(),
-        })
+        };
+        Ok((scrape, notes))
     })
     .join()
     .map_err(|_| "the engine-metrics probe stopped unexpectedly".to_string())?

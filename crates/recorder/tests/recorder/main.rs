@@ -10,6 +10,7 @@ mod conformance;
 mod connection;
 mod dcgm;
 mod deploy;
+mod engine_metrics;
 mod faults;
 mod gpu;
 mod llama;
