@@ -140,6 +140,8 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("in_flight", "requests in flight", "进行中的请求"),
     ("peak", "peak", "峰值"),
     ("gpu_lane", "GPU (%): utilisation solid, memory dashed", "GPU（%）：实线为利用率，虚线为显存"),
+    ("engine_queue_lane", "Engine: requests waiting solid, running dashed", "推理引擎：实线为排队的请求，虚线为运行中的请求"),
+    ("engine_kv_lane", "Engine KV cache (0–100 %)", "推理引擎 KV 缓存（0–100 %）"),
     ("gpu_lines", "utilisation solid, memory dashed", "实线为利用率，虚线为显存"),
     ("ttft_chart_alt", "Sorted success TTFT values against the threshold", "已排序的成功请求 TTFT 与门槛"),
     ("failures_apart", "Failures (no TTFT, not plotted as 0)", "失败请求（没有 TTFT，不按 0 绘制）"),

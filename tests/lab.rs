@@ -729,3 +729,44 @@ fn each_figure_has_its_interval_and_the_run_checks_sit_beside_them() {
     let p95 = b.wait_text("[data-testid=interval-ttft_p95]", |t| t.contains("区间"));
     assert!(p95.contains("顺序统计量"), "{p95}");
 }
+
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn the_engine_lanes_and_the_engine_beside_the_slow_attempts() {
+    // The constructed run with the engine's own signals (lesson 4): its queue and KV cache as
+    // lanes under the GPU's, the selected attempt's interval shaded across all of them, and
+    // the card's answer to "why were the slow ones slow?" beside the figures.
+    let (b, base) = lab(1280, 1100, "en-US");
+    b.goto(&format!("{base}/?sample=gpu-busy-queue-long.jsonl&row=251"));
+    b.wait_text("#attempts-h", |t| t.contains("(457)"));
+    let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("Engine beside"));
+    assert!(checks.contains("366 slow waited behind 50.8 queued, 8 running, at 93 % KV cache"), "{checks}");
+    assert!(checks.contains("91 fast behind 0 queued"), "{checks}");
+    assert!(checks.contains("The engine's own TTFT (vllm:time_to_first_token_seconds"), "{checks}");
+    b.execute("document.querySelector('[data-testid=run-chart]').scrollIntoView()", json!([]));
+    let points = |selector: &str| -> usize {
+        let v = b.execute(
+            "const e = document.querySelector(arguments[0]); return e ? e.getAttribute('points').split(' ').length : 0",
+            json!([selector]),
+        );
+        v.as_u64().unwrap_or(0) as usize
+    };
+    assert!(points("[data-testid=engine-waiting]") > 150, "one point per scrape (every second of a 3-minute run)");
+    assert!(points("[data-testid=engine-kv]") > 150);
+    let bounds = |selector: &str| -> (f64, f64) {
+        let v = b.execute(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect(); return [r.top, r.bottom]",
+            json!([selector]),
+        );
+        (v[0].as_f64().unwrap(), v[1].as_f64().unwrap())
+    };
+    let shade = bounds("[data-testid=gpu-selected]");
+    let kv = bounds("[data-testid=engine-kv]");
+    let gpu = bounds("[data-testid=gpu-util]");
+    assert!(shade.0 <= gpu.0 + 1.0 && shade.1 >= kv.1 - 1.0, "the selection is shaded across the GPU and engine lanes: {shade:?} {gpu:?} {kv:?}");
+    b.screenshot(&screenshot_path("lab-engine-lanes"));
+    b.click("[data-testid=lang-switch]");
+    let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("推理引擎"));
+    assert!(checks.contains("慢请求旁的推理引擎（vllm；"), "{checks}");
+    b.screenshot(&screenshot_path("lab-engine-lanes-zh"));
+}

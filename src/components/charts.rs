@@ -391,7 +391,14 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
         let flight_h = 60.0;
         let gpu_top = flight_top + flight_h + 34.0;
         let gpu_h = if gpu.is_empty() { 0.0 } else { 80.0 };
-        let axis = gpu_top + gpu_h + (if gpu.is_empty() { -14.0 } else { 8.0 });
+        // The engine's own signals (`--server-metrics`, source 0) under the GPU lanes: its queue
+        // and running batch on one lane (scaled to their peak), its KV cache on another (0–1).
+        let engine: Vec<&tracelab_core::trace::engine::EngineSample> = loaded.trace.engine.iter().filter(|e| e.source == 0).collect();
+        let engine_top = gpu_top + gpu_h + if gpu.is_empty() { 0.0 } else { 34.0 };
+        let engine_h = if engine.is_empty() { 0.0 } else { 60.0 };
+        let kv_top = engine_top + engine_h + 26.0;
+        let below = if engine.is_empty() { gpu_top + gpu_h } else { kv_top + engine_h };
+        let axis = below + (if gpu.is_empty() && engine.is_empty() { -14.0 } else { 8.0 });
         let h = axis + 36.0;
         let steps = flight.get();
         let peak = steps.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
@@ -420,6 +427,22 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                 (*id, line(&|g| Some(g.util_pct)), line(&|g| g.mem_used_pct()))
             })
             .collect();
+        let queue_peak = engine.iter().flat_map(|e| [e.waiting, e.running]).flatten().fold(1.0, f64::max);
+        let qy = move |n: f64| engine_top + engine_h * (1.0 - n / queue_peak);
+        let ky = move |share: f64| kv_top + engine_h * (1.0 - share.clamp(0.0, 1.0));
+        let engine_line = |f: &dyn Fn(&tracelab_core::trace::engine::EngineSample) -> Option<f64>, y: &dyn Fn(f64) -> f64| {
+            engine.iter().filter_map(|e| f(e).map(|v| format!("{},{}", x(e.t_ms), y(v)))).collect::<Vec<_>>().join(" ")
+        };
+        let waiting_line = engine_line(&|e| e.waiting, &qy);
+        let running_line = engine_line(&|e| e.running, &qy);
+        let kv_line = engine_line(&|e| e.kv_cache, &ky);
+        // The selected attempt's interval, shaded across the GPU and engine lanes alike.
+        let shade_top = if gpu.is_empty() { engine_top } else { gpu_top };
+        let shade = rows.iter().find(|(i, _)| *i == selected).filter(|_| !(gpu.is_empty() && engine.is_empty())).map(|(_, a)| {
+            let start = a.start_ms.unwrap_or(0.0);
+            (x(start), (x(end_of(a).max(start + span * 0.003)) - x(start)).max(1.0))
+        });
+        let engine_name = engine.first().map(|e| e.engine.clone()).unwrap_or_default();
         Some(view! {
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="run-chart"
                 aria-label=tr(l, "run_chart_alt")>
@@ -454,14 +477,22 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                 <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {peak})", tr(l, "in_flight"), tr(l, "peak"))}</text>
                 <path class="in-flight" data-testid="in-flight" d=path />
                 <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
+                // What the GPU and the engine did while the selected attempt ran.
+                {shade.map(|(sx, sw)| view! {
+                    <rect class="gpu-selected" data-testid="gpu-selected" x=sx y=shade_top width=sw height=below - shade_top />
+                })}
+                {(!engine.is_empty()).then(|| view! {
+                    <text class="lane-title" x=4 y=engine_top - 12.0>{format!("{} · {engine_name} ({} {})", tr(l, "engine_queue_lane"), tr(l, "peak"), tracelab_core::format::trim_num(queue_peak))}</text>
+                    <line class="axis" x1=left x2=right y1=engine_top + engine_h y2=engine_top + engine_h />
+                    <polyline class="engine-waiting" data-testid="engine-waiting" points=waiting_line.clone() />
+                    <polyline class="engine-running" points=running_line.clone() />
+                    <text class="lane-title" x=4 y=kv_top - 8.0>{tr(l, "engine_kv_lane")}</text>
+                    <line class="grid" x1=left x2=right y1=ky(1.0) y2=ky(1.0) />
+                    <line class="axis" x1=left x2=right y1=ky(0.0) y2=ky(0.0) />
+                    <polyline class="engine-kv" data-testid="engine-kv" points=kv_line.clone() />
+                })}
                 {(!gpu.is_empty()).then(|| view! {
                     <text class="lane-title" x=4 y=gpu_top - 12.0>{tr(l, "gpu_lane")}</text>
-                    // The selected attempt's interval across the GPU lanes: what the GPU did while it ran.
-                    {rows.iter().find(|(i, _)| *i == selected).map(|(_, a)| {
-                        let start = a.start_ms.unwrap_or(0.0);
-                        let end = end_of(a).max(start + span * 0.003);
-                        view! { <rect class="gpu-selected" data-testid="gpu-selected" x=x(start) y=gy(100.0) width=(x(end) - x(start)).max(1.0) height=gpu_h /> }
-                    })}
                     <line class="grid" x1=left x2=right y1=gy(100.0) y2=gy(100.0) />
                     <text class="tick" x=left - 6.0 y=gy(100.0) + 4.0 text-anchor="end">"100"</text>
                     <text class="tick" x=left - 6.0 y=gy(0.0) + 4.0 text-anchor="end">"0"</text>

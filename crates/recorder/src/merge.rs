@@ -162,6 +162,7 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     let mut ids = HashSet::new();
     let mut attempts: Vec<(f64, String)> = Vec::new();
     let mut gpu: Vec<(f64, String)> = Vec::new();
+    let mut engine: Vec<(f64, String)> = Vec::new();
     let mut clean = true;
     for s in &shards {
         clean &= !s.trace.is_incomplete();
@@ -207,12 +208,21 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
                     let at = record.get("t_ms").and_then(Value::as_f64).unwrap_or(0.0);
                     gpu.push((at, Value::Object(record).to_string()));
                 }
+                // Every shard scrapes the same engine: shard 0's scrapes are kept, re-timed.
+                Some("engine") if s.index == 0 => {
+                    if let Some(t) = record.get_mut("t_ms") {
+                        shift(t, offset);
+                    }
+                    let at = record.get("t_ms").and_then(Value::as_f64).unwrap_or(0.0);
+                    engine.push((at, Value::Object(record).to_string()));
+                }
                 _ => {}
             }
         }
     }
     attempts.sort_by(|a, b| a.0.total_cmp(&b.0));
     gpu.sort_by(|a, b| a.0.total_cmp(&b.0));
+    engine.sort_by(|a, b| a.0.total_cmp(&b.0));
 
     let mut header = shards[0].header.clone();
     header.remove("shard");
@@ -261,7 +271,7 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     let mut out = String::new();
     out.push_str(&Value::Object(header).to_string());
     out.push('\n');
-    for (_, line) in attempts.iter().chain(gpu.iter()) {
+    for (_, line) in attempts.iter().chain(gpu.iter()).chain(engine.iter()) {
         out.push_str(line);
         out.push('\n');
     }

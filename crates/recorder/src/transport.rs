@@ -255,6 +255,8 @@ struct Inner {
     /// Opens of an origin's HTTP/2 connection wait on each other, so concurrent first requests
     /// share one connection.
     h2_opening: tokio::sync::Mutex<()>,
+    /// TLS negotiated HTTP/1.1 once: no need to wait for one another's opens any more.
+    alpn_h1: std::sync::atomic::AtomicBool,
     opened: AtomicU64,
 }
 
@@ -341,6 +343,7 @@ impl Transport {
                 h2_prior,
                 pool: Mutex::default(),
                 h2_opening: tokio::sync::Mutex::new(()),
+                alpn_h1: std::sync::atomic::AtomicBool::new(false),
                 opened: AtomicU64::new(0),
             }),
         })
@@ -427,7 +430,7 @@ impl Transport {
                 None => break,
             }
         }
-        if self.inner.h2_prior || self.inner.connector.tls.is_some() {
+        if self.inner.h2_prior || (self.inner.connector.tls.is_some() && !self.inner.alpn_h1.load(Ordering::Relaxed)) {
             // Possibly HTTP/2: one opens at a time, and a second waiter finds the first's.
             let _opening = self.inner.h2_opening.lock().await;
             if let Some((send, state)) = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.get(&key) {
@@ -436,8 +439,12 @@ impl Transport {
                 }
             }
             let (conn, state) = self.open(uri).await?;
-            if let Conn::H2(send) = &conn {
-                self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.insert(key, (send.clone(), state.clone()));
+            match &conn {
+                Conn::H2(send) => {
+                    self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.insert(key, (send.clone(), state.clone()));
+                }
+                // The server chose HTTP/1.1: later connections open side by side.
+                Conn::H1(_) => self.inner.alpn_h1.store(true, Ordering::Relaxed),
             }
             return Ok((conn, state, true));
         }
@@ -466,8 +473,14 @@ impl Transport {
                 Conn::H1(mut send) => {
                     set_origin_form(&mut request);
                     if send.ready().await.is_err() {
-                        // Closed before anything was written: try another connection.
-                        continue;
+                        // Closed before anything was written: another connection, a bounded
+                        // number of times (a server that closes every connection at once would
+                        // otherwise be reconnected to for ever).
+                        if resent < MAX_RESENDS {
+                            resent += 1;
+                            continue;
+                        }
+                        return Err(SendError { class: "connection closed before the request could be written", resent, new_connection });
                     }
                     match send.try_send_request(request).await {
                         Ok(response) => {
@@ -476,8 +489,10 @@ impl Transport {
                             return Ok(Sent { response, first_byte, resent, new_connection, lease });
                         }
                         Err(mut e) => {
-                            if e.take_message().is_some() {
-                                continue; // never written: hyper gave the request back
+                            // Never written: hyper gave the request back. Sent again, boundedly.
+                            if e.take_message().is_some() && resent < MAX_RESENDS {
+                                resent += 1;
+                                continue;
                             }
                             Err((e.into_error(), false))
                         }
@@ -489,8 +504,9 @@ impl Transport {
                         return Ok(Sent { response, first_byte: Instant::now(), resent, new_connection, lease });
                     }
                     Err(mut e) => {
-                        if e.take_message().is_some() {
+                        if e.take_message().is_some() && resent < MAX_RESENDS {
                             self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.remove(&key);
+                            resent += 1;
                             continue;
                         }
                         Err((e.into_error(), true))

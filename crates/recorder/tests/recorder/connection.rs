@@ -192,6 +192,26 @@ fn a_closed_loop_opens_one_connection_per_worker_and_the_warm_up_opens_them_firs
 }
 
 #[test]
+fn a_server_that_closes_every_connection_at_once_is_not_reconnected_to_for_ever() {
+    // Accepts, then closes without reading: each attempt fails as a connect error, after a
+    // bounded number of connections, well before its timeout.
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let a = accepted.clone();
+    let addr = raw_server(move |stream, _| {
+        a.fetch_add(1, Ordering::SeqCst);
+        drop(stream);
+    });
+    let started = std::time::Instant::now();
+    let (_, out) = record("close-at-once", &format!("http://{addr}/v1"), &["a", "b"], &[]);
+    assert!(started.elapsed() < Duration::from_secs(8), "no spinning until the 10 s timeout");
+    let trace = load(&out);
+    for a in &trace.attempts {
+        assert_eq!(a.outcome, Outcome::ConnectError, "{:?}", a.detail);
+    }
+    assert!(accepted.load(Ordering::SeqCst) <= 2 * 5, "at most 1 + 4 connections per attempt: {}", accepted.load(Ordering::SeqCst));
+}
+
+#[test]
 fn a_fresh_connection_closed_before_a_response_is_a_failure_not_resent() {
     let seen = Arc::new(AtomicUsize::new(0));
     let s = seen.clone();
