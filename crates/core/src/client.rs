@@ -75,7 +75,7 @@ fn timing_lines(c: &ClientShare, settings: &Settings, itl_p50_s: Option<f64>, zh
     let e = &t.events;
     let mut lines = vec![if zh {
         format!(
-            "本次运行的客户端计时误差：≤ {}（P99，{} 个首 token；最大 {}；全部 {} 个事件 P99 {}），即内核收到字节 → 记录器打时间戳{cpu}",
+            "本次运行的客户端计时误差：≤ {}（P99，{} 个首 token；最大 {}；全部 {} 次计时读取 P99 {}），即内核收到字节 → 记录器打时间戳{cpu}",
             ms(f.p99_ms),
             f.n,
             ms(f.max_ms),
@@ -84,11 +84,11 @@ fn timing_lines(c: &ClientShare, settings: &Settings, itl_p50_s: Option<f64>, zh
         )
     } else {
         format!(
-            "Client timing error this run: ≤ {} (P99 over {} first tokens; max {}; all {} events P99 {}), from the kernel's receive time to the recorder's timestamp{cpu}",
+            "Client timing error this run: ≤ {} (P99 over {}; max {}; {} P99 {}), from the kernel's receive time to the recorder's timestamp{cpu}",
             ms(f.p99_ms),
-            f.n,
+            format::count(f.n as usize, "first token", "first tokens"),
             ms(f.max_ms),
-            e.n,
+            format::count(e.n as usize, "timed read", "timed reads"),
             ms(e.p99_ms)
         )
     }];
@@ -114,13 +114,13 @@ fn timing_lines(c: &ClientShare, settings: &Settings, itl_p50_s: Option<f64>, zh
         if e.n > 0 && e.p99_ms > TIMING_WARN_SHARE_OF_ITL * itl_ms {
             lines.push(if zh {
                 format!(
-                    "⚠ 客户端自身的计时误差（事件 P99 {}）相对 ITL P50 {} 不算小（超过 10 %）：ITL 里有记录器自己的延迟",
+                    "⚠ 客户端自身的计时误差（计时读取 P99 {}）相对 ITL P50 {} 不算小（超过 10 %）：ITL 里有记录器自己的延迟",
                     ms(e.p99_ms),
                     ms(itl_ms)
                 )
             } else {
                 format!(
-                    "⚠ The client's own timing error (events P99 {}) is not small against the ITL P50 {} (over 10 %): the ITL figures carry the recorder's own delay",
+                    "⚠ The client's own timing error (timed reads P99 {}) is not small against the ITL P50 {} (over 10 %): the ITL figures carry the recorder's own delay",
                     ms(e.p99_ms),
                     ms(itl_ms)
                 )
