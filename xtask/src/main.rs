@@ -505,7 +505,7 @@ fn run_fuzzers(seconds: u64) -> Result {
     let shared = fixtures_folder()?;
     let seeds: Vec<PathBuf> = vec![
         root().join("public/samples"),
-        root().join("crates/core/tests/data/constructed"),
+        root().join("crates/peers/tests/data/constructed"),
         shared.join("peers"),
         shared.join("streams"),
     ];

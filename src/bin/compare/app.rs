@@ -4,7 +4,8 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_core::compare::{Bootstrap, Report, Run};
-use tracelab_core::{import, parse::parse_trace, Lang, Settings, Trace};
+use tracelab_core::{parse::parse_trace, Lang, Settings, Trace};
+use tracelab_peers::import;
 use wasm_bindgen::JsCast;
 
 use crate::chart::TtftChart;

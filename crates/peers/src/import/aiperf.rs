@@ -10,8 +10,8 @@ use super::{
     classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
     PeerSummary, PeerTool, PeerUnit, RateSpan, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
 };
-use crate::error::ParseError;
-use crate::trace::*;
+use tracelab_core::error::ParseError;
+use tracelab_core::trace::*;
 
 const WHAT: &str = "AIPerf record";
 const OLD: &str = "aiperf-jsonl-ttft";
@@ -113,7 +113,7 @@ fn error_summary_words(map: &Map<String, Value>) -> Option<String> {
             let kind = details.and_then(|d| d.get("type")).and_then(Value::as_str).unwrap_or("");
             let count = e.get("count").and_then(super::number)?;
             let code = code.map(|c| format!("{c} ")).unwrap_or_default();
-            Some(format!("{code}{kind} × {}", crate::format::trim_num(count)).trim().to_string())
+            Some(format!("{code}{kind} × {}", tracelab_core::format::trim_num(count)).trim().to_string())
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join("; "))
@@ -310,12 +310,12 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
         let is_last = lines.peek().is_none();
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         // The trace parser's cap: one request's record is kilobytes, so a longer line is not one.
-        if line.len() > crate::parse::MAX_LINE_BYTES {
+        if line.len() > tracelab_core::parse::MAX_LINE_BYTES {
             return Err(ParseError::new(format!(
                 "AIPerf profile_export.jsonl: this line is {:.1} MiB long; one record may be at most {} MiB — is this really \
                  AIPerf's per-request export?",
                 line.len() as f64 / (1024.0 * 1024.0),
-                crate::parse::MAX_LINE_BYTES / (1024 * 1024)
+                tracelab_core::parse::MAX_LINE_BYTES / (1024 * 1024)
             ))
             .at_line(line_no));
         }
@@ -500,7 +500,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Std { .. } => "std (numpy, ddof 0)".to_string(),
                 Stat::Min => "minimum".to_string(),
                 Stat::Max => "maximum".to_string(),
-                Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation)", crate::format::trim_num(p)),
+                Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation)", tracelab_core::format::trim_num(p)),
                 Stat::Value | Stat::Sum => String::new(),
             };
             figures.push(PeerFigure {

@@ -8,11 +8,11 @@ use serde_json::{Map, Value};
 use super::{
     aiperf, genai_perf, guidellm, llmperf, python_tokens, refuse, vllm, Content, Detected, Imported, ImportedTrace, PeerTool,
 };
-use crate::error::ParseError;
+use tracelab_core::error::ParseError;
 use super::fields::{kind_of, within_limits};
 
 pub(super) enum Sniffed {
-    /// Our own formats, read by [`parse_trace`](crate::parse::parse_trace).
+    /// Our own formats, read by [`parse_trace`](tracelab_core::parse::parse_trace).
     Ours(Detected),
     Peer(PeerFile),
 }
@@ -211,26 +211,6 @@ pub(super) fn sniff_strict(text: &str) -> Result<Sniffed, ParseError> {
             PeerFile::Json(d, json)
         }))),
         Err(err) => Err(json_error(text, err)),
-    }
-}
-
-/// Whether a file is in one of our own formats (trace format v1 or the classroom CSV), read by
-/// [`parse_trace`](crate::parse::parse_trace); anything else goes to the importers. Decides as [`load_upload`](super::load_upload) does.
-pub fn is_ours(text: &str) -> bool {
-    // The same decisions as `sniff`, in the same order, without reaching any importer: the lab
-    // links this, and the importers stay in their own bundle.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if text.trim().is_empty() || refuse::not_text(text).is_some() {
-        return false;
-    }
-    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    if !matches!(first_line.trim_start().chars().next(), Some('{') | Some('[')) {
-        return refuse::aggregate_csv(first_line).is_none();
-    }
-    match serde_json::from_str::<Value>(first_line) {
-        Ok(Value::Object(map)) => map.contains_key("kind"),
-        Ok(_) => false,
-        Err(_) => first_line.contains("\"kind\"") && first_line.trim_start().starts_with('{'),
     }
 }
 

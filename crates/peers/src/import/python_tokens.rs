@@ -3,7 +3,7 @@
 //! file. SGLang `bench_serving` writes `"request_rate": Infinity` for its default rate, in every
 //! result. This finds those tokens outside strings and rewrites each as a string (`"Infinity"`),
 //! which the importers' number reader turns back into the float it stands for; the caller keeps
-//! the rewrite only for tools known to write them (`import::PYTHON_JSON_TOOLS`).
+//! the rewrite only for tools known to write them (`import::sniff::PYTHON_JSON_TOOLS`).
 
 /// One token found, where, and under which key.
 #[derive(Debug, Clone, PartialEq)]

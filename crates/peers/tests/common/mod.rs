@@ -4,6 +4,8 @@
 //! that `cargo xtask fixtures` fills), else `../shared/fixtures/` beside the repository root.
 #![allow(dead_code)] // each test file uses some of these
 
+pub mod streamed;
+
 use std::path::PathBuf;
 
 /// The folder holding `dcgm/ peers/ servers/ streams/ workloads/`.

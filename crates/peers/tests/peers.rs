@@ -3,7 +3,7 @@
 //! fixture imports, its counts match the file, and with the tool's method we reproduce the tool's
 //! own figures to floating-point rounding (relative 1e-9), then see what moves under the lesson.
 
-use tracelab_core::import::{
+use tracelab_peers::import::{
     self, attach_summary, detect, load_any, peer_figures_from_aggregate, reproduce, Content, PeerTool, Quantity,
     Reproducibility, ReproRow, ReproSummary, Stat,
 };

@@ -9,10 +9,10 @@ use super::{
     classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, Over, PeerFigure,
     PeerPercentile, PeerTool, PeerUnit, Quantity, RateSpan, Reproducibility, Stat, FAILURE_MAPPING,
 };
-use crate::error::ParseError;
-use crate::format::trim_num;
-use crate::trace::peer::PeerValue;
-use crate::trace::*;
+use tracelab_core::error::ParseError;
+use tracelab_core::format::trim_num;
+use tracelab_core::trace::peer::PeerValue;
+use tracelab_core::trace::*;
 
 const WHAT: &str = "guidellm benchmarks.json";
 

@@ -6,11 +6,10 @@
 //! long to hold).
 
 mod common;
-#[path = "common/streamed.rs"]
-mod streamed;
 
-use streamed::{agree, whole, Report};
-use tracelab_core::{import, write, Comparison, FailureDenominator, MissingTtft, PercentileMethod, Settings, WarmupPolicy};
+use common::streamed::{agree, whole, Report};
+use tracelab_peers::import;
+use tracelab_core::{write, Comparison, FailureDenominator, MissingTtft, PercentileMethod, Settings, WarmupPolicy};
 
 fn repo(path: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
@@ -73,7 +72,7 @@ fn every_sample_reports_the_same_when_streamed() {
 fn imported_peer_files_and_constructed_fixtures_report_the_same_when_streamed() {
     let mut files: Vec<std::path::PathBuf> = Vec::new();
     // The real fixtures are read in place (see common/mod.rs).
-    for dir in [common::fixture_dir("peers"), repo("crates/core/tests/data/constructed")] {
+    for dir in [common::fixture_dir("peers"), repo("crates/peers/tests/data/constructed")] {
         let mut here: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}: {}", dir.display(), common::MISSING))
             .map(|e| e.unwrap().path())

@@ -9,9 +9,9 @@ use super::{
     classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
     PeerPercentile, PeerSummary, PeerTool, PeerUnit, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
 };
-use crate::trace::peer::PeerValue;
-use crate::error::ParseError;
-use crate::trace::*;
+use tracelab_core::trace::peer::PeerValue;
+use tracelab_core::error::ParseError;
+use tracelab_core::trace::*;
 
 const WHAT: &str = "LLMPerf individual responses";
 
@@ -289,7 +289,7 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Min => "minimum".to_string(),
                 Stat::Max => "maximum".to_string(),
                 Stat::Std { .. } => "std (pandas, ddof 1)".to_string(),
-                Stat::Percentile { p, .. } => format!("quantile {} (pandas, linear interpolation)", crate::format::trim_num(p / 100.0)),
+                Stat::Percentile { p, .. } => format!("quantile {} (pandas, linear interpolation)", tracelab_core::format::trim_num(p / 100.0)),
                 Stat::Value | Stat::Sum => String::new(),
             };
             figures.push(PeerFigure {

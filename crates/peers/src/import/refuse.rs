@@ -5,13 +5,12 @@ use serde_json::{Map, Value};
 
 use super::{Content, Detected, PeerTool};
 
-pub(crate) use crate::parse::{binary_error, bytes_not_text, not_text};
+pub(crate) use tracelab_core::parse::{binary_error, bytes_not_text, not_text};
 
 /// AIPerf's `profile_export_aiperf.csv` and GenAI-Perf's `profile_export_genai_perf.csv`: a
 /// `Metric,avg,min,max,…` table of summary statistics.
 pub(super) fn aggregate_csv(first_line: &str) -> Option<(Detected, String)> {
-    let cells: Vec<&str> = first_line.trim().split(',').map(str::trim).collect();
-    if cells.first() != Some(&"Metric") || !cells.contains(&"avg") || !cells.iter().any(|c| c.starts_with('p')) {
+    if !tracelab_core::handoff::is_summary_table(first_line) {
         return None;
     }
     let d = Detected::new(

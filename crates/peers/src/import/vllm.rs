@@ -10,8 +10,8 @@ use super::{
     classify_failure, detail_text, opt_num, time_ms, unique_id, Content, Detected, ImportedTrace, Imported,
     PeerFigure, PeerPercentile, PeerTool, PeerUnit, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
 };
-use crate::error::ParseError;
-use crate::trace::*;
+use tracelab_core::error::ParseError;
+use tracelab_core::trace::*;
 
 const WHAT: &str = "vLLM bench serve result";
 const PER_REQUEST: [&str; 5] = ["ttfts", "itls", "input_lens", "output_lens", "errors"];
@@ -413,7 +413,7 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
         let stat_words = match stat {
             Stat::Mean => "numpy mean".to_string(),
             Stat::Std { .. } => "numpy std (ddof 0)".to_string(),
-            Stat::Percentile { p, .. } => format!("numpy percentile {} (linear interpolation)", crate::format::trim_num(p)),
+            Stat::Percentile { p, .. } => format!("numpy percentile {} (linear interpolation)", tracelab_core::format::trim_num(p)),
             _ => String::new(),
         };
         // vLLM's `ttfts` keep 0.0 for a success that got no token; the trace has no TTFT there,

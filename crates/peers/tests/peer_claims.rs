@@ -4,7 +4,7 @@
 mod common;
 
 use common::shared;
-use tracelab_core::import::{self, load_any, reproduce};
+use tracelab_peers::import::{self, load_any, reproduce};
 use tracelab_core::Settings;
 
 fn lesson(lang: &str) -> String {

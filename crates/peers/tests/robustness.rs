@@ -43,7 +43,7 @@ use common::shared;
 
 #[test]
 fn an_upload_is_read_once_as_traces_or_a_summary() {
-    use tracelab_core::import::{self, load_upload, Loaded, PeerTool};
+    use tracelab_peers::import::{self, load_upload, Loaded, PeerTool};
     for (file, tool) in [
         ("peers/aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json", PeerTool::Aiperf),
         ("peers/llmperf_yi34b_vllm_c8_summary.json", PeerTool::Llmperf),
@@ -77,7 +77,7 @@ fn an_upload_is_read_once_as_traces_or_a_summary() {
 
 #[test]
 fn detection_hands_importers_the_shape_they_read() {
-    use tracelab_core::import::load_any;
+    use tracelab_peers::import::load_any;
     // Shapes near a detector's edge: each is read or refused with a message, never a panic.
     for text in [
         r#"{"benchmarks": [], "metadata": {"guidellm_version": "0.5"}}"#,
@@ -88,7 +88,7 @@ fn detection_hands_importers_the_shape_they_read() {
         r#"{"results_ttft_s_mean": 1}"#,
     ] {
         let _ = load_any("edge.json", text);
-        let _ = tracelab_core::import::load_upload("edge.json", text);
+        let _ = tracelab_peers::import::load_upload("edge.json", text);
     }
 }
 
@@ -99,7 +99,7 @@ fn aiperf_jsonl_lines_are_capped_like_the_trace_parser() {
     // A valid record padded past the cap (JSON allows the spaces) on line 2.
     let padded = format!("{}{}}}", &first[..first.len() - 1], " ".repeat(tracelab_core::parse::MAX_LINE_BYTES));
     let big = format!("{first}\n{padded}\n");
-    let e = tracelab_core::import::load_any("big.jsonl", &big).unwrap_err();
+    let e = tracelab_peers::import::load_any("big.jsonl", &big).unwrap_err();
     assert_eq!(e.line, Some(2), "{e}");
     assert!(e.message.contains("8 MiB"), "{e}");
 }
@@ -196,7 +196,7 @@ fn importers_never_suffix_an_id_into_a_duplicate() {
     let own = |line: &str| line.split("\"x_request_id\":\"").nth(1).unwrap().split('"').next().unwrap().to_string();
     let file: String =
         ["x", "x", "x#2", "x"].iter().zip(&lines).map(|(id, line)| format!("{}\n", line.replacen(&own(line), id, 1))).collect();
-    let trace = tracelab_core::import::load_any("dup.jsonl", &file).unwrap().single("dup.jsonl").unwrap();
+    let trace = tracelab_peers::import::load_any("dup.jsonl", &file).unwrap().single("dup.jsonl").unwrap();
     let ids: Vec<&str> = trace.attempts.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["x", "x#2", "x#2#2", "x#3"]);
 }
@@ -321,7 +321,7 @@ fn a_permalink_cannot_set_values_past_the_limits() {
 fn a_guidellm_first_iteration_after_the_end_is_not_a_first_byte() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/constructed/fuzz_guidellm_first_byte_after_end.json");
     let text = std::fs::read_to_string(path).unwrap();
-    let imported = tracelab_core::import::load_any("run.json", &text).unwrap();
+    let imported = tracelab_peers::import::load_any("run.json", &text).unwrap();
     for t in &imported.traces {
         for a in &t.trace.attempts {
             if let (Some(b), Some(e)) = (a.first_byte_ms, a.e2e_ms) {

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use tracelab_core::parse::{parse_jsonl, parse_trace, parse_trace_bytes};
 use tracelab_core::{ParseError, Trace};
 
-#[path = "common/streamed.rs"]
-mod streamed;
+mod common;
+
+use common::streamed;
 
 const HEADER: &str = r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"test","version":"1"}}"#;
 

@@ -10,7 +10,7 @@
 //! such a file as the tool's own figures for a trace imported from the per-request file.
 //!
 //! ```
-//! use tracelab_core::import::{load_any, PeerTool};
+//! use tracelab_peers::import::{load_any, PeerTool};
 //! let text = r#"[{"error_code": null, "error_msg": "", "ttft_s": 0.5, "end_to_end_latency_s": 2.0,
 //!   "inter_token_latency_s": 0.01, "number_input_tokens": 10, "number_output_tokens": 150}]"#;
 //! let imported = load_any("run_individual_responses.json", text).unwrap();
@@ -23,25 +23,24 @@ mod aiperf;
 mod fields;
 mod genai_perf;
 mod guidellm;
-pub mod handoff;
 mod llmperf;
 mod python_tokens;
 mod refuse;
 mod sniff;
 mod vllm;
 
-pub use crate::trace::peer::{Over, PeerFigure, PeerFigures, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
-pub use crate::reproduce::{reproduce, resolution_note, ReproRow, ReproSummary};
+pub use tracelab_core::trace::peer::{Over, PeerFigure, PeerFigures, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
+pub use tracelab_core::reproduce::{reproduce, resolution_note, ReproRow, ReproSummary};
 
-pub use sniff::is_ours;
+pub use tracelab_core::handoff::{is_ours, ImportedTrace};
 pub(crate) use fields::{classify_failure, detail_text, kind_of, number, opt_num, time_ms, unique_id, FAILURE_MAPPING};
 use sniff::{describe, import_sniffed, sniff, strip_position, Json, PeerFile, Sniffed};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ParseError;
-use crate::parse::parse_trace;
-use crate::trace::{Attempt, Conditions, Footer, Header, Source, Trace};
+use tracelab_core::error::ParseError;
+use tracelab_core::parse::parse_trace;
+use tracelab_core::trace::{Attempt, Conditions, Footer, Header, Source, Trace};
 
 /// The tools whose files are recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -134,14 +133,6 @@ impl Detected {
     fn unknown(evidence: impl Into<String>) -> Detected {
         Detected::new(PeerTool::Unknown, Content::Unknown, "unknown", evidence)
     }
-}
-
-/// One trace of an import, with a label to choose it by (guidellm: one per benchmark).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ImportedTrace {
-    /// "benchmark 1: concurrent, 4 streams"; empty when the file holds one run.
-    pub label: String,
-    pub trace: Trace,
 }
 
 /// An imported trace: the tool, its version, layout, definitions and own figures recorded in
@@ -310,7 +301,7 @@ pub fn load_any_bytes(file: &str, bytes: &[u8]) -> Result<Imported, ParseError> 
             let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid up to here");
             if let Ok(Sniffed::Ours(_)) = sniff(good) {
                 // Our own reader knows how to treat a cut-off last line.
-                let trace = crate::parse::parse_trace_bytes(file, bytes)?;
+                let trace = tracelab_core::parse::parse_trace_bytes(file, bytes)?;
                 let detected = detect(good);
                 return Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] });
             }
@@ -413,7 +404,7 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
     c.rate_per_s = c.rate_per_s.or(s.rate_per_s);
     c.arrival = c.arrival.take().or_else(|| s.arrival.clone());
     c.max_tokens = c.max_tokens.or(s.max_tokens);
-    let measured = trace.attempts.iter().filter(|a| a.phase == crate::trace::Phase::Measure).count() as u64;
+    let measured = trace.attempts.iter().filter(|a| a.phase == tracelab_core::trace::Phase::Measure).count() as u64;
     if let Some(n) = summary.attempts {
         if n != measured {
             trace.warnings.push(format!(
@@ -425,7 +416,7 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
         let succeeded = trace
             .attempts
             .iter()
-            .filter(|a| a.phase == crate::trace::Phase::Measure && a.outcome.is_success())
+            .filter(|a| a.phase == tracelab_core::trace::Phase::Measure && a.outcome.is_success())
             .count() as u64;
         if n != succeeded {
             trace.warnings.push(format!(
@@ -438,7 +429,7 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
         // AIPerf's benchmark_duration spans the records without an error only; compare like with
         // like (each end kept to the microsecond), and say when the window differs by definition.
         let tool = summary.detected.tool.name();
-        match crate::reproduce::success_span_s(trace) {
+        match tracelab_core::reproduce::success_span_s(trace) {
             Some(span) if (d - span).abs() > 2e-6 + 1e-9 * d.abs() => trace.warnings.push(format!(
                 "the summary's benchmark duration is {d} s, but the per-request records without an error span {span} s \
                  (first request → last response, as {tool} measures it): they do not describe the same run"

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use tracelab_core::import::handoff::{self, Received};
-use tracelab_core::import::{attach_summary, detect, is_ours, load_upload, Loaded, PeerTool};
+use tracelab_peers::handoff::{self, Received};
+use tracelab_peers::import::{attach_summary, detect, is_ours, load_upload, Loaded, PeerTool};
 use tracelab_core::{export, Settings};
 
 mod common;

@@ -6,7 +6,8 @@
 use std::io::{BufReader, Cursor};
 
 use tracelab_core::parse::stream::{self, StreamError};
-use tracelab_core::{card, import, Lang, Metrics, Settings};
+use tracelab_core::{card, Lang, Metrics, Settings};
+use tracelab_peers::import;
 
 /// What a reader made of a file.
 #[derive(Debug, PartialEq)]

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 use tracelab_core::export::{attempts_csv, card_json, card_markdown, perfetto, csv_columns};
-use tracelab_core::import::{attach_summary, load_any, peer_figures_from_aggregate};
+use tracelab_peers::import::{attach_summary, load_any, peer_figures_from_aggregate};
 use tracelab_core::parse::{parse_csv, parse_trace};
 use tracelab_core::{Lang, Metrics, Settings, Trace};
 

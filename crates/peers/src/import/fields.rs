@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::ParseError;
-use crate::trace::{Outcome, Trace, MAX_TIME_MS};
+use tracelab_core::error::ParseError;
+use tracelab_core::trace::{Outcome, Trace, MAX_TIME_MS};
 /// A number, or a numeric string (LLMPerf writes some minima as `"550"`); `None` for null.
 pub(crate) fn number(v: &Value) -> Option<f64> {
     match v {
@@ -62,7 +62,7 @@ pub(crate) fn time_ms(v: f64, path: &str, what: &str) -> Result<f64, ParseError>
 /// reads: the importers compute positions from the tool's own units (epoch seconds, gaps that
 /// add up), so the sums are checked here, once, naming the attempt and the field.
 pub(super) fn within_limits(trace: &Trace) -> Result<(), ParseError> {
-    crate::parse::validate_header(&trace.header)?;
+    tracelab_core::parse::validate_header(&trace.header)?;
     for a in &trace.attempts {
         let at = |field: &str| format!("attempt `{}`: {field}", a.id);
         let times = [

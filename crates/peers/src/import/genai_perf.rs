@@ -11,9 +11,9 @@ use super::{
     time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure, PeerSummary, PeerTool, PeerUnit,
     Quantity, RateSpan, Stat, FAILURE_MAPPING,
 };
-use crate::error::ParseError;
-use crate::format::trim_num;
-use crate::trace::*;
+use tracelab_core::error::ParseError;
+use tracelab_core::format::trim_num;
+use tracelab_core::trace::*;
 
 const WHAT: &str = "GenAI-Perf profile_export.json";
 

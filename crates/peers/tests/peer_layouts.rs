@@ -6,7 +6,7 @@
 
 mod common;
 
-use tracelab_core::import::{self, detect, load_any, load_any_bytes, reproduce, Content, PeerTool, Reproducibility};
+use tracelab_peers::import::{self, detect, load_any, load_any_bytes, reproduce, Content, PeerTool, Reproducibility};
 use tracelab_core::{Outcome, Phase, Settings, Trace};
 
 fn real(name: &str) -> String {
