@@ -30,6 +30,8 @@ mod fuzz;
 mod pages;
 mod process;
 mod test;
+#[cfg(test)]
+mod tidy;
 mod tools;
 mod venv;
 mod versions;

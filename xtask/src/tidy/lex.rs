@@ -1,6 +1,6 @@
-//! A small Rust lexer for the tidy tests (`crates/core/tests/tidy.rs`, the workspace's
-//! `tests/tidy_view.rs`): enough to find paths and literals, with comments, strings and
-//! character literals out of the way. Shared by `#[path]`, so both read source the same way.
+//! A small Rust lexer for the workspace tidy (`layers.rs`, `view.rs` and the checks in
+//! `tidy.rs`): enough to find paths and literals, with comments, strings and character literals
+//! out of the way, so every check reads source the same way.
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tok {

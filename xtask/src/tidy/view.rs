@@ -26,9 +26,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-#[path = "../crates/core/tests/common/rust_lex.rs"]
-mod rust_lex;
-use rust_lex::{lex, Tok};
+use super::lex::{lex, Tok};
 
 /// The value of a decimal literal (`1_000.0` → 1000, `1e-3f64` → 0.001); `None` for hex and
 /// friends.
@@ -303,7 +301,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn the_view_computes_nothing() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &super::root();
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     assert!(files.len() >= 20, "expected the lab's sources under src/, found {} files", files.len());
@@ -323,7 +321,7 @@ fn the_view_computes_nothing() {
 /// The view may use every `format` helper because each one only writes text.
 #[test]
 fn every_format_helper_returns_text() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src/format.rs");
+    let path = super::root().join("crates/core/src/format.rs");
     let src = std::fs::read_to_string(&path).unwrap();
     let bad = format_helpers_returning_numbers(&src);
     assert!(bad.is_empty(), "crates/core/src/format.rs: public helpers that do not return text: {bad:?}");
@@ -366,7 +364,6 @@ fn format_helpers_returning_numbers(src: &str) -> Vec<String> {
     bad
 }
 
-#[cfg(test)]
 mod checker {
     use super::*;
 
