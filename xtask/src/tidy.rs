@@ -7,7 +7,8 @@
 //! - here: no import circle among the modules of any crate (every library, binary and page);
 //!   every `.rs` file opens with a `//!` doc; ARCHITECTURE.md names every package and test
 //!   suite; no `#[path]` attribute beyond the listed ones that are still to go; every version
-//!   pin that is written twice agrees with `versions.rs`.
+//!   pin that is written twice agrees with `versions.rs`; every word the lab asks for is in
+//!   `src/i18n.rs`, in English and Chinese.
 //!
 //! They share one lexer (`lex.rs`), so every check reads source the same way.
 
@@ -366,4 +367,77 @@ fn version_pins_written_twice_agree() {
     }
     assert!(problems.is_empty(), "every version pin written twice agrees:\n  {}", problems.join("\n  "));
     assert_eq!(const_str("pub const X: &str = \"1.2\";\n", "X"), Some(("1.2".into(), 1)));
+}
+
+// --- the lab's words ----------------------------------------------------------------------------
+
+/// The keys of `src/i18n.rs`'s table whose English and Chinese are both written: `("key", "en", "zh"),`.
+fn word_keys(i18n: &str) -> (BTreeSet<String>, Vec<String>) {
+    let (mut keys, mut problems) = (BTreeSet::new(), Vec::new());
+    for (i, line) in i18n.lines().enumerate() {
+        let Some(row) = line.trim().strip_prefix("(\"").and_then(|r| r.strip_suffix("),")) else { continue };
+        let cells: Vec<&str> = row.split("\", \"").collect();
+        let key = cells[0].to_string();
+        if cells.len() != 3 || cells[1].is_empty() || cells[2].trim_end_matches('"').is_empty() {
+            problems.push(format!("src/i18n.rs:{}: `{key}` needs its English and its Chinese", i + 1));
+        }
+        if !keys.insert(key.clone()) {
+            problems.push(format!("src/i18n.rs:{}: `{key}` is listed twice", i + 1));
+        }
+    }
+    (keys, problems)
+}
+
+/// Every `tr(…, "key")` with a literal key in `src`, with its line.
+fn asked_words(src: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (i, line) in src.lines().enumerate() {
+        let mut rest = line;
+        while let Some(at) = rest.find("tr(") {
+            let before_ok = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+            rest = &rest[at + 3..];
+            if !before_ok || line.trim_start().starts_with("//") {
+                continue;
+            }
+            // The second argument, when it is a string literal.
+            let (mut depth, mut comma) = (0i32, None);
+            for (j, c) in rest.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' if depth == 0 => break,
+                    ')' => depth -= 1,
+                    ',' if depth == 0 => {
+                        comma = Some(j);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let Some(comma) = comma else { continue };
+            if let Some(key) = rest[comma + 1..].trim_start().strip_prefix('"').and_then(|r| r.split_once('"')).map(|(k, _)| k) {
+                out.push((key.to_string(), i + 1));
+            }
+        }
+    }
+    out
+}
+
+/// `src/i18n.rs` promises that every key the lab asks for is there, in both languages.
+#[test]
+fn every_word_the_lab_asks_for_is_there_in_both_languages() {
+    let (keys, mut problems) = word_keys(&std::fs::read_to_string(root().join("src/i18n.rs")).unwrap());
+    assert!(keys.len() > 100, "read only {} keys from src/i18n.rs", keys.len());
+    let mut asked = 0;
+    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/") && !f.starts_with("src/bin/")) {
+        for (key, line) in asked_words(&std::fs::read_to_string(root().join(&file)).unwrap()) {
+            asked += 1;
+            if !keys.contains(&key) {
+                problems.push(format!("{file}:{line}: `{key}` is not in src/i18n.rs (the page would show ⟨missing text⟩)"));
+            }
+        }
+    }
+    assert!(asked > 100, "found only {asked} words asked for");
+    assert!(problems.is_empty(), "the lab's words:\n  {}", problems.join("\n  "));
+    assert_eq!(asked_words("x(tr(l, \"a\"), attr(\"b\", 1), tr(lang.get(), \"c\"), str(1, \"d\"))"), [("a".into(), 1), ("c".into(), 1)]);
+    assert_eq!(word_keys("(\"a\", \"A\", \"甲\"),\n(\"b\", \"\", \"乙\"),\n(\"a\", \"A\", \"甲\"),\n").1.len(), 2);
 }
