@@ -216,13 +216,14 @@ fn every_rust_file_opens_with_a_module_doc() {
 fn packages() -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut manifests = vec!["Cargo.toml".to_string(), "fuzz/Cargo.toml".to_string(), "xtask/Cargo.toml".to_string()];
-    for dir in ["crates"] {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(root().join(dir)).expect("crates/ reads").map(|e| e.unwrap().path()).collect();
-        entries.sort();
-        manifests.extend(entries.into_iter().filter(|p| p.join("Cargo.toml").is_file()).map(|p| {
-            format!("{}/Cargo.toml", p.strip_prefix(root()).unwrap().to_string_lossy())
-        }));
-    }
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(root().join("crates")).expect("crates/ reads").map(|e| e.unwrap().path()).collect();
+    crates.sort();
+    manifests.extend(
+        crates
+            .into_iter()
+            .filter(|p| p.join("Cargo.toml").is_file())
+            .map(|p| format!("{}/Cargo.toml", p.strip_prefix(root()).unwrap().to_string_lossy())),
+    );
     for manifest in manifests {
         let text = std::fs::read_to_string(root().join(&manifest)).expect("a manifest reads");
         let mut in_package = false;
