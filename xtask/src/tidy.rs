@@ -8,7 +8,8 @@
 //!   every `.rs` file opens with a `//!` doc; ARCHITECTURE.md names every package and test
 //!   suite; no `#[path]` attribute beyond the listed ones that are still to go; every version
 //!   pin that is written twice agrees with `versions.rs`; every word the lab asks for is in
-//!   `src/i18n.rs`, in English and Chinese.
+//!   `src/i18n.rs`, in English and Chinese; the lab's own bundle names neither the importers nor
+//!   the course.
 //!
 //! They share one lexer (`lex.rs`), so every check reads source the same way.
 
@@ -441,4 +442,35 @@ fn every_word_the_lab_asks_for_is_there_in_both_languages() {
     assert!(problems.is_empty(), "the lab's words:\n  {}", problems.join("\n  "));
     assert_eq!(asked_words("x(tr(l, \"a\"), attr(\"b\", 1), tr(lang.get(), \"c\"), str(1, \"d\"))"), [("a".into(), 1), ("c".into(), 1)]);
     assert_eq!(word_keys("(\"a\", \"A\", \"甲\"),\n(\"b\", \"\", \"乙\"),\n(\"a\", \"A\", \"甲\"),\n").1.len(), 2);
+}
+
+// --- what the lab's own bundle links ------------------------------------------------------------
+
+/// Where a file names one of `crates` (`tracelab_peers::…`), by line.
+fn names_crate(src: &str, crates: &[&str]) -> Vec<(String, usize)> {
+    lex(src).into_iter().filter_map(|(t, line)| matches!(&t, Tok::Ident(n) if crates.contains(&n.as_str())).then(|| (format!("{t:?}"), line))).collect()
+}
+
+/// The lab's own bundle (`src/main.rs` and its modules) reads our formats through the core only:
+/// the importers and the course belong to the bundles that need them (`src/bin/…`), so the first
+/// download cannot link them by accident.
+#[test]
+fn the_labs_own_bundle_names_neither_the_importers_nor_the_course() {
+    let main = parse_root(&std::fs::read_to_string(root().join("src/main.rs")).unwrap());
+    let mut problems = Vec::new();
+    let mut read = 0;
+    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/")) {
+        let rel = &file["src/".len()..];
+        let unit = module_path(rel);
+        if !(rel == "main.rs" || unit.first().is_some_and(|m| main.modules.contains(m))) {
+            continue; // a page's own file (src/bin/…, src/bench.rs)
+        }
+        read += 1;
+        for (name, line) in names_crate(&std::fs::read_to_string(root().join(&file)).unwrap(), &["tracelab_peers", "tracelab_course"]) {
+            problems.push(format!("{file}:{line}: {name}: the lab's first download would link it; hand the work to its second bundle (src/convert.rs)"));
+        }
+    }
+    assert!(read >= 20, "read only {read} of the lab's files");
+    assert!(problems.is_empty(), "the lab's own bundle:\n  {}", problems.join("\n  "));
+    assert_eq!(names_crate("// tracelab_peers\nuse tracelab_peers::import;\n", &["tracelab_peers"]).len(), 1);
 }
