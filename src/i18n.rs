@@ -11,7 +11,8 @@ pub fn browser_lang() -> Lang {
         .unwrap_or_default()
 }
 
-/// Every key the page uses, in English and Chinese. A unit test checks that none is missing.
+/// Every key the page uses, in English and Chinese. The workspace tidy (`xtask/src/tidy.rs`)
+/// checks that every key the lab asks for is here, in both languages.
 pub const STRINGS: &[(&str, &str, &str)] = &[
     ("title", "Trace Lab", "Trace Lab 追踪实验室"),
     ("subtitle", "Step through an LLM-serving trace and watch every latency figure recompute.", "逐行查看一次大模型服务的请求记录，看每个时延指标如何重新计算。"),

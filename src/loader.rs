@@ -1,8 +1,7 @@
 //! Moving bytes into the core: fetching a built-in sample, reading an uploaded file. Parsing is
 //! the core's; this module only fetches and reads.
 
-use tracelab_core::import::handoff::Received;
-use tracelab_core::import::{self, ImportedTrace};
+use tracelab_core::handoff::{self, ImportedTrace, Received};
 use tracelab_core::{parse::parse_trace, Trace};
 use wasm_bindgen::JsCast;
 
@@ -45,12 +44,12 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
     let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
     // Our own formats are read here; any other file goes to the importers' bundle, fetched the
     // first time one is needed.
-    if import::is_ours(&text) {
+    if handoff::is_ours(&text) {
         let trace = parse_trace(&name, &text).map_err(|e| e.to_string())?;
         return Ok(Upload::Traces(name, vec![ImportedTrace { label: String::new(), trace }]));
     }
     let handed = crate::convert::call("import_upload", &[&name, &text]).await?;
-    match import::handoff::receive(&name, &handed).map_err(|e| e.to_string())? {
+    match handoff::receive(&name, &handed).map_err(|e| e.to_string())? {
         Received::Summary => Ok(Upload::Summary(name, text)),
         Received::Traces(traces) => Ok(Upload::Traces(name, traces)),
     }

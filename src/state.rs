@@ -235,7 +235,7 @@ impl Lab {
             Ok(json) => crate::convert::call("attach_summary", &[file, text, &json.to_string()]).await,
             Err(e) => Err(e.to_string()),
         }
-        .and_then(|line| tracelab_core::import::handoff::received_header(file, &line).map_err(|e| e.to_string()));
+        .and_then(|line| tracelab_core::handoff::received_header(file, &line).map_err(|e| e.to_string()));
         // Another trace opened meanwhile: this answer is about one that is gone.
         if !self.loaded.with_untracked(|l| l.as_ref().is_some_and(|l| Arc::ptr_eq(&l.trace, &current.trace))) {
             return;

@@ -1,7 +1,7 @@
 //! The peer-file loader (detection, every importer, the summary readers), from raw bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use tracelab_core::import;
+use tracelab_peers::import;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(imported) = import::load_any_bytes("fuzz", data) {

@@ -1,7 +1,7 @@
 //! For a trace imported from vLLM, AIPerf, guidellm or LLMPerf: what the tool said, what we get
 //! recomputing with the tool's own method, and the same figure under the lesson's definitions —
 //! side by side, so a learner sees exactly what moves and why. The table is the core's
-//! (`export::peer_table`), computed in the importers' bundle (`crate::convert`) and shown as is.
+//! (`tracelab_peers::table::peer_table`), computed in the importers' bundle (`crate::convert`) and shown as is.
 
 use std::sync::Arc;
 

@@ -310,6 +310,11 @@ fn absent(dir: &Path, manifest: &[Fixture]) -> Vec<String> {
 }
 
 /// The folder the tests read the fixtures from, filled when it is the cache; see the module docs.
+/// The folder every test reads the real fixtures from (passed on as `TRACELAB_FIXTURES`).
+pub fn folder() -> Result<PathBuf, String> {
+    ensure(&crate::process::root(), &crate::process::cache_dir())
+}
+
 pub fn ensure(root: &Path, cache: &Path) -> Result<PathBuf, String> {
     let manifest = parse(MANIFEST)?;
     let given = std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()).map(PathBuf::from);

@@ -27,7 +27,7 @@ pub mod export;
 pub mod figure;
 pub mod format;
 pub mod gpu_beside;
-pub mod import;
+pub mod handoff;
 pub mod index;
 pub mod lag;
 pub mod metrics;

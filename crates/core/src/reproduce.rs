@@ -335,7 +335,7 @@ fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
 
 /// First start → last end over the complete successes of the measured phase, in seconds: the
 /// duration AIPerf divides its throughputs by.
-pub(crate) fn success_span_s(trace: &Trace) -> Option<f64> {
+pub fn success_span_s(trace: &Trace) -> Option<f64> {
     Samples::of(trace, Over::Successes, false).success_span_s
 }
 

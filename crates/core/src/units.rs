@@ -1,7 +1,7 @@
 //! Every unit conversion a page shows, in one place: seconds and milliseconds (to the
 //! microsecond a trace keeps), a number a learner typed as a time, percentages and shares, bytes
-//! and megabytes. The lab and its pages convert no unit themselves (`tests/tidy_view.rs` at the
-//! workspace root checks that), so a value typed in one box and one read from a file compare the
+//! and megabytes. The lab and its pages convert no unit themselves (the workspace tidy's
+//! `xtask/src/tidy/view.rs` checks that), so a value typed in one box and one read from a file compare the
 //! same way everywhere.
 
 use crate::text::Text;

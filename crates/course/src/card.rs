@@ -11,8 +11,12 @@ use tracelab_core::settings::{FailureDenominator, Settings};
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::{Trace, GPU_UNSUPPORTED};
 
+use serde_json::Value;
+
 use crate::{CARD_KIND, t};
-use crate::json::read_export;
+
+use crate::json::{read_export, Found, Locate};
+use crate::locate::{leaf, list, object, string};
 
 /// One figure on the learner's card, written out so someone else can recompute it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -338,7 +342,7 @@ impl MetricCard {
     /// Reads [`MetricCard::to_json`]'s file. Missing fields are empty; a wrong type is an error
     /// naming the field; nothing panics.
     pub fn from_json(text: &str) -> Result<MetricCard, ParseError> {
-        read_export(text, CARD_KIND, "metric card")
+        read_export(text, CARD_KIND, "metric card", locate_card)
     }
 }
 
@@ -399,4 +403,20 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
         }
     }
     parts.join(" · ")
+}
+
+fn card_result(v: &Value, p: &str) -> Found {
+    let fields: Vec<(&str, bool, Locate)> = ["key", "name", "value", "numerator", "denominator", "unit", "method"]
+        .into_iter()
+        .map(|f| (f, false, string as Locate))
+        .collect();
+    object(v, p, &fields, false)
+}
+
+/// Names the field that stops a card file from being read (see `locate.rs`).
+pub(crate) fn locate_card(v: &Value, p: &str) -> Found {
+    let mut fields: Vec<(&str, bool, Locate)> =
+        vec![("lang", false, leaf::<Lang>), ("results", false, |v, p| list(v, p, card_result))];
+    fields.extend(MetricCard::FIELDS.iter().filter(|f| **f != "results").map(|f| (*f, false, string as Locate)));
+    object(v, p, &fields, false)
 }

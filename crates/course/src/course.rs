@@ -1,19 +1,16 @@
 //! The course file, `lessons/course.json`: lessons, the lab steps they drive, the self-check, the card's field help, and looking things up in it.
 
-use std::collections::BTreeMap;
-
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use tracelab_core::error::ParseError;
-use tracelab_core::settings::{Settings, PAIR_KEYS};
+use tracelab_core::settings::Settings;
 use tracelab_core::text::Text;
 use tracelab_core::trace::Header;
 
 use crate::COURSE_VERSION;
-use crate::exercise::Exercise;
-use crate::json::{from_value, json_error, json_kind};
+use crate::exercise::{Exercise, Pairs};
+use crate::json::{from_value, json_error};
 use crate::locate;
 
 /// `lessons/course.json`: the lessons in order, the self-check and the metric card's help.
@@ -94,68 +91,6 @@ pub struct CardFieldHelp {
     pub id: String,
     pub help: Text,
 }
-
-/// Settings as the short `key: value` pairs of [`Settings::to_pairs`]. In JSON a value may be
-/// written as a string (`"0.5"`, `"le"`) or a number (`0.5`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-#[serde(transparent)]
-pub struct Pairs(pub BTreeMap<String, String>);
-
-impl Pairs {
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(String::as_str)
-    }
-
-    /// These pairs with `over` on top.
-    pub fn merged(&self, over: &Pairs) -> Pairs {
-        let mut out = self.0.clone();
-        out.extend(over.0.iter().map(|(k, v)| (k.clone(), v.clone())));
-        Pairs(out)
-    }
-
-    /// What is wrong with these pairs: unknown keys and refused values.
-    pub fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for (key, value) in self.iter() {
-            if !PAIR_KEYS.contains(&key) {
-                out.push(format!("unknown setting `{key}` (known: {})", PAIR_KEYS.join(", ")));
-            } else if !Settings::default().apply_pairs([(key, value)]).is_empty() {
-                out.push(format!("setting `{key}` cannot be `{value}`"));
-            }
-        }
-        out
-    }
-}
-
-impl<'de> Deserialize<'de> for Pairs {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Pairs, D::Error> {
-        let map = BTreeMap::<String, Value>::deserialize(d)?;
-        let mut out = BTreeMap::new();
-        for (key, value) in map {
-            let text = match value {
-                Value::String(s) => s,
-                Value::Number(n) => n.to_string(),
-                other => {
-                    return Err(D::Error::custom(format!(
-                        "setting `{key}` must be a string or a number, found {}",
-                        json_kind(&other)
-                    )))
-                }
-            };
-            out.insert(key, text);
-        }
-        Ok(Pairs(out))
-    }
-}
-
 
 /// The settings a step or an exercise asks for on a sample: the sample's own (its header's
 /// threshold, window, cost and SLO), then `pairs` on top. An unknown key or a refused value is an

@@ -1,10 +1,16 @@
 //! Exercises as `course.json` writes them: the kinds (number, choice, ratio parts, free text) and their fields, each kind checked for the fields it may have.
 
-use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use tracelab_core::settings::{Settings, PAIR_KEYS};
 use tracelab_core::text::Text;
 
-use crate::course::Pairs;
+use crate::json::json_kind;
+
 
 /// One exercise. In JSON its `kind` says which fields follow (see [`ExerciseKind`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -290,5 +296,66 @@ impl From<Exercise> for RawExercise {
             }
         }
         r
+    }
+}
+
+/// Settings as the short `key: value` pairs of [`Settings::to_pairs`]. In JSON a value may be
+/// written as a string (`"0.5"`, `"le"`) or a number (`0.5`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(transparent)]
+pub struct Pairs(pub BTreeMap<String, String>);
+
+impl Pairs {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// These pairs with `over` on top.
+    pub fn merged(&self, over: &Pairs) -> Pairs {
+        let mut out = self.0.clone();
+        out.extend(over.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Pairs(out)
+    }
+
+    /// What is wrong with these pairs: unknown keys and refused values.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (key, value) in self.iter() {
+            if !PAIR_KEYS.contains(&key) {
+                out.push(format!("unknown setting `{key}` (known: {})", PAIR_KEYS.join(", ")));
+            } else if !Settings::default().apply_pairs([(key, value)]).is_empty() {
+                out.push(format!("setting `{key}` cannot be `{value}`"));
+            }
+        }
+        out
+    }
+}
+
+impl<'de> Deserialize<'de> for Pairs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Pairs, D::Error> {
+        let map = BTreeMap::<String, Value>::deserialize(d)?;
+        let mut out = BTreeMap::new();
+        for (key, value) in map {
+            let text = match value {
+                Value::String(s) => s,
+                Value::Number(n) => n.to_string(),
+                other => {
+                    return Err(D::Error::custom(format!(
+                        "setting `{key}` must be a string or a number, found {}",
+                        json_kind(&other)
+                    )))
+                }
+            };
+            out.insert(key, text);
+        }
+        Ok(Pairs(out))
     }
 }

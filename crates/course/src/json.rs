@@ -5,8 +5,20 @@ use serde_json::Value;
 
 use tracelab_core::error::ParseError;
 
-use crate::locate;
-use crate::{MAX_IMPORT_BYTES, PROGRESS_KIND};
+use crate::MAX_IMPORT_BYTES;
+
+/// Where a value fails: its path (`lessons[2].exercises[0].answer`) and why.
+pub(crate) type Found = Option<(String, String)>;
+pub(crate) type Locate = fn(&Value, &str) -> Found;
+
+/// serde's message without serde_json's position.
+pub(crate) fn clean(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message,
+    }
+}
 
 /// A JSON syntax error, with its line and column.
 pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> ParseError {
@@ -23,14 +35,14 @@ pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> ParseError {
     }
 }
 
-/// Deserialises `value`; on failure, `locate` names the field at fault (see [`locate`]).
-pub(crate) fn from_value<T: for<'de> Deserialize<'de>>(value: Value, locate: locate::Locate, file: &str) -> Result<T, ParseError> {
+/// Deserialises `value`; on failure, `locate` names the field at fault (see `locate.rs`).
+pub(crate) fn from_value<T: for<'de> Deserialize<'de>>(value: Value, locate: Locate, file: &str) -> Result<T, ParseError> {
     // From an owned value, as `parse/jsonl.rs` does, so the browser's download holds one kind of
     // deserializer for these types.
     match serde_json::from_value::<T>(value.clone()) {
         Ok(t) => Ok(t),
         Err(e) => {
-            let (path, message) = locate(&value, "").unwrap_or_else(|| (String::new(), locate::clean(&e)));
+            let (path, message) = locate(&value, "").unwrap_or_else(|| (String::new(), clean(&e)));
             let error = ParseError::new(message).in_file(file);
             Err(if path.is_empty() { error } else { error.field(path) })
         }
@@ -38,8 +50,8 @@ pub(crate) fn from_value<T: for<'de> Deserialize<'de>>(value: Value, locate: loc
 }
 
 /// Reads a JSON file the lab exported (progress, card): size, emptiness and `kind` checked, then
-/// deserialised with the failing field named.
-pub(crate) fn read_export<T: for<'de> Deserialize<'de>>(text: &str, kind: &str, file: &str) -> Result<T, ParseError> {
+/// deserialised with the failing field named by `locate`.
+pub(crate) fn read_export<T: for<'de> Deserialize<'de>>(text: &str, kind: &str, file: &str, locate: Locate) -> Result<T, ParseError> {
     if text.len() > MAX_IMPORT_BYTES {
         return Err(ParseError::new(format!("the file is larger than {} MiB", MAX_IMPORT_BYTES / (1024 * 1024))).in_file(file));
     }
@@ -65,7 +77,6 @@ pub(crate) fn read_export<T: for<'de> Deserialize<'de>>(text: &str, kind: &str, 
         }
         None => return Err(ParseError::new("missing").field("version").in_file(file)),
     }
-    let locate: locate::Locate = if kind == PROGRESS_KIND { locate::progress } else { locate::card };
     from_value(value, locate, file)
 }
 

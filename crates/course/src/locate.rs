@@ -6,25 +6,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use tracelab_core::text::Lang;
-
-use crate::card::MetricCard;
 use crate::exercise::Exercise;
 use crate::feedback::Answer;
-use crate::json::json_kind;
-
-/// Where a value fails: its path (`lessons[2].exercises[0].answer`) and why.
-pub(crate) type Found = Option<(String, String)>;
-pub(crate) type Locate = fn(&Value, &str) -> Found;
-
-/// serde's message without serde_json's position.
-pub(crate) fn clean(e: &serde_json::Error) -> String {
-    let message = e.to_string();
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message,
-    }
-}
+use crate::json::{clean, json_kind, Found, Locate};
 
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
@@ -35,25 +19,25 @@ fn join(path: &str, key: &str) -> String {
 }
 
 /// A part read with its own type.
-fn leaf<T: DeserializeOwned>(v: &Value, path: &str) -> Found {
+pub(crate) fn leaf<T: DeserializeOwned>(v: &Value, path: &str) -> Found {
     serde_json::from_value::<T>(v.clone()).err().map(|e| (path.to_string(), clean(&e)))
 }
 
-fn list(v: &Value, path: &str, item: Locate) -> Found {
+pub(crate) fn list(v: &Value, path: &str, item: Locate) -> Found {
     match v {
         Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| item(x, &format!("{path}[{i}]"))),
         _ => leaf::<Vec<Value>>(v, path),
     }
 }
 
-fn map(v: &Value, path: &str, item: Locate) -> Found {
+pub(crate) fn map(v: &Value, path: &str, item: Locate) -> Found {
     match v {
         Value::Object(entries) => entries.iter().find_map(|(k, x)| item(x, &join(path, k))),
         _ => leaf::<std::collections::BTreeMap<String, Value>>(v, path),
     }
 }
 
-fn optional(v: &Value, path: &str, inner: Locate) -> Found {
+pub(crate) fn optional(v: &Value, path: &str, inner: Locate) -> Found {
     if v.is_null() {
         None
     } else {
@@ -62,7 +46,7 @@ fn optional(v: &Value, path: &str, inner: Locate) -> Found {
 }
 
 /// An object with these fields (name, required, how to read it); `strict` refuses others.
-fn object(v: &Value, path: &str, fields: &[(&str, bool, Locate)], strict: bool) -> Found {
+pub(crate) fn object(v: &Value, path: &str, fields: &[(&str, bool, Locate)], strict: bool) -> Found {
     let Value::Object(o) = v else {
         return Some((path.to_string(), format!("expected an object, found {}", json_kind(v))));
     };
@@ -79,10 +63,10 @@ fn object(v: &Value, path: &str, fields: &[(&str, bool, Locate)], strict: bool) 
     })
 }
 
-fn string(v: &Value, p: &str) -> Found {
+pub(crate) fn string(v: &Value, p: &str) -> Found {
     leaf::<String>(v, p)
 }
-fn opt_string(v: &Value, p: &str) -> Found {
+pub(crate) fn opt_string(v: &Value, p: &str) -> Found {
     leaf::<Option<String>>(v, p)
 }
 fn text(v: &Value, p: &str) -> Found {
@@ -100,7 +84,7 @@ fn pairs(v: &Value, p: &str) -> Found {
 fn opt_pairs(v: &Value, p: &str) -> Found {
     optional(v, p, pairs)
 }
-fn strings(v: &Value, p: &str) -> Found {
+pub(crate) fn strings(v: &Value, p: &str) -> Found {
     list(v, p, string)
 }
 
@@ -227,7 +211,7 @@ fn exercise(v: &Value, p: &str) -> Found {
     object(v, p, &fields, true).or_else(|| leaf::<Exercise>(v, p))
 }
 
-fn answer(v: &Value, p: &str) -> Found {
+pub(crate) fn answer(v: &Value, p: &str) -> Found {
     let fields: [(&str, bool, Locate); 8] = [
         ("kind", true, string),
         ("value", false, leaf::<Option<f64>>),
@@ -239,42 +223,4 @@ fn answer(v: &Value, p: &str) -> Found {
         ("checked", false, |v, p| optional(v, p, strings)),
     ];
     object(v, p, &fields, false).or_else(|| leaf::<Answer>(v, p))
-}
-
-pub(crate) fn progress(v: &Value, p: &str) -> Found {
-    object(
-        v,
-        p,
-        &[
-            ("lesson", false, opt_string),
-            ("notes", false, |v, p| map(v, p, string)),
-            (
-                "answers",
-                false,
-                |v, p| {
-                    map(v, p, |v, p| {
-                        object(v, p, &[("answer", true, answer), ("correct", true, leaf::<bool>), ("tries", false, leaf::<u32>)], false)
-                    })
-                },
-            ),
-            ("self_check", false, strings),
-            ("card", false, |v, p| optional(v, p, card)),
-        ],
-        false,
-    )
-}
-
-fn card_result(v: &Value, p: &str) -> Found {
-    let fields: Vec<(&str, bool, Locate)> = ["key", "name", "value", "numerator", "denominator", "unit", "method"]
-        .into_iter()
-        .map(|f| (f, false, string as Locate))
-        .collect();
-    object(v, p, &fields, false)
-}
-
-pub(crate) fn card(v: &Value, p: &str) -> Found {
-    let mut fields: Vec<(&str, bool, Locate)> =
-        vec![("lang", false, leaf::<Lang>), ("results", false, |v, p| list(v, p, card_result))];
-    fields.extend(MetricCard::FIELDS.iter().filter(|f| **f != "results").map(|f| (*f, false, string as Locate)));
-    object(v, p, &fields, false)
 }

@@ -5,7 +5,8 @@ use tracelab_core::metrics::Metrics;
 use tracelab_core::text::Lang;
 use tracelab_core::trace::Trace;
 
-use crate::course::{Pairs, settings_for};
+use crate::course::settings_for;
+use crate::exercise::Pairs;
 use crate::exercise::{Exercise, ExerciseKind};
 
 /// What a figure is measured in, for checking an exercise's unit.

@@ -9,7 +9,11 @@ use tracelab_core::error::ParseError;
 use crate::card::MetricCard;
 use crate::course::Course;
 use crate::feedback::{Answer, Feedback};
-use crate::json::read_export;
+use serde_json::Value;
+
+use crate::card::locate_card;
+use crate::json::{read_export, Found};
+use crate::locate::{answer, leaf, map, object, opt_string, optional, string, strings};
 use crate::PROGRESS_KIND;
 
 /// The learner's last answer to one exercise.
@@ -103,6 +107,30 @@ impl Progress {
     /// Reads [`Progress::to_json`]'s file. Missing fields are empty; unknown ones are ignored; a
     /// corrupt file is an error naming the field (`answers.t1-p95.answer.value`); nothing panics.
     pub fn from_json(text: &str) -> Result<Progress, ParseError> {
-        read_export(text, PROGRESS_KIND, "progress")
+        read_export(text, PROGRESS_KIND, "progress", locate_progress)
     }
+}
+
+/// Names the field that stops a progress file from being read (see `locate.rs`).
+fn locate_progress(v: &Value, p: &str) -> Found {
+    object(
+        v,
+        p,
+        &[
+            ("lesson", false, opt_string),
+            ("notes", false, |v, p| map(v, p, string)),
+            (
+                "answers",
+                false,
+                |v, p| {
+                    map(v, p, |v, p| {
+                        object(v, p, &[("answer", true, answer), ("correct", true, leaf::<bool>), ("tries", false, leaf::<u32>)], false)
+                    })
+                },
+            ),
+            ("self_check", false, strings),
+            ("card", false, |v, p| optional(v, p, locate_card)),
+        ],
+        false,
+    )
 }

@@ -8,7 +8,8 @@ use tracelab_core::trace::Trace;
 
 use crate::card::MetricCard;
 use crate::CORE_OPTION;
-use crate::course::{Course, Pairs, settings_for};
+use crate::course::{Course, settings_for};
+use crate::exercise::Pairs;
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::markdown::markers;
 use crate::metric::{AnswerUnit, LessonMetric, answer_key, computed};

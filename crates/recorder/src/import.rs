@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use tracelab_core::import::{self, Imported};
+use tracelab_peers::import::{self, Imported};
 use tracelab_core::{format, parse::parse_jsonl, write, Outcome, Phase, Trace};
 
 const AFTER_HELP: &str = "\

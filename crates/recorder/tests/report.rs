@@ -175,7 +175,7 @@ fn a_closed_pipe_ends_every_printing_subcommand_quietly() {
     let (rerun, base) = (rerun.to_str().unwrap(), base.to_str().unwrap());
     let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
     let (probe, imported) = (out("probe.jsonl"), out("imported.jsonl"));
-    let peer = repo("crates/core/tests/data/constructed/vllm_bench_serve_with_failures.json");
+    let peer = repo("crates/peers/tests/data/constructed/vllm_bench_serve_with_failures.json");
     let peer = peer.to_str().unwrap();
     // `record` and `merge` print their summary through the same writer, after their trace is
     // written; they need a server or shards, so their own suites cover them.

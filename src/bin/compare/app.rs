@@ -2,104 +2,14 @@
 //! table and the chart. `?base=…&new=…&lang=…` opens it on two samples (the lab's "Compare with…").
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use tracelab_core::compare::{Bootstrap, Report, Run};
-use tracelab_core::{import, parse::parse_trace, Lang, Settings, Trace};
+use tracelab_core::{Lang, Settings};
 use wasm_bindgen::JsCast;
 
 use crate::chart::TtftChart;
+use crate::page::{query, Compared, Loaded, Page, SAMPLES};
 use crate::table::{ContractView, DiffTable};
 use crate::words::w;
-
-/// The samples a learner can compare (the first three are the lesson's compare set).
-pub const SAMPLES: [&str; 6] = [
-    "baseline-a.jsonl",
-    "baseline-rerun.jsonl",
-    "baseline-slower.jsonl",
-    "ten-requests.jsonl",
-    "ten-requests.csv",
-    "streaming-example.jsonl",
-];
-
-/// One loaded trace and where it came from.
-#[derive(Clone, PartialEq)]
-pub struct Loaded {
-    pub name: String,
-    pub trace: Trace,
-}
-
-/// Everything the views show, computed once per pair of traces by the core.
-#[derive(Clone, PartialEq)]
-pub struct Compared {
-    pub report: Report,
-    pub base_ttft_ms: Vec<f64>,
-    pub new_ttft_ms: Vec<f64>,
-    pub settings: Settings,
-}
-
-#[derive(Clone, Copy)]
-pub struct Page {
-    pub lang: RwSignal<Lang>,
-    pub base: RwSignal<Option<Loaded>>,
-    pub new: RwSignal<Option<Loaded>>,
-    pub error: RwSignal<Option<String>>,
-}
-
-fn query(key: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(key).filter(|v| !v.is_empty())
-}
-
-async fn fetch_sample(name: &str) -> Result<Trace, String> {
-    if !SAMPLES.contains(&name) {
-        return Err(format!("{name}: not one of the lab's samples"));
-    }
-    let path = format!("../samples/{name}");
-    let response = gloo_net::http::Request::get(&path).send().await.map_err(|e| format!("{path}: {e}"))?;
-    if !response.ok() {
-        return Err(format!("{path}: HTTP {}", response.status()));
-    }
-    let text = response.text().await.map_err(|e| format!("{path}: {e}"))?;
-    parse_trace(name, &text).map_err(|e| e.to_string())
-}
-
-async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
-    let name = file.name();
-    let text = wasm_bindgen_futures::JsFuture::from(file.text())
-        .await
-        .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
-    let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
-    let imported = import::load_any(&name, &text).map_err(|e| e.to_string())?;
-    let first = imported.traces.into_iter().next().ok_or_else(|| format!("{name}: no trace in this file"))?;
-    Ok(Loaded { name, trace: first.trace })
-}
-
-impl Page {
-    fn load_sample(self, slot: RwSignal<Option<Loaded>>, name: String) {
-        spawn_local(async move {
-            match fetch_sample(&name).await {
-                Ok(trace) => {
-                    self.error.set(None);
-                    slot.set(Some(Loaded { name, trace }));
-                }
-                // A bad load leaves what was loaded before.
-                Err(e) => self.error.set(Some(e)),
-            }
-        });
-    }
-
-    fn load_file(self, slot: RwSignal<Option<Loaded>>, file: web_sys::File) {
-        spawn_local(async move {
-            match read_file(file).await {
-                Ok(loaded) => {
-                    self.error.set(None);
-                    slot.set(Some(loaded));
-                }
-                Err(e) => self.error.set(Some(e)),
-            }
-        });
-    }
-}
 
 /// The core's comparison: both runs judged with the base's settings (window and cost their own).
 fn compare(base: &Loaded, new: &Loaded) -> Compared {

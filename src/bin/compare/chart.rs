@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use tracelab_core::format::{percentile_label, round_to};
 use tracelab_core::units;
 
-use crate::app::{Compared, Page};
+use crate::page::{Compared, Page};
 use crate::words::w;
 
 const W: f64 = 640.0;

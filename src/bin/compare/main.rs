@@ -4,6 +4,7 @@
 
 mod app;
 mod chart;
+mod page;
 mod table;
 mod words;
 

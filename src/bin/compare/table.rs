@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use tracelab_core::compare::{ContractStatus, Judgement};
 use tracelab_core::format::number_in_unit;
 
-use crate::app::{Compared, Page};
+use crate::page::{Compared, Page};
 use crate::words::w;
 
 #[component]

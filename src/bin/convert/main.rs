@@ -5,8 +5,8 @@
 
 use std::cell::RefCell;
 
-use tracelab_core::export::{self, ExportRequest};
-use tracelab_core::import::handoff;
+use tracelab_core::export::ExportRequest;
+use tracelab_peers::{handoff, table};
 use tracelab_core::{Lang, Settings, Trace};
 use wasm_bindgen::prelude::*;
 
@@ -53,7 +53,7 @@ pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
     let settings: Settings = read("settings", settings)?;
     let lang: Lang = read("language", lang)?;
     PEER_TRACE.with(|p| match &*p.borrow() {
-        Some((k, trace)) if k == key => serde_json::to_string(&export::peer_table(trace, &settings, lang)).map_err(|e| e.to_string()),
+        Some((k, trace)) if k == key => serde_json::to_string(&table::peer_table(trace, &settings, lang)).map_err(|e| e.to_string()),
         _ => Err("the peer panel lost its trace; reload the page".to_string()),
     })
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use tracelab_core::{Lang, Metrics, Settings, Text, Trace};
 use wasm_bindgen::JsCast;
 
-use crate::app::use_page;
+use crate::page::use_page;
 use crate::words::w;
 
 /// What the lab in the frame shows now, asked of the lab itself (`window.tracelabSnapshot()`,

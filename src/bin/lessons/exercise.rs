@@ -11,7 +11,7 @@ use tracelab_course::{
 };
 use tracelab_core::format::trim_num;
 
-use crate::app::use_page;
+use crate::page::use_page;
 use crate::words::w;
 
 #[component]

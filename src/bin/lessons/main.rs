@@ -8,6 +8,7 @@ mod download;
 mod app;
 mod card;
 mod exercise;
+mod page;
 mod words;
 
 fn main() {

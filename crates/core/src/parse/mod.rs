@@ -61,19 +61,19 @@ pub fn parse_trace_bytes(file: &str, bytes: &[u8]) -> Result<Trace, ParseError> 
 /// A binary file (an image, an archive) renamed to `.jsonl` or `.csv`: NUL bytes near the start,
 /// or bytes that are not UTF-8 (a lossy read turns them into U+FFFD) at the very start or
 /// several times in the first kilobyte. One stray replacement character in text is not enough.
-pub(crate) fn not_text(text: &str) -> Option<ParseError> {
+pub fn not_text(text: &str) -> Option<ParseError> {
     let head: String = text.chars().take(1024).collect();
     let replaced = head.chars().filter(|&c| c == '\u{FFFD}').count();
     (head.contains('\0') || head.starts_with('\u{FFFD}') || replaced >= 4).then(|| binary_error(head.as_bytes()))
 }
 
 /// Raw bytes that are not text: NULs in the first kilobyte, or UTF-8 broken at the first byte.
-pub(crate) fn bytes_not_text(bytes: &[u8], valid_up_to: usize) -> bool {
+pub fn bytes_not_text(bytes: &[u8], valid_up_to: usize) -> bool {
     valid_up_to == 0 || bytes[..bytes.len().min(1024)].contains(&0)
 }
 
 /// The same answer for raw bytes that are not UTF-8 near the start.
-pub(crate) fn binary_error(head: &[u8]) -> ParseError {
+pub fn binary_error(head: &[u8]) -> ParseError {
     let kind = if head.starts_with(b"\x89PNG") || head.starts_with("\u{FFFD}PNG".as_bytes()) {
         " (it starts like a PNG image)"
     } else if head.starts_with(b"PK\x03\x04") {

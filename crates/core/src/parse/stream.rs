@@ -84,7 +84,7 @@ impl From<io::Error> for StreamError {
 const HEAD_BYTES: usize = 4096;
 
 /// Whether the file is a Trace Lab JSON Lines trace that [`read`] reads exactly as the
-/// whole-file reader (`import::load_any_bytes`) would: its first non-blank line is a complete
+/// whole-file reader (`tracelab_peers::import::load_any_bytes`) would: its first non-blank line is a complete
 /// JSON object with a `kind`, and its start is text. Anything else (a peer tool's file, the
 /// classroom CSV, a broken first record, a binary file) is left to the whole-file reader. Reads
 /// the start of `reader` and rewinds it.
@@ -127,7 +127,7 @@ fn first_record(head: &[u8], at_eof: bool) -> Option<&[u8]> {
 }
 
 fn head_is_ours(head: &[u8], at_eof: bool) -> bool {
-    // `import::load_any_bytes` calls a file with a NUL in its first kilobyte binary.
+    // `tracelab_peers::import::load_any_bytes` calls a file with a NUL in its first kilobyte binary.
     if head[..head.len().min(1024)].contains(&0) {
         return false;
     }

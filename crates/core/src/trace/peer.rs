@@ -430,7 +430,7 @@ pub struct PeerValue {
 
 impl PeerFigure {
     /// A single value the tool wrote (a count, a rate), recomputable exactly.
-    pub(crate) fn exact_value(tool_key: String, quantity: Quantity, value: f64, unit: PeerUnit, how: impl Into<String>) -> PeerFigure {
+    pub fn exact_value(tool_key: String, quantity: Quantity, value: f64, unit: PeerUnit, how: impl Into<String>) -> PeerFigure {
         PeerFigure {
             tool_key,
             quantity,
@@ -449,7 +449,7 @@ impl PeerFigure {
     }
 
     /// A figure the file does not let us recompute, with the reason.
-    pub(crate) fn not_reproducible(
+    pub fn not_reproducible(
         tool_key: String,
         quantity: Quantity,
         stat: Stat,

@@ -1,0 +1,86 @@
+//! Running commands: the workspace's root, cargo, a command echoed and checked, a command's
+//! output, PATH, the per-user cache and Debian packages.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::Result;
+
+pub(crate) fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+pub(crate) fn cargo() -> String {
+    env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+pub(crate) fn cargo_bin_dir() -> PathBuf {
+    let home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cargo"));
+    home.join("bin")
+}
+
+/// Runs a command, echoing it, and fails with its exit status.
+pub(crate) fn run(cmd: &mut Command) -> Result {
+    eprintln!("xtask: $ {}", describe(cmd));
+    let status = cmd.status().map_err(|e| format!("could not start `{}`: {e}", describe(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({status})", describe(cmd)))
+    }
+}
+
+pub(crate) fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// The stdout of a command, or None when it cannot run.
+pub(crate) fn output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Puts `dir` first on this process's PATH (children inherit it).
+pub(crate) fn prepend_path(dir: PathBuf) -> Result {
+    let path = env::var_os("PATH").unwrap_or_default();
+    let mut paths: Vec<PathBuf> = env::split_paths(&path).filter(|p| *p != dir).collect();
+    paths.insert(0, dir);
+    env::set_var("PATH", env::join_paths(paths).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// `${XDG_CACHE_HOME:-~/.cache}/tracelab`: heavy installs, kept outside the clone, keyed by version.
+pub(crate) fn cache_dir() -> PathBuf {
+    match env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cache"),
+    }
+    .join("tracelab")
+}
+
+/// Installs Debian packages (as root, or through `sudo -n`).
+pub(crate) fn apt_install(packages: &[&str]) -> Result {
+    let is_root = output("id", &["-u"]).map(|s| s.trim() == "0").unwrap_or(false);
+    let apt = |args: &[&str]| -> Command {
+        let mut cmd = if is_root {
+            Command::new("apt-get")
+        } else {
+            let mut c = Command::new("sudo");
+            c.arg("-n").arg("apt-get");
+            c
+        };
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        cmd
+    };
+    run(&mut apt(&["update"]))
+        .and_then(|_| run(apt(&["install", "-y", "--no-install-recommends"]).args(packages)))
+        .map_err(|e| format!("{e}\nInstall them by hand: `sudo apt-get install {}`", packages.join(" ")))
+}
