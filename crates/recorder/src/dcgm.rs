@@ -9,12 +9,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
 use tracelab_core::GpuSample;
 
 use crate::clock::Clock;
-use crate::transport::{body_error_class, Body, Options, Protocol, Transport};
+use crate::transport::Transport;
 
 /// The series read: utilisation (%), framebuffer used / free / reserved (MiB).
 const UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
@@ -22,30 +20,10 @@ const FB_USED: &str = "DCGM_FI_DEV_FB_USED";
 const FB_FREE: &str = "DCGM_FI_DEV_FB_FREE";
 const FB_RESERVED: &str = "DCGM_FI_DEV_FB_RESERVED";
 
-/// How long one scrape may take before it is abandoned (that tick then has no sample).
-const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `dcgm=URL[,URL…]` → the node URLs, in order. Errors never echo a URL (it names a host).
 pub fn parse_nodes(list: &str) -> Result<Vec<url::Url>, String> {
-    let mut nodes = Vec::new();
-    for (i, raw) in list.split(',').enumerate() {
-        let raw = raw.trim();
-        if raw.is_empty() {
-            return Err(format!("--gpu dcgm=…: URL number {} is empty; list the exporters as dcgm=URL,URL", i + 1));
-        }
-        let mut url = url::Url::parse(raw).map_err(|_| {
-            format!("--gpu dcgm=…: URL number {} is not a valid URL; expected e.g. http://10.0.0.5:9400/metrics", i + 1)
-        })?;
-        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-            return Err(format!("--gpu dcgm=…: URL number {} must be http:// or https:// with a host", i + 1));
-        }
-        // dcgm-exporter serves /metrics; a bare host:port means that.
-        if url.path() == "/" {
-            url.set_path("/metrics");
-        }
-        nodes.push(url);
-    }
-    Ok(nodes)
+    crate::scrape::parse_urls(list, "--gpu dcgm=…", "list the exporters as dcgm=URL,URL", "http://10.0.0.5:9400/metrics")
 }
 
 /// One GPU's reading from one scrape: (gpu index, util %, used MiB, total MiB).
@@ -116,52 +94,8 @@ fn parse_series(line: &str) -> Option<Series<'_>> {
     Some(Series { name: s.name, gpu, mig_instance, value: s.value })
 }
 
-/// The scrape client: the recorder's own transport (no proxy, bundled TLS roots), so a scrape
-/// shares the recorder's connection policy and its error phrases, which never name the URL.
-struct Scraper {
-    transport: Transport,
-}
-
-fn client() -> Result<Scraper, String> {
-    let options = Options { protocol: Protocol::Negotiated, connect_timeout: Some(SCRAPE_TIMEOUT), ca_cert: None, https: true };
-    Transport::new(&options).map(|transport| Scraper { transport }).map_err(|e| format!("cannot build the DCGM scrape client: {e}"))
-}
-
-/// Caps what one scrape may read: a real exposition is tens of KiB.
-const MAX_EXPOSITION_BYTES: usize = 16 << 20;
-
-async fn scrape(client: &Scraper, url: &url::Url) -> Result<Vec<Reading>, String> {
-    let uri: hyper::Uri = url.as_str().parse().map_err(|_| "has a URL the HTTP client cannot use".to_string())?;
-    let make = || {
-        let mut request = hyper::Request::new(Full::new(Bytes::new()));
-        *request.uri_mut() = uri.clone();
-        let headers = request.headers_mut();
-        headers.insert(hyper::header::USER_AGENT, hyper::header::HeaderValue::from_static(concat!("tracelab/", env!("CARGO_PKG_VERSION"))));
-        headers.insert(hyper::header::ACCEPT, hyper::header::HeaderValue::from_static("text/plain"));
-        request
-    };
-    let fetch = async {
-        let watch = crate::transport::ConnWatch::default();
-        let sent = client.transport.send(make, &watch).await.map_err(|e| describe(e.class))?;
-        let lease = sent.lease;
-        let status = sent.response.status();
-        if !status.is_success() {
-            return Err(format!("answered HTTP {}", status.as_u16()));
-        }
-        let mut body = Body(sent.response.into_body());
-        let mut bytes = Vec::new();
-        while let Some(chunk) = body.chunk().await.map_err(|e| format!("failed: {}", body_error_class(&e)))? {
-            bytes.extend_from_slice(&chunk);
-            if bytes.len() > MAX_EXPOSITION_BYTES {
-                return Err(format!("sent more than {} MiB", MAX_EXPOSITION_BYTES >> 20));
-            }
-        }
-        lease.give_back().await;
-        String::from_utf8(bytes).map_err(|_| "sent a page that is not UTF-8 text".to_string())
-    };
-    let text = tokio::time::timeout(SCRAPE_TIMEOUT, fetch)
-        .await
-        .map_err(|_| format!("did not answer within {} s", SCRAPE_TIMEOUT.as_secs()))??;
+async fn scrape(client: &Transport, url: &url::Url) -> Result<Vec<Reading>, String> {
+    let text = crate::scrape::fetch(client, url).await?;
     let readings = parse_exposition(&text);
     if readings.is_empty() {
         return Err(format!("exports no GPU with {UTIL}, {FB_USED} and {FB_FREE}"));
@@ -169,29 +103,12 @@ async fn scrape(client: &Scraper, url: &url::Url) -> Result<Vec<Reading>, String
     Ok(readings)
 }
 
-/// The transport's fixed phrases never name the URL; a refused connection reads as the tests
-/// and the user expect.
-fn describe(class: &str) -> String {
-    match class {
-        "connection refused" | "could not connect" | "DNS lookup failed" | "address not available" => "refused or unreachable".into(),
-        "connect timed out" | "timed out" => format!("did not answer within {} s", SCRAPE_TIMEOUT.as_secs()),
-        other => format!("failed: {other}"),
-    }
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the DCGM scraper: {e}"))
-}
-
 /// One scrape of every node, off any async runtime the caller is in. Ok: GPUs per node.
 pub fn detect(nodes: &[url::Url]) -> Result<Vec<u32>, String> {
     let nodes = nodes.to_vec();
     std::thread::spawn(move || -> Result<Vec<u32>, String> {
-        let rt = runtime()?;
-        let client = client()?;
+        let rt = crate::scrape::runtime("DCGM")?;
+        let client = crate::scrape::client("DCGM")?;
         nodes
             .iter()
             .enumerate()
@@ -216,9 +133,8 @@ pub fn sample_node(
     stopped: std::sync::mpsc::Receiver<()>,
     sink: std::sync::Arc<dyn Fn(GpuSample) + Send + Sync>,
 ) {
-    let (Ok(rt), Ok(client)) = (runtime(), client()) else { return };
-    let mut next = std::time::Instant::now();
-    loop {
+    let (Ok(rt), Ok(client)) = (crate::scrape::runtime("DCGM"), crate::scrape::client("DCGM")) else { return };
+    crate::scrape::every(interval, &stopped, || {
         // A failed scrape leaves a gap: nothing is carried over or interpolated.
         if let Ok(readings) = rt.block_on(scrape(&client, &url)) {
             let t_ms = clock.now_ms();
@@ -226,12 +142,7 @@ pub fn sample_node(
                 sink(GpuSample { t_ms, node: Some(node), gpu, util_pct, mem_used_mib, mem_total_mib });
             }
         }
-        next += interval;
-        let wait = next.saturating_duration_since(std::time::Instant::now());
-        if !matches!(stopped.recv_timeout(wait), Err(std::sync::mpsc::RecvTimeoutError::Timeout)) {
-            break;
-        }
-    }
+    });
 }
 
 #[cfg(test)]

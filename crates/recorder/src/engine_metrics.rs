@@ -13,17 +13,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
 use tracelab_core::trace::engine::{EngineHistogram, EngineSample, EngineScrape};
 
 use crate::clock::Clock;
-use crate::transport::{body_error_class, Body, ConnWatch, Options, Protocol, Transport};
-
-/// How long one scrape may take before it is abandoned (that tick then has no sample).
-const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
-/// Caps what one scrape may read: a real exposition is tens of KiB (vLLM's ~50 KiB).
-const MAX_EXPOSITION_BYTES: usize = 16 << 20;
 
 /// One engine's names for the common signals.
 struct Names {
@@ -198,72 +190,9 @@ fn split_histogram_part<'a>(name: &'a str, wanted: &[&str]) -> (&'a str, Part) {
     (name, Part::Value)
 }
 
-/// `URL[,URL…]` → the endpoint URLs, in order (a bare host:port means `/metrics`). Errors never
-/// echo a URL (it names a host).
+/// `URL[,URL…]` → the endpoint URLs, in order. Errors never echo a URL (it names a host).
 pub fn parse_sources(list: &str) -> Result<Vec<url::Url>, String> {
-    let mut sources = Vec::new();
-    for (i, raw) in list.split(',').enumerate() {
-        let raw = raw.trim();
-        if raw.is_empty() {
-            return Err(format!("--server-metrics: URL number {} is empty; list the endpoints as URL,URL", i + 1));
-        }
-        let mut url = url::Url::parse(raw).map_err(|_| {
-            format!("--server-metrics: URL number {} is not a valid URL; expected e.g. http://localhost:8000/metrics", i + 1)
-        })?;
-        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-            return Err(format!("--server-metrics: URL number {} must be http:// or https:// with a host", i + 1));
-        }
-        if url.path() == "/" {
-            url.set_path("/metrics");
-        }
-        sources.push(url);
-    }
-    Ok(sources)
-}
-
-fn client() -> Result<Transport, String> {
-    let options = Options { protocol: Protocol::Negotiated, connect_timeout: Some(SCRAPE_TIMEOUT), ca_cert: None, https: true };
-    Transport::new(&options).map_err(|e| format!("cannot build the engine-metrics scrape client: {e}"))
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the engine-metrics scraper: {e}"))
-}
-
-async fn fetch(client: &Transport, url: &url::Url) -> Result<String, String> {
-    let uri: hyper::Uri = url.as_str().parse().map_err(|_| "has a URL the HTTP client cannot use".to_string())?;
-    let make = || {
-        let mut request = hyper::Request::new(Full::new(Bytes::new()));
-        *request.uri_mut() = uri.clone();
-        let headers = request.headers_mut();
-        headers.insert(hyper::header::USER_AGENT, hyper::header::HeaderValue::from_static(concat!("tracelab/", env!("CARGO_PKG_VERSION"))));
-        headers.insert(hyper::header::ACCEPT, hyper::header::HeaderValue::from_static("text/plain"));
-        headers.insert(hyper::header::ACCEPT_ENCODING, hyper::header::HeaderValue::from_static("identity"));
-        request
-    };
-    let get = async {
-        let watch = ConnWatch::default();
-        let sent = client.send(make, &watch).await.map_err(|e| format!("failed: {}", e.class))?;
-        let lease = sent.lease;
-        let status = sent.response.status();
-        if !status.is_success() {
-            return Err(format!("answered HTTP {}", status.as_u16()));
-        }
-        let mut body = Body(sent.response.into_body());
-        let mut bytes = Vec::new();
-        while let Some(chunk) = body.chunk().await.map_err(|e| format!("failed: {}", body_error_class(&e)))? {
-            bytes.extend_from_slice(&chunk);
-            if bytes.len() > MAX_EXPOSITION_BYTES {
-                return Err(format!("sent more than {} MiB", MAX_EXPOSITION_BYTES >> 20));
-            }
-        }
-        lease.give_back().await;
-        String::from_utf8(bytes).map_err(|_| "sent a page that is not UTF-8 text".to_string())
-    };
-    tokio::time::timeout(SCRAPE_TIMEOUT, get).await.map_err(|_| format!("did not answer within {} s", SCRAPE_TIMEOUT.as_secs()))?
+    crate::scrape::parse_urls(list, "--server-metrics", "list the endpoints as URL,URL", "http://localhost:8000/metrics")
 }
 
 /// One scrape of every source before the run, for the header: which engine each is and which
@@ -274,13 +203,13 @@ async fn fetch(client: &Transport, url: &url::Url) -> Result<String, String> {
 pub fn detect(sources: &[url::Url], interval: Duration) -> Result<(EngineScrape, Vec<String>), String> {
     let sources = sources.to_vec();
     std::thread::spawn(move || -> Result<(EngineScrape, Vec<String>), String> {
-        let rt = runtime()?;
-        let client = client()?;
+        let rt = crate::scrape::runtime("engine-metrics")?;
+        let client = crate::scrape::client("engine-metrics")?;
         let mut engines = Vec::new();
         let mut signals: Vec<&str> = Vec::new();
         let mut notes = Vec::new();
         for (i, url) in sources.iter().enumerate() {
-            let scraped = match rt.block_on(fetch(&client, url)) {
+            let scraped = match rt.block_on(crate::scrape::fetch(&client, url)) {
                 Err(why) => {
                     notes.push(format!("--server-metrics source {i} {why}: no engine signals from it"));
                     None
@@ -326,38 +255,30 @@ pub fn sample_source(
     stopped: std::sync::mpsc::Receiver<()>,
     sink: std::sync::Arc<dyn Fn(EngineSample) + Send + Sync>,
 ) {
-    let (Ok(rt), Ok(client)) = (runtime(), client()) else { return };
-    let mut next = std::time::Instant::now();
+    let (Ok(rt), Ok(client)) = (crate::scrape::runtime("engine-metrics"), crate::scrape::client("engine-metrics")) else { return };
     let mut last_preemptions: Option<(f64, f64)> = None;
-    loop {
-        if let Ok(text) = rt.block_on(fetch(&client, &url)) {
-            let t_ms = clock.now_ms();
-            if let Some(s) = map_exposition(&text) {
-                // A counter's rate since the previous scrape; a reset (restart) gives none.
-                let preemptions_per_s = match (s.preemptions_total, last_preemptions) {
-                    (Some(now), Some((then, at))) if now >= then && t_ms > at => Some((now - then) / ((t_ms - at) / 1000.0)),
-                    _ => None,
-                };
-                last_preemptions = s.preemptions_total.map(|p| (p, t_ms));
-                sink(EngineSample {
-                    t_ms,
-                    source,
-                    engine: s.engine.to_string(),
-                    waiting: s.waiting,
-                    running: s.running,
-                    kv_cache: s.kv_cache,
-                    preemptions_per_s,
-                    queue_time: s.queue_time,
-                    ttft: s.ttft,
-                });
-            }
-        }
-        next += interval;
-        let wait = next.saturating_duration_since(std::time::Instant::now());
-        if !matches!(stopped.recv_timeout(wait), Err(std::sync::mpsc::RecvTimeoutError::Timeout)) {
-            break;
-        }
-    }
+    crate::scrape::every(interval, &stopped, || {
+        let Ok(text) = rt.block_on(crate::scrape::fetch(&client, &url)) else { return };
+        let t_ms = clock.now_ms();
+        let Some(s) = map_exposition(&text) else { return };
+        // A counter's rate since the previous scrape; a reset (restart) gives none.
+        let preemptions_per_s = match (s.preemptions_total, last_preemptions) {
+            (Some(now), Some((then, at))) if now >= then && t_ms > at => Some((now - then) / ((t_ms - at) / 1000.0)),
+            _ => None,
+        };
+        last_preemptions = s.preemptions_total.map(|p| (p, t_ms));
+        sink(EngineSample {
+            t_ms,
+            source,
+            engine: s.engine.to_string(),
+            waiting: s.waiting,
+            running: s.running,
+            kv_cache: s.kv_cache,
+            preemptions_per_s,
+            queue_time: s.queue_time,
+            ttft: s.ttft,
+        });
+    });
 }
 
 /// The scrapers of a run, one thread per source; stopped (and joined) at the end.

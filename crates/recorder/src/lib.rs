@@ -22,6 +22,7 @@ pub mod prom;
 pub mod prompts;
 pub mod record;
 pub mod schedule;
+pub mod scrape;
 pub mod shard;
 pub mod share;
 pub mod sse;

@@ -1,8 +1,6 @@
 //! Fleet GPU telemetry: `--gpu dcgm=URL,URL` against local fake exporters that serve real
 //! dcgm-exporter output (`../shared/fixtures/dcgm/`, read in place) over HTTP, one per node.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -17,38 +15,9 @@ fn fixture(name: &str) -> String {
         .unwrap_or_else(|e| panic!("the real dcgm-exporter capture {} is missing ({e}); {}", path.display(), crate::FIXTURES_MISSING))
 }
 
-/// A minimal exporter: answers every request with `body` as Prometheus text, as dcgm-exporter's
-/// Go server does (HTTP/1.1, Content-Length). Returns its /metrics URL and a scrape counter.
+/// A minimal exporter, closing after each answer as dcgm-exporter is set up here.
 fn fake_exporter(body: String) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-    let scrapes = Arc::new(AtomicUsize::new(0));
-    let counter = scrapes.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let (body, counter) = (body.clone(), counter.clone());
-            std::thread::spawn(move || {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                assert!(request.starts_with(b"GET /metrics "), "{}", String::from_utf8_lossy(&request));
-                counter.fetch_add(1, Ordering::Relaxed);
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(body.as_bytes());
-            });
-        }
-    });
-    (url, scrapes)
+    crate::prometheus_endpoint(body, false)
 }
 
 fn record(server: &ScriptedServer, out: &Path, gpu: &str) -> std::process::Output {

@@ -2,8 +2,6 @@
 //! that serve real engines' /metrics captures (`../shared/fixtures/servers/`, read in place),
 //! one test per engine, and the card's line beside the slow attempts.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,36 +16,9 @@ fn fixture(name: &str) -> String {
         .unwrap_or_else(|e| panic!("the real /metrics capture {} is missing ({e}); {}", path.display(), crate::FIXTURES_MISSING))
 }
 
-/// An endpoint answering every GET with `body` as Prometheus text (kept alive, as engines'
-/// HTTP servers do). Returns its URL and a scrape counter.
+/// An engine endpoint, kept alive between scrapes as engines keep them.
 fn fake_metrics(body: String) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-    let scrapes = Arc::new(AtomicUsize::new(0));
-    let counter = scrapes.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let (body, counter) = (body.clone(), counter.clone());
-            std::thread::spawn(move || loop {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                assert!(request.starts_with(b"GET /metrics "), "{}", String::from_utf8_lossy(&request));
-                counter.fetch_add(1, Ordering::Relaxed);
-                let head = format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n", body.len());
-                if stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes())).is_err() {
-                    return;
-                }
-            });
-        }
-    });
-    (url, scrapes)
+    crate::prometheus_endpoint(body, true)
 }
 
 fn record(out: &Path, sources: &str) -> std::process::Output {

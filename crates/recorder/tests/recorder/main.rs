@@ -192,3 +192,43 @@ pub fn load(path: &Path) -> Trace {
 pub fn by_id<'a>(trace: &'a Trace, id: &str) -> &'a Attempt {
     trace.attempts.iter().find(|a| a.id == id).unwrap_or_else(|| panic!("no attempt {id}"))
 }
+
+/// A Prometheus text endpoint on loopback answering every `GET /metrics` with `body`:
+/// `keep_alive` false closes after each answer (as dcgm-exporter's Go server is set up here),
+/// true keeps the connection for the next scrape (as engines' servers do). Returns its URL and
+/// a counter of the scrapes it answered.
+pub fn prometheus_endpoint(body: String, keep_alive: bool) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
+    let scrapes = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = scrapes.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let (body, counter) = (body.clone(), counter.clone());
+            std::thread::spawn(move || loop {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                assert!(request.starts_with(b"GET /metrics "), "{}", String::from_utf8_lossy(&request));
+                counter.fetch_add(1, Ordering::Relaxed);
+                let close = if keep_alive { "" } else { "Connection: close\r\n" };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\n{close}\r\n",
+                    body.len()
+                );
+                if stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes())).is_err() || !keep_alive {
+                    return;
+                }
+            });
+        }
+    });
+    (url, scrapes)
+}
