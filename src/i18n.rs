@@ -156,7 +156,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("moment", "moment", "时刻"),
     ("no_token_ttft", "no token: TTFT missing (not 0)", "没有 token：TTFT 缺失（不是 0）"),
     ("itl_label", "numbers between ticks: gaps per event, in ms", "刻度间的数字：按事件计的间隔（毫秒）"),
-    ("run_chart", "The run: one bar per attempt in table order, pale while waiting for the first token and solid while streaming; a grey tick is where an open-loop schedule meant it to start. Below: requests in flight, and GPU lanes on the same clock when measured.", "整个运行：每个尝试一根条，按表格顺序；等待首 token 时为浅色，流式输出时为深色；灰色刻度是开环调度原本计划的开始时间。下方是进行中的请求数，以及有测量时同一时钟上的 GPU 曲线。"),
+    ("run_chart", "The run: one bar per attempt in table order, pale while waiting for the first token and solid while streaming; a grey tick is where an open-loop schedule meant it to start. Below: requests in flight, then the GPU's lanes and the serving engine's (its queue and KV cache) on the same clock, when measured.", "整个运行：每个尝试一根条，按表格顺序；等待首 token 时为浅色，流式输出时为深色；灰色刻度是开环调度原本计划的开始时间。下方是进行中的请求数，以及有测量时同一时钟上的 GPU 曲线和推理引擎曲线（队列与 KV 缓存）。"),
     ("run_chart_alt", "Attempts as bars over time, with GPU lanes when measured", "按时间排列的尝试条形图，有测量时附 GPU 曲线"),
     ("requests", "attempts", "尝试"),
     ("no_timeline", "No timeline for this trace: its attempts carry durations (TTFT, E2E) but no start times on a shared clock, so they cannot be placed in time or counted in flight. A trace recorded by tracelab has them.", "这份记录没有时间线：它的尝试只有时长（TTFT、E2E），没有共同时钟上的开始时间，所以无法在时间上排布，也无法统计进行中的请求。tracelab 录制的记录带有开始时间。"),

@@ -764,9 +764,13 @@ fn the_engine_lanes_and_the_engine_beside_the_slow_attempts() {
     let kv = bounds("[data-testid=engine-kv]");
     let gpu = bounds("[data-testid=gpu-util]");
     assert!(shade.0 <= gpu.0 + 1.0 && shade.1 >= kv.1 - 1.0, "the selection is shaded across the GPU and engine lanes: {shade:?} {gpu:?} {kv:?}");
+    b.execute("document.querySelector('[data-testid=engine-kv]').scrollIntoView({block: 'center'})", json!([]));
     b.screenshot(&screenshot_path("lab-engine-lanes"));
     b.click("[data-testid=lang-switch]");
     let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("推理引擎"));
     assert!(checks.contains("慢请求旁的推理引擎（vllm；"), "{checks}");
+    b.execute("document.querySelector('[data-testid=engine-kv]').scrollIntoView({block: 'center'})", json!([]));
     b.screenshot(&screenshot_path("lab-engine-lanes-zh"));
+    b.execute("document.querySelector('[data-testid=run-checks]').scrollIntoView({block: 'center'})", json!([]));
+    b.screenshot(&screenshot_path("lab-engine-checks-zh"));
 }

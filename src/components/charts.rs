@@ -489,6 +489,8 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                     <text class="lane-title" x=4 y=kv_top - 8.0>{tr(l, "engine_kv_lane")}</text>
                     <line class="grid" x1=left x2=right y1=ky(1.0) y2=ky(1.0) />
                     <line class="axis" x1=left x2=right y1=ky(0.0) y2=ky(0.0) />
+                    <text class="tick" x=left - 6.0 y=ky(1.0) + 4.0 text-anchor="end">"100"</text>
+                    <text class="tick" x=left - 6.0 y=ky(0.0) + 4.0 text-anchor="end">"0"</text>
                     <polyline class="engine-kv" data-testid="engine-kv" points=kv_line.clone() />
                 })}
                 {(!gpu.is_empty()).then(|| view! {
