@@ -209,6 +209,12 @@ fn a_what_if_edit_of_one_row_recomputes() {
     b.replace_text("[data-testid=edit-ttft]", "0.9");
     b.execute("document.querySelector('[data-testid=edit-ttft]').dispatchEvent(new Event('change', {bubbles: true}))", json!([]));
     b.wait_text(QUALIFIED, |t| t == "6");
+    // A text box the core reads: a negative time is refused in words, and the edit stands.
+    b.replace_text("[data-testid=edit-ttft]", "-1");
+    b.execute("document.querySelector('[data-testid=edit-ttft]').dispatchEvent(new Event('change', {bubbles: true}))", json!([]));
+    let refused = b.wait_text("[data-testid=edit-ttft-error]", |t| !t.is_empty());
+    assert!(refused.contains("negative"), "{refused}");
+    assert_eq!(b.text_of(QUALIFIED), "6");
     // R5 failed quality; mark it as passing.
     b.click("[data-testid=attempt-row]:nth-of-type(5)");
     b.execute("document.querySelector('.row-edit').open = true", json!([]));

@@ -86,7 +86,11 @@ fn RowEditor(original: usize, outcome: Outcome, ttft_ms: Option<f64>, quality: Q
                     }).collect_view()}
                 </select>
                 <label for="edit-ttft">{move || tr(lang.get(), "col_ttft")}</label>
-                <input id="edit-ttft" data-testid="edit-ttft" type="number" min="0" step="0.05"
+                // A text box the core reads (as the threshold's is read), not `type="number"`:
+                // Chromium lays a number box out at 0 × 0 when it is built inside a closed
+                // <details> by the type-erased views, and the core's reading refuses what a
+                // number box would have refused, in both languages.
+                <input id="edit-ttft" data-testid="edit-ttft" type="text" inputmode="decimal" autocomplete="off"
                     placeholder=move || tr(lang.get(), "missing")
                     aria-invalid=move || refused.with(Option::is_some).to_string()
                     prop:value=ttft_ms.map(|t| trim_num(units::s_from_ms(t))).unwrap_or_default()

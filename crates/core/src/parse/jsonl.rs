@@ -163,9 +163,12 @@ impl LineReader {
                 self.footer = Some(record.into_footer().map_err(|e| e.at_line(line_no))?);
                 Ok(Line::Other)
             }
-            // Few (one per scrape), so read on their own rather than through the flat record.
+            // Few (one per scrape), so read on their own rather than through the flat record,
+            // and through a `Value` like the header: no second copy of their deserializers.
             "engine" => {
-                let sample: engine::EngineSample = serde_json::from_str(line).map_err(|e| {
+                let value: serde_json::Value = serde_json::from_str(line)
+                    .map_err(|e| ParseError::new(format!("an engine record: {}", strip_position(&e.to_string()))).at_line(line_no))?;
+                let sample = engine::EngineSample::deserialize(&value).map_err(|e| {
                     let text = e.to_string();
                     let field = ["t_ms", "engine", "source", "waiting", "running", "kv_cache", "preemptions_per_s", "queue_time", "ttft"]
                         .into_iter()
