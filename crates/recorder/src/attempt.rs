@@ -191,6 +191,7 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
     m.new_connection = sent.new_connection;
     m.first_byte = Some(sent.first_byte);
     let lease = sent.lease;
+    let mut cursor = sent.cursor;
     let status = sent.response.status();
     if !status.is_success() {
         let measured = m.end(Outcome::HttpError { status: status.as_u16() }, t_head, None);
@@ -205,7 +206,6 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
         return m.end_owned(Outcome::StreamBroken, t_head, Some(why));
     }
     let mut response = Body(sent.response.into_body());
-    let mut cursor = RxCursor::default();
     let measured = stream(&mut m, &mut response, &lease, &mut cursor, &mut sleep, end_deadline, cancel).await;
     // A complete answer: read the body to its end (the chunked terminator after [DONE]) so its
     // connection serves the next request instead of closing. The attempt's times are already

@@ -205,6 +205,13 @@ impl ConnState {
         cursor.last.map(|at| (now - at).max(0) as f64 / 1e6)
     }
 
+    /// Where the connection's reads stand now: an attempt starts its cursor here, as the
+    /// request goes out, so no read that belongs to an earlier request is ever counted as this
+    /// one's (a kept-alive connection's ring holds the last one's reads).
+    pub fn cursor_now(&self) -> RxCursor {
+        RxCursor { seen: self.rx.lock().unwrap_or_else(|p| p.into_inner()).count, last: None }
+    }
+
     /// Whether an idle connection can carry another request: still open, and nothing waiting
     /// on it that nobody asked for.
     fn reusable(&self) -> bool {
@@ -278,6 +285,8 @@ pub struct Sent {
     pub new_connection: bool,
     /// The connection, to hand back once the body has been read to its end.
     pub lease: Lease,
+    /// The connection's reads as the request went out (see [`ConnState::lateness`]).
+    pub cursor: RxCursor,
 }
 
 /// Why no response head came, as a fixed phrase for the trace.
@@ -469,6 +478,8 @@ impl Transport {
             new_connection |= fresh;
             *watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
             let key = origin(&uri);
+            // Where the connection's reads stand as this request goes out.
+            let cursor = state.cursor_now();
             let result: Result<std::convert::Infallible, (hyper::Error, bool)> = match conn {
                 Conn::H1(mut send) => {
                     set_origin_form(&mut request);
@@ -486,7 +497,7 @@ impl Transport {
                         Ok(response) => {
                             let first_byte = state.io().first_read.unwrap_or_else(Instant::now).min(Instant::now());
                             let lease = Lease { origin: key, conn: Some((send, state.clone())), transport: Some(self.inner.clone()), state };
-                            return Ok(Sent { response, first_byte, resent, new_connection, lease });
+                            return Ok(Sent { response, first_byte, resent, new_connection, lease, cursor });
                         }
                         Err(mut e) => {
                             // Never written: hyper gave the request back. Sent again, boundedly.
@@ -501,7 +512,7 @@ impl Transport {
                 Conn::H2(mut send) => match send.try_send_request(request).await {
                     Ok(response) => {
                         let lease = Lease { origin: key, conn: None, transport: None, state };
-                        return Ok(Sent { response, first_byte: Instant::now(), resent, new_connection, lease });
+                        return Ok(Sent { response, first_byte: Instant::now(), resent, new_connection, lease, cursor });
                     }
                     Err(mut e) => {
                         if e.take_message().is_some() && resent < MAX_RESENDS {
