@@ -210,8 +210,11 @@ fn a_what_if_edit_of_one_row_recomputes() {
     b.execute("document.querySelector('[data-testid=edit-ttft]').dispatchEvent(new Event('change', {bubbles: true}))", json!([]));
     b.wait_text(QUALIFIED, |t| t == "6");
     // A text box the core reads: a negative time is refused in words, and the edit stands.
-    b.replace_text("[data-testid=edit-ttft]", "-1");
-    b.execute("document.querySelector('[data-testid=edit-ttft]').dispatchEvent(new Event('change', {bubbles: true}))", json!([]));
+    // (Set in one go: WebDriver's clear would first commit an empty box, which means "no token".)
+    b.execute(
+        "const i = document.querySelector('[data-testid=edit-ttft]'); i.value = '-1'; i.dispatchEvent(new Event('change', {bubbles: true}))",
+        json!([]),
+    );
     let refused = b.wait_text("[data-testid=edit-ttft-error]", |t| !t.is_empty());
     assert!(refused.contains("negative"), "{refused}");
     assert_eq!(b.text_of(QUALIFIED), "6");
