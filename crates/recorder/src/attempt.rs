@@ -280,9 +280,7 @@ async fn stream(
             }
         };
         for event in events.drain(..) {
-            let step = m.on_event(&event, t);
-            m.note_lateness();
-            match step {
+            match m.on_event(&event, t) {
                 Step::Continue => {}
                 Step::Done if m.finished() => return m.end(Outcome::Success, t, None),
                 Step::Done => {
@@ -392,7 +390,8 @@ impl<'a> Meter<'a> {
         }
     }
 
-    /// One lateness sample per read that carried output; the first token's apart.
+    /// One lateness sample per read that carried output, the first token's apart: noted once
+    /// the read's events are handled (at the end of the read, or where the attempt ends).
     fn note_lateness(&mut self) {
         let Some(late) = self.chunk.lateness else { return };
         if self.chunk.noted || self.events.len() as u64 + self.events_omitted == self.chunk.events_before {
@@ -473,6 +472,8 @@ impl<'a> Meter<'a> {
     }
 
     fn end_owned(&mut self, outcome: Outcome, t_end: Instant, detail: Option<String>) -> Measured {
+        // The read the attempt ended on carried its events too.
+        self.note_lateness();
         // Byte tokens after the last visible one belong to the last event.
         if self.pending_empty > 0 && self.per_event_usage_unknown() {
             if self.events_omitted > 0 {

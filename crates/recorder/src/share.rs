@@ -76,8 +76,6 @@ impl LatenessHistogram {
 /// What the measured attempts tell of the recorder itself.
 #[derive(Default)]
 pub struct ClientTally {
-    measured: AtomicU64,
-    measured_failures: AtomicU64,
     new_connections: AtomicU64,
     resent: AtomicU64,
     not_sent: AtomicU64,
@@ -90,10 +88,6 @@ pub const TIMING_METHOD: &str = "kernel receive time (SO_TIMESTAMPNS) of the old
 
 impl ClientTally {
     pub fn add(&self, m: &Measured) {
-        self.measured.fetch_add(1, Ordering::Relaxed);
-        if !m.attempt.outcome.is_success() {
-            self.measured_failures.fetch_add(1, Ordering::Relaxed);
-        }
         if m.new_connection {
             self.new_connections.fetch_add(1, Ordering::Relaxed);
         }
@@ -115,14 +109,14 @@ impl ClientTally {
         self.not_sent.load(Ordering::Relaxed)
     }
 
-    /// The header's record; `timed` says whether the kernel gave receive times at all.
-    pub fn share(&self, warm_connections: u64, cpu: Option<f64>) -> ClientShare {
+    /// The header's record, with the run's own counts of measured attempts and their failures.
+    pub fn share(&self, measured: u64, measured_failures: u64, warm_connections: u64, cpu: Option<f64>) -> ClientShare {
         let first_token = self.first_token.summary();
         let events = self.events.summary();
         let timing = (first_token.n > 0 || events.n > 0).then(|| ClientTiming { method: TIMING_METHOD.into(), first_token, events });
         ClientShare {
-            measured: self.measured.load(Ordering::Relaxed),
-            measured_failures: self.measured_failures.load(Ordering::Relaxed),
+            measured,
+            measured_failures,
             new_connections: self.new_connections.load(Ordering::Relaxed),
             warm_connections,
             resent: self.resent.load(Ordering::Relaxed),

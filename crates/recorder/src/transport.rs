@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -264,7 +264,6 @@ struct Inner {
     h2_opening: tokio::sync::Mutex<()>,
     /// TLS negotiated HTTP/1.1 once: no need to wait for one another's opens any more.
     alpn_h1: std::sync::atomic::AtomicBool,
-    opened: AtomicU64,
 }
 
 /// The pooled client with the run's connection policy.
@@ -353,14 +352,8 @@ impl Transport {
                 pool: Mutex::default(),
                 h2_opening: tokio::sync::Mutex::new(()),
                 alpn_h1: std::sync::atomic::AtomicBool::new(false),
-                opened: AtomicU64::new(0),
             }),
         })
-    }
-
-    /// Connections opened so far.
-    pub fn opened(&self) -> u64 {
-        self.inner.opened.load(Ordering::Relaxed)
     }
 
     /// Opens connections to `uri`'s origin until `n` are idle in the pool (HTTP/2: one), so the
@@ -400,7 +393,6 @@ impl Transport {
     /// A new connection, handshaken and driven by its own task.
     async fn open(&self, uri: &Uri) -> Result<(Conn, Arc<ConnState>), Box<dyn std::error::Error + Send + Sync>> {
         let io = self.inner.connector.connect(&target(uri)).await?;
-        self.inner.opened.fetch_add(1, Ordering::Relaxed);
         let state = io.inner().state.clone();
         if io.inner().h2 {
             let (send, conn) = http2::Builder::new(TokioExecutor::new()).handshake(io).await?;
