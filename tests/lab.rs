@@ -783,3 +783,34 @@ fn the_engine_lanes_and_the_engine_beside_the_slow_attempts() {
     b.execute("document.querySelector('[data-testid=run-checks]').scrollIntoView({block: 'center'})", json!([]));
     b.screenshot(&screenshot_path("lab-engine-checks-zh"));
 }
+
+#[test]
+#[ignore = "needs Chromium, chromedriver and dist/: run through `cargo xtask test`"]
+fn a_reasoning_model_ttft_follows_the_course_and_the_switch_shows_what_moves() {
+    // The constructed reasoning sample: reasoning first, then the answer (two never answered).
+    let (b, base) = lab(1280, 1100, "en-US");
+    b.goto(&format!("{base}/?sample=reasoning-first-token.jsonl"));
+    b.wait_text("#attempts-h", |t| t.contains("(24)"));
+    // The course's definition by default: the answer's first token, said on the figure.
+    let p95 = b.wait_text("[data-testid=metric-ttft_tail]", |t| t.contains("first answer token"));
+    assert!(p95.contains("1.42 s"), "{p95}");
+    assert!(b.text_of("[data-testid=metric-qualified_count]").contains("16"), "{}", b.text_of("[data-testid=metric-qualified_count]"));
+    // Timed from any output, reasoning included: the tail and the qualified count move, and the
+    // "since the last edit" line says by how much.
+    b.select("[data-testid=first-token]", "any");
+    let p95 = b.wait_text("[data-testid=metric-ttft_tail]", |t| t.contains("reasoning included"));
+    assert!(p95.contains("510 ms"), "{p95}");
+    let qualified = b.wait_text("[data-testid=metric-qualified_count]", |t| t.contains("22"));
+    assert!(qualified.contains("22"), "{qualified}");
+    // The five checks before a run counts as a baseline, beside the figures.
+    let checks = b.text_of("[data-testid=run-checks]");
+    assert!(checks.contains("This run counts as a baseline: not yet"), "{checks}");
+    assert!(checks.contains("One contract") && checks.contains("Reruns in a similar range"), "{checks}");
+    // A permalink carries the choice.
+    let href = b.execute("return location.href", json!([]));
+    assert!(href.as_str().unwrap().contains("ft=any"), "{href}");
+    b.screenshot(&screenshot_path("lab-reasoning-any-output"));
+    b.click("[data-testid=lang-switch]");
+    b.wait_text("[data-testid=metric-ttft_tail]", |t| t.contains("含推理"));
+    b.screenshot(&screenshot_path("lab-reasoning-any-output-zh"));
+}

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 use tracelab_core::{
-    units, Comparison, FailureDenominator, Lang, MissingTtft, PercentileMethod, Settings, Text, WarmupPolicy,
+    units, Comparison, FailureDenominator, FirstToken, Lang, MissingTtft, PercentileMethod, Settings, Text, WarmupPolicy,
 };
 
 use crate::i18n::tr;
@@ -130,6 +130,9 @@ pub fn Controls() -> impl IntoView {
                 {choice("comparison", "comparison",
                     vec![(Comparison::Le, "le", "le_option"), (Comparison::Lt, "lt", "lt_option")],
                     |s| s.comparison, |s, v| s.comparison = v)}
+                {choice("first-token", "ttft_ends_at",
+                    vec![(FirstToken::Content, "content", "ft_content"), (FirstToken::AnyOutput, "any", "ft_any")],
+                    |s| s.population.first_token, |s, v| s.population.first_token = v)}
             </fieldset>
             <fieldset>
                 <legend>{move || tr(lang.get(), "window_cost")}</legend>

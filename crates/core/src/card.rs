@@ -1,6 +1,7 @@
 //! The metric card as plain text: every figure with its numerator, denominator, unit and method,
 //! plus the conditions a reader needs to recompute it. `tracelab report` prints this.
 
+use crate::baseline::{BaselineVerdict, OtherRuns, RunEvidence};
 use crate::figure::Figure;
 use crate::format::{self, trim_num};
 use crate::compare::Intervals;
@@ -9,6 +10,7 @@ use crate::gpu_beside::GpuSummary;
 use crate::index::Index;
 use crate::lag::ClientLag;
 use crate::metrics::Metrics;
+use crate::reuse::ReuseSplit;
 use crate::settings::Settings;
 use crate::text::Lang;
 use crate::trace::{Completeness, Header, Trace, GPU_UNSUPPORTED};
@@ -25,6 +27,10 @@ pub struct CardView<'a> {
     /// The index the figures came from (the card's intervals are computed from it).
     pub index: &'a Index,
     pub warnings: &'a [String],
+    /// TTFT by a prompt's first send and its repeats, when the attempts say which they were.
+    pub reuse: Option<ReuseSplit>,
+    /// Warm-up attempts in the trace (the baseline's second check).
+    pub warmup_attempts: usize,
 }
 
 impl<'a> CardView<'a> {
@@ -37,6 +43,8 @@ impl<'a> CardView<'a> {
             engine: crate::engine_beside::engine_beside(trace, settings),
             index,
             warnings: &trace.warnings,
+            reuse: crate::reuse::reuse_split(&trace.attempts, settings),
+            warmup_attempts: trace.warmup_count(),
         }
     }
 }
@@ -159,6 +167,45 @@ pub fn attempts_summary(metrics: &Metrics, lang: Lang) -> String {
     }
 }
 
+/// Every figure of the card with its 95 % interval, for machines: the bounds (a side that does
+/// not exist is `null`, with the note saying why and what n would close it), the method, and
+/// for a figure that has no interval at all, `null` and the reason. Nothing is left out.
+pub fn intervals_json(metrics: &Metrics, intervals: &Intervals) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for f in figures(metrics) {
+        let value = match intervals.get(&f.key) {
+            Some(iv) => serde_json::json!({
+                "lo": iv.bounds.lo,
+                "hi": iv.bounds.hi,
+                "unit": f.unit,
+                "method": iv.method,
+                "method_text": crate::text::Text::new(iv.method.describe(Lang::En), iv.method.describe(Lang::Zh)),
+                "note": iv.note,
+            }),
+            None => {
+                let why = if f.key.starts_with("itl") {
+                    crate::text::Text::new(
+                        "no interval: the gaps within one stream are not independent samples, which an order-statistic interval needs",
+                        "没有区间：同一条流里的间隔不是独立样本，而次序统计量区间需要独立样本",
+                    )
+                } else if f.key == "output_tokens_per_s" {
+                    crate::text::Text::new(
+                        "no interval: tokens of one request are not independent of each other, so a count interval would be too narrow",
+                        "没有区间：同一个请求的 token 彼此不独立，计数区间会偏窄",
+                    )
+                } else if f.value.is_none() {
+                    crate::text::Text::new("no interval: the figure itself is undefined", "没有区间：这个指标本身没有定义")
+                } else {
+                    crate::text::Text::new("no interval: it needs a fixed window (goodput and cost are per window)", "没有区间：需要固定窗口（goodput 与成本按窗口计）")
+                };
+                serde_json::json!({ "lo": null, "hi": null, "unit": f.unit, "method": null, "note": why })
+            }
+        };
+        out.insert(f.key.clone(), value);
+    }
+    serde_json::Value::Object(out)
+}
+
 /// The figures of the full card, in reading order (the terminal card and the exports).
 pub fn figures(metrics: &Metrics) -> [&Figure; 12] {
     [
@@ -218,7 +265,7 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
     }
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
     let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
-    let checks = RunChecks { lag: view.lag.as_ref(), gpu: &view.gpu, engine: &view.engine };
+    let checks = RunChecks { lag: view.lag.as_ref(), gpu: &view.gpu, engine: &view.engine, reuse: view.reuse.as_ref(), warmup_attempts: view.warmup_attempts };
     run_check_lines(view.header, &checks, settings, Some((metrics, &intervals)), lang).into_iter().for_each(&mut line);
     line(String::new());
     let figures = figures(metrics);
@@ -269,7 +316,8 @@ pub fn run_checks(trace: &Trace, settings: &Settings, figures: Option<(&Metrics,
     let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
     let engine = crate::engine_beside::engine_beside(trace, settings);
     let lag = crate::lag::client_lag(trace);
-    let checks = RunChecks { lag: lag.as_ref(), gpu: &gpu, engine: &engine };
+    let reuse = crate::reuse::reuse_split(&trace.attempts, settings);
+    let checks = RunChecks { lag: lag.as_ref(), gpu: &gpu, engine: &engine, reuse: reuse.as_ref(), warmup_attempts: trace.warmup_count() };
     run_check_lines(&trace.header, &checks, settings, figures, lang)
 }
 
@@ -278,6 +326,14 @@ struct RunChecks<'a> {
     lag: Option<&'a ClientLag>,
     gpu: &'a GpuSummary,
     engine: &'a EngineSummary,
+    reuse: Option<&'a ReuseSplit>,
+    warmup_attempts: usize,
+}
+
+/// The five checks on one run alone (no base, no reruns), from what the card reads.
+pub fn baseline_alone(header: &Header, warmup_attempts: usize, settings: &Settings, metrics: &Metrics, intervals: &Intervals, gpu: &GpuSummary, engine: &EngineSummary) -> BaselineVerdict {
+    let run = RunEvidence { header, warmup_attempts, settings, metrics, intervals, gpu, engine };
+    crate::baseline::baseline_checks(&run, &OtherRuns::default())
 }
 
 fn run_check_lines(
@@ -298,6 +354,13 @@ fn run_check_lines(
     if crate::engine_beside::has_engine(header) {
         lines.extend(checks.engine.card_lines(settings, client_p50, lang));
     }
+    if let Some(reuse) = checks.reuse {
+        lines.extend(reuse.card_lines(lang));
+    }
+    if let Some((metrics, intervals)) = figures {
+        let verdict = baseline_alone(header, checks.warmup_attempts, settings, metrics, intervals, checks.gpu, checks.engine);
+        lines.extend(verdict.lines(lang));
+    }
     lines
 }
 
@@ -311,7 +374,8 @@ pub fn run_checks_apart(
     lang: Lang,
 ) -> Vec<String> {
     let open_loop = matches!(trace.header.conditions.arrival.as_deref(), Some("constant" | "poisson"));
-    if !open_loop && trace.gpu.is_empty() && trace.engine.is_empty() {
+    let reads_attempts = open_loop || !trace.gpu.is_empty() || !trace.engine.is_empty() || attempts.iter().any(|a| a.prompt.is_some() || a.phase == crate::trace::Phase::Warmup);
+    if !reads_attempts {
         return run_checks(trace, settings, figures, lang);
     }
     let mut whole = trace.clone();

@@ -42,6 +42,9 @@ pub struct Index {
     pub(crate) usage_output_tokens: u64,
     pub(crate) business_requests: usize,
     pub(crate) business_answered: usize,
+    /// Counted attempts whose source kept reasoning apart from the answer: where the two
+    /// [`crate::FirstToken`] choices can differ.
+    pub(crate) reasoning_attempts: usize,
 }
 
 fn sort(values: &mut [f64]) {
@@ -84,6 +87,9 @@ impl IndexBuilder {
             return;
         }
         ix.attempts += 1;
+        if a.reasoning.is_some() {
+            ix.reasoning_attempts += 1;
+        }
         let success = a.outcome.is_success();
         // More than 4·10⁹ distinct business ids would not fit the table's slots; such a trace
         // (terabytes) is beyond what a trace may hold, and its business figure is then counted
@@ -104,7 +110,7 @@ impl IndexBuilder {
             for gap in a.event_gaps_ms() {
                 *self.gaps.entry(gap.to_bits()).or_insert(0) += 1;
             }
-            if a.ttft_ms.is_none() {
+            if a.ttft_under(population.first_token).is_none() {
                 ix.successes_without_token += 1;
             }
             if a.tokens_from_usage {
@@ -160,6 +166,11 @@ impl Index {
 
     pub fn population(&self) -> Population {
         self.population
+    }
+
+    /// Counted attempts whose source kept reasoning apart from the answer.
+    pub fn reasoning_attempts(&self) -> usize {
+        self.reasoning_attempts
     }
 
     /// The TTFT sample in ms, ascending (for charts).

@@ -18,6 +18,7 @@
 //! assert_eq!(metrics.qualified, 1);
 //! ```
 
+pub mod baseline;
 pub mod card;
 pub mod client;
 pub mod compare;
@@ -33,6 +34,7 @@ pub mod lag;
 pub mod metrics;
 pub mod parse;
 pub mod percentile;
+pub mod reuse;
 pub mod reproduce;
 pub mod settings;
 pub mod simulate;
@@ -53,7 +55,7 @@ pub use metrics::Metrics;
 pub use percentile::PercentileMethod;
 pub use settings::{FailureDenominator, MissingTtft, Mistake, Population, Settings, WarmupPolicy};
 pub use text::{Lang, Text};
-pub use trace::{Attempt, Comparison, Completeness, Footer, GpuSample, Header, Outcome, Phase, Quality, StreamEvent, Trace};
+pub use trace::{Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent, Trace};
 pub use tally::{explain, tally, Check, Tally};
 pub use whatif::{RowEdit, WhatIf};
 pub use verdict::{verdict, Latency, Reason, Verdict};

@@ -180,8 +180,15 @@ impl Metrics {
         };
 
         let ttft_what = t("success TTFT", "成功请求的 TTFT");
+        // Which token starts TTFT is said wherever the two choices can differ: always when the
+        // wrong-for-the-course one is chosen, and on a trace with reasoning kept apart.
+        let (first_en, first_zh) = match (s.population.first_token, ix.reasoning_attempts > 0) {
+            (crate::FirstToken::AnyOutput, _) => (", reasoning included", "（含推理）"),
+            (crate::FirstToken::Content, true) => (", first answer token", "（首个回答 token）"),
+            (crate::FirstToken::Content, false) => ("", ""),
+        };
         let ttft_name = |label: String| {
-            Text::new(format!("{label} TTFT (successes)"), format!("成功请求 TTFT {label}"))
+            Text::new(format!("{label} TTFT (successes{first_en})"), format!("成功请求 TTFT {label}{first_zh}"))
         };
         let mut ttft_p50 = distribution("ttft_p50", ttft_name("P50".into()), &ix.ttft_ms, 50.0, s.percentile, &ttft_what);
         if ix.successes_without_token > 0 {

@@ -8,7 +8,7 @@ use crate::error::SettingsError;
 use crate::format::trim_num;
 use crate::percentile::PercentileMethod;
 use crate::text::Text;
-use crate::trace::{Header, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
+use crate::trace::{FirstToken, Header, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
 use crate::units;
 
 pub use crate::trace::Comparison;
@@ -101,6 +101,9 @@ pub struct Population {
     pub failure_denominator: FailureDenominator,
     pub missing_ttft: MissingTtft,
     pub warmup: WarmupPolicy,
+    /// Which token starts TTFT (the first answer token by default, as the course defines it).
+    #[serde(default)]
+    pub first_token: FirstToken,
 }
 
 /// Every setting of the lab and of `tracelab report`.
@@ -317,8 +320,8 @@ pub struct Mistake {
 
 /// The keys of [`Settings::to_pairs`] and [`Settings::apply_pairs`]: threshold, comparison,
 /// percentile method, percentile p, failure denominator, missing TTFT, warm-up, window, window
-/// cost, currency. Lessons bind the lab with them (see the `tracelab-course` crate).
-pub const PAIR_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur"];
+/// cost, currency, first token. Lessons bind the lab with them (see the `tracelab-course` crate).
+pub const PAIR_KEYS: [&str; 11] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft"];
 
 /// Settings as short `key=value` pairs, for permalinks and storage: a teacher's link sets
 /// exactly what the class sees. Unknown keys and bad values are skipped, never fatal.
@@ -342,6 +345,7 @@ impl Settings {
         if !self.currency.is_empty() {
             v.push(("cur", self.currency.clone()));
         }
+        v.push(("ft", self.population.first_token.code().to_string()));
         v
     }
 
@@ -366,6 +370,7 @@ impl Settings {
                 "fd" => FailureDenominator::from_code(value).map(|d| self.population.failure_denominator = d).is_some(),
                 "mt" => MissingTtft::from_code(value).map(|d| self.population.missing_ttft = d).is_some(),
                 "wu" => WarmupPolicy::from_code(value).map(|d| self.population.warmup = d).is_some(),
+                "ft" => FirstToken::from_code(value).map(|f| self.population.first_token = f).is_some(),
                 "cur" => {
                     self.currency = value.chars().take(12).collect();
                     true

@@ -94,7 +94,7 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
     });
     let threshold = trim_num(settings.ttft_threshold_s);
     let symbol = settings.comparison.symbol();
-    let (answer, ok) = match (v.latency, v.ttft_s, attempt.ttft_ms) {
+    let (answer, ok) = match (v.latency, v.ttft_s, attempt.ttft_under(settings.population.first_token)) {
         (_, _, None) if v.ttft_s.is_some() => (
             Text::new(
                 format!("missing, counted as 0 (wrong): 0 {symbol} {threshold}"),

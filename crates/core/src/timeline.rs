@@ -29,7 +29,7 @@ pub fn ttft_points(attempts: &[Attempt], settings: &Settings) -> Vec<TtftPoint> 
         .filter(|(_, a)| a.outcome.is_success() || population.missing_ttft == MissingTtft::TreatAsZero)
         .filter_map(|(row, a)| {
             let ttft_ms = effective_ttft_ms(a, &population)?;
-            Some(TtftPoint { ttft_ms, row, verdict: verdict(a, settings), zero_for_missing: a.ttft_ms.is_none() })
+            Some(TtftPoint { ttft_ms, row, verdict: verdict(a, settings), zero_for_missing: a.ttft_under(population.first_token).is_none() })
         })
         .collect();
     out.sort_by(|a, b| a.ttft_ms.total_cmp(&b.ttft_ms).then(a.row.cmp(&b.row)));

@@ -213,6 +213,48 @@ pub struct Conditions {
     /// How the recorder's connections behaved (pooling, resends, TLS), as its timings depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<ConnectionPolicy>,
+    /// What served the run, as the server said before it and in its stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Runtime>,
+    /// Whether prompts are sent more than once (so a prefix cache can serve them), and what the
+    /// server's cache held before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_reuse: Option<PrefixReuse>,
+}
+
+/// What served a run, asked of the server itself (`tracelab record`): each engine's own info
+/// endpoints and what every stream chunk carries. Unknown stays `null`, never guessed; a model
+/// path keeps its file name only; no host, URL, directory, UUID or key.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Runtime {
+    /// `vllm`, `llama.cpp`, `sglang`, `tgi`, `ollama`, or another name a server gave.
+    pub engine: Option<String>,
+    pub engine_version: Option<String>,
+    /// The model as the server names it.
+    pub model_id: Option<String>,
+    /// A revision or content hash of the weights, when the server gives one.
+    pub model_revision: Option<String>,
+    /// The context length the server serves with.
+    pub max_context: Option<u64>,
+    /// The streams' `system_fingerprint` (one value, or the first of several: see `note`).
+    pub system_fingerprint: Option<String>,
+    /// Which endpoints were asked and how each answered (`/version 200`, `/props 404`, …).
+    #[serde(default)]
+    pub asked: Vec<String>,
+    /// What could not be known, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Prefix reuse, stated: a warm cache and a first load answer different questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrefixReuse {
+    /// The run sends some prompt more than once (rounds, a warm-up that sends the same set), so
+    /// later sends may be served from the server's prefix cache.
+    pub by_design: bool,
+    /// What the server's cache held of this prompt set before the run: `cold`, `warm`, or
+    /// `unknown` (the default: only the person running it can say).
+    pub before_run: String,
 }
 
 /// The recorder's connection policy: what its start, first-byte and TTFT times include.
@@ -597,6 +639,77 @@ pub struct Attempt {
     pub tokens_from_usage: bool,
     /// Tokens per event were estimated (one chunk = one token) rather than known.
     pub event_tokens_estimated: bool,
+    /// Set when the source kept reasoning apart from the answer (a reasoning model's
+    /// `reasoning_content`): `ttft_ms` is then the first output of either kind, and the course's
+    /// TTFT is the first answer token kept here. `None`: no reasoning was seen apart, so the
+    /// first output token is the first answer token.
+    pub reasoning: Option<ReasoningStart>,
+    /// Which prompt of the run's set this attempt sent, and whether the server had been sent it
+    /// before in this run (`tracelab record`); `None` for sources that do not say.
+    pub prompt: Option<PromptSend>,
+}
+
+/// The first reasoning token and the first answer token of an attempt whose source kept them
+/// apart, both from the attempt's start.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningStart {
+    pub first_reasoning_ms: f64,
+    /// `None` when the answer never began (the stream ended inside the reasoning).
+    pub first_content_ms: Option<f64>,
+}
+
+/// What an attempt sent: its prompt's place in the prompt set, the round, and whether the same
+/// prompt had already gone out earlier in the run (its prefix may then be served from a cache).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PromptSend {
+    /// 0-based position of the prompt in the run's prompt set.
+    pub index: u32,
+    /// 1 for the first round of its phase, 2 for the second, …
+    pub repetition: u32,
+    /// The same prompt was sent earlier in this run (a warm-up or an earlier round).
+    pub repeat: bool,
+    /// Prompt tokens the server says it served from its cache (`usage.prompt_tokens_details.
+    /// cached_tokens`, or llama.cpp's `timings.cache_n`), when it says.
+    pub cached_tokens: Option<u32>,
+}
+
+/// Which token starts TTFT: the course's definition, or the one most tools use for a reasoning
+/// model. The same for every attempt whose source kept no reasoning apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstToken {
+    /// The first non-empty answer-content token: the course's definition.
+    #[default]
+    Content,
+    /// The first non-empty output token of any kind, reasoning included.
+    AnyOutput,
+}
+
+impl FirstToken {
+    pub const ALL: [FirstToken; 2] = [FirstToken::Content, FirstToken::AnyOutput];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            FirstToken::Content => "content",
+            FirstToken::AnyOutput => "any",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<FirstToken> {
+        match code.trim() {
+            "content" | "answer" => Some(FirstToken::Content),
+            "any" | "any_output" | "output" => Some(FirstToken::AnyOutput),
+            _ => None,
+        }
+    }
+
+    /// What the TTFT figures measure under this choice, for their labels.
+    pub fn text(self) -> Text {
+        match self {
+            FirstToken::Content => Text::new("first answer token (the course's definition)", "首个回答 token（课程的定义）"),
+            FirstToken::AnyOutput => Text::new("first output token, reasoning included", "首个输出 token（含推理）"),
+        }
+    }
 }
 
 impl Attempt {
@@ -622,6 +735,16 @@ impl Attempt {
             output_tokens: None,
             tokens_from_usage: false,
             event_tokens_estimated: false,
+            reasoning: None,
+            prompt: None,
+        }
+    }
+
+    /// The attempt's TTFT under `first`: missing when that token never came.
+    pub fn ttft_under(&self, first: FirstToken) -> Option<f64> {
+        match (first, self.reasoning) {
+            (FirstToken::Content, Some(r)) => r.first_content_ms,
+            _ => self.ttft_ms,
         }
     }
 

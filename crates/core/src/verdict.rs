@@ -68,7 +68,7 @@ pub(crate) fn threshold_ms(settings: &Settings) -> f64 {
 
 /// The TTFT an attempt contributes under the population's missing-TTFT choice.
 pub(crate) fn effective_ttft_ms(attempt: &Attempt, population: &Population) -> Option<f64> {
-    match (attempt.ttft_ms, population.missing_ttft) {
+    match (attempt.ttft_under(population.first_token), population.missing_ttft) {
         (Some(t), _) => Some(t),
         (None, MissingTtft::TreatAsZero) => Some(0.0),
         (None, MissingTtft::KeepMissing) => None,

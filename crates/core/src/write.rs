@@ -101,6 +101,18 @@ fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
     if attempt.event_tokens_estimated {
         m.insert("event_tokens_estimated".into(), json!(true));
     }
+    if let Some(r) = attempt.reasoning {
+        m.insert("first_reasoning_ms".into(), ms(origin + r.first_reasoning_ms));
+        m.insert("first_content_ms".into(), at(r.first_content_ms).unwrap_or(Value::Null));
+    }
+    if let Some(p) = attempt.prompt {
+        m.insert("prompt_index".into(), json!(p.index));
+        m.insert("repetition".into(), json!(p.repetition));
+        m.insert("prompt_repeat".into(), json!(p.repeat));
+        if let Some(c) = p.cached_tokens {
+            m.insert("cached_tokens".into(), json!(c));
+        }
+    }
     m
 }
 

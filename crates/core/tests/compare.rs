@@ -329,8 +329,16 @@ fn contract_lists_each_difference_with_both_values() {
 #[test]
 fn a_broken_contract_labels_every_figure() {
     let mut a = run("a", &spread(50, 0.4, 1), 0);
-    let b = run("b", &spread(50, 0.4, 2), 0);
+    let mut b = run("b", &spread(50, 0.4, 2), 0);
     a.trace.header.conditions.model = Some("other".into());
+    // Recorded on one side only, a condition cannot be checked: unverified, not broken.
+    let mut only_a = run("a", &spread(50, 0.4, 1), 0);
+    only_a.trace.header.conditions.model = Some("other".into());
+    let one_sided = Report::build(&[only_a, run("b", &spread(50, 0.4, 2), 0)], Bootstrap::default());
+    assert!(!one_sided.contract_broken());
+    assert_eq!(one_sided.pairs[0].contract.status, ContractStatus::Unverified);
+    assert!(one_sided.pairs[0].contract.lines(Lang::En).iter().any(|l| l.contains("? model: base other · new (not recorded) (recorded in one run only")));
+    b.trace.header.conditions.model = Some("m".into());
     let r = Report::build(&[a, b], Bootstrap::default());
     assert!(r.contract_broken());
     for row in &r.pairs[0].rows {

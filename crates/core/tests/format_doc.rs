@@ -211,6 +211,17 @@ fn every_written_field_is_documented() {
                 resend_unanswered_on_reused: 4,
                 timing_includes_connect: true,
             }),
+            runtime: Some(tracelab_core::trace::Runtime {
+                engine: Some("llama.cpp".into()),
+                engine_version: Some("b1".into()),
+                model_id: Some("m.gguf".into()),
+                model_revision: Some("r".into()),
+                max_context: Some(1),
+                system_fingerprint: Some("b1-x".into()),
+                asked: vec!["/v1/models 200".into()],
+                note: Some("n".into()),
+            }),
+            prefix_reuse: Some(tracelab_core::trace::PrefixReuse { by_design: true, before_run: "unknown".into() }),
         },
         window: Some(Window { start_ms: 0.0, length_s: 1.0 }),
         window_cost: Some(Money { amount: 1.0, currency: "CNY".into() }),
@@ -236,6 +247,8 @@ fn every_written_field_is_documented() {
     attempt.input_tokens = Some(1);
     attempt.output_tokens = Some(1);
     attempt.event_tokens_estimated = true;
+    attempt.reasoning = Some(tracelab_core::ReasoningStart { first_reasoning_ms: 1.0, first_content_ms: Some(1.5) });
+    attempt.prompt = Some(tracelab_core::PromptSend { index: 0, repetition: 1, repeat: false, cached_tokens: Some(0) });
     let gpu = GpuSample { t_ms: 0.0, node: Some(0), gpu: 0, util_pct: 1.0, mem_used_mib: 1.0, mem_total_mib: 1.0 };
     let footer = Footer { finished_cleanly: true, attempts: 1, gpu_samples: 1 };
 

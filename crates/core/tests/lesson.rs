@@ -233,6 +233,7 @@ fn every_wrong_choice_is_flagged_together() {
             failure_denominator: FailureDenominator::FailedRowsDeleted,
             missing_ttft: MissingTtft::TreatAsZero,
             warmup: WarmupPolicy::Include,
+            ..Population::default()
         },
         ..Settings::default()
     };
@@ -456,7 +457,7 @@ fn populations() -> Vec<Population> {
     for failure_denominator in FailureDenominator::ALL {
         for missing_ttft in MissingTtft::ALL {
             for warmup in WarmupPolicy::ALL {
-                out.push(Population { failure_denominator, missing_ttft, warmup });
+                out.push(Population { failure_denominator, missing_ttft, warmup, ..Population::default() });
             }
         }
     }

@@ -114,7 +114,7 @@ fn arb_population() -> impl Strategy<Value = Population> {
         prop::sample::select(MissingTtft::ALL.to_vec()),
         prop::sample::select(WarmupPolicy::ALL.to_vec()),
     )
-        .prop_map(|(failure_denominator, missing_ttft, warmup)| Population { failure_denominator, missing_ttft, warmup })
+        .prop_map(|(failure_denominator, missing_ttft, warmup)| Population { failure_denominator, missing_ttft, warmup, ..Population::default() })
 }
 
 fn arb_comparison() -> impl Strategy<Value = Comparison> {

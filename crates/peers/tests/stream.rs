@@ -121,7 +121,11 @@ impl Rng {
 fn mutate(original: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut b = original.to_vec();
     for _ in 0..1 + rng.below(3) {
-        let at = rng.below(b.len().max(1));
+        // A file already cut to nothing has no byte left to change.
+        if b.is_empty() {
+            break;
+        }
+        let at = rng.below(b.len());
         match rng.below(10) {
             0 => b.truncate(at),
             1 => b[at] = b"{}[],:\"0123456789.-aez \n\r"[rng.below(25)],

@@ -104,6 +104,8 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         grace: Duration::ZERO,
         shard: None,
         start_at: None,
+        cache_state: None,
+        ask_runtime: false,
     };
     let started = Instant::now();
     let recorded = record(plan, None).expect("the run");

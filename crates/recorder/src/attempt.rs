@@ -20,10 +20,10 @@ use http_body_util::Full;
 use hyper::header::{HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, USER_AGENT};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
-use tracelab_core::{write, Attempt, Outcome, Phase, Quality, StreamEvent};
+use tracelab_core::{write, Attempt, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent};
 
 use crate::clock::Clock;
-use crate::openai::{interpret, Finish, Payload, Usage};
+use crate::openai::{identity, interpret, ChunkIdentity, Finish, Payload, Usage};
 use crate::prompts::Rubric;
 use crate::sse::{SseDecoder, SseEvent};
 use crate::transport::{body_error_class, Body, ConnWatch, Lease, RxCursor, Transport, OUT_OF_FILES};
@@ -92,6 +92,9 @@ pub struct Job {
     /// The request's `max_tokens`: the output count when the server stops on `length` without
     /// reporting usage.
     pub max_tokens: Option<u32>,
+    /// Which prompt it sends, in which round, and whether that prompt went out before in this
+    /// run (`cached_tokens` is filled in from the reply).
+    pub prompt: Option<PromptSend>,
 }
 
 /// The most stream events whose times one attempt lists. Beyond it events are counted
@@ -122,6 +125,8 @@ pub struct Measured {
     /// Output events after the first [`MAX_EVENTS`], counted but not listed, and their tokens.
     pub events_omitted: u64,
     pub events_omitted_tokens: u64,
+    /// The model and `system_fingerprint` its first chunk named (for the header's runtime).
+    pub identity: ChunkIdentity,
 }
 
 impl Measured {
@@ -322,6 +327,12 @@ struct Meter<'a> {
     job: Job,
     first_byte: Option<Instant>,
     ttft: Option<Instant>,
+    /// The first reasoning and the first answer token (the course's TTFT), apart.
+    first_reasoning: Option<Instant>,
+    first_content: Option<Instant>,
+    /// llama.cpp's `timings.cache_n`, when its final chunk carries it.
+    cache_n: Option<u32>,
+    identity: Option<ChunkIdentity>,
     last_event: Option<Instant>,
     events: Vec<StreamEvent>,
     reasoning_events: Vec<[usize; 2]>,
@@ -370,6 +381,10 @@ impl<'a> Meter<'a> {
             job,
             first_byte: None,
             ttft: None,
+            first_reasoning: None,
+            first_content: None,
+            cache_n: None,
+            identity: None,
             last_event: None,
             events: Vec::new(),
             reasoning_events: Vec::new(),
@@ -416,6 +431,12 @@ impl<'a> Meter<'a> {
             Payload::Malformed => return Step::Broken("malformed SSE data (not a JSON chunk)".into()),
             Payload::Chunk(delta) => delta,
         };
+        if self.identity.is_none() {
+            self.identity = Some(identity(&event.data));
+        }
+        if delta.cache_n.is_some() {
+            self.cache_n = delta.cache_n;
+        }
         if self.text.as_ref().is_some_and(|text| text.len() > MAX_ANSWER_BYTES) {
             self.text = None; // too long to judge: quality stays not_evaluated
         }
@@ -440,6 +461,12 @@ impl<'a> Meter<'a> {
                 }
             };
             self.ttft.get_or_insert(t);
+            if delta.reasoning {
+                self.first_reasoning.get_or_insert(t);
+            }
+            if delta.content {
+                self.first_content.get_or_insert(t);
+            }
             self.last_event = Some(t);
             let index = self.events.len();
             if index >= MAX_EVENTS {
@@ -525,6 +552,8 @@ impl<'a> Meter<'a> {
             output_tokens: completion,
             tokens_from_usage: self.usage.is_some(),
             event_tokens_estimated,
+            reasoning: self.first_reasoning.map(|r| ReasoningStart { first_reasoning_ms: ms_between(self.t0, r), first_content_ms: rel(self.first_content) }),
+            prompt: self.job.prompt.map(|p| PromptSend { cached_tokens: self.usage.and_then(|u| u.cached_tokens).or(self.cache_n), ..p }),
         };
         Measured {
             attempt,
@@ -537,6 +566,7 @@ impl<'a> Meter<'a> {
             event_lateness_ms: std::mem::take(&mut self.event_lateness_ms),
             events_omitted: self.events_omitted,
             events_omitted_tokens: self.events_omitted_tokens,
+            identity: self.identity.take().unwrap_or_default(),
         }
     }
 

@@ -38,6 +38,12 @@ pub struct CompareArgs {
     /// Resamples of the percentile bootstrap.
     #[arg(long, default_value_t = Bootstrap::default().resamples as u32, value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
     pub resamples: u32,
+    /// The condition(s) this comparison sets out to change, e.g. `--vary runtime` for the same
+    /// model on another engine (or engine_version, model, load, prompts, or any single condition
+    /// the contract lists): that difference is the variable under test, every other difference
+    /// still breaks the contract.
+    #[arg(long, value_name = "CONDITION", value_delimiter = ',')]
+    pub vary: Vec<String>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -61,11 +67,17 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
         };
         runs.push(Run::new(name, trace, settings));
     }
-    let report = Report::build(&runs, Bootstrap { seed: args.seed, resamples: args.resamples as usize });
+    let report = Report::build_varying(&runs, Bootstrap { seed: args.seed, resamples: args.resamples as usize }, &args.vary)?;
+    let baselines = tracelab_core::baseline::of_comparison(&runs, &report);
     if args.json {
-        tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        let mut json = serde_json::to_value(&report).expect("json");
+        json["baselines"] = serde_json::to_value(&baselines).expect("json");
+        // Each run's own intervals, an open bound as null with its reason.
+        json["runs"] = runs.iter().map(|r| serde_json::json!({ "name": r.name, "intervals": r.intervals })).collect();
+        tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&json).expect("json"));
     } else {
         tracelab_recorder::out!("{}", report.render_text(args.settings.lang()));
+        tracelab_recorder::out!("{}", tracelab_core::baseline::comparison_text(&baselines, args.settings.lang()));
     }
     Ok(!report.contract_broken())
 }

@@ -14,8 +14,8 @@ use bytes::Bytes;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracelab_core::trace::{Capabilities, Conditions, Money, Window};
-use tracelab_core::{write, Header, Phase};
+use tracelab_core::trace::{Capabilities, Conditions, Money, PrefixReuse, Window};
+use tracelab_core::{write, Header, Phase, PromptSend};
 
 use crate::attempt::{self, Endpoint, Job, Measured};
 use crate::clock::Clock;
@@ -77,6 +77,24 @@ pub struct Plan {
     pub shard: Option<ShardPlan>,
     /// Wait for this wall-clock instant before the warm-up.
     pub start_at: Option<std::time::SystemTime>,
+    /// What the server's cache held of the prompt set before the run, as the user states it
+    /// (`cold`, `warm`); None: unknown.
+    pub cache_state: Option<String>,
+    /// Ask the server what it is before the run (`conditions.runtime`).
+    pub ask_runtime: bool,
+}
+
+/// The server's root (the base URL without `/v1`) and its model list, from the endpoint URL
+/// (`…/v1/chat/completions`): where the engines' info endpoints live.
+pub fn runtime_urls(endpoint: &url::Url) -> (url::Url, url::Url) {
+    let path = endpoint.path().trim_end_matches('/');
+    let base = path.strip_suffix("/chat/completions").or_else(|| path.strip_suffix("/completions")).unwrap_or(path);
+    let mut models = endpoint.clone();
+    models.set_path(&format!("{base}/models"));
+    let mut root = endpoint.clone();
+    root.set_query(None);
+    root.set_path(base.strip_suffix("/v1").unwrap_or(base));
+    (root, models)
 }
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -131,6 +149,17 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         }
         Some(scrape)
     };
+    // What serves the run, asked of the server before anything is sent (nothing is written yet).
+    let mut runtime = if plan.ask_runtime {
+        let (root, models) = runtime_urls(&plan.url);
+        let asker = crate::scrape::client("runtime")?;
+        Some(crate::runtime::probe(&asker, &root, &models, endpoint.auth.as_ref(), &plan.model).await)
+    } else {
+        Some(tracelab_core::trace::Runtime {
+            note: Some("the server was not asked (--no-runtime-probe): only what its streams carried".into()),
+            ..Default::default()
+        })
+    };
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);
     let telemetry = gpu::detect_source(&plan.gpu);
@@ -156,6 +185,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     let clock = Clock::start();
     let mut header = header(&plan, &clock, gpu_telemetry, &connection);
     header.engine_metrics = engine_scrape;
+    header.conditions.runtime = runtime.clone();
     if let Err(e) = tracelab_core::parse::validate_header(&header) {
         let _ = std::fs::remove_file(&plan.output);
         return Err(format!("the run's settings make an invalid trace header: {e}"));
@@ -195,6 +225,8 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
             .map(|p| Bytes::from(openai::request_body(plan.api, &plan.model, &p.prompt, plan.max_tokens)))
             .collect(),
         ids: plan.prompts.prompts.iter().map(|p| p.id.clone()).collect(),
+        warmup_rounds: plan.warmup,
+        identities: Mutex::new(Identities::default()),
         rubrics: plan.prompts.prompts.iter().map(|p| p.rubric.clone().map(Arc::new)).collect(),
         max_tokens: plan.max_tokens,
         stop: Stop::default(),
@@ -244,7 +276,12 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     if client.measured > 0 {
         header.client = Some(client.clone());
     }
-    if header.window.is_some() || header.client.is_some() {
+    if let Some(r) = runtime.as_mut() {
+        let ids = ctx.identities.lock().unwrap_or_else(|p| p.into_inner());
+        crate::runtime::add_streams(r, &ids.fingerprints, &ids.models);
+        header.conditions.runtime = Some(r.clone());
+    }
+    if header.window.is_some() || header.client.is_some() || header.conditions.runtime.is_some() {
         writer::replace_header(&plan.output, &write::header_line_with(&header, &shard_extra))?;
     }
     Ok(Recorded {
@@ -288,6 +325,13 @@ fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transpor
             timeout_s: Some(plan.timeout.as_secs_f64()),
             first_token_timeout_s: Some(plan.first_token_timeout.as_secs_f64()),
             connection: Some(connection.policy()),
+            runtime: None,
+            // A prompt sent more than once (rounds, a warm-up of the same set, or cycling for a
+            // duration) may be served from the server's prefix cache the second time.
+            prefix_reuse: Some(PrefixReuse {
+                by_design: plan.repetitions > 1 || plan.warmup > 0 || plan.duration.is_some(),
+                before_run: plan.cache_state.clone().unwrap_or_else(|| "unknown".into()),
+            }),
         },
         capabilities: Capabilities {
             workload_executed: true,
@@ -325,6 +369,10 @@ struct Ctx {
     /// One prepared request body per prompt.
     bodies: Vec<Bytes>,
     ids: Vec<String>,
+    /// Warm-up rounds: after them every measured send is a repeat.
+    warmup_rounds: u32,
+    /// The distinct `system_fingerprint`s and served model names the streams carried.
+    identities: Mutex<Identities>,
     rubrics: Vec<Option<Arc<Rubric>>>,
     max_tokens: u32,
     stop: Stop,
@@ -346,6 +394,28 @@ struct Ctx {
     tally: ClientTally,
     /// The recorder's CPU time from the start of measuring.
     cpu: Mutex<Option<CpuClock>>,
+}
+
+/// The distinct identities the streams carried (a few at most; capped so a server that puts a
+/// new fingerprint in every reply cannot grow it).
+#[derive(Default)]
+struct Identities {
+    fingerprints: Vec<String>,
+    models: Vec<String>,
+}
+
+impl Identities {
+    const MAX: usize = 8;
+
+    fn note(&mut self, id: &crate::openai::ChunkIdentity) {
+        for (value, list) in [(&id.system_fingerprint, &mut self.fingerprints), (&id.model, &mut self.models)] {
+            if let Some(v) = value {
+                if list.len() < Self::MAX && !list.contains(v) {
+                    list.push(v.clone());
+                }
+            }
+        }
+    }
 }
 
 /// "Send nothing more", observable from tasks and from the dispatcher thread, whose sleep it
@@ -404,6 +474,8 @@ impl Ctx {
             Phase::Warmup => 'w',
             Phase::Measure => 'r',
         };
+        // Sent before in this run: an earlier round of its phase, or any warm-up round.
+        let repeat = round > 1 || (phase == Phase::Measure && self.warmup_rounds > 0);
         Job {
             id: format!("{}.{tag}{round}", self.ids[i]),
             phase,
@@ -411,6 +483,7 @@ impl Ctx {
             body: self.bodies[i].clone(),
             rubric: self.rubrics[i].clone(),
             max_tokens: Some(self.max_tokens),
+            prompt: Some(PromptSend { index: i as u32, repetition: u32::try_from(round).unwrap_or(u32::MAX), repeat, cached_tokens: None }),
         }
     }
 
@@ -420,6 +493,10 @@ impl Ctx {
     }
 
     fn keep(&self, m: Measured) {
+        if m.identity.model.is_some() || m.identity.system_fingerprint.is_some() {
+            let mut ids = self.identities.lock().unwrap_or_else(|p| p.into_inner());
+            ids.note(&m.identity);
+        }
         if !self.writer.attempt(&m.line()) {
             // The file cannot take more: stop sending, the error is reported at the end.
             self.stop.set();

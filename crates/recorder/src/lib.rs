@@ -20,6 +20,7 @@ pub mod out;
 pub mod probe;
 pub mod prom;
 pub mod prompts;
+pub mod runtime;
 pub mod record;
 pub mod schedule;
 pub mod scrape;

@@ -58,6 +58,8 @@ pub struct Usage {
     pub prompt_tokens: Option<u32>,
     pub completion_tokens: Option<u32>,
     pub reasoning_tokens: Option<u32>,
+    /// `prompt_tokens_details.cached_tokens`: prompt tokens served from the server's cache.
+    pub cached_tokens: Option<u32>,
 }
 
 /// How a choice said it ended.
@@ -93,6 +95,8 @@ pub struct Delta {
     pub empty_content: bool,
     pub finish: Option<Finish>,
     pub usage: Option<Usage>,
+    /// llama.cpp's `timings.cache_n` (its final chunk): prompt tokens reused from its cache.
+    pub cache_n: Option<u32>,
 }
 
 impl Finish {
@@ -133,6 +137,28 @@ struct RawChunk<'a> {
     code: Option<Value>,
     #[serde(default, rename = "type")]
     kind: Option<Value>,
+    #[serde(default)]
+    timings: Option<RawTimings>,
+}
+
+#[derive(Deserialize)]
+struct RawTimings {
+    #[serde(default)]
+    cache_n: Option<u32>,
+}
+
+/// What a chunk says about the server: the model it served and its `system_fingerprint`.
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct ChunkIdentity {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub system_fingerprint: Option<String>,
+}
+
+/// Reads a chunk's identity (once per attempt, so every chunk is not made to allocate it).
+pub fn identity(data: &str) -> ChunkIdentity {
+    serde_json::from_str(data).unwrap_or_default()
 }
 
 #[derive(Deserialize)]
@@ -167,12 +193,20 @@ struct RawUsage {
     completion_tokens: Option<u32>,
     #[serde(default)]
     completion_tokens_details: Option<RawDetails>,
+    #[serde(default)]
+    prompt_tokens_details: Option<RawPromptDetails>,
 }
 
 #[derive(Deserialize)]
 struct RawDetails {
     #[serde(default)]
     reasoning_tokens: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct RawPromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u32>,
 }
 
 /// Interprets one event. Answer text is appended to `text` when the caller evaluates a rubric.
@@ -198,7 +232,7 @@ pub fn interpret(event_type: Option<&str>, data: &str, text: Option<&mut String>
         }
         return Payload::Error(error_class(&Value::Object(fields)));
     }
-    let mut delta = Delta { usage: chunk.usage.map(Usage::from), ..Delta::default() };
+    let mut delta = Delta { usage: chunk.usage.map(Usage::from), cache_n: chunk.timings.and_then(|t| t.cache_n), ..Delta::default() };
     // An object without `choices` (a usage-only record, a server's own extra) carries no output;
     // it is not a fault.
     let choices = chunk.choices.unwrap_or_default();
@@ -263,6 +297,7 @@ impl From<RawUsage> for Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             reasoning_tokens: u.completion_tokens_details.and_then(|d| d.reasoning_tokens),
+            cached_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens),
         }
     }
 }
@@ -328,7 +363,11 @@ mod tests {
     fn usage_chunk_with_empty_choices() {
         let u = chunk(r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":30,"completion_tokens_details":{"reasoning_tokens":5}}}"#);
         assert!(!u.is_output());
-        assert_eq!(u.usage, Some(Usage { prompt_tokens: Some(12), completion_tokens: Some(30), reasoning_tokens: Some(5) }));
+        assert_eq!(u.usage, Some(Usage { prompt_tokens: Some(12), completion_tokens: Some(30), reasoning_tokens: Some(5), cached_tokens: None }));
+        let cached = chunk(r#"{"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}"#);
+        assert_eq!(cached.usage.unwrap().cached_tokens, Some(4));
+        let llama = chunk(r#"{"choices":[{"delta":{},"finish_reason":"stop"}],"timings":{"cache_n":7,"prompt_n":3}}"#);
+        assert_eq!(llama.cache_n, Some(7));
         assert_eq!(chunk(r#"{"usage":{"completion_tokens":3}}"#).usage.unwrap().completion_tokens, Some(3));
     }
 

@@ -126,6 +126,15 @@ pub struct RecordArgs {
     /// After Ctrl-C, how long in-flight requests may finish before they are recorded as cancelled.
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub grace: f64,
+    /// What the server's prefix cache held of this prompt set before the run, written into the
+    /// contract (a warm cache and a first load answer different questions): cold (restarted or
+    /// cleared), warm (the set was sent before), or unknown.
+    #[arg(long, value_enum, default_value = "unknown")]
+    pub cache_state: CacheState,
+    /// Do not ask the server what it is before the run (its info endpoints: /v1/models,
+    /// /version, /props, /info, …); the header's runtime then holds only what the streams say.
+    #[arg(long)]
+    pub no_runtime_probe: bool,
     /// No progress bar and no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -271,7 +280,33 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         progress: !args.quiet,
         handle_signals: true,
         grace: if args.grace == 0.0 { Duration::ZERO } else { seconds(args.grace, "--grace")? },
+        cache_state: match args.cache_state {
+            CacheState::Unknown => None,
+            state => Some(state.name().to_string()),
+        },
+        ask_runtime: !args.no_runtime_probe,
     })
+}
+
+/// What the server's cache held of the prompt set before the run (`--cache-state`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheState {
+    /// Not known (the default): say so in the contract.
+    Unknown,
+    /// Restarted (or its cache cleared) before the run: no prompt of the set was cached.
+    Cold,
+    /// The prompt set was sent to it before this run: its prefixes may be cached.
+    Warm,
+}
+
+impl CacheState {
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheState::Unknown => "unknown",
+            CacheState::Cold => "cold",
+            CacheState::Warm => "warm",
+        }
+    }
 }
 
 /// Runs `tracelab record`; `Ok` holds the exit status (0, [`EXIT_ALL_FAILED`] or

@@ -44,7 +44,15 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
                 Err(StreamError::Parse(e)) => return Err(e.to_string()),
             };
             let metrics = Metrics::compute(&streamed.index, &streamed.settings);
-            let beside = Beside { client: streamed.header.client.as_ref(), engine: &streamed.engine_summary };
+            let beside = Beside {
+                header: &streamed.header,
+                client: streamed.header.client.as_ref(),
+                engine: &streamed.engine_summary,
+                gpu: streamed.gpu_summary,
+                index: &streamed.index,
+                reuse: streamed.reuse.clone(),
+                warmup_attempts: streamed.warmup_attempts,
+            };
             print_report(&args, &streamed.settings, &metrics, &streamed.warnings, &beside, || {
                 card::render(&name, &streamed.card_view(), &streamed.settings, &metrics, args.settings.lang())
             });
@@ -54,9 +62,18 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
     // Our own formats and every peer tool's file `tracelab import` reads.
     let (name, trace, _) = crate::import::load(&args.file, None, None)?;
     let settings = args.settings.settings(&trace.header)?;
-    let metrics = Metrics::of(&trace.attempts, &settings);
+    let index = tracelab_core::Index::build(&trace.attempts, settings.population);
+    let metrics = Metrics::compute(&index, &settings);
     let engine = tracelab_core::engine_beside::engine_beside(&trace, &settings);
-    let beside = Beside { client: trace.header.client.as_ref(), engine: &engine };
+    let beside = Beside {
+        header: &trace.header,
+        client: trace.header.client.as_ref(),
+        engine: &engine,
+        gpu: tracelab_core::gpu_beside::gpu_beside(&trace, &settings).summary(),
+        index: &index,
+        reuse: tracelab_core::reuse::reuse_split(&trace.attempts, &settings),
+        warmup_attempts: trace.warmup_count(),
+    };
     print_report(&args, &settings, &metrics, &trace.warnings, &beside, || {
         card::render_text(&name, &trace, &settings, &metrics, args.settings.lang())
     });
@@ -65,8 +82,13 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
 
 /// What the card sets beside the figures that the JSON carries too.
 struct Beside<'a> {
+    header: &'a tracelab_core::Header,
     client: Option<&'a tracelab_core::trace::ClientShare>,
     engine: &'a tracelab_core::engine_beside::EngineSummary,
+    gpu: tracelab_core::gpu_beside::GpuSummary,
+    index: &'a tracelab_core::Index,
+    reuse: Option<tracelab_core::reuse::ReuseSplit>,
+    warmup_attempts: usize,
 }
 
 fn print_report(
@@ -82,6 +104,14 @@ fn print_report(
         // The recorder's own share and the engine beside the slow attempts, as on the card.
         summary["client_share"] = serde_json::to_value(beside.client).unwrap_or_default();
         summary["engine_beside"] = beside.engine.to_json();
+        // Every interval the card prints (an open bound null, with why), the reuse split and the
+        // five checks before the run counts as a baseline.
+        let intervals = tracelab_core::compare::Intervals::compute(beside.index, settings, metrics);
+        summary["first_token"] = serde_json::to_value(settings.population.first_token).unwrap_or_default();
+        summary["intervals"] = card::intervals_json(metrics, &intervals);
+        summary["reuse"] = serde_json::to_value(&beside.reuse).unwrap_or_default();
+        let verdict = card::baseline_alone(beside.header, beside.warmup_attempts, settings, metrics, &intervals, &beside.gpu, beside.engine);
+        summary["baseline"] = serde_json::to_value(&verdict).unwrap_or_default();
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
         summary["warnings"] = serde_json::json!(warnings);

@@ -2,7 +2,7 @@
 //! asks for, and the result is checked by the core before any figure is computed.
 
 use clap::{Args, ValueEnum};
-use tracelab_core::{Comparison, Header, Lang, PercentileMethod, Settings};
+use tracelab_core::{Comparison, FirstToken, Header, Lang, PercentileMethod, Settings};
 
 #[derive(Args)]
 pub struct SettingsArgs {
@@ -27,9 +27,20 @@ pub struct SettingsArgs {
     /// The tail percentile reported beside P50.
     #[arg(long, default_value_t = 95.0)]
     pub p: f64,
+    /// Which token starts TTFT: `content`, the first non-empty answer token (the course's
+    /// definition), or `any`, the first output token, a reasoning model's reasoning included
+    /// (what most peer tools time). The same for a trace that kept no reasoning apart.
+    #[arg(long, value_enum, default_value = "content")]
+    pub first_token: FirstTokenArg,
     /// Language of the card.
     #[arg(long, value_enum, default_value = "en")]
     pub lang: LangArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum FirstTokenArg {
+    Content,
+    Any,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -81,6 +92,10 @@ impl SettingsArgs {
             PercentileArg::Higher => PercentileMethod::Higher,
         };
         settings.p = self.p;
+        settings.population.first_token = match self.first_token {
+            FirstTokenArg::Content => FirstToken::Content,
+            FirstTokenArg::Any => FirstToken::AnyOutput,
+        };
         settings.validate().map_err(|e| format!("{e} (see --help)"))?;
         Ok(settings)
     }

@@ -12,11 +12,11 @@ pub mod uncertainty;
 
 use serde::Serialize;
 
-pub use contract::{check_contract, ContractCheck, ContractDiff, ContractStatus, Strictness};
+pub use contract::{check_contract, check_contract_varying, vary_fields, ContractCheck, ContractDiff, ContractStatus, Strictness, CONTRACT_FIELDS, VARY_GROUPS};
 pub use diff::{bootstrap_difference, diff_rows, Bootstrap, DiffRow, Judgement, Side, Worse};
-pub use reruns::{reruns, Agreement, Reruns, Spread};
+pub use reruns::{reruns, spreads, Agreement, Reruns, Spread};
 pub use stats::{Bounds, CONFIDENCE};
-pub use uncertainty::{bounds_text, FigureInterval, IntervalMethod, Intervals};
+pub use uncertainty::{bounds_text, quantile, FigureInterval, IntervalMethod, Intervals};
 
 use crate::index::Index;
 use crate::format::trim_num;
@@ -86,23 +86,35 @@ pub struct Report {
     pub bootstrap: Bootstrap,
     pub pairs: Vec<Pair>,
     pub reruns: Option<Reruns>,
+    /// Which token started TTFT in every run (the base's choice).
+    pub first_token: crate::trace::FirstToken,
+    /// What the comparison set out to change (`--vary`); empty for reruns of one contract.
+    pub varied: Vec<String>,
 }
 
 impl Report {
     /// Compares every run after the first with the first; with three or more runs, also checks
     /// how the reruns spread.
     pub fn build(runs: &[Run], boot: Bootstrap) -> Report {
+        Report::build_varying(runs, boot, &[]).expect("nothing to vary")
+    }
+
+    /// [`Report::build`] for a comparison made to change `vary` (e.g. `runtime`): that condition
+    /// is the variable under test, any other difference still breaks the contract. Errs naming
+    /// what can be varied when `vary` names no condition.
+    pub fn build_varying(runs: &[Run], boot: Bootstrap, vary: &[String]) -> Result<Report, String> {
         let mut pairs = Vec::new();
         if let Some((base, rest)) = runs.split_first() {
             for new in rest {
-                let contract = check_contract(&base.trace.header, &new.trace.header);
+                let contract = check_contract_varying(&base.trace.header, &new.trace.header, vary)?;
                 let rows = diff_rows(&base.side(), &new.side(), boot, contract.is_broken());
                 pairs.push(Pair { base: base.name.clone(), new: new.name.clone(), contract, rows });
             }
         }
         let indexes: Vec<&Index> = runs.iter().map(|r| &r.index).collect();
         let (p, method) = runs.first().map(|r| (r.settings.p, r.settings.percentile)).unwrap_or((95.0, Default::default()));
-        Report { confidence: CONFIDENCE, bootstrap: boot, pairs, reruns: reruns(&indexes, p, method) }
+        let first_token = runs.first().map(|r| r.settings.population.first_token).unwrap_or_default();
+        Ok(Report { confidence: CONFIDENCE, bootstrap: boot, pairs, reruns: reruns(&indexes, p, method), first_token, varied: vary.to_vec() })
     }
 
     /// Whether any pair was measured under a broken contract.
@@ -114,6 +126,7 @@ impl Report {
     pub fn render_text(&self, lang: Lang) -> String {
         let mut out = String::new();
         let zh = lang == Lang::Zh;
+        out.push_str(&format!("{}: {}\n\n", if zh { "TTFT 的首个 token" } else { "TTFT's first token" }, self.first_token.text().get(lang)));
         for pair in &self.pairs {
             out.push_str(&if zh {
                 format!("比较：基线 {} → 新 {}\n", pair.base, pair.new)

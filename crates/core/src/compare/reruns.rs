@@ -59,6 +59,16 @@ fn spread(samples: &[&[f64]], p: f64, method: PercentileMethod) -> Spread {
     Spread { label: percentile_label(p), p, values, intervals, range_s, agree, needed: min_n_for_quantile(p / 100.0) }
 }
 
+/// P50 and the tail across two or more runs of one contract, without the verdict the lesson's
+/// rule gives three or more (the baseline's fifth check reads it); None for a single run.
+pub fn spreads(indexes: &[&Index], tail_p: f64, method: PercentileMethod) -> Option<(Spread, Spread)> {
+    if indexes.len() < 2 {
+        return None;
+    }
+    let samples: Vec<&[f64]> = indexes.iter().map(|ix| ix.ttft_ms.as_slice()).collect();
+    Some((spread(&samples, 50.0, method), spread(&samples, tail_p, method)))
+}
+
 /// The spread check over three or more runs (None for fewer: two runs are a comparison).
 pub fn reruns(indexes: &[&Index], tail_p: f64, method: PercentileMethod) -> Option<Reruns> {
     if indexes.len() < 3 {

@@ -159,7 +159,8 @@ fn proportion(f: &Figure) -> Option<FigureInterval> {
     })
 }
 
-fn quantile(key: &str, sorted_ms: &[f64], p: f64) -> Option<FigureInterval> {
+/// The order-statistic interval of the `p`th percentile of `sorted_ms`, in seconds.
+pub fn quantile(key: &str, sorted_ms: &[f64], p: f64) -> Option<FigureInterval> {
     let n = sorted_ms.len();
     if n == 0 || !(p > 0.0 && p < 100.0) {
         return None;

@@ -197,6 +197,11 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
 /// formula parts (numerator, denominator, unit, method, n) in both languages.
 pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> Value {
     let head = card::head(source, trace, settings, metrics, lang);
+    let index = crate::Index::build(&trace.attempts, settings.population);
+    let intervals = crate::compare::Intervals::compute(&index, settings, metrics);
+    let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
+    let engine = crate::engine_beside::engine_beside(trace, settings);
+    let baseline = card::baseline_alone(&trace.header, trace.warmup_count(), settings, metrics, &intervals, &gpu, &engine);
     let figures: Vec<Value> = card::figures(metrics)
         .iter()
         .map(|f| {
@@ -250,6 +255,11 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
         "mistakes": mistakes,
         "peer_figures": peer_rows(trace, settings),
         "peer_figures_resolution": resolution_note().get(lang),
+        "first_token": settings.population.first_token,
+        "intervals": card::intervals_json(metrics, &intervals),
+        "run_checks": card::run_checks(trace, settings, Some((metrics, &intervals)), lang),
+        "reuse": crate::reuse::reuse_split(&trace.attempts, settings),
+        "baseline": baseline,
     })
 }
 

@@ -341,5 +341,7 @@ fn parse_row(cols: &HashMap<String, usize>, cells: &[String]) -> Result<Attempt,
         output_tokens: count("output_tokens")?,
         tokens_from_usage: false,
         event_tokens_estimated: false,
+        reasoning: None,
+        prompt: None,
     })
 }

@@ -223,7 +223,8 @@ pub(crate) fn too_long(len: usize) -> ParseError {
 const ATTEMPT_FIELDS: &[&str] = &[
     "kind", "id", "business_id", "attempt", "phase", "intended_start_ms", "start_ms", "first_byte_ms",
     "first_token_ms", "events", "end_ms", "outcome", "http_status", "detail", "quality", "input_tokens",
-    "output_tokens", "tokens_from_usage", "event_tokens_estimated", "last_token_ms",
+    "output_tokens", "tokens_from_usage", "event_tokens_estimated", "last_token_ms", "first_reasoning_ms",
+    "first_content_ms", "reasoning_events", "prompt_index", "repetition", "prompt_repeat", "cached_tokens",
 ];
 const GPU_FIELDS: &[&str] = &["kind", "t_ms", "node", "gpu", "util_pct", "mem_used_mib", "mem_total_mib"];
 const FOOTER_FIELDS: &[&str] = &["kind", "finished_cleanly", "attempts", "gpu_samples"];
@@ -538,6 +539,20 @@ struct RawRecord<'a> {
     tokens_from_usage: Option<bool>,
     #[serde(default)]
     event_tokens_estimated: Option<bool>,
+    #[serde(default)]
+    first_reasoning_ms: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    first_content_ms: Option<Option<f64>>,
+    #[serde(default)]
+    reasoning_events: Option<Vec<[u64; 2]>>,
+    #[serde(default)]
+    prompt_index: Option<u32>,
+    #[serde(default)]
+    repetition: Option<u32>,
+    #[serde(default)]
+    prompt_repeat: Option<bool>,
+    #[serde(default)]
+    cached_tokens: Option<u32>,
     // gpu
     #[serde(default)]
     t_ms: Option<f64>,
@@ -558,6 +573,47 @@ struct RawRecord<'a> {
     attempts: Option<u64>,
     #[serde(default)]
     gpu_samples: Option<u64>,
+}
+
+/// The first reasoning and first answer token of an attempt, from its explicit fields, or
+/// derived from `reasoning_events` (traces recorded before those fields existed); `None` when
+/// the source kept no reasoning apart. The first token must be the earlier of the two.
+fn reasoning_start(
+    first_reasoning: Option<f64>,
+    first_content: Option<Option<f64>>,
+    reasoning_events: Option<&[[u64; 2]]>,
+    events: &[StreamEvent],
+    first_token: Option<f64>,
+) -> Result<Option<ReasoningStart>, ParseError> {
+    let start = match (first_reasoning, first_content) {
+        (Some(first_reasoning_ms), content) => ReasoningStart { first_reasoning_ms, first_content_ms: content.flatten() },
+        (None, Some(_)) => {
+            return Err(ParseError::new("first_content_ms is written with first_reasoning_ms (alone, first_token_ms says it)").field("first_content_ms"));
+        }
+        (None, None) => {
+            let Some(ranges) = reasoning_events.filter(|r| !r.is_empty()) else { return Ok(None) };
+            let in_reasoning = |i: usize| ranges.iter().any(|&[from, to]| (from..to).contains(&(i as u64)));
+            for (k, &[from, to]) in ranges.iter().enumerate() {
+                if from >= to || to > events.len() as u64 {
+                    return Err(ParseError::new(format!("[{from}, {to}) is not a range of this attempt's {} events", events.len()))
+                        .field(format!("reasoning_events[{k}]")));
+                }
+            }
+            let first = |reasoning: bool| events.iter().enumerate().find(|(i, e)| e.tokens > 0 && in_reasoning(*i) == reasoning).map(|(_, e)| e.at_ms);
+            let Some(first_reasoning_ms) = first(true) else { return Ok(None) };
+            ReasoningStart { first_reasoning_ms, first_content_ms: first(false) }
+        }
+    };
+    let earliest = start.first_content_ms.map_or(start.first_reasoning_ms, |c| c.min(start.first_reasoning_ms));
+    if first_token.is_none_or(|t| (t - earliest).abs() > 0.0005) {
+        return Err(ParseError::new(format!(
+            "first_token_ms must be the earlier of the first reasoning and the first answer token ({} ms from the start); it is {}",
+            earliest,
+            first_token.map_or("absent".to_string(), |t| format!("{t} ms"))
+        ))
+        .field("first_token_ms"));
+    }
+    Ok(Some(start))
 }
 
 fn missing(field: &str, kind: &str) -> ParseError {
@@ -700,6 +756,29 @@ impl<'a> RawRecord<'a> {
             }
             _ => {}
         }
+        let reasoning = reasoning_start(
+            relative(self.first_reasoning_ms, "first_reasoning_ms")?,
+            self.first_content_ms.map(|c| relative(c, "first_content_ms")).transpose()?,
+            self.reasoning_events.as_deref(),
+            &events,
+            ttft_ms,
+        )?;
+        let prompt = match (self.prompt_index, self.repetition, self.prompt_repeat) {
+            (None, None, None) if self.cached_tokens.is_none() => None,
+            (Some(index), Some(repetition), Some(repeat)) => {
+                if repetition == 0 {
+                    return Err(ParseError::new("repetition counts rounds from 1").field("repetition"));
+                }
+                Some(PromptSend { index, repetition, repeat, cached_tokens: self.cached_tokens })
+            }
+            (index, repetition, _) => {
+                let field = if index.is_none() { "prompt_index" } else if repetition.is_none() { "repetition" } else { "prompt_repeat" };
+                return Err(ParseError::new(
+                    "prompt_index, repetition and prompt_repeat go together (cached_tokens with them): write all three or none",
+                )
+                .field(field));
+            }
+        };
         let business_id = match self.business_id {
             Some(b) if !b.is_empty() => b.into_owned(),
             _ => id.clone(),
@@ -723,6 +802,8 @@ impl<'a> RawRecord<'a> {
             output_tokens: self.output_tokens,
             tokens_from_usage: self.tokens_from_usage.unwrap_or(false),
             event_tokens_estimated: self.event_tokens_estimated.unwrap_or(false),
+            reasoning,
+            prompt,
         })
     }
 

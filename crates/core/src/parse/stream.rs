@@ -44,6 +44,9 @@ pub struct Streamed {
     pub lag: Option<ClientLag>,
     pub gpu_summary: GpuSummary,
     pub engine_summary: crate::engine_beside::EngineSummary,
+    /// TTFT by a prompt's first send and its repeats (when the attempts say which).
+    pub reuse: Option<crate::reuse::ReuseSplit>,
+    pub warmup_attempts: usize,
 }
 
 impl Streamed {
@@ -61,6 +64,8 @@ impl Streamed {
             engine: self.engine_summary.clone(),
             index: &self.index,
             warnings: &self.warnings,
+            reuse: self.reuse.clone(),
+            warmup_attempts: self.warmup_attempts,
         }
     }
 }
@@ -209,6 +214,7 @@ pub fn read<R: BufRead, E>(
     let lag = lag::client_lag_of(&read.header, fold.lags);
     let gpu_summary = gpu_beside::summarise(&read.header, &fold.spans, &gpu);
     let engine_summary = crate::engine_beside::summarise(&read.header, &fold.spans, &engine);
+    let reuse = fold.reuse.finish(&fold.settings);
     Ok(Ok(Streamed {
         header: read.header,
         footer: read.footer,
@@ -221,6 +227,8 @@ pub fn read<R: BufRead, E>(
         lag,
         gpu_summary,
         engine_summary,
+        reuse,
+        warmup_attempts: fold.warmup_attempts,
     }))
 }
 
@@ -235,6 +243,8 @@ struct Fold {
     /// Attempts on the clock, runs with GPU telemetry only.
     spans: Vec<Span>,
     keep_spans: bool,
+    reuse: crate::reuse::ReuseBuilder,
+    warmup_attempts: usize,
 }
 
 impl Fold {
@@ -247,6 +257,8 @@ impl Fold {
             keep_lags: lag::is_open_loop(header),
             spans: Vec::new(),
             keep_spans: gpu_beside::has_telemetry(header) || crate::engine_beside::has_engine(header),
+            reuse: crate::reuse::ReuseBuilder::default(),
+            warmup_attempts: 0,
         }
     }
 
@@ -258,6 +270,10 @@ impl Fold {
         }
         if self.keep_spans {
             self.spans.extend(Span::of(a, &self.settings));
+        }
+        self.reuse.push(a, &self.settings);
+        if a.phase == crate::trace::Phase::Warmup {
+            self.warmup_attempts += 1;
         }
     }
 }

@@ -417,6 +417,8 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
             output_tokens: r.output_tokens,
             tokens_from_usage: false,
             event_tokens_estimated: estimated,
+            reasoning: None,
+            prompt: None,
         });
     }
     if no_start > 0 {

@@ -181,6 +181,8 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
                 e2e_ms: last_ms,
                 detail,
                 event_tokens_estimated: true,
+                reasoning: None,
+                prompt: None,
                 ..Attempt::new(unique_id(&mut seen, id), outcome, ttft_ms, Quality::NotEvaluated)
             });
         }

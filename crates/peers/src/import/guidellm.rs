@@ -322,6 +322,8 @@ fn import_benchmark(
             output_tokens: count("output_tokens"),
             tokens_from_usage: false,
             event_tokens_estimated: false,
+            reasoning: None,
+            prompt: None,
         });
     }
     attempts.sort_by(|a, b| a.start_ms.unwrap_or(f64::INFINITY).total_cmp(&b.start_ms.unwrap_or(f64::INFINITY)));

@@ -146,6 +146,8 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
             output_tokens: count("number_output_tokens").filter(|&o| !failed || (o > 1 && ttft.is_some())),
             tokens_from_usage: false,
             event_tokens_estimated: false,
+            reasoning: None,
+            prompt: None,
         });
     }
     let header = Header::default();

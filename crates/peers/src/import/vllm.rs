@@ -284,6 +284,8 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
             output_tokens: output_len.filter(|&o| success || o > 0),
             tokens_from_usage: false,
             event_tokens_estimated: events_estimated,
+            reasoning: None,
+            prompt: None,
         });
     }
 

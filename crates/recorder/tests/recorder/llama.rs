@@ -383,3 +383,42 @@ fn llama_sequential_requests_reuse_one_connection_on_the_wire() {
     assert_eq!(timing.first_token.n, 12, "one first token per measured attempt");
     assert!(timing.first_token.p99_ms < 50.0, "loopback, one client: {timing:?}");
 }
+
+#[test]
+#[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
+fn llama_runtime_prompts_and_reuse_are_recorded() {
+    let server = Llama::start("runtime");
+    let dir = temp_dir("llama-runtime");
+    let out = dir.join("trace.jsonl");
+    let output = record_args(&server, &dir, &out)
+        .ask_runtime()
+        .args(["--repetitions", "2", "--warmup", "1", "--max-tokens", "8", "--quiet"])
+        .command()
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), server.log_tail());
+    let trace = load(&out);
+    // What the server itself says: llama-cpp-python names itself in its FastAPI description,
+    // and its model list names the GGUF file (by path: only the file name is kept).
+    let runtime = trace.header.conditions.runtime.as_ref().expect("conditions.runtime");
+    assert_eq!(runtime.engine.as_deref(), Some("llama-cpp-python"), "{runtime:?}");
+    assert!(runtime.engine_version.as_deref().is_some_and(|v| v.starts_with("0.")), "{runtime:?}");
+    assert_eq!(runtime.model_id.as_deref(), Some("tiny-random-llama.gguf"), "{runtime:?}");
+    assert!(runtime.asked.contains(&"/openapi.json 200".to_string()) && runtime.asked.contains(&"/props 404".to_string()), "{:?}", runtime.asked);
+    let header = std::fs::read_to_string(&out).unwrap().lines().next().unwrap().to_string();
+    assert!(!header.contains("127.0.0.1") && !header.contains(dir.to_str().unwrap()), "no host or directory: {header}");
+    std::fs::write(dir.join("header.json"), &header).unwrap();
+    // Each prompt: the warm-up sent it first, so every measured send is a repeat.
+    for (i, id) in PROMPTS.iter().enumerate() {
+        let warm = crate::by_id(&trace, &format!("{id}.w1")).prompt.unwrap();
+        assert_eq!((warm.index as usize, warm.repetition, warm.repeat), (i, 1, false), "{id}");
+        let second = crate::by_id(&trace, &format!("{id}.r2")).prompt.unwrap();
+        assert_eq!((second.index as usize, second.repetition, second.repeat), (i, 2, true), "{id}");
+    }
+    // The card: the split by reuse and the five checks.
+    let report = crate::run(crate::tracelab().arg("report").arg(&out));
+    let card = String::from_utf8(report.stdout).unwrap();
+    std::fs::write(dir.join("card.txt"), &card).unwrap();
+    assert!(card.contains("TTFT by prompt reuse"), "{card}");
+    assert!(card.contains("This run counts as a baseline:") && card.contains("✓ 1 One contract: yes"), "{card}");
+}

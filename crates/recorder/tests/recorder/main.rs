@@ -5,6 +5,7 @@
 mod server;
 
 mod cli;
+mod baseline;
 mod compare;
 mod conformance;
 mod connection;
@@ -88,6 +89,9 @@ pub struct Record {
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
     launcher: Option<Command>,
+    /// Let the recorder ask the server what it is before the run (its info endpoints): off by
+    /// default here, so a test that counts requests or connections counts the run's only.
+    ask_runtime: bool,
 }
 
 impl Record {
@@ -95,7 +99,13 @@ impl Record {
         [("--model", "m"), ("--repetitions", "1"), ("--warmup", "0"), ("--gpu", "off")];
 
     pub fn new(output: &Path) -> Record {
-        Record { output: output.to_path_buf(), base_url: None, prompts: None, args: Vec::new(), env: Vec::new(), launcher: None }
+        Record { output: output.to_path_buf(), base_url: None, prompts: None, args: Vec::new(), env: Vec::new(), launcher: None, ask_runtime: false }
+    }
+
+    /// Asks the server what it is before the run, as `tracelab record` does by default.
+    pub fn ask_runtime(mut self) -> Record {
+        self.ask_runtime = true;
+        self
     }
 
     /// A recording in a fresh directory `name` ([`temp_dir`]) of a prompt file with `ids`
@@ -155,6 +165,9 @@ impl Record {
             .collect();
         let mut cmd = self.launcher.unwrap_or_else(tracelab);
         cmd.arg("record").args(defaults).arg("--output").arg(&self.output);
+        if !self.ask_runtime {
+            cmd.arg("--no-runtime-probe");
+        }
         if let Some(url) = &self.base_url {
             cmd.arg("--base-url").arg(url);
         }

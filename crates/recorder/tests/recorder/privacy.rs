@@ -28,7 +28,10 @@ fn no_key_url_or_response_text_leaks() {
     let out = dir.join("t.jsonl");
     // The URL comes from the environment, so it is not in the arguments either.
     let url = format!("{}?tenant={URL_MARK}", server.base_url());
+    // The server names its model by a path under a user's directory: only the file name is kept.
+    server.answer("/v1/models", &format!(r#"{{"object":"list","data":[{{"id":"/home/{URL_MARK}/models/m.gguf","object":"model","owned_by":"me"}}]}}"#));
     let mut cmd = Record::new(&out)
+        .ask_runtime()
         .args(["--warmup", "1", "--gpu", "nvidia-smi", "--gpu-interval-ms", "20"])
         .env("OPENAI_API_KEY", KEY)
         .env("TRACELAB_BASE_URL", &url)
@@ -41,11 +44,14 @@ fn no_key_url_or_response_text_leaks() {
 
     // The key really was sent, and the answer really held the canary.
     let requests = server.requests();
-    assert_eq!(requests.len(), 6);
+    assert_eq!(server.completions().len(), 6);
+    assert!(requests.len() > 6, "the runtime was asked too");
     assert!(requests.iter().all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}")[..])));
     let trace = load(&out);
     assert!(trace.attempts.iter().all(|a| a.outcome.is_success()));
     assert_eq!(trace.header.capabilities.gpu_telemetry, "nvidia-smi");
+    let runtime = trace.header.conditions.runtime.as_ref().expect("the runtime");
+    assert_eq!(runtime.model_id.as_deref(), Some("m.gguf"), "{runtime:?}");
 
     assert_clean("the trace", &std::fs::read(&out).unwrap());
     assert_clean("stdout", &output.stdout);

@@ -169,10 +169,25 @@ pub struct ScriptedServer {
     /// kernel, and on loopback already in the client's receive queue): the ground truth the
     /// fidelity bench holds the recorder's own timing error against.
     writes: Writes,
+    /// JSON answers for paths other than the completions (an engine's info endpoints).
+    info: Info,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
+type Info = Arc<Mutex<std::collections::HashMap<String, String>>>;
+
 impl ScriptedServer {
+    /// Answers `GET`/`POST path` with `json` (200, application/json) from now on: an engine's
+    /// info endpoint (`/version`, `/props`, …). Every other path but the completions is a 404.
+    pub fn answer(&self, path: &str, json: &str) {
+        self.info.lock().unwrap().insert(path.to_string(), json.to_string());
+    }
+
+    /// The requests to the completions endpoints only (not the info endpoints).
+    pub fn completions(&self) -> Vec<RequestLog> {
+        self.requests().into_iter().filter(|r| r.path.ends_with("/completions")).collect()
+    }
+
     pub fn start(script: impl Fn(&str) -> Script + Send + Sync + 'static) -> ScriptedServer {
         ScriptedServer::start_with_threads(1, script)
     }
@@ -229,14 +244,16 @@ impl ScriptedServer {
         let counter = accepted.clone();
         let writes: Writes = Arc::default();
         let server_writes = writes.clone();
+        let info: Info = Arc::default();
+        let server_info = info.clone();
         runtime.spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
                 let connection = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let _ = stream.set_nodelay(true);
-                let (script, log, tls, writes) = (script.clone(), server_log.clone(), tls.clone(), server_writes.clone());
+                let (script, log, tls, writes, info) = (script.clone(), server_log.clone(), tls.clone(), server_writes.clone(), server_info.clone());
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone(), connection));
+                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone(), info.clone(), connection));
                     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
                     match tls {
                         None => {
@@ -251,7 +268,7 @@ impl ScriptedServer {
                 });
             }
         });
-        ScriptedServer { addr, log, accepted, writes, runtime: Some(runtime) }
+        ScriptedServer { addr, log, accepted, writes, info, runtime: Some(runtime) }
     }
 
     pub fn base_url(&self) -> String {
@@ -301,6 +318,7 @@ async fn handle<F: Fn(&str) -> Script>(
     req: Request<Incoming>,
     script: Arc<F>,
     log: Log,
+    info: Info,
     connection: usize,
 ) -> Result<Response<ScriptBody>, Infallible> {
     let received = Instant::now();
@@ -325,6 +343,11 @@ async fn handle<F: Fn(&str) -> Script>(
 
     let (tx, rx) = mpsc::channel(64);
     let body = ScriptBody { rx, log: entry };
+    if let Some(answer) = info.lock().unwrap().get(&path).cloned() {
+        let _ = tx.try_send(Item::Data(Bytes::from(answer), 0));
+        drop(tx);
+        return Ok(Response::builder().status(200).header("content-type", "application/json").body(body).unwrap());
+    }
     if path != "/v1/chat/completions" && path != "/v1/completions" {
         let _ = tx.try_send(Item::Data(Bytes::from_static(b"{\"error\":\"no such route\"}"), 0));
         drop(tx);
