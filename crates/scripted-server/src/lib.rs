@@ -3,9 +3,9 @@
 //! Each request's script is chosen from its prompt text, so one recorder run can meet every
 //! fault at once. The server logs, per request, its version, key and the instant each token
 //! frame was handed to hyper — the ground truth the fidelity bench compares the recorder with.
-//! HTTP/1.1 and HTTP/2 (prior knowledge) are served on the same port.
-
-#![allow(dead_code)]
+//! HTTP/1.1 and HTTP/2 (prior knowledge) are served on the same port, and https:// with a
+//! private CA. A dev-only crate: the recorder's test suite (`tests/recorder`) and its fidelity
+//! bench (`benches/fidelity.rs`) both depend on it.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
