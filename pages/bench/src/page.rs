@@ -1,4 +1,4 @@
-//! The browser benchmark page (`/bench/?file=NAME`, its own bundle `src/bin/bench`, so none of
+//! The browser benchmark page (`/bench/?file=NAME`, its own bundle `pages/bench`, so none of
 //! it is in a learner's download): fetches a large trace, then measures with
 //! `performance.now()` what a learner waits for — parsing the file, building the index, and
 //! recomputing every figure after a threshold edit through the lab's own state. The numbers are
@@ -6,14 +6,11 @@
 //! by the test, so the generator is not in every learner's download.)
 
 use leptos::prelude::*;
+use trace_lab::state::{Lab, Loaded, Origin};
 use tracelab_core::{parse::parse_trace, units, Lang};
 
-use crate::state::{Lab, Loaded, Origin};
-
 fn param_file() -> String {
-    web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .and_then(|s| s.split(['?', '&']).find_map(|kv| kv.strip_prefix("file=").map(str::to_string)))
+    tracelab_web::query("file")
         .filter(|f| is_file_name(f))
         .unwrap_or_else(|| "bench.jsonl".into())
 }
@@ -33,14 +30,7 @@ pub fn BenchPage() -> impl IntoView {
     let file = param_file();
     let name = file.clone();
     leptos::task::spawn_local(async move {
-        let fetched = async {
-            let response = gloo_net::http::Request::get(&name).send().await.map_err(|e| e.to_string())?;
-            if !response.ok() {
-                return Err(format!("{name}: HTTP {}", response.status()));
-            }
-            response.text().await.map_err(|e| e.to_string())
-        };
-        let text = match fetched.await {
+        let text = match tracelab_web::fetch_text(&name).await {
             Ok(t) => t,
             Err(e) => return result.set(serde_json::json!({ "error": e }).to_string()),
         };

@@ -4,10 +4,11 @@
 use leptos::prelude::*;
 use tracelab_core::compare::{Bootstrap, Report, Run};
 use tracelab_core::{Lang, Settings};
+use tracelab_web::{compare_order, is_sample, page_lang, query};
 use wasm_bindgen::JsCast;
 
 use crate::chart::TtftChart;
-use crate::page::{query, Compared, Loaded, Page, SAMPLES};
+use crate::page::{Compared, Loaded, Page};
 use crate::table::{ContractView, DiffTable};
 use crate::words::w;
 
@@ -29,10 +30,7 @@ fn compare(base: &Loaded, new: &Loaded) -> Compared {
 
 #[component]
 pub fn App() -> impl IntoView {
-    let lang = query("lang")
-        .map(|l| Lang::from_tag(&l))
-        .or_else(|| web_sys::window().and_then(|w| w.navigator().language()).map(|l| Lang::from_tag(&l)))
-        .unwrap_or_default();
+    let lang = page_lang();
     let page = Page { lang: RwSignal::new(lang), base: RwSignal::new(None), new: RwSignal::new(None), error: RwSignal::new(None) };
     provide_context(page);
     if let Some(b) = query("base") {
@@ -100,8 +98,8 @@ fn Picker(side: RwSignal<Option<Loaded>>, label: &'static str, testid: &'static 
                         page.load_sample(side, v);
                     }
                 }>
-                    <option value="" selected=move || !SAMPLES.contains(&current().as_str())>{move || w(page.lang.get(), "choose")}</option>
-                    {SAMPLES.iter().map(|s| view! { <option value=*s selected=move || current() == *s>{*s}</option> }).collect_view()}
+                    <option value="" selected=move || !is_sample(&current())>{move || w(page.lang.get(), "choose")}</option>
+                    {compare_order().into_iter().map(|s| view! { <option value=s selected=move || current() == s>{s}</option> }).collect_view()}
                 </select>
             </label>
             <label>

@@ -6,16 +6,7 @@ use leptos::task::spawn_local;
 use tracelab_core::compare::Report;
 use tracelab_core::{parse::parse_trace, Lang, Settings, Trace};
 use tracelab_peers::import;
-
-/// The samples a learner can compare (the first three are the lesson's compare set).
-pub const SAMPLES: [&str; 6] = [
-    "baseline-a.jsonl",
-    "baseline-rerun.jsonl",
-    "baseline-slower.jsonl",
-    "ten-requests.jsonl",
-    "ten-requests.csv",
-    "streaming-example.jsonl",
-];
+use tracelab_web::{fetch_text, is_sample};
 
 /// One loaded trace and where it came from.
 #[derive(Clone, PartialEq)]
@@ -41,21 +32,11 @@ pub struct Page {
     pub error: RwSignal<Option<String>>,
 }
 
-pub(crate) fn query(key: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(key).filter(|v| !v.is_empty())
-}
-
 async fn fetch_sample(name: &str) -> Result<Trace, String> {
-    if !SAMPLES.contains(&name) {
+    if !is_sample(name) {
         return Err(format!("{name}: not one of the lab's samples"));
     }
-    let path = format!("../samples/{name}");
-    let response = gloo_net::http::Request::get(&path).send().await.map_err(|e| format!("{path}: {e}"))?;
-    if !response.ok() {
-        return Err(format!("{path}: HTTP {}", response.status()));
-    }
-    let text = response.text().await.map_err(|e| format!("{path}: {e}"))?;
+    let text = fetch_text(&format!("../samples/{name}")).await?;
     parse_trace(name, &text).map_err(|e| e.to_string())
 }
 

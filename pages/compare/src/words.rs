@@ -29,13 +29,9 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("boot_detail", "seed {seed}, {n} resamples", "种子 {seed}，重抽样 {n} 次"),
 ];
 
-/// The page's word for `key` in `lang` (the key itself if it is missing, so a gap is visible).
+/// The page's word for `key` in `lang` (`tracelab_web::lookup`: a missing key shows itself).
 pub fn w(lang: Lang, key: &str) -> &'static str {
-    STRINGS
-        .iter()
-        .find(|(k, _, _)| *k == key)
-        .map(|(_, en, zh)| if lang == Lang::Zh { *zh } else { *en })
-        .unwrap_or("?")
+    tracelab_web::lookup(STRINGS, lang, key)
 }
 
 #[cfg(test)]

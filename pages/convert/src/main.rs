@@ -67,5 +67,5 @@ pub fn export_file(request: &str) -> Result<String, String> {
 }
 
 fn main() {
-    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+    tracelab_web::install_panic_hook();
 }

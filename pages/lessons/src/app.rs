@@ -12,15 +12,14 @@ use tracelab_core::Lang;
 
 use crate::card::{CardPanel, SelfCheck};
 use crate::exercise::ExerciseWidget;
-use crate::page::{fetch_text, query, storage, use_page, Page, PROGRESS_KEY};
+use tracelab_web::{fetch_text, page_lang, query, storage};
+
+use crate::page::{use_page, Page, PROGRESS_KEY};
 use crate::words::w;
 
 #[component]
 pub fn App() -> impl IntoView {
-    let lang = query("lang")
-        .map(|l| Lang::from_tag(&l))
-        .or_else(|| web_sys::window().and_then(|w| w.navigator().language()).map(|l| Lang::from_tag(&l)))
-        .unwrap_or_default();
+    let lang = page_lang();
     let stored = storage().and_then(|s| s.get_item(PROGRESS_KEY).ok().flatten());
     let (progress, notice) = match stored.map(|s| Progress::from_json(&s)) {
         None => (Progress::default(), None),
@@ -250,7 +249,7 @@ fn ProgressFile() -> impl IntoView {
             <p class="hint">{move || w(page.lang.get(), "saved_here")}</p>
             <button data-testid="export-progress" on:click=move |_| {
                 let json = page.progress.with_untracked(|p| p.to_json());
-                let _ = crate::download::download("trace-lab-progress.json", "application/json", &json);
+                let _ = tracelab_web::download("trace-lab-progress.json", "application/json", &json);
             }>{move || w(page.lang.get(), "export_progress")}</button>
             <label for="import-progress">{move || w(page.lang.get(), "import_progress")}</label>
             <input id="import-progress" data-testid="import-progress" type="file" accept=".json,application/json"

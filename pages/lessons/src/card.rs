@@ -119,11 +119,11 @@ pub fn CardPanel() -> impl IntoView {
             <div class="card-actions">
                 <button data-testid="prefill" on:click=prefill>{move || w(page.lang.get(), "prefill")}</button>
                 <button data-testid="card-md" disabled=move || markdown().is_none() on:click=move |_| {
-                    if let Some(md) = markdown() { let _ = crate::download::download("metric-card.md", "text/markdown", &md); }
+                    if let Some(md) = markdown() { let _ = tracelab_web::download("metric-card.md", "text/markdown", &md); }
                 }>{move || w(page.lang.get(), "export_md")}</button>
                 <button data-testid="card-json" disabled=move || markdown().is_none() on:click=move |_| {
                     if let Some(json) = page.progress.with_untracked(|p| p.card.as_ref().map(|c| c.to_json())) {
-                        let _ = crate::download::download("metric-card.json", "application/json", &json);
+                        let _ = tracelab_web::download("metric-card.json", "application/json", &json);
                     }
                 }>{move || w(page.lang.get(), "export_json")}</button>
                 <button data-testid="card-copy" disabled=move || markdown().is_none() on:click=move |_| {

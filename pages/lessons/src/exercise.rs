@@ -266,10 +266,8 @@ fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal
     let svg = RwSignal::new(String::new());
     let holder = NodeRef::<leptos::html::Div>::new();
     leptos::task::spawn_local(async move {
-        if let Ok(r) = gloo_net::http::Request::get(&format!("content/{file}")).send().await {
-            if let Ok(text) = r.text().await {
-                svg.set(text);
-            }
+        if let Ok(text) = tracelab_web::fetch_text(&format!("content/{file}")).await {
+            svg.set(text);
         }
     });
     // Mirror the marks on the drawing (aria-pressed, and a class the style colours).

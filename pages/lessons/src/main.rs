@@ -3,8 +3,6 @@
 //! by the core against the sample they name; the lab itself runs beside, in a frame driven by
 //! its permalinks. A separate bundle, so the lab's own download stays small.
 
-#[path = "../../download.rs"]
-mod download;
 mod app;
 mod card;
 mod exercise;
@@ -12,6 +10,6 @@ mod page;
 mod words;
 
 fn main() {
-    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+    tracelab_web::install_panic_hook();
     leptos::mount::mount_to_body(app::App);
 }

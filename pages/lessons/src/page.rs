@@ -1,6 +1,6 @@
 //! The page's state, shared by its parts through Leptos context: the course, the open lesson,
 //! the samples exercises are checked on, the learner's progress (localStorage) and the lab
-//! frame's address; the query string, storage and fetch it reads them through.
+//! frame's address (the query string, storage and fetch are the kit's, `tracelab_web`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,6 +9,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_course::{settings_for, Course, Progress};
 use tracelab_core::{parse::parse_trace, Lang, Trace};
+
+use tracelab_web::{fetch_text, storage};
 
 use crate::words::w;
 
@@ -33,23 +35,6 @@ pub struct Page {
 
 pub fn use_page() -> Page {
     expect_context::<Page>()
-}
-
-pub(crate) fn query(key: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(key).filter(|v| !v.is_empty())
-}
-
-pub(crate) fn storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok()?
-}
-
-pub(crate) async fn fetch_text(path: &str) -> Result<String, String> {
-    let response = gloo_net::http::Request::get(path).send().await.map_err(|e| format!("{path}: {e}"))?;
-    if !response.ok() {
-        return Err(format!("{path}: HTTP {}", response.status()));
-    }
-    response.text().await.map_err(|e| format!("{path}: {e}"))
 }
 
 impl Page {

@@ -48,12 +48,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("items", "items", "项"),
 ];
 
+/// The page's word for `key` in `lang`.
 pub fn w(lang: Lang, key: &str) -> &'static str {
-    match STRINGS.iter().find(|(k, _, _)| *k == key) {
-        Some((_, en, zh)) => match lang {
-            Lang::En => en,
-            Lang::Zh => zh,
-        },
-        None => "⟨missing text⟩",
-    }
+    tracelab_web::lookup(STRINGS, lang, key)
 }

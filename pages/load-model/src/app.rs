@@ -8,13 +8,9 @@ use tracelab_core::simulate::{
     DEFAULT_FIRST_TOKEN_SHARE, SUMMARY_METHOD,
 };
 use tracelab_core::Lang;
+use tracelab_web::{page_lang, query};
 
 use crate::words::w;
-
-fn query(key: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(key)
-}
 
 /// A number box bound to a signal; a value is taken only when it parses and is at least `min`.
 #[component]
@@ -41,12 +37,7 @@ fn secs(v: Option<f64>) -> String {
 
 #[component]
 pub fn App() -> impl IntoView {
-    let lang = RwSignal::new(
-        query("lang")
-            .map(|l| Lang::from_tag(&l))
-            .or_else(|| web_sys::window().and_then(|w| w.navigator().language()).map(|l| Lang::from_tag(&l)))
-            .unwrap_or(Lang::En),
-    );
+    let lang = RwSignal::new(page_lang());
     let t = move |key: &'static str| Signal::derive(move || w(lang.get(), key));
     // The lesson's stall demonstration, as in public/samples/sim-stall-*.jsonl.
     let slots = RwSignal::new(8.0);

@@ -7,6 +7,6 @@ mod app;
 mod words;
 
 fn main() {
-    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+    tracelab_web::install_panic_hook();
     leptos::mount::mount_to_body(app::App);
 }
