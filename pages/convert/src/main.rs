@@ -1,5 +1,5 @@
 //! The lab's second bundle, loaded only when needed (`convert/convert.js`, built from
-//! `convert.html`): the peer tools' importers, their figures set beside the lesson's, and the
+//! `pages/convert/index.html`): the peer tools' importers, their figures set beside the lesson's, and the
 //! download writers. The lab's first download then carries none of them; it calls these through
 //! `src/convert.rs`, with strings (JSON) both ways.
 
