@@ -6,11 +6,12 @@ use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_core::Lang;
+use tracelab_web::browser_lang;
 
 use crate::components::{
     AttemptsTable, Charts, Controls, Exports, LoadPanel, MetricsPanel, Notes, PeerPanel, StepPanel, TraceSummary,
 };
-use crate::i18n::{browser_lang, tr};
+use crate::i18n::tr;
 use crate::loader::fetch_sample;
 use crate::persist::{self, Requested};
 use crate::state::{use_lab, Lab, Origin};

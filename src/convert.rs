@@ -1,4 +1,4 @@
-//! The bridge to the lab's second bundle (`src/bin/convert`): the peer tools' importers and the
+//! The bridge to the lab's second bundle (`pages/convert`): the peer tools' importers and the
 //! download writers, fetched the first time a learner needs them, so the first download of the
 //! lab carries neither. Loaded once per page; a failed load is an error the learner sees (the
 //! open trace and their work stay), and the next attempt tries again.
@@ -9,7 +9,7 @@ use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-/// Where trunk puts the bundle (see `convert.html` and `cargo xtask build`), relative to the lab.
+/// Where trunk puts the bundle (see `pages/convert/index.html` and `cargo xtask build`), relative to the lab.
 const MODULE: &str = "convert/convert.js";
 
 thread_local! {

@@ -3,14 +3,6 @@
 
 use tracelab_core::Lang;
 
-/// Picks the browser's language the first time (zh-* → Chinese, anything else → English).
-pub fn browser_lang() -> Lang {
-    web_sys::window()
-        .and_then(|w| w.navigator().language())
-        .map(|tag| Lang::from_tag(&tag))
-        .unwrap_or_default()
-}
-
 /// Every key the page uses, in English and Chinese. The workspace tidy (`xtask/src/tidy.rs`)
 /// checks that every key the lab asks for is here, in both languages.
 pub const STRINGS: &[(&str, &str, &str)] = &[
@@ -186,11 +178,5 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
 
 /// A UI string by key; an unknown key shows itself so it is noticed in a screenshot.
 pub fn tr(lang: Lang, key: &str) -> &'static str {
-    match STRINGS.iter().find(|(k, _, _)| *k == key) {
-        Some((_, en, zh)) => match lang {
-            Lang::En => en,
-            Lang::Zh => zh,
-        },
-        None => "⟨missing text⟩",
-    }
+    tracelab_web::lookup(STRINGS, lang, key)
 }

@@ -5,25 +5,10 @@ use tracelab_core::handoff::{self, ImportedTrace, Received};
 use tracelab_core::{parse::parse_trace, Trace};
 use wasm_bindgen::JsCast;
 
-/// The samples shipped with the lab, with their labels.
-pub const SAMPLES: [(&str, &str, &str); 7] = [
-    ("ten-requests.jsonl", "The lesson's ten requests (JSON Lines)", "课程中的十个请求（JSON Lines）"),
-    ("ten-requests.csv", "The lesson's ten requests (classroom CSV)", "课程中的十个请求（课堂 CSV）"),
-    ("streaming-example.jsonl", "One streamed request (timeline)", "一个流式请求（时间线）"),
-    ("baseline-a.jsonl", "Baseline run (constructed)", "基线运行（构造）"),
-    ("baseline-rerun.jsonl", "Its rerun (constructed)", "它的重跑（构造）"),
-    ("baseline-slower.jsonl", "A slower run (constructed)", "变慢的运行（构造）"),
-    ("reasoning-first-token.jsonl", "A reasoning model: which token ends TTFT (constructed)", "推理模型：TTFT 截止于哪个 token（构造）"),
-];
-
-/// Fetches and parses a sample shipped with the lab (under `samples/`).
+/// Fetches and parses a sample shipped with the lab (under `samples/`; the list is
+/// `tracelab_web::SAMPLES`).
 pub async fn fetch_sample(name: &str) -> Result<Trace, String> {
-    let path = format!("samples/{name}");
-    let response = gloo_net::http::Request::get(&path).send().await.map_err(|e| format!("{path}: {e}"))?;
-    if !response.ok() {
-        return Err(format!("{path}: HTTP {} {}", response.status(), response.status_text()));
-    }
-    let text = response.text().await.map_err(|e| format!("{path}: {e}"))?;
+    let text = tracelab_web::fetch_text(&format!("samples/{name}")).await?;
     parse_trace(name, &text).map_err(|e| e.to_string())
 }
 

@@ -6,6 +6,7 @@
 
 use tracelab_core::settings::PAIR_KEYS;
 use tracelab_core::Lang;
+use tracelab_web::storage;
 use web_sys::UrlSearchParams;
 
 /// Storage key; the version lets a future format ignore old values instead of misreading them.
@@ -106,10 +107,6 @@ pub fn write_url(origin_sample: Option<&str>, uploaded: Option<&str>, row: usize
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}?{query}")));
         }
     }
-}
-
-fn storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok()?
 }
 
 /// What this browser saved last time. `Err` carries a message when the value was unreadable

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_core::export::{ExportKind, ExportRequest};
 
-use crate::download::download;
+use tracelab_web::download;
 use crate::i18n::tr;
 use crate::state::use_lab;
 

@@ -4,9 +4,10 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_core::Lang;
+use tracelab_web::SAMPLES;
 
 use crate::i18n::tr;
-use crate::loader::{fetch_sample, first_file, read_upload, Upload, SAMPLES};
+use crate::loader::{fetch_sample, first_file, read_upload, Upload};
 use crate::state::{use_lab, Loaded, Origin};
 
 #[component]

@@ -9,25 +9,27 @@ use crate::process::{root, run};
 use crate::tools::{install_tools, trunk_command};
 use crate::Result;
 
-/// A page with a bundle of its own, so the lab's initial download stays small: built by trunk
-/// from `html` into `.build/NAME` and copied by the lab's build to `dist/NAME/`.
+/// A page with a bundle of its own, so the lab's initial download stays small: the package
+/// `pages/NAME/` (its `Cargo.toml`, `src/`, `index.html` shell and style), built by trunk into
+/// `.build/NAME` and copied by the lab's build (`index.html`'s one `.build` line) to `dist/NAME/`,
+/// served at `/NAME/`. Adding a page is its folder and one line here.
 pub(crate) struct Page {
-    pub html: &'static str,
     pub name: &'static str,
     /// Whether its files are named with hashes. The lab imports `convert/convert.js` by name
     /// (src/convert.rs), so that bundle has none.
     pub hashed: bool,
-    /// Its browser test (`tests/NAME.rs`), run after the lab's; `None` when the lab's test covers it.
+    /// Its browser test (`tests/NAME.rs` of the lab's package), run after the lab's; `None` when
+    /// the lab's test covers it.
     pub test: Option<&'static str>,
 }
 
 /// Every page with a bundle of its own: the one list (the builds, the browser tests).
 pub(crate) const PAGES: [Page; 5] = [
-    Page { html: "lessons.html", name: "lessons", hashed: true, test: Some("lessons") },
-    Page { html: "compare.html", name: "compare", hashed: true, test: Some("compare") },
-    Page { html: "loadmodel.html", name: "load-model", hashed: true, test: Some("loadmodel") },
-    Page { html: "convert.html", name: "convert", hashed: false, test: None },
-    Page { html: "bench.html", name: "bench", hashed: true, test: None },
+    Page { name: "lessons", hashed: true, test: Some("lessons") },
+    Page { name: "compare", hashed: true, test: Some("compare") },
+    Page { name: "load-model", hashed: true, test: Some("loadmodel") },
+    Page { name: "convert", hashed: false, test: None },
+    Page { name: "bench", hashed: true, test: None },
 ];
 
 /// `--test lab --test lessons …`: the lab's browser test, then each page's.
@@ -36,11 +38,17 @@ pub(crate) fn browser_tests() -> Vec<String> {
 }
 
 pub(crate) fn build_pages(release: bool) -> Result {
-    for Page { html, name, hashed, .. } in PAGES {
+    // Only the listed pages: a page removed from the list leaves nothing behind in dist/.
+    let build = root().join(".build");
+    if build.is_dir() {
+        std::fs::remove_dir_all(&build).map_err(|e| format!("cannot clear {}: {e}", build.display()))?;
+    }
+    for Page { name, hashed, .. } in PAGES {
         let mut cmd = trunk_command();
+        let html = format!("pages/{name}/index.html");
         let dist = format!(".build/{name}");
         let url = format!("/{name}/");
-        cmd.args(["build", html, "--dist", &dist, "--public-url", &url]);
+        cmd.args(["build", &html, "--dist", &dist, "--public-url", &url]);
         if !hashed {
             cmd.args(["--filehash", "false"]);
         }
@@ -85,7 +93,7 @@ pub(crate) fn build_release() -> Result<u64> {
     if total > INITIAL_DOWNLOAD_BUDGET {
         return Err(format!(
             "the lab's initial download is {total} B gzipped, over its budget of {INITIAL_DOWNLOAD_BUDGET} B: move what a first \
-             visit does not need into the second bundle (src/bin/convert, loaded on first use) or a page of its own (see ARCHITECTURE.md)"
+             visit does not need into the second bundle (pages/convert, loaded on first use) or a page of its own (see ARCHITECTURE.md)"
         ));
     }
     eprintln!("xtask: (the lessons, compare, load-model and bench pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)");

@@ -3,13 +3,14 @@
 //! `cargo test --workspace` (what `cargo xtask test` runs first), xtask being a member.
 //!
 //! - `layers.rs`: the core's modules depend downward only, by the layer table in ARCHITECTURE.md.
-//! - `view.rs`: the view computes nothing (the lab and its pages, under `src/`).
+//! - `view.rs`: the view computes nothing (the lab under `src/`, its pages under `pages/`, their kit).
 //! - here: no import circle among the modules of any crate (every library, binary and page);
 //!   every `.rs` file opens with a `//!` doc; ARCHITECTURE.md names every package and test
-//!   suite; no `#[path]` attribute beyond the listed ones that are still to go; every version
-//!   pin that is written twice agrees with `versions.rs`; every word the lab asks for is in
+//!   suite; no `#[path]` attribute (the list of ones still to go is empty); every version pin
+//!   that is written twice agrees with `versions.rs`; every word the lab asks for is in
 //!   `src/i18n.rs`, in English and Chinese; the lab's own bundle names neither the importers nor
-//!   the course.
+//!   the course; each package depends on the workspace packages `DEPENDS_ON` lists (the lab's
+//!   manifest on neither the importers nor the course).
 //!
 //! They share one lexer (`lex.rs`), so every check reads source the same way.
 
@@ -141,8 +142,8 @@ fn crate_roots() -> Vec<(String, String)> {
         let (dir, name) = file.rsplit_once('/').unwrap_or(("", &file));
         let is_root = match name {
             "lib.rs" => dir.ends_with("src"),
-            // A package's binary (`src/main.rs`) or a page's (`src/bin/NAME/main.rs`).
-            "main.rs" => dir.ends_with("src") || dir.contains("src/bin/"),
+            // A package's binary (`src/main.rs`, a page's `pages/NAME/src/main.rs` too).
+            "main.rs" => dir.ends_with("src"),
             _ => false,
         };
         if is_root {
@@ -155,7 +156,7 @@ fn crate_roots() -> Vec<(String, String)> {
 #[test]
 fn no_crate_has_an_import_circle() {
     let roots = crate_roots();
-    for expected in ["crates/core/src/lib.rs", "crates/course/src/lib.rs", "src/main.rs", "src/bin/compare/main.rs", "src/bin/lessons/main.rs"] {
+    for expected in ["crates/core/src/lib.rs", "crates/course/src/lib.rs", "crates/web/src/lib.rs", "src/lib.rs", "pages/compare/src/main.rs", "pages/lessons/src/main.rs"] {
         assert!(roots.iter().any(|(f, _)| f == expected), "{expected} was not found among the crate roots: {roots:?}");
     }
     let mut problems = Vec::new();
@@ -163,8 +164,6 @@ fn no_crate_has_an_import_circle() {
         let base = root().join(dir);
         let mut files = Vec::new();
         rust_files(&base, &base, &mut files);
-        // A page's folder holds only its own modules; a package's src/ also holds its pages' (`bin/`).
-        files.retain(|(rel, _)| !rel.starts_with("bin/"));
         let text = std::fs::read_to_string(root().join(root_file)).expect("a crate root reads");
         match circles(&text, &files) {
             Ok(found) => problems.extend(found.into_iter().map(|c| format!("{dir}/: {c}"))),
@@ -213,19 +212,26 @@ fn every_rust_file_opens_with_a_module_doc() {
 
 // --- ARCHITECTURE.md names every package and test suite ---------------------------------------
 
+/// Every manifest of the workspace (and the fuzz targets'), relative to the root: the root's,
+/// each library's (`crates/*`), each page's (`pages/*`), xtask's and the fuzz targets'.
+fn manifests() -> Vec<String> {
+    let mut manifests = vec!["Cargo.toml".to_string(), "fuzz/Cargo.toml".to_string(), "xtask/Cargo.toml".to_string()];
+    for folder in ["crates", "pages"] {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join(folder)).expect("a folder reads").map(|e| e.unwrap().path()).collect();
+        dirs.sort();
+        manifests.extend(
+            dirs.into_iter()
+                .filter(|p| p.join("Cargo.toml").is_file())
+                .map(|p| format!("{}/Cargo.toml", p.strip_prefix(root()).unwrap().to_string_lossy())),
+        );
+    }
+    manifests
+}
+
 /// Every package of the workspace (and the fuzz targets' own) by its manifest: (manifest, name).
 fn packages() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let mut manifests = vec!["Cargo.toml".to_string(), "fuzz/Cargo.toml".to_string(), "xtask/Cargo.toml".to_string()];
-    let mut crates: Vec<PathBuf> = std::fs::read_dir(root().join("crates")).expect("crates/ reads").map(|e| e.unwrap().path()).collect();
-    crates.sort();
-    manifests.extend(
-        crates
-            .into_iter()
-            .filter(|p| p.join("Cargo.toml").is_file())
-            .map(|p| format!("{}/Cargo.toml", p.strip_prefix(root()).unwrap().to_string_lossy())),
-    );
-    for manifest in manifests {
+    for manifest in manifests() {
         let text = std::fs::read_to_string(root().join(&manifest)).expect("a manifest reads");
         let mut in_package = false;
         for line in text.lines() {
@@ -286,15 +292,11 @@ fn architecture_names_every_package_and_test_suite() {
 
 // --- #[path] ----------------------------------------------------------------------------------
 
-/// The `#[path]` attributes still to go, each with why it is there: a file shared between two
-/// bundles of the root package. They go when the pages become packages over one shared kit
-/// (issue 27's last part); this list only shrinks, and the test fails when one is gone but still
-/// listed, so it stays exact.
-const PATH_ATTRIBUTES_TO_GO: [(&str, usize); 3] = [
-    ("crates/recorder/benches/fidelity.rs", 1), // the recorder test's SSE server, reused by the bench
-    ("src/bin/bench/main.rs", 3),               // the lab's state, its convert bridge, the bench page
-    ("src/bin/lessons/main.rs", 1),             // the lab's download helper
-];
+/// The `#[path]` attributes still to go, each with why it is there. None is left: a file two
+/// crates share is a module of a crate both depend on (the pages' kit `crates/web`, the lab's
+/// library, the recorder's `crates/scripted-server`). The test fails on any new one, and on a
+/// listed one that is gone, so the list stays exact.
+const PATH_ATTRIBUTES_TO_GO: [(&str, usize); 0] = [];
 
 /// The lines of a file's `#[path = …]` attributes.
 fn path_attributes(src: &str) -> Vec<usize> {
@@ -430,7 +432,7 @@ fn every_word_the_lab_asks_for_is_there_in_both_languages() {
     let (keys, mut problems) = word_keys(&std::fs::read_to_string(root().join("src/i18n.rs")).unwrap());
     assert!(keys.len() > 100, "read only {} keys from src/i18n.rs", keys.len());
     let mut asked = 0;
-    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/") && !f.starts_with("src/bin/")) {
+    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/")) {
         for (key, line) in asked_words(&std::fs::read_to_string(root().join(&file)).unwrap()) {
             asked += 1;
             if !keys.contains(&key) {
@@ -451,20 +453,15 @@ fn names_crate(src: &str, crates: &[&str]) -> Vec<(String, usize)> {
     lex(src).into_iter().filter_map(|(t, line)| matches!(&t, Tok::Ident(n) if crates.contains(&n.as_str())).then(|| (format!("{t:?}"), line))).collect()
 }
 
-/// The lab's own bundle (`src/main.rs` and its modules) reads our formats through the core only:
-/// the importers and the course belong to the bundles that need them (`src/bin/…`), so the first
-/// download cannot link them by accident.
+/// The lab's own bundle (`src/lib.rs`, its modules, and `src/main.rs`) reads our formats through
+/// the core only: the importers and the course belong to the pages that need them (`pages/…`),
+/// so the first download cannot link them by accident. (Its manifest cannot reach them either:
+/// see `each_package_depends_on_what_it_is_listed_with`.)
 #[test]
 fn the_labs_own_bundle_names_neither_the_importers_nor_the_course() {
-    let main = parse_root(&std::fs::read_to_string(root().join("src/main.rs")).unwrap());
     let mut problems = Vec::new();
     let mut read = 0;
     for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/")) {
-        let rel = &file["src/".len()..];
-        let unit = module_path(rel);
-        if !(rel == "main.rs" || unit.first().is_some_and(|m| main.modules.contains(m))) {
-            continue; // a page's own file (src/bin/…, src/bench.rs)
-        }
         read += 1;
         for (name, line) in names_crate(&std::fs::read_to_string(root().join(&file)).unwrap(), &["tracelab_peers", "tracelab_course"]) {
             problems.push(format!("{file}:{line}: {name}: the lab's first download would link it; hand the work to its second bundle (src/convert.rs)"));
@@ -473,4 +470,88 @@ fn the_labs_own_bundle_names_neither_the_importers_nor_the_course() {
     assert!(read >= 20, "read only {read} of the lab's files");
     assert!(problems.is_empty(), "the lab's own bundle:\n  {}", problems.join("\n  "));
     assert_eq!(names_crate("// tracelab_peers\nuse tracelab_peers::import;\n", &["tracelab_peers"]).len(), 1);
+}
+
+// --- which package depends on what ------------------------------------------------------------
+
+/// The workspace packages each package depends on (`[dependencies]`, its normal ones): which
+/// crate links what is a fact of each manifest, held here. The lab (`trace-lab`) reaches the core
+/// and the browser kit only, so its first download cannot link the importers or the course.
+const DEPENDS_ON: [(&str, &[&str]); 14] = [
+    ("trace-lab", &["tracelab-core", "tracelab-web"]),
+    ("tracelab-core", &[]),
+    ("tracelab-peers", &["tracelab-core"]),
+    ("tracelab-course", &["tracelab-core"]),
+    ("tracelab-recorder", &["tracelab-core", "tracelab-peers"]),
+    ("tracelab-scripted-server", &[]),
+    ("tracelab-web", &["tracelab-core"]),
+    ("tracelab-lessons-page", &["tracelab-core", "tracelab-course", "tracelab-web"]),
+    ("tracelab-compare-page", &["tracelab-core", "tracelab-peers", "tracelab-web"]),
+    ("tracelab-load-model-page", &["tracelab-core", "tracelab-web"]),
+    ("tracelab-convert-page", &["tracelab-core", "tracelab-peers", "tracelab-web"]),
+    ("tracelab-bench-page", &["trace-lab", "tracelab-core", "tracelab-web"]),
+    ("xtask", &[]),
+    ("tracelab-fuzz", &["tracelab-core", "tracelab-course", "tracelab-peers"]),
+];
+
+/// A manifest's dependencies by section (`dependencies`, `dev-dependencies`, …; the
+/// `[workspace.dependencies]` table is not a package's), each with its line.
+fn manifest_dependencies(text: &str) -> Vec<(String, String, usize)> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            // `[target.'cfg(…)'.dependencies]` counts as its last part.
+            let last = header.rsplit('.').next().unwrap_or(header);
+            section = if header.starts_with("workspace") { String::new() } else { last.to_string() };
+            continue;
+        }
+        if !section.ends_with("dependencies") || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.split(['=', '.']).next().map(str::trim).filter(|n| !n.is_empty()) {
+            out.push((section.clone(), name.trim_matches('"').to_string(), i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn each_package_depends_on_what_it_is_listed_with() {
+    let expected: BTreeMap<&str, BTreeSet<&str>> = DEPENDS_ON.iter().map(|(p, d)| (*p, d.iter().copied().collect())).collect();
+    let packages = packages();
+    let ours: BTreeSet<String> = packages.iter().map(|(_, n)| n.clone()).collect();
+    let mut problems = Vec::new();
+    for (manifest, name) in &packages {
+        let text = std::fs::read_to_string(root().join(manifest)).unwrap();
+        let deps = manifest_dependencies(&text);
+        let found: BTreeSet<&str> = deps.iter().filter(|(s, d, _)| s == "dependencies" && ours.contains(d)).map(|(_, d, _)| d.as_str()).collect();
+        match expected.get(name.as_str()) {
+            None => problems.push(format!("{manifest}: the package `{name}` is not in DEPENDS_ON (xtask/src/tidy.rs): add it with what it may depend on")),
+            Some(want) if *want != found => {
+                problems.push(format!("{manifest}: `{name}` depends on {found:?}, DEPENDS_ON says {want:?}"))
+            }
+            Some(_) => {}
+        }
+        // The lab cannot link the importers or the course, not even from its tests.
+        if name == "trace-lab" {
+            for (section, dep, line) in &deps {
+                if dep == "tracelab-peers" || dep == "tracelab-course" {
+                    problems.push(format!("{manifest}:{line}: [{section}] names `{dep}`: the lab's first download must not be able to link it"));
+                }
+            }
+        }
+    }
+    for (name, _) in DEPENDS_ON {
+        if !ours.contains(name) {
+            problems.push(format!("DEPENDS_ON lists `{name}`, which is no package of the workspace"));
+        }
+    }
+    assert!(problems.is_empty(), "which package depends on what:\n  {}", problems.join("\n  "));
+    let sample = "[workspace.dependencies]\ntracelab-peers = { path = \"p\" }\n[dependencies]\ntracelab-core.workspace = true\n# tracelab-course\n[target.'cfg(unix)'.dev-dependencies]\n\"x\" = \"1\"\n";
+    assert_eq!(
+        manifest_dependencies(sample),
+        [("dependencies".to_string(), "tracelab-core".to_string(), 4), ("dev-dependencies".to_string(), "x".to_string(), 7)]
+    );
 }

@@ -1,5 +1,5 @@
 //! The lab reads our own formats itself and hands every other upload to the importers' bundle
-//! (`src/bin/convert`). These tests hold that split to two promises, on every real peer file in
+//! (`pages/convert`). These tests hold that split to two promises, on every real peer file in
 //! `../shared/fixtures/peers/`, every constructed fixture and every shipped sample:
 //! - `is_ours` decides exactly as the importers' own detection does;
 //! - an import handed across (`hand_over` → `receive`) is what `load_upload` gives directly.

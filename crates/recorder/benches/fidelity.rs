@@ -19,14 +19,10 @@
 //! trace's `first_token.p99_ms`; "covered" is the share of attempts whose client error is
 //! within it (99 % or more is what a P99 bound promises).
 
-#[path = "../tests/recorder/server.rs"]
-mod server;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use server::{Script, ScriptedServer};
 use tracelab_core::percentile::{percentile, PercentileMethod};
 use tracelab_core::{parse::parse_trace_bytes, Outcome};
 use tracelab_recorder::engine::{raise_open_file_limit, record, Load, Plan};
@@ -35,6 +31,7 @@ use tracelab_recorder::openai::Api;
 use tracelab_recorder::prompts::PromptSet;
 use tracelab_recorder::record::endpoint_url;
 use tracelab_recorder::schedule::Arrival;
+use tracelab_scripted_server::{Script, ScriptedServer};
 
 struct Scenario {
     name: String,
@@ -111,7 +108,7 @@ fn run(s: &Scenario, dir: &Path) -> Row {
     let recorded = record(plan, None).expect("the run");
     let wall = started.elapsed();
     let trace = parse_trace_bytes("fidelity", &std::fs::read(&output).expect("trace")).expect("a loadable trace");
-    let log: HashMap<String, server::RequestLog> = server.requests().into_iter().map(|r| (r.key.clone(), r)).collect();
+    let log: HashMap<String, tracelab_scripted_server::RequestLog> = server.requests().into_iter().map(|r| (r.key.clone(), r)).collect();
     let since_origin = |t: Instant| t.saturating_duration_since(recorded.origin).as_secs_f64() * 1000.0;
 
     let stated = trace.header.client.as_ref().and_then(|c| c.timing.as_ref()).map(|t| t.first_token);

@@ -1,6 +1,7 @@
 //! The view computes nothing (ARCHITECTURE.md, "The view computes nothing"): a test in
-//! rust-analyzer's "tidy" style that reads every `.rs` file under `src/` (the lab and its pages)
-//! and fails naming the file, the line and the rule when the view
+//! rust-analyzer's "tidy" style that reads every `.rs` file of the view (the lab's `src/`, each
+//! page's `pages/NAME/src/`, their kit's `crates/web/src/`) and fails naming the file, the line
+//! and the rule when the view
 //!
 //! 1. **names the core's arithmetic**: a path through `percentile::` (other than the
 //!    `PercentileMethod` choice), `compare::stats::`, or `index::` (other than the `Index` type).
@@ -302,9 +303,16 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn the_view_computes_nothing() {
     let root = &super::root();
+    // The lab (src/), every other page (pages/NAME/src/) and the kit they share (crates/web/src/).
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     assert!(files.len() >= 20, "expected the lab's sources under src/, found {} files", files.len());
+    let mut pages: Vec<_> = std::fs::read_dir(root.join("pages")).expect("pages/ reads").map(|e| e.unwrap().path().join("src")).filter(|p| p.is_dir()).collect();
+    pages.sort();
+    assert!(pages.len() >= 5, "expected the pages under pages/, found {pages:?}");
+    for dir in pages.iter().chain([&root.join("crates/web/src")]) {
+        rust_files(dir, &mut files);
+    }
     let mut violations = Vec::new();
     for path in &files {
         let src = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

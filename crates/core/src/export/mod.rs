@@ -271,7 +271,7 @@ pub fn card_json(source: &str, trace: &Trace, settings: &Settings, metrics: &Met
 }
 
 /// The lab's downloads. The lab's own bundle carries none of the writers: it sends an
-/// [`ExportRequest`] to the bundle that does (`src/bin/convert`), loaded on the first click.
+/// [`ExportRequest`] to the bundle that does (`pages/convert`), loaded on the first click.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExportKind {

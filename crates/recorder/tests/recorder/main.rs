@@ -2,7 +2,7 @@
 //! loopback: every fault's outcome, kills, privacy, GPU telemetry, and agreement with the core.
 //! One test binary (modules below) so CI links it once.
 
-mod server;
+use tracelab_scripted_server as server;
 
 mod cli;
 mod baseline;

@@ -1,0 +1,18 @@
+//! The browser plumbing every page shares (the lab, the lessons, compare, load-model, convert and
+//! bench pages), written once: the page's address and storage (`page.rs`: the query string,
+//! localStorage, the reader's language, the panic hook), fetching a file beside the page
+//! (`fetch.rs`), a page's word table (`words.rs`), the samples shipped with the lab
+//! (`samples.rs`) and handing a file to the browser as a download (`download.rs`). It computes
+//! nothing: figures are the core's.
+
+mod download;
+mod fetch;
+mod page;
+mod samples;
+mod words;
+
+pub use download::download;
+pub use fetch::fetch_text;
+pub use page::{browser_lang, install_panic_hook, page_lang, query, storage};
+pub use samples::{compare_order, is_sample, Sample, SAMPLES};
+pub use words::{lookup, Words};

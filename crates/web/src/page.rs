@@ -1,0 +1,30 @@
+//! The page's address, storage and language, and the panic hook: what every page reads of the
+//! browser before it draws anything.
+
+use tracelab_core::Lang;
+
+/// A panic message in the browser console, not just "unreachable": a learner can report it.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+}
+
+/// The value of `key` in the page's query string (`?key=value`), if it is there and not empty.
+pub fn query(key: &str) -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(key).filter(|v| !v.is_empty())
+}
+
+/// This browser's localStorage, when it has one the page may use.
+pub fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok()?
+}
+
+/// The browser's language (zh-* → Chinese, anything else → English).
+pub fn browser_lang() -> Lang {
+    web_sys::window().and_then(|w| w.navigator().language()).map(|tag| Lang::from_tag(&tag)).unwrap_or_default()
+}
+
+/// The page's language: the link's `?lang=`, else the browser's.
+pub fn page_lang() -> Lang {
+    query("lang").map(|l| Lang::from_tag(&l)).unwrap_or_else(browser_lang)
+}

@@ -1,0 +1,274 @@
+//! The page's state and layout: the course (fetched, so a teacher's edit needs no rebuild), the
+//! open lesson, the samples exercises are checked on, the learner's progress (localStorage),
+//! and the lab frame beside, which every step drives through a permalink.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use tracelab_course::{segments, Course, Progress, Segment};
+use tracelab_core::Lang;
+
+use crate::card::{CardPanel, SelfCheck};
+use crate::exercise::ExerciseWidget;
+use tracelab_web::{fetch_text, page_lang, query, storage};
+
+use crate::page::{use_page, Page, PROGRESS_KEY};
+use crate::words::w;
+
+#[component]
+pub fn App() -> impl IntoView {
+    let lang = page_lang();
+    let stored = storage().and_then(|s| s.get_item(PROGRESS_KEY).ok().flatten());
+    let (progress, notice) = match stored.map(|s| Progress::from_json(&s)) {
+        None => (Progress::default(), None),
+        Some(Ok(p)) => (p, None),
+        Some(Err(e)) => (Progress::default(), Some(format!("Saved progress could not be read and was reset: {e}"))),
+    };
+    let page = Page {
+        lang: RwSignal::new(lang),
+        course: RwSignal::new(None),
+        error: RwSignal::new(None),
+        lesson: RwSignal::new(query("lesson").or(progress.lesson.clone()).unwrap_or_default()),
+        samples: RwSignal::new(HashMap::new()),
+        progress: RwSignal::new(progress),
+        lab_src: RwSignal::new(format!("../?sample=ten-requests.jsonl&lang={}", lang.code())),
+        lab_link: RwSignal::new(format!("../?sample=ten-requests.jsonl&lang={}", lang.code())),
+        notice: RwSignal::new(notice),
+        teacher: query("teacher").is_some_and(|v| v == "1"),
+    };
+    provide_context(page);
+    // The lab in the frame speaks the page's language: switched in place (the learner's work
+    // there stays), and the links to it carry the language from now on.
+    Effect::new(move |_| {
+        use wasm_bindgen::JsCast;
+        let code = page.lang.get().code();
+        page.lab_link.update(|link| *link = with_lang(link, code));
+        let frame = document().get_element_by_id("lab-frame").and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok());
+        if let Some(window) = frame.and_then(|f| f.content_window()) {
+            if let Some(f) = js_sys::Reflect::get(&window, &"tracelabLang".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
+                let _ = f.call1(&window, &code.into());
+            }
+        }
+    });
+
+    spawn_local(async move {
+        match fetch_text("content/course.json").await.and_then(|t| Course::parse(&t).map_err(|e| e.in_file("course.json").to_string())) {
+            Ok(course) => {
+                page.progress.update(|p| {
+                    p.retain_known(&course);
+                });
+                let known = course.lesson(&page.lesson.get_untracked()).is_some();
+                if !known {
+                    page.lesson.set(course.lessons.first().map(|l| l.id.clone()).unwrap_or_default());
+                }
+                page.course.set(Some(Arc::new(course)));
+            }
+            Err(e) => page.error.set(Some(e)),
+        }
+    });
+
+    Effect::new(move |_| {
+        let l = page.lang.get();
+        if let Some(root) = document().document_element() {
+            let _ = root.set_attribute("lang", if l == Lang::Zh { "zh-CN" } else { "en" });
+        }
+    });
+    Effect::new(move |_| {
+        let id = page.lesson.get();
+        page.progress.update(|p| p.lesson = Some(id));
+        page.save_progress();
+    });
+
+    view! {
+        <header class="top">
+            <div>
+                <h1>{move || w(page.lang.get(), "title")}</h1>
+                <p class="subtitle">{move || w(page.lang.get(), "course")}</p>
+            </div>
+            <div class="top-actions">
+                <button class="lang-switch" data-testid="lang-switch" aria-label=move || w(page.lang.get(), "language_label")
+                    on:click=move |_| page.lang.update(|l| *l = if *l == Lang::En { Lang::Zh } else { Lang::En })>
+                    {move || w(page.lang.get(), "language")}
+                </button>
+            </div>
+        </header>
+        {move || page.error.get().map(|e| view! { <p class="error-panel" role="alert" data-testid="lesson-error">{e}</p> })}
+        {move || page.notice.get().map(|n| view! { <p class="notice" role="status" data-testid="notice">{n}</p> })}
+        {page.teacher.then(|| view! { <p class="notice teacher" data-testid="teacher">{move || w(page.lang.get(), "teacher")}</p> })}
+        <div class="lessons-layout">
+            <main class="lesson-col" id="lesson-main">
+                <LessonNav />
+                <LessonBody />
+                <Notes />
+                <CardPanel />
+                <SelfCheck />
+                <ProgressFile />
+            </main>
+            <aside class="lab-col" aria-label=move || w(page.lang.get(), "lab_frame")>
+                <p class="lab-links">
+                    <a data-testid="open-lab" href=move || page.lab_link.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a>
+                </p>
+                <iframe id="lab-frame" data-testid="lab-frame" title=move || w(page.lang.get(), "lab_frame") src=move || page.lab_src.get()></iframe>
+            </aside>
+        </div>
+    }
+}
+
+#[component]
+fn LessonNav() -> impl IntoView {
+    let page = use_page();
+    view! {
+        <nav class="lesson-nav" aria-label=move || w(page.lang.get(), "lessons_nav")>
+            {move || {
+                let l = page.lang.get();
+                let current = page.lesson.get();
+                page.course.get().map(|c| c.lessons.iter().map(|lesson| {
+                    let id = lesson.id.clone();
+                    let active = id == current;
+                    view! {
+                        <button class="lesson-tab" class:active=active aria-current=if active { "page" } else { "false" }
+                            data-testid=format!("lesson-{}", lesson.id)
+                            on:click=move |_| page.lesson.set(id.clone())>
+                            {format!("{}. {}", lesson.number, lesson.title.get(l))}
+                        </button>
+                    }
+                }).collect_view())
+            }}
+            <button class="print" on:click=move |_| { let _ = web_sys::window().map(|w| w.print()); }>{move || w(page.lang.get(), "print")}</button>
+            <span class="solved" data-testid="solved">{move || format!("{} {}", page.progress.with(|p| p.solved()), w(page.lang.get(), "solved"))}</span>
+        </nav>
+    }
+}
+
+/// The lesson's Markdown, with its step and exercise markers turned into buttons and widgets.
+#[component]
+fn LessonBody() -> impl IntoView {
+    let page = use_page();
+    let text: RwSignal<Option<(String, String)>> = RwSignal::new(None);
+    Effect::new(move |_| {
+        let l = page.lang.get();
+        let id = page.lesson.get();
+        let Some(course) = page.course.get() else { return };
+        let Some(lesson) = course.lesson(&id) else { return };
+        let file = lesson.text.get(l).to_string();
+        let key = format!("{id}/{}", l.code());
+        spawn_local(async move {
+            match fetch_text(&format!("content/{file}")).await {
+                Ok(md) => text.set(Some((key, md))),
+                Err(e) => page.error.set(Some(e)),
+            }
+        });
+    });
+    view! {
+        <article class="lesson" data-testid="lesson" aria-live="polite">
+            {move || text.get().map(|(_, md)| {
+                segments(&md).into_iter().map(|segment| match segment {
+                    Segment::Markdown(md) => view! { <div class="md" inner_html=markdown_html(md)></div> }.into_any(),
+                    Segment::Step(id) => {
+                        let label = page.course.with(|c| c.as_ref().and_then(|c| c.step(id).map(|(_, s)| s.label.clone())));
+                        let diagram = page.course.with(|c| c.as_ref().and_then(|c| c.step(id).and_then(|(_, s)| s.diagram.clone())));
+                        if let Some(file) = diagram {
+                            return view! {
+                                <figure class="diagram-figure">
+                                    <img src=format!("content/{file}") alt=move || label.as_ref().map(|t| t.get(page.lang.get()).to_string()).unwrap_or_default() />
+                                </figure>
+                            }.into_any();
+                        }
+                        let id = id.to_string();
+                        let testid = format!("step-{id}");
+                        view! {
+                            <p class="step-line">
+                                <button class="step-button" data-testid=testid on:click=move |_| page.run_step(&id)>
+                                    "▶ "{move || label.as_ref().map(|t| t.get(page.lang.get()).to_string()).unwrap_or_default()}
+                                </button>
+                            </p>
+                        }.into_any()
+                    }
+                    Segment::Exercise(id) => view! { <ExerciseWidget id=id.to_string() /> }.into_any(),
+                }).collect_view()
+            })}
+        </article>
+    }
+}
+
+/// CommonMark with tables, rendered to HTML. Raw HTML in a lesson is shown as text, not run.
+fn markdown_html(md: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser};
+    let parser = Parser::new_ext(md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(|e| match e {
+        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+        other => other,
+    });
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, parser);
+    out
+}
+
+#[component]
+fn Notes() -> impl IntoView {
+    let page = use_page();
+    view! {
+        <section class="notes">
+            <label for="lesson-notes"><strong>{move || w(page.lang.get(), "notes")}</strong></label>
+            <textarea id="lesson-notes" data-testid="lesson-notes" rows="3"
+                prop:value=move || { let id = page.lesson.get(); page.progress.with(|p| p.notes.get(&id).cloned().unwrap_or_default()) }
+                on:input=move |e| {
+                    let id = page.lesson.get_untracked();
+                    let v = event_target_value(&e);
+                    page.progress.update(|p| { p.notes.insert(id, v); });
+                    page.save_progress();
+                }></textarea>
+        </section>
+    }
+}
+
+/// Export and import of everything the learner did, so nothing is lost when changing browser.
+#[component]
+fn ProgressFile() -> impl IntoView {
+    let page = use_page();
+    let import = move |file: web_sys::File| {
+        spawn_local(async move {
+            let text = wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|v| v.as_string()).unwrap_or_default();
+            match Progress::from_json(&text) {
+                Ok(mut p) => {
+                    if let Some(course) = page.course.get_untracked() {
+                        p.retain_known(&course);
+                    }
+                    page.progress.set(p);
+                    page.save_progress();
+                    page.error.set(None);
+                    page.notice.set(Some(w(page.lang.get_untracked(), "imported").to_string()));
+                }
+                Err(e) => page.error.set(Some(e.in_file(file.name()).to_string())),
+            }
+        });
+    };
+    view! {
+        <section class="progress-file">
+            <p class="hint">{move || w(page.lang.get(), "saved_here")}</p>
+            <button data-testid="export-progress" on:click=move |_| {
+                let json = page.progress.with_untracked(|p| p.to_json());
+                let _ = tracelab_web::download("trace-lab-progress.json", "application/json", &json);
+            }>{move || w(page.lang.get(), "export_progress")}</button>
+            <label for="import-progress">{move || w(page.lang.get(), "import_progress")}</label>
+            <input id="import-progress" data-testid="import-progress" type="file" accept=".json,application/json"
+                on:change=move |e| {
+                    use wasm_bindgen::JsCast;
+                    let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+                    let file = input.as_ref().and_then(|i| i.files()).and_then(|f| f.get(0));
+                    if let Some(file) = file { import(file); }
+                    // So choosing the same file again (after fixing it) is a change too.
+                    if let Some(i) = input { i.set_value(""); }
+                } />
+        </section>
+    }
+}
+
+/// `address` with its `lang=` parameter set to `code` (added when missing).
+fn with_lang(address: &str, code: &str) -> String {
+    let (path, query) = address.split_once('?').unwrap_or((address, ""));
+    let mut pairs: Vec<String> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("lang=")).map(String::from).collect();
+    pairs.push(format!("lang={code}"));
+    format!("{path}?{}", pairs.join("&"))
+}

@@ -1,0 +1,115 @@
+//! The page's state, shared by its parts through Leptos context: the course, the open lesson,
+//! the samples exercises are checked on, the learner's progress (localStorage) and the lab
+//! frame's address (the query string, storage and fetch are the kit's, `tracelab_web`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use tracelab_course::{settings_for, Course, Progress};
+use tracelab_core::{parse::parse_trace, Lang, Trace};
+
+use tracelab_web::{fetch_text, storage};
+
+use crate::words::w;
+
+pub(crate) const PROGRESS_KEY: &str = "tracelab.v1.lessons";
+
+#[derive(Clone, Copy)]
+pub struct Page {
+    pub lang: RwSignal<Lang>,
+    pub course: RwSignal<Option<Arc<Course>>>,
+    pub error: RwSignal<Option<String>>,
+    pub lesson: RwSignal<String>,
+    pub samples: RwSignal<HashMap<String, Arc<Trace>>>,
+    pub progress: RwSignal<Progress>,
+    /// The frame's address: set when a step needs another trace (it reloads the frame).
+    pub lab_src: RwSignal<String>,
+    /// The lab as the lesson last set it, for "open in its own tab".
+    pub lab_link: RwSignal<String>,
+    pub notice: RwSignal<Option<String>>,
+    /// Teacher mode (`?teacher=1`): the page never reveals an answer.
+    pub teacher: bool,
+}
+
+pub fn use_page() -> Page {
+    expect_context::<Page>()
+}
+
+impl Page {
+    /// Fetches a sample once; later calls find it in the map.
+    pub fn ensure_sample(&self, name: String, then: impl FnOnce(Arc<Trace>) + 'static) {
+        if let Some(t) = self.samples.with_untracked(|m| m.get(&name).cloned()) {
+            then(t);
+            return;
+        }
+        let page = *self;
+        spawn_local(async move {
+            match fetch_text(&format!("../samples/{name}")).await.and_then(|text| parse_trace(&name, &text).map_err(|e| e.to_string())) {
+                Ok(trace) => {
+                    let trace = Arc::new(trace);
+                    page.samples.update(|m| {
+                        m.insert(name, trace.clone());
+                    });
+                    then(trace);
+                }
+                Err(e) => page.error.set(Some(e)),
+            }
+        });
+    }
+
+    /// Points the lab frame at a step: its sample, its settings on top of the sample's own, its row.
+    pub fn run_step(&self, step_id: &str) {
+        let Some(course) = self.course.get_untracked() else { return };
+        let Some((_, step)) = course.step(step_id) else { return };
+        let lang = self.lang.get_untracked().code();
+        let row = step.row.map(|r| format!("&row={r}")).unwrap_or_default();
+        let Some(sample) = step.sample.clone() else {
+            self.notice.set(Some(w(self.lang.get_untracked(), "diagram").to_string()));
+            return;
+        };
+        let pairs = step.settings.clone();
+        let page = *self;
+        self.ensure_sample(sample.clone(), move |trace| match settings_for(&trace.header, &pairs) {
+            Ok(settings) => {
+                let mut q = format!("../?sample={sample}");
+                for (k, v) in settings.to_pairs() {
+                    q.push_str(&format!("&{k}={}", js_sys::encode_uri_component(&v)));
+                }
+                let address = format!("{q}{row}&lang={lang}");
+                // The lab already showing this sample takes the step in place, so its "since the
+                // last edit" shows what the step changed; otherwise it loads the step's address.
+                if !apply_in_frame(&address) {
+                    page.lab_src.set(address.clone());
+                }
+                page.lab_link.set(address);
+                page.notice.set(Some(w(page.lang.get_untracked(), "step_done").to_string()));
+            }
+            Err(e) => page.error.set(Some(e)),
+        });
+    }
+
+    pub fn save_progress(&self) {
+        if let Some(store) = storage() {
+            let _ = store.set_item(PROGRESS_KEY, &self.progress.with_untracked(|p| p.to_json()));
+        }
+    }
+}
+
+/// Asks the lab in the frame to take a step's address in place (`window.tracelabApply`).
+fn apply_in_frame(address: &str) -> bool {
+    use wasm_bindgen::JsCast;
+    let query = address.split_once('?').map_or("", |(_, q)| q);
+    let Some(window) = document()
+        .get_element_by_id("lab-frame")
+        .and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok())
+        .and_then(|f| f.content_window())
+    else {
+        return false;
+    };
+    let Some(apply) = js_sys::Reflect::get(&window, &"tracelabApply".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) else {
+        return false;
+    };
+    apply.call1(&window, &format!("?{query}").into()).ok().and_then(|v| v.as_bool()).unwrap_or(false)
+}
