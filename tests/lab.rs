@@ -792,13 +792,13 @@ fn a_reasoning_model_ttft_follows_the_course_and_the_switch_shows_what_moves() {
     b.goto(&format!("{base}/?sample=reasoning-first-token.jsonl"));
     b.wait_text("#attempts-h", |t| t.contains("(24)"));
     // The course's definition by default: the answer's first token, said on the figure.
-    let p95 = b.wait_text("[data-testid=metric-ttft_tail]", |t| t.contains("first answer token"));
+    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| t.contains("first answer token"));
     assert!(p95.contains("1.42 s"), "{p95}");
     assert!(b.text_of("[data-testid=metric-qualified_count]").contains("16"), "{}", b.text_of("[data-testid=metric-qualified_count]"));
     // Timed from any output, reasoning included: the tail and the qualified count move, and the
     // "since the last edit" line says by how much.
     b.select("[data-testid=first-token]", "any");
-    let p95 = b.wait_text("[data-testid=metric-ttft_tail]", |t| t.contains("reasoning included"));
+    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| t.contains("reasoning included"));
     assert!(p95.contains("510 ms"), "{p95}");
     let qualified = b.wait_text("[data-testid=metric-qualified_count]", |t| t.contains("22"));
     assert!(qualified.contains("22"), "{qualified}");
@@ -811,6 +811,6 @@ fn a_reasoning_model_ttft_follows_the_course_and_the_switch_shows_what_moves() {
     assert!(href.as_str().unwrap().contains("ft=any"), "{href}");
     b.screenshot(&screenshot_path("lab-reasoning-any-output"));
     b.click("[data-testid=lang-switch]");
-    b.wait_text("[data-testid=metric-ttft_tail]", |t| t.contains("含推理"));
+    b.wait_text("[data-testid=metric-ttft_p95]", |t| t.contains("含推理"));
     b.screenshot(&screenshot_path("lab-reasoning-any-output-zh"));
 }
