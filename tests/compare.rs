@@ -46,6 +46,16 @@ fn compare_view_shows_contract_table_and_both_distributions() {
     b.wait_text("[data-testid=pick-new-name]", |t| t == "baseline-rerun.jsonl");
     let table = b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-rerun.jsonl"));
     assert!(!table.contains("beyond noise"), "{table}");
+    // The five checks for each run: the rerun is under the base's contract, and the two runs'
+    // P50 and P95 intervals are compared (the fifth check).
+    let checks = b.wait_text("[data-testid=baseline-checks]", |t| t.contains("baseline-rerun.jsonl"));
+    assert!(checks.contains("This run counts as a baseline:") && checks.contains("the base's contract"), "{checks}");
+    assert!(checks.contains("does not record runtime, prefix_reuse"), "samples written before the runtime was recorded: {checks}");
+    assert!(checks.contains("Reruns in a similar range: yes — 2 runs"), "{checks}");
+    // Which token ends TTFT is a choice here too (the same for runs that kept no reasoning apart).
+    b.select("[data-testid=first-token]", "any");
+    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-rerun.jsonl"));
+    b.select("[data-testid=first-token]", "content");
 
     // A broken contract: said at the top and on every row; a P95 from 8 samples is open above.
     b.select("[data-testid=pick-new-sample]", "ten-requests.jsonl");

@@ -143,6 +143,13 @@ fn contract(run: &RunEvidence, others: &OtherRuns) -> BaselineCheck {
             )),
             ContractStatus::Holds => (CheckStatus::Pass, Text::new("the base's contract: every must-match condition is equal", "与基线同一份契约：所有必须一致的条件都相同")),
         };
+        // Equal to the base in what both record is not yet the whole contract written down.
+        if status == CheckStatus::Pass && !missing.is_empty() {
+            return check("contract", name, CheckStatus::Unverified, Text::new(
+                format!("{}; but the header does not record {}: the contract is not written down whole", evidence.en, missing.join(", ")),
+                format!("{}；但记录头没有写明 {}：契约没有完整写下", evidence.zh, missing.join("、")),
+            ));
+        }
         return check("contract", name, status, evidence);
     }
     if missing.is_empty() {

@@ -265,8 +265,7 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
     }
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
     let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
-    let checks = RunChecks { lag: view.lag.as_ref(), gpu: &view.gpu, engine: &view.engine, reuse: view.reuse.as_ref(), warmup_attempts: view.warmup_attempts };
-    run_check_lines(view.header, &checks, settings, Some((metrics, &intervals)), lang).into_iter().for_each(&mut line);
+    view_run_checks(view, settings, metrics, &intervals, lang).into_iter().for_each(&mut line);
     line(String::new());
     let figures = figures(metrics);
     let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
@@ -319,6 +318,12 @@ pub fn run_checks(trace: &Trace, settings: &Settings, figures: Option<(&Metrics,
     let reuse = crate::reuse::reuse_split(&trace.attempts, settings);
     let checks = RunChecks { lag: lag.as_ref(), gpu: &gpu, engine: &engine, reuse: reuse.as_ref(), warmup_attempts: trace.warmup_count() };
     run_check_lines(&trace.header, &checks, settings, figures, lang)
+}
+
+/// The run checks of a [`CardView`] (the terminal card's lines, and `report --json`'s).
+pub fn view_run_checks(view: &CardView, settings: &Settings, metrics: &Metrics, intervals: &Intervals, lang: Lang) -> Vec<String> {
+    let checks = RunChecks { lag: view.lag.as_ref(), gpu: &view.gpu, engine: &view.engine, reuse: view.reuse.as_ref(), warmup_attempts: view.warmup_attempts };
+    run_check_lines(view.header, &checks, settings, Some((metrics, intervals)), lang)
 }
 
 /// What the run checks read besides the header.

@@ -52,6 +52,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
                 index: &streamed.index,
                 reuse: streamed.reuse.clone(),
                 warmup_attempts: streamed.warmup_attempts,
+                view: streamed.card_view(),
             };
             print_report(&args, &streamed.settings, &metrics, &streamed.warnings, &beside, || {
                 card::render(&name, &streamed.card_view(), &streamed.settings, &metrics, args.settings.lang())
@@ -73,6 +74,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
         index: &index,
         reuse: tracelab_core::reuse::reuse_split(&trace.attempts, &settings),
         warmup_attempts: trace.warmup_count(),
+        view: card::CardView::of_trace(&trace, &settings, &index),
     };
     print_report(&args, &settings, &metrics, &trace.warnings, &beside, || {
         card::render_text(&name, &trace, &settings, &metrics, args.settings.lang())
@@ -89,6 +91,7 @@ struct Beside<'a> {
     index: &'a tracelab_core::Index,
     reuse: Option<tracelab_core::reuse::ReuseSplit>,
     warmup_attempts: usize,
+    view: card::CardView<'a>,
 }
 
 fn print_report(
@@ -112,6 +115,8 @@ fn print_report(
         summary["reuse"] = serde_json::to_value(&beside.reuse).unwrap_or_default();
         let verdict = card::baseline_alone(beside.header, beside.warmup_attempts, settings, metrics, &intervals, &beside.gpu, beside.engine);
         summary["baseline"] = serde_json::to_value(&verdict).unwrap_or_default();
+        // The run checks as the card words them, in the card's language.
+        summary["run_checks"] = serde_json::json!(card::view_run_checks(&beside.view, settings, metrics, &intervals, args.settings.lang()));
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
         summary["warnings"] = serde_json::json!(warnings);

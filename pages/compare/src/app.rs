@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use tracelab_core::compare::{Bootstrap, Report, Run};
-use tracelab_core::{Lang, Settings};
+use tracelab_core::{FirstToken, Lang, Settings};
 use tracelab_web::{compare_order, is_sample, page_lang, query};
 use wasm_bindgen::JsCast;
 
@@ -13,15 +13,18 @@ use crate::table::{ContractView, DiffTable};
 use crate::words::w;
 
 /// The core's comparison: both runs judged with the base's settings (window and cost their own).
-fn compare(base: &Loaded, new: &Loaded) -> Compared {
-    let settings = Settings::from_header(&base.trace.header);
+fn compare(base: &Loaded, new: &Loaded, first_token: FirstToken) -> Compared {
+    let mut settings = Settings::from_header(&base.trace.header);
+    settings.population.first_token = first_token;
     let (new_settings, _) = tracelab_core::compare::judge_alike(&settings, Settings::from_header(&new.trace.header));
     let runs = [
         Run::new(base.name.clone(), base.trace.clone(), settings.clone()),
         Run::new(new.name.clone(), new.trace.clone(), new_settings),
     ];
+    let report = Report::build(&runs, Bootstrap::default());
     Compared {
-        report: Report::build(&runs, Bootstrap::default()),
+        baselines: tracelab_core::baseline::of_comparison(&runs, &report),
+        report,
         base_ttft_ms: runs[0].index.ttft_sample_ms().to_vec(),
         new_ttft_ms: runs[1].index.ttft_sample_ms().to_vec(),
         settings,
@@ -31,7 +34,17 @@ fn compare(base: &Loaded, new: &Loaded) -> Compared {
 #[component]
 pub fn App() -> impl IntoView {
     let lang = page_lang();
-    let page = Page { lang: RwSignal::new(lang), base: RwSignal::new(None), new: RwSignal::new(None), error: RwSignal::new(None) };
+    let first_token = match query("ft").as_deref() {
+        Some(code) => FirstToken::from_code(code).unwrap_or_default(),
+        None => FirstToken::default(),
+    };
+    let page = Page {
+        lang: RwSignal::new(lang),
+        first_token: RwSignal::new(first_token),
+        base: RwSignal::new(None),
+        new: RwSignal::new(None),
+        error: RwSignal::new(None),
+    };
     provide_context(page);
     if let Some(b) = query("base") {
         page.load_sample(page.base, b);
@@ -48,7 +61,7 @@ pub fn App() -> impl IntoView {
     });
     let compared = Memo::new(move |_| {
         let (b, n) = (page.base.get(), page.new.get());
-        Some(compare(b.as_ref()?, n.as_ref()?))
+        Some(compare(b.as_ref()?, n.as_ref()?, page.first_token.get()))
     });
     view! {
         <header class="compare-head">
@@ -68,6 +81,18 @@ pub fn App() -> impl IntoView {
             <section class="compare-pickers">
                 <Picker side=page.base label="base" testid="pick-base" />
                 <Picker side=page.new label="new" testid="pick-new" />
+                <div class="picker">
+                    <label for="first-token">{move || w(page.lang.get(), "first_token")}</label>
+                    <select id="first-token" data-testid="first-token" on:change=move |e| {
+                        if let Some(f) = FirstToken::from_code(&event_target_value(&e)) {
+                            page.first_token.set(f);
+                        }
+                    }>
+                        {FirstToken::ALL.into_iter().map(|f| view! {
+                            <option value=f.code() selected=move || page.first_token.get() == f>{move || f.text().get(page.lang.get()).to_string()}</option>
+                        }).collect_view()}
+                    </select>
+                </div>
             </section>
             {move || page.error.get().map(|e| view! { <p class="error" role="alert" data-testid="compare-error">{e}</p> })}
             {move || match compared.get() {

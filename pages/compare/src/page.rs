@@ -19,6 +19,8 @@ pub struct Loaded {
 #[derive(Clone, PartialEq)]
 pub struct Compared {
     pub report: Report,
+    /// Each run's five checks before it counts as a baseline (the core's).
+    pub baselines: Vec<tracelab_core::baseline::RunBaseline>,
     pub base_ttft_ms: Vec<f64>,
     pub new_ttft_ms: Vec<f64>,
     pub settings: Settings,
@@ -27,6 +29,8 @@ pub struct Compared {
 #[derive(Clone, Copy)]
 pub struct Page {
     pub lang: RwSignal<Lang>,
+    /// Which token ends TTFT in both runs (the course's first answer token by default).
+    pub first_token: RwSignal<tracelab_core::FirstToken>,
     pub base: RwSignal<Option<Loaded>>,
     pub new: RwSignal<Option<Loaded>>,
     pub error: RwSignal<Option<String>>,

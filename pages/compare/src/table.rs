@@ -23,6 +23,16 @@ pub fn ContractView(compared: Compared) -> impl IntoView {
             <h2>{move || w(page.lang.get(), "contract")}</h2>
             <ul>{move || pair.contract.lines(page.lang.get()).into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
         </section>
+        <section class="baseline-checks" data-testid="baseline-checks">
+            <h2>{move || w(page.lang.get(), "five_checks")}</h2>
+            {move || {
+                let l = page.lang.get();
+                compared.baselines.iter().map(|b| view! {
+                    <h3>{b.run.clone()}</h3>
+                    <ul>{b.verdict.lines(l).into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
+                }).collect_view()
+            }}
+        </section>
     }
 }
 

@@ -15,6 +15,8 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("upload", "or open a file", "或打开文件"),
     ("pick_both", "Choose a base run and a run to compare with it.", "请选择一个基线运行和一个要与之比较的运行。"),
     ("contract", "Contract", "契约"),
+    ("five_checks", "Before either run counts as a baseline: the five checks", "两次运行能否作为基线：五项检查"),
+    ("first_token", "TTFT ends at", "TTFT 截止于"),
     ("figure", "Figure", "指标"),
     ("difference", "Difference (new − base)", "差值（新 − 基线）"),
     ("interval", "95 % interval of the difference", "差值的 95 % 区间"),

@@ -131,6 +131,9 @@ fn a_reasoning_stream_keeps_both_first_tokens_and_ttft_follows_the_course() {
     let (course, any) = (json(&[]), json(&["--first-token", "any"]));
     let p50 = |v: &serde_json::Value| v["ttft_p50_s"].as_f64().unwrap();
     assert_eq!(course["first_token"], "content");
+    let run_checks = course["run_checks"].as_array().expect("report --json carries the run checks");
+    assert!(run_checks.iter().any(|l| l.as_str().unwrap().starts_with("This run counts as a baseline")), "{run_checks:?}");
+    assert!(course["baseline"]["checks"].as_array().unwrap().len() == 5 && course["intervals"]["ttft_p50"].is_object());
     assert_eq!(any["first_token"], "any_output");
     assert!(p50(&course) > p50(&any) + 0.1, "{} vs {}", p50(&course), p50(&any));
     let card = |extra: &[&str]| String::from_utf8(run(tracelab().arg("report").arg(&out).args(extra)).stdout).unwrap();
