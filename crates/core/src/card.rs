@@ -320,6 +320,24 @@ pub fn run_checks(trace: &Trace, settings: &Settings, figures: Option<(&Metrics,
     run_check_lines(&trace.header, &checks, settings, figures, lang)
 }
 
+/// What served the run, as the server said (the contract's runtime), or nothing when the
+/// header does not record it. A value the server did not give reads "unknown".
+fn runtime_line(header: &Header, lang: Lang) -> Option<String> {
+    let r = header.conditions.runtime.as_ref()?;
+    let zh = lang == Lang::Zh;
+    let unknown = if zh { "未知" } else { "unknown" };
+    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| unknown.to_string());
+    let context = r.max_context.map_or_else(|| unknown.to_string(), |c| c.to_string());
+    let reuse = header.conditions.prefix_reuse.as_ref();
+    let reuse_en = reuse.map(|p| format!(" · prompts repeated: {} · cache before the run: {}", if p.by_design { "yes" } else { "no" }, p.before_run)).unwrap_or_default();
+    let reuse_zh = reuse.map(|p| format!(" · 提示重复发送：{} · 运行前的缓存：{}", if p.by_design { "是" } else { "否" }, p.before_run)).unwrap_or_default();
+    Some(if zh {
+        format!("运行时（服务端自述）：引擎 {} {} · 模型 {} · 上下文 {context}{reuse_zh}", v(&r.engine), v(&r.engine_version), v(&r.model_id))
+    } else {
+        format!("Runtime (as the server said): {} {} · model {} · context {context}{reuse_en}", v(&r.engine), v(&r.engine_version), v(&r.model_id))
+    })
+}
+
 /// The run checks of a [`CardView`] (the terminal card's lines, and `report --json`'s).
 pub fn view_run_checks(view: &CardView, settings: &Settings, metrics: &Metrics, intervals: &Intervals, lang: Lang) -> Vec<String> {
     let checks = RunChecks { lag: view.lag.as_ref(), gpu: &view.gpu, engine: &view.engine, reuse: view.reuse.as_ref(), warmup_attempts: view.warmup_attempts };
@@ -353,7 +371,8 @@ fn run_check_lines(
         let bounds = iv.get(&m.ttft_p50.key).map(|i| i.bounds);
         Some(ClientP50 { value: m.ttft_p50.value?, lo: bounds.and_then(|b| b.lo), hi: bounds.and_then(|b| b.hi) })
     });
-    let mut lines = crate::client::card_lines(header, settings, itl_p50_s, lang);
+    let mut lines = runtime_line(header, lang).into_iter().collect::<Vec<_>>();
+    lines.extend(crate::client::card_lines(header, settings, itl_p50_s, lang));
     lines.extend(checks.lag.map(|l| l.card_lines(lang)).unwrap_or_default());
     lines.push(checks.gpu.card_line(settings, lang));
     if crate::engine_beside::has_engine(header) {

@@ -217,7 +217,10 @@ impl Metrics {
             );
         if ix.quality_not_evaluated > 0 {
             quality_pass_rate.note = Some(Text::new(
-                format!("{} successes were not evaluated and count as not passed", ix.quality_not_evaluated),
+                match ix.quality_not_evaluated {
+                    1 => "1 success was not evaluated and counts as not passed".to_string(),
+                    n => format!("{n} successes were not evaluated and count as not passed"),
+                },
                 format!("{} 个成功请求未做质量评估，按未通过计", ix.quality_not_evaluated),
             ));
         }

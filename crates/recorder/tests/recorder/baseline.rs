@@ -97,6 +97,7 @@ fn a_recorded_run_writes_the_runtime_the_prompts_and_the_reuse() {
     let report = run(tracelab().arg("report").arg(&out));
     let card = String::from_utf8(report.stdout).unwrap();
     assert!(card.contains("TTFT by prompt reuse") && card.contains("first send of a prompt: n = 0"), "{card}");
+    assert!(card.contains("Runtime (as the server said): llama.cpp b10452-b94041a98 · model ") && card.contains("context 16384 · prompts repeated: yes · cache before the run: cold"), "{card}");
     assert!(card.contains("This run counts as a baseline: not yet"), "{card}");
     assert!(card.contains("✓ 1 One contract: yes"), "the header writes the whole contract down: {card}");
     assert!(card.contains("✓ 2 Warm-up apart: yes"), "{card}");
