@@ -288,7 +288,7 @@ fn read_mooncake<'a>(lines: impl Iterator<Item = (usize, &'a str)>, err: Err) ->
             Some(Value::Number(n)) => n.as_f64().filter(|v| v.is_finite()).unwrap_or(f64::NAN),
             Some(other) => return Err(err(line, "timestamp", format!("timestamp {other} is not a number of ms"))),
         };
-        if !(ms >= 0.0 && ms <= 1e15) {
+        if !(0.0..=1e15).contains(&ms) {
             return Err(err(line, "timestamp", format!("timestamp {ms} must be a number of ms from 0 (the first request) up")));
         }
         let us_exact = ms * 1000.0;
