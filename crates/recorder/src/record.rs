@@ -371,17 +371,17 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
                 output.display()
             );
         } else {
-        let what = match plan.duration {
-            Some(d) => format!("for {} s", d.as_secs_f64()),
-            None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
-        };
-        eprintln!(
-            "tracelab: recording `{}` ({} prompts, {} warm-up) {what} to {}",
-            plan.model,
-            plan.prompts.name,
-            n as u64 * u64::from(plan.warmup),
-            output.display()
-        );
+            let what = match plan.duration {
+                Some(d) => format!("for {} s", d.as_secs_f64()),
+                None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
+            };
+            eprintln!(
+                "tracelab: recording `{}` ({} prompts, {} warm-up) {what} to {}",
+                plan.model,
+                plan.prompts.name,
+                n as u64 * u64::from(plan.warmup),
+                output.display()
+            );
         }
     }
     let recorded = engine::record(plan, key)?;
