@@ -397,7 +397,7 @@ pub fn run_checks_apart(
     figures: Option<(&Metrics, &Intervals)>,
     lang: Lang,
 ) -> Vec<String> {
-    let open_loop = matches!(trace.header.conditions.arrival.as_deref(), Some("constant" | "poisson"));
+    let open_loop = crate::lag::is_open_loop(&trace.header);
     let reads_attempts = open_loop || !trace.gpu.is_empty() || !trace.engine.is_empty() || attempts.iter().any(|a| a.prompt.is_some() || a.phase == crate::trace::Phase::Warmup);
     if !reads_attempts {
         return run_checks(trace, settings, figures, lang);

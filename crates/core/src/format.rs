@@ -191,6 +191,7 @@ pub fn arrival(code: &str, lang: Lang) -> String {
         "constant" => "等间隔",
         "poisson" => "泊松",
         "closed" => "闭环",
+        "workload" => "按负载文件的时间",
         _ => return code.to_string(),
     };
     match lang {

@@ -38,9 +38,10 @@ pub fn client_lag(trace: &Trace) -> Option<ClientLag> {
     client_lag_of(&trace.header, trace.attempts.iter().filter_map(lag_ms).collect())
 }
 
-/// Whether the header describes an open loop, the only runs with a client lag.
+/// Whether the header describes an open loop, the only runs with a client lag: a rate
+/// (`constant`, `poisson`) or a workload file's own times (`workload`).
 pub fn is_open_loop(header: &Header) -> bool {
-    matches!(header.conditions.arrival.as_deref(), Some("constant" | "poisson"))
+    matches!(header.conditions.arrival.as_deref(), Some("constant" | "poisson" | "workload"))
 }
 
 /// One measured attempt's lag (actual − intended start), when it has both times.

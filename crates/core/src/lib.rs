@@ -46,6 +46,7 @@ pub mod trace;
 pub mod units;
 pub mod verdict;
 pub mod whatif;
+pub mod workload;
 pub mod write;
 
 pub use error::{ParseError, SettingsError};

@@ -95,6 +95,9 @@ pub struct Job {
     /// Which prompt it sends, in which round, and whether that prompt went out before in this
     /// run (`cached_tokens` is filled in from the reply).
     pub prompt: Option<PromptSend>,
+    /// A workload replay's request: the input and output tokens the file asked for, kept
+    /// beside what the server reports serving.
+    pub intended_tokens: Option<(u32, u32)>,
 }
 
 /// The most stream events whose times one attempt lists. Beyond it events are counted
@@ -127,6 +130,8 @@ pub struct Measured {
     pub events_omitted_tokens: u64,
     /// The model and `system_fingerprint` its first chunk named (for the header's runtime).
     pub identity: ChunkIdentity,
+    /// The workload file's input and output tokens for this request (`--workload`).
+    pub intended_tokens: Option<(u32, u32)>,
 }
 
 impl Measured {
@@ -146,6 +151,10 @@ impl Measured {
         extra.insert("new_connection".into(), Value::from(self.new_connection));
         if self.not_sent {
             extra.insert("not_sent".into(), Value::from(true));
+        }
+        if let Some((input, output)) = self.intended_tokens {
+            extra.insert("intended_input_tokens".into(), Value::from(input));
+            extra.insert("intended_output_tokens".into(), Value::from(output));
         }
         if self.events_omitted > 0 {
             extra.insert("events_omitted".into(), Value::from(self.events_omitted));
@@ -567,6 +576,7 @@ impl<'a> Meter<'a> {
             events_omitted: self.events_omitted,
             events_omitted_tokens: self.events_omitted_tokens,
             identity: self.identity.take().unwrap_or_default(),
+            intended_tokens: self.job.intended_tokens,
         }
     }
 

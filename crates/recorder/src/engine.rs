@@ -35,6 +35,23 @@ pub enum Load {
     Closed { concurrency: u32 },
     /// Sends at `rate_per_s` on a fixed schedule, however slow the replies.
     Open { rate_per_s: f64, arrival: Arrival, burstiness: f64, seed: u64 },
+    /// Sends at a workload file's own (scaled) times ([`Plan::replay`]), however slow the replies.
+    Replay,
+}
+
+/// A workload file replayed (`--workload`): its requests as the core planned them (window,
+/// speed-up, idle cap applied), and the header's record of the file and the replay.
+pub struct ReplayPlan {
+    pub requests: Vec<tracelab_core::workload::Planned>,
+    /// Per request: its prefix blocks already sent by an earlier request of the replay.
+    pub seen_before: Vec<u32>,
+    /// The core's `workload` record (file name, sha256, layout, replay parameters).
+    pub record: serde_json::Map<String, serde_json::Value>,
+    /// The file's name (without directory) and sha256, for the contract's prompt set.
+    pub file: String,
+    pub sha256: String,
+    /// The replay's span in seconds (first send to last), for the warm-up's connections.
+    pub span_s: f64,
 }
 
 /// Everything a run needs. The API key is passed separately and never stored here.
@@ -82,6 +99,9 @@ pub struct Plan {
     pub cache_state: Option<String>,
     /// Ask the server what it is before the run (`conditions.runtime`).
     pub ask_runtime: bool,
+    /// `--workload`: the file's requests instead of the prompt set (with [`Load::Replay`]);
+    /// `warmup` then counts requests, not rounds.
+    pub replay: Option<ReplayPlan>,
 }
 
 /// The server's root (the base URL without `/v1`) and its model list, from the endpoint URL
@@ -160,6 +180,26 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
             ..Default::default()
         })
     };
+    // A replay's prompt lengths: measured once at the server's tokenize endpoint, where it has one.
+    let replay = match &plan.replay {
+        Some(r) => {
+            let (root, _) = runtime_urls(&plan.url);
+            let asker = crate::scrape::client("tokenize")?;
+            let lengths = calibrate(&asker, &root, endpoint.auth.as_ref(), &plan.model).await;
+            if plan.progress {
+                eprintln!("tracelab: {}", lengths.record()["note"].as_str().unwrap_or_default());
+            }
+            let engine = runtime.as_ref().and_then(|r| r.engine.as_deref());
+            let ignore_eos = crate::workload::takes_ignore_eos(engine);
+            let mut record = r.record.clone();
+            record.insert("input_lengths".into(), lengths.record());
+            record.insert("ignore_eos".into(), serde_json::Value::Bool(ignore_eos));
+            let mut ctx = ReplayCtx { requests: r.requests.clone(), seen_before: r.seen_before.clone(), lengths, ignore_eos, api: plan.api, model: plan.model.clone(), bodies: None };
+            ctx.prebuild();
+            Some((Arc::new(ctx), record))
+        }
+        None => None,
+    };
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);
     let telemetry = gpu::detect_source(&plan.gpu);
@@ -171,10 +211,13 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
 
     // A shard: how well its clock is synchronised, then the shared start instant. The clock's
     // origin (and so the header's wall-clock anchor) is taken right after the wait.
-    let shard_extra = match &plan.shard {
+    let mut shard_extra = match &plan.shard {
         Some(s) => shard::header_extra(s, plan.start_at, &ClockSync::query()),
         None => serde_json::Map::new(),
     };
+    if let Some((_, record)) = &replay {
+        shard_extra.insert("workload".into(), serde_json::Value::Object(record.clone()));
+    }
     if let Some(at) = plan.start_at {
         let waited = tokio::task::spawn_blocking(move || shard::wait_until(at)).await;
         if let Err(why) = waited.unwrap_or_else(|_| Err("the wait for --start-at stopped unexpectedly".into())) {
@@ -207,10 +250,16 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     );
 
     let n = plan.prompts.prompts.len() as u64;
-    let warmup_total = u64::from(plan.warmup) * n;
-    let measured_total = match plan.duration {
-        Some(_) => None,
-        None => Some(u64::from(plan.repetitions) * n),
+    let (warmup_total, measured_total) = match &plan.replay {
+        // A replay's warm-up counts requests, and it sends each of the file's requests once.
+        Some(r) => (u64::from(plan.warmup), Some(r.requests.len() as u64)),
+        None => (
+            u64::from(plan.warmup) * n,
+            match plan.duration {
+                Some(_) => None,
+                None => Some(u64::from(plan.repetitions) * n),
+            },
+        ),
     };
     let progress = progress_bar(plan.progress, measured_total.map(|m| m + warmup_total));
     let ctx = Arc::new(Ctx {
@@ -241,9 +290,12 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         warm_connections: AtomicU64::new(0),
         tally: ClientTally::default(),
         cpu: Mutex::new(None),
+        replay: replay.map(|(r, _)| r),
     });
 
-    let work = drive(ctx.clone(), warmup_total, measured_total, plan.load, plan.duration, plan.shard.clone());
+    let replay_times: Vec<f64> = plan.replay.as_ref().map(|r| r.requests.iter().map(|q| q.at_ms).collect()).unwrap_or_default();
+    let replay_rate = plan.replay.as_ref().map_or(0.0, |r| r.requests.len() as f64 / r.span_s.max(1.0));
+    let work = drive(ctx.clone(), warmup_total, measured_total, plan.load, plan.duration, plan.shard.clone(), (replay_times, replay_rate));
     let interrupted = if plan.handle_signals {
         supervise(work, &ctx, plan.grace).await?
     } else {
@@ -306,16 +358,19 @@ fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transpor
             (arrival == Arrival::Poisson).then_some(burstiness),
             (arrival == Arrival::Poisson).then_some(seed),
         ),
+        Load::Replay => ("workload", None, None, None, None),
     };
+    let replay = plan.replay.as_ref();
     Header {
         wall_clock_anchor_utc: clock.anchor_utc(),
         conditions: Conditions {
             model: Some(plan.model.clone()),
             api: Some(plan.api.name().into()),
-            max_tokens: Some(plan.max_tokens),
-            prompt_set: Some(plan.prompts.name.clone()),
-            prompt_set_sha256: Some(plan.prompts.sha256.clone()),
-            repetitions: plan.duration.is_none().then_some(plan.repetitions),
+            // A replay's max_tokens is each request's own output length (its attempts keep it).
+            max_tokens: replay.is_none().then_some(plan.max_tokens),
+            prompt_set: Some(replay.map_or_else(|| plan.prompts.name.clone(), |r| format!("workload:{}", r.file))),
+            prompt_set_sha256: Some(replay.map_or_else(|| plan.prompts.sha256.clone(), |r| r.sha256.clone())),
+            repetitions: (plan.duration.is_none() && replay.is_none()).then_some(plan.repetitions),
             warmup: Some(plan.warmup),
             arrival: Some(arrival.into()),
             concurrency,
@@ -329,7 +384,11 @@ fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transpor
             // A prompt sent more than once (rounds, a warm-up of the same set, or cycling for a
             // duration) may be served from the server's prefix cache the second time.
             prefix_reuse: Some(PrefixReuse {
-                by_design: plan.repetitions > 1 || plan.warmup > 0 || plan.duration.is_some(),
+                by_design: match replay {
+                    // A replay sends the same text again only where the file's requests share blocks.
+                    Some(r) => r.seen_before.iter().any(|&b| b > 0),
+                    None => plan.repetitions > 1 || plan.warmup > 0 || plan.duration.is_some(),
+                },
                 before_run: plan.cache_state.clone().unwrap_or_else(|| "unknown".into()),
             }),
         },
@@ -394,6 +453,91 @@ struct Ctx {
     tally: ClientTally,
     /// The recorder's CPU time from the start of measuring.
     cpu: Mutex<Option<CpuClock>>,
+    /// `--workload`: the file's requests replace the prompt set.
+    replay: Option<Arc<ReplayCtx>>,
+}
+
+/// What a replay's jobs are made from: each body is built when its job is, so a long file's
+/// prompts (Mooncake's average 12,000 tokens) are never all held at once.
+struct ReplayCtx {
+    requests: Vec<tracelab_core::workload::Planned>,
+    seen_before: Vec<u32>,
+    lengths: crate::workload::Lengths,
+    ignore_eos: bool,
+    api: crate::openai::Api,
+    model: String,
+    /// The measured requests' bodies, built before measuring when they fit in
+    /// [`PREBUILT_BYTES`]: a burst of long prompts (Mooncake sends several 40,000-token prompts
+    /// in one millisecond) would otherwise make the dispatcher late by the time it takes to write them.
+    bodies: Option<Vec<Bytes>>,
+}
+
+/// The most prompt text a replay builds before measuring (about 6 bytes a word).
+const PREBUILT_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
+
+impl ReplayCtx {
+    fn prebuild(&mut self) {
+        let words: f64 = self.requests.iter().map(|r| f64::from(r.input_tokens) * self.lengths.words_per_token).sum();
+        if words * 6.0 <= PREBUILT_BYTES {
+            let bodies = (0..self.requests.len() as u64).map(|k| self.job(Phase::Measure, k, 0.0).body).collect();
+            self.bodies = Some(bodies);
+        }
+    }
+
+    fn job(&self, phase: Phase, k: u64, intended_ms: f64) -> Job {
+        use crate::workload::{body, prompt, Space};
+        let i = (k as usize) % self.requests.len().max(1);
+        let r = &self.requests[i];
+        // The warm-up sends the first requests' lengths in text of its own, so it warms the
+        // connections and the engine but not the replay's prefix cache.
+        let (space, id) = match phase {
+            Phase::Warmup => (Space::Warmup, format!("warmup-{k}")),
+            Phase::Measure => (Space::Replay, format!("req-{}", r.index)),
+        };
+        let built = self.bodies.as_ref().filter(|_| phase == Phase::Measure).map(|b| b[i].clone());
+        let body = built.unwrap_or_else(|| {
+            Bytes::from(body(self.api, &self.model, &prompt(space, r, &self.lengths), r.output_tokens, self.ignore_eos))
+        });
+        Job {
+            id,
+            phase,
+            intended_ms,
+            body,
+            rubric: None,
+            max_tokens: Some(r.output_tokens),
+            prompt: (phase == Phase::Measure).then(|| PromptSend {
+                index: u32::try_from(r.index).unwrap_or(u32::MAX),
+                repetition: 1,
+                repeat: self.seen_before[i] > 0,
+                cached_tokens: None,
+            }),
+            intended_tokens: Some((r.input_tokens, r.output_tokens)),
+        }
+    }
+}
+
+/// Words per token from the server's tokenize endpoint, the first that answers with a count;
+/// else one word per token, said to be approximate.
+async fn calibrate(client: &Transport, root: &url::Url, auth: Option<&hyper::header::HeaderValue>, model: &str) -> crate::workload::Lengths {
+    let text = crate::workload::sample();
+    let mut asked = Vec::new();
+    for (path, body) in crate::workload::tokenize_requests(model, &text) {
+        let mut url = root.clone();
+        let base = url.path().trim_end_matches('/').to_string();
+        url.set_path(&format!("{base}{path}"));
+        match crate::runtime::post_json(client, &url, auth, body).await {
+            Ok(answer) => match crate::workload::count_in(&answer) {
+                Some(tokens) if tokens > 0 => {
+                    asked.push(format!("{path} 200"));
+                    let words_per_token = crate::workload::SAMPLE_WORDS as f64 / tokens as f64;
+                    return crate::workload::Lengths { words_per_token, measured_at: Some(path.to_string()), asked };
+                }
+                _ => asked.push(format!("{path} 200, no token count")),
+            },
+            Err(said) => asked.push(format!("{path} {said}")),
+        }
+    }
+    crate::workload::Lengths::approximate(asked)
 }
 
 /// The distinct identities the streams carried (a few at most; capped so a server that puts a
@@ -467,6 +611,9 @@ impl Ctx {
     }
 
     fn job(&self, phase: Phase, k: u64, intended_ms: f64) -> Job {
+        if let Some(replay) = &self.replay {
+            return replay.job(phase, k, intended_ms);
+        }
         let n = self.bodies.len() as u64;
         let i = (k % n) as usize;
         let round = k / n + 1;
@@ -484,6 +631,7 @@ impl Ctx {
             rubric: self.rubrics[i].clone(),
             max_tokens: Some(self.max_tokens),
             prompt: Some(PromptSend { index: i as u32, repetition: u32::try_from(round).unwrap_or(u32::MAX), repeat, cached_tokens: None }),
+            intended_tokens: None,
         }
     }
 
@@ -529,6 +677,7 @@ async fn drive(
     load: Load,
     duration: Option<Duration>,
     shard: Option<ShardPlan>,
+    (replay_times, replay_rate): (Vec<f64>, f64),
 ) {
     // A shard takes global jobs k ≡ index (mod count) and its share of the workers.
     let share = |workers: u32| shard.as_ref().map_or(workers, |s| s.share(workers).max(1));
@@ -536,7 +685,7 @@ async fn drive(
     if warmup_total > 0 {
         let concurrency = match load {
             Load::Closed { concurrency } => share(concurrency),
-            Load::Open { .. } => 1,
+            Load::Open { .. } | Load::Replay => 1,
         };
         closed_loop(ctx.clone(), Phase::Warmup, Some(warmup_total), concurrency, None, stride).await;
         // Open the connections the measured phase will use, so no measured time carries a
@@ -544,7 +693,11 @@ async fn drive(
         // warm-up reply (every request in flight holds one), plus one.
         let wanted = match load {
             Load::Closed { .. } => concurrency as usize,
-            Load::Open { rate_per_s, .. } => {
+            Load::Open { .. } | Load::Replay => {
+                let rate_per_s = match load {
+                    Load::Open { rate_per_s, .. } => rate_per_s,
+                    _ => replay_rate,
+                };
                 let rate = rate_per_s / stride.0 as f64;
                 let slowest_s = ctx.warmup_e2e_max_us.load(Ordering::Relaxed) as f64 / 1e6;
                 ((rate * slowest_s).ceil() as usize + 1).min(MAX_WARM_CONNECTIONS)
@@ -568,6 +721,7 @@ async fn drive(
             let schedule = Schedule::new(arrival, rate_per_s, burstiness, seed);
             open_loop(ctx, schedule, origin_ms, measured_total, duration, stride).await
         }
+        Load::Replay => open_loop(ctx, replay_times.into_iter(), origin_ms, measured_total, duration, stride).await,
     }
 }
 
@@ -606,7 +760,7 @@ async fn closed_loop(
 /// A shard (`stride` = (count, index)) keeps every count-th arrival of the one schedule.
 async fn open_loop(
     ctx: Arc<Ctx>,
-    schedule: Schedule,
+    schedule: impl Iterator<Item = f64> + Send + 'static,
     origin_ms: f64,
     total: Option<u64>,
     duration: Option<Duration>,
@@ -628,10 +782,11 @@ async fn open_loop(
                 continue;
             }
             let intended_ms = origin_ms + at_ms;
+            // The job (a replay builds its prompt here) is made before the sleep, not after it.
+            let job = ctx.job(Phase::Measure, k, intended_ms);
             if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
                 break;
             }
-            let job = ctx.job(Phase::Measure, k, intended_ms);
             let task_ctx = ctx.clone();
             dispatch_tracker.spawn_on(async move { task_ctx.send(job).await }, &handle);
         }

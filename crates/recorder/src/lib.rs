@@ -28,4 +28,5 @@ pub mod shard;
 pub mod share;
 pub mod sse;
 pub mod transport;
+pub mod workload;
 pub mod writer;

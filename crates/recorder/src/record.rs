@@ -135,6 +135,26 @@ pub struct RecordArgs {
     /// /version, /props, /info, …); the header's runtime then holds only what the streams say.
     #[arg(long)]
     pub no_runtime_probe: bool,
+    /// Replay a real workload file instead of the prompt set: the Azure LLM inference trace's CSV
+    /// (TIMESTAMP,ContextTokens,GeneratedTokens) or Mooncake's JSON Lines (timestamp,
+    /// input_length, output_length, hash_ids). An open loop at the file's own times; each request
+    /// gets a synthetic prompt of its input length (in the server's tokens where it has a
+    /// tokenize endpoint, else approximate) and max_tokens = its output length. Mooncake's shared
+    /// prefix blocks become shared prompt text. --warmup then counts requests.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "prompts", "duration", "concurrency", "max_tokens", "repetitions"])]
+    pub workload: Option<PathBuf>,
+    /// Replay the workload this many times faster than the file (2: every gap halved).
+    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "workload")]
+    pub speedup: f64,
+    /// Start the replay this many seconds after the file's first request (file time).
+    #[arg(long = "from", value_name = "SECONDS", requires = "workload")]
+    pub from_s: Option<f64>,
+    /// Replay this many seconds of the file (file time, before --speedup) [default: to its end].
+    #[arg(long = "for", value_name = "SECONDS", requires = "workload")]
+    pub for_s: Option<f64>,
+    /// Cut any gap between two sends longer than this (replay seconds, after --speedup) to it.
+    #[arg(long, value_name = "SECONDS", requires = "workload")]
+    pub max_idle: Option<f64>,
     /// No progress bar and no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -208,7 +228,9 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         return Err("--ca-cert applies to https:// URLs only; --base-url is plain http://".into());
     }
     let duration = args.duration.map(|d| seconds(d, "--duration")).transpose()?;
+    let replay = args.workload.as_deref().map(|path| replay_plan(path, args)).transpose()?;
     let load = match args.rate {
+        None if replay.is_some() => Load::Replay,
         None => {
             if args.concurrency == 0 {
                 return Err("--concurrency must be at least 1".into());
@@ -285,6 +307,27 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
             state => Some(state.name().to_string()),
         },
         ask_runtime: !args.no_runtime_probe,
+        replay,
+    })
+}
+
+/// Reads `--workload` and plans its replay; a bad file or parameter is refused before anything
+/// is sent, naming the file, line and field (or the flag).
+pub fn replay_plan(path: &std::path::Path, args: &RecordArgs) -> Result<engine::ReplayPlan, String> {
+    use tracelab_core::workload::{self, Replay};
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
+    let w = workload::read(&path.display().to_string(), &bytes).map_err(|e| format!("{e}; nothing was sent"))?;
+    let replay = Replay { speedup: args.speedup, from_s: args.from_s.unwrap_or(0.0), for_s: args.for_s, max_idle_s: args.max_idle };
+    let replayed = w.replay(&replay).map_err(|e| format!("{e}; nothing was sent"))?;
+    let seen_before = workload::blocks_seen_before(&replayed.requests);
+    let span_s = replayed.requests.last().map_or(0.0, |r| r.at_ms / 1000.0);
+    Ok(engine::ReplayPlan {
+        record: w.header_record(&replay, &replayed),
+        seen_before,
+        file: w.file.clone(),
+        sha256: w.sha256.clone(),
+        span_s,
+        requests: replayed.requests,
     })
 }
 
@@ -317,17 +360,29 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
     let output = plan.output.clone();
     if !args.quiet {
         let n = plan.prompts.prompts.len();
-        let what = match plan.duration {
-            Some(d) => format!("for {} s", d.as_secs_f64()),
-            None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
-        };
-        eprintln!(
-            "tracelab: recording `{}` ({} prompts, {} warm-up) {what} to {}",
-            plan.model,
-            plan.prompts.name,
-            n as u64 * u64::from(plan.warmup),
-            output.display()
-        );
+        if let Some(r) = &plan.replay {
+            eprintln!(
+                "tracelab: replaying {} requests of {} over {:.1} s ({} warm-up) against `{}` to {}",
+                r.requests.len(),
+                r.file,
+                r.span_s,
+                plan.warmup,
+                plan.model,
+                output.display()
+            );
+        } else {
+            let what = match plan.duration {
+                Some(d) => format!("for {} s", d.as_secs_f64()),
+                None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
+            };
+            eprintln!(
+                "tracelab: recording `{}` ({} prompts, {} warm-up) {what} to {}",
+                plan.model,
+                plan.prompts.name,
+                n as u64 * u64::from(plan.warmup),
+                output.display()
+            );
+        }
     }
     let recorded = engine::record(plan, key)?;
     if !args.quiet {

@@ -255,6 +255,15 @@ async fn post(client: &Transport, url: &url::Url, auth: Option<&HeaderValue>, bo
     send(client, url, hyper::Method::POST, Bytes::from(body.to_string()), auth).await
 }
 
+/// POSTs `body` to `url` and reads a JSON answer (the tokenize endpoints a workload replay
+/// calibrates its prompts with); Err says how it answered instead (`404`, `no answer`).
+pub async fn post_json(client: &Transport, url: &url::Url, auth: Option<&HeaderValue>, body: Value) -> Result<Value, String> {
+    match post(client, url, auth, body).await {
+        Answer::Json(v) => Ok(v),
+        other => Err(other.said()),
+    }
+}
+
 async fn send(client: &Transport, url: &url::Url, method: hyper::Method, body: Bytes, auth: Option<&HeaderValue>) -> Answer {
     let Ok(uri) = url.as_str().parse::<hyper::Uri>() else { return Answer::NoAnswer };
     let go = async {

@@ -104,6 +104,8 @@ pub struct RequestLog {
     pub received: Instant,
     /// When each frame carrying token events was handed over, with how many token events.
     pub token_frames: Vec<(Instant, u32)>,
+    /// The request's `max_tokens`, when it sent one.
+    pub max_tokens: Option<u64>,
 }
 
 type Log = Arc<Mutex<Vec<Arc<Mutex<RequestLog>>>>>;
@@ -171,6 +173,8 @@ pub struct ScriptedServer {
     writes: Writes,
     /// JSON answers for paths other than the completions (an engine's info endpoints).
     info: Info,
+    /// Answer `POST /tokenize` with the request's whitespace-separated words as its tokens.
+    tokenize: Arc<std::sync::atomic::AtomicBool>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -181,6 +185,13 @@ impl ScriptedServer {
     /// info endpoint (`/version`, `/props`, …). Every other path but the completions is a 404.
     pub fn answer(&self, path: &str, json: &str) {
         self.info.lock().unwrap().insert(path.to_string(), json.to_string());
+    }
+
+    /// From now on answer `POST /tokenize` as vLLM does (`{"count", "tokens"}`), counting one
+    /// token per whitespace-separated word of `prompt` (or llama.cpp's `content`): a tokenizer
+    /// whose count the test knows.
+    pub fn tokenize_words(&self) {
+        self.tokenize.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The requests to the completions endpoints only (not the info endpoints).
@@ -246,14 +257,17 @@ impl ScriptedServer {
         let server_writes = writes.clone();
         let info: Info = Arc::default();
         let server_info = info.clone();
+        let tokenize: Arc<std::sync::atomic::AtomicBool> = Arc::default();
+        let server_tokenize = tokenize.clone();
         runtime.spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
                 let connection = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let _ = stream.set_nodelay(true);
                 let (script, log, tls, writes, info) = (script.clone(), server_log.clone(), tls.clone(), server_writes.clone(), server_info.clone());
+                let tokenize = server_tokenize.clone();
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone(), info.clone(), connection));
+                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone(), info.clone(), tokenize.clone(), connection));
                     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
                     match tls {
                         None => {
@@ -268,7 +282,7 @@ impl ScriptedServer {
                 });
             }
         });
-        ScriptedServer { addr, log, accepted, writes, info, runtime: Some(runtime) }
+        ScriptedServer { addr, log, accepted, writes, info, tokenize, runtime: Some(runtime) }
     }
 
     pub fn base_url(&self) -> String {
@@ -319,6 +333,7 @@ async fn handle<F: Fn(&str) -> Script>(
     script: Arc<F>,
     log: Log,
     info: Info,
+    tokenize: Arc<std::sync::atomic::AtomicBool>,
     connection: usize,
 ) -> Result<Response<ScriptBody>, Infallible> {
     let received = Instant::now();
@@ -338,11 +353,20 @@ async fn handle<F: Fn(&str) -> Script>(
         connection,
         received,
         token_frames: vec![],
+        max_tokens: json["max_tokens"].as_u64(),
     }));
     log.lock().unwrap().push(entry.clone());
 
     let (tx, rx) = mpsc::channel(64);
     let body = ScriptBody { rx, log: entry };
+    if path == "/tokenize" && tokenize.load(std::sync::atomic::Ordering::Relaxed) {
+        let text = json["prompt"].as_str().or(json["content"].as_str()).unwrap_or("");
+        let count = text.split_whitespace().count();
+        let answer = serde_json::json!({"count": count, "tokens": (0..count).collect::<Vec<_>>()}).to_string();
+        let _ = tx.try_send(Item::Data(Bytes::from(answer), 0));
+        drop(tx);
+        return Ok(Response::builder().status(200).header("content-type", "application/json").body(body).unwrap());
+    }
     if let Some(answer) = info.lock().unwrap().get(&path).cloned() {
         let _ = tx.try_send(Item::Data(Bytes::from(answer), 0));
         drop(tx);

@@ -20,6 +20,7 @@ mod privacy;
 mod shards;
 mod signals;
 mod stream;
+mod workload;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -157,7 +158,8 @@ impl Record {
     }
 
     pub fn command(self) -> Command {
-        let timed = self.has("--duration");
+        // A timed run and a workload replay have no repetition count.
+        let timed = self.has("--duration") || self.has("--workload");
         let defaults: Vec<&str> = Self::DEFAULTS
             .iter()
             .filter(|(flag, _)| !self.has(flag) && !(timed && *flag == "--repetitions"))

@@ -1,0 +1,119 @@
+//! The real workload files (Azure's 2023 LLM inference trace, Mooncake's FAST'25 traces), read
+//! in place from `$TRACELAB_FIXTURES/workloads/` (else `../shared/fixtures/` beside the
+//! repository): their counts, spans and token ranges as SOURCES.md states them, their sha256 as
+//! `xtask/fixtures.tsv` pins it, and a replay window cut from them.
+
+use std::path::PathBuf;
+
+use tracelab_core::workload::{self, blocks_seen_before, Layout, Replay, MOONCAKE_BLOCK_TOKENS};
+
+fn fixture(name: &str) -> (String, Vec<u8>) {
+    let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")),
+    };
+    let path = dir.join("workloads").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "the real workload {} is missing ({e}): these tests read $TRACELAB_FIXTURES, else ../shared/fixtures/ beside the \
+             repository; run `cargo xtask fixtures` to fetch them",
+            path.display()
+        )
+    });
+    (path.display().to_string(), bytes)
+}
+
+/// The sha256 `xtask/fixtures.tsv` pins for `name`.
+fn pinned_sha256(name: &str) -> String {
+    let manifest = include_str!("../../../xtask/fixtures.tsv");
+    manifest
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|cols| cols.len() > 3 && cols[0] == "workloads" && cols[1] == name)
+        .map(|cols| cols[3].to_string())
+        .unwrap_or_else(|| panic!("{name} is not in xtask/fixtures.tsv"))
+}
+
+#[test]
+fn azure_files_read_whole_with_their_stated_shape() {
+    for (name, rows, span_s, min_in, max_in, min_out, max_out) in [
+        ("AzureLLMInferenceTrace_conv.csv", 19_366, 3_501.72, 2, 14_050, 7, 1_000),
+        ("AzureLLMInferenceTrace_code.csv", 8_819, 3_435.95, 3, 7_437, 6, 1_899),
+    ] {
+        let (path, bytes) = fixture(name);
+        let w = workload::read(&path, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.file, name, "the header names the file without its directory");
+        assert_eq!(w.sha256, pinned_sha256(name));
+        assert_eq!(w.layout, Layout::AzureCsv);
+        assert_eq!(w.requests.len(), rows);
+        assert!((w.span_s() - span_s).abs() < 0.01, "{name}: span {} s", w.span_s());
+        assert_eq!(w.requests.iter().map(|r| r.input_tokens).min(), Some(min_in));
+        assert_eq!(w.requests.iter().map(|r| r.input_tokens).max(), Some(max_in));
+        assert_eq!(w.requests.iter().map(|r| r.output_tokens).min(), Some(min_out));
+        assert_eq!(w.requests.iter().map(|r| r.output_tokens).max(), Some(max_out));
+        // Every 7th digit in these files is 0: nothing finer than a microsecond was rounded.
+        assert_eq!(w.sub_us_rounded, 0);
+        assert!(w.requests.iter().all(|r| r.blocks.is_empty()));
+    }
+    // The first gap of the conversation trace, to the microsecond: 18:15:50.9951690 − 18:15:46.6805900.
+    let (path, bytes) = fixture("AzureLLMInferenceTrace_conv.csv");
+    let w = workload::read(&path, &bytes).unwrap();
+    assert_eq!((w.requests[1].at_us, w.requests[1].line), (4_314_579, 3));
+}
+
+#[test]
+fn inference_perf_sample_is_the_first_twenty_azure_rows() {
+    // The same rows with LF line ends: the same requests, whatever the line ends.
+    let (path, bytes) = fixture("inference_perf_trace_replay_sample.csv");
+    let sample = workload::read(&path, &bytes).unwrap();
+    let (path, bytes) = fixture("AzureLLMInferenceTrace_conv.csv");
+    let conv = workload::read(&path, &bytes).unwrap();
+    assert_eq!(sample.requests.len(), 20);
+    assert_eq!(sample.requests[..], conv.requests[..20]);
+}
+
+#[test]
+fn mooncake_files_read_whole_with_512_token_blocks() {
+    for (name, rows, last_ms) in [("mooncake_conversation_trace.jsonl", 12_031, 3_536_999), ("mooncake_synthetic_trace.jsonl", 3_993, 1_022_025)] {
+        let (path, bytes) = fixture(name);
+        let w = workload::read(&path, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.sha256, pinned_sha256(name));
+        assert_eq!(w.layout, Layout::MooncakeJsonl);
+        assert_eq!(w.requests.len(), rows);
+        assert_eq!(w.requests.last().unwrap().at_us, last_ms * 1000);
+        // The reader checks each row's block count against the block size; here, the premise.
+        assert!(w.requests.iter().all(|r| r.blocks.len() == r.input_tokens.div_ceil(MOONCAKE_BLOCK_TOKENS) as usize));
+    }
+    // The conversation trace's first three requests share block 0: a real shared prefix.
+    let (path, bytes) = fixture("mooncake_conversation_trace.jsonl");
+    let w = workload::read(&path, &bytes).unwrap();
+    let replayed = w.replay(&Replay { for_s: Some(0.001), ..Replay::default() }).unwrap();
+    let seen = blocks_seen_before(&replayed.requests);
+    assert_eq!(&seen[..3], [0, 1, 1]);
+}
+
+#[test]
+fn a_replay_window_of_the_real_files() {
+    let (path, bytes) = fixture("AzureLLMInferenceTrace_conv.csv");
+    let w = workload::read(&path, &bytes).unwrap();
+    let replay = Replay { speedup: 10.0, from_s: 60.0, for_s: Some(30.0), max_idle_s: Some(0.5) };
+    let r = w.replay(&replay).unwrap();
+    // The window's requests are exactly those of the file between 60 s and 90 s.
+    let expected: Vec<usize> =
+        w.requests.iter().enumerate().filter(|(_, q)| (60_000_000..90_000_000).contains(&q.at_us)).map(|(i, _)| i).collect();
+    assert_eq!(r.requests.iter().map(|p| p.index).collect::<Vec<_>>(), expected);
+    assert_eq!(r.requests[0].at_ms, 0.0);
+    // Without a cap, every gap is the file's gap / 10, to the microsecond.
+    let plain = w.replay(&Replay { max_idle_s: None, ..replay }).unwrap();
+    for (pair, req) in plain.requests.windows(2).zip(expected.windows(2)) {
+        let file_gap_ms = (w.requests[req[1]].at_us - w.requests[req[0]].at_us) as f64 / 1000.0;
+        assert!((pair[1].at_ms - pair[0].at_ms - file_gap_ms / 10.0).abs() <= 0.001 + 1e-9);
+    }
+    // With it, no gap exceeds 0.5 s, and what was cut is accounted for.
+    assert!(r.requests.windows(2).all(|p| p[1].at_ms - p[0].at_ms <= 500.0 + 1e-6));
+    let last = |x: &workload::Replayed| x.requests.last().unwrap().at_ms;
+    assert!((last(&plain) - last(&r) - r.idle_cut_s * 1000.0).abs() < 0.01);
+    let header = w.header_record(&replay, &r);
+    assert_eq!(header["file"], "AzureLLMInferenceTrace_conv.csv");
+    assert!(!header.values().any(|v| v.as_str().is_some_and(|s| s.contains('/'))), "never a path");
+}

@@ -1,0 +1,169 @@
+//! `tracelab record --workload`: short, sped-up windows of the REAL Azure and Mooncake files
+//! (read in place from the fixtures) replayed against the scripted server, which counts one
+//! token per word at `/tokenize`. The sends follow the file's times (the intended starts to the
+//! microsecond, the server's receipts within the client lag the card reports), each prompt has
+//! the file's input length, `max_tokens` its output length, and Mooncake's shared blocks are
+//! shared text. A bad file is refused with its file, line and field, and nothing is sent.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tracelab_core::workload::{self, blocks_seen_before, Replay};
+
+use super::server::{Script, ScriptedServer};
+use super::{fixtures, load, temp_dir, Record, FIXTURES_MISSING};
+
+/// P50, P99 and max of `v` (nearest rank), for the report.
+fn spread(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    (at(0.5), at(0.99), *v.last().unwrap())
+}
+
+fn replay_against_the_scripted_server(name: &str, replay: Replay) {
+    let path = fixtures("workloads").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+    let w = workload::read(name, &bytes).unwrap();
+    let planned = w.replay(&replay).unwrap();
+    assert!(planned.requests.len() >= 20, "{name}: a window worth checking ({} requests)", planned.requests.len());
+
+    let server = ScriptedServer::start_with_threads(2, |_| Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3));
+    server.tokenize_words();
+    let dir = temp_dir(&format!("workload-{name}"));
+    let out = dir.join("replay.jsonl");
+    let mut args: Vec<String> = vec!["--workload".into(), path.display().to_string(), "--speedup".into(), replay.speedup.to_string()];
+    args.extend(["--from".into(), replay.from_s.to_string()]);
+    if let Some(f) = replay.for_s {
+        args.extend(["--for".into(), f.to_string()]);
+    }
+    if let Some(m) = replay.max_idle_s {
+        args.extend(["--max-idle".into(), m.to_string()]);
+    }
+    let output = Record::new(&out).server(&server).args(&args).args(["--warmup", "2"]).run();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    // The header: the file by name and hash, the replay's parameters, lengths measured.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let record = &header["workload"];
+    assert_eq!(record["file"], name);
+    assert_eq!(record["sha256"], w.sha256.as_str());
+    assert_eq!(record["requests"], planned.requests.len());
+    assert_eq!(record["speedup"], replay.speedup);
+    assert_eq!(record["input_lengths"]["method"], "tokenizer");
+    assert_eq!(record["input_lengths"]["words_per_token"], 1.0);
+    assert!(!record.to_string().contains(&*fixtures("workloads").display().to_string()), "never a local path");
+    assert_eq!(header["conditions"]["arrival"], "workload");
+
+    // Intended starts are the file's times, to the microsecond; actual starts lag by what the
+    // card reports as the client lag.
+    let trace = load(&out);
+    let mut measured: Vec<_> = trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Measure).collect();
+    measured.sort_by(|a, b| a.intended_start_ms.unwrap().total_cmp(&b.intended_start_ms.unwrap()));
+    assert_eq!(measured.len(), planned.requests.len());
+    assert_eq!(trace.attempts.len() - measured.len(), 2, "two warm-up requests");
+    let origin = measured[0].intended_start_ms.unwrap();
+    for (a, p) in measured.iter().zip(&planned.requests) {
+        assert!((a.intended_start_ms.unwrap() - origin - p.at_ms).abs() <= 0.0015, "{}: intended {} vs file {}", a.id, a.intended_start_ms.unwrap() - origin, p.at_ms);
+        assert!(a.outcome.is_success(), "{}: {:?}", a.id, a.detail);
+    }
+    let lag = tracelab_core::lag::client_lag(&trace).expect("a replay is an open loop: the card reports its client lag");
+    let start_err: Vec<f64> = measured.iter().zip(&planned.requests).map(|(a, p)| a.start_ms.unwrap() - origin - p.at_ms).collect();
+    assert!(start_err.iter().all(|e| *e >= -0.0015 && *e <= lag.max_ms + 0.0015));
+    // The server's own receipts, on its clock, against the file's gaps (first receipt = 0).
+    let completions = server.completions();
+    let received: Vec<_> = completions.iter().filter(|r| r.key.split(' ').count() > 0).collect();
+    let measured_receipts: Vec<_> = received[received.len() - planned.requests.len()..].to_vec();
+    let first = measured_receipts[0].received;
+    let server_err: Vec<f64> = measured_receipts
+        .iter()
+        .zip(&planned.requests)
+        .map(|(r, p)| (r.received.duration_since(first).as_secs_f64() * 1000.0 - p.at_ms).abs())
+        .collect();
+    let (s50, s99, smax) = spread(start_err);
+    let (r50, r99, rmax) = spread(server_err);
+    eprintln!(
+        "{name}: {} requests over {:.1} s; client start error P50 {s50:.3} P99 {s99:.3} max {smax:.3} ms (card: lag P95 {:.3}, max {:.3} ms); \
+         server receipt error P50 {r50:.3} P99 {r99:.3} max {rmax:.3} ms",
+        planned.requests.len(),
+        planned.requests.last().unwrap().at_ms / 1000.0,
+        lag.p95_ms,
+        lag.max_ms
+    );
+    // Loopback adds the connect and the body's transfer, and on a shared CPU the server's own
+    // runtime can be late too: a loose bound, the client-side check above is the exact one.
+    assert!(rmax <= lag.max_ms + 250.0, "the server saw the sends within the card's client lag and 250 ms of loopback: {rmax} ms");
+
+    // Lengths as asked: one word per token at this server, so the prompt's words are the file's
+    // input tokens; max_tokens is its output tokens (compared as sorted lists: receipt order
+    // may differ from send order by a few µs).
+    let mut words: Vec<u32> = measured_receipts.iter().map(|r| r.key.split(' ').count() as u32).collect();
+    let mut asked_in: Vec<u32> = planned.requests.iter().map(|p| p.input_tokens).collect();
+    words.sort_unstable();
+    asked_in.sort_unstable();
+    assert_eq!(words, asked_in);
+    let mut max_tokens: Vec<u64> = measured_receipts.iter().map(|r| r.max_tokens.unwrap()).collect();
+    let mut asked_out: Vec<u64> = planned.requests.iter().map(|p| u64::from(p.output_tokens)).collect();
+    max_tokens.sort_unstable();
+    asked_out.sort_unstable();
+    assert_eq!(max_tokens, asked_out);
+    // Each attempt keeps the file's lengths beside what the server served.
+    for line in text.lines().filter(|l| l.contains("\"phase\":\"measure\"")) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let p = &planned.requests[planned.requests.iter().position(|p| format!("req-{}", p.index) == v["id"]).unwrap()];
+        assert_eq!(v["intended_input_tokens"], p.input_tokens);
+        assert_eq!(v["intended_output_tokens"], p.output_tokens);
+        assert_eq!(v["prompt_index"], p.index);
+    }
+
+    // Prefix reuse is real: a repeat is a request with a block sent before, and requests that
+    // share their first block share its text.
+    let seen = blocks_seen_before(&planned.requests);
+    let repeats = measured.iter().filter(|a| a.prompt.as_ref().is_some_and(|p| p.repeat)).count();
+    assert_eq!(repeats, seen.iter().filter(|&&b| b > 0).count());
+    if !planned.requests[0].blocks.is_empty() {
+        assert!(repeats > 0, "{name}: the window shares blocks");
+        let first_block = |r: &&&super::server::RequestLog| r.key.split(' ').take(512).collect::<Vec<_>>().join(" ");
+        let distinct_texts: std::collections::HashSet<String> = measured_receipts.iter().map(|r| first_block(&r)).collect();
+        let distinct_ids: std::collections::HashSet<u64> = planned.requests.iter().map(|p| p.blocks[0]).collect();
+        assert_eq!(distinct_texts.len(), distinct_ids.len());
+    }
+}
+
+#[test]
+fn azure_conversation_window_replayed_at_ten_times() {
+    replay_against_the_scripted_server(
+        "AzureLLMInferenceTrace_conv.csv",
+        Replay { speedup: 10.0, from_s: 60.0, for_s: Some(20.0), max_idle_s: Some(0.5) },
+    );
+}
+
+#[test]
+fn mooncake_conversation_window_replayed_at_five_times() {
+    replay_against_the_scripted_server(
+        "mooncake_conversation_trace.jsonl",
+        Replay { speedup: 5.0, from_s: 0.0, for_s: Some(10.0), max_idle_s: None },
+    );
+}
+
+#[test]
+fn a_bad_workload_names_file_line_and_field_and_sends_nothing() {
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 2));
+    let dir = temp_dir("workload-bad");
+    for (name, text, says) in [
+        ("decreasing.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:15:46.68,10,5\r\n2023-11-16 18:15:40.00,10,5", "decreasing.csv, line 3, field `TIMESTAMP`"),
+        ("zero.jsonl", "{\"timestamp\": 0, \"input_length\": 0, \"output_length\": 3}\n", "zero.jsonl, line 1, field `input_length`"),
+        ("negative.jsonl", "{\"timestamp\": -5, \"input_length\": 4, \"output_length\": 3}\n", "negative.jsonl, line 1, field `timestamp`"),
+        ("unknown.csv", "time,prompt,answer\n1,2,3\n", "unknown.csv, line 1, field `layout`"),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let output = Record::new(&dir.join("out.jsonl")).server(&server).args([std::ffi::OsStr::new("--workload"), file.as_os_str()]).command().output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(says) && stderr.contains("nothing was sent"), "{name}: {stderr}");
+        assert!(!stderr.contains(&*dir.display().to_string()), "the error names the file, not its directory: {stderr}");
+    }
+    assert_eq!(server.request_count(), 0, "nothing was sent");
+    assert!(!dir.join("out.jsonl").exists());
+}
