@@ -73,11 +73,27 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
         let mut json = serde_json::to_value(&report).expect("json");
         json["baselines"] = serde_json::to_value(&baselines).expect("json");
         // Each run's own intervals, an open bound as null with its reason.
-        json["runs"] = runs.iter().map(|r| serde_json::json!({ "name": r.name, "intervals": r.intervals })).collect();
+        json["runs"] = runs
+            .iter()
+            .map(|r| serde_json::json!({
+                "name": r.name,
+                "intervals": r.intervals,
+                "reuse": tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings),
+            }))
+            .collect();
         tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&json).expect("json"));
     } else {
         tracelab_recorder::out!("{}", report.render_text(args.settings.lang()));
         tracelab_recorder::out!("{}", tracelab_core::baseline::comparison_text(&baselines, args.settings.lang()));
+        // Each run's TTFT by first send and repeat, where its attempts say which they were.
+        for r in &runs {
+            if let Some(split) = tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings) {
+                tracelab_recorder::outln!("{}:", r.name);
+                for line in split.card_lines(args.settings.lang()) {
+                    tracelab_recorder::outln!("  {line}");
+                }
+            }
+        }
     }
     Ok(!report.contract_broken())
 }

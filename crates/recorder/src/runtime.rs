@@ -32,7 +32,8 @@ enum Answer {
     Json(Value),
     Status(u16),
     NotJson,
-    NoAnswer,
+    /// No reply within the time allowed, or no connection.
+    Silent,
 }
 
 impl Answer {
@@ -41,7 +42,7 @@ impl Answer {
             Answer::Json(_) => "200".into(),
             Answer::Status(s) => s.to_string(),
             Answer::NotJson => "200, not JSON".into(),
-            Answer::NoAnswer => "no answer".into(),
+            Answer::Silent => "no answer".into(),
         }
     }
 
@@ -265,10 +266,10 @@ pub async fn post_json(client: &Transport, url: &url::Url, auth: Option<&HeaderV
 }
 
 async fn send(client: &Transport, url: &url::Url, method: hyper::Method, body: Bytes, auth: Option<&HeaderValue>) -> Answer {
-    let Ok(uri) = url.as_str().parse::<hyper::Uri>() else { return Answer::NoAnswer };
+    let Ok(uri) = url.as_str().parse::<hyper::Uri>() else { return Answer::Silent };
     let go = async {
         let watch = ConnWatch::default();
-        let Ok(sent) = client.send(|| request(&uri, method.clone(), body.clone(), auth), &watch).await else { return Answer::NoAnswer };
+        let Ok(sent) = client.send(|| request(&uri, method.clone(), body.clone(), auth), &watch).await else { return Answer::Silent };
         let status = sent.response.status();
         let mut reader = Body(sent.response.into_body());
         let mut bytes = Vec::new();
@@ -281,7 +282,7 @@ async fn send(client: &Transport, url: &url::Url, method: hyper::Method, body: B
                     }
                 }
                 Ok(None) => break,
-                Err(_) => return Answer::NoAnswer,
+                Err(_) => return Answer::Silent,
             }
         }
         sent.lease.give_back().await;
@@ -290,7 +291,7 @@ async fn send(client: &Transport, url: &url::Url, method: hyper::Method, body: B
         }
         serde_json::from_slice(&bytes).map_or(Answer::NotJson, Answer::Json)
     };
-    tokio::time::timeout(ASK_TIMEOUT, go).await.unwrap_or(Answer::NoAnswer)
+    tokio::time::timeout(ASK_TIMEOUT, go).await.unwrap_or(Answer::Silent)
 }
 
 #[cfg(test)]

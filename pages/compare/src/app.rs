@@ -24,6 +24,7 @@ fn compare(base: &Loaded, new: &Loaded, first_token: FirstToken) -> Compared {
     let report = Report::build(&runs, Bootstrap::default());
     Compared {
         baselines: tracelab_core::baseline::of_comparison(&runs, &report),
+        reuse: runs.iter().map(|r| tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings)).collect(),
         report,
         base_ttft_ms: runs[0].index.ttft_sample_ms().to_vec(),
         new_ttft_ms: runs[1].index.ttft_sample_ms().to_vec(),

@@ -21,6 +21,8 @@ pub struct Compared {
     pub report: Report,
     /// Each run's five checks before it counts as a baseline (the core's).
     pub baselines: Vec<tracelab_core::baseline::RunBaseline>,
+    /// Each run's TTFT by first send and repeat (when its attempts say which they were).
+    pub reuse: Vec<Option<tracelab_core::reuse::ReuseSplit>>,
     pub base_ttft_ms: Vec<f64>,
     pub new_ttft_ms: Vec<f64>,
     pub settings: Settings,

@@ -27,9 +27,12 @@ pub fn ContractView(compared: Compared) -> impl IntoView {
             <h2>{move || w(page.lang.get(), "five_checks")}</h2>
             {move || {
                 let l = page.lang.get();
-                compared.baselines.iter().map(|b| view! {
+                compared.baselines.iter().zip(&compared.reuse).map(|(b, reuse)| view! {
                     <h3>{b.run.clone()}</h3>
                     <ul>{b.verdict.lines(l).into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
+                    {reuse.as_ref().map(|r| view! {
+                        <ul data-testid="reuse-split">{r.card_lines(l).into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
+                    })}
                 }).collect_view()
             }}
         </section>

@@ -164,7 +164,7 @@ impl Report {
                 out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
             }
             out.push('\n');
-            out.push_str(&(if zh { "每次运行各自的 95 % 区间：\n" } else { "Each run's own 95 % interval:\n" }).to_string());
+            out.push_str(if zh { "每次运行各自的 95 % 区间：\n" } else { "Each run's own 95 % interval:\n" });
             for r in &pair.rows {
                 for (who, iv) in [(if zh { "基线" } else { "base" }, &r.base_interval), (if zh { "新" } else { "new" }, &r.new_interval)] {
                     if let Some(iv) = iv {

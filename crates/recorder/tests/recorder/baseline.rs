@@ -183,6 +183,7 @@ fn compare_names_the_engine_version_that_changed_and_vary_makes_it_the_variable(
     assert!(text.contains("Contract holds: engine_version changed on purpose"), "{text}");
     assert!(text.contains("~ runtime.engine_version: base 0.11.0 · new 0.11.1 (the variable under test"), "{text}");
     assert!(text.contains("Five checks for"), "{text}");
+    assert!(text.contains("TTFT by prompt reuse (successes):"), "each run's split by first send and repeat: {text}");
     // An unknown condition is refused, naming what can be varied.
     let bad = tracelab().arg("compare").arg(&base).arg(&new).args(["--vary", "weather"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(1));
@@ -196,4 +197,5 @@ fn compare_names_the_engine_version_that_changed_and_vary_makes_it_the_variable(
     assert_ne!(checks[4]["evidence"]["en"].as_str().unwrap_or(""), "", "{checks}");
     assert!(checks[4]["evidence"]["en"].as_str().unwrap().starts_with("2 runs"), "{checks}");
     assert!(v["runs"][0]["intervals"]["items"].is_array());
+    assert_eq!(v["runs"][0]["reuse"]["repeat"]["n"], 9, "3 prompts × 3 rounds, each sent in the warm-up first");
 }
