@@ -56,6 +56,10 @@ fn compare_view_shows_contract_table_and_both_distributions() {
     b.select("[data-testid=first-token]", "any");
     b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-rerun.jsonl"));
     b.select("[data-testid=first-token]", "content");
+    // The comparison is in the page's address: a reload shows the same two runs.
+    let href = b.execute("return location.href", json!([]));
+    let href = href.as_str().unwrap();
+    assert!(href.contains("base=baseline-a.jsonl") && href.contains("new=baseline-rerun.jsonl") && href.contains("ft=content"), "{href}");
 
     // A broken contract: said at the top and on every row; a P95 from 8 samples is open above.
     b.select("[data-testid=pick-new-sample]", "ten-requests.jsonl");

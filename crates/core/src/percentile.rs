@@ -33,6 +33,17 @@ impl PercentileMethod {
     pub fn from_code(code: &str) -> Option<PercentileMethod> {
         Self::ALL.into_iter().find(|m| m.code() == code || m.code().replace('-', "_") == code)
     }
+
+    /// The method's name for a page, in both languages (the code stays the file's word).
+    pub fn name(self) -> crate::text::Text {
+        let zh = match self {
+            PercentileMethod::NearestRank => "最近秩",
+            PercentileMethod::Linear => "线性插值",
+            PercentileMethod::Lower => "取下侧样本",
+            PercentileMethod::Higher => "取上侧样本",
+        };
+        crate::text::Text::new(self.code(), zh)
+    }
 }
 
 /// The rank (1-based) the nearest-rank method picks for `p` over `n` samples.

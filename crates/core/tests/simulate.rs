@@ -169,6 +169,13 @@ fn matched_throughput_comparison_shows_what_the_closed_loop_hides() {
     // time, while the open loop kept sending into the stall.
     assert!(c.p95_s.unwrap() < 5.0, "closed P95 {:?}", c.p95_s);
     assert!(o.p95_s.unwrap() > 10.0, "open P95 {:?}", o.p95_s);
+    assert!(cmp.closed_p95_calmer(), "the page may say the closed loop's P95 stays calm here");
+    // 64 clients with no think time on 8 slots: the closed loop's own queue makes its P95 the
+    // worse one, and the page must not call it calm.
+    let crowded = Params { load: Load::Closed { clients: 64, think_s: 0.0 }, ..closed.clone() };
+    let busy = compare_loads(&crowded, Arrival::Poisson, 1.0).unwrap();
+    println!("64 clients: closed P95 {:?}, open P95 {:?}", busy.closed_summary.p95_s, busy.open_summary.p95_s);
+    assert!(!busy.closed_p95_calmer(), "closed P95 {:?} vs open {:?}", busy.closed_summary.p95_s, busy.open_summary.p95_s);
     let peak = |s: &LoadSummary| s.in_flight.iter().map(|x| x.1).max().unwrap();
     assert!(peak(c) <= 16);
     assert!(peak(o) > 40, "open peak in flight {}", peak(o));

@@ -13,6 +13,6 @@ mod words;
 
 pub use download::download;
 pub use fetch::fetch_text;
-pub use page::{browser_lang, install_panic_hook, page_lang, query, storage};
+pub use page::{browser_lang, install_panic_hook, page_lang, query, replace_query, storage};
 pub use samples::{compare_order, is_sample, Sample, SAMPLES};
 pub use words::{lookup, Words};

@@ -14,6 +14,21 @@ pub fn query(key: &str) -> Option<String> {
     web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(key).filter(|v| !v.is_empty())
 }
 
+/// Writes `pairs` as the page's query string without adding a history entry (a state change is
+/// not a navigation), so a reload or a shared link opens the page as it is now.
+pub fn replace_query(pairs: &[(&str, String)]) {
+    let Some(window) = web_sys::window() else { return };
+    let Ok(params) = web_sys::UrlSearchParams::new() else { return };
+    for (k, v) in pairs {
+        params.append(k, v);
+    }
+    let path = window.location().pathname().unwrap_or_default();
+    let query: String = params.to_string().into();
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}?{query}")));
+    }
+}
+
 /// This browser's localStorage, when it has one the page may use.
 pub fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?

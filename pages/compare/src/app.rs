@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use tracelab_core::compare::{Bootstrap, Report, Run};
 use tracelab_core::{FirstToken, Lang, Settings};
-use tracelab_web::{compare_order, is_sample, page_lang, query};
+use tracelab_web::{compare_order, is_sample, page_lang, query, replace_query};
 use wasm_bindgen::JsCast;
 
 use crate::chart::TtftChart;
@@ -59,6 +59,19 @@ pub fn App() -> impl IntoView {
             let _ = root.set_attribute("lang", if l == Lang::Zh { "zh-CN" } else { "en" });
         }
         document().set_title(w(l, "title"));
+    });
+    // The page's state in its address: the two samples (an uploaded file cannot be), the
+    // language and where TTFT ends, so a reload or a shared link shows the same comparison.
+    Effect::new(move |_| {
+        let mut pairs = Vec::new();
+        for (key, side) in [("base", page.base), ("new", page.new)] {
+            if let Some(name) = side.with(|s| s.as_ref().map(|l| l.name.clone())).filter(|n| is_sample(n)) {
+                pairs.push((key, name));
+            }
+        }
+        pairs.push(("lang", page.lang.get().code().to_string()));
+        pairs.push(("ft", page.first_token.get().code().to_string()));
+        replace_query(&pairs);
     });
     let compared = Memo::new(move |_| {
         let (b, n) = (page.base.get(), page.new.get());

@@ -35,6 +35,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("stall_band", "stall", "停顿"),
     ("seconds", "seconds", "秒"),
     ("requests_axis", "requests", "请求"),
+    ("not_calm", "Here the closed loop's P95 is no calmer than the open loop's: with this many clients the stall reaches many requests already in flight, so both loops show it. Fewer clients (or a longer think time) let the closed loop hide it.", "这里闭环的 P95 并不比开放到达的平静：客户端这么多，停顿时已有大量请求在途，两种负载都能看到停顿。客户端更少（或思考时间更长）时，闭环才会把它藏起来。"),
     ("calm", "The closed loop's P95 stays calm: while the server is stopped its clients send nothing, so only the N requests already in flight see the stall. The open loop keeps sending; its queue and its P95 show what users would live through.", "闭环的 P95 看起来很平静：服务停顿时它的客户端什么也不发，只有已经在途的 N 个请求经历了停顿。开放到达照常发送；它的队列和 P95 显示的才是用户会经历的情况。"),
     ("error", "Cannot simulate:", "无法模拟："),
     ("language", "中文", "English"),

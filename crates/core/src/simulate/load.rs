@@ -83,6 +83,16 @@ pub struct LoadComparison {
     pub open_summary: LoadSummary,
 }
 
+impl LoadComparison {
+    /// Whether the closed loop's P95 is clearly the calmer of the two (under half the open
+    /// loop's): its clients stop sending while the server is stopped, so fewer requests meet a
+    /// stall. With many clients and no think time the closed loop queues on its own and the two
+    /// come out alike; a page must not claim the closed loop hides anything then.
+    pub fn closed_p95_calmer(&self) -> bool {
+        matches!((self.closed_summary.p95_s, self.open_summary.p95_s), (Some(c), Some(o)) if c < 0.5 * o)
+    }
+}
+
 /// Runs `closed` (whose load must be a closed loop), then an open loop at the throughput the
 /// closed loop reached without the stall, with the same server, service, seed and stall.
 pub fn compare_loads(closed: &Params, arrival: Arrival, burstiness: f64) -> Result<LoadComparison, SimulateError> {
