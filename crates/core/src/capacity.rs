@@ -123,7 +123,8 @@ impl Target {
             }
             Measure::Goodput => {
                 let v = number_in_unit(self.value, &Unit::PerSecond, lang);
-                if zh { format!("goodput ≥ {v}") } else { format!("goodput ≥ {v}") }
+                // "goodput" is the course's word in both languages.
+                format!("goodput ≥ {v}")
             }
         }
     }
@@ -350,7 +351,7 @@ impl Capacity {
         let judged: Vec<&StepResult> = results.iter().filter(|r| r.verdict != StepVerdict::Interrupted).collect();
         let first_fail = judged.iter().find(|r| r.verdict == StepVerdict::Fails).map(|r| r.load);
         let below = |r: &&&StepResult| first_fail.is_none_or(|f| r.load < f);
-        let last_pass = judged.iter().filter(below).filter(|r| r.verdict == StepVerdict::Passes).map(|r| r.load).last();
+        let last_pass = judged.iter().filter(below).filter(|r| r.verdict == StepVerdict::Passes).map(|r| r.load).next_back();
         let inconclusive = judged
             .iter()
             .filter(below)
