@@ -19,6 +19,7 @@
 //! ```
 
 pub mod baseline;
+pub mod capacity;
 pub mod card;
 pub mod client;
 pub mod compare;

@@ -12,6 +12,7 @@ mod parquet_export;
 mod report;
 mod settings_args;
 mod simulate;
+mod sweep;
 
 #[derive(Parser)]
 #[command(name = "tracelab", version, about = "Record LLM-serving traces and account for their latency honestly")]
@@ -37,6 +38,11 @@ enum Command {
     /// Simulate a server with fixed slots under a closed or open loop (with an optional stall)
     /// and write the result as a trace marked as simulated.
     Simulate(simulate::SimulateArgs),
+    /// Record a load sweep: one trace per load (--rates, --concurrencies, or --workload with
+    /// --speedups) into --output-dir with sweep.json, stopping when a step is saturated.
+    Sweep(sweep::SweepArgs),
+    /// The capacity answer of a sweep folder: every step's figures with intervals against a target.
+    Capacity(sweep::CapacityArgs),
     /// Merge the shards of one run (`record --shard I/N`) into one trace on one timeline.
     Merge(tracelab_recorder::merge::MergeArgs),
 }
@@ -56,6 +62,8 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Simulate(args) => done(simulate::run(args)),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Capacity(args) => done(sweep::capacity(args)),
         Command::Merge(args) => done(tracelab_recorder::merge::run(args)),
     };
     match result {

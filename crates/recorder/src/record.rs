@@ -189,7 +189,7 @@ pub fn endpoint_url(base_url: &str, api: Api) -> Result<url::Url, String> {
 }
 
 /// Reads the API key from the named variable; an unset or empty variable means no key.
-fn api_key(name: &str) -> Result<Option<String>, String> {
+pub fn api_key(name: &str) -> Result<Option<String>, String> {
     match std::env::var(name) {
         Ok(key) if key.trim().is_empty() => Ok(None),
         Ok(key) => Ok(Some(key.trim().to_string())),

@@ -20,6 +20,7 @@ mod privacy;
 mod shards;
 mod signals;
 mod stream;
+mod sweep;
 mod workload;
 
 use std::ffi::{OsStr, OsString};

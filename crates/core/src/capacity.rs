@@ -1,0 +1,541 @@
+//! The capacity answer of a load sweep: an ordered series of steps (offered load, each a trace
+//! judged under one set of settings), each step's joint qualification rate, P95 TTFT, goodput
+//! and cost per 1,000 qualified with their 95 % intervals, a target the learner chooses, and the
+//! highest tested load that still meets it, stated as an interval between the last passing and
+//! the first failing step. A step passes only when its whole interval clears the target.
+
+use serde::Serialize;
+
+use crate::compare::contract::{check_contract_varying, Strictness};
+use crate::compare::stats::{newcombe, Bounds};
+use crate::compare::uncertainty::{bounds_text, Intervals};
+use crate::figure::{Figure, Unit};
+use crate::format::{number_in_unit, trim_num};
+use crate::index::Index;
+use crate::lag::{client_lag, ClientLag};
+use crate::metrics::Metrics;
+use crate::settings::Settings;
+use crate::text::{Lang, Text};
+use crate::trace::Trace;
+
+/// What was varied from step to step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadKind {
+    /// Open loop: requests per second.
+    Rate,
+    /// Closed loop: requests in flight.
+    Concurrency,
+    /// A workload file replayed this many times faster.
+    Speedup,
+}
+
+impl LoadKind {
+    pub fn code(self) -> &'static str {
+        match self {
+            LoadKind::Rate => "rate",
+            LoadKind::Concurrency => "concurrency",
+            LoadKind::Speedup => "speedup",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<LoadKind> {
+        [LoadKind::Rate, LoadKind::Concurrency, LoadKind::Speedup].into_iter().find(|k| k.code() == code)
+    }
+
+    /// "rate 4 /s", "concurrency 16", "speed-up 2×".
+    pub fn describe(self, load: f64, lang: Lang) -> String {
+        let v = trim_num(load);
+        match (self, lang) {
+            (LoadKind::Rate, Lang::En) => format!("rate {v} /s"),
+            (LoadKind::Rate, Lang::Zh) => format!("速率 {v} 个/秒"),
+            (LoadKind::Concurrency, Lang::En) => format!("concurrency {v}"),
+            (LoadKind::Concurrency, Lang::Zh) => format!("并发 {v}"),
+            (LoadKind::Speedup, Lang::En) => format!("speed-up {v}×"),
+            (LoadKind::Speedup, Lang::Zh) => format!("加速 {v}×"),
+        }
+    }
+}
+
+/// The figure the target is set on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Joint qualification rate ≥ X (failures kept in the denominator).
+    JointRate,
+    /// P95 TTFT of the successes ≤ Y seconds.
+    TtftP95,
+    /// Goodput (qualified per second of the window) ≥ Z.
+    Goodput,
+}
+
+/// The learner's target: `joint_rate>=0.9`, `ttft_p95<=1.5`, `goodput>=2`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Target {
+    pub measure: Measure,
+    pub value: f64,
+}
+
+impl Target {
+    /// Reads `joint_rate>=0.9`, `ttft_p95<=1.5` or `goodput>=2` (spaces allowed; a joint rate
+    /// may be written as a percentage, `joint_rate>=90%`).
+    pub fn parse(spec: &str) -> Result<Target, Text> {
+        let s: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
+        let forms = [("joint_rate>=", Measure::JointRate), ("ttft_p95<=", Measure::TtftP95), ("goodput>=", Measure::Goodput)];
+        let Some((measure, rest)) = forms.iter().find_map(|(p, m)| s.strip_prefix(p).map(|r| (*m, r))) else {
+            return Err(Text::new(
+                format!("target `{spec}` is not one of joint_rate>=X (0–1 or X%), ttft_p95<=SECONDS, goodput>=PER_SECOND"),
+                format!("目标 `{spec}` 无法识别：应为 joint_rate>=X（0–1 或 X%）、ttft_p95<=秒数、goodput>=每秒合格数"),
+            ));
+        };
+        let (num, percent) = match rest.strip_suffix('%') {
+            Some(n) if measure == Measure::JointRate => (n, true),
+            _ => (rest, false),
+        };
+        let v: f64 = num.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
+            Text::new(format!("target `{spec}`: `{rest}` is not a number"), format!("目标 `{spec}`：`{rest}` 不是数字"))
+        })?;
+        let v = if percent { v / 100.0 } else { v };
+        let ok = match measure {
+            Measure::JointRate => v > 0.0 && v <= 1.0,
+            Measure::TtftP95 | Measure::Goodput => v > 0.0,
+        };
+        if !ok {
+            return Err(Text::new(
+                format!("target `{spec}`: a joint rate must lie in (0, 1], a P95 TTFT and a goodput above 0"),
+                format!("目标 `{spec}`：联合合格率须在 (0, 1] 之内，P95 TTFT 与 goodput 须大于 0"),
+            ));
+        }
+        Ok(Target { measure, value: v })
+    }
+
+    /// "joint qualification rate ≥ 90 %".
+    pub fn describe(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        match self.measure {
+            Measure::JointRate => {
+                let v = number_in_unit(self.value, &Unit::Ratio, lang);
+                if zh { format!("联合合格率 ≥ {v}") } else { format!("joint qualification rate ≥ {v}") }
+            }
+            Measure::TtftP95 => {
+                let v = number_in_unit(self.value, &Unit::Seconds, lang);
+                if zh { format!("成功请求 P95 TTFT ≤ {v}") } else { format!("P95 TTFT of successes ≤ {v}") }
+            }
+            Measure::Goodput => {
+                let v = number_in_unit(self.value, &Unit::PerSecond, lang);
+                // "goodput" is the course's word in both languages.
+                format!("goodput ≥ {v}")
+            }
+        }
+    }
+}
+
+/// One step of a sweep, as handed to [`Capacity::compute`].
+pub struct Step<'a> {
+    /// The offered load (requests/s, concurrency or speed-up).
+    pub load: f64,
+    /// The step's file name, for the table.
+    pub name: String,
+    pub trace: &'a Trace,
+    /// Stopped by Ctrl-C before it finished: shown, never counted in the answer.
+    pub interrupted: bool,
+}
+
+/// A step's own verdict against the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepVerdict {
+    /// The whole 95 % interval clears the target.
+    Passes,
+    /// The whole interval lies on the wrong side.
+    Fails,
+    /// The interval straddles the target, or a bound does not exist.
+    Inconclusive,
+    /// Stopped before it finished: not judged.
+    Interrupted,
+}
+
+impl StepVerdict {
+    pub fn text(self) -> Text {
+        match self {
+            StepVerdict::Passes => Text::new("passes", "通过"),
+            StepVerdict::Fails => Text::new("fails", "未通过"),
+            StepVerdict::Inconclusive => Text::new("inconclusive", "无法判定"),
+            StepVerdict::Interrupted => Text::new("stopped early, not judged", "被提前停止，不评判"),
+        }
+    }
+}
+
+/// A figure's point value and its 95 % interval (`None`: no interval exists).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    pub value: Option<f64>,
+    pub interval: Option<Bounds>,
+}
+
+/// One step's figures and its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepResult {
+    pub load: f64,
+    pub name: String,
+    /// Measured attempts counted (failures included).
+    pub attempts: usize,
+    pub failures: usize,
+    pub qualified: usize,
+    pub joint_rate: Estimate,
+    pub failure_rate: Estimate,
+    pub ttft_p95: Estimate,
+    /// Qualified per second of the step's window (from its header, or the settings').
+    pub goodput: Estimate,
+    pub cost_per_1000_qualified: Estimate,
+    pub currency: String,
+    /// Open-loop steps: the client fell behind its schedule (the server saw less than offered).
+    pub client_behind: Option<bool>,
+    pub verdict: StepVerdict,
+    /// Why the verdict could not be given (a missing bound, no window).
+    pub why: Option<Text>,
+}
+
+/// The highest tested load that meets the target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    /// The highest passing step below the first failing one.
+    pub last_pass: Option<f64>,
+    /// The lowest failing step.
+    pub first_fail: Option<f64>,
+    /// Steps between the two that could not be judged either way.
+    pub inconclusive: Vec<f64>,
+    /// Passing steps above the first failing one (noise, or a server that is not monotone).
+    pub passes_above_fail: Vec<f64>,
+}
+
+/// A sweep's capacity answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Capacity {
+    pub kind: LoadKind,
+    pub target: Target,
+    /// The TTFT threshold and comparison the joint rate was judged with, e.g. "≤ 1 s".
+    pub threshold_s: f64,
+    pub comparison: String,
+    pub steps: Vec<StepResult>,
+    pub answer: Answer,
+    /// The knee: the last load before the joint rate fell beyond noise (the Newcombe interval
+    /// of the drop to the next step lies wholly below 0).
+    pub knee: Option<f64>,
+    /// Steps whose conditions differ from the first step's in more than the load.
+    pub contract: Vec<Text>,
+}
+
+/// A sweep's loads must be finite, positive and strictly increasing: the answer reads the
+/// steps in order, and a repeated load is a rerun, not a step.
+pub fn check_loads(loads: &[f64]) -> Result<(), Text> {
+    if loads.is_empty() {
+        return Err(Text::new(
+            "a sweep needs at least one load, e.g. --concurrencies 1,4,16",
+            "扫描至少需要一个负载，例如 --concurrencies 1,4,16",
+        ));
+    }
+    for (i, &l) in loads.iter().enumerate() {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(Text::new(
+                format!("load {} (step {}) must be a positive number", trim_num(l), i + 1),
+                format!("负载 {}（第 {} 步）必须是正数", trim_num(l), i + 1),
+            ));
+        }
+        if i > 0 && l <= loads[i - 1] {
+            return Err(Text::new(
+                format!(
+                    "loads must increase step by step: step {} ({}) is not above step {} ({}); sort them, and repeat a load as a rerun, not a step",
+                    i + 1,
+                    trim_num(l),
+                    i,
+                    trim_num(loads[i - 1])
+                ),
+                format!("负载必须逐步递增：第 {} 步（{}）不高于第 {} 步（{}）；请排序，重复的负载应作为重跑而不是新的一步", i + 1, trim_num(l), i, trim_num(loads[i - 1])),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The settings one step is judged under: the learner's `common` choices, with the window and
+/// its cost from the step's own header unless `common` sets them (each step has its own span).
+pub fn step_settings(common: &Settings, trace: &Trace) -> Settings {
+    let own = Settings::from_header(&trace.header);
+    let mut s = common.clone();
+    if s.window_s.is_none() {
+        s.window_s = own.window_s;
+    }
+    if s.window_cost.is_none() {
+        s.window_cost = own.window_cost;
+        s.currency = own.currency;
+    }
+    s
+}
+
+fn estimate(f: &Figure, iv: &Intervals) -> Estimate {
+    Estimate { value: f.value, interval: iv.get(&f.key).map(|i| i.bounds) }
+}
+
+/// Whether the interval clears `target` on the right side (`at_least`: higher is better).
+fn judge(interval: Option<Bounds>, target: f64, at_least: bool) -> (StepVerdict, Option<Text>) {
+    let Some(b) = interval else {
+        return (StepVerdict::Inconclusive, Some(Text::new("no interval: no attempts counted", "没有区间：没有计入的尝试")));
+    };
+    let (good_side, bad_side) = if at_least { (b.lo, b.hi) } else { (b.hi, b.lo) };
+    let clears = |v: f64| if at_least { v >= target } else { v <= target };
+    match (good_side, bad_side) {
+        (Some(g), _) if clears(g) => (StepVerdict::Passes, None),
+        (_, Some(w)) if !clears(w) => (StepVerdict::Fails, None),
+        (None, _) => (
+            StepVerdict::Inconclusive,
+            Some(Text::new(
+                "a bound of the interval does not exist at this n: more requests per step would close it",
+                "在这个样本量下区间的一个界不存在：每步多发一些请求才能确定",
+            )),
+        ),
+        _ => (StepVerdict::Inconclusive, None),
+    }
+}
+
+impl Capacity {
+    /// Every step's figures under `common` (window and cost per step, [`step_settings`]), each
+    /// judged against `target`, and the answer. Refuses loads that are not increasing.
+    pub fn compute(kind: LoadKind, steps: &[Step], common: &Settings, target: Target) -> Result<Capacity, Text> {
+        check_loads(&steps.iter().map(|s| s.load).collect::<Vec<_>>())?;
+        let mut results = Vec::with_capacity(steps.len());
+        let mut joint_counts = Vec::with_capacity(steps.len());
+        for step in steps {
+            let s = step_settings(common, step.trace);
+            let ix = Index::build(&step.trace.attempts, s.population);
+            let m = Metrics::compute(&ix, &s);
+            let iv = Intervals::compute(&ix, &s, &m);
+            let joint_rate = estimate(&m.joint_rate, &iv);
+            let ttft_p95 = estimate(&m.ttft_p95, &iv);
+            let goodput = estimate(&m.goodput, &iv);
+            let (verdict, why) = if step.interrupted {
+                (StepVerdict::Interrupted, None)
+            } else {
+                match target.measure {
+                    Measure::JointRate => judge(joint_rate.interval, target.value, true),
+                    Measure::TtftP95 => judge(ttft_p95.interval, target.value, false),
+                    Measure::Goodput if goodput.interval.is_none() => (
+                        StepVerdict::Inconclusive,
+                        Some(Text::new(
+                            "no window: goodput needs the step's window (record writes it; else give --window)",
+                            "没有窗口：goodput 需要这一步的窗口（record 会写入；否则请给出 --window）",
+                        )),
+                    ),
+                    Measure::Goodput => judge(goodput.interval, target.value, true),
+                }
+            };
+            joint_counts.push((m.qualified as u64, m.attempts as u64, step.interrupted));
+            let lag: Option<ClientLag> = client_lag(step.trace);
+            results.push(StepResult {
+                load: step.load,
+                name: step.name.clone(),
+                attempts: m.attempts,
+                failures: m.failures,
+                qualified: m.qualified,
+                failure_rate: estimate(&m.failure_rate, &iv),
+                joint_rate,
+                ttft_p95,
+                goodput,
+                cost_per_1000_qualified: estimate(&m.cost_per_1000_qualified, &iv),
+                currency: s.currency.clone(),
+                client_behind: lag.map(|l| l.behind),
+                verdict,
+                why,
+            });
+        }
+        let judged: Vec<&StepResult> = results.iter().filter(|r| r.verdict != StepVerdict::Interrupted).collect();
+        let first_fail = judged.iter().find(|r| r.verdict == StepVerdict::Fails).map(|r| r.load);
+        let below = |r: &&&StepResult| first_fail.is_none_or(|f| r.load < f);
+        let last_pass = judged.iter().filter(below).filter(|r| r.verdict == StepVerdict::Passes).map(|r| r.load).next_back();
+        let inconclusive = judged
+            .iter()
+            .filter(below)
+            .filter(|r| r.verdict == StepVerdict::Inconclusive && last_pass.is_none_or(|p| r.load > p))
+            .map(|r| r.load)
+            .collect();
+        let passes_above_fail = judged
+            .iter()
+            .filter(|r| first_fail.is_some_and(|f| r.load > f) && r.verdict == StepVerdict::Passes)
+            .map(|r| r.load)
+            .collect();
+        // The knee: the first drop of the joint rate beyond noise between neighbouring steps.
+        let knee = (1..steps.len()).find_map(|i| {
+            let ((k0, n0, int0), (k1, n1, int1)) = (joint_counts[i - 1], joint_counts[i]);
+            if int0 || int1 {
+                return None;
+            }
+            newcombe(k1, n1, k0, n0).and_then(|d| d.hi).filter(|hi| *hi < 0.0).map(|_| steps[i - 1].load)
+        });
+        let contract = steps
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(i, s)| {
+                let check = check_contract_varying(&steps[0].trace.header, &s.trace.header, &["load".to_string()]).ok()?;
+                let diffs: Vec<String> = check.differences.iter().filter(|d| d.strictness == Strictness::Must).map(|d| d.field.clone()).collect();
+                (!diffs.is_empty()).then(|| {
+                    Text::new(
+                        format!("step {} ({}) differs from step 1 in more than the load: {}", i + 1, s.name, diffs.join(", ")),
+                        format!("第 {} 步（{}）与第 1 步的差别不止负载：{}", i + 1, s.name, diffs.join("、")),
+                    )
+                })
+            })
+            .collect();
+        Ok(Capacity {
+            kind,
+            target,
+            threshold_s: common.ttft_threshold_s,
+            comparison: common.comparison.symbol().to_string(),
+            steps: results,
+            answer: Answer { last_pass, first_fail, inconclusive, passes_above_fail },
+            knee,
+            contract,
+        })
+    }
+
+    /// The answer in one sentence.
+    pub fn answer_text(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        let d = |l: f64| self.kind.describe(l, lang);
+        let a = &self.answer;
+        let mut out = match (a.last_pass, a.first_fail) {
+            (Some(p), Some(f)) => {
+                if zh {
+                    format!("容量：通过目标的最高负载是 {}；容量介于 {}（通过）与 {}（未通过）之间", d(p), d(p), d(f))
+                } else {
+                    format!("Capacity: the highest load that passes is {}; capacity lies between {} (passes) and {} (fails)", d(p), d(p), d(f))
+                }
+            }
+            (Some(p), None) => {
+                if zh {
+                    format!("容量：通过目标的最高负载是 {}；没有一步未通过，容量至少为 {}（上限未测到）", d(p), d(p))
+                } else {
+                    format!("Capacity: the highest load that passes is {}; no step failed, so capacity is at least {} (no upper end tested)", d(p), d(p))
+                }
+            }
+            (None, Some(f)) => {
+                if zh {
+                    format!("容量：没有一步通过；{} 已未通过，容量低于测试的负载（请从更低的负载开始）", d(f))
+                } else {
+                    format!("Capacity: no step passes; {} already fails, so capacity lies below the tested loads (start the sweep lower)", d(f))
+                }
+            }
+            (None, None) => {
+                if zh {
+                    "容量：无法判定——没有一步的区间完全通过或完全未通过（每步多发一些请求）".to_string()
+                } else {
+                    "Capacity: inconclusive — no step's interval clears the target or misses it entirely (send more requests per step)".to_string()
+                }
+            }
+        };
+        if !a.inconclusive.is_empty() {
+            let list: Vec<String> = a.inconclusive.iter().map(|l| d(*l)).collect();
+            out.push_str(&if zh {
+                format!("；无法判定的步：{}（区间跨越目标）", list.join("、"))
+            } else {
+                format!("; inconclusive: {} (its interval straddles the target)", list.join(", "))
+            });
+        }
+        if !a.passes_above_fail.is_empty() {
+            let list: Vec<String> = a.passes_above_fail.iter().map(|l| d(*l)).collect();
+            out.push_str(&if zh {
+                format!("；注意：{} 在一个未通过的步之上又通过了（噪声或服务端非单调，请重跑）", list.join("、"))
+            } else {
+                format!("; note: {} passes above a failing step (noise, or a server that is not monotone: rerun)", list.join(", "))
+            });
+        }
+        out
+    }
+
+    /// The whole answer for the terminal: the target, one block per step with every figure and
+    /// its interval, the answer, the knee and any broken contract.
+    pub fn render_text(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        let mut out = String::new();
+        let rule = if zh {
+            format!(
+                "目标：{}（TTFT {} {} 秒计为合格；失败计入分母）。只有 95 % 区间完全满足目标的步才算通过，完全落在另一侧才算未通过，其余无法判定。\n",
+                self.target.describe(lang),
+                self.comparison,
+                trim_num(self.threshold_s)
+            )
+        } else {
+            format!(
+                "Target: {} (qualified = success ∧ quality pass ∧ TTFT {} {} s; failures stay in the denominator). A step passes only when its whole 95 % interval clears the target, fails when it lies wholly on the wrong side, and is inconclusive otherwise.\n",
+                self.target.describe(lang),
+                self.comparison,
+                trim_num(self.threshold_s)
+            )
+        };
+        out.push_str(&rule);
+        for (i, r) in self.steps.iter().enumerate() {
+            let iv = |e: &Estimate, unit: &Unit| match e.interval {
+                Some(b) => bounds_text(&b, unit, lang),
+                None => if zh { "无区间" } else { "no interval" }.to_string(),
+            };
+            let point = |e: &Estimate, unit: &Unit| match e.value {
+                Some(v) => number_in_unit(v, unit, lang),
+                None => if zh { "无定义" } else { "undefined" }.to_string(),
+            };
+            let money = Unit::MoneyPer1000(r.currency.clone());
+            out.push_str(&format!(
+                "\n{} {} — {} ({})\n",
+                if zh { "第".to_string() + &(i + 1).to_string() + " 步" } else { format!("Step {}", i + 1) },
+                self.kind.describe(r.load, lang),
+                r.verdict.text().get(lang),
+                r.name
+            ));
+            let rows: [(&str, &str, &Estimate, Unit); 4] = [
+                ("joint qualification rate", "联合合格率", &r.joint_rate, Unit::Ratio),
+                ("P95 TTFT (successes)", "成功请求 P95 TTFT", &r.ttft_p95, Unit::Seconds),
+                ("goodput", "goodput", &r.goodput, Unit::PerSecond),
+                ("cost per 1,000 qualified", "每千次合格成本", &r.cost_per_1000_qualified, money),
+            ];
+            if zh {
+                out.push_str(&format!("  尝试 {}，失败 {}，合格 {}\n", r.attempts, r.failures, r.qualified));
+            } else {
+                out.push_str(&format!("  attempts {}, failures {}, qualified {}\n", r.attempts, r.failures, r.qualified));
+            }
+            for (en, zh_name, e, unit) in rows.iter() {
+                let name = if zh { *zh_name } else { *en };
+                let range = if zh { "95 % 区间" } else { "95 % interval" };
+                out.push_str(&format!("  {name}: {} ({range} {})\n", point(e, unit), iv(e, unit)));
+            }
+            if r.client_behind == Some(true) {
+                out.push_str(if zh {
+                    "  客户端落后于计划：服务端收到的负载低于所给负载\n"
+                } else {
+                    "  the client fell behind its schedule: the server saw less load than offered\n"
+                });
+            }
+            if let Some(why) = &r.why {
+                out.push_str(&format!("  {}\n", why.get(lang)));
+            }
+        }
+        out.push('\n');
+        out.push_str(&self.answer_text(lang));
+        out.push('\n');
+        match self.knee {
+            Some(k) => out.push_str(&if zh {
+                format!("拐点：{}——下一步的联合合格率下降超出噪声（Newcombe 区间完全低于 0）\n", self.kind.describe(k, lang))
+            } else {
+                format!("Knee: {} — the joint rate fell beyond noise at the next step (Newcombe interval of the drop wholly below 0)\n", self.kind.describe(k, lang))
+            }),
+            None => out.push_str(if zh {
+                "拐点：未见——相邻两步之间联合合格率的下降都没有超出噪声\n"
+            } else {
+                "Knee: not seen — no drop of the joint rate between neighbouring steps is beyond noise\n"
+            }),
+        }
+        for c in &self.contract {
+            out.push_str(&format!("{}: {}\n", if zh { "契约" } else { "Contract" }, c.get(lang)));
+        }
+        out
+    }
+}
+

@@ -1,0 +1,205 @@
+//! The capacity answer of a sweep (`capacity.rs`) on constructed steps whose every count is
+//! known: passes, fails and inconclusive against each kind of target, the answer's interval, the
+//! knee, failures kept in the denominator, bad loads refused; and a simulated M/M/c sweep whose
+//! answer agrees with Erlang C.
+
+use tracelab_core::capacity::{check_loads, Capacity, LoadKind, Measure, Step, StepVerdict, Target};
+use tracelab_core::parse::parse_trace;
+use tracelab_core::simulate::theory::erlang_c;
+use tracelab_core::simulate::*;
+use tracelab_core::{Comparison, Lang, Quality, Settings, Trace};
+
+/// A step of `fast` qualified answers (TTFT 0.2 s), `slow` successes over any threshold up to
+/// 3 s (TTFT 5 s) and `failed` connection errors, over a 10 s window.
+fn step(fast: usize, slow: usize, failed: usize) -> Trace {
+    let mut csv = String::from("# window_s: 10\nid,outcome,ttft_s,quality\n");
+    let mut id = 0;
+    let mut row = |s: &str| {
+        id += 1;
+        csv.push_str(&format!("R{id},{s}\n"));
+    };
+    (0..fast).for_each(|_| row("success,0.2,pass"));
+    (0..slow).for_each(|_| row("success,5,pass"));
+    (0..failed).for_each(|_| row("connect_error,,not_evaluated"));
+    parse_trace("step.csv", &csv).unwrap()
+}
+
+fn steps<'a>(loads: &[f64], traces: &'a [Trace]) -> Vec<Step<'a>> {
+    loads.iter().zip(traces).enumerate().map(|(i, (l, t))| Step { load: *l, name: format!("step-{:02}", i + 1), trace: t, interrupted: false }).collect()
+}
+
+fn target(spec: &str) -> Target {
+    Target::parse(spec).unwrap()
+}
+
+#[test]
+fn passes_inconclusive_fails_and_the_answer_between() {
+    // 40/40 qualified: Wilson [0.912, 1] clears 0.8. 30/40: [0.598, 0.858] straddles it.
+    // 10/40: [0.142, 0.406] lies wholly below. 2/40 at the last step fails too.
+    let traces = [step(40, 0, 0), step(30, 10, 0), step(10, 30, 0), step(2, 38, 0)];
+    let loads = [1.0, 2.0, 4.0, 8.0];
+    let c = Capacity::compute(LoadKind::Concurrency, &steps(&loads, &traces), &Settings::default(), target("joint_rate>=0.8")).unwrap();
+    let verdicts: Vec<StepVerdict> = c.steps.iter().map(|s| s.verdict).collect();
+    assert_eq!(verdicts, [StepVerdict::Passes, StepVerdict::Inconclusive, StepVerdict::Fails, StepVerdict::Fails]);
+    let b = c.steps[1].joint_rate.interval.unwrap();
+    assert!(b.lo.unwrap() < 0.8 && b.hi.unwrap() > 0.8, "{b:?}");
+    assert_eq!(c.answer.last_pass, Some(1.0));
+    assert_eq!(c.answer.first_fail, Some(4.0));
+    assert_eq!(c.answer.inconclusive, vec![2.0]);
+    // 40/40 → 30/40: Newcombe's interval of the drop is wholly below 0, so the knee is at 1.
+    assert_eq!(c.knee, Some(1.0));
+    let en = c.render_text(Lang::En);
+    assert!(en.contains("capacity lies between concurrency 1 (passes) and concurrency 4 (fails)"), "{en}");
+    assert!(en.contains("inconclusive: concurrency 2"), "{en}");
+    assert!(en.contains("Knee: concurrency 1"), "{en}");
+    let zh = c.render_text(Lang::Zh);
+    assert!(zh.contains("容量介于 并发 1（通过）与 并发 4（未通过）之间"), "{zh}");
+    println!("{en}\n{zh}");
+}
+
+#[test]
+fn failures_stay_in_the_denominator() {
+    // 30 qualified of 40 attempts, the other 10 failed: 75 %, not 30/30.
+    let traces = [step(30, 0, 10)];
+    let c = Capacity::compute(LoadKind::Rate, &steps(&[2.0], &traces), &Settings::default(), target("joint_rate>=0.9")).unwrap();
+    assert_eq!(c.steps[0].joint_rate.value, Some(0.75));
+    assert_eq!((c.steps[0].attempts, c.steps[0].failures), (40, 10));
+    assert_eq!(c.steps[0].verdict, StepVerdict::Fails, "Wilson(30, 40) tops out at 0.858 < 0.9");
+    assert_eq!(c.answer.last_pass, None);
+    assert!(c.answer_text(Lang::En).contains("no step passes; rate 2 /s already fails"));
+}
+
+#[test]
+fn the_threshold_and_comparison_recompute_every_verdict() {
+    let traces = [step(40, 0, 0), step(40, 0, 0)];
+    let loads = [1.0, 2.0];
+    let ok = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &Settings::default(), target("joint_rate>=90%")).unwrap();
+    assert_eq!(ok.answer.last_pass, Some(2.0));
+    assert_eq!(ok.answer.first_fail, None);
+    assert!(ok.answer_text(Lang::En).contains("no step failed, so capacity is at least rate 2 /s"));
+    // A threshold of exactly 0.2 s with `<`: the 0.2 s answers no longer qualify.
+    let strict = Settings { ttft_threshold_s: 0.2, comparison: Comparison::Lt, ..Settings::default() };
+    let c = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &strict, target("joint_rate>=0.9")).unwrap();
+    assert!(c.steps.iter().all(|s| s.verdict == StepVerdict::Fails && s.qualified == 0));
+    let le = Settings { ttft_threshold_s: 0.2, ..Settings::default() };
+    let c = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &le, target("joint_rate>=0.9")).unwrap();
+    assert!(c.steps.iter().all(|s| s.verdict == StepVerdict::Passes));
+}
+
+#[test]
+fn p95_ttft_and_goodput_targets() {
+    // 80 answers at 0.2 s: the P95's interval is [0.2, 0.2] s (an upper bound exists from
+    // n = 72); 8 answers: no upper bound exists, so it cannot pass; 40 with 20 at 5 s: its lower
+    // bound is 5 s.
+    let traces = [step(80, 0, 0), step(8, 0, 0), step(20, 20, 0)];
+    let loads = [1.0, 2.0, 3.0];
+    let c = Capacity::compute(LoadKind::Speedup, &steps(&loads, &traces), &Settings::default(), target("ttft_p95<=1")).unwrap();
+    let verdicts: Vec<StepVerdict> = c.steps.iter().map(|s| s.verdict).collect();
+    assert_eq!(verdicts, [StepVerdict::Passes, StepVerdict::Inconclusive, StepVerdict::Fails]);
+    assert!(c.steps[1].why.as_ref().unwrap().en.contains("bound"));
+    assert_eq!((c.answer.last_pass, c.answer.first_fail), (Some(1.0), Some(3.0)));
+    // Goodput over the 10 s window: 80 qualified → exact Poisson [6.34, 9.96] /s clears 2;
+    // 8 → [0.35, 1.58] /s lies below 2; 20 → [1.22, 3.09] straddles it.
+    let c = Capacity::compute(LoadKind::Speedup, &steps(&loads, &traces), &Settings::default(), target("goodput>=2")).unwrap();
+    let verdicts: Vec<StepVerdict> = c.steps.iter().map(|s| s.verdict).collect();
+    assert_eq!(verdicts, [StepVerdict::Passes, StepVerdict::Fails, StepVerdict::Inconclusive]);
+    assert_eq!(c.answer.first_fail, Some(2.0));
+    // A step above the first failing one that cannot be judged is not named as inconclusive
+    // below the answer, and a pass there would be flagged as not monotone.
+    assert!(c.answer.inconclusive.is_empty());
+    let g = c.steps[0].goodput.interval.unwrap();
+    assert!((g.lo.unwrap() - 6.343).abs() < 0.01 && (g.hi.unwrap() - 9.957).abs() < 0.01, "{g:?}");
+}
+
+#[test]
+fn an_interrupted_step_is_shown_but_never_judged() {
+    let traces = [step(40, 0, 0), step(0, 0, 40)];
+    let mut s = steps(&[1.0, 2.0], &traces);
+    s[1].interrupted = true;
+    let c = Capacity::compute(LoadKind::Concurrency, &s, &Settings::default(), target("joint_rate>=0.9")).unwrap();
+    assert_eq!(c.steps[1].verdict, StepVerdict::Interrupted);
+    assert_eq!((c.answer.last_pass, c.answer.first_fail), (Some(1.0), None));
+    assert_eq!(c.knee, None, "an interrupted step gives no knee");
+}
+
+#[test]
+fn bad_loads_and_targets_are_refused_with_what_to_do() {
+    assert!(check_loads(&[]).unwrap_err().en.contains("at least one load"));
+    let e = check_loads(&[1.0, 4.0, 4.0]).unwrap_err();
+    assert!(e.en.contains("step 3 (4) is not above step 2 (4)"), "{}", e.en);
+    assert!(check_loads(&[2.0, 1.0]).unwrap_err().en.contains("sort them"));
+    assert!(check_loads(&[0.0]).unwrap_err().en.contains("positive"));
+    let traces = [step(1, 0, 0), step(1, 0, 0)];
+    assert!(Capacity::compute(LoadKind::Rate, &steps(&[2.0, 1.0], &traces), &Settings::default(), target("joint_rate>=0.9")).is_err());
+    for bad in ["joint_rate>0.9", "p95<=1", "joint_rate>=1.5", "ttft_p95<=-1", "goodput>=x"] {
+        assert!(Target::parse(bad).is_err(), "{bad}");
+    }
+    assert_eq!(target("joint_rate >= 90%").value, 0.9);
+    assert_eq!(target("ttft_p95<=1.5").measure, Measure::TtftP95);
+}
+
+/// M/M/c with c = 4 slots and μ = 1/s, the first-token share at 0 so a request's TTFT is its
+/// wait in the queue. P(W > t) = C(c, λ/μ)·e^{−(cμ−λ)t} (Erlang C), so "P95 TTFT ≤ t" holds while
+/// P(W > t) ≤ 5 %, and (every answer passing quality) the joint rate under TTFT ≤ t is
+/// P(W ≤ t). The theory's crossing load λ* is found by bisection; the simulated sweep's answer
+/// must bracket it: last passing load ≤ λ* < first failing load, one grid step apart
+/// (the tolerance is the grid's 0.25 /s).
+#[test]
+fn simulated_mmc_sweep_agrees_with_erlang_c() {
+    let (c, mu, t) = (4u32, 1.0, 0.5);
+    let p_late = |lambda: f64| erlang_c(c, lambda, mu).map_or(1.0, |pc| pc * (-(c as f64 * mu - lambda) * t).exp());
+    let crossing = |share: f64| {
+        let (mut lo, mut hi) = (0.01, 3.99);
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            if p_late(mid) > share { hi = mid } else { lo = mid }
+        }
+        lo
+    };
+    let loads: Vec<f64> = (0..9).map(|i| 1.5 + 0.25 * i as f64).collect(); // 1.5 … 3.5 /s
+    let traces: Vec<Trace> = loads
+        .iter()
+        .enumerate()
+        .map(|(i, &lambda)| {
+            let p = Params {
+                slots: c,
+                service: Service::Exponential { mean_s: 1.0 / mu },
+                first_token_share: 0.0,
+                load: Load::Open { rate_per_s: lambda, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+                requests: 40_000,
+                seed: 11 + i as u64,
+                stall: None,
+            };
+            let mut trace = simulate(&p).unwrap();
+            // The simulator does not judge answers; here every answer passes, so the joint rate
+            // is the share served within t.
+            trace.attempts.iter_mut().for_each(|a| a.quality = Quality::Pass);
+            trace
+        })
+        .collect();
+    let settings = Settings { ttft_threshold_s: t, ..Settings::default() };
+    for (spec, share) in [("ttft_p95<=0.5", 0.05), ("joint_rate>=0.9", 0.10)] {
+        let theory = crossing(share);
+        let cap = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &settings, target(spec)).unwrap();
+        let (pass, fail) = (cap.answer.last_pass.unwrap(), cap.answer.first_fail.unwrap());
+        println!(
+            "M/M/4 μ=1, {spec}: Erlang C crossing λ* = {theory:.3} /s; simulated sweep: passes at {pass} /s, fails at {fail} /s, inconclusive {:?}",
+            cap.answer.inconclusive
+        );
+        for s in &cap.steps {
+            println!(
+                "  λ = {}: joint {:.4} {:?}, P95 TTFT {:?} {:?}, theory P(W > {t}) = {:.4} — {:?}",
+                s.load,
+                s.joint_rate.value.unwrap(),
+                s.joint_rate.interval.map(|b| (b.lo, b.hi)),
+                s.ttft_p95.value,
+                s.ttft_p95.interval.map(|b| (b.lo, b.hi)),
+                p_late(s.load),
+                s.verdict
+            );
+        }
+        assert!(pass <= theory && theory < fail, "{spec}: theory λ* = {theory} outside [{pass}, {fail})");
+        assert!(fail - pass <= 0.25 + 1e-9 + 0.25 * cap.answer.inconclusive.len() as f64, "{spec}: the answer spans {pass}…{fail}");
+        assert!(cap.answer.inconclusive.len() <= 1, "{spec}: at 40,000 requests a step is inconclusive only beside λ*");
+    }
+}

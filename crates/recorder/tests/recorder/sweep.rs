@@ -1,0 +1,95 @@
+//! `tracelab sweep` against the scripted server made slower with load (each request's TTFT is
+//! 30 ms per request in flight when it arrives, itself included): three concurrency steps of a
+//! few requests each, a monotone qualification trend, the early stop at the saturated step and
+//! sweep.json linking the steps; `tracelab capacity` recomputing under another threshold; bad
+//! loads refused before anything is sent.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::server::{Script, ScriptedServer};
+use super::{load, run, temp_dir, tracelab};
+
+/// A server whose TTFT grows with the requests in flight (it tracks each one's scripted end).
+fn slower_with_load() -> ScriptedServer {
+    let ends: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    ScriptedServer::start_with_threads(2, move |_| {
+        let now = Instant::now();
+        let mut ends = ends.lock().unwrap();
+        ends.retain(|e| *e > now);
+        let ttft = Duration::from_millis(30 * (1 + ends.len() as u64));
+        ends.push(now + ttft + Duration::from_millis(2));
+        Script::ok(ttft, Duration::from_millis(1), 3)
+    })
+}
+
+#[test]
+fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
+    let server = slower_with_load();
+    let dir = temp_dir("sweep");
+    // A rubric every answer meets ("tok tok tok"), so qualification turns on TTFT alone.
+    let p = dir.join("prompts.jsonl");
+    let rows: String = ["a", "b", "c"].iter().map(|id| format!("{}\n", serde_json::json!({"id": id, "prompt": id, "rubric": {"contains_any": ["tok"]}}))).collect();
+    std::fs::write(&p, rows).unwrap();
+    let out_dir = dir.join("sweep");
+    let out = run(tracelab().args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe"]).args([
+        "--prompts".as_ref(),
+        p.as_os_str(),
+        "--output-dir".as_ref(),
+        out_dir.as_os_str(),
+    ]).args(["--concurrencies", "1,2,8,16", "--repetitions", "8", "--warmup", "1", "--threshold", "0.1", "--target", "joint_rate>=0.5"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}\n{stderr}");
+    assert!(out.status.success(), "{stderr}");
+    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    let steps = sweep["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "stopped after the saturated third step, the fourth never sent: {sweep}");
+    assert_eq!(sweep["kind"], "concurrency");
+    assert_eq!(sweep["stopped"]["step"], 3);
+    assert!(sweep["stopped"]["why"].as_str().unwrap().contains("fails the target"), "{sweep}");
+    assert_eq!(sweep["interrupted"], false);
+    assert_eq!(sweep["contract_sha256"].as_str().unwrap().len(), 64);
+    // Each step is a full trace with its own warm-up, at its own concurrency.
+    let mut joint = Vec::new();
+    for (s, c) in steps.iter().zip([1, 2, 8]) {
+        let trace = load(&out_dir.join(s["file"].as_str().unwrap()));
+        assert_eq!(trace.header.conditions.concurrency, Some(c));
+        assert_eq!(trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Warmup).count(), 3);
+        let settings = tracelab_core::Settings { ttft_threshold_s: 0.1, ..tracelab_core::Settings::from_header(&trace.header) };
+        joint.push(tracelab_core::Metrics::of(&trace.attempts, &settings).joint_rate.value.unwrap());
+    }
+    assert!(joint.windows(2).all(|w| w[1] <= w[0]), "a monotone trend: {joint:?}");
+    assert!(stdout.contains("capacity lies between concurrency 2 (passes) and concurrency 8 (fails)"), "{stdout}");
+
+    // Recomputed under a threshold the slow step meets: the answer moves.
+    let out = run(tracelab().args(["capacity".as_ref(), out_dir.as_os_str()]).args(["--threshold", "0.5"]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("no step failed, so capacity is at least concurrency 8"), "{text}");
+    assert!(text.contains("The sweep stopped after step 3"), "{text}");
+    let out = run(tracelab().args(["capacity".as_ref(), out_dir.as_os_str()]).args(["--lang", "zh", "--target", "ttft_p95<=0.1"]));
+    let zh = String::from_utf8_lossy(&out.stdout);
+    assert!(zh.contains("容量") && zh.contains("并发 8"), "{zh}");
+}
+
+#[test]
+fn bad_loads_are_refused_before_anything_is_sent() {
+    let server = slower_with_load();
+    let dir = temp_dir("sweep-bad");
+    for (loads, says) in [("4,2", "loads must increase"), ("1,1", "is not above"), ("0,1", "positive")] {
+        let out = tracelab()
+            .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--concurrencies", loads, "--output-dir"])
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{loads}: {err}");
+        assert!(err.contains(says), "{loads}: {err}");
+    }
+    let out = tracelab().args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--output-dir"]).arg(dir.join("out")).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give the loads"));
+    assert_eq!(server.request_count(), 0, "nothing was sent");
+}
