@@ -3,8 +3,11 @@
 //! with the settings in force and the headline figures on screen. The lessons page pre-fills its
 //! card from this, never from the frame's URL (which carries neither uploads nor edits).
 
+use std::collections::BTreeMap;
+
 use leptos::prelude::*;
-use serde_json::json;
+use serde::Serialize;
+use tracelab_core::{Text, Trace};
 use wasm_bindgen::prelude::*;
 
 use crate::state::{Lab, Origin};
@@ -62,6 +65,34 @@ fn apply_step(lab: Lab, query: &str) -> bool {
     true
 }
 
+/// What `tracelabSnapshot()` returns, written straight to text (no `serde_json::Value` in
+/// between, so the lab carries one serializer of the trace: the one its second bundle reads).
+#[derive(Serialize)]
+struct Snapshot<'a> {
+    kind: &'static str,
+    source: String,
+    uploaded: bool,
+    settings: BTreeMap<&'static str, String>,
+    hypothetical: Option<Text>,
+    mistakes: Vec<NamedMistake<'a>>,
+    shown: Shown,
+    // The trace's own fields, exactly (no format round trip): the lessons page's card
+    // recomputes the very figures on screen.
+    trace: &'a Trace,
+}
+
+#[derive(Serialize)]
+struct NamedMistake<'a> {
+    label: &'a Text,
+    false_conclusion: &'a Text,
+}
+
+#[derive(Serialize)]
+struct Shown {
+    attempts: usize,
+    qualified: usize,
+}
+
 fn snapshot(lab: Lab) -> Option<String> {
     let mut trace = lab.working_trace()?;
     if let Some(footer) = trace.footer.as_mut() {
@@ -70,8 +101,7 @@ fn snapshot(lab: Lab) -> Option<String> {
     let (source, uploaded) = lab.loaded.with_untracked(|l| {
         l.as_ref().map(|l| (l.origin.name().to_string(), matches!(l.origin, Origin::Uploaded(_))))
     })?;
-    let settings: serde_json::Map<String, serde_json::Value> =
-        lab.settings.with_untracked(|s| s.to_pairs()).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
+    let settings: BTreeMap<&'static str, String> = lab.settings.with_untracked(|s| s.to_pairs()).into_iter().collect();
     let metrics = lab.metrics.get_untracked()?;
     let (edited, flips) = lab.loaded.with_untracked(|l| {
         let l = l.as_ref()?;
@@ -84,21 +114,15 @@ fn snapshot(lab: Lab) -> Option<String> {
         })
     })
     .map_or((None, Vec::new()), |(s, m)| (Some(s), m));
-    let text = |t: &tracelab_core::Text| json!({"en": t.en, "zh": t.zh});
-    Some(
-        json!({
-            "kind": "tracelab.lab-state",
-            "source": source,
-            "uploaded": uploaded,
-            "settings": settings,
-            "hypothetical": edited.as_ref().map(text),
-            "mistakes": flips.iter().map(|m| json!({"label": text(&m.label), "false_conclusion": text(&m.false_conclusion)})).collect::<Vec<_>>(),
-            "shown": {"attempts": metrics.attempts, "qualified": metrics.qualified},
-            // The trace's own fields, exactly (no format round trip): the lessons page's card
-            // recomputes the very figures on screen. Serialised as the exports are, so the lab
-            // carries one serializer for it.
-            "trace": serde_json::to_value(&trace).ok()?,
-        })
-        .to_string(),
-    )
+    let snapshot = Snapshot {
+        kind: "tracelab.lab-state",
+        source,
+        uploaded,
+        settings,
+        hypothetical: edited,
+        mistakes: flips.iter().map(|m| NamedMistake { label: &m.label, false_conclusion: &m.false_conclusion }).collect(),
+        shown: Shown { attempts: metrics.attempts, qualified: metrics.qualified },
+        trace: &trace,
+    };
+    serde_json::to_string(&snapshot).ok()
 }

@@ -144,16 +144,20 @@ fn parse_stored(raw: &str) -> Option<Requested> {
     })
 }
 
+/// What this browser keeps (`parse_stored` reads it back).
+#[derive(serde::Serialize)]
+struct Stored<'a> {
+    sample: Option<&'a str>,
+    lang: &'a str,
+    settings: std::collections::BTreeMap<&'static str, &'a str>,
+    notes: &'a str,
+}
+
 /// Saves the learner's choices in this browser only.
 pub fn write_stored(sample: Option<&str>, lang: Lang, settings: &[(&'static str, String)], notes: &str) {
     let Some(store) = storage() else { return };
-    let settings: serde_json::Map<String, serde_json::Value> =
-        settings.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect();
-    let value = serde_json::json!({
-        "sample": sample,
-        "lang": lang.code(),
-        "settings": settings,
-        "notes": notes,
-    });
-    let _ = store.set_item(storage_key(), &value.to_string());
+    let stored = Stored { sample, lang: lang.code(), settings: settings.iter().map(|(k, v)| (*k, v.as_str())).collect(), notes };
+    if let Ok(text) = serde_json::to_string(&stored) {
+        let _ = store.set_item(storage_key(), &text);
+    }
 }

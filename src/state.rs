@@ -231,8 +231,8 @@ impl Lab {
         };
         let mut trace = (*current.trace).clone();
         trace.attempts = (*current.attempts).clone();
-        let attached = match serde_json::to_value(&trace) {
-            Ok(json) => crate::convert::call("attach_summary", &[file, text, &json.to_string()]).await,
+        let attached = match serde_json::to_string(&trace) {
+            Ok(json) => crate::convert::call("attach_summary", &[file, text, &json]).await,
             Err(e) => Err(e.to_string()),
         }
         .and_then(|line| tracelab_core::handoff::received_header(file, &line).map_err(|e| e.to_string()));

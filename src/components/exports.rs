@@ -20,10 +20,10 @@ pub fn Exports() -> impl IntoView {
         let request = ExportRequest { kind, source, trace, settings: lab.settings.get_untracked(), lang: lang.get_untracked() };
         let file = kind.file_name(&request.source);
         spawn_local(async move {
-            // Through a `Value`, as the trace writer serialises the header: one copy of the
-            // serializers in the download, not two.
-            let written = match serde_json::to_value(&request) {
-                Ok(json) => crate::convert::call("export_file", &[&json.to_string()]).await,
+            // Written as text directly, as every trace the lab hands over is: one copy of the
+            // serializers in the download.
+            let written = match serde_json::to_string(&request) {
+                Ok(json) => crate::convert::call("export_file", &[&json]).await,
                 Err(e) => Err(e.to_string()),
             };
             if let Err(e) = written.and_then(|text| download(&file, kind.mime(), &text)) {

@@ -31,10 +31,10 @@ pub fn PeerPanel() -> impl IntoView {
         } else {
             let mut t = (*loaded.trace).clone();
             t.attempts = (*working.attempts).clone();
-            serde_json::to_value(&t).map(|v| v.to_string()).unwrap_or_default()
+            serde_json::to_string(&t).unwrap_or_default()
         };
-        let settings = lab.settings.with(|s| serde_json::to_value(s).map(|v| v.to_string()).unwrap_or_default());
-        let lang = serde_json::to_value(lab.lang.get()).map(|v| v.to_string()).unwrap_or_default();
+        let settings = lab.settings.with(|s| serde_json::to_string(s).unwrap_or_default());
+        let lang = serde_json::to_string(&lab.lang.get()).unwrap_or_default();
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {

@@ -74,7 +74,7 @@ fn inside(samples: &[EngineSample], span: &Span) -> Option<[Option<f64>; 4]> {
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
+    v.sort_unstable_by(f64::total_cmp);
     percentile(&v, 50.0, PercentileMethod::Linear)
 }
 

@@ -58,7 +58,7 @@ pub fn client_lag_of(header: &Header, mut lags: Vec<f64>) -> Option<ClientLag> {
     if !is_open_loop(header) || lags.is_empty() {
         return None;
     }
-    lags.sort_by(f64::total_cmp);
+    lags.sort_unstable_by(f64::total_cmp);
     let mean_gap_ms = header.conditions.rate_per_s.filter(|r| *r > 0.0).map(|r| 1000.0 / r);
     let limit_ms = mean_gap_ms.map(|g| g * LAG_WARN_SHARE_OF_GAP).unwrap_or(0.0).max(LAG_WARN_FLOOR_MS);
     let p95_ms = percentile(&lags, 95.0, LAG_METHOD)?;

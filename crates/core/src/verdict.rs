@@ -148,6 +148,6 @@ impl Span {
 /// The E2E at [`SLOWEST_PERCENTILE`] over the spans (nearest rank).
 pub fn slowest_e2e<'a>(spans: impl Iterator<Item = &'a Span>) -> Option<f64> {
     let mut e2e: Vec<f64> = spans.map(|s| s.end_ms - s.start_ms).collect();
-    e2e.sort_by(f64::total_cmp);
+    e2e.sort_unstable_by(f64::total_cmp);
     percentile(&e2e, SLOWEST_PERCENTILE, PercentileMethod::NearestRank)
 }
