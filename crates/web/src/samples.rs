@@ -32,7 +32,7 @@ mod tests {
     fn the_compare_set_comes_first() {
         assert_eq!(
             super::compare_order(),
-            ["baseline-a.jsonl", "baseline-rerun.jsonl", "baseline-slower.jsonl", "ten-requests.jsonl", "ten-requests.csv", "streaming-example.jsonl"]
+            ["baseline-a.jsonl", "baseline-rerun.jsonl", "baseline-slower.jsonl", "ten-requests.jsonl", "ten-requests.csv", "streaming-example.jsonl", "reasoning-first-token.jsonl"]
         );
     }
 }
