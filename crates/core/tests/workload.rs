@@ -117,3 +117,61 @@ fn a_replay_window_of_the_real_files() {
     assert_eq!(header["file"], "AzureLLMInferenceTrace_conv.csv");
     assert!(!header.values().any(|v| v.as_str().is_some_and(|s| s.contains('/'))), "never a path");
 }
+
+/// `tracelab simulate --workload`'s core: a real file's replayed arrivals through the simulator
+/// at exactly their times (to the microsecond, through the written file), the same seed the same
+/// trace, and a one-slot fixed server queueing them as worked by hand.
+#[test]
+fn simulated_replay_arrives_at_the_files_times() {
+    use tracelab_core::parse::parse_trace;
+    use tracelab_core::simulate::{simulate_at, Load, Params, Service};
+    for (name, replay) in [
+        ("AzureLLMInferenceTrace_conv.csv", Replay { speedup: 10.0, from_s: 60.0, for_s: Some(120.0), max_idle_s: Some(0.5) }),
+        ("mooncake_conversation_trace.jsonl", Replay { speedup: 5.0, from_s: 0.0, for_s: Some(60.0), max_idle_s: None }),
+    ] {
+        let (path, bytes) = fixture(name);
+        let planned = workload::read(&path, &bytes).unwrap().replay(&replay).unwrap();
+        let at: Vec<f64> = planned.requests.iter().map(|p| p.at_ms).collect();
+        assert!(at.len() >= 50, "{name}: a window worth checking ({} requests)", at.len());
+        let params = |seed| Params {
+            slots: 4,
+            service: Service::Exponential { mean_s: 0.5 },
+            first_token_share: 0.2,
+            load: Load::Closed { clients: 1, think_s: 0.0 },
+            requests: 1,
+            seed,
+            stall: None,
+        };
+        let trace = simulate_at(&params(7), &at).unwrap();
+        let text = tracelab_core::write::to_jsonl(&trace);
+        let read = parse_trace("sim.jsonl", &text).unwrap();
+        assert_eq!(read.attempts.len(), at.len());
+        let worst = read.attempts.iter().zip(&at).map(|(a, t)| (a.intended_start_ms.unwrap() - t).abs()).fold(0.0, f64::max);
+        eprintln!("{name}: {} simulated arrivals over {:.3} s, worst |intended start − file time| {worst:.6} ms", at.len(), at.last().unwrap() / 1000.0);
+        assert!(worst <= 0.0005, "{name}: arrivals at the file's times to the microsecond, worst {worst} ms");
+        assert!(read.attempts.iter().zip(&at).all(|(a, t)| (a.start_ms.unwrap() - t).abs() <= 0.0005), "an open loop sends on time");
+        let sim = read.header.simulation.as_ref().unwrap().read().unwrap();
+        assert_eq!(sim.load, Load::Workload { requests: at.len() as u32, span_s: (at.last().unwrap() - at[0]) / 1000.0 });
+        assert_eq!(read.header.conditions.arrival.as_deref(), Some("workload"));
+        assert_eq!(text, tracelab_core::write::to_jsonl(&simulate_at(&params(7), &at).unwrap()), "{name}: same seed, same trace");
+        assert_ne!(text, tracelab_core::write::to_jsonl(&simulate_at(&params(8), &at).unwrap()), "{name}: the seed draws the service");
+    }
+    // One slot, 1 s fixed service, arrivals 0, 0.5, 3 s: the second waits 0.5 s, the third none.
+    let one = Params {
+        slots: 1,
+        service: Service::Fixed { s: 1.0 },
+        first_token_share: 0.0,
+        load: Load::Closed { clients: 1, think_s: 0.0 },
+        requests: 1,
+        seed: 0,
+        stall: None,
+    };
+    let t = simulate_at(&one, &[0.0, 500.0, 3000.0]).unwrap();
+    let e2e: Vec<f64> = t.attempts.iter().map(|a| a.e2e_ms.unwrap()).collect();
+    assert_eq!(e2e, [1000.0, 1500.0, 1000.0]);
+    let e = simulate_at(&one, &[0.0, 500.0, 400.0]).unwrap_err();
+    assert_eq!(e.field, "workload");
+    assert!(e.message.contains("arrival 3 at 400 ms"), "{e}");
+    assert_eq!(simulate_at(&one, &[]).unwrap_err().field, "workload");
+    assert_eq!(tracelab_core::simulate::simulate(&Params { load: Load::Workload { requests: 3, span_s: 3.0 }, ..one }).unwrap_err().field, "workload");
+}

@@ -889,8 +889,13 @@ fn precise_sleeps() {
 
 /// Runs `work` until it ends or a signal comes; after a signal, no new request is sent,
 /// in-flight ones get `grace` to finish and are then cancelled (at once on a second signal).
+/// Under a [`listen_for_stop`] listener (a sweep) the signals are the listener's, counted from
+/// this run's start: one that came while the run was still setting up stops it at once.
 async fn supervise(work: impl std::future::Future<Output = ()>, ctx: &Ctx, grace: Duration) -> Result<bool, String> {
-    let mut signals = Signals::new()?;
+    let mut signals = match PROCESS_STOP.get() {
+        Some(stop) => Interrupts::Shared { stop: stop.clone(), seen: 0 },
+        None => Interrupts::Own(Signals::new()?),
+    };
     tokio::pin!(work);
     tokio::select! {
         _ = &mut work => return Ok(false),
@@ -913,6 +918,101 @@ async fn supervise(work: impl std::future::Future<Output = ()>, ctx: &Ctx, grace
         }
     }
     Ok(true)
+}
+
+/// Ctrl-C and SIGTERM for the whole process, counted from the moment [`listen_for_stop`] was
+/// called until it exits. A sweep runs many recordings, each on its own runtime: a signal
+/// between two of them (when no run listens) would otherwise be swallowed by the handler the
+/// first run installed.
+pub struct ProcessStop {
+    count: AtomicU64,
+    notify: tokio::sync::Notify,
+}
+
+impl ProcessStop {
+    /// How many signals came since listening began.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Whether a stop was asked.
+    pub fn requested(&self) -> bool {
+        self.count() > 0
+    }
+
+    /// Waits for the signal after the first `seen` ones.
+    async fn after(&self, seen: u64) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.count() > seen {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+static PROCESS_STOP: std::sync::OnceLock<Arc<ProcessStop>> = std::sync::OnceLock::new();
+
+/// Listens for Ctrl-C and SIGTERM for the rest of the process on a thread of its own, and makes
+/// every later recording ([`record`]) take its signals from here. Returns once listening: from
+/// then on no signal is lost, whenever it comes. Calling it again returns the same listener.
+pub fn listen_for_stop() -> Result<Arc<ProcessStop>, String> {
+    if let Some(stop) = PROCESS_STOP.get() {
+        return Ok(stop.clone());
+    }
+    let stop = Arc::new(ProcessStop { count: AtomicU64::new(0), notify: tokio::sync::Notify::new() });
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let listener = stop.clone();
+    std::thread::Builder::new()
+        .name("tracelab-signals".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(format!("cannot start the signal listener: {e}")));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let mut signals = match Signals::new() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(()));
+                loop {
+                    signals.recv().await;
+                    listener.count.fetch_add(1, Ordering::SeqCst);
+                    listener.notify.notify_waiters();
+                }
+            });
+        })
+        .map_err(|e| format!("cannot start the signal listener: {e}"))?;
+    ready_rx.recv().map_err(|_| "the signal listener stopped before it listened".to_string())??;
+    Ok(PROCESS_STOP.get_or_init(|| stop).clone())
+}
+
+/// Where a run's signals come from: its own handler, or the process's listener.
+enum Interrupts {
+    Own(Signals),
+    Shared { stop: Arc<ProcessStop>, seen: u64 },
+}
+
+impl Interrupts {
+    async fn recv(&mut self) {
+        match self {
+            Interrupts::Own(s) => s.recv().await,
+            Interrupts::Shared { stop, seen } => {
+                stop.after(*seen).await;
+                *seen += 1;
+            }
+        }
+    }
 }
 
 struct Signals {

@@ -1,11 +1,20 @@
 //! `tracelab simulate`: the core's load-model simulation from the terminal. It writes a trace
 //! marked as simulated (every parameter and the seed in its header) that `report`, `export`,
 //! `compare` and the lab read like any other.
+//!
+//! `--workload FILE` replays a real workload file's arrivals (after its window, speed-up and
+//! idle cap, [`tracelab_core::workload::Workload::replay`], as `tracelab record --workload`)
+//! through the simulator as an open loop at exactly those times. Each request's service comes
+//! from `--service`, never from the file's token lengths; the lengths are kept on each attempt
+//! (`intended_input_tokens`, `intended_output_tokens`) and the header's `workload` names the
+//! file by name and sha256 and says it was simulated.
 
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
 use tracelab_core::simulate::{self, Empirical, Load, Params, Service, ServiceSpec, Stall};
+use serde_json::{json, Map, Value};
+use tracelab_core::workload::{self, Replay};
 use tracelab_core::{write, Lang};
 
 use tracelab_recorder::schedule::Arrival;
@@ -14,6 +23,12 @@ const AFTER_HELP: &str = "\
 The server has --slots slots and one first-come-first-served queue. Each request's service time
 is split into time to first token and streaming: a trace's successes keep their own split;
 fixed and exponential times put --first-token-share of it before the first token.
+
+Workload: --workload FILE (Azure CSV or Mooncake JSONL) sends one request at each of the file's
+arrival times, after --from/--for (file seconds), --speedup and --max-idle, exactly as
+`tracelab record --workload` plans them; --requests is the window's count. Service times still
+come from --service: the file's input and output lengths do not drive them (they are kept on
+each attempt beside its simulated times).
 
 Closed loop: --closed N clients all start at 0 and each sends again --think seconds after its
 reply ends. Open loop: requests leave on a schedule fixed in advance (--rate, --arrival,
@@ -30,7 +45,7 @@ Example, the stall demonstration:
       --requests 1000 --seed 11 --stall 60:20 --output open.jsonl";
 
 #[derive(Args)]
-#[command(after_help = AFTER_HELP, group(ArgGroup::new("load").required(true).args(["closed", "rate"])))]
+#[command(after_help = AFTER_HELP, group(ArgGroup::new("load").required(true).args(["closed", "rate", "workload"])))]
 pub struct SimulateArgs {
     /// Requests the server works on at once.
     #[arg(long, value_name = "C")]
@@ -54,9 +69,25 @@ pub struct SimulateArgs {
     /// Open loop, poisson: gamma shape of the gaps (1 Poisson, < 1 burstier, > 1 steadier).
     #[arg(long, value_name = "B")]
     pub burstiness: Option<f64>,
-    /// How many requests to simulate.
-    #[arg(long, value_name = "K")]
-    pub requests: u32,
+    /// Open loop at a real workload file's own arrival times (Azure LLM inference trace CSV or
+    /// Mooncake JSONL); the service is still --service.
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// Workload: replay this many times faster than the file (2: every gap halved).
+    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "workload")]
+    pub speedup: f64,
+    /// Workload: start this many seconds after the file's first request (file time).
+    #[arg(long = "from", value_name = "SECONDS", requires = "workload")]
+    pub from_s: Option<f64>,
+    /// Workload: this many seconds of the file (file time, before --speedup) [default: to its end].
+    #[arg(long = "for", value_name = "SECONDS", requires = "workload")]
+    pub for_s: Option<f64>,
+    /// Workload: cut any gap between two arrivals longer than this (seconds, after --speedup) to it.
+    #[arg(long, value_name = "SECONDS", requires = "workload")]
+    pub max_idle: Option<f64>,
+    /// How many requests to simulate (with --workload: the window's requests, so not given).
+    #[arg(long, value_name = "K", required_unless_present = "workload", conflicts_with = "workload")]
+    pub requests: Option<u32>,
     /// The seed of the arrivals and service times.
     #[arg(long, value_name = "SEED")]
     pub seed: u64,
@@ -72,6 +103,48 @@ pub struct SimulateArgs {
     /// Overwrite OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
+}
+
+/// The workload's replayed arrivals through the simulator, and the trace as written: the
+/// header's `workload` record (file name and sha256, never a path; `simulated: true`) and each
+/// attempt's intended lengths (attempts are in the window's order). A bad file or window is refused naming the
+/// file, line and field (or the flag) before anything is simulated.
+fn replayed(path: &std::path::Path, replay: &Replay, params: &Params) -> Result<(tracelab_core::Trace, String), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
+    let w = workload::read(&path.display().to_string(), &bytes).map_err(|e| format!("{e}; nothing was simulated"))?;
+    let planned = w.replay(replay).map_err(|e| format!("{e}; nothing was simulated"))?;
+    if planned.requests.len() > simulate::MAX_REQUESTS as usize {
+        return Err(format!(
+            "the window of {} holds {} requests, more than the simulator's {}; choose a shorter --for",
+            w.file,
+            planned.requests.len(),
+            simulate::MAX_REQUESTS
+        ));
+    }
+    let at: Vec<f64> = planned.requests.iter().map(|p| p.at_ms).collect();
+    let trace = simulate::simulate_at(params, &at).map_err(|e| format!("--{e}"))?;
+    let mut record = w.header_record(replay, &planned);
+    record.insert("simulated".into(), json!(true));
+    record.insert(
+        "service".into(),
+        json!("service times from the simulation's --service model; the file's input and output lengths do not drive them"),
+    );
+    let mut extra = Map::new();
+    extra.insert("workload".into(), Value::Object(record));
+    let mut text = write::header_line_with(&trace.header, &extra);
+    text.push('\n');
+    for (a, p) in trace.attempts.iter().zip(&planned.requests) {
+        let mut extra = Map::new();
+        extra.insert("intended_input_tokens".into(), json!(p.input_tokens));
+        extra.insert("intended_output_tokens".into(), json!(p.output_tokens));
+        text.push_str(&write::attempt_line_with(a, &extra));
+        text.push('\n');
+    }
+    if let Some(footer) = &trace.footer {
+        text.push_str(&write::footer_line(footer));
+        text.push('\n');
+    }
+    Ok((trace, text))
 }
 
 pub fn run(args: SimulateArgs) -> Result<(), String> {
@@ -98,6 +171,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         }
     }
     let load = match (args.closed, args.rate) {
+        _ if args.workload.is_some() => Load::Workload { requests: 0, span_s: 0.0 },
         (Some(clients), None) => Load::Closed { clients, think_s: args.think.unwrap_or(0.0) },
         (None, Some(rate_per_s)) => {
             let arrival = args.arrival.unwrap_or(Arrival::Poisson);
@@ -114,13 +188,22 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         service,
         first_token_share: args.first_token_share,
         load,
-        requests: args.requests,
+        requests: args.requests.unwrap_or(0),
         seed: args.seed,
         stall,
     };
-    let trace = simulate::simulate(&params).map_err(flag)?;
-    std::fs::write(&args.output, write::to_jsonl(&trace))
-        .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+    let (trace, text) = match &args.workload {
+        Some(path) => {
+            let replay = Replay { speedup: args.speedup, from_s: args.from_s.unwrap_or(0.0), for_s: args.for_s, max_idle_s: args.max_idle };
+            replayed(path, &replay, &params)?
+        }
+        None => {
+            let trace = simulate::simulate(&params).map_err(flag)?;
+            let text = write::to_jsonl(&trace);
+            (trace, text)
+        }
+    };
+    std::fs::write(&args.output, text).map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
     let summary = simulate::summarize(&trace);
     let secs = |v: Option<f64>| v.map(|s| format!("{s:.3} s")).unwrap_or_else(|| "—".into());
     eprintln!("{}", trace.header.simulation.as_ref().expect("a simulated header").read().expect("written just now").describe(Lang::En));

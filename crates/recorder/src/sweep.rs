@@ -2,6 +2,11 @@
 //! concurrencies, or a workload file at several speed-ups), each step a full recorded trace
 //! under one contract with its own warm-up, written into one folder with `sweep.json` linking
 //! them in order; then the core's capacity answer (`tracelab_core::capacity`) over that folder.
+//!
+//! Ctrl-C (or SIGTERM) at any time stops the sweep: the process listens for the whole sweep
+//! ([`tracelab_recorder::engine::listen_for_stop`]), so a signal between two steps, or while a
+//! step is still setting up, is never lost. Every finished step is kept, sweep.json says the
+//! sweep was interrupted and where it stopped, and the exit status is 130.
 
 use std::path::{Path, PathBuf};
 
@@ -105,6 +110,8 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let key = record::api_key(&args.record.api_key_env)?;
+    // From here on a signal stops the sweep, whenever it comes.
+    let stop = tracelab_recorder::engine::listen_for_stop()?;
     let common = tracelab_core::Settings { ttft_threshold_s: args.threshold, ..tracelab_core::Settings::default() };
     common.validate().map_err(|e| format!("{e}"))?;
 
@@ -114,6 +121,12 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     let mut stopped: Option<Value> = None;
     let mut interrupted = false;
     for (i, &load) in loads.iter().enumerate() {
+        if stop.requested() {
+            interrupted = true;
+            stopped = Some(json!({"step": i, "why": format!("stopped by Ctrl-C or SIGTERM before step {} began; every finished step is kept", i + 1)}));
+            write_sweep(&dir, kind, &loads, &files, contract.as_deref(), &args.target, args.threshold, stopped.as_ref(), interrupted)?;
+            break;
+        }
         let name = file_name(i, kind, load);
         match kind {
             LoadKind::Rate => args.record.rate = Some(load),
@@ -133,7 +146,8 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
         }
         files.push((load, name, recorded.interrupted));
         traces.push(trace);
-        interrupted = recorded.interrupted;
+        // A signal after the step's measured phase ended still stops the sweep; the step is whole.
+        interrupted = recorded.interrupted || stop.requested();
         // Judge the last step as the answer would: its interval against the target.
         let steps: Vec<Step> = files.iter().zip(&traces).map(|((l, n, int), t)| Step { load: *l, name: n.clone(), trace: t, interrupted: *int }).collect();
         let cap = Capacity::compute(kind, &steps, &common, target).map_err(|e| e.en)?;
@@ -160,7 +174,7 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     if let Some(s) = &stopped {
         eprintln!("tracelab: the sweep stopped after step {}: {}", s["step"], s["why"].as_str().unwrap_or_default());
     }
-    if !args.record.quiet {
+    if !args.record.quiet && !files.is_empty() {
         let steps: Vec<Step> = files.iter().zip(&traces).map(|((l, n, int), t)| Step { load: *l, name: n.clone(), trace: t, interrupted: *int }).collect();
         let cap = Capacity::compute(kind, &steps, &common, target).map_err(|e| e.en)?;
         tracelab_recorder::outln!("{}", cap.render_text(Lang::En));

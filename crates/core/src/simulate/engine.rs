@@ -21,11 +21,41 @@ pub(super) struct Job {
     pub sample: Option<usize>,
 }
 
-/// Runs the simulation and writes its trace.
+/// Runs the simulation and writes its trace. A [`Load::Workload`] needs its arrival times:
+/// run it with [`simulate_at`].
 pub fn simulate(p: &Params) -> Result<Trace, SimulateError> {
     p.check()?;
-    let jobs = run(p);
+    if matches!(p.load, Load::Workload { .. }) {
+        return Err(SimulateError::new("workload", "a workload's load needs its arrival times; run it with simulate_at"));
+    }
+    let jobs = run(p, &[]);
     Ok(to_trace(p, &jobs))
+}
+
+/// An open loop at exactly `arrivals_ms` (ms from the run's origin, in order, e.g. a workload
+/// file's times after [`crate::workload::Workload::replay`]): request `i` arrives at
+/// `arrivals_ms[i]` whatever the server does. `p.load` and `p.requests` are replaced by the
+/// list's ([`Load::Workload`]); the service, slots, seed and stall are `p`'s. Each request's
+/// service comes from `p.service`, not from anything the list's source says about it.
+pub fn simulate_at(p: &Params, arrivals_ms: &[f64]) -> Result<Trace, SimulateError> {
+    if arrivals_ms.is_empty() {
+        return Err(SimulateError::new("workload", "no arrival times to simulate"));
+    }
+    let mut previous = 0.0;
+    for (i, &at) in arrivals_ms.iter().enumerate() {
+        if !(at.is_finite() && at >= previous) {
+            return Err(SimulateError::new(
+                "workload",
+                format!("arrival {} at {at} ms: arrival times must be 0 ms or later and never decrease (the one before is at {previous} ms)", i + 1),
+            ));
+        }
+        previous = at;
+    }
+    let requests = u32::try_from(arrivals_ms.len()).unwrap_or(u32::MAX);
+    let p = Params { load: Load::Workload { requests, span_s: (previous - arrivals_ms[0]) / 1000.0 }, requests, ..p.clone() };
+    p.check()?;
+    let jobs = run(&p, arrivals_ms);
+    Ok(to_trace(&p, &jobs))
 }
 
 /// Where work that needs `w` seconds of server time, started at `s`, is done: the stall adds
@@ -46,7 +76,8 @@ fn advance(s: f64, w: f64, stall: Option<Stall>) -> f64 {
 /// under any load (the closed and the open loop of a comparison serve the same work).
 const SERVICE_STREAM: u64 = 0x5e41_71ce_0000_0001;
 
-pub(super) fn run(p: &Params) -> Vec<Job> {
+/// `listed_ms`: the arrivals of a [`Load::Workload`] (unused by the other loads).
+pub(super) fn run(p: &Params, listed_ms: &[f64]) -> Vec<Job> {
     let mut service_rng = super::Rng::new(p.seed ^ SERVICE_STREAM);
     let mut draw = || -> (f64, f64, Option<usize>) {
         match &p.service {
@@ -79,6 +110,12 @@ pub(super) fn run(p: &Params) -> Vec<Job> {
     match p.load {
         Load::Open { rate_per_s, arrival, burstiness } => {
             for at_ms in Schedule::new(arrival.into(), rate_per_s, burstiness, p.seed).take(k) {
+                let at = at_ms / 1000.0;
+                jobs.push(serve(at, at, draw()));
+            }
+        }
+        Load::Workload { .. } => {
+            for &at_ms in listed_ms.iter().take(k) {
                 let at = at_ms / 1000.0;
                 jobs.push(serve(at, at, draw()));
             }
@@ -133,6 +170,7 @@ fn to_trace(p: &Params, jobs: &[Job]) -> Trace {
     let last_end = jobs.iter().map(|j| j.end).fold(0.0, f64::max);
     let (arrival, concurrency, rate_per_s, burstiness) = match p.load {
         Load::Closed { clients, .. } => ("closed", Some(clients), None, None),
+        Load::Workload { .. } => ("workload", None, None, None),
         Load::Open { rate_per_s, arrival, burstiness } => {
             let arrival = super::Arrival::from(arrival);
             (arrival.name(), None, Some(rate_per_s), (arrival == super::Arrival::Poisson).then_some(burstiness))

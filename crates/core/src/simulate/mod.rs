@@ -18,7 +18,7 @@ use crate::trace::{HeaderDefaults, Phase, Quality, StreamEvent, Trace};
 pub use crate::trace::simulation::{ArrivalName, Load, ServiceRecord, Simulation, SimulationRecord, Stall};
 
 pub use arrival::{Arrival, Schedule};
-pub use engine::simulate;
+pub use engine::{simulate, simulate_at};
 pub use load::{compare_loads, histogram, in_flight, summarize, LoadComparison, LoadSummary, SUMMARY_METHOD};
 pub use rng::Rng;
 
@@ -250,6 +250,8 @@ impl Params {
                 positive("rate", rate_per_s, "the arrival rate")?;
                 positive("burstiness", burstiness, "the burstiness")?;
             }
+            // Its times are checked by `simulate_at`, the only way to run it.
+            Load::Workload { .. } => {}
         }
         if self.requests == 0 || self.requests > MAX_REQUESTS {
             return Err(SimulateError::new(

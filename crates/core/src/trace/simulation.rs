@@ -39,6 +39,10 @@ pub enum Load {
     Closed { clients: u32, think_s: f64 },
     /// Requests leave on a schedule fixed in advance, whatever the server does.
     Open { rate_per_s: f64, arrival: ArrivalName, burstiness: f64 },
+    /// Open loop at a workload file's own arrival times (`tracelab simulate --workload`, after
+    /// its window, speed-up and idle cap): `requests` arrivals, the last `span_s` after the first.
+    /// The header's `workload` record names the file.
+    Workload { requests: u32, span_s: f64 },
 }
 
 /// [`crate::simulate::Arrival`] as written in the header.
@@ -92,6 +96,13 @@ impl Simulation {
                 } else {
                     let b = if poisson { format!(", burstiness {burstiness}") } else { String::new() };
                     format!("open loop, {} {rate_per_s}/s{b}", arrival.name())
+                }
+            }
+            Load::Workload { requests, span_s } => {
+                if zh {
+                    format!("开环，按工作负载文件的 {requests} 个到达时刻（跨 {span_s} 秒）")
+                } else {
+                    format!("open loop at a workload file's {requests} arrival times (over {span_s} s)")
                 }
             }
         };

@@ -93,3 +93,61 @@ fn bad_loads_are_refused_before_anything_is_sent() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("give the loads"));
     assert_eq!(server.request_count(), 0, "nothing was sent");
 }
+
+/// Ctrl-C between two steps: SIGINT the moment the sweep announces step 2, while that step is
+/// still setting up (asking the server what it is) and before any of its requests is measured.
+/// Before the sweep listened for the whole process, this signal was swallowed by the handler
+/// step 1 had installed and the sweep ran on to the end. Now: step 1 kept whole, step 2 stopped
+/// before it measured anything, step 3 never begun, sweep.json interrupted, exit 130.
+#[test]
+fn ctrl_c_between_steps_stops_the_sweep_and_keeps_finished_steps() {
+    use std::io::{BufRead, BufReader};
+    let server = slower_with_load();
+    let dir = temp_dir("sweep-sigint");
+    let p = super::prompts(&dir, &["a", "b"]);
+    let out_dir = dir.join("sweep");
+    let mut child = tracelab()
+        .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--prompts"])
+        .arg(&p)
+        .arg("--output-dir")
+        .arg(&out_dir)
+        .args(["--concurrencies", "1,2,4", "--repetitions", "4", "--warmup", "1", "--threshold", "10", "--target", "joint_rate>=0.1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the sweep ended before step 2:\n{seen}");
+        seen.push_str(&line);
+        if line.contains("step 2 of 3") {
+            // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+            break;
+        }
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    seen.push_str(&rest);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "stopped by Ctrl-C:\n{seen}");
+    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(sweep["interrupted"], true, "{sweep}");
+    assert!(sweep["stopped"]["why"].as_str().unwrap().contains("Ctrl-C"), "{sweep}");
+    let steps = sweep["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps.len() <= 2, "{sweep}");
+    assert_eq!((steps[0]["load"].as_f64(), steps[0]["interrupted"].as_bool()), (Some(1.0), Some(false)), "step 1 kept whole: {sweep}");
+    let first = load(&out_dir.join(steps[0]["file"].as_str().unwrap()));
+    assert_eq!(first.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Measure && a.outcome.is_success()).count(), 8);
+    if let Some(second) = steps.get(1) {
+        assert_eq!(second["interrupted"], true, "step 2 was stopped, not run to its end: {sweep}");
+        let trace = load(&out_dir.join(second["file"].as_str().unwrap()));
+        let measured = trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Measure && a.outcome.is_success()).count();
+        assert!(measured < 8, "step 2 stopped before it measured its 8 requests ({measured})");
+    }
+    assert!(!out_dir.join("step-03-concurrency-4.jsonl").exists(), "step 3 never begun");
+    assert!(seen.contains("Ctrl-C"), "{seen}");
+}

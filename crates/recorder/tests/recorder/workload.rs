@@ -167,3 +167,81 @@ fn a_bad_workload_names_file_line_and_field_and_sends_nothing() {
     assert_eq!(server.request_count(), 0, "nothing was sent");
     assert!(!dir.join("out.jsonl").exists());
 }
+
+/// `tracelab simulate --workload`: the same real windows through the simulator. Every arrival is
+/// the file's (scaled) time to the microsecond, the header names the file by name and hash and
+/// says it was simulated, each attempt keeps the file's lengths, and the same seed writes the
+/// same bytes.
+#[test]
+fn simulated_replay_of_the_real_files_arrives_at_their_times() {
+    for (name, replay) in [
+        ("AzureLLMInferenceTrace_code.csv", Replay { speedup: 10.0, from_s: 30.0, for_s: Some(120.0), max_idle_s: Some(0.5) }),
+        ("mooncake_synthetic_trace.jsonl", Replay { speedup: 4.0, from_s: 0.0, for_s: Some(30.0), max_idle_s: None }),
+    ] {
+        let path = fixtures("workloads").join(name);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+        let w = workload::read(name, &bytes).unwrap();
+        let planned = w.replay(&replay).unwrap();
+        assert!(planned.requests.len() >= 20, "{name}: a window worth checking ({} requests)", planned.requests.len());
+        let dir = temp_dir(&format!("simulate-workload-{name}"));
+        let simulate = |out: &std::path::Path, seed: &str| {
+            let mut cmd = super::tracelab();
+            cmd.args(["simulate", "--slots", "2", "--service", "exponential:0.4", "--seed", seed, "--workload"]).arg(&path);
+            cmd.args(["--speedup", &replay.speedup.to_string(), "--from", &replay.from_s.to_string(), "--for", &replay.for_s.unwrap().to_string()]);
+            if let Some(m) = replay.max_idle_s {
+                cmd.args(["--max-idle", &m.to_string()]);
+            }
+            let output = cmd.arg("--output").arg(out).output().unwrap();
+            assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+            std::fs::read_to_string(out).unwrap()
+        };
+        let text = simulate(&dir.join("a.jsonl"), "5");
+        assert_eq!(text, simulate(&dir.join("b.jsonl"), "5"), "{name}: the same seed writes the same trace");
+        assert_ne!(text, simulate(&dir.join("c.jsonl"), "6"), "{name}: the seed draws the service times");
+
+        let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let record = &header["workload"];
+        assert_eq!((record["file"].as_str(), record["sha256"].as_str()), (Some(name), Some(w.sha256.as_str())));
+        assert_eq!(record["simulated"], true);
+        assert_eq!(record["requests"], planned.requests.len());
+        assert!(!text.contains(&*fixtures("workloads").display().to_string()), "never a local path");
+        assert_eq!(header["simulation"]["load"]["kind"], "workload");
+        assert_eq!(header["simulation"]["requests"], planned.requests.len());
+        assert_eq!(header["conditions"]["arrival"], "workload");
+        assert_eq!(header["capabilities"]["inference_benchmark"], false);
+
+        let trace = load(&dir.join("a.jsonl"));
+        assert_eq!(trace.attempts.len(), planned.requests.len());
+        let worst = trace.attempts.iter().zip(&planned.requests).map(|(a, p)| (a.intended_start_ms.unwrap() - p.at_ms).abs()).fold(0.0, f64::max);
+        eprintln!(
+            "{name}: simulated {} arrivals over {:.3} s; worst |intended start − file time| {worst:.6} ms",
+            planned.requests.len(),
+            planned.requests.last().unwrap().at_ms / 1000.0
+        );
+        assert!(worst <= 0.0005, "{name}: to the microsecond, worst {worst} ms");
+        for (line, p) in text.lines().filter(|l| l.contains("\"kind\":\"attempt\"")).zip(&planned.requests) {
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert_eq!((v["intended_input_tokens"].as_u64(), v["intended_output_tokens"].as_u64()), (Some(p.input_tokens.into()), Some(p.output_tokens.into())));
+        }
+    }
+
+    // A bad file names its file, line and field, and nothing is written; --requests is the window's.
+    let dir = temp_dir("simulate-workload-bad");
+    let bad = dir.join("decreasing.csv");
+    std::fs::write(&bad, "TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:15:46.68,10,5\r\n2023-11-16 18:15:40.00,10,5").unwrap();
+    let out = dir.join("out.jsonl");
+    let run = |extra: &[&str]| {
+        let mut cmd = super::tracelab();
+        cmd.args(["simulate", "--slots", "1", "--service", "fixed:1", "--seed", "1", "--workload"]).arg(&bad).args(extra).arg("--output").arg(&out);
+        cmd.output().unwrap()
+    };
+    let output = run(&[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("decreasing.csv, line 3, field `TIMESTAMP`") && stderr.contains("nothing was simulated"), "{stderr}");
+    assert!(!stderr.contains(&*dir.display().to_string()), "{stderr}");
+    assert!(!out.exists());
+    let output = run(&["--requests", "5"]);
+    assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--requests"));
+    assert!(!out.exists());
+}
