@@ -69,6 +69,17 @@ pub enum Measure {
     Goodput,
 }
 
+impl Measure {
+    /// `joint_rate`, `ttft_p95`, `goodput`: the target's name in `Target::parse`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Measure::JointRate => "joint_rate",
+            Measure::TtftP95 => "ttft_p95",
+            Measure::Goodput => "goodput",
+        }
+    }
+}
+
 /// The learner's target: `joint_rate>=0.9`, `ttft_p95<=1.5`, `goodput>=2`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Target {
