@@ -66,12 +66,12 @@ fn capacity_page_answers_recomputes_and_speaks_chinese() {
     // The simulator: a sweep with no server, its answer the core's.
     b.click("[data-testid=lang-switch]");
     b.execute("document.querySelector('details.sim').open = true", json!([]));
-    b.execute("const i = document.querySelector('[data-testid=sim-requests]'); i.value = '400'; i.dispatchEvent(new Event('change'))", json!([]));
+    b.execute("const i = document.querySelector('[data-testid=sim-rates]'); i.value = '1,2,3,4'; i.dispatchEvent(new Event('change'))", json!([]));
     b.click("[data-testid=sim-run]");
     b.wait_text("[data-testid=loaded]", |t| t.contains("simulator"));
     let sim = b.wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:") && t != ANSWER);
     assert!(sim.contains("rate"), "{sim}");
-    assert!(b.url().contains("sweep=simulator") && b.url().contains("n=400"), "{}", b.url());
+    assert!(b.url().contains("sweep=simulator") && b.url().contains("rates=1%2C2%2C3%2C4") || b.url().contains("rates=1,2,3,4"), "{}", b.url());
 }
 
 /// The page at `url` in a fresh browser `width` px wide: nothing wider than the window, nothing

@@ -214,7 +214,7 @@ pub fn App() -> impl IntoView {
                     <label>{move || w(l(), "comparison")} " "
                         <select data-testid="comparison" on:change=move |e| if let Some(c) = Comparison::from_code(&event_target_value(&e)) { page.comparison.set(c) }>
                             {[Comparison::Le, Comparison::Lt].into_iter().map(|c| view! {
-                                <option value=c.code() selected=move || page.comparison.get() == c>{format!("TTFT {} threshold", c.symbol())}</option>
+                                <option value=c.code() selected=move || page.comparison.get() == c>{move || format!("TTFT {} {}", c.symbol(), w(l(), "threshold_word"))}</option>
                             }).collect_view()}
                         </select>
                     </label>

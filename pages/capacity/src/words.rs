@@ -25,6 +25,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("none", "Choose the sample, open a sweep folder's files, or run a sweep on the simulator.", "请选择样本、打开扫描文件夹中的文件，或在模拟器上运行一次扫描。"),
     ("judge", "Judge with", "评判设置"),
     ("threshold", "TTFT threshold (s)", "TTFT 门槛（秒）"),
+    ("threshold_word", "threshold", "门槛"),
     ("comparison", "TTFT qualifies when", "TTFT 合格条件"),
     ("target", "Target", "目标"),
     ("measure_joint", "joint qualification rate ≥", "联合合格率 ≥"),
