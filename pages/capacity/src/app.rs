@@ -10,23 +10,10 @@ use tracelab_web::{page_lang, query, replace_query};
 use wasm_bindgen::JsCast;
 
 use crate::chart::CapacityChart;
-use crate::load::{self, Sweep, SAMPLE_SWEEPS};
+use crate::load::{self, SAMPLE_SWEEPS};
 use crate::steps::{Answer, StepList};
+use crate::page::Page;
 use crate::words::w;
-
-/// The page's state, shared by its parts.
-#[derive(Clone, Copy)]
-pub struct Page {
-    pub lang: RwSignal<Lang>,
-    pub sweep: RwSignal<Option<Sweep>>,
-    pub threshold: RwSignal<String>,
-    pub comparison: RwSignal<Comparison>,
-    /// `joint_rate`, `ttft_p95` or `goodput`, and the target's value as typed.
-    pub measure: RwSignal<String>,
-    pub value: RwSignal<String>,
-    pub error: RwSignal<Option<String>>,
-    pub sim: [RwSignal<String>; 5],
-}
 
 /// The target in the core's grammar (`joint_rate>=0.9`) from the measure and value.
 fn target_spec(measure: &str, value: &str) -> String {

@@ -8,7 +8,7 @@ use tracelab_core::capacity::{Capacity, Measure};
 use tracelab_core::format::{round_to, trim_num};
 use tracelab_core::units;
 
-use crate::app::Page;
+use crate::page::Page;
 use crate::words::w;
 
 const W: f64 = 640.0;

@@ -6,6 +6,7 @@
 mod app;
 mod chart;
 mod load;
+mod page;
 mod steps;
 mod words;
 

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use tracelab_core::capacity::{Capacity, StepVerdict};
 
-use crate::app::Page;
+use crate::page::Page;
 use crate::words::w;
 
 #[component]
