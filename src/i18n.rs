@@ -20,6 +20,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("uploaded_option", "(your uploaded trace)", "（你上传的记录）"),
     ("upload", "Upload a trace (JSON Lines or CSV)", "上传记录（JSON Lines 或 CSV）"),
     ("compare_with", "Compare with another run…", "与另一次运行比较……"),
+    ("capacity_link", "Capacity of a load sweep…", "负载扫描的容量……"),
     ("load_model_link", "Load model: closed vs open loop, a stall…", "负载模型：闭环与开环，一次停顿……"),
     ("drop_hint", "…or drop a file anywhere on this panel. It stays in this browser tab.", "……或把文件拖放到这个面板上。文件只留在本浏览器标签页中。"),
     ("trace", "Trace", "记录"),

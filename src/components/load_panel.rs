@@ -109,6 +109,7 @@ pub fn LoadPanel() -> impl IntoView {
             <a class="compare-link" data-testid="compare-link" href=move || format!("compare/?base={}&lang={}", current_sample(), lang.get().code())>{move || tr(lang.get(), "compare_with")}</a>
             // The load model (closed vs open loop, a stall) is its own page too (/load-model/).
             <a class="compare-link" data-testid="load-model-link" href=move || format!("load-model/?lang={}", lang.get().code())>{move || tr(lang.get(), "load_model_link")}</a>
+            <a class="compare-link" data-testid="capacity-link" href=move || format!("capacity/?sweep=sweep-demo&lang={}", lang.get().code())>{move || tr(lang.get(), "capacity_link")}</a>
             <BenchmarkPicker />
         </section>
     }

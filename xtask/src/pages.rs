@@ -24,9 +24,10 @@ pub(crate) struct Page {
 }
 
 /// Every page with a bundle of its own: the one list (the builds, the browser tests).
-pub(crate) const PAGES: [Page; 5] = [
+pub(crate) const PAGES: [Page; 6] = [
     Page { name: "lessons", hashed: true, test: Some("lessons") },
     Page { name: "compare", hashed: true, test: Some("compare") },
+    Page { name: "capacity", hashed: true, test: Some("capacity") },
     Page { name: "load-model", hashed: true, test: Some("loadmodel") },
     Page { name: "convert", hashed: false, test: None },
     Page { name: "bench", hashed: true, test: None },

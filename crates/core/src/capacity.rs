@@ -69,6 +69,17 @@ pub enum Measure {
     Goodput,
 }
 
+impl Measure {
+    /// `joint_rate`, `ttft_p95`, `goodput`: the target's name in `Target::parse`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Measure::JointRate => "joint_rate",
+            Measure::TtftP95 => "ttft_p95",
+            Measure::Goodput => "goodput",
+        }
+    }
+}
+
 /// The learner's target: `joint_rate>=0.9`, `ttft_p95<=1.5`, `goodput>=2`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Target {
@@ -457,32 +468,9 @@ impl Capacity {
     pub fn render_text(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         let mut out = String::new();
-        let rule = if zh {
-            format!(
-                "目标：{}（TTFT {} {} 秒计为合格；失败计入分母）。只有 95 % 区间完全满足目标的步才算通过，完全落在另一侧才算未通过，其余无法判定。\n",
-                self.target.describe(lang),
-                self.comparison,
-                trim_num(self.threshold_s)
-            )
-        } else {
-            format!(
-                "Target: {} (qualified = success ∧ quality pass ∧ TTFT {} {} s; failures stay in the denominator). A step passes only when its whole 95 % interval clears the target, fails when it lies wholly on the wrong side, and is inconclusive otherwise.\n",
-                self.target.describe(lang),
-                self.comparison,
-                trim_num(self.threshold_s)
-            )
-        };
-        out.push_str(&rule);
+        out.push_str(&self.rule_text(lang));
+        out.push('\n');
         for (i, r) in self.steps.iter().enumerate() {
-            let iv = |e: &Estimate, unit: &Unit| match e.interval {
-                Some(b) => bounds_text(&b, unit, lang),
-                None => if zh { "无区间" } else { "no interval" }.to_string(),
-            };
-            let point = |e: &Estimate, unit: &Unit| match e.value {
-                Some(v) => number_in_unit(v, unit, lang),
-                None => if zh { "无定义" } else { "undefined" }.to_string(),
-            };
-            let money = Unit::MoneyPer1000(r.currency.clone());
             out.push_str(&format!(
                 "\n{} {} — {} ({})\n",
                 if zh { "第".to_string() + &(i + 1).to_string() + " 步" } else { format!("Step {}", i + 1) },
@@ -490,21 +478,14 @@ impl Capacity {
                 r.verdict.text().get(lang),
                 r.name
             ));
-            let rows: [(&str, &str, &Estimate, Unit); 4] = [
-                ("joint qualification rate", "联合合格率", &r.joint_rate, Unit::Ratio),
-                ("P95 TTFT (successes)", "成功请求 P95 TTFT", &r.ttft_p95, Unit::Seconds),
-                ("goodput", "goodput", &r.goodput, Unit::PerSecond),
-                ("cost per 1,000 qualified", "每千次合格成本", &r.cost_per_1000_qualified, money),
-            ];
             if zh {
                 out.push_str(&format!("  尝试 {}，失败 {}，合格 {}\n", r.attempts, r.failures, r.qualified));
             } else {
                 out.push_str(&format!("  attempts {}, failures {}, qualified {}\n", r.attempts, r.failures, r.qualified));
             }
-            for (en, zh_name, e, unit) in rows.iter() {
-                let name = if zh { *zh_name } else { *en };
+            for row in self.figure_rows(i, lang) {
                 let range = if zh { "95 % 区间" } else { "95 % interval" };
-                out.push_str(&format!("  {name}: {} ({range} {})\n", point(e, unit), iv(e, unit)));
+                out.push_str(&format!("  {}: {} ({range} {})\n", row.name, row.value, row.interval));
             }
             if r.client_behind == Some(true) {
                 out.push_str(if zh {
@@ -520,22 +501,238 @@ impl Capacity {
         out.push('\n');
         out.push_str(&self.answer_text(lang));
         out.push('\n');
-        match self.knee {
-            Some(k) => out.push_str(&if zh {
-                format!("拐点：{}——下一步的联合合格率下降超出噪声（Newcombe 区间完全低于 0）\n", self.kind.describe(k, lang))
-            } else {
-                format!("Knee: {} — the joint rate fell beyond noise at the next step (Newcombe interval of the drop wholly below 0)\n", self.kind.describe(k, lang))
-            }),
-            None => out.push_str(if zh {
-                "拐点：未见——相邻两步之间联合合格率的下降都没有超出噪声\n"
-            } else {
-                "Knee: not seen — no drop of the joint rate between neighbouring steps is beyond noise\n"
-            }),
-        }
+        out.push_str(&self.knee_text(lang));
+        out.push('\n');
         for c in &self.contract {
             out.push_str(&format!("{}: {}\n", if zh { "契约" } else { "Contract" }, c.get(lang)));
         }
         out
     }
+    /// The target and how a step is judged, in one paragraph.
+    pub fn rule_text(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        if zh {
+            format!(
+                "目标：{}（TTFT {} {} 秒计为合格；失败计入分母）。只有 95 % 区间完全满足目标的步才算通过，完全落在另一侧才算未通过，其余无法判定。",
+                self.target.describe(lang),
+                self.comparison,
+                trim_num(self.threshold_s)
+            )
+        } else {
+            format!(
+                "Target: {} (qualified = success ∧ quality pass ∧ TTFT {} {} s; failures stay in the denominator). A step passes only when its whole 95 % interval clears the target, fails when it lies wholly on the wrong side, and is inconclusive otherwise.",
+                self.target.describe(lang),
+                self.comparison,
+                trim_num(self.threshold_s)
+            )
+        }
+    }
+
+    /// The knee in one sentence (or that none was seen).
+    pub fn knee_text(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        match self.knee {
+            Some(k) => if zh {
+                format!("拐点：{}——下一步的联合合格率下降超出噪声（Newcombe 区间完全低于 0）", self.kind.describe(k, lang))
+            } else {
+                format!("Knee: {} — the joint rate fell beyond noise at the next step (Newcombe interval of the drop wholly below 0)", self.kind.describe(k, lang))
+            },
+            None => if zh {
+                "拐点：未见——相邻两步之间联合合格率的下降都没有超出噪声".to_string()
+            } else {
+                "Knee: not seen — no drop of the joint rate between neighbouring steps is beyond noise".to_string()
+            },
+        }
+    }
+
+    /// Step `i`'s four figures as shown: name, point value and 95 % interval, in the units of
+    /// the course ("undefined" and "no interval" where they do not exist).
+    pub fn figure_rows(&self, i: usize, lang: Lang) -> Vec<FigureRow> {
+        let zh = lang == Lang::Zh;
+        let r = &self.steps[i];
+        let money = Unit::MoneyPer1000(r.currency.clone());
+        let rows: [(&str, &str, &str, &Estimate, Unit); 4] = [
+            ("joint_rate", "joint qualification rate", "联合合格率", &r.joint_rate, Unit::Ratio),
+            ("ttft_p95", "P95 TTFT (successes)", "成功请求 P95 TTFT", &r.ttft_p95, Unit::Seconds),
+            ("goodput", "goodput", "goodput", &r.goodput, Unit::PerSecond),
+            ("cost_per_1000_qualified", "cost per 1,000 qualified", "每千次合格成本", &r.cost_per_1000_qualified, money),
+        ];
+        rows.into_iter()
+            .map(|(key, en, zh_name, e, unit)| FigureRow {
+                key,
+                name: if zh { zh_name } else { en }.to_string(),
+                value: match e.value {
+                    Some(v) => number_in_unit(v, &unit, lang),
+                    None => if zh { "无定义" } else { "undefined" }.to_string(),
+                },
+                interval: match e.interval {
+                    Some(b) => bounds_text(&b, &unit, lang),
+                    None => if zh { "无区间" } else { "no interval" }.to_string(),
+                },
+            })
+            .collect()
+    }
+
+    /// Why step `i` got its verdict: where its interval of the target's figure lies against the
+    /// target, plus the core's own reason when there is one (a missing bound, no window).
+    pub fn why_text(&self, i: usize, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        let r = &self.steps[i];
+        let (e, unit, above) = match self.target.measure {
+            Measure::JointRate => (&r.joint_rate, Unit::Ratio, true),
+            Measure::TtftP95 => (&r.ttft_p95, Unit::Seconds, false),
+            Measure::Goodput => (&r.goodput, Unit::PerSecond, true),
+        };
+        let target = number_in_unit(self.target.value, &unit, lang);
+        let iv = e.interval.map(|b| bounds_text(&b, &unit, lang));
+        let base = match (r.verdict, iv) {
+            (StepVerdict::Interrupted, _) => {
+                if zh { "这一步被提前停止（Ctrl-C）：显示但不计入答案".to_string() } else { "this step was stopped early (Ctrl-C): shown, never counted in the answer".to_string() }
+            }
+            (StepVerdict::Passes, Some(iv)) => match (zh, above) {
+                (false, true) => format!("its 95 % interval {iv} lies wholly at or above {target}"),
+                (false, false) => format!("its 95 % interval {iv} lies wholly at or below {target}"),
+                (true, true) => format!("95 % 区间 {iv} 完全不低于 {target}"),
+                (true, false) => format!("95 % 区间 {iv} 完全不高于 {target}"),
+            },
+            (StepVerdict::Fails, Some(iv)) => match (zh, above) {
+                (false, true) => format!("its 95 % interval {iv} lies wholly below {target}"),
+                (false, false) => format!("its 95 % interval {iv} lies wholly above {target}"),
+                (true, true) => format!("95 % 区间 {iv} 完全低于 {target}"),
+                (true, false) => format!("95 % 区间 {iv} 完全高于 {target}"),
+            },
+            (StepVerdict::Inconclusive, Some(iv)) => {
+                if zh { format!("95 % 区间 {iv} 跨越 {target}") } else { format!("its 95 % interval {iv} straddles {target}") }
+            }
+            (_, None) => if zh { "没有区间".to_string() } else { "no interval".to_string() },
+        };
+        match &r.why {
+            Some(why) => format!("{base}; {}", why.get(lang)),
+            None => base,
+        }
+    }
 }
 
+/// One figure of a step as shown: its key, name, point value and 95 % interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureRow {
+    pub key: &'static str,
+    pub name: String,
+    pub value: String,
+    pub interval: String,
+}
+
+/// One step as `sweep.json` links it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepStep {
+    pub load: f64,
+    /// A file name inside the sweep's folder.
+    pub file: String,
+    pub interrupted: bool,
+}
+
+/// A sweep file (`sweep.json`, docs/trace-format.md): what was varied, the steps in order, the
+/// target and threshold it was recorded with, and why it stopped early.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepFile {
+    pub kind: LoadKind,
+    pub steps: Vec<SweepStep>,
+    pub target: Option<String>,
+    pub threshold_s: Option<f64>,
+    /// The step after which the sweep stopped early (1-based), and why.
+    pub stopped: Option<(u64, String)>,
+}
+
+impl SweepFile {
+    /// Reads `sweep.json` (`name` for the messages). A step's file must be a plain name inside
+    /// the folder.
+    pub fn parse(name: &str, text: &str) -> Result<SweepFile, Text> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Text::new(format!("{name}: not JSON ({e})"), format!("{name}：不是 JSON（{e}）")))?;
+        let bad = |field: &str| {
+            Text::new(
+                format!("{name}: field `{field}` is missing or wrong (a sweep file as `tracelab sweep` writes it)"),
+                format!("{name}：字段 `{field}` 缺失或有误（应为 `tracelab sweep` 写出的扫描文件）"),
+            )
+        };
+        if v["tracelab_sweep"].as_u64() != Some(1) {
+            return Err(bad("tracelab_sweep"));
+        }
+        let kind = v["kind"].as_str().and_then(LoadKind::from_code).ok_or_else(|| bad("kind"))?;
+        let mut steps = Vec::new();
+        for s in v["steps"].as_array().ok_or_else(|| bad("steps"))? {
+            let load = s["load"].as_f64().ok_or_else(|| bad("steps[].load"))?;
+            let file = s["file"].as_str().filter(|f| !f.is_empty() && !f.contains('/') && !f.contains('\\')).ok_or_else(|| bad("steps[].file"))?;
+            steps.push(SweepStep { load, file: file.to_string(), interrupted: s["interrupted"].as_bool().unwrap_or(false) });
+        }
+        if steps.is_empty() {
+            return Err(Text::new(format!("{name}: the sweep has no finished step"), format!("{name}：扫描没有完成的步")));
+        }
+        check_loads(&steps.iter().map(|s| s.load).collect::<Vec<_>>())?;
+        let stopped = v["stopped"]["step"].as_u64().map(|n| (n, v["stopped"]["why"].as_str().unwrap_or_default().to_string()));
+        Ok(SweepFile { kind, steps, target: v["target"].as_str().map(String::from), threshold_s: v["threshold_s"].as_f64(), stopped })
+    }
+
+    /// The file as `tracelab sweep` writes it (its `loads` are the steps' own).
+    pub fn to_json(&self) -> String {
+        let v = serde_json::json!({
+            "tracelab_sweep": 1,
+            "kind": self.kind.code(),
+            "loads": self.steps.iter().map(|s| s.load).collect::<Vec<_>>(),
+            "steps": self.steps.iter().map(|s| serde_json::json!({"load": s.load, "file": s.file, "interrupted": s.interrupted})).collect::<Vec<_>>(),
+            "contract_sha256": null,
+            "target": self.target,
+            "threshold_s": self.threshold_s,
+            "stopped": self.stopped.as_ref().map(|(n, why)| serde_json::json!({"step": n, "why": why})),
+            "interrupted": false,
+        });
+        serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+    }
+}
+
+/// A step's file name in a sweep folder: `step-01-rate-2.jsonl`.
+pub fn step_file_name(i: usize, kind: LoadKind, load: f64) -> String {
+    format!("step-{:02}-{}-{}.jsonl", i + 1, kind.code(), trim_num(load))
+}
+
+/// An open-loop sweep on the simulator (M/M/c: Poisson arrivals, exponential service), so the
+/// capacity answer can be shown with no server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulatedSweep {
+    pub slots: u32,
+    pub mean_service_s: f64,
+    /// Requests per second, increasing.
+    pub rates: Vec<f64>,
+    pub requests_per_step: u32,
+    pub seed: u64,
+}
+
+impl SimulatedSweep {
+    /// One simulated trace per rate (seed + step index), named as `tracelab sweep` names its
+    /// files. The simulator does not judge answers: here every answer passes quality, so the
+    /// joint rate is the share served in time (failures would stay in the denominator).
+    pub fn run(&self) -> Result<Vec<(f64, String, Trace)>, Text> {
+        use crate::simulate::{simulate, ArrivalName, Load, Params, Service, DEFAULT_FIRST_TOKEN_SHARE};
+        check_loads(&self.rates)?;
+        self.rates
+            .iter()
+            .enumerate()
+            .map(|(i, &rate)| {
+                let p = Params {
+                    slots: self.slots,
+                    service: Service::Exponential { mean_s: self.mean_service_s },
+                    first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
+                    load: Load::Open { rate_per_s: rate, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+                    requests: self.requests_per_step,
+                    seed: self.seed + i as u64,
+                    stall: None,
+                };
+                let mut trace = simulate(&p).map_err(|e| {
+                    Text::new(format!("simulated sweep, {}: {}", e.field, e.message), format!("模拟扫描，{}：{}", e.field, e.message))
+                })?;
+                trace.attempts.iter_mut().filter(|a| a.outcome == crate::Outcome::Success).for_each(|a| a.quality = crate::Quality::Pass);
+                Ok((rate, step_file_name(i, LoadKind::Rate, rate), trace))
+            })
+            .collect()
+    }
+}

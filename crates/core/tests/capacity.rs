@@ -3,7 +3,8 @@
 //! knee, failures kept in the denominator, bad loads refused; and a simulated M/M/c sweep whose
 //! answer agrees with Erlang C.
 
-use tracelab_core::capacity::{check_loads, Capacity, LoadKind, Measure, Step, StepVerdict, Target};
+use tracelab_core::capacity::{check_loads, Capacity, LoadKind, Measure, SimulatedSweep, Step, StepVerdict, SweepFile, SweepStep, Target};
+use tracelab_core::write::to_jsonl;
 use tracelab_core::parse::parse_trace;
 use tracelab_core::simulate::theory::erlang_c;
 use tracelab_core::simulate::*;
@@ -202,4 +203,78 @@ fn simulated_mmc_sweep_agrees_with_erlang_c() {
         assert!(fail - pass <= 0.25 + 1e-9 + 0.25 * cap.answer.inconclusive.len() as f64, "{spec}: the answer spans {pass}…{fail}");
         assert!(cap.answer.inconclusive.len() <= 1, "{spec}: at 40,000 requests a step is inconclusive only beside λ*");
     }
+}
+
+/// The lab's constructed sample sweep (`public/samples/sweep-demo/`): a simulated M/M/4 sweep
+/// (mean service 1 s, 200 requests a step) at five rates, written as `tracelab sweep` writes a
+/// folder. `TRACELAB_BLESS=1` rewrites it; otherwise the files on disk must be what this writes.
+const SWEEP_DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/sweep-demo");
+
+fn sweep_demo() -> SimulatedSweep {
+    SimulatedSweep { slots: 4, mean_service_s: 1.0, rates: vec![1.0, 2.0, 2.5, 3.0, 3.5], requests_per_step: 200, seed: 7 }
+}
+
+#[test]
+fn the_sample_sweep_is_what_its_generator_writes_and_its_answer() {
+    let simulated = sweep_demo().run().unwrap();
+    let file = SweepFile {
+        kind: LoadKind::Rate,
+        steps: simulated.iter().map(|(l, f, _)| SweepStep { load: *l, file: f.clone(), interrupted: false }).collect(),
+        target: Some("joint_rate>=0.9".into()),
+        threshold_s: Some(1.0),
+        stopped: None,
+    };
+    let mut files = vec![("sweep.json".to_string(), file.to_json())];
+    files.extend(simulated.iter().map(|(_, f, t)| (f.clone(), to_jsonl(t))));
+    if std::env::var_os("TRACELAB_BLESS").is_some() {
+        std::fs::create_dir_all(SWEEP_DEMO).unwrap();
+        for (name, text) in &files {
+            std::fs::write(format!("{SWEEP_DEMO}/{name}"), text).unwrap();
+        }
+    }
+    for (name, text) in &files {
+        let on_disk = std::fs::read_to_string(format!("{SWEEP_DEMO}/{name}")).unwrap_or_else(|e| panic!("{name}: {e} (TRACELAB_BLESS=1 writes it)"));
+        assert!(&on_disk == text, "{name} differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff");
+    }
+    // Read back as the page reads it: the sweep file, then each step's trace.
+    let read = SweepFile::parse("sweep.json", &files[0].1).unwrap();
+    assert_eq!(read, file);
+    let traces: Vec<Trace> = read.steps.iter().map(|s| parse_trace(&s.file, &std::fs::read_to_string(format!("{SWEEP_DEMO}/{}", s.file)).unwrap()).unwrap()).collect();
+    let loads: Vec<f64> = read.steps.iter().map(|s| s.load).collect();
+    let cap = Capacity::compute(read.kind, &steps(&loads, &traces), &Settings::default(), target("joint_rate>=0.9")).unwrap();
+    println!("{}", cap.render_text(Lang::En));
+    assert_eq!(cap.answer.last_pass, Some(2.5));
+    assert_eq!(cap.answer.first_fail, Some(3.5));
+    assert_eq!(cap.answer.inconclusive, vec![3.0]);
+    assert_eq!(cap.knee, Some(1.0), "99.5 % at 1 /s to 95 % at 2 /s is a drop beyond noise");
+    for (i, s) in cap.steps.iter().enumerate() {
+        let why = cap.why_text(i, Lang::En);
+        match s.verdict {
+            StepVerdict::Passes => assert!(why.contains("lies wholly at or above 90 %"), "{why}"),
+            StepVerdict::Fails => assert!(why.contains("lies wholly below 90 %"), "{why}"),
+            _ => assert!(why.contains("straddles 90 %"), "{why}"),
+        }
+        assert!(!cap.why_text(i, Lang::Zh).is_empty());
+        assert_eq!(cap.figure_rows(i, Lang::En).len(), 4);
+    }
+    // A stricter threshold moves the answer down.
+    let strict = Settings { ttft_threshold_s: 0.5, comparison: Comparison::Lt, ..Settings::default() };
+    let cap2 = Capacity::compute(read.kind, &steps(&loads, &traces), &strict, target("joint_rate>=0.9")).unwrap();
+    println!("{}", cap2.answer_text(Lang::En));
+    assert!(cap2.answer.first_fail.unwrap() < 3.5, "{}", cap2.answer_text(Lang::En));
+}
+
+#[test]
+fn bad_sweep_files_are_refused_by_field() {
+    for (text, field) in [
+        ("{}", "tracelab_sweep"),
+        (r#"{"tracelab_sweep":1,"kind":"speed","steps":[]}"#, "kind"),
+        (r#"{"tracelab_sweep":1,"kind":"rate","steps":[{"load":1,"file":"../x.jsonl"}]}"#, "steps[].file"),
+    ] {
+        let e = SweepFile::parse("sweep.json", text).unwrap_err();
+        assert!(e.en.contains(field), "{}", e.en);
+    }
+    let e = SweepFile::parse("sweep.json", r#"{"tracelab_sweep":1,"kind":"rate","steps":[{"load":2,"file":"a"},{"load":1,"file":"b"}]}"#).unwrap_err();
+    assert!(e.en.contains("loads must increase"), "{}", e.en);
+    assert!(SweepFile::parse("sweep.json", "not json").unwrap_err().en.contains("not JSON"));
 }

@@ -1,0 +1,94 @@
+//! The capacity page in headless Chromium: opened from the lab's link on the constructed sample
+//! sweep, the core's answer and every step's verdict and why, a stricter threshold and another
+//! target recomputing the answer, the simulated sweep, Chinese, and no horizontal overflow at
+//! 360, 1024 and 1280 px (screenshots at 360 and 1280 px, English and Chinese).
+
+mod support;
+
+use serde_json::json;
+use support::webdriver::Browser;
+use support::{dist, screenshot_path, static_server};
+
+const ANSWER: &str = "Capacity: the highest load that passes is rate 2.5 /s; capacity lies between rate 2.5 /s (passes) and rate 3.5 /s (fails); inconclusive: rate 3 /s (its interval straddles the target)";
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn capacity_page_answers_recomputes_and_speaks_chinese() {
+    let base = static_server::serve(dist());
+    let b = Browser::start(1280, 1000, "en-US");
+    b.goto(&format!("{base}/?sample=baseline-a.jsonl"));
+    b.wait_text("[data-testid=capacity-link]", |t| t.contains("Capacity"));
+    b.click("[data-testid=capacity-link]");
+    let answer = b.wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:"));
+    assert_eq!(answer, ANSWER);
+    assert!(b.text_of("[data-testid=knee]").starts_with("Knee: rate 1 /s"));
+    let verdicts = ["passes", "passes", "passes", "inconclusive", "fails"];
+    let whys = ["lies wholly at or above 90 %", "lies wholly at or above 90 %", "lies wholly at or above 90 %", "straddles 90 %", "lies wholly below 90 %"];
+    for (i, (v, why)) in verdicts.iter().zip(whys).enumerate() {
+        let card = format!("[data-testid=step-{}]", i + 1);
+        assert_eq!(b.text_of(&format!("{card} [data-testid=verdict]")), *v, "step {}", i + 1);
+        let t = b.text_of(&format!("{card} [data-testid=why]"));
+        assert!(t.contains(why), "step {}: {t}", i + 1);
+    }
+    assert!(b.text_of("[data-testid=step-5]").contains("95 % interval 45.6 % … 59.31 %"));
+    assert_eq!(b.find_all("[data-testid=cap-chart] [data-testid=joint-point]").len(), 5);
+    for part in ["target-line", "threshold-line", "knee-line"] {
+        b.find(&format!("[data-testid=cap-chart] [data-testid={part}]")).unwrap_or_else(|e| panic!("{part}: {e}"));
+    }
+    check_widths(&b.url(), &[360, 1024, 1280], "en", "[data-testid=capacity]", "Capacity:");
+
+    // A stricter threshold: the answer moves down, and is in the address.
+    b.execute("const i = document.querySelector('[data-testid=threshold]'); i.value = '0.5'; i.dispatchEvent(new Event('change'))", json!([]));
+    let strict = b.wait_text("[data-testid=capacity]", |t| t != ANSWER);
+    assert!(strict.starts_with("Capacity:"), "{strict}");
+    assert!(b.text_of("[data-testid=rule]").contains("TTFT ≤ 0.5 s"));
+    assert!(b.url().contains("thr=0.5"), "{}", b.url());
+    // Another target: P95 TTFT ≤ 1.5 s.
+    b.select("[data-testid=measure]", "ttft_p95");
+    b.execute("const i = document.querySelector('[data-testid=target-value]'); i.value = '1.5'; i.dispatchEvent(new Event('change'))", json!([]));
+    let p95 = b.wait_text("[data-testid=rule]", |t| t.contains("P95 TTFT of successes ≤ 1.5 s"));
+    assert!(!p95.is_empty());
+    assert!(b.text_of("[data-testid=capacity]").contains("capacity lies between rate 3 /s (passes) and rate 3.5 /s (fails)"), "{}", b.text_of("[data-testid=capacity]"));
+    assert!(b.url().contains("target=ttft_p95"), "{}", b.url());
+
+    // Chinese, at 360 and 1280 px.
+    b.execute("const i = document.querySelector('[data-testid=threshold]'); i.value = '1'; i.dispatchEvent(new Event('change'))", json!([]));
+    b.select("[data-testid=measure]", "joint_rate");
+    b.execute("const i = document.querySelector('[data-testid=target-value]'); i.value = '0.9'; i.dispatchEvent(new Event('change'))", json!([]));
+    b.wait_text("[data-testid=capacity]", |t| t == ANSWER);
+    b.click("[data-testid=lang-switch]");
+    let zh = b.wait_text("[data-testid=capacity]", |t| t.starts_with("容量："));
+    assert!(zh.contains("速率 2.5 个/秒"), "{zh}");
+    assert_eq!(b.text_of("[data-testid=step-5] [data-testid=verdict]"), "未通过");
+    assert_eq!(b.execute("return document.documentElement.lang", json!([])), json!("zh-CN"));
+    check_widths(&b.url(), &[360, 1280], "zh", "[data-testid=capacity]", "容量：");
+
+    // The simulator: a sweep with no server, its answer the core's.
+    b.click("[data-testid=lang-switch]");
+    b.execute("document.querySelector('details.sim').open = true", json!([]));
+    b.execute("const i = document.querySelector('[data-testid=sim-rates]'); i.value = '1,2,3,4'; i.dispatchEvent(new Event('change'))", json!([]));
+    b.click("[data-testid=sim-run]");
+    b.wait_text("[data-testid=loaded]", |t| t.contains("simulator"));
+    let sim = b.wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:") && t != ANSWER);
+    assert!(sim.contains("rate"), "{sim}");
+    assert!(b.url().contains("sweep=simulator") && b.url().contains("rates=1%2C2%2C3%2C4") || b.url().contains("rates=1,2,3,4"), "{}", b.url());
+}
+
+/// The page at `url` in a fresh browser `width` px wide: nothing wider than the window, nothing
+/// out of its column; a screenshot at 360 and 1280 px.
+fn check_widths(url: &str, widths: &[u32], lang: &str, ready: &str, starts: &str) {
+    for &width in widths {
+        let b = Browser::start(width, 1000, if lang == "zh" { "zh-CN" } else { "en-US" });
+        b.goto(url);
+        b.wait_text(ready, |t| t.starts_with(starts));
+        let overflow = b.execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth", json!([]));
+        assert_eq!(overflow, json!(0), "horizontal overflow at {width} px ({lang})");
+        for column in [".cap-controls", ".answer", ".step-list"] {
+            let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([column, null]));
+            assert_eq!(bad, json!([]), "{column} at {width} px ({lang})");
+        }
+        if width != 1024 {
+            b.screenshot(&screenshot_path(&format!("capacity-{lang}-{width}")));
+        }
+    }
+}
