@@ -97,7 +97,12 @@ pub(crate) fn build_release() -> Result<u64> {
              visit does not need into the second bundle (pages/convert, loaded on first use) or a page of its own (see ARCHITECTURE.md)"
         ));
     }
-    eprintln!("xtask: (the lessons, compare, load-model and bench pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)");
+    // Named from the one page list, so a new page shows up here by itself.
+    let pages: Vec<&str> = PAGES.iter().map(|p| p.name).filter(|n| *n != "convert").collect();
+    eprintln!(
+        "xtask: (the {} pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)",
+        pages.join(", ")
+    );
     Ok(total)
 }
 
