@@ -92,3 +92,31 @@ fn check_widths(url: &str, widths: &[u32], lang: &str, ready: &str, starts: &str
         }
     }
 }
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn a_real_sweep_folder_uploaded_as_files_gets_its_answer() {
+    // The files `tracelab sweep` wrote against llama.cpp's Python server (tests/data/, real).
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sweep-llama-cpp-python");
+    let mut files: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "jsonl")))
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 4, "sweep.json and three steps");
+    let base = static_server::serve(dist());
+    let b = Browser::start(1280, 1000, "en-US");
+    b.goto(&format!("{base}/capacity/"));
+    b.wait_text("[data-testid=files]", |_| true);
+    b.type_into("[data-testid=files]", &files.join("\n"));
+    let answer = b.wait_text("[data-testid=capacity]", |t| t.contains("concurrency"));
+    assert!(answer.starts_with("Capacity:"), "{answer}");
+    for (i, load) in ["concurrency 1", "concurrency 2", "concurrency 4"].iter().enumerate() {
+        let card = b.text_of(&format!("[data-testid=step-{}]", i + 1));
+        assert!(card.contains(load) && card.contains("95 % interval"), "step {}: {card}", i + 1);
+    }
+    assert!(b.find_all("[data-testid=step-4]").is_empty(), "three steps, no more");
+    b.screenshot(&screenshot_path("capacity-real-llama-sweep"));
+}
