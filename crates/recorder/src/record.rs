@@ -143,18 +143,8 @@ pub struct RecordArgs {
     /// prefix blocks become shared prompt text. --warmup then counts requests.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "prompts", "duration", "concurrency", "max_tokens", "repetitions"])]
     pub workload: Option<PathBuf>,
-    /// Replay the workload this many times faster than the file (2: every gap halved).
-    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "workload")]
-    pub speedup: f64,
-    /// Start the replay this many seconds after the file's first request (file time).
-    #[arg(long = "from", value_name = "SECONDS", requires = "workload")]
-    pub from_s: Option<f64>,
-    /// Replay this many seconds of the file (file time, before --speedup) [default: to its end].
-    #[arg(long = "for", value_name = "SECONDS", requires = "workload")]
-    pub for_s: Option<f64>,
-    /// Cut any gap between two sends longer than this (replay seconds, after --speedup) to it.
-    #[arg(long, value_name = "SECONDS", requires = "workload")]
-    pub max_idle: Option<f64>,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
     /// No progress bar and no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -314,10 +304,10 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
 /// Reads `--workload` and plans its replay; a bad file or parameter is refused before anything
 /// is sent, naming the file, line and field (or the flag).
 pub fn replay_plan(path: &std::path::Path, args: &RecordArgs) -> Result<engine::ReplayPlan, String> {
-    use tracelab_core::workload::{self, Replay};
+    use tracelab_core::workload;
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
     let w = workload::read(&path.display().to_string(), &bytes).map_err(|e| format!("{e}; nothing was sent"))?;
-    let replay = Replay { speedup: args.speedup, from_s: args.from_s.unwrap_or(0.0), for_s: args.for_s, max_idle_s: args.max_idle };
+    let replay = args.replay.replay();
     let replayed = w.replay(&replay).map_err(|e| format!("{e}; nothing was sent"))?;
     let seen_before = workload::blocks_seen_before(&replayed.requests);
     let span_s = replayed.requests.last().map_or(0.0, |r| r.at_ms / 1000.0);
@@ -329,6 +319,31 @@ pub fn replay_plan(path: &std::path::Path, args: &RecordArgs) -> Result<engine::
         span_s,
         requests: replayed.requests,
     })
+}
+
+/// How a workload file is replayed (`--speedup`, `--from`, `--for`, `--max-idle`): the same
+/// flags for `record --workload` and `simulate --workload`, read into the core's `workload::Replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Replay the workload this many times faster than the file (2: every gap halved).
+    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "workload")]
+    pub speedup: f64,
+    /// Start the replay this many seconds after the file's first request (file time).
+    #[arg(long = "from", value_name = "SECONDS", requires = "workload")]
+    pub from_s: Option<f64>,
+    /// Replay this many seconds of the file (file time, before --speedup) [default: to its end].
+    #[arg(long = "for", value_name = "SECONDS", requires = "workload")]
+    pub for_s: Option<f64>,
+    /// Cut any gap between two requests longer than this (replay seconds, after --speedup) to it.
+    #[arg(long, value_name = "SECONDS", requires = "workload")]
+    pub max_idle: Option<f64>,
+}
+
+impl ReplayArgs {
+    /// The core's replay parameters (checked by the core when the file is replayed).
+    pub fn replay(&self) -> tracelab_core::workload::Replay {
+        tracelab_core::workload::Replay { speedup: self.speedup, from_s: self.from_s.unwrap_or(0.0), for_s: self.for_s, max_idle_s: self.max_idle }
+    }
 }
 
 /// What the server's cache held of the prompt set before the run (`--cache-state`).

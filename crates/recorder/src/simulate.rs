@@ -73,18 +73,8 @@ pub struct SimulateArgs {
     /// Mooncake JSONL); the service is still --service.
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
-    /// Workload: replay this many times faster than the file (2: every gap halved).
-    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "workload")]
-    pub speedup: f64,
-    /// Workload: start this many seconds after the file's first request (file time).
-    #[arg(long = "from", value_name = "SECONDS", requires = "workload")]
-    pub from_s: Option<f64>,
-    /// Workload: this many seconds of the file (file time, before --speedup) [default: to its end].
-    #[arg(long = "for", value_name = "SECONDS", requires = "workload")]
-    pub for_s: Option<f64>,
-    /// Workload: cut any gap between two arrivals longer than this (seconds, after --speedup) to it.
-    #[arg(long, value_name = "SECONDS", requires = "workload")]
-    pub max_idle: Option<f64>,
+    #[command(flatten)]
+    pub replay: tracelab_recorder::record::ReplayArgs,
     /// How many requests to simulate (with --workload: the window's requests, so not given).
     #[arg(long, value_name = "K", required_unless_present = "workload", conflicts_with = "workload")]
     pub requests: Option<u32>,
@@ -194,7 +184,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     };
     let (trace, text) = match &args.workload {
         Some(path) => {
-            let replay = Replay { speedup: args.speedup, from_s: args.from_s.unwrap_or(0.0), for_s: args.for_s, max_idle_s: args.max_idle };
+            let replay = args.replay.replay();
             replayed(path, &replay, &params)?
         }
         None => {

@@ -91,7 +91,7 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
         return Err("give the loads: --rates 1,2,4 (open loop), --concurrencies 1,4,16 (closed loop) or --workload FILE --speedups 1,2,4".into());
     };
     check_loads(&loads).map_err(|e| e.en)?;
-    if args.record.rate.is_some() || args.record.concurrency != 1 || args.record.speedup != 1.0 {
+    if args.record.rate.is_some() || args.record.concurrency != 1 || args.record.replay.speedup != 1.0 {
         return Err("a sweep sets the load per step: use --rates, --concurrencies or --speedups, not --rate, --concurrency or --speedup".into());
     }
     if kind == LoadKind::Speedup && args.record.workload.is_none() {
@@ -131,7 +131,7 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
         match kind {
             LoadKind::Rate => args.record.rate = Some(load),
             LoadKind::Concurrency => args.record.concurrency = load as u32,
-            LoadKind::Speedup => args.record.speedup = load,
+            LoadKind::Speedup => args.record.replay.speedup = load,
         }
         args.record.output = dir.join(&name);
         let plan = record::plan(&args.record)?;
