@@ -10,7 +10,8 @@ use std::time::Duration;
 use tracelab_core::{FirstToken, Settings};
 use tracelab_recorder::runtime::{read_answers, Answers};
 
-use crate::server::{Script, ScriptedServer, Step};
+use crate::conformance::replay;
+use crate::server::{Script, ScriptedServer};
 use crate::{by_id, fixtures, load, prompts, run, temp_dir, tracelab, Record};
 
 fn server_fixture(name: &str) -> String {
@@ -21,16 +22,6 @@ fn server_fixture(name: &str) -> String {
 fn stream_fixture(name: &str) -> String {
     let path = fixtures("streams").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read the capture {}: {e}; {}", path.display(), crate::FIXTURES_MISSING))
-}
-
-/// A captured stream body replayed one event per frame, 1 ms apart.
-fn replay(body: &str) -> Script {
-    let mut steps = Vec::new();
-    for event in body.split_inclusive("\n\n") {
-        steps.push(Step::Raw(event.to_string()));
-        steps.push(Step::Sleep(Duration::from_millis(1)));
-    }
-    Script::new(steps)
 }
 
 #[test]

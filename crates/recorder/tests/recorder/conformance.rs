@@ -205,8 +205,9 @@ fn body(case: &Case) -> String {
     }
 }
 
-/// One frame per event (each ends after its blank line), 1 ms apart.
-fn replay(body: &str) -> Script {
+/// One frame per event (each ends after its blank line), 1 ms apart (the baseline tests replay
+/// real captures with it too).
+pub(crate) fn replay(body: &str) -> Script {
     let mut steps = Vec::new();
     for event in body.split_inclusive("\n\n") {
         steps.push(Step::Raw(event.to_string()));
