@@ -120,13 +120,9 @@ fn seconds(v: Option<f64>) -> String {
 }
 
 fn interval(iv: &Option<FigureInterval>, lang: Lang) -> String {
-    let side = |v: Option<f64>, en: &str, zh: &str| match v {
-        Some(v) => seconds(Some(v)),
-        None => if lang == Lang::Zh { zh } else { en }.to_string(),
-    };
     match iv {
-        Some(i) => format!("{} … {}", side(i.bounds.lo, "no lower bound", "无下界"), side(i.bounds.hi, "no upper bound", "无上界")),
-        None => side(None, "no interval", "无区间"),
+        Some(i) => crate::compare::bounds_text(&i.bounds, &crate::figure::Unit::Seconds, lang),
+        None => if lang == Lang::Zh { "无区间" } else { "no interval" }.to_string(),
     }
 }
 
