@@ -44,19 +44,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
                 Err(StreamError::Parse(e)) => return Err(e.to_string()),
             };
             let metrics = Metrics::compute(&streamed.index, &streamed.settings);
-            let beside = Beside {
-                header: &streamed.header,
-                client: streamed.header.client.as_ref(),
-                engine: &streamed.engine_summary,
-                gpu: streamed.gpu_summary,
-                index: &streamed.index,
-                reuse: streamed.reuse.clone(),
-                warmup_attempts: streamed.warmup_attempts,
-                view: streamed.card_view(),
-            };
-            print_report(&args, &streamed.settings, &metrics, &streamed.warnings, &beside, || {
-                card::render(&name, &streamed.card_view(), &streamed.settings, &metrics, args.settings.lang())
-            });
+            print_report(&args, &name, &streamed.settings, &metrics, &streamed.card_view());
             return Ok(());
         }
     }
@@ -65,63 +53,33 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
     let settings = args.settings.settings(&trace.header)?;
     let index = tracelab_core::Index::build(&trace.attempts, settings.population);
     let metrics = Metrics::compute(&index, &settings);
-    let engine = tracelab_core::engine_beside::engine_beside(&trace, &settings);
-    let beside = Beside {
-        header: &trace.header,
-        client: trace.header.client.as_ref(),
-        engine: &engine,
-        gpu: tracelab_core::gpu_beside::gpu_beside(&trace, &settings).summary(),
-        index: &index,
-        reuse: tracelab_core::reuse::reuse_split(&trace.attempts, &settings),
-        warmup_attempts: trace.warmup_count(),
-        view: card::CardView::of_trace(&trace, &settings, &index),
-    };
-    print_report(&args, &settings, &metrics, &trace.warnings, &beside, || {
-        card::render_text(&name, &trace, &settings, &metrics, args.settings.lang())
-    });
+    print_report(&args, &name, &settings, &metrics, &card::CardView::of_trace(&trace, &settings, &index));
     Ok(())
 }
 
-/// What the card sets beside the figures that the JSON carries too.
-struct Beside<'a> {
-    header: &'a tracelab_core::Header,
-    client: Option<&'a tracelab_core::trace::ClientShare>,
-    engine: &'a tracelab_core::engine_beside::EngineSummary,
-    gpu: tracelab_core::gpu_beside::GpuSummary,
-    index: &'a tracelab_core::Index,
-    reuse: Option<tracelab_core::reuse::ReuseSplit>,
-    warmup_attempts: usize,
-    view: card::CardView<'a>,
-}
-
-fn print_report(
-    args: &ReportArgs,
-    settings: &Settings,
-    metrics: &Metrics,
-    warnings: &[String],
-    beside: &Beside,
-    card: impl FnOnce() -> String,
-) {
+/// The card, or the JSON: both from the same view of the run (a whole trace's or a streamed
+/// one's), so every check beside the figures is computed once.
+fn print_report(args: &ReportArgs, name: &str, settings: &Settings, metrics: &Metrics, view: &card::CardView) {
     if args.json {
         let mut summary = metrics.summary_json(settings);
         // The recorder's own share and the engine beside the slow attempts, as on the card.
-        summary["client_share"] = serde_json::to_value(beside.client).unwrap_or_default();
-        summary["engine_beside"] = beside.engine.to_json();
+        summary["client_share"] = serde_json::to_value(view.header.client.as_ref()).unwrap_or_default();
+        summary["engine_beside"] = view.engine.to_json();
         // Every interval the card prints (an open bound null, with why), the reuse split and the
         // five checks before the run counts as a baseline.
-        let intervals = tracelab_core::compare::Intervals::compute(beside.index, settings, metrics);
+        let intervals = tracelab_core::compare::Intervals::compute(view.index, settings, metrics);
         summary["first_token"] = serde_json::to_value(settings.population.first_token).unwrap_or_default();
         summary["intervals"] = card::intervals_json(metrics, &intervals);
-        summary["reuse"] = serde_json::to_value(&beside.reuse).unwrap_or_default();
-        let verdict = card::baseline_alone(beside.header, beside.warmup_attempts, settings, metrics, &intervals, &beside.gpu, beside.engine);
+        summary["reuse"] = serde_json::to_value(&view.reuse).unwrap_or_default();
+        let verdict = card::baseline_alone(view.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
         summary["baseline"] = serde_json::to_value(&verdict).unwrap_or_default();
         // The run checks as the card words them, in the card's language.
-        summary["run_checks"] = serde_json::json!(card::view_run_checks(&beside.view, settings, metrics, &intervals, args.settings.lang()));
+        summary["run_checks"] = serde_json::json!(card::view_run_checks(view, settings, metrics, &intervals, args.settings.lang()));
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
-        summary["warnings"] = serde_json::json!(warnings);
+        summary["warnings"] = serde_json::json!(view.warnings);
         tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
-        tracelab_recorder::out!("{}", card());
+        tracelab_recorder::out!("{}", card::render(name, view, settings, metrics, args.settings.lang()));
     }
 }
