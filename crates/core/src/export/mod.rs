@@ -199,9 +199,9 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
     let head = card::head(source, trace, settings, metrics, lang);
     let index = crate::Index::build(&trace.attempts, settings.population);
     let intervals = crate::compare::Intervals::compute(&index, settings, metrics);
-    let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
-    let engine = crate::engine_beside::engine_beside(trace, settings);
-    let baseline = card::baseline_alone(&trace.header, trace.warmup_count(), settings, metrics, &intervals, &gpu, &engine);
+    // One view of the run for the checks, the reuse split and the five checks (each computed once).
+    let view = card::CardView::of_trace(trace, settings, &index);
+    let baseline = card::baseline_alone(&trace.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
     let figures: Vec<Value> = card::figures(metrics)
         .iter()
         .map(|f| {
@@ -257,8 +257,8 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
         "peer_figures_resolution": resolution_note().get(lang),
         "first_token": settings.population.first_token,
         "intervals": card::intervals_json(metrics, &intervals),
-        "run_checks": card::run_checks(trace, settings, Some((metrics, &intervals)), lang),
-        "reuse": crate::reuse::reuse_split(&trace.attempts, settings),
+        "run_checks": card::view_run_checks(&view, settings, metrics, &intervals, lang),
+        "reuse": view.reuse,
         "baseline": baseline,
     })
 }
