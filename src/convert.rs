@@ -1,13 +1,20 @@
-//! The bridge to the lab's second bundle (`pages/convert`): the peer tools' importers and the
-//! download writers, fetched the first time a learner needs them, so the first download of the
-//! lab carries neither. Loaded once per page; a failed load is an error the learner sees (the
-//! open trace and their work stay), and the next attempt tries again.
+//! The bridge to the lab's second bundle (`pages/convert`): the peer tools' importers, the
+//! download writers and the run checks, fetched the first time the lab needs them, so the first
+//! download of the lab carries none of them. Loaded once per page; a failed load is an error the
+//! learner sees (the open trace and their work stay), and the next attempt tries again. The
+//! bundle's functions are named by `tracelab_web::bridge::Call`.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+
+pub use tracelab_web::bridge::Call;
+use tracelab_web::bridge::NEED_TRACE;
+
+use tracelab_core::{Attempt, Trace};
 
 /// Where trunk puts the bundle (see `pages/convert/index.html` and `cargo xtask build`), relative to the lab.
 const MODULE: &str = "convert/convert.js";
@@ -16,11 +23,53 @@ thread_local! {
     /// The bundle as it loads (or has loaded): one promise, so calls made while it loads wait
     /// for the same instance instead of starting a second one.
     static LOADING: RefCell<Option<Promise>> = const { RefCell::new(None) };
+    /// The key of the open trace the bundle holds (or is being sent), so the trace is
+    /// serialised and sent once per trace and set of what-if edits, not on every edit.
+    static HELD: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// The lab's key for the open trace with its what-if edits applied: a new trace or a new set of
+/// edits is a new key.
+fn key(trace: &Arc<Trace>, attempts: &Arc<Vec<Attempt>>) -> String {
+    format!("{:p}/{:p}", Arc::as_ptr(trace), Arc::as_ptr(attempts))
+}
+
+/// The trace (its header: the lab keeps the attempts apart) with `attempts`, as JSON.
+fn trace_json(trace: &Trace, attempts: &[Attempt]) -> String {
+    let mut t = trace.clone();
+    t.attempts = attempts.to_vec();
+    serde_json::to_string(&t).unwrap_or_default()
+}
+
+/// Calls one of the bundle's held-trace functions ([`Call::on_held_trace`]) on the open trace
+/// (`trace`'s header with the working `attempts`, the learner's what-if edits applied):
+/// `(key, trace or "", args…)`. The trace is sent only when the bundle is not known to hold it,
+/// and again when the bundle says it does not ([`NEED_TRACE`]).
+pub async fn call_on_trace(function: Call, trace: &Arc<Trace>, attempts: &Arc<Vec<Attempt>>, args: &[&str]) -> Result<String, String> {
+    debug_assert!(function.on_held_trace(), "{function:?} does not work on the held trace");
+    let key = key(trace, attempts);
+    let held = HELD.with(|h| h.borrow().as_deref() == Some(key.as_str()));
+    let with = |trace: &str| -> Vec<String> {
+        [key.as_str(), trace].into_iter().chain(args.iter().copied()).map(str::to_string).collect()
+    };
+    if held {
+        let answer = call(function, &with("").iter().map(String::as_str).collect::<Vec<_>>()).await;
+        if !matches!(&answer, Err(e) if e == NEED_TRACE) {
+            return answer;
+        }
+    }
+    HELD.with(|h| *h.borrow_mut() = Some(key.clone()));
+    let answer = call(function, &with(&trace_json(trace, attempts)).iter().map(String::as_str).collect::<Vec<_>>()).await;
+    if answer.is_err() {
+        HELD.with(|h| h.borrow_mut().take_if(|k| *k == key));
+    }
+    answer
 }
 
 /// Calls one of the bundle's functions with string arguments; its error (a string) comes back
 /// as the error.
-pub async fn call(function: &str, args: &[&str]) -> Result<String, String> {
+pub async fn call(function: Call, args: &[&str]) -> Result<String, String> {
+    let function = function.name();
     let module = module().await?;
     let f: Function = Reflect::get(&module, &function.into())
         .ok()

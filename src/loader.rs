@@ -34,7 +34,7 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
         let trace = parse_trace(&name, &text).map_err(|e| e.to_string())?;
         return Ok(Upload::Traces(name, vec![ImportedTrace { label: String::new(), trace }]));
     }
-    let handed = crate::convert::call("import_upload", &[&name, &text]).await?;
+    let handed = crate::convert::call(crate::convert::Call::ImportUpload, &[&name, &text]).await?;
     match handoff::receive(&name, &handed).map_err(|e| e.to_string())? {
         Received::Summary => Ok(Upload::Summary(name, text)),
         Received::Traces(traces) => Ok(Upload::Traces(name, traces)),

@@ -95,8 +95,6 @@ pub struct Lab {
     pub metrics: Memo<Option<Metrics>>,
     /// Each figure's 95 % interval, as the terminal card and the compare page give it.
     pub intervals: Memo<Option<Intervals>>,
-    /// The lines about the run itself: client lag (open loop) and the GPU beside slow attempts.
-    pub run_checks: Memo<Vec<String>>,
     pub changes: Memo<Vec<Change>>,
 }
 
@@ -135,17 +133,6 @@ impl Lab {
             settings.with(|s| metrics.with(|m| m.as_ref().map(|m| Intervals::compute(&ix.0, s, m))))
         });
         let lang_now = RwSignal::new(lang);
-        let run_checks = Memo::new(move |_| {
-            let (Some(l), Some(w)) = (loaded.get(), working.get()) else { return Vec::new() };
-            settings.with(|s| {
-                metrics.with(|m| {
-                    intervals.with(|iv| {
-                        let figures = m.as_ref().zip(iv.as_ref());
-                        tracelab_core::card::run_checks_apart(&l.trace, &w.attempts, s, figures, lang_now.get())
-                    })
-                })
-            })
-        });
         // "What changed since the last edit" compares with the last *settled* figures: typing
         // 0.5 passes through 0 on the way, and the class should read "qualified 5 → 4", not
         // "0 → 4". A result settles once it has stood for SETTLE_MS.
@@ -198,7 +185,6 @@ impl Lab {
             working,
             metrics,
             intervals,
-            run_checks,
             changes,
         }
     }
@@ -232,7 +218,7 @@ impl Lab {
         let mut trace = (*current.trace).clone();
         trace.attempts = (*current.attempts).clone();
         let attached = match serde_json::to_string(&trace) {
-            Ok(json) => crate::convert::call("attach_summary", &[file, text, &json]).await,
+            Ok(json) => crate::convert::call(crate::convert::Call::AttachSummary, &[file, text, &json]).await,
             Err(e) => Err(e.to_string()),
         }
         .and_then(|line| tracelab_core::handoff::received_header(file, &line).map_err(|e| e.to_string()));

@@ -23,7 +23,7 @@ pub fn Exports() -> impl IntoView {
             // Written as text directly, as every trace the lab hands over is: one copy of the
             // serializers in the download.
             let written = match serde_json::to_string(&request) {
-                Ok(json) => crate::convert::call("export_file", &[&json]).await,
+                Ok(json) => crate::convert::call(crate::convert::Call::ExportFile, &[&json]).await,
                 Err(e) => Err(e.to_string()),
             };
             if let Err(e) = written.and_then(|text| download(&file, kind.mime(), &text)) {

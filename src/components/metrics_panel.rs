@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use tracelab_core::{compare::Intervals, format, Figure, Lang};
 
+use super::run_checks::RunChecks;
 use crate::i18n::tr;
 use crate::state::use_lab;
 
@@ -58,9 +59,7 @@ pub fn MetricsPanel() -> impl IntoView {
                     }))
                 }}
             </div>
-            <ul class="run-checks" data-testid="run-checks">
-                {move || lab.run_checks.get().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
-            </ul>
+            <RunChecks />
             <details class="more-metrics">
                 <summary>{move || tr(lab.lang.get(), "more_metrics")}</summary>
                 <div class="metric-grid">

@@ -8,6 +8,7 @@ mod load_panel;
 mod metrics_panel;
 mod notes;
 mod peer_panel;
+mod run_checks;
 mod step_panel;
 mod trace_summary;
 

@@ -3,12 +3,11 @@
 //! side by side, so a learner sees exactly what moves and why. The table is the core's
 //! (`tracelab_peers::table::peer_table`), computed in the importers' bundle (`crate::convert`) and shown as is.
 
-use std::sync::Arc;
-
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_core::export::PeerTable;
 
+use crate::convert::Call;
 use crate::i18n::tr;
 use crate::state::use_lab;
 
@@ -16,34 +15,21 @@ use crate::state::use_lab;
 pub fn PeerPanel() -> impl IntoView {
     let lab = use_lab();
     let table: RwSignal<Option<Result<PeerTable, String>>> = RwSignal::new(None);
-    // Which trace the bundle holds (sent once; a threshold edit sends only the settings), and
-    // which request is the latest (an older answer arriving late is dropped).
-    let sent: StoredValue<Option<String>> = StoredValue::new(None);
+    // Which request is the latest (an older answer arriving late is dropped).
     let latest = StoredValue::new(0u64);
     Effect::new(move |_| {
         let (Some(loaded), Some(working)) = (lab.loaded.get(), lab.working.get()) else { return table.set(None) };
         if !loaded.trace.has_peer_figures() {
             return table.set(None);
         }
-        let key = format!("{:p}/{:p}", Arc::as_ptr(&loaded.trace), Arc::as_ptr(&working.attempts));
-        let trace = if sent.get_value().as_deref() == Some(key.as_str()) {
-            String::new()
-        } else {
-            let mut t = (*loaded.trace).clone();
-            t.attempts = (*working.attempts).clone();
-            serde_json::to_string(&t).unwrap_or_default()
-        };
         let settings = lab.settings.with(|s| serde_json::to_string(s).unwrap_or_default());
         let lang = serde_json::to_string(&lab.lang.get()).unwrap_or_default();
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {
-            let answer = crate::convert::call("peer_table", &[&key, &trace, &settings, &lang])
+            let answer = crate::convert::call_on_trace(Call::PeerTable, &loaded.trace, &working.attempts, &[&settings, &lang])
                 .await
                 .and_then(|json| serde_json::from_str::<PeerTable>(&json).map_err(|e| e.to_string()));
-            if answer.is_ok() && !trace.is_empty() {
-                sent.set_value(Some(key));
-            }
             if latest.get_value() == mine {
                 table.set(Some(answer));
             }

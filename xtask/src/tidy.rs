@@ -472,6 +472,39 @@ fn the_labs_own_bundle_names_neither_the_importers_nor_the_course() {
     assert_eq!(names_crate("// tracelab_peers\nuse tracelab_peers::import;\n", &["tracelab_peers"]).len(), 1);
 }
 
+// --- the lab's calls into its second bundle ---------------------------------------------------
+
+/// The names `tracelab_web::bridge::Call` gives the second bundle's functions (`Call::X => "name"`).
+fn bridge_names(src: &str) -> Vec<String> {
+    src.lines().filter_map(|l| l.trim().strip_prefix("Call::")?.split_once("=> \"")?.1.strip_suffix("\",").map(str::to_string)).collect()
+}
+
+/// The lab names its second bundle's functions through `tracelab_web::bridge::Call`, never as a
+/// string at the call site, and the bundle (`pages/convert/src/main.rs`) exports each of them:
+/// a renamed function fails here, not in a learner's browser.
+#[test]
+fn every_call_into_the_second_bundle_is_a_named_export_of_it() {
+    let names = bridge_names(&std::fs::read_to_string(root().join("crates/web/src/bridge.rs")).unwrap());
+    assert!(names.len() >= 5, "read only {names:?} from crates/web/src/bridge.rs");
+    let bundle = std::fs::read_to_string(root().join("pages/convert/src/main.rs")).unwrap();
+    let mut problems = Vec::new();
+    for name in &names {
+        let exported = bundle.contains(&format!("#[wasm_bindgen]\npub fn {name}("));
+        if !exported {
+            problems.push(format!("pages/convert/src/main.rs: no `#[wasm_bindgen] pub fn {name}(` for tracelab_web::bridge::Call"));
+        }
+    }
+    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/")) {
+        for (n, line) in std::fs::read_to_string(root().join(&file)).unwrap().lines().enumerate() {
+            if line.contains("convert::call(\"") || line.contains("call_on_trace(\"") {
+                problems.push(format!("{file}:{}: a call into the second bundle by a string: name it with tracelab_web::bridge::Call", n + 1));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "the second bundle's calls:\n  {}", problems.join("\n  "));
+    assert_eq!(bridge_names("            Call::PeerTable => \"peer_table\",\n"), ["peer_table"]);
+}
+
 // --- which package depends on what ------------------------------------------------------------
 
 /// The workspace packages each package depends on (`[dependencies]`, its normal ones): which

@@ -2,9 +2,10 @@
 //! bench pages), written once: the page's address and storage (`page.rs`: the query string,
 //! localStorage, the reader's language, the panic hook), fetching a file beside the page
 //! (`fetch.rs`), a page's word table (`words.rs`), the samples shipped with the lab
-//! (`samples.rs`) and handing a file to the browser as a download (`download.rs`). It computes
-//! nothing: figures are the core's.
+//! (`samples.rs`), handing a file to the browser as a download (`download.rs`) and the names of
+//! the lab's calls into its second bundle (`bridge.rs`). It computes nothing: figures are the core's.
 
+pub mod bridge;
 mod download;
 mod fetch;
 mod page;

@@ -1,19 +1,29 @@
 //! The lab's second bundle, loaded only when needed (`convert/convert.js`, built from
-//! `pages/convert/index.html`): the peer tools' importers, their figures set beside the lesson's, and the
-//! download writers. The lab's first download then carries none of them; it calls these through
-//! `src/convert.rs`, with strings (JSON) both ways.
+//! `pages/convert/index.html`): the peer tools' importers, their figures set beside the lesson's,
+//! the download writers, and the run checks beside the figures (client share, client lag, GPU and
+//! engine beside the slow attempts, the first-send/repeat split, the five checks). The lab's first
+//! download then carries none of them; it calls these through `src/convert.rs`, by the names in
+//! `tracelab_web::bridge::Call`, with strings (JSON) both ways.
 
 use std::cell::RefCell;
 
+use tracelab_core::compare::Intervals;
 use tracelab_core::export::ExportRequest;
+use tracelab_core::{Index, Lang, Metrics, Population, Settings, Trace};
 use tracelab_peers::{handoff, table};
-use tracelab_core::{Lang, Settings, Trace};
+use tracelab_web::bridge::NEED_TRACE;
 use wasm_bindgen::prelude::*;
 
+/// The open trace (with the learner's what-if edits applied) the lab last sent, by the lab's key
+/// for it, so a threshold edit sends only the settings; and its index for the last population.
+struct Held {
+    key: String,
+    trace: Trace,
+    index: Option<(Population, Index)>,
+}
+
 thread_local! {
-    /// The open imported trace the peer panel was last asked about, by the lab's key for it:
-    /// a threshold edit then sends only the settings.
-    static PEER_TRACE: RefCell<Option<(String, Trace)>> = const { RefCell::new(None) };
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
 }
 
 fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, String> {
@@ -42,19 +52,55 @@ pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, Str
     handoff::attach_handed(name, text, read_trace(trace)?).map_err(|e| e.to_string())
 }
 
+/// Keeps `trace` (JSON, attempts included) as the held trace of `key`; an empty `trace` means the
+/// lab believes the bundle holds it already, and [`NEED_TRACE`] says it does not.
+fn hold(key: &str, trace: &str) -> Result<(), String> {
+    if !trace.is_empty() {
+        let trace = read_trace(trace)?;
+        HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None }));
+        return Ok(());
+    }
+    match HELD.with(|h| h.borrow().as_ref().map(|h| h.key == key)) {
+        Some(true) => Ok(()),
+        _ => Err(NEED_TRACE.to_string()),
+    }
+}
+
 /// The peer panel of the imported trace known by `key` (sent as JSON in `trace` the first time,
 /// empty after), under `settings`, written in `lang`.
 #[wasm_bindgen]
 pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<String, String> {
-    if !trace.is_empty() {
-        let trace = read_trace(trace)?;
-        PEER_TRACE.with(|p| *p.borrow_mut() = Some((key.to_string(), trace)));
-    }
+    hold(key, trace)?;
     let settings: Settings = read("settings", settings)?;
     let lang: Lang = read("language", lang)?;
-    PEER_TRACE.with(|p| match &*p.borrow() {
-        Some((k, trace)) if k == key => serde_json::to_string(&table::peer_table(trace, &settings, lang)).map_err(|e| e.to_string()),
-        _ => Err("the peer panel lost its trace; reload the page".to_string()),
+    HELD.with(|h| {
+        let held = h.borrow();
+        let held = held.as_ref().ok_or(NEED_TRACE)?;
+        serde_json::to_string(&table::peer_table(&held.trace, &settings, lang)).map_err(|e| e.to_string())
+    })
+}
+
+/// The card's lines about the run itself (`tracelab_core::card::run_checks`) for the trace known
+/// by `key` (as for [`peer_table`]), under `settings`, in `lang`: a JSON list of lines. The
+/// figures they weigh against are the core's, recomputed here from the same attempts and
+/// settings as the lab's (the index kept while the population stays).
+#[wasm_bindgen]
+pub fn run_checks(key: &str, trace: &str, settings: &str, lang: &str) -> Result<String, String> {
+    hold(key, trace)?;
+    let settings: Settings = read("settings", settings)?;
+    let lang: Lang = read("language", lang)?;
+    HELD.with(|h| {
+        let mut held = h.borrow_mut();
+        let held = held.as_mut().ok_or(NEED_TRACE)?;
+        let population = settings.population;
+        if held.index.as_ref().is_none_or(|(p, _)| *p != population) {
+            held.index = Some((population, Index::build(&held.trace.attempts, population)));
+        }
+        let Some((_, index)) = held.index.as_ref() else { return Err(NEED_TRACE.to_string()) };
+        let metrics = Metrics::compute(index, &settings);
+        let intervals = Intervals::compute(index, &settings, &metrics);
+        let lines = tracelab_core::card::run_checks(&held.trace, &settings, Some((&metrics, &intervals)), lang);
+        serde_json::to_string(&lines).map_err(|e| e.to_string())
     })
 }
 

@@ -1,0 +1,46 @@
+//! The lab's calls into its second bundle (`pages/convert`, loaded on first use by the lab's
+//! `src/convert.rs`), as typed names instead of strings matched at run time: both ends name a
+//! function through [`Call`], and the workspace tidy checks that the bundle defines each one.
+
+/// One function of the second bundle. Arguments and answers are strings (JSON where structured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// An upload that is not one of our formats, imported: `(name, text)` → trace v1 text.
+    ImportUpload,
+    /// A peer tool's summary set beside the open trace: `(name, text, trace JSON)` → new header line.
+    AttachSummary,
+    /// The peer panel's table: `(key, trace JSON or "", settings, lang)` → `PeerTable` JSON.
+    PeerTable,
+    /// The lines about the run itself beside the figures: `(key, trace JSON or "", settings, lang)`
+    /// → JSON list of lines.
+    RunChecks,
+    /// A download's text: `(ExportRequest JSON)` → the file's text.
+    ExportFile,
+}
+
+impl Call {
+    /// Every call, for the tidy's check against the bundle.
+    pub const ALL: [Call; 5] = [Call::ImportUpload, Call::AttachSummary, Call::PeerTable, Call::RunChecks, Call::ExportFile];
+
+    /// The bundle's exported function (its Rust name in `pages/convert/src/main.rs`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Call::ImportUpload => "import_upload",
+            Call::AttachSummary => "attach_summary",
+            Call::PeerTable => "peer_table",
+            Call::RunChecks => "run_checks",
+            Call::ExportFile => "export_file",
+        }
+    }
+
+    /// Whether the call works on the open trace the bundle holds by the lab's key (`(key, trace,
+    /// …)`): the lab sends the trace only when the bundle does not hold it yet.
+    pub const fn on_held_trace(self) -> bool {
+        matches!(self, Call::PeerTable | Call::RunChecks)
+    }
+}
+
+/// The error a held-trace call answers when the bundle does not hold the trace of that key
+/// (a call sent without it overtook the one that carried it, or the bundle was reloaded): the
+/// lab then sends the trace again.
+pub const NEED_TRACE: &str = "tracelab:need-trace";
