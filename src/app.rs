@@ -48,8 +48,8 @@ pub fn App() -> impl IntoView {
     let row = url.row;
     spawn_local(async move {
         match fetch_sample(&sample).await {
-            Ok(trace) => {
-                let refused = lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace), &first.settings);
+            Ok((trace, text)) => {
+                let refused = lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace, text), &first.settings);
                 // A mangled link is never dropped silently: say which parts were not used.
                 let mut ignored = first.ignored.clone();
                 ignored.extend(refused.iter().filter_map(|k| first.settings.iter().find(|(key, _)| key == k)).map(|(k, v)| format!("{k}={v}")));

@@ -14,7 +14,7 @@ use wasm_bindgen_futures::JsFuture;
 pub use tracelab_web::bridge::Call;
 use tracelab_web::bridge::NEED_TRACE;
 
-use tracelab_core::{Attempt, Trace};
+use tracelab_core::handoff::WorkingText;
 
 /// Where trunk puts the bundle (see `pages/convert/index.html` and `cargo xtask build`), relative to the lab.
 const MODULE: &str = "convert/convert.js";
@@ -28,26 +28,18 @@ thread_local! {
     static HELD: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// The lab's key for the open trace with its what-if edits applied: a new trace or a new set of
-/// edits is a new key.
-fn key(trace: &Arc<Trace>, attempts: &Arc<Vec<Attempt>>) -> String {
+/// The lab's key for the open trace with its what-if edits applied (a new trace or a new set of
+/// edits is a new key): the addresses of its header and of its working attempts.
+pub fn key<A, B>(trace: &Arc<A>, attempts: &Arc<B>) -> String {
     format!("{:p}/{:p}", Arc::as_ptr(trace), Arc::as_ptr(attempts))
 }
 
-/// The trace (its header: the lab keeps the attempts apart) with `attempts`, as JSON.
-fn trace_json(trace: &Trace, attempts: &[Attempt]) -> String {
-    let mut t = trace.clone();
-    t.attempts = attempts.to_vec();
-    serde_json::to_string(&t).unwrap_or_default()
-}
-
 /// Calls one of the bundle's held-trace functions ([`Call::on_held_trace`]) on the open trace
-/// (`trace`'s header with the working `attempts`, the learner's what-if edits applied):
-/// `(key, trace or "", args…)`. The trace is sent only when the bundle is not known to hold it,
-/// and again when the bundle says it does not ([`NEED_TRACE`]).
-pub async fn call_on_trace(function: Call, trace: &Arc<Trace>, attempts: &Arc<Vec<Attempt>>, args: &[&str]) -> Result<String, String> {
+/// known by `key` ([`key`]): `(key, trace or "", args…)`, the trace as its text with the what-if
+/// edits (`working`, made only when sent). The trace is sent only when the bundle is not known
+/// to hold it, and again when the bundle says it does not ([`NEED_TRACE`]).
+pub async fn call_on_trace(function: Call, key: String, working: impl FnOnce() -> WorkingText, args: &[&str]) -> Result<String, String> {
     debug_assert!(function.on_held_trace(), "{function:?} does not work on the held trace");
-    let key = key(trace, attempts);
     let held = HELD.with(|h| h.borrow().as_deref() == Some(key.as_str()));
     let with = |trace: &str| -> Vec<String> {
         [key.as_str(), trace].into_iter().chain(args.iter().copied()).map(str::to_string).collect()
@@ -59,7 +51,8 @@ pub async fn call_on_trace(function: Call, trace: &Arc<Trace>, attempts: &Arc<Ve
         }
     }
     HELD.with(|h| *h.borrow_mut() = Some(key.clone()));
-    let answer = call(function, &with(&trace_json(trace, attempts)).iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let sent = serde_json::to_string(&working()).map_err(|e| e.to_string())?;
+    let answer = call(function, &with(&sent).iter().map(String::as_str).collect::<Vec<_>>()).await;
     if answer.is_err() {
         HELD.with(|h| h.borrow_mut().take_if(|k| *k == key));
     }

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 use serde::Serialize;
-use tracelab_core::{Text, Trace};
+use tracelab_core::handoff::WorkingText;
+use tracelab_core::Text;
 use wasm_bindgen::prelude::*;
 
 use crate::state::{Lab, Origin};
@@ -66,7 +67,7 @@ fn apply_step(lab: Lab, query: &str) -> bool {
 }
 
 /// What `tracelabSnapshot()` returns, written straight to text (no `serde_json::Value` in
-/// between, so the lab carries one serializer of the trace: the one its second bundle reads).
+/// between).
 #[derive(Serialize)]
 struct Snapshot<'a> {
     kind: &'static str,
@@ -76,9 +77,9 @@ struct Snapshot<'a> {
     hypothetical: Option<Text>,
     mistakes: Vec<NamedMistake<'a>>,
     shown: Shown,
-    // The trace's own fields, exactly (no format round trip): the lessons page's card
-    // recomputes the very figures on screen.
-    trace: &'a Trace,
+    // The text the lab read the trace from, with the what-if edits: the lessons page reads it
+    // with the same reader and recomputes the very figures on screen.
+    trace: &'a WorkingText,
 }
 
 #[derive(Serialize)]
@@ -94,10 +95,7 @@ struct Shown {
 }
 
 fn snapshot(lab: Lab) -> Option<String> {
-    let mut trace = lab.working_trace()?;
-    if let Some(footer) = trace.footer.as_mut() {
-        footer.attempts = trace.attempts.len() as u64; // rows deleted by a what-if edit
-    }
+    let trace = lab.working_text()?;
     let (source, uploaded) = lab.loaded.with_untracked(|l| {
         l.as_ref().map(|l| (l.origin.name().to_string(), matches!(l.origin, Origin::Uploaded(_))))
     })?;

@@ -1,21 +1,21 @@
 //! Moving bytes into the core: fetching a built-in sample, reading an uploaded file. Parsing is
 //! the core's; this module only fetches and reads.
 
-use tracelab_core::handoff::{self, ImportedTrace, Received};
-use tracelab_core::{parse::parse_trace, Trace};
+use tracelab_core::handoff::{self, ImportedTrace, Received, TraceText};
+use tracelab_core::Trace;
 use wasm_bindgen::JsCast;
 
 /// Fetches and parses a sample shipped with the lab (under `samples/`; the list is
-/// `tracelab_web::SAMPLES`).
-pub async fn fetch_sample(name: &str) -> Result<Trace, String> {
-    let text = tracelab_web::fetch_text(&format!("samples/{name}")).await?;
-    parse_trace(name, &text).map_err(|e| e.to_string())
+/// `tracelab_web::SAMPLES`), with the text it was read from.
+pub async fn fetch_sample(name: &str) -> Result<(Trace, TraceText), String> {
+    let text = TraceText::new(name, tracelab_web::fetch_text(&format!("samples/{name}")).await?);
+    Ok((text.read().map_err(|e| e.to_string())?, text))
 }
 
 /// What an upload turned out to be.
 pub enum Upload {
-    /// One or more traces (a guidellm file holds one per benchmark).
-    Traces(String, Vec<ImportedTrace>),
+    /// One or more traces (a guidellm file holds one per benchmark), each with its text.
+    Traces(String, Vec<(ImportedTrace, TraceText)>),
     /// A peer tool's aggregate file (its text), to set beside the trace of the same run.
     Summary(String, String),
 }
@@ -31,8 +31,9 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
     // Our own formats are read here; any other file goes to the importers' bundle, fetched the
     // first time one is needed.
     if handoff::is_ours(&text) {
-        let trace = parse_trace(&name, &text).map_err(|e| e.to_string())?;
-        return Ok(Upload::Traces(name, vec![ImportedTrace { label: String::new(), trace }]));
+        let text = TraceText::new(&name, text);
+        let trace = text.read().map_err(|e| e.to_string())?;
+        return Ok(Upload::Traces(name, vec![(ImportedTrace { label: String::new(), trace }, text)]));
     }
     let handed = crate::convert::call(crate::convert::Call::ImportUpload, &[&name, &text]).await?;
     match handoff::receive(&name, &handed).map_err(|e| e.to_string())? {

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use tracelab_core::handoff::{TraceText, WorkingText};
 use tracelab_core::{compare::Intervals, figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
 
 /// How long a result must stand before "what changed" takes it as the new baseline.
@@ -31,12 +32,15 @@ impl Origin {
 }
 
 /// A parsed trace. Its attempts are kept apart so edits never copy the header and so the
-/// untouched attempts can be shared without cloning.
+/// untouched attempts can be shared without cloning. The text it was read from goes with it:
+/// the lab sends that (never the trace written out again) to its second bundle and to the
+/// lessons page.
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub origin: Origin,
     pub trace: Arc<Trace>,
     pub attempts: Arc<Vec<Attempt>>,
+    pub text: Arc<TraceText>,
 }
 
 impl PartialEq for Loaded {
@@ -46,9 +50,10 @@ impl PartialEq for Loaded {
 }
 
 impl Loaded {
-    pub fn new(origin: Origin, mut trace: Trace) -> Loaded {
+    /// `trace` as read from `text` (`text.read()` gives it back).
+    pub fn new(origin: Origin, mut trace: Trace, text: TraceText) -> Loaded {
         let attempts = Arc::new(std::mem::take(&mut trace.attempts));
-        Loaded { origin, trace: Arc::new(trace), attempts }
+        Loaded { origin, trace: Arc::new(trace), attempts, text: Arc::new(text) }
     }
 }
 
@@ -89,7 +94,7 @@ pub struct Lab {
     /// A one-off message (e.g. a stored value that could not be read).
     pub notice: RwSignal<Option<String>>,
     /// The other benchmarks of an uploaded peer file (guidellm), by label.
-    pub choices: RwSignal<Vec<(String, Arc<Trace>)>>,
+    pub choices: RwSignal<Vec<(String, Loaded)>>,
     pub choice_label: RwSignal<String>,
     pub working: Memo<Option<Working>>,
     pub metrics: Memo<Option<Metrics>>,
@@ -215,35 +220,32 @@ impl Lab {
             self.load_error.set(Some(format!("{file}: this is a summary; upload the per-request file of the same run first")));
             return;
         };
-        let mut trace = (*current.trace).clone();
-        trace.attempts = (*current.attempts).clone();
-        let attached = match serde_json::to_string(&trace) {
+        let sent = WorkingText { trace: (*current.text).clone(), whatif: WhatIf::default() };
+        let attached = match serde_json::to_string(&sent) {
             Ok(json) => crate::convert::call(crate::convert::Call::AttachSummary, &[file, text, &json]).await,
             Err(e) => Err(e.to_string()),
         }
-        .and_then(|line| tracelab_core::handoff::received_header(file, &line).map_err(|e| e.to_string()));
+        .and_then(|line| tracelab_core::handoff::received_header(file, &line).map(|h| (h, line)).map_err(|e| e.to_string()));
         // Another trace opened meanwhile: this answer is about one that is gone.
         if !self.loaded.with_untracked(|l| l.as_ref().is_some_and(|l| Arc::ptr_eq(&l.trace, &current.trace))) {
             return;
         }
         match attached {
-            Ok(header) => {
-                trace.attempts = Vec::new();
-                trace.header = header;
+            Ok((header, line)) => {
+                let trace = Trace { header, attempts: Vec::new(), ..(*current.trace).clone() };
+                let text = TraceText { header: Some(line), ..(*current.text).clone() };
                 self.load_error.set(None);
-                self.loaded.set(Some(Loaded { origin: current.origin, trace: Arc::new(trace), attempts: current.attempts }));
+                self.loaded.set(Some(Loaded { origin: current.origin, trace: Arc::new(trace), attempts: current.attempts, text: Arc::new(text) }));
             }
             Err(e) => self.load_error.set(Some(e)),
         }
     }
 
-    /// The current trace with its working attempts, for exports (a copy: used on demand only).
-    pub fn working_trace(&self) -> Option<Trace> {
+    /// The current trace as its text with the learner's what-if edits, for exports and the
+    /// lessons page (a copy: used on demand only).
+    pub fn working_text(&self) -> Option<WorkingText> {
         let loaded = self.loaded.get_untracked()?;
-        let working = self.working.get_untracked()?;
-        let mut t = (*loaded.trace).clone();
-        t.attempts = (*working.attempts).clone();
-        Some(t)
+        Some(WorkingText { trace: (*loaded.text).clone(), whatif: self.whatif.get_untracked() })
     }
 
     /// How many rows the working trace has.

@@ -223,6 +223,13 @@ fn a_what_if_edit_of_one_row_recomputes() {
     b.execute("document.querySelector('.row-edit').open = true", json!([]));
     b.select("[data-testid=edit-quality]", "pass");
     b.wait_text(QUALIFIED, |t| t == "7");
+    // The download is the trace as the learner has it: the second bundle reads the trace's
+    // text with the same edits, so R7 is 0.9 s and qualifies, R5 passes quality.
+    b.click("[data-testid=export-csv]");
+    let csv = b.downloaded("ten-requests-verdicts.csv");
+    let row = |id: &str| csv.lines().find(|l| l.starts_with(&format!("{id},"))).unwrap_or_else(|| panic!("{id} in {csv}")).to_string();
+    assert!(row("R7").contains(",0.9,") && row("R7").contains(",within,true,"), "{}", row("R7"));
+    assert!(row("R5").contains(",pass,") && row("R5").contains(",within,true,"), "{}", row("R5"));
     b.click("[data-testid=reset]");
     b.wait_text(QUALIFIED, |t| t == "5");
 }
@@ -700,8 +707,9 @@ fn each_figure_has_its_interval_and_the_run_checks_sit_beside_them() {
     assert!(p95.contains("95 % interval") && p95.contains("no upper bound") && p95.contains("order statistics"), "{p95}");
     let failures = b.text_of("[data-testid=interval-failure_rate]");
     assert!(failures.contains("Wilson"), "{failures}");
-    // The ten requests carry no GPU telemetry: "unverified", never a guess.
-    let checks = b.text_of("[data-testid=run-checks]");
+    // The ten requests carry no GPU telemetry: "unverified", never a guess. (The run checks
+    // come from the lab's second bundle, a moment after the figures.)
+    let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("unverified"));
     assert!(checks.contains("unverified"), "{checks}");
     // The load-model page is one click from the lab.
     let href = b.execute("return document.querySelector('[data-testid=load-model-link]').href", json!([]));
@@ -803,7 +811,7 @@ fn a_reasoning_model_ttft_follows_the_course_and_the_switch_shows_what_moves() {
     let qualified = b.wait_text("[data-testid=metric-qualified_count]", |t| t.contains("22"));
     assert!(qualified.contains("22"), "{qualified}");
     // The five checks before a run counts as a baseline, beside the figures.
-    let checks = b.text_of("[data-testid=run-checks]");
+    let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("counts as a baseline"));
     assert!(checks.contains("This run counts as a baseline: not yet"), "{checks}");
     assert!(checks.contains("One contract") && checks.contains("Reruns in a similar range"), "{checks}");
     // A permalink carries the choice.

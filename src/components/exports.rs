@@ -15,13 +15,13 @@ pub fn Exports() -> impl IntoView {
     let lab = use_lab();
     let lang = lab.lang;
     let save = move |kind: ExportKind| {
-        let Some(trace) = lab.working_trace() else { return };
+        let Some(trace) = lab.working_text() else { return };
         let source = lab.loaded.with_untracked(|l| l.as_ref().map(|l| l.origin.name().to_string())).unwrap_or_default();
         let request = ExportRequest { kind, source, trace, settings: lab.settings.get_untracked(), lang: lang.get_untracked() };
         let file = kind.file_name(&request.source);
         spawn_local(async move {
-            // Written as text directly, as every trace the lab hands over is: one copy of the
-            // serializers in the download.
+            // The trace goes as its text with the what-if edits (`WorkingText`): the lab's
+            // download carries no serializer of the trace.
             let written = match serde_json::to_string(&request) {
                 Ok(json) => crate::convert::call(crate::convert::Call::ExportFile, &[&json]).await,
                 Err(e) => Err(e.to_string()),

@@ -20,10 +20,11 @@ pub fn LoadPanel() -> impl IntoView {
         spawn_local(async move {
             match read_upload(file).await {
                 Ok(Upload::Traces(name, mut traces)) => {
-                    let first = traces.remove(0);
-                    lab.choices.set(traces.into_iter().map(|t| (t.label, std::sync::Arc::new(t.trace))).collect());
+                    let (first, text) = traces.remove(0);
+                    let origin = Origin::Uploaded(name);
+                    lab.choices.set(traces.into_iter().map(|(t, text)| (t.label, Loaded::new(origin.clone(), t.trace, text))).collect());
                     lab.choice_label.set(first.label.clone());
-                    lab.load(Loaded::new(Origin::Uploaded(name), first.trace), &[]);
+                    lab.load(Loaded::new(origin, first.trace, text), &[]);
                 }
                 Ok(Upload::Summary(name, text)) => lab.attach_summary(&name, &text).await,
                 Err(e) => lab.load_error.set(Some(e)),
@@ -36,8 +37,8 @@ pub fn LoadPanel() -> impl IntoView {
         }
         spawn_local(async move {
             match fetch_sample(&name).await {
-                Ok(trace) => {
-                    lab.load(Loaded::new(Origin::Sample(name), trace), &[]);
+                Ok((trace, text)) => {
+                    lab.load(Loaded::new(Origin::Sample(name), trace, text), &[]);
                 }
                 Err(e) => lab.load_error.set(Some(e)),
             }
@@ -128,18 +129,15 @@ fn BenchmarkPicker() -> impl IntoView {
                 <label for="benchmark-picker">{tr(l, "benchmark")}</label>
                 <select id="benchmark-picker" data-testid="benchmark-picker" on:change=move |e| {
                     let pick = event_target_value(&e);
-                    let Some(name) = lab.loaded.with_untracked(|x| x.as_ref().map(|x| x.origin.name().to_string())) else { return };
                     let found = lab.choices.with_untracked(|c| c.iter().find(|(label, _)| *label == pick).cloned());
-                    if let Some((label, trace)) = found {
+                    if let Some((label, picked)) = found {
                         // Put the current one back among the choices, then load the picked one.
                         if let Some(old) = lab.loaded.get_untracked() {
-                            let mut old_trace = (*old.trace).clone();
-                            old_trace.attempts = (*old.attempts).clone();
                             let old_label = lab.choice_label.get_untracked();
-                            lab.choices.update(|c| { c.retain(|(l, _)| *l != label); c.push((old_label, std::sync::Arc::new(old_trace))); c.sort_by(|a, b| a.0.cmp(&b.0)); });
+                            lab.choices.update(|c| { c.retain(|(l, _)| *l != label); c.push((old_label, old)); c.sort_by(|a, b| a.0.cmp(&b.0)); });
                         }
                         lab.choice_label.set(label);
-                        lab.load(Loaded::new(Origin::Uploaded(name), (*trace).clone()), &[]);
+                        lab.load(picked, &[]);
                     }
                 }>
                     <option value=current.clone() selected=true>{current.clone()}</option>

@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use tracelab_core::handoff::WorkingText;
 use tracelab_core::export::PeerTable;
 
 use crate::convert::Call;
@@ -24,10 +25,12 @@ pub fn PeerPanel() -> impl IntoView {
         }
         let settings = lab.settings.with(|s| serde_json::to_string(s).unwrap_or_default());
         let lang = serde_json::to_string(&lab.lang.get()).unwrap_or_default();
+        let key = crate::convert::key(&loaded.trace, &working.attempts);
+        let working_text = move || WorkingText { trace: (*loaded.text).clone(), whatif: lab.whatif.get_untracked() };
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {
-            let answer = crate::convert::call_on_trace(Call::PeerTable, &loaded.trace, &working.attempts, &[&settings, &lang])
+            let answer = crate::convert::call_on_trace(Call::PeerTable, key, working_text, &[&settings, &lang])
                 .await
                 .and_then(|json| serde_json::from_str::<PeerTable>(&json).map_err(|e| e.to_string()));
             if latest.get_value() == mine {

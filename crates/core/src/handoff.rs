@@ -10,12 +10,73 @@
 //!
 //! The lab reads the envelope through `serde_json::Value` by hand: derived readers for it would
 //! cost the lab's download more than the importers' whole answer is worth.
+//!
+//! The other way, the lab never writes a trace out: it keeps the text each trace was read from
+//! ([`TraceText`]) and sends that, with the learner's what-if edits ([`WorkingText`]), to its
+//! second bundle and to the lessons page, which read it with the same reader. The lab's first
+//! download then carries no serializer of the trace (about 15 KB gzipped).
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ParseError;
 use crate::parse::{not_text, parse_trace};
 use crate::trace::{Header, Trace};
+use crate::whatif::WhatIf;
+
+/// A trace as the text it was read from: a sample's or an upload's file, or the trace format v1
+/// an import was handed back in; with what was set on it since (the importer's warnings, a
+/// summary's new header). [`TraceText::read`] gives back the trace the lab holds.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceText {
+    /// The file name, as errors name it.
+    pub file: String,
+    /// The file's text (our formats: trace format v1 or the classroom CSV).
+    pub text: String,
+    /// The importer's warnings, which replace the reader's own (an import's text is ours).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+    /// A header line that replaces the text's own: a tool's summary set beside the trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+}
+
+impl TraceText {
+    pub fn new(file: &str, text: String) -> TraceText {
+        TraceText { file: file.to_string(), text, warnings: None, header: None }
+    }
+
+    /// The trace, read as the lab read it.
+    pub fn read(&self) -> Result<Trace, ParseError> {
+        let mut trace = parse_trace(&self.file, &self.text)?;
+        if let Some(line) = &self.header {
+            trace.header = received_header(&self.file, line)?;
+        }
+        if let Some(warnings) = &self.warnings {
+            trace.warnings = warnings.clone();
+        }
+        Ok(trace)
+    }
+}
+
+/// A trace's text with the learner's what-if edits: the trace as the lab shows it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WorkingText {
+    pub trace: TraceText,
+    #[serde(default)]
+    pub whatif: WhatIf,
+}
+
+impl WorkingText {
+    /// The trace with the edits applied (its attempts are the lab's working attempts).
+    pub fn read(&self) -> Result<Trace, ParseError> {
+        let mut trace = self.trace.read()?;
+        if !self.whatif.is_empty() {
+            trace.attempts = self.whatif.apply(&trace.attempts);
+        }
+        Ok(trace)
+    }
+}
 
 /// One trace of an import, with a label to choose it by (guidellm: one per benchmark).
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +89,8 @@ pub struct ImportedTrace {
 /// What the lab gets back from the importers' `hand_over` (`tracelab_peers::handoff`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Received {
-    Traces(Vec<ImportedTrace>),
+    /// Each trace, with the text it was read from (for [`WorkingText`]).
+    Traces(Vec<(ImportedTrace, TraceText)>),
     /// The file is a tool's own aggregate: set it beside the open trace with `attach_handed` (`tracelab_peers::handoff`).
     Summary,
 }
@@ -44,11 +106,12 @@ pub fn receive(file: &str, handed: &str) -> Result<Received, ParseError> {
     let mut out = Vec::with_capacity(traces.len());
     for t in traces {
         let jsonl = t.get("jsonl").and_then(Value::as_str).ok_or_else(|| unreadable("a trace without `jsonl`"))?;
-        let mut trace = parse_trace(file, jsonl)?;
-        trace.warnings =
+        let warnings =
             t.get("warnings").and_then(Value::as_array).into_iter().flatten().filter_map(|w| w.as_str().map(String::from)).collect();
+        let text = TraceText { warnings: Some(warnings), ..TraceText::new(file, jsonl.to_string()) };
+        let trace = text.read()?;
         let label = t.get("label").and_then(Value::as_str).unwrap_or_default().to_string();
-        out.push(ImportedTrace { label, trace });
+        out.push((ImportedTrace { label, trace }, text));
     }
     if out.is_empty() {
         return Err(unreadable("no trace"));
@@ -89,4 +152,46 @@ pub fn is_summary_table(first_line: &str) -> bool {
 /// Reads the header line the importers' `attach_handed` (`tracelab_peers::handoff`) wrote.
 pub fn received_header(file: &str, line: &str) -> Result<Header, ParseError> {
     parse_trace(file, line).map(|t| t.header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::whatif::RowEdit;
+
+    const TEN: &str = include_str!("../../../public/samples/ten-requests.jsonl");
+
+    #[test]
+    fn a_trace_text_reads_back_to_the_trace_the_lab_holds_with_its_edits() {
+        let text = TraceText::new("ten-requests.jsonl", TEN.to_string());
+        let plain = text.read().unwrap();
+        assert_eq!(plain, parse_trace("ten-requests.jsonl", TEN).unwrap());
+        // What-if edits are applied as the lab applies them: row 2 deleted, row 0 loses its TTFT.
+        let mut whatif = WhatIf::default();
+        whatif.deleted.insert(2);
+        whatif.edits.insert(0, RowEdit { ttft_ms: Some(None), ..Default::default() });
+        let working = WorkingText { trace: text.clone(), whatif: whatif.clone() };
+        let edited = working.read().unwrap();
+        assert_eq!(edited.attempts, whatif.apply(&plain.attempts));
+        assert_eq!(edited.attempts.len(), plain.attempts.len() - 1);
+        // Through JSON, as it crosses between the lab's bundles.
+        let back: WorkingText = serde_json::from_str(&serde_json::to_string(&working).unwrap()).unwrap();
+        assert_eq!(back.read().unwrap(), edited);
+        // A summary's new header line and an importer's warnings are kept beside the text.
+        let mut header = plain.header.clone();
+        header.conditions.model = Some("another-model".into());
+        let line = crate::write::header_line(&header);
+        let set = TraceText { header: Some(line), warnings: Some(vec!["w".into()]), ..text };
+        let read = set.read().unwrap();
+        assert_eq!(read.header, header);
+        assert_eq!(read.warnings, ["w"]);
+        assert_eq!(read.attempts, plain.attempts);
+    }
+
+    #[test]
+    fn a_damaged_trace_text_is_refused_naming_its_file_and_line() {
+        let broken = TEN.replacen("\"outcome\"", "\"outcome_\"", 1);
+        let e = TraceText::new("ten-requests.jsonl", broken).read().unwrap_err().to_string();
+        assert!(e.contains("ten-requests.jsonl") && e.contains("line"), "{e}");
+    }
 }

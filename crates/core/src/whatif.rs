@@ -19,11 +19,26 @@ pub struct RowEdit {
     pub outcome: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
-    /// `Some(None)` removes the TTFT (no token came); `Some(Some(ms))` sets it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `Some(None)` removes the TTFT (no token came); `Some(Some(ms))` sets it. Written as
+    /// `null` and as a number, absent when kept (`present_or_null`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present_or_null")]
     pub ttft_ms: Option<Option<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<Quality>,
+}
+
+/// A field that may be absent (keep the original), `null` (remove the value) or a value (set it):
+/// serde alone reads `null` as absent, which would turn "no token came" into "unchanged".
+mod present_or_null {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Option<f64>>, s: S) -> Result<S::Ok, S::Error> {
+        v.flatten().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
+        Option::<f64>::deserialize(d).map(Some)
+    }
 }
 
 /// All edits to one trace, by row position in the original trace.

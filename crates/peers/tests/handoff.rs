@@ -98,7 +98,7 @@ fn a_summary_attached_across_is_the_direct_attach() {
         let Received::Traces(mut traces) = handoff::receive(per_request, &handoff::hand_over(per_request, &trace_text).unwrap()).unwrap() else {
             panic!("{per_request}: not a trace")
         };
-        let trace = traces.remove(0).trace;
+        let trace = traces.remove(0).0.trace;
         assert_eq!(handoff::receive(summary, &handoff::hand_over(summary, &summary_text).unwrap()).unwrap(), Received::Summary);
         let line = handoff::attach_handed(summary, &summary_text, trace.clone()).unwrap();
         let header = handoff::received_header(summary, &line).unwrap();
@@ -129,7 +129,9 @@ fn same(name: &str, received: &Received, direct: &Loaded) {
         (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-3 + 1e-12 * b.abs(), "{name}: attempt {i} {what}: {a} vs {b}"),
         (a, b) => assert_eq!(a.is_some(), b.is_some(), "{name}: attempt {i} {what}"),
     };
-    for (r, d) in r.iter().zip(d) {
+    for ((r, text), d) in r.iter().zip(d) {
+        // The text it came with reads back to the same trace (what the lab sends on).
+        assert_eq!(&text.read().unwrap(), &r.trace, "{name}: the handed text reads back to the trace");
         assert_eq!(r.label, d.label, "{name}");
         assert_eq!(r.trace.header, d.trace.header, "{name}: header");
         assert_eq!(r.trace.warnings, d.trace.warnings, "{name}: warnings");

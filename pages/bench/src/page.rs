@@ -7,7 +7,8 @@
 
 use leptos::prelude::*;
 use trace_lab::state::{Lab, Loaded, Origin};
-use tracelab_core::{parse::parse_trace, units, Lang};
+use tracelab_core::handoff::TraceText;
+use tracelab_core::{units, Lang};
 
 fn param_file() -> String {
     tracelab_web::query("file")
@@ -36,16 +37,17 @@ pub fn BenchPage() -> impl IntoView {
         };
         let mb = units::megabytes(text.len());
         let t0 = now();
-        let trace = match parse_trace(&name, &text) {
+        // As the lab reads it: the trace and the text it came from (which the lab keeps).
+        let text = TraceText::new(&name, text);
+        let trace = match text.read() {
             Ok(t) => t,
             Err(e) => return result.set(serde_json::json!({ "error": e.to_string() }).to_string()),
         };
         let parse_ms = now() - t0;
-        drop(text);
         let n = trace.attempts.len();
         let lab = Lab::new(Lang::En);
         let t1 = now();
-        lab.load(Loaded::new(Origin::Uploaded(name.clone()), trace), &[]);
+        lab.load(Loaded::new(Origin::Uploaded(name.clone()), trace, text), &[]);
         let first = lab.metrics.with_untracked(|m| m.as_ref().map(|m| m.qualified));
         let index_ms = now() - t1;
         // Threshold edits through the lab's state, as the slider makes them.

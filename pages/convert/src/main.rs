@@ -9,6 +9,7 @@ use std::cell::RefCell;
 
 use tracelab_core::compare::Intervals;
 use tracelab_core::export::ExportRequest;
+use tracelab_core::handoff::WorkingText;
 use tracelab_core::{Index, Lang, Metrics, Population, Settings, Trace};
 use tracelab_peers::{handoff, table};
 use tracelab_web::bridge::NEED_TRACE;
@@ -30,10 +31,12 @@ fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, Str
     serde_json::from_str(json).map_err(|e| format!("the lab's {what} is unreadable ({e}); reload the page"))
 }
 
-/// A trace from the lab, its peer figures checked: the lab does not read them itself (see
+/// A trace from the lab (its text with the learner's what-if edits, `WorkingText`), read with the
+/// reader the lab used, its peer figures checked: the lab does not read them itself (see
 /// `tracelab_core::trace::peer::PeerFigures`), so a bad one in an uploaded trace is named here.
 fn read_trace(json: &str) -> Result<Trace, String> {
-    let trace: Trace = read("trace", json)?;
+    let working: WorkingText = read("trace", json)?;
+    let trace = working.read().map_err(|e| e.to_string())?;
     trace.check_peer_figures().map_err(|e| e.to_string())?;
     Ok(trace)
 }
@@ -45,7 +48,7 @@ pub fn import_upload(name: &str, text: &str) -> Result<String, String> {
     handoff::hand_over(name, text).map_err(|e| e.to_string())
 }
 
-/// A tool's summary file set beside the open trace (`trace`: JSON, attempts included); the
+/// A tool's summary file set beside the open trace (`trace`: its text, `WorkingText` JSON); the
 /// answer is the trace's new header line.
 #[wasm_bindgen]
 pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, String> {
@@ -108,8 +111,7 @@ pub fn run_checks(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
 #[wasm_bindgen]
 pub fn export_file(request: &str) -> Result<String, String> {
     let request: ExportRequest = read("download request", request)?;
-    request.trace.check_peer_figures().map_err(|e| e.to_string())?;
-    Ok(request.write())
+    request.write().map_err(|e| e.to_string())
 }
 
 fn main() {

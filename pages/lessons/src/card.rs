@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use tracelab_course::{MetricCard, Progress};
 use serde::Deserialize;
+use tracelab_core::handoff::WorkingText;
 use tracelab_core::{Lang, Metrics, Settings, Text, Trace};
 use wasm_bindgen::JsCast;
 
@@ -44,8 +45,12 @@ pub fn lab_state(lang: Lang) -> Result<LabState, String> {
     let raw = f.call0(&window).map_err(|e| format!("{}: {e:?}", not_ready()))?.as_string().ok_or_else(not_ready)?;
     let v: serde_json::Value = serde_json::from_str(&raw).map_err(|e| format!("lab state: {e}"))?;
     let source = v["source"].as_str().unwrap_or_default().to_string();
-    let trace = Trace::deserialize(&v["trace"]).map_err(|e| format!("lab state: trace: {e}"))?;
+    let working = WorkingText::deserialize(&v["trace"]).map_err(|e| format!("lab state: trace: {e}"))?;
+    let mut trace = working.read().map_err(|e| e.to_string())?;
     trace.check_peer_figures().map_err(|e| e.in_file(source.as_str()).to_string())?;
+    if let Some(footer) = trace.footer.as_mut() {
+        footer.attempts = trace.attempts.len() as u64; // rows deleted by a what-if edit
+    }
     let mut settings = Settings::from_header(&trace.header);
     if let Some(pairs) = v["settings"].as_object() {
         settings.apply_pairs(pairs.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))));

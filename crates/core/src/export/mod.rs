@@ -303,28 +303,32 @@ impl ExportKind {
     }
 }
 
-/// One download: the trace as the learner has it (what-if edits applied), under the settings
-/// in force. Serialised as is between the lab's bundles.
+/// One download: the trace as the learner has it (its text with the what-if edits, read again by
+/// the bundle that writes the file, with the reader the lab used), under the settings in force.
+/// Serialised as is between the lab's bundles.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExportRequest {
     pub kind: ExportKind,
     /// The trace's file or sample name, as the card names its source.
     pub source: String,
-    pub trace: Trace,
+    pub trace: crate::handoff::WorkingText,
     pub settings: Settings,
     pub lang: Lang,
 }
 
 impl ExportRequest {
-    /// The file's text, with the figures recomputed by the same core the lab shows them from.
-    pub fn write(&self) -> String {
-        let (trace, settings) = (&self.trace, &self.settings);
-        match self.kind {
+    /// The file's text, with the figures recomputed by the same core the lab shows them from;
+    /// `Err` when the trace's text does not read (it did in the lab: a changed or damaged request).
+    pub fn write(&self) -> Result<String, crate::error::ParseError> {
+        let trace = &self.trace.read()?;
+        trace.check_peer_figures()?;
+        let settings = &self.settings;
+        Ok(match self.kind {
             ExportKind::Csv => attempts_csv(trace, settings),
             ExportKind::CardMd => card_markdown(&self.source, trace, settings, &Metrics::of(&trace.attempts, settings), self.lang),
             ExportKind::CardJson => card_json(&self.source, trace, settings, &Metrics::of(&trace.attempts, settings), self.lang),
             ExportKind::Perfetto => perfetto(trace, settings),
-        }
+        })
     }
 }
 
