@@ -1,12 +1,12 @@
 //! For a trace imported from vLLM, AIPerf, guidellm or LLMPerf: what the tool said, what we get
 //! recomputing with the tool's own method, and the same figure under the lesson's definitions —
 //! side by side, so a learner sees exactly what moves and why. The table is the core's
-//! (`tracelab_peers::table::peer_table`), computed in the importers' bundle (`crate::convert`) and shown as is.
+//! (`tracelab_peers::table::peer_table`), computed and written as HTML in the importers' bundle
+//! (`crate::convert`), and put in place as is.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_core::handoff::WorkingText;
-use tracelab_core::export::PeerTable;
 
 use crate::convert::Call;
 use crate::i18n::tr;
@@ -15,7 +15,7 @@ use crate::state::use_lab;
 #[component]
 pub fn PeerPanel() -> impl IntoView {
     let lab = use_lab();
-    let table: RwSignal<Option<Result<PeerTable, String>>> = RwSignal::new(None);
+    let table: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
     // Which request is the latest (an older answer arriving late is dropped).
     let latest = StoredValue::new(0u64);
     Effect::new(move |_| {
@@ -30,9 +30,7 @@ pub fn PeerPanel() -> impl IntoView {
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {
-            let answer = crate::convert::call_on_trace(Call::PeerTable, key, working_text, &[&settings, &lang])
-                .await
-                .and_then(|json| serde_json::from_str::<PeerTable>(&json).map_err(|e| e.to_string()));
+            let answer = crate::convert::call_on_trace(Call::PeerTable, key, working_text, &[&settings, &lang]).await;
             if latest.get_value() == mine {
                 table.set(Some(answer));
             }
@@ -53,31 +51,7 @@ pub fn PeerPanel() -> impl IntoView {
                         None if src.figures.is_empty() => view! { <p class="hint" data-testid="peer-none">{tr(l, "peer_no_figures")}</p> }.into_any(),
                         None => view! { <p class="loading">"…"</p> }.into_any(),
                         Some(Err(e)) => view! { <p class="error" role="alert" data-testid="peer-error">{e}</p> }.into_any(),
-                        Some(Ok(t)) => view! {
-                            <p data-testid="peer-summary">{format!("{} / {} {}", t.matched, t.reproducible, tr(l, "peer_match"))}</p>
-                            <div class="table-scroll">
-                            <table class="peer-table" data-testid="peer-table">
-                                <thead><tr>
-                                    <th scope="col">{tr(l, "peer_figure")}</th>
-                                    <th scope="col" class="num">{tr(l, "peer_said")}</th>
-                                    <th scope="col" class="num">{tr(l, "peer_method")}</th>
-                                    <th scope="col" class="num">{tr(l, "peer_lesson")}</th>
-                                    <th scope="col">{tr(l, "peer_why")}</th>
-                                </tr></thead>
-                                <tbody>
-                                    {t.rows.into_iter().map(|r| view! {
-                                        <tr data-testid="peer-row" data-key=r.key>
-                                            <th scope="row">{r.label}<br/><span class="mono muted">{r.tool_key}</span></th>
-                                            <td class="num">{r.said}</td>
-                                            <td class="num" class:match=r.mark == "match" class:approx=r.mark == "approx" class:mismatch=r.mark == "mismatch">{r.ours}</td>
-                                            <td class="num">{r.lesson}</td>
-                                            <td class="why-cell">{r.why}</td>
-                                        </tr>
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                            </div>
-                        }.into_any(),
+                        Some(Ok(html)) => view! { <div class="peer-figures" inner_html=html></div> }.into_any(),
                     }}
                 </section>
             }

@@ -9,7 +9,7 @@ pub enum Call {
     ImportUpload,
     /// A peer tool's summary set beside the open trace: `(name, text, trace JSON)` → new header line.
     AttachSummary,
-    /// The peer panel's table: `(key, trace JSON or "", settings, lang)` → `PeerTable` JSON.
+    /// The peer panel's table: `(key, trace JSON or "", settings, lang)` → the table as HTML.
     PeerTable,
     /// The lines about the run itself beside the figures: `(key, trace JSON or "", settings, lang)`
     /// → JSON list of lines.

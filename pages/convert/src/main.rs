@@ -15,6 +15,8 @@ use tracelab_peers::{handoff, table};
 use tracelab_web::bridge::NEED_TRACE;
 use wasm_bindgen::prelude::*;
 
+mod peer_html;
+
 /// The open trace (with the learner's what-if edits applied) the lab last sent, by the lab's key
 /// for it, so a threshold edit sends only the settings; and its index for the last population.
 struct Held {
@@ -69,8 +71,10 @@ fn hold(key: &str, trace: &str) -> Result<(), String> {
     }
 }
 
-/// The peer panel of the imported trace known by `key` (sent as JSON in `trace` the first time,
-/// empty after), under `settings`, written in `lang`.
+/// The peer panel's table of the imported trace known by `key` (sent as JSON in `trace` the
+/// first time, empty after), under `settings`, written in `lang`, as HTML (`peer_html`): the lab
+/// puts it in place as it is, so its first download carries neither the table's reader nor
+/// its markup.
 #[wasm_bindgen]
 pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<String, String> {
     hold(key, trace)?;
@@ -79,7 +83,7 @@ pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
     HELD.with(|h| {
         let held = h.borrow();
         let held = held.as_ref().ok_or(NEED_TRACE)?;
-        serde_json::to_string(&table::peer_table(&held.trace, &settings, lang)).map_err(|e| e.to_string())
+        Ok(peer_html::table(&table::peer_table(&held.trace, &settings, lang), lang))
     })
 }
 
