@@ -152,3 +152,31 @@ fn a_real_sweep_folder_uploaded_as_files_gets_its_answer() {
     assert!(b.find_all("[data-testid=step-4]").is_empty(), "three steps, no more");
     b.screenshot(&screenshot_path("capacity-real-llama-sweep"));
 }
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn a_simulated_sweep_folder_from_the_terminal_is_read_and_said_to_be_simulated() {
+    // The files `tracelab simulate-sweep` wrote (tests/data/sweep-simulated/, its README gives the
+    // command; the recorder's tests check they are what it writes and `tracelab capacity`'s answer).
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sweep-simulated");
+    let mut files: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "jsonl")))
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 5, "sweep.json and four steps");
+    let base = static_server::serve(dist());
+    let b = Browser::start(1280, 1000, "en-US");
+    b.goto(&format!("{base}/capacity/?thr=1&target=ttft_p95%3C%3D1"));
+    b.wait_text("[data-testid=files]", |_| true);
+    b.type_into("[data-testid=files]", &files.join("\n"));
+    let answer = b.wait_text("[data-testid=capacity]", |t| t.contains("concurrency"));
+    assert_eq!(answer, "Capacity: the highest load that passes is concurrency 4; capacity lies between concurrency 4 (passes) and concurrency 8 (fails)");
+    assert!(b.text_of("[data-testid=simulated]").starts_with("Simulated, not measured"));
+    assert!(b.text_of("[data-testid=stopped]").contains("The sweep stopped after step 4"), "{}", b.text_of("[data-testid=stopped]"));
+    b.click("[data-testid=lang-switch]");
+    assert!(b.wait_text("[data-testid=simulated]", |t| t.starts_with("模拟结果")).contains("不是测量"));
+    b.screenshot(&screenshot_path("capacity-simulated-cli-sweep-zh"));
+}

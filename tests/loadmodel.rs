@@ -66,10 +66,20 @@ fn the_stall_demonstration_shows_the_cores_figures() {
     assert_eq!(b.wait_text("[data-testid=capacity-link]", |t| !t.is_empty()), "Capacity of a load sweep…");
     b.click("[data-testid=capacity-link]");
     assert!(b.wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:")).contains("rate 2.5 /s"));
-    // Nothing wider than a 360 px window with the extra link in the header.
+    // Nothing wider than a 360 px window, the extra link in the header included.
     let b = Browser::start(360, 800, "en-US");
     b.goto(&format!("{base}/load-model/"));
     b.wait_text("[data-testid=capacity-link]", |t| !t.is_empty());
+    let wide = b.execute(
+        "const w = document.documentElement.clientWidth; const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) { if (getComputedStyle(p).overflowX !== 'visible') return true; } return false; }; return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1 && !scrolls(e)).slice(0, 8).map(e => e.tagName + '.' + e.className + '#' + (e.dataset.testid || '') + ' ' + Math.round(e.getBoundingClientRect().right))",
+        serde_json::json!([]),
+    );
+    assert_eq!(wide, serde_json::json!([]), "wider than a 360 px window");
     let overflow = b.execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth", serde_json::json!([]));
     assert_eq!(overflow, serde_json::json!(0), "horizontal overflow at 360 px");
+    let head = b.execute(support::OUT_OF_COLUMN_JS, serde_json::json!([".lm-head", null]));
+    assert_eq!(head, serde_json::json!([]), "the header and its links at 360 px");
+    let link = b.execute("return document.querySelector('[data-testid=capacity-link]').getBoundingClientRect().right <= document.documentElement.clientWidth", serde_json::json!([]));
+    assert_eq!(link, serde_json::json!(true), "the capacity link inside a 360 px window");
+    b.screenshot(&screenshot_path("load-model-360"));
 }

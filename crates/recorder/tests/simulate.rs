@@ -295,3 +295,31 @@ fn a_simulated_sweeps_bad_flags_write_nothing() {
         assert!(!out.exists(), "{extra:?}: nothing written");
     }
 }
+
+/// The simulated sweep the capacity page's browser test uploads (`tests/data/sweep-simulated/`,
+/// its README gives the command) is what `tracelab simulate-sweep` writes, byte for byte
+/// (`TRACELAB_BLESS=1` rewrites it), and `tracelab capacity` gives it the answer that test expects.
+#[test]
+fn the_committed_simulated_sweep_is_what_the_command_writes() {
+    let committed = repo("tests/data/sweep-simulated");
+    let dir = temp("committed");
+    let out = dir.join("sweep").display().to_string();
+    ok(&[
+        "simulate-sweep", "--slots", "4", "--service", "exponential:1", "--concurrencies", "1,2,4,8,16", "--requests", "150", "--seed", "3",
+        "--target", "ttft_p95<=1", "--threshold", "1", "--output-dir", &out,
+    ]);
+    let mut names: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names.len(), 5, "sweep.json and four steps (stopped at concurrency 8): {names:?}");
+    for name in &names {
+        let written = std::fs::read(dir.join("sweep").join(name)).unwrap();
+        if std::env::var_os("TRACELAB_BLESS").is_some() {
+            std::fs::write(committed.join(name), &written).unwrap();
+        }
+        let on_disk = std::fs::read(committed.join(name)).unwrap_or_else(|e| panic!("{name}: {e} (TRACELAB_BLESS=1 writes it)"));
+        assert!(on_disk == written, "{name} differs from what simulate-sweep writes; rerun with TRACELAB_BLESS=1 and review the diff");
+    }
+    let text = String::from_utf8(ok(&["capacity", &committed.display().to_string()]).stdout).unwrap();
+    assert!(text.starts_with("Simulated, not measured"), "{text}");
+    assert!(text.contains("Capacity: the highest load that passes is concurrency 4; capacity lies between concurrency 4 (passes) and concurrency 8 (fails)"), "{text}");
+}
