@@ -1,7 +1,8 @@
 //! The capacity page in headless Chromium: opened from the lab's link on the constructed sample
 //! sweep, the core's answer and every step's verdict and why, a stricter threshold and another
 //! target recomputing the answer, the simulated sweep, Chinese, and no horizontal overflow at
-//! 360, 1024 and 1280 px (screenshots at 360 and 1280 px, English and Chinese).
+//! 360, 1024 and 1280 px, the title's size and the sample's name fully shown in its select
+//! (screenshots at 360 and 1280 px, English and Chinese); the load-model page's link to it.
 
 mod support;
 
@@ -21,6 +22,8 @@ fn capacity_page_answers_recomputes_and_speaks_chinese() {
     b.click("[data-testid=capacity-link]");
     let answer = b.wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:"));
     assert_eq!(answer, ANSWER);
+    // The sample was made on the simulator, and the page says so (from the steps' headers).
+    assert!(b.text_of("[data-testid=simulated]").starts_with("Simulated, not measured"), "{}", b.text_of("[data-testid=simulated]"));
     assert!(b.text_of("[data-testid=knee]").starts_with("Knee: rate 1 /s"));
     let verdicts = ["passes", "passes", "passes", "inconclusive", "fails"];
     let whys = ["lies wholly at or above 90 %", "lies wholly at or above 90 %", "lies wholly at or above 90 %", "straddles 90 %", "lies wholly below 90 %"];
@@ -59,6 +62,7 @@ fn capacity_page_answers_recomputes_and_speaks_chinese() {
     b.click("[data-testid=lang-switch]");
     let zh = b.wait_text("[data-testid=capacity]", |t| t.starts_with("容量："));
     assert!(zh.contains("速率 2.5 个/秒"), "{zh}");
+    assert!(b.text_of("[data-testid=simulated]").starts_with("模拟结果，不是测量"));
     assert_eq!(b.text_of("[data-testid=step-5] [data-testid=verdict]"), "未通过");
     assert_eq!(b.execute("return document.documentElement.lang", json!([])), json!("zh-CN"));
     check_widths(&b.url(), &[360, 1280], "zh", "[data-testid=capacity]", "容量：");
@@ -74,8 +78,22 @@ fn capacity_page_answers_recomputes_and_speaks_chinese() {
     assert!(b.url().contains("sweep=simulator") && b.url().contains("rates=1%2C2%2C3%2C4") || b.url().contains("rates=1,2,3,4"), "{}", b.url());
 }
 
+/// How wide the select's chosen text is against the room its box leaves for it (less its
+/// padding and the arrow's 20 px), in the select's own font.
+const SELECT_TEXT_FITS_JS: &str = r#"
+const s = document.querySelector(arguments[0]);
+const cs = getComputedStyle(s);
+const ctx = document.createElement('canvas').getContext('2d');
+ctx.font = cs.font;
+const text = s.options[s.selectedIndex].text;
+const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20;
+const r = s.getBoundingClientRect();
+return [text, Math.ceil(ctx.measureText(text).width), Math.floor(room), r.right <= document.documentElement.clientWidth];
+"#;
+
 /// The page at `url` in a fresh browser `width` px wide: nothing wider than the window, nothing
-/// out of its column; a screenshot at 360 and 1280 px.
+/// out of its column, the sample's name wholly inside its select, the title at most 1.3× the
+/// body's text and two lines at 360 px; a screenshot at 360 and 1280 px.
 fn check_widths(url: &str, widths: &[u32], lang: &str, ready: &str, starts: &str) {
     for &width in widths {
         let b = Browser::start(width, 1000, if lang == "zh" { "zh-CN" } else { "en-US" });
@@ -86,6 +104,20 @@ fn check_widths(url: &str, widths: &[u32], lang: &str, ready: &str, starts: &str
         for column in [".cap-controls", ".answer", ".step-list"] {
             let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([column, null]));
             assert_eq!(bad, json!([]), "{column} at {width} px ({lang})");
+        }
+        let fit = b.execute(SELECT_TEXT_FITS_JS, json!(["[data-testid=sample]"]));
+        let (text, need, room) = (fit[0].as_str().unwrap().to_string(), fit[1].as_f64().unwrap(), fit[2].as_f64().unwrap());
+        assert!(text.contains("M/M/4"), "the sample is chosen: {fit}");
+        assert!(need <= room && fit[3] == json!(true), "the sample's name `{text}` needs {need} px, its select leaves {room} px at {width} px ({lang})");
+        let title = b.execute(
+            "const h = document.querySelector('h1'); const cs = getComputedStyle(h); return [parseFloat(cs.fontSize), parseFloat(getComputedStyle(document.body).fontSize), h.getBoundingClientRect().height, parseFloat(cs.lineHeight)]",
+            json!([]),
+        );
+        let [size, body, height, line] = [0, 1, 2, 3].map(|i| title[i].as_f64().unwrap());
+        println!("capacity page at {width} px ({lang}): title {size} px on {body} px text, {height} px tall; the sample's name needs {need} of {room} px");
+        if width <= 480 {
+            assert!(size <= 1.3 * body, "the title at {width} px is {size} px on {body} px text ({lang})");
+            assert!(height <= 2.0 * line + 1.0, "the title at {width} px takes more than two lines: {height} px at {line} px a line ({lang})");
         }
         if width != 1024 {
             b.screenshot(&screenshot_path(&format!("capacity-{lang}-{width}")));
@@ -119,4 +151,32 @@ fn a_real_sweep_folder_uploaded_as_files_gets_its_answer() {
     }
     assert!(b.find_all("[data-testid=step-4]").is_empty(), "three steps, no more");
     b.screenshot(&screenshot_path("capacity-real-llama-sweep"));
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn a_simulated_sweep_folder_from_the_terminal_is_read_and_said_to_be_simulated() {
+    // The files `tracelab simulate-sweep` wrote (tests/data/sweep-simulated/, its README gives the
+    // command; the recorder's tests check they are what it writes and `tracelab capacity`'s answer).
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sweep-simulated");
+    let mut files: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "jsonl")))
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 5, "sweep.json and four steps");
+    let base = static_server::serve(dist());
+    let b = Browser::start(1280, 1000, "en-US");
+    b.goto(&format!("{base}/capacity/?thr=1&target=ttft_p95%3C%3D1"));
+    b.wait_text("[data-testid=files]", |_| true);
+    b.type_into("[data-testid=files]", &files.join("\n"));
+    let answer = b.wait_text("[data-testid=capacity]", |t| t.contains("concurrency"));
+    assert_eq!(answer, "Capacity: the highest load that passes is concurrency 4; capacity lies between concurrency 4 (passes) and concurrency 8 (fails)");
+    assert!(b.text_of("[data-testid=simulated]").starts_with("Simulated, not measured"));
+    assert!(b.text_of("[data-testid=stopped]").contains("The sweep stopped after step 4"), "{}", b.text_of("[data-testid=stopped]"));
+    b.click("[data-testid=lang-switch]");
+    assert!(b.wait_text("[data-testid=simulated]", |t| t.starts_with("模拟结果")).contains("不是测量"));
+    b.screenshot(&screenshot_path("capacity-simulated-cli-sweep-zh"));
 }

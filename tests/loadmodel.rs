@@ -1,6 +1,7 @@
 //! The load-model page in headless Chromium: the stall demonstration's figures are the core's,
-//! turning the stall off calms the open loop, the language switches, and a screenshot of the
-//! demonstration is kept in target/e2e-screenshots/load-model-stall.png.
+//! turning the stall off calms the open loop, the language switches, the link to the capacity
+//! page (both languages), and a screenshot of the demonstration is kept in
+//! target/e2e-screenshots/load-model-stall.png.
 //! Run through `cargo xtask test` (it builds the pages and installs Chromium first).
 
 mod support;
@@ -54,4 +55,31 @@ fn the_stall_demonstration_shows_the_cores_figures() {
 
     b.click("[data-testid=lang-switch]");
     b.wait_text("h1", |t| t.contains("负载模型"));
+
+    // The link to the capacity page, in the reader's language, opens it in that language.
+    assert_eq!(b.wait_text("[data-testid=capacity-link]", |t| t.contains("容量")), "负载扫描的容量……");
+    b.click("[data-testid=capacity-link]");
+    let zh = b.wait_text("[data-testid=capacity]", |t| t.starts_with("容量："));
+    assert!(zh.contains("速率 2.5 个/秒"), "{zh}");
+    let b = Browser::start(1280, 1000, "en-US");
+    b.goto(&format!("{base}/load-model/?lang=en"));
+    assert_eq!(b.wait_text("[data-testid=capacity-link]", |t| !t.is_empty()), "Capacity of a load sweep…");
+    b.click("[data-testid=capacity-link]");
+    assert!(b.wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:")).contains("rate 2.5 /s"));
+    // Nothing wider than a 360 px window, the extra link in the header included.
+    let b = Browser::start(360, 800, "en-US");
+    b.goto(&format!("{base}/load-model/"));
+    b.wait_text("[data-testid=capacity-link]", |t| !t.is_empty());
+    let wide = b.execute(
+        "const w = document.documentElement.clientWidth; const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) { if (getComputedStyle(p).overflowX !== 'visible') return true; } return false; }; return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1 && !scrolls(e)).slice(0, 8).map(e => e.tagName + '.' + e.className + '#' + (e.dataset.testid || '') + ' ' + Math.round(e.getBoundingClientRect().right))",
+        serde_json::json!([]),
+    );
+    assert_eq!(wide, serde_json::json!([]), "wider than a 360 px window");
+    let overflow = b.execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth", serde_json::json!([]));
+    assert_eq!(overflow, serde_json::json!(0), "horizontal overflow at 360 px");
+    let head = b.execute(support::OUT_OF_COLUMN_JS, serde_json::json!([".lm-head", null]));
+    assert_eq!(head, serde_json::json!([]), "the header and its links at 360 px");
+    let link = b.execute("return document.querySelector('[data-testid=capacity-link]').getBoundingClientRect().right <= document.documentElement.clientWidth", serde_json::json!([]));
+    assert_eq!(link, serde_json::json!(true), "the capacity link inside a 360 px window");
+    b.screenshot(&screenshot_path("load-model-360"));
 }

@@ -16,7 +16,12 @@ use crate::lag::{client_lag, ClientLag};
 use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::text::{Lang, Text};
-use crate::trace::Trace;
+use crate::simulate::{
+    record as simulation_record, simulate, simulate_listed, ArrivalName, Listed, Load, Params, Service, SimulateError, TokenCost,
+    DEFAULT_FIRST_TOKEN_SHARE,
+};
+use crate::trace::{Comparison, Trace};
+use crate::workload::{Replay, Replayed, Workload};
 
 /// What was varied from step to step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -235,6 +240,9 @@ pub struct Capacity {
     pub knee: Option<f64>,
     /// Steps whose conditions differ from the first step's in more than the load.
     pub contract: Vec<Text>,
+    /// The loads of the steps that come from the simulator (their header's `simulation`), not
+    /// from a server: never to be read as measured.
+    pub simulated: Vec<f64>,
 }
 
 /// A sweep's loads must be finite, positive and strictly increasing: the answer reads the
@@ -397,6 +405,15 @@ impl Capacity {
                 })
             })
             .collect();
+        let simulated: Vec<f64> = steps.iter().filter(|s| s.trace.header.simulation.is_some()).map(|s| s.load).collect();
+        let mut contract: Vec<Text> = contract;
+        if !simulated.is_empty() && simulated.len() < steps.len() {
+            let list: Vec<String> = simulated.iter().map(|l| trim_num(*l)).collect();
+            contract.push(Text::new(
+                format!("steps at load {} are simulated and the others measured: one sweep must come from one source", list.join(", ")),
+                format!("负载 {} 的步是模拟的，其余是测量的：一次扫描必须来自同一来源", list.join("、")),
+            ));
+        }
         Ok(Capacity {
             kind,
             target,
@@ -406,6 +423,7 @@ impl Capacity {
             answer: Answer { last_pass, first_fail, inconclusive, passes_above_fail },
             knee,
             contract,
+            simulated,
         })
     }
 
@@ -463,11 +481,36 @@ impl Capacity {
         out
     }
 
-    /// The whole answer for the terminal: the target, one block per step with every figure and
-    /// its interval, the answer, the knee and any broken contract.
+    /// Whether the steps were simulated, in one sentence (`None`: every step was measured).
+    pub fn simulated_text(&self, lang: Lang) -> Option<String> {
+        let zh = lang == Lang::Zh;
+        if self.simulated.is_empty() {
+            return None;
+        }
+        if self.simulated.len() == self.steps.len() {
+            return Some(if zh {
+                "模拟结果，不是测量：每一步都来自 tracelab 的模拟器（参数与种子见每一步的文件头），不是来自服务端；模拟的成功请求一律按质量通过计算（模拟器不产生回答）".to_string()
+            } else {
+                "Simulated, not measured: every step comes from tracelab's simulator (its parameters and seed in each step's header), not from a server; simulated successes count as passing quality (the simulator writes no answers)".to_string()
+            });
+        }
+        let list: Vec<String> = self.simulated.iter().map(|l| self.kind.describe(*l, lang)).collect();
+        Some(if zh {
+            format!("注意：{} 是模拟的，不是测量；其余步是测量的", list.join("、"))
+        } else {
+            format!("Note: {} simulated, not measured; the other steps were measured", list.join(", ") + if list.len() == 1 { " is" } else { " are" })
+        })
+    }
+
+    /// The whole answer for the terminal: whether it was simulated, the target, one block per
+    /// step with every figure and its interval, the answer, the knee and any broken contract.
     pub fn render_text(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         let mut out = String::new();
+        if let Some(sim) = self.simulated_text(lang) {
+            out.push_str(&sim);
+            out.push_str("\n\n");
+        }
         out.push_str(&self.rule_text(lang));
         out.push('\n');
         for (i, r) in self.steps.iter().enumerate() {
@@ -622,6 +665,35 @@ pub struct FigureRow {
     pub interval: String,
 }
 
+/// Why a sweep stops after this step, or `None` when it may go on: the step is saturated when
+/// its failure rate's whole 95 % interval lies above `max_failure_rate`, when the client fell
+/// behind its open-loop schedule (the server saw less than offered), or when it fails the
+/// target with its whole interval. An interrupted step is never judged here.
+pub fn saturation(step: &StepResult, target: &Target, max_failure_rate: f64) -> Option<Text> {
+    if step.verdict == StepVerdict::Interrupted {
+        return None;
+    }
+    let share = trim_num(max_failure_rate);
+    if step.failure_rate.interval.and_then(|b| b.lo).is_some_and(|lo| lo > max_failure_rate) {
+        Some(Text::new(
+            format!("saturated: the failure rate's whole 95 % interval lies above {share}"),
+            format!("已饱和：失败率的整个 95 % 区间高于 {share}"),
+        ))
+    } else if step.client_behind == Some(true) {
+        Some(Text::new(
+            "saturated: the client fell behind its schedule beyond its bound (the server saw less than offered)",
+            "已饱和：客户端落后于计划超出其界限（服务端收到的负载低于所给负载）",
+        ))
+    } else if step.verdict == StepVerdict::Fails {
+        Some(Text::new(
+            format!("saturated: the step fails the target ({}) with its whole 95 % interval", target.describe(Lang::En)),
+            format!("已饱和：这一步的整个 95 % 区间未达到目标（{}）", target.describe(Lang::Zh)),
+        ))
+    } else {
+        None
+    }
+}
+
 /// One step as `sweep.json` links it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepStep {
@@ -631,16 +703,27 @@ pub struct SweepStep {
     pub interrupted: bool,
 }
 
-/// A sweep file (`sweep.json`, docs/trace-format.md): what was varied, the steps in order, the
-/// target and threshold it was recorded with, and why it stopped early.
+/// A sweep file (`sweep.json`, docs/trace-format.md): what was varied, the loads asked for and
+/// the steps written in order, the target, threshold and comparison the stop rule judged with,
+/// why it stopped early, and, for a sweep on the simulator, what was simulated.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepFile {
     pub kind: LoadKind,
+    /// Every load asked for, increasing (the steps may stop before the last).
+    pub loads: Vec<f64>,
     pub steps: Vec<SweepStep>,
+    /// sha256 of step 1's conditions without the load (a recorded sweep's; `None` on the simulator).
+    pub contract_sha256: Option<String>,
     pub target: Option<String>,
     pub threshold_s: Option<f64>,
+    /// `≤` or `<` of that judgement (`None` in files written before it was kept: `≤`).
+    pub comparison: Option<Comparison>,
     /// The step after which the sweep stopped early (1-based), and why.
     pub stopped: Option<(u64, String)>,
+    /// Stopped by Ctrl-C or SIGTERM.
+    pub interrupted: bool,
+    /// A sweep on the simulator: its parameters (`SimulatedSweepPlan::record`). `None`: measured.
+    pub simulated: Option<serde_json::Value>,
 }
 
 impl SweepFile {
@@ -669,22 +752,48 @@ impl SweepFile {
             return Err(Text::new(format!("{name}: the sweep has no finished step"), format!("{name}：扫描没有完成的步")));
         }
         check_loads(&steps.iter().map(|s| s.load).collect::<Vec<_>>())?;
+        let loads = match &v["loads"] {
+            serde_json::Value::Null => steps.iter().map(|s| s.load).collect(),
+            l => l.as_array().and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>()).ok_or_else(|| bad("loads"))?,
+        };
+        let comparison = match &v["comparison"] {
+            serde_json::Value::Null => None,
+            c => Some(c.as_str().and_then(Comparison::from_code).ok_or_else(|| bad("comparison"))?),
+        };
+        let simulated = match &v["simulated"] {
+            serde_json::Value::Null => None,
+            sim @ serde_json::Value::Object(_) => Some(sim.clone()),
+            _ => return Err(bad("simulated")),
+        };
         let stopped = v["stopped"]["step"].as_u64().map(|n| (n, v["stopped"]["why"].as_str().unwrap_or_default().to_string()));
-        Ok(SweepFile { kind, steps, target: v["target"].as_str().map(String::from), threshold_s: v["threshold_s"].as_f64(), stopped })
+        Ok(SweepFile {
+            kind,
+            loads,
+            steps,
+            contract_sha256: v["contract_sha256"].as_str().map(String::from),
+            target: v["target"].as_str().map(String::from),
+            threshold_s: v["threshold_s"].as_f64(),
+            comparison,
+            stopped,
+            interrupted: v["interrupted"].as_bool().unwrap_or(false),
+            simulated,
+        })
     }
 
-    /// The file as `tracelab sweep` writes it (its `loads` are the steps' own).
+    /// The file as `tracelab sweep` and `tracelab simulate-sweep` write it.
     pub fn to_json(&self) -> String {
         let v = serde_json::json!({
             "tracelab_sweep": 1,
             "kind": self.kind.code(),
-            "loads": self.steps.iter().map(|s| s.load).collect::<Vec<_>>(),
+            "loads": self.loads,
             "steps": self.steps.iter().map(|s| serde_json::json!({"load": s.load, "file": s.file, "interrupted": s.interrupted})).collect::<Vec<_>>(),
-            "contract_sha256": null,
+            "contract_sha256": self.contract_sha256,
             "target": self.target,
             "threshold_s": self.threshold_s,
+            "comparison": self.comparison.map(Comparison::code),
             "stopped": self.stopped.as_ref().map(|(n, why)| serde_json::json!({"step": n, "why": why})),
-            "interrupted": false,
+            "interrupted": self.interrupted,
+            "simulated": self.simulated,
         });
         serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
     }
@@ -695,8 +804,140 @@ pub fn step_file_name(i: usize, kind: LoadKind, load: f64) -> String {
     format!("step-{:02}-{}-{}.jsonl", i + 1, kind.code(), trim_num(load))
 }
 
+/// How a simulated sweep loads its server at each step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimulatedLoad {
+    /// Open loop at each step's rate (requests per second).
+    Rates { arrival: ArrivalName, burstiness: f64 },
+    /// Closed loop of each step's number of clients, each waiting `think_s` after a reply.
+    Concurrencies { think_s: f64 },
+    /// A workload file replayed at each step's speed-up (`replay`'s window and idle cap; its
+    /// own speed-up is the step's), with an optional per-token service on top of the draw.
+    Speedups { workload: Workload, replay: Replay, tokens: Option<TokenCost> },
+}
+
+/// A load sweep on the simulator: one simulated trace per load, the same server at every step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulatedSweepPlan {
+    /// Slots, service, first-token share, requests per step (a workload's window sets its own),
+    /// the seed of step 1 (step `i`, from 0, uses `seed + i`) and the stall; `load` is replaced
+    /// at each step.
+    pub server: Params,
+    pub load: SimulatedLoad,
+    /// Increasing: rates, concurrencies (whole numbers) or speed-ups.
+    pub loads: Vec<f64>,
+}
+
+/// One step of a simulated sweep: its load, its file name, its trace (successes counted as
+/// passing quality) and, for a workload, the replay that fed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulatedStep {
+    pub load: f64,
+    pub file: String,
+    pub trace: Trace,
+    pub replayed: Option<Replayed>,
+}
+
+fn sim_error(i: usize, e: SimulateError) -> Text {
+    Text::new(
+        format!("simulated sweep, step {}: --{}: {}", i + 1, e.field, e.message),
+        format!("模拟扫描，第 {} 步：--{}：{}", i + 1, e.field, e.message),
+    )
+}
+
+impl SimulatedSweepPlan {
+    pub fn kind(&self) -> LoadKind {
+        match self.load {
+            SimulatedLoad::Rates { .. } => LoadKind::Rate,
+            SimulatedLoad::Concurrencies { .. } => LoadKind::Concurrency,
+            SimulatedLoad::Speedups { .. } => LoadKind::Speedup,
+        }
+    }
+
+    /// The loads (increasing; concurrencies whole) and the server's parameters, checked before
+    /// any step runs.
+    pub fn check(&self) -> Result<(), Text> {
+        check_loads(&self.loads)?;
+        if let SimulatedLoad::Concurrencies { .. } = self.load {
+            if let Some(l) = self.loads.iter().find(|l| l.fract() != 0.0 || **l > u32::MAX as f64) {
+                return Err(Text::new(
+                    format!("concurrency {} is not a whole number of clients", trim_num(*l)),
+                    format!("并发 {} 不是整数个客户端", trim_num(*l)),
+                ));
+            }
+        }
+        if let SimulatedLoad::Speedups { tokens: Some(t), .. } = &self.load {
+            t.check().map_err(|e| sim_error(0, e))?;
+        }
+        Ok(())
+    }
+
+    /// Step `i` (from 0) simulated: the same parameters and seed always give the same trace.
+    pub fn step(&self, i: usize) -> Result<SimulatedStep, Text> {
+        let load = *self.loads.get(i).ok_or_else(|| Text::new(format!("no step {}", i + 1), format!("没有第 {} 步", i + 1)))?;
+        let seed = self.server.seed.wrapping_add(i as u64);
+        let (mut trace, replayed) = match &self.load {
+            SimulatedLoad::Rates { arrival, burstiness } => {
+                let p = Params { load: Load::Open { rate_per_s: load, arrival: *arrival, burstiness: *burstiness }, seed, ..self.server.clone() };
+                (simulate(&p).map_err(|e| sim_error(i, e))?, None)
+            }
+            SimulatedLoad::Concurrencies { think_s } => {
+                let p = Params { load: Load::Closed { clients: load as u32, think_s: *think_s }, seed, ..self.server.clone() };
+                (simulate(&p).map_err(|e| sim_error(i, e))?, None)
+            }
+            SimulatedLoad::Speedups { workload, replay, tokens } => {
+                let planned = workload.replay(&Replay { speedup: load, ..*replay }).map_err(|e| {
+                    Text::new(
+                        format!("simulated sweep, step {}: --{}: {}", i + 1, e.field, e.message),
+                        format!("模拟扫描，第 {} 步：--{}：{}", i + 1, e.field, e.message),
+                    )
+                })?;
+                let listed: Vec<Listed> =
+                    planned.requests.iter().map(|r| Listed { at_ms: r.at_ms, input_tokens: r.input_tokens, output_tokens: r.output_tokens }).collect();
+                let p = Params { seed, ..self.server.clone() };
+                (simulate_listed(&p, &listed, *tokens).map_err(|e| sim_error(i, e))?, Some(planned))
+            }
+        };
+        // The simulator writes no answers: every success counts as passing quality, so the
+        // joint rate is the share served in time (failures would stay in the denominator).
+        trace.attempts.iter_mut().filter(|a| a.outcome == crate::Outcome::Success).for_each(|a| a.quality = crate::Quality::Pass);
+        Ok(SimulatedStep { load, file: step_file_name(i, self.kind(), load), trace, replayed })
+    }
+
+    /// `sweep.json`'s `simulated`: what every step ran on, and that none was measured.
+    pub fn record(&self) -> serde_json::Value {
+        let server = simulation_record(&self.server);
+        let load = match &self.load {
+            SimulatedLoad::Rates { arrival, burstiness } => serde_json::json!({"kind": "open", "arrival": arrival.name(), "burstiness": burstiness}),
+            SimulatedLoad::Concurrencies { think_s } => serde_json::json!({"kind": "closed", "think_s": think_s}),
+            SimulatedLoad::Speedups { workload, replay, .. } => serde_json::json!({
+                "kind": "workload", "file": workload.file, "sha256": workload.sha256, "layout": workload.layout.name(),
+                "from_s": replay.from_s, "for_s": replay.for_s, "max_idle_s": replay.max_idle_s,
+            }),
+        };
+        let tokens = match &self.load {
+            SimulatedLoad::Speedups { tokens, .. } => *tokens,
+            _ => None,
+        };
+        serde_json::json!({
+            "measured": false,
+            "what": "every step was simulated by tracelab's simulator, not measured on a server",
+            "slots": server.slots,
+            "service": server.service,
+            "first_token_share": server.first_token_share,
+            "tokens": tokens,
+            "load": load,
+            "requests_per_step": (!matches!(self.load, SimulatedLoad::Speedups { .. })).then_some(self.server.requests),
+            "seed": self.server.seed,
+            "seeds": "step i (from 1) uses seed + i - 1",
+            "stall": server.stall,
+            "quality": "every simulated success counts as passing quality: the simulator writes no answers",
+        })
+    }
+}
+
 /// An open-loop sweep on the simulator (M/M/c: Poisson arrivals, exponential service), so the
-/// capacity answer can be shown with no server.
+/// capacity answer can be shown with no server (the capacity page's simulator).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimulatedSweep {
     pub slots: u32,
@@ -708,31 +949,28 @@ pub struct SimulatedSweep {
 }
 
 impl SimulatedSweep {
+    /// The same sweep as a [`SimulatedSweepPlan`].
+    pub fn plan(&self) -> SimulatedSweepPlan {
+        SimulatedSweepPlan {
+            server: Params {
+                slots: self.slots,
+                service: Service::Exponential { mean_s: self.mean_service_s },
+                first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
+                load: Load::Open { rate_per_s: 1.0, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+                requests: self.requests_per_step,
+                seed: self.seed,
+                stall: None,
+            },
+            load: SimulatedLoad::Rates { arrival: ArrivalName::Poisson, burstiness: 1.0 },
+            loads: self.rates.clone(),
+        }
+    }
+
     /// One simulated trace per rate (seed + step index), named as `tracelab sweep` names its
-    /// files. The simulator does not judge answers: here every answer passes quality, so the
-    /// joint rate is the share served in time (failures would stay in the denominator).
+    /// files; every step, with no early stop.
     pub fn run(&self) -> Result<Vec<(f64, String, Trace)>, Text> {
-        use crate::simulate::{simulate, ArrivalName, Load, Params, Service, DEFAULT_FIRST_TOKEN_SHARE};
-        check_loads(&self.rates)?;
-        self.rates
-            .iter()
-            .enumerate()
-            .map(|(i, &rate)| {
-                let p = Params {
-                    slots: self.slots,
-                    service: Service::Exponential { mean_s: self.mean_service_s },
-                    first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
-                    load: Load::Open { rate_per_s: rate, arrival: ArrivalName::Poisson, burstiness: 1.0 },
-                    requests: self.requests_per_step,
-                    seed: self.seed + i as u64,
-                    stall: None,
-                };
-                let mut trace = simulate(&p).map_err(|e| {
-                    Text::new(format!("simulated sweep, {}: {}", e.field, e.message), format!("模拟扫描，{}：{}", e.field, e.message))
-                })?;
-                trace.attempts.iter_mut().filter(|a| a.outcome == crate::Outcome::Success).for_each(|a| a.quality = crate::Quality::Pass);
-                Ok((rate, step_file_name(i, LoadKind::Rate, rate), trace))
-            })
-            .collect()
+        let plan = self.plan();
+        plan.check()?;
+        (0..plan.loads.len()).map(|i| plan.step(i).map(|s| (s.load, s.file, s.trace))).collect()
     }
 }

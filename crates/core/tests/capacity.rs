@@ -3,7 +3,9 @@
 //! knee, failures kept in the denominator, bad loads refused; and a simulated M/M/c sweep whose
 //! answer agrees with Erlang C.
 
-use tracelab_core::capacity::{check_loads, Capacity, LoadKind, Measure, SimulatedSweep, Step, StepVerdict, SweepFile, SweepStep, Target};
+use tracelab_core::capacity::{
+    check_loads, saturation, Capacity, LoadKind, Measure, SimulatedLoad, SimulatedSweep, SimulatedSweepPlan, Step, StepVerdict, SweepFile, SweepStep, Target,
+};
 use tracelab_core::write::to_jsonl;
 use tracelab_core::parse::parse_trace;
 use tracelab_core::simulate::theory::erlang_c;
@@ -219,10 +221,15 @@ fn the_sample_sweep_is_what_its_generator_writes_and_its_answer() {
     let simulated = sweep_demo().run().unwrap();
     let file = SweepFile {
         kind: LoadKind::Rate,
+        loads: sweep_demo().rates,
         steps: simulated.iter().map(|(l, f, _)| SweepStep { load: *l, file: f.clone(), interrupted: false }).collect(),
+        contract_sha256: None,
         target: Some("joint_rate>=0.9".into()),
         threshold_s: Some(1.0),
+        comparison: Some(Comparison::Le),
         stopped: None,
+        interrupted: false,
+        simulated: Some(sweep_demo().plan().record()),
     };
     let mut files = vec![("sweep.json".to_string(), file.to_json())];
     files.extend(simulated.iter().map(|(_, f, t)| (f.clone(), to_jsonl(t))));
@@ -243,6 +250,9 @@ fn the_sample_sweep_is_what_its_generator_writes_and_its_answer() {
     let loads: Vec<f64> = read.steps.iter().map(|s| s.load).collect();
     let cap = Capacity::compute(read.kind, &steps(&loads, &traces), &Settings::default(), target("joint_rate>=0.9")).unwrap();
     println!("{}", cap.render_text(Lang::En));
+    assert!(cap.render_text(Lang::En).starts_with("Simulated, not measured: every step comes from tracelab's simulator"));
+    assert_eq!(cap.simulated, vec![1.0, 2.0, 2.5, 3.0, 3.5]);
+    assert!(cap.simulated_text(Lang::Zh).unwrap().starts_with("模拟结果，不是测量"));
     assert_eq!(cap.answer.last_pass, Some(2.5));
     assert_eq!(cap.answer.first_fail, Some(3.5));
     assert_eq!(cap.answer.inconclusive, vec![3.0]);
@@ -277,4 +287,110 @@ fn bad_sweep_files_are_refused_by_field() {
     let e = SweepFile::parse("sweep.json", r#"{"tracelab_sweep":1,"kind":"rate","steps":[{"load":2,"file":"a"},{"load":1,"file":"b"}]}"#).unwrap_err();
     assert!(e.en.contains("loads must increase"), "{}", e.en);
     assert!(SweepFile::parse("sweep.json", "not json").unwrap_err().en.contains("not JSON"));
+}
+
+/// The early-stop rule both sweeps use (`capacity::saturation`): a failure rate whose whole
+/// interval lies above the bound, a step that fails the target, nothing on a passing step or
+/// on an inconclusive one, never on an interrupted one.
+#[test]
+fn the_stop_rule_names_why_a_step_is_saturated() {
+    let traces = [step(40, 0, 0), step(30, 10, 0), step(2, 38, 0), step(5, 0, 35)];
+    let loads = [1.0, 2.0, 3.0, 4.0];
+    let t = target("joint_rate>=0.8");
+    let c = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &Settings::default(), t).unwrap();
+    assert_eq!(saturation(&c.steps[0], &t, 0.5), None, "passes");
+    assert_eq!(saturation(&c.steps[1], &t, 0.5), None, "inconclusive: not saturated yet");
+    let fails = saturation(&c.steps[2], &t, 0.5).unwrap();
+    assert!(fails.en.contains("fails the target (joint qualification rate ≥ 80 %)"), "{}", fails.en);
+    assert!(fails.zh.contains("未达到目标"), "{}", fails.zh);
+    // 35 of 40 failed: Wilson [0.74, 0.95] lies above 0.5 (the failure rule comes first).
+    let failing = saturation(&c.steps[3], &t, 0.5).unwrap();
+    assert!(failing.en.contains("failure rate's whole 95 % interval lies above 0.5"), "{}", failing.en);
+    let mut s = steps(&loads, &traces);
+    s[3].interrupted = true;
+    let c = Capacity::compute(LoadKind::Rate, &s, &Settings::default(), t).unwrap();
+    assert_eq!(saturation(&c.steps[3], &t, 0.5), None, "an interrupted step is never judged");
+}
+
+/// A simulated sweep at each kind of load (rates, concurrencies, a real workload file's
+/// speed-ups with a per-token service): every step's trace is the simulator's (marked in its
+/// header), seeded seed + step, the same plan the same traces; the sweep file written and read
+/// back with its comparison and the simulator's record; a measured step among simulated ones
+/// breaks the contract.
+#[test]
+fn simulated_sweeps_at_every_kind_of_load() {
+    let server = Params {
+        slots: 2,
+        service: Service::Exponential { mean_s: 0.5 },
+        first_token_share: 0.2,
+        load: Load::Closed { clients: 1, think_s: 0.0 },
+        requests: 300,
+        seed: 5,
+        stall: None,
+    };
+    let rates = SimulatedSweepPlan { server: server.clone(), load: SimulatedLoad::Rates { arrival: ArrivalName::Poisson, burstiness: 1.0 }, loads: vec![1.0, 3.0] };
+    let closed = SimulatedSweepPlan { server: server.clone(), load: SimulatedLoad::Concurrencies { think_s: 0.0 }, loads: vec![1.0, 8.0] };
+    let dir = std::env::var_os("TRACELAB_FIXTURES").map(std::path::PathBuf::from).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures").into());
+    let path = dir.join("workloads/AzureLLMInferenceTrace_conv.csv");
+    let workload = tracelab_core::workload::read("AzureLLMInferenceTrace_conv.csv", &std::fs::read(&path).unwrap()).unwrap();
+    let replay = tracelab_core::workload::Replay { speedup: 1.0, from_s: 0.0, for_s: Some(60.0), max_idle_s: None };
+    let tokens = TokenCost { per_input_token_s: 0.0, per_output_token_s: 0.002 };
+    let speedups = SimulatedSweepPlan { server: server.clone(), load: SimulatedLoad::Speedups { workload, replay, tokens: Some(tokens) }, loads: vec![1.0, 4.0] };
+    for (plan, kind) in [(&rates, LoadKind::Rate), (&closed, LoadKind::Concurrency), (&speedups, LoadKind::Speedup)] {
+        plan.check().unwrap();
+        assert_eq!(plan.kind(), kind);
+        let a = plan.step(1).unwrap();
+        assert_eq!(to_jsonl(&a.trace), to_jsonl(&plan.step(1).unwrap().trace), "{kind:?}: the same plan, the same trace");
+        assert_ne!(to_jsonl(&a.trace), to_jsonl(&plan.step(0).unwrap().trace));
+        let sim = a.trace.header.simulation.as_ref().unwrap().read().unwrap();
+        assert_eq!(sim.seed, 6, "step 2 uses seed + 1");
+        assert!(a.trace.attempts.iter().all(|x| x.quality == Quality::Pass));
+        assert_eq!(a.file, format!("step-02-{}-{}.jsonl", kind.code(), tracelab_core::format::trim_num(plan.loads[1])));
+        match kind {
+            LoadKind::Rate => assert_eq!(a.trace.header.conditions.rate_per_s, Some(3.0)),
+            LoadKind::Concurrency => assert_eq!(a.trace.header.conditions.concurrency, Some(8)),
+            LoadKind::Speedup => {
+                assert_eq!(sim.tokens, Some(tokens));
+                assert!(sim.describe(Lang::En).contains("+ 0.002 s per output token"), "{}", sim.describe(Lang::En));
+                let planned = a.replayed.as_ref().unwrap();
+                assert_eq!(planned.requests.len(), a.trace.attempts.len());
+                // Four times faster: the last arrival a quarter of the way in.
+                let last = |s: &tracelab_core::capacity::SimulatedStep| s.replayed.as_ref().unwrap().requests.last().unwrap().at_ms;
+                assert!((last(&plan.step(0).unwrap()) / 4.0 - last(&a)).abs() < 0.001);
+            }
+        }
+    }
+    assert!(SimulatedSweepPlan { loads: vec![1.5, 2.0], ..closed.clone() }.check().unwrap_err().en.contains("not a whole number"));
+    assert!(SimulatedSweepPlan { loads: vec![2.0, 1.0], ..rates.clone() }.check().unwrap_err().en.contains("loads must increase"));
+    let bad = SimulatedSweepPlan { server: Params { slots: 0, ..server.clone() }, ..rates.clone() };
+    assert!(bad.step(0).unwrap_err().en.contains("step 1: --slots"), "{}", bad.step(0).unwrap_err().en);
+
+    // sweep.json: comparison and the simulator's record round-trip; a bad comparison is refused.
+    let file = SweepFile {
+        kind: LoadKind::Rate,
+        loads: vec![1.0, 3.0],
+        steps: vec![SweepStep { load: 1.0, file: "step-01-rate-1.jsonl".into(), interrupted: false }],
+        contract_sha256: None,
+        target: Some("ttft_p95<=0.5".into()),
+        threshold_s: Some(0.5),
+        comparison: Some(Comparison::Lt),
+        stopped: Some((1, "saturated".into())),
+        interrupted: false,
+        simulated: Some(rates.record()),
+    };
+    let read = SweepFile::parse("sweep.json", &file.to_json()).unwrap();
+    assert_eq!(read, file);
+    assert_eq!(read.simulated.as_ref().unwrap()["measured"], false);
+    assert_eq!(read.simulated.as_ref().unwrap()["service"]["kind"], "exponential");
+    let e = SweepFile::parse("sweep.json", &file.to_json().replace("\"lt\"", "\"about\"")).unwrap_err();
+    assert!(e.en.contains("`comparison`"), "{}", e.en);
+
+    // One measured step among simulated ones: said, and a broken contract.
+    let traces = [rates.step(0).unwrap().trace, step(40, 0, 0)];
+    let c = Capacity::compute(LoadKind::Rate, &steps(&[1.0, 3.0], &traces), &Settings::default(), target("joint_rate>=0.5")).unwrap();
+    assert_eq!(c.simulated, vec![1.0]);
+    assert!(c.simulated_text(Lang::En).unwrap().contains("rate 1 /s is simulated, not measured"), "{:?}", c.simulated_text(Lang::En));
+    assert!(c.contract.iter().any(|t| t.en.contains("simulated and the others measured")), "{:?}", c.contract);
+    let measured = [step(40, 0, 0)];
+    assert_eq!(Capacity::compute(LoadKind::Rate, &steps(&[1.0], &measured), &Settings::default(), target("joint_rate>=0.5")).unwrap().simulated_text(Lang::En), None);
 }

@@ -234,6 +234,7 @@ fn every_written_field_is_documented() {
             requests: 1,
             seed: 1,
             stall: Some(tracelab_core::simulate::Stall { at_s: 1.0, for_s: 1.0 }),
+            tokens: None,
         })),
         ..Header::default()
     };

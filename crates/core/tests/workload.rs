@@ -175,3 +175,59 @@ fn simulated_replay_arrives_at_the_files_times() {
     assert_eq!(simulate_at(&one, &[]).unwrap_err().field, "workload");
     assert_eq!(tracelab_core::simulate::simulate(&Params { load: Load::Workload { requests: 3, span_s: 3.0 }, ..one }).unwrap_err().field, "workload");
 }
+
+/// A per-token service (`simulate_listed` with a `TokenCost`): worked by hand on one slot, then
+/// on a real file's window with more slots than requests in flight, where every request's time
+/// in system is exactly its base + input × prefill + output × decode from the file's lengths
+/// (to the microsecond), and its TTFT the base's share + the prefill. Refused on a trace's
+/// measured service, and with no cost at all.
+#[test]
+fn a_per_token_service_follows_the_files_lengths() {
+    use tracelab_core::simulate::{simulate_listed, Listed, Load, Params, Service, TokenCost};
+    use tracelab_core::Lang;
+    let one = Params {
+        slots: 1,
+        service: Service::Fixed { s: 0.1 },
+        first_token_share: 0.5,
+        load: Load::Closed { clients: 1, think_s: 0.0 },
+        requests: 1,
+        seed: 0,
+        stall: None,
+    };
+    let cost = TokenCost { per_input_token_s: 0.001, per_output_token_s: 0.01 };
+    // 0.1 + 100 × 0.001 + 20 × 0.01 = 0.4 s; the second arrives at 0.2 s, waits 0.2 s, then
+    // 0.1 + 50 × 0.001 + 10 × 0.01 = 0.25 s.
+    let listed = [Listed { at_ms: 0.0, input_tokens: 100, output_tokens: 20 }, Listed { at_ms: 200.0, input_tokens: 50, output_tokens: 10 }];
+    let t = simulate_listed(&one, &listed, Some(cost)).unwrap();
+    let e2e: Vec<f64> = t.attempts.iter().map(|a| a.e2e_ms.unwrap()).collect();
+    let ttft: Vec<f64> = t.attempts.iter().map(|a| a.ttft_ms.unwrap()).collect();
+    assert!((e2e[0] - 400.0).abs() < 1e-9 && (e2e[1] - 450.0).abs() < 1e-9, "{e2e:?}");
+    assert!((ttft[0] - 150.0).abs() < 1e-9 && (ttft[1] - 300.0).abs() < 1e-9, "{ttft:?}");
+    let sim = t.header.simulation.as_ref().unwrap().read().unwrap();
+    assert_eq!(sim.tokens, Some(cost));
+    assert!(sim.describe(Lang::En).contains("fixed 0.1 s + 0.01 s per output token"), "{}", sim.describe(Lang::En));
+    assert!(sim.describe(Lang::Zh).contains("每个输出 token 0.01 秒"));
+
+    let (path, bytes) = fixture("mooncake_conversation_trace.jsonl");
+    let w = workload::read(&path, &bytes).unwrap();
+    let planned = w.replay(&Replay { speedup: 1.0, from_s: 0.0, for_s: Some(30.0), max_idle_s: None }).unwrap();
+    let listed: Vec<Listed> = planned.requests.iter().map(|p| Listed { at_ms: p.at_ms, input_tokens: p.input_tokens, output_tokens: p.output_tokens }).collect();
+    let wide = Params { slots: 100_000, service: Service::Fixed { s: 0.05 }, first_token_share: 0.2, ..one.clone() };
+    let decode_only = TokenCost { per_input_token_s: 0.0, per_output_token_s: 0.02 };
+    let t = simulate_listed(&wide, &listed, Some(decode_only)).unwrap();
+    let worst = t
+        .attempts
+        .iter()
+        .zip(&planned.requests)
+        .map(|(a, p)| (a.e2e_ms.unwrap() - (50.0 + 20.0 * p.output_tokens as f64)).abs().max((a.ttft_ms.unwrap() - 10.0).abs()))
+        .fold(0.0, f64::max);
+    eprintln!("{path}: {} requests, worst |e2e − (0.05 s + 0.02 s × output tokens)| or |TTFT − 0.01 s| {worst:.6} ms", listed.len());
+    assert!(listed.len() >= 10 && worst < 0.001, "{worst}");
+    let out: Vec<u32> = planned.requests.iter().map(|p| p.output_tokens).collect();
+    assert!(out.iter().min() != out.iter().max(), "the window's output lengths differ, so the service does");
+
+    let e = simulate_listed(&one, &listed[..1], Some(TokenCost { per_input_token_s: 0.0, per_output_token_s: 0.0 })).unwrap_err();
+    assert_eq!(e.field, "service-per-output-token");
+    let e = simulate_listed(&one, &listed[..1], Some(TokenCost { per_input_token_s: -1.0, per_output_token_s: 0.1 })).unwrap_err();
+    assert_eq!(e.field, "service-per-input-token");
+}

@@ -41,6 +41,9 @@ enum Command {
     /// Record a load sweep: one trace per load (--rates, --concurrencies, or --workload with
     /// --speedups) into --output-dir with sweep.json, stopping when a step is saturated.
     Sweep(sweep::SweepArgs),
+    /// A load sweep on the simulator: one simulated trace per load into --output-dir with
+    /// sweep.json (marked simulated), stopping by the same rule as `sweep`.
+    SimulateSweep(sweep::SimulateSweepArgs),
     /// The capacity answer of a sweep folder: every step's figures with intervals against a target.
     Capacity(sweep::CapacityArgs),
     /// Merge the shards of one run (`record --shard I/N`) into one trace on one timeline.
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         },
         Command::Simulate(args) => done(simulate::run(args)),
         Command::Sweep(args) => sweep::run(args),
+        Command::SimulateSweep(args) => done(sweep::simulate(args)),
         Command::Capacity(args) => done(sweep::capacity(args)),
         Command::Merge(args) => done(tracelab_recorder::merge::run(args)),
     };

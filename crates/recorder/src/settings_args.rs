@@ -1,4 +1,4 @@
-//! The settings options `report` and `export` share: each overrides what the trace's header
+//! The settings options `report`, `export` and `capacity` share (and the comparison `sweep` takes): each overrides what the trace's header
 //! asks for, and the result is checked by the core before any figure is computed.
 
 use clap::{Args, ValueEnum};
@@ -49,6 +49,15 @@ pub enum ComparisonArg {
     Lt,
 }
 
+impl ComparisonArg {
+    pub fn core(self) -> Comparison {
+        match self {
+            ComparisonArg::Le => Comparison::Le,
+            ComparisonArg::Lt => Comparison::Lt,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum PercentileArg {
     NearestRank,
@@ -71,10 +80,7 @@ impl SettingsArgs {
             settings.ttft_threshold_s = t;
         }
         if let Some(c) = self.comparison {
-            settings.comparison = match c {
-                ComparisonArg::Le => Comparison::Le,
-                ComparisonArg::Lt => Comparison::Lt,
-            };
+            settings.comparison = c.core();
         }
         if let Some(w) = self.window {
             settings.window_s = Some(w);

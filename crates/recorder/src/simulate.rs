@@ -5,17 +5,21 @@
 //! `--workload FILE` replays a real workload file's arrivals (after its window, speed-up and
 //! idle cap, [`tracelab_core::workload::Workload::replay`], as `tracelab record --workload`)
 //! through the simulator as an open loop at exactly those times. Each request's service comes
-//! from `--service`, never from the file's token lengths; the lengths are kept on each attempt
+//! from `--service`, plus, with `--service-per-output-token` (and `--service-per-input-token`),
+//! the time of the lengths the file gives it; the lengths are kept on each attempt
 //! (`intended_input_tokens`, `intended_output_tokens`) and the header's `workload` names the
-//! file by name and sha256 and says it was simulated.
+//! file by name and sha256, says it was simulated and how its service was made.
+//!
+//! [`ServerArgs`] (the simulated server: slots, service, first-token share, stall, per-token
+//! service) is shared with `tracelab simulate-sweep`.
 
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
-use tracelab_core::simulate::{self, Empirical, Load, Params, Service, ServiceSpec, Stall};
 use serde_json::{json, Map, Value};
-use tracelab_core::workload::{self, Replay};
-use tracelab_core::{write, Lang};
+use tracelab_core::simulate::{self, Empirical, Listed, Load, Params, Service, ServiceSpec, Stall, TokenCost};
+use tracelab_core::workload::{self, Replay, Replayed, Workload};
+use tracelab_core::{write, Lang, Trace};
 
 use tracelab_recorder::schedule::Arrival;
 
@@ -26,9 +30,12 @@ fixed and exponential times put --first-token-share of it before the first token
 
 Workload: --workload FILE (Azure CSV or Mooncake JSONL) sends one request at each of the file's
 arrival times, after --from/--for (file seconds), --speedup and --max-idle, exactly as
-`tracelab record --workload` plans them; --requests is the window's count. Service times still
-come from --service: the file's input and output lengths do not drive them (they are kept on
-each attempt beside its simulated times).
+`tracelab record --workload` plans them; --requests is the window's count. Each request's
+service is --service's draw (its base), plus --service-per-output-token S times the output
+length the file gives it (after the first token) and --service-per-input-token S times its
+input length (before the first token): a linear model, no batching. Without them the file's
+lengths do not drive the service. The header's workload record says which was used, and the
+lengths are kept on each attempt beside its simulated times.
 
 Closed loop: --closed N clients all start at 0 and each sends again --think seconds after its
 reply ends. Open loop: requests leave on a schedule fixed in advance (--rate, --arrival,
@@ -47,13 +54,8 @@ Example, the stall demonstration:
 #[derive(Args)]
 #[command(after_help = AFTER_HELP, group(ArgGroup::new("load").required(true).args(["closed", "rate", "workload"])))]
 pub struct SimulateArgs {
-    /// Requests the server works on at once.
-    #[arg(long, value_name = "C")]
-    pub slots: u32,
-    /// Service time per request: exponential:MEAN_S, fixed:S, or trace:FILE (drawn from that
-    /// trace's measured successes).
-    #[arg(long, value_name = "SPEC")]
-    pub service: String,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Closed loop: this many clients, each waiting for its reply before sending again.
     #[arg(long, value_name = "N")]
     pub closed: Option<u32>,
@@ -81,12 +83,6 @@ pub struct SimulateArgs {
     /// The seed of the arrivals and service times.
     #[arg(long, value_name = "SEED")]
     pub seed: u64,
-    /// The server stops AT_S seconds in, for FOR_S seconds.
-    #[arg(long, value_name = "AT_S:FOR_S")]
-    pub stall: Option<String>,
-    /// Fixed and exponential service: the share of the service time before the first token.
-    #[arg(long, value_name = "F", default_value_t = simulate::DEFAULT_FIRST_TOKEN_SHARE)]
-    pub first_token_share: f64,
     /// Where to write the simulated trace (JSON Lines, trace format v1).
     #[arg(long, short, value_name = "sim.jsonl")]
     pub output: PathBuf,
@@ -95,30 +91,85 @@ pub struct SimulateArgs {
     pub force: bool,
 }
 
-/// The workload's replayed arrivals through the simulator, and the trace as written: the
-/// header's `workload` record (file name and sha256, never a path; `simulated: true`) and each
-/// attempt's intended lengths (attempts are in the window's order). A bad file or window is refused naming the
-/// file, line and field (or the flag) before anything is simulated.
-fn replayed(path: &std::path::Path, replay: &Replay, params: &Params) -> Result<(tracelab_core::Trace, String), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
-    let w = workload::read(&path.display().to_string(), &bytes).map_err(|e| format!("{e}; nothing was simulated"))?;
-    let planned = w.replay(replay).map_err(|e| format!("{e}; nothing was simulated"))?;
-    if planned.requests.len() > simulate::MAX_REQUESTS as usize {
-        return Err(format!(
-            "the window of {} holds {} requests, more than the simulator's {}; choose a shorter --for",
-            w.file,
-            planned.requests.len(),
-            simulate::MAX_REQUESTS
-        ));
+/// The simulated server, shared by `simulate` and `simulate-sweep`.
+#[derive(Args)]
+pub struct ServerArgs {
+    /// Requests the server works on at once.
+    #[arg(long, value_name = "C")]
+    pub slots: u32,
+    /// Service time per request: exponential:MEAN_S, fixed:S, or trace:FILE (drawn from that
+    /// trace's measured successes). With --service-per-output-token it is each request's base.
+    #[arg(long, value_name = "SPEC")]
+    pub service: String,
+    /// With --workload: seconds of service per output token the file gives a request, after its
+    /// first token, added to --service's draw.
+    #[arg(long, value_name = "SECONDS", requires = "workload")]
+    pub service_per_output_token: Option<f64>,
+    /// With --workload: seconds of service per input token the file gives a request, before its
+    /// first token (prefill), added to --service's draw.
+    #[arg(long, value_name = "SECONDS", requires = "workload")]
+    pub service_per_input_token: Option<f64>,
+    /// Fixed and exponential service: the share of the service time before the first token.
+    #[arg(long, value_name = "F", default_value_t = simulate::DEFAULT_FIRST_TOKEN_SHARE)]
+    pub first_token_share: f64,
+    /// The server stops AT_S seconds in, for FOR_S seconds.
+    #[arg(long, value_name = "AT_S:FOR_S")]
+    pub stall: Option<String>,
+}
+
+impl ServerArgs {
+    /// The server's parameters for `load` (`requests` of them, from `seed`), and the per-token
+    /// service when one is asked for; every value checked by the core when it runs.
+    pub fn params(&self, load: Load, requests: u32, seed: u64) -> Result<(Params, Option<TokenCost>), String> {
+        let flag = |e: simulate::SimulateError| format!("--{e}");
+        let service = match ServiceSpec::parse(&self.service).map_err(flag)? {
+            ServiceSpec::Fixed(s) => Service::Fixed { s },
+            ServiceSpec::Exponential(mean_s) => Service::Exponential { mean_s },
+            ServiceSpec::Trace(file) => {
+                let (name, trace, _) = crate::import::load(std::path::Path::new(&file), None, None)
+                    .map_err(|e| format!("--service trace:{file}: {e}"))?;
+                Service::Empirical(Empirical::from_trace(&name, &trace).map_err(flag)?)
+            }
+        };
+        let tokens = match (self.service_per_input_token, self.service_per_output_token) {
+            (None, None) => None,
+            (i, o) => {
+                let t = TokenCost { per_input_token_s: i.unwrap_or(0.0), per_output_token_s: o.unwrap_or(0.0) };
+                t.check().map_err(flag)?;
+                if matches!(service, Service::Empirical(_)) {
+                    return Err("--service-per-output-token and --service-per-input-token add to a fixed or exponential base; a trace's measured service times already hold their own lengths' time".into());
+                }
+                Some(t)
+            }
+        };
+        let stall = self.stall.as_deref().map(Stall::parse).transpose().map_err(flag)?;
+        Ok((Params { slots: self.slots, service, first_token_share: self.first_token_share, load, requests, seed, stall }, tokens))
     }
-    let at: Vec<f64> = planned.requests.iter().map(|p| p.at_ms).collect();
-    let trace = simulate::simulate_at(params, &at).map_err(|e| format!("--{e}"))?;
-    let mut record = w.header_record(replay, &planned);
+}
+
+/// How a workload run's service was made, for the header's `workload.service`.
+fn service_words(tokens: Option<TokenCost>) -> String {
+    match tokens {
+        None => "service times from the simulation's --service model; the file's input and output lengths do not drive them".into(),
+        Some(t) => format!(
+            "service = the --service model's draw + {} s × the file's input tokens (before the first token) + {} s × its output tokens (after it); a linear model, no batching",
+            t.per_input_token_s, t.per_output_token_s
+        ),
+    }
+}
+
+/// A workload file's planned requests as the simulator's listed load.
+pub fn listed(planned: &Replayed) -> Vec<Listed> {
+    planned.requests.iter().map(|p| Listed { at_ms: p.at_ms, input_tokens: p.input_tokens, output_tokens: p.output_tokens }).collect()
+}
+
+/// A simulated workload run as written: the header's `workload` record (file name and sha256,
+/// never a path; `simulated: true`; how the service was made) and each attempt's intended
+/// lengths (attempts are in the window's order).
+pub fn workload_trace_text(w: &Workload, replay: &Replay, planned: &Replayed, trace: &Trace, tokens: Option<TokenCost>) -> String {
+    let mut record = w.header_record(replay, planned);
     record.insert("simulated".into(), json!(true));
-    record.insert(
-        "service".into(),
-        json!("service times from the simulation's --service model; the file's input and output lengths do not drive them"),
-    );
+    record.insert("service".into(), json!(service_words(tokens)));
     let mut extra = Map::new();
     extra.insert("workload".into(), Value::Object(record));
     let mut text = write::header_line_with(&trace.header, &extra);
@@ -134,6 +185,30 @@ fn replayed(path: &std::path::Path, replay: &Replay, params: &Params) -> Result<
         text.push_str(&write::footer_line(footer));
         text.push('\n');
     }
+    text
+}
+
+/// Reads a workload file, refusing a bad one naming the file, line and field.
+pub fn read_workload(path: &std::path::Path) -> Result<Workload, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
+    workload::read(&path.display().to_string(), &bytes).map_err(|e| format!("{e}; nothing was simulated"))
+}
+
+/// The workload's replayed arrivals through the simulator, and the trace as written. A bad file
+/// or window is refused naming the file, line and field (or the flag) before anything is simulated.
+fn replayed(path: &std::path::Path, replay: &Replay, params: &Params, tokens: Option<TokenCost>) -> Result<(Trace, String), String> {
+    let w = read_workload(path)?;
+    let planned = w.replay(replay).map_err(|e| format!("{e}; nothing was simulated"))?;
+    if planned.requests.len() > simulate::MAX_REQUESTS as usize {
+        return Err(format!(
+            "the window of {} holds {} requests, more than the simulator's {}; choose a shorter --for",
+            w.file,
+            planned.requests.len(),
+            simulate::MAX_REQUESTS
+        ));
+    }
+    let trace = simulate::simulate_listed(params, &listed(&planned), tokens).map_err(|e| format!("--{e}"))?;
+    let text = workload_trace_text(&w, replay, &planned, &trace, tokens);
     Ok((trace, text))
 }
 
@@ -142,15 +217,6 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     if args.output.exists() && !args.force {
         return Err(format!("{} already exists; pass --force to overwrite it", args.output.display()));
     }
-    let service = match ServiceSpec::parse(&args.service).map_err(flag)? {
-        ServiceSpec::Fixed(s) => Service::Fixed { s },
-        ServiceSpec::Exponential(mean_s) => Service::Exponential { mean_s },
-        ServiceSpec::Trace(file) => {
-            let (name, trace, _) = crate::import::load(std::path::Path::new(&file), None, None)
-                .map_err(|e| format!("--service trace:{file}: {e}"))?;
-            Service::Empirical(Empirical::from_trace(&name, &trace).map_err(flag)?)
-        }
-    };
     // Checked here rather than by clap's `requires`, which the load group overrides.
     if args.think.is_some() && args.closed.is_none() {
         return Err("--think is the closed loop's pause between a reply and the next request; it needs --closed N".into());
@@ -172,20 +238,14 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         }
         _ => unreachable!("clap requires exactly one of --closed and --rate"),
     };
-    let stall = args.stall.as_deref().map(Stall::parse).transpose().map_err(flag)?;
-    let params = Params {
-        slots: args.slots,
-        service,
-        first_token_share: args.first_token_share,
-        load,
-        requests: args.requests.unwrap_or(0),
-        seed: args.seed,
-        stall,
-    };
+    let (params, tokens) = args.server.params(load, args.requests.unwrap_or(0), args.seed)?;
+    if tokens.is_some() && args.workload.is_none() {
+        return Err("--service-per-output-token and --service-per-input-token need the lengths of a workload file: --workload FILE".into());
+    }
     let (trace, text) = match &args.workload {
         Some(path) => {
             let replay = args.replay.replay();
-            replayed(path, &replay, &params)?
+            replayed(path, &replay, &params, tokens)?
         }
         None => {
             let trace = simulate::simulate(&params).map_err(flag)?;

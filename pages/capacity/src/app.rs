@@ -153,7 +153,7 @@ pub fn App() -> impl IntoView {
                 <div class="box">
                     <h2>{move || w(l(), "load")}</h2>
                     <label>{move || w(l(), "sample")} " "
-                        <select data-testid="sample" on:change=move |e| {
+                        <select class="sample" data-testid="sample" on:change=move |e| {
                             let v = event_target_value(&e);
                             if !v.is_empty() { page.load_sample(v); }
                         }>

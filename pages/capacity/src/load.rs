@@ -68,10 +68,15 @@ pub fn simulated(sim: &SimulatedSweep, lang: Lang) -> Result<Sweep, String> {
     let steps = sim.run().map_err(|e| e.get(lang).to_string())?;
     let file = SweepFile {
         kind: tracelab_core::capacity::LoadKind::Rate,
+        loads: sim.rates.clone(),
         steps: steps.iter().map(|(l, f, _)| SweepStep { load: *l, file: f.clone(), interrupted: false }).collect(),
+        contract_sha256: None,
         target: None,
         threshold_s: None,
+        comparison: None,
         stopped: None,
+        interrupted: false,
+        simulated: Some(sim.plan().record()),
     };
     Ok(Sweep { source: "simulator".to_string(), file, traces: steps.into_iter().map(|s| s.2).collect() })
 }

@@ -1,4 +1,4 @@
-//! The answer (the rule, the capacity interval, the knee) and one card per step: its load, its
+//! The answer (whether it was simulated, the rule, the capacity interval, the knee) and one card per step: its load, its
 //! verdict and why, its counts and four figures with their 95 % intervals — all the core's text.
 
 use leptos::prelude::*;
@@ -14,6 +14,7 @@ pub fn Answer(cap: Capacity, stopped: Option<(u64, String)>) -> impl IntoView {
         let l = page.lang.get();
         view! {
             <section class="answer" data-testid="answer" role="status">
+                {cap.simulated_text(l).map(|t| view! { <p class="simulated" data-testid="simulated">{t}</p> })}
                 <p class="rule" data-testid="rule">{cap.rule_text(l)}</p>
                 <p class="capacity" data-testid="capacity">{cap.answer_text(l)}</p>
                 <p class="knee" data-testid="knee">{cap.knee_text(l)}</p>

@@ -12,7 +12,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("load", "Load a sweep", "载入一次扫描"),
     ("sample", "Sample", "样本"),
     ("choose", "— choose a sample —", "— 选择样本 —"),
-    ("sample_demo", "M/M/4 sweep, 5 rates (constructed on the simulator)", "M/M/4 扫描，5 个速率（用模拟器构造）"),
+    ("sample_demo", "M/M/4, 5 rates (simulated)", "M/M/4，5 个速率（模拟）"),
     ("upload", "or the sweep folder's files (sweep.json and every step's .jsonl)", "或扫描文件夹中的文件（sweep.json 与每一步的 .jsonl）"),
     ("simulate", "or a sweep on the simulator (M/M/c, open loop)", "或在模拟器上扫描（M/M/c，开环）"),
     ("slots", "slots c", "槽位数 c"),

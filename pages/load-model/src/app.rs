@@ -90,6 +90,7 @@ pub fn App() -> impl IntoView {
             <h1>{t("title")}</h1>
             <nav>
                 <a href="../">{t("lab")}</a>
+                <a data-testid="capacity-link" href=move || format!("../capacity/?sweep=sweep-demo&lang={}", lang.get().code())>{t("capacity_link")}</a>
                 <button class="lang-switch" data-testid="lang-switch"
                     on:click=move |_| lang.update(|l| *l = if *l == Lang::En { Lang::Zh } else { Lang::En })>{t("language")}</button>
             </nav>

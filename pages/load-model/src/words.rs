@@ -40,6 +40,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("error", "Cannot simulate:", "无法模拟："),
     ("language", "中文", "English"),
     ("lab", "Back to the lab", "回到实验台"),
+    ("capacity_link", "Capacity of a load sweep…", "负载扫描的容量……"),
     ("cli", "The same from a terminal:", "在终端里也一样："),
 ];
 

@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Load, Params, Schedule, Service, SimulateError, SimulationRecord, Stall};
+use super::{Listed, Load, Params, Schedule, Service, SimulateError, SimulationRecord, Stall, TokenCost};
 use crate::trace::*;
 
 /// One simulated request, in seconds from the run's origin.
@@ -28,8 +28,8 @@ pub fn simulate(p: &Params) -> Result<Trace, SimulateError> {
     if matches!(p.load, Load::Workload { .. }) {
         return Err(SimulateError::new("workload", "a workload's load needs its arrival times; run it with simulate_at"));
     }
-    let jobs = run(p, &[]);
-    Ok(to_trace(p, &jobs))
+    let jobs = run(p, &[], None);
+    Ok(to_trace(p, &jobs, None))
 }
 
 /// An open loop at exactly `arrivals_ms` (ms from the run's origin, in order, e.g. a workload
@@ -38,11 +38,22 @@ pub fn simulate(p: &Params) -> Result<Trace, SimulateError> {
 /// list's ([`Load::Workload`]); the service, slots, seed and stall are `p`'s. Each request's
 /// service comes from `p.service`, not from anything the list's source says about it.
 pub fn simulate_at(p: &Params, arrivals_ms: &[f64]) -> Result<Trace, SimulateError> {
-    if arrivals_ms.is_empty() {
+    let listed: Vec<Listed> = arrivals_ms.iter().map(|&at_ms| Listed { at_ms, input_tokens: 0, output_tokens: 0 }).collect();
+    simulate_listed(p, &listed, None)
+}
+
+/// [`simulate_at`] with each request's lengths: with `tokens`, a request's service is the
+/// service's draw plus its input tokens × the prefill cost (before the first token) and its
+/// output tokens × the decode cost (after it), recorded in the header's `simulation.tokens`.
+/// A per-token cost on top of a trace's measured services is refused: those already hold
+/// their own lengths' time.
+pub fn simulate_listed(p: &Params, listed: &[Listed], tokens: Option<TokenCost>) -> Result<Trace, SimulateError> {
+    if listed.is_empty() {
         return Err(SimulateError::new("workload", "no arrival times to simulate"));
     }
     let mut previous = 0.0;
-    for (i, &at) in arrivals_ms.iter().enumerate() {
+    for (i, l) in listed.iter().enumerate() {
+        let at = l.at_ms;
         if !(at.is_finite() && at >= previous) {
             return Err(SimulateError::new(
                 "workload",
@@ -51,11 +62,20 @@ pub fn simulate_at(p: &Params, arrivals_ms: &[f64]) -> Result<Trace, SimulateErr
         }
         previous = at;
     }
-    let requests = u32::try_from(arrivals_ms.len()).unwrap_or(u32::MAX);
-    let p = Params { load: Load::Workload { requests, span_s: (previous - arrivals_ms[0]) / 1000.0 }, requests, ..p.clone() };
+    if let Some(t) = &tokens {
+        t.check()?;
+        if matches!(p.service, Service::Empirical(_)) {
+            return Err(SimulateError::new(
+                "service-per-output-token",
+                "a trace's measured service times already hold their own lengths' time; use fixed:S or exponential:MEAN_S as the base",
+            ));
+        }
+    }
+    let requests = u32::try_from(listed.len()).unwrap_or(u32::MAX);
+    let p = Params { load: Load::Workload { requests, span_s: (previous - listed[0].at_ms) / 1000.0 }, requests, ..p.clone() };
     p.check()?;
-    let jobs = run(&p, arrivals_ms);
-    Ok(to_trace(&p, &jobs))
+    let jobs = run(&p, listed, tokens);
+    Ok(to_trace(&p, &jobs, tokens))
 }
 
 /// Where work that needs `w` seconds of server time, started at `s`, is done: the stall adds
@@ -76,8 +96,9 @@ fn advance(s: f64, w: f64, stall: Option<Stall>) -> f64 {
 /// under any load (the closed and the open loop of a comparison serve the same work).
 const SERVICE_STREAM: u64 = 0x5e41_71ce_0000_0001;
 
-/// `listed_ms`: the arrivals of a [`Load::Workload`] (unused by the other loads).
-pub(super) fn run(p: &Params, listed_ms: &[f64]) -> Vec<Job> {
+/// `listed`: the requests of a [`Load::Workload`] (unused by the other loads), with `tokens`
+/// their per-token service on top of each draw.
+pub(super) fn run(p: &Params, listed: &[Listed], tokens: Option<TokenCost>) -> Vec<Job> {
     let mut service_rng = super::Rng::new(p.seed ^ SERVICE_STREAM);
     let mut draw = || -> (f64, f64, Option<usize>) {
         match &p.service {
@@ -115,9 +136,18 @@ pub(super) fn run(p: &Params, listed_ms: &[f64]) -> Vec<Job> {
             }
         }
         Load::Workload { .. } => {
-            for &at_ms in listed_ms.iter().take(k) {
-                let at = at_ms / 1000.0;
-                jobs.push(serve(at, at, draw()));
+            for l in listed.iter().take(k) {
+                let at = l.at_ms / 1000.0;
+                let (ttft, total, sample) = draw();
+                let (ttft, total) = match tokens {
+                    Some(t) => {
+                        let prefill = t.per_input_token_s * l.input_tokens as f64;
+                        let decode = t.per_output_token_s * l.output_tokens as f64;
+                        (ttft + prefill, total + prefill + decode)
+                    }
+                    None => (ttft, total),
+                };
+                jobs.push(serve(at, at, (ttft, total, sample)));
             }
         }
         Load::Closed { clients, think_s } => {
@@ -135,7 +165,7 @@ pub(super) fn run(p: &Params, listed_ms: &[f64]) -> Vec<Job> {
     jobs
 }
 
-fn to_trace(p: &Params, jobs: &[Job]) -> Trace {
+fn to_trace(p: &Params, jobs: &[Job], tokens: Option<TokenCost>) -> Trace {
     let empirical = match &p.service {
         Service::Empirical(e) => Some(e),
         _ => None,
@@ -191,7 +221,7 @@ fn to_trace(p: &Params, jobs: &[Job]) -> Trace {
         // To the millisecond above the last end, so the window holds every attempt and reads cleanly.
         window: (last_end > 0.0).then(|| Window { start_ms: 0.0, length_s: (last_end * 1000.0).ceil() / 1000.0 }),
         defaults: empirical.and_then(|e| e.defaults.clone()),
-        simulation: Some(SimulationRecord::of(&super::record(p))),
+        simulation: Some(SimulationRecord::of(&super::Simulation { tokens, ..super::record(p) })),
         ..Header::default()
     };
     let footer = Footer { finished_cleanly: true, attempts: attempts.len() as u64, gpu_samples: 0 };

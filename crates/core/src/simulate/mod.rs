@@ -15,10 +15,10 @@ pub mod theory;
 
 use crate::trace::{HeaderDefaults, Phase, Quality, StreamEvent, Trace};
 
-pub use crate::trace::simulation::{ArrivalName, Load, ServiceRecord, Simulation, SimulationRecord, Stall};
+pub use crate::trace::simulation::{ArrivalName, Load, ServiceRecord, Simulation, SimulationRecord, Stall, TokenCost};
 
 pub use arrival::{Arrival, Schedule};
-pub use engine::{simulate, simulate_at};
+pub use engine::{simulate, simulate_at, simulate_listed};
 pub use load::{compare_loads, histogram, in_flight, summarize, LoadComparison, LoadSummary, SUMMARY_METHOD};
 pub use rng::Rng;
 
@@ -266,12 +266,36 @@ impl Params {
     }
 }
 
-/// The header's record of `p`.
-fn record(p: &Params) -> Simulation {
+/// One request of a listed load (a workload file's replay): when it arrives (ms from the run's
+/// origin) and the lengths the file gives it, which a [`TokenCost`] turns into service time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Listed {
+    pub at_ms: f64,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+}
+
+impl TokenCost {
+    /// Both costs finite and 0 or more, one of them above 0; flags named as on the command line.
+    pub fn check(&self) -> Result<(), SimulateError> {
+        for (field, v) in [("service-per-input-token", self.per_input_token_s), ("service-per-output-token", self.per_output_token_s)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(SimulateError::new(field, format!("must be 0 s or more per token, got {v}")));
+            }
+        }
+        if self.per_input_token_s == 0.0 && self.per_output_token_s == 0.0 {
+            return Err(SimulateError::new("service-per-output-token", "a per-token service needs a cost above 0 s per input or output token"));
+        }
+        Ok(())
+    }
+}
+
+/// The header's record of `p` (its `tokens` are a listed run's: [`simulate_listed`] sets them).
+pub fn record(p: &Params) -> Simulation {
     let (service, share) = match &p.service {
         Service::Fixed { s } => (ServiceRecord::Fixed { s: *s }, Some(p.first_token_share)),
         Service::Exponential { mean_s } => (ServiceRecord::Exponential { mean_s: *mean_s }, Some(p.first_token_share)),
         Service::Empirical(e) => (ServiceRecord::Trace { file: e.source.clone(), successes: e.samples.len() }, None),
     };
-    Simulation { slots: p.slots, service, first_token_share: share, load: p.load, requests: p.requests, seed: p.seed, stall: p.stall }
+    Simulation { slots: p.slots, service, first_token_share: share, load: p.load, requests: p.requests, seed: p.seed, stall: p.stall, tokens: None }
 }

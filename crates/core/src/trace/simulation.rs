@@ -20,6 +20,42 @@ pub struct Simulation {
     pub seed: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
+    /// A listed load's per-token service (`--service-per-output-token`, `--service-per-input-token`):
+    /// added to each request's service from the lengths its workload file gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenCost>,
+}
+
+/// Service time per token of a listed request's own lengths, on top of the service's draw: each
+/// input token adds `per_input_token_s` before the first token (prefill), each output token
+/// `per_output_token_s` after it (decode). A linear model, nothing more: no batching effects.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TokenCost {
+    pub per_input_token_s: f64,
+    pub per_output_token_s: f64,
+}
+
+impl TokenCost {
+    /// " + 0.02 s per output token (+ 0.0001 s per input token, before the first token)".
+    pub fn describe(&self, lang: Lang) -> String {
+        let zh = lang == Lang::Zh;
+        let mut out = String::new();
+        if self.per_output_token_s > 0.0 {
+            out.push_str(&if zh {
+                format!(" + 每个输出 token {} 秒（按工作负载文件的输出长度，首 token 之后）", self.per_output_token_s)
+            } else {
+                format!(" + {} s per output token (the workload file's output length, after the first token)", self.per_output_token_s)
+            });
+        }
+        if self.per_input_token_s > 0.0 {
+            out.push_str(&if zh {
+                format!(" + 每个输入 token {} 秒（按文件的输入长度，首 token 之前）", self.per_input_token_s)
+            } else {
+                format!(" + {} s per input token (the file's input length, before the first token)", self.per_input_token_s)
+            });
+        }
+        out
+    }
 }
 
 /// [`crate::simulate::Service`] as written in the header (an empirical service names its file, not its samples).
@@ -82,6 +118,10 @@ impl Simulation {
             ServiceRecord::Trace { file, successes } => {
                 if zh { format!("取自 {file} 的 {successes} 个成功请求") } else { format!("drawn from {successes} successes of {file}") }
             }
+        };
+        let service = match &self.tokens {
+            Some(t) => service + &t.describe(lang),
+            None => service,
         };
         let load = match self.load {
             Load::Closed { clients, think_s } => {

@@ -39,7 +39,7 @@ fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
         p.as_os_str(),
         "--output-dir".as_ref(),
         out_dir.as_os_str(),
-    ]).args(["--concurrencies", "1,2,8,16", "--repetitions", "8", "--warmup", "1", "--threshold", "0.1", "--target", "joint_rate>=0.5"]));
+    ]).args(["--concurrencies", "1,2,8,16", "--repetitions", "8", "--warmup", "1", "--threshold", "0.1", "--comparison", "lt", "--target", "joint_rate>=0.5"]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}\n{stderr}");
@@ -52,6 +52,11 @@ fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
     assert!(sweep["stopped"]["why"].as_str().unwrap().contains("fails the target"), "{sweep}");
     assert_eq!(sweep["interrupted"], false);
     assert_eq!(sweep["contract_sha256"].as_str().unwrap().len(), 64);
+    // The comparison the stop rule judged with is kept, and the answer says it.
+    assert_eq!(sweep["comparison"], "lt");
+    assert!(sweep["simulated"].is_null(), "recorded, not simulated: {sweep}");
+    assert!(stdout.contains("TTFT < 0.1 s"), "{stdout}");
+    assert!(!stdout.contains("Simulated"), "{stdout}");
     // Each step is a full trace with its own warm-up, at its own concurrency.
     let mut joint = Vec::new();
     for (s, c) in steps.iter().zip([1, 2, 8]) {
@@ -70,6 +75,7 @@ fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
     assert!(out.status.success());
     assert!(text.contains("no step failed, so capacity is at least concurrency 8"), "{text}");
     assert!(text.contains("The sweep stopped after step 3"), "{text}");
+    assert!(text.contains("TTFT < 0.5 s"), "capacity starts from the sweep's comparison: {text}");
     let out = run(tracelab().args(["capacity".as_ref(), out_dir.as_os_str()]).args(["--lang", "zh", "--target", "ttft_p95<=0.1"]));
     let zh = String::from_utf8_lossy(&out.stdout);
     assert!(zh.contains("容量") && zh.contains("并发 8"), "{zh}");

@@ -245,3 +245,121 @@ fn simulated_replay_of_the_real_files_arrives_at_their_times() {
     assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--requests"));
     assert!(!out.exists());
 }
+
+/// `tracelab simulate --workload --service-per-output-token`: the service follows the REAL
+/// file's output lengths. On the Azure conversation window (more slots than ever in flight, so
+/// nothing queues) every attempt's time in system is exactly 0.05 s + 0.01 s × the output tokens
+/// the file gives it (to the microsecond), its TTFT the base's share; without the flag the
+/// service is 0.05 s for all (so the lengths made the difference). The header says what was
+/// used (`simulation.tokens`, `workload.service`), and so does the card. A per-token cost on a
+/// trace's measured service, or without a workload, is refused.
+#[test]
+fn simulated_service_follows_the_files_output_tokens() {
+    let name = "AzureLLMInferenceTrace_conv.csv";
+    let path = fixtures("workloads").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+    let w = workload::read(name, &bytes).unwrap();
+    let replay = Replay { speedup: 10.0, from_s: 0.0, for_s: Some(120.0), max_idle_s: None };
+    let planned = w.replay(&replay).unwrap();
+    let dir = temp_dir("simulate-per-token");
+    let simulate = |out: &std::path::Path, extra: &[&str]| {
+        let mut cmd = super::tracelab();
+        cmd.args(["simulate", "--slots", "10000", "--service", "fixed:0.05", "--seed", "3", "--speedup", "10", "--for", "120", "--workload"]).arg(&path);
+        let output = cmd.args(extra).arg("--output").arg(out).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        std::fs::read_to_string(out).unwrap()
+    };
+    let text = simulate(&dir.join("tokens.jsonl"), &["--service-per-output-token", "0.01"]);
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["simulation"]["tokens"], serde_json::json!({"per_input_token_s": 0.0, "per_output_token_s": 0.01}));
+    let said = header["workload"]["service"].as_str().unwrap();
+    assert!(said.contains("+ 0.01 s × its output tokens"), "{said}");
+    let trace = load(&dir.join("tokens.jsonl"));
+    assert_eq!(trace.attempts.len(), planned.requests.len());
+    let worst = trace
+        .attempts
+        .iter()
+        .zip(&planned.requests)
+        .map(|(a, p)| (a.e2e_ms.unwrap() - (50.0 + 10.0 * p.output_tokens as f64)).abs().max((a.ttft_ms.unwrap() - 10.0).abs()))
+        .fold(0.0, f64::max);
+    let (lo, hi) = (planned.requests.iter().map(|p| p.output_tokens).min().unwrap(), planned.requests.iter().map(|p| p.output_tokens).max().unwrap());
+    eprintln!("{name}: {} simulated requests, output tokens {lo}–{hi}; worst |e2e − (0.05 s + 0.01 s × output)| {worst:.6} ms", planned.requests.len());
+    assert!(worst <= 0.001, "{worst} ms");
+    assert!(hi > lo, "the window's lengths differ");
+    let card = String::from_utf8(super::tracelab().arg("report").arg(dir.join("tokens.jsonl")).output().unwrap().stdout).unwrap();
+    assert!(card.contains("fixed 0.05 s + 0.01 s per output token"), "{card}");
+
+    // Without it: every request 0.05 s, whatever its length.
+    simulate(&dir.join("base.jsonl"), &[]);
+    let base = load(&dir.join("base.jsonl"));
+    assert!(base.attempts.iter().all(|a| (a.e2e_ms.unwrap() - 50.0).abs() < 0.001));
+    let header: Value = serde_json::from_str(std::fs::read_to_string(dir.join("base.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    assert!(header["workload"]["service"].as_str().unwrap().contains("do not drive them"));
+
+    // Refused: on a trace's measured service; without a workload.
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/ten-requests.jsonl");
+    let out = dir.join("refused.jsonl");
+    let output = super::tracelab()
+        .args(["simulate", "--slots", "2", "--seed", "1", "--service-per-output-token", "0.01", "--workload"])
+        .arg(&path)
+        .arg("--service")
+        .arg(format!("trace:{}", sample.display()))
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("already hold their own lengths"), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = super::tracelab()
+        .args(["simulate", "--slots", "2", "--seed", "1", "--service", "fixed:1", "--rate", "1", "--requests", "3", "--service-per-output-token", "0.01", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--workload"), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!out.exists());
+}
+
+/// `tracelab simulate-sweep --workload FILE --speedups` on the REAL Mooncake file with a
+/// per-token service: one step per speed-up, each step's header naming the file by hash at its
+/// own speed-up, the lengths kept on each attempt, sweep.json marked simulated with the
+/// workload's hash; `tracelab capacity` reads the folder.
+#[test]
+fn a_simulated_workload_sweep_at_several_speedups() {
+    let name = "mooncake_conversation_trace.jsonl";
+    let path = fixtures("workloads").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+    let w = workload::read(name, &bytes).unwrap();
+    let dir = temp_dir("simulate-workload-sweep");
+    let out_dir = dir.join("sweep");
+    let output = super::tracelab()
+        .args(["simulate-sweep", "--slots", "8", "--service", "exponential:0.2", "--service-per-output-token", "0.002", "--seed", "9", "--for", "300"])
+        .args(["--speedups", "1,4,16", "--threshold", "2", "--target", "joint_rate>=0.8", "--keep-going", "--workload"])
+        .arg(&path)
+        .arg("--output-dir")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    println!("{stdout}");
+    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(sweep["kind"], "speedup");
+    assert_eq!(sweep["simulated"]["load"]["sha256"].as_str(), Some(w.sha256.as_str()));
+    assert_eq!(sweep["simulated"]["tokens"]["per_output_token_s"], 0.002);
+    let steps = sweep["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "--keep-going: {sweep}");
+    for (s, speedup) in steps.iter().zip([1.0, 4.0, 16.0]) {
+        let text = std::fs::read_to_string(out_dir.join(s["file"].as_str().unwrap())).unwrap();
+        let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(header["workload"]["speedup"].as_f64(), Some(speedup));
+        assert_eq!(header["workload"]["sha256"].as_str(), Some(w.sha256.as_str()));
+        assert_eq!(header["simulation"]["tokens"]["per_output_token_s"], 0.002);
+        let planned = w.replay(&Replay { speedup, from_s: 0.0, for_s: Some(300.0), max_idle_s: None }).unwrap();
+        assert_eq!(header["workload"]["requests"], planned.requests.len());
+        let first: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(first["intended_output_tokens"].as_u64(), Some(planned.requests[0].output_tokens.into()));
+    }
+    assert!(stdout.starts_with("Simulated, not measured"), "{stdout}");
+    assert!(stdout.contains("speed-up 16×"), "{stdout}");
+    let cap = super::tracelab().arg("capacity").arg(&out_dir).output().unwrap();
+    assert!(cap.status.success() && String::from_utf8_lossy(&cap.stdout).contains("Capacity:"));
+}
