@@ -9,7 +9,7 @@ use tracelab_core::Lang;
 use tracelab_web::browser_lang;
 
 use crate::components::{
-    AttemptsTable, Charts, Controls, Exports, LoadPanel, MetricsPanel, Notes, PeerPanel, StepPanel, TraceSummary,
+    AttemptsTable, Charts, Controls, Exports, FigureStrip, LoadPanel, MetricsPanel, Notes, PeerPanel, StepPanel, TraceSummary,
 };
 use crate::i18n::tr;
 use crate::loader::fetch_sample;
@@ -141,6 +141,7 @@ pub fn App() -> impl IntoView {
                     <Exports />
                     <Notes />
                 </div>
+                <FigureStrip />
             })}
         </main>
     }

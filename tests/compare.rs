@@ -95,3 +95,36 @@ fn compare_view_shows_contract_table_and_both_distributions() {
     assert_eq!(html_lang, json!("zh-CN"));
     b.screenshot(&screenshot_path("compare-zh"));
 }
+
+/// On a phone (360 px) every row of the table is a card: the difference, its interval and the
+/// verdict are on screen without scrolling sideways, each under its column's name, en and zh.
+/// Screenshots `compare-360-<lang>.png`.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn on_a_phone_each_figure_is_a_card_with_its_difference_interval_and_verdict() {
+    let base = static_server::serve(dist());
+    for (lang, words) in [("en", ["Difference", "Verdict", "slower beyond noise"]), ("zh", ["差值", "结论", "超出噪声：变慢"])] {
+        let b = Browser::start(360, 740, "en-US");
+        b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang={lang}"));
+        let tail = b.wait_text("[data-testid=compare-table] tr[data-key=ttft_tail]", |t| t.contains(words[2]));
+        let overflow = b.execute("return document.documentElement.scrollWidth > innerWidth", json!([]));
+        assert_eq!(overflow.as_bool(), Some(false), "{lang}: the page scrolls sideways");
+        b.execute("document.querySelector('[data-testid=compare-table] tr[data-key=ttft_tail]').scrollIntoView({block: 'start'})", json!([]));
+        // Every cell of the row is inside the screen's width, and says which column it is.
+        let cells = b.execute(
+            "return [...document.querySelectorAll('[data-testid=compare-table] tr[data-key=ttft_tail] td')]
+                .map(td => [td.getBoundingClientRect().right <= innerWidth + 0.5 && td.getBoundingClientRect().width > 0,
+                            getComputedStyle(td, '::before').content])",
+            json!([]),
+        );
+        let cells = cells.as_array().unwrap();
+        assert_eq!(cells.len(), 6, "{cells:?}");
+        for c in cells {
+            assert_eq!(c[0].as_bool(), Some(true), "{lang}: a cell outside the screen: {cells:?}");
+        }
+        let labels: String = cells.iter().map(|c| c[1].as_str().unwrap_or("").to_string()).collect();
+        assert!(labels.contains(words[0]) && labels.contains(words[1]), "{lang}: {labels}");
+        assert!(tail.contains("+414 ms"), "{tail}");
+        b.screenshot(&screenshot_path(&format!("compare-360-{lang}")));
+    }
+}

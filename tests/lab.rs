@@ -822,3 +822,57 @@ fn a_reasoning_model_ttft_follows_the_course_and_the_switch_shows_what_moves() {
     b.wait_text("[data-testid=metric-ttft_p95]", |t| t.contains("含推理"));
     b.screenshot(&screenshot_path("lab-reasoning-any-output-zh"));
 }
+
+/// Cause and effect on one screen: at 360, 1024 and 1280 px, after the threshold is edited, the
+/// box and the figures it moved are both in the viewport (on a phone the figure strip at the
+/// bottom of the screen carries them; wider, the figures stand beside the controls), en and zh.
+/// Screenshots `lab-edit-in-view-<width>-<lang>.png`.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn an_edit_and_the_figures_it_moves_share_the_screen_at_every_width() {
+    let base = static_server::serve(dist());
+    for (width, height) in [(360, 740), (1024, 768), (1280, 800)] {
+        for lang in ["en", "zh"] {
+            let b = Browser::start(width, height, "en-US");
+            b.goto(&format!("{base}/?lang={lang}"));
+            b.wait_text(QUALIFIED, |t| t == "5");
+            b.execute("document.querySelector('[data-testid=threshold-input]').scrollIntoView({block: 'center'})", json!([]));
+            b.replace_text("[data-testid=threshold-input]", "0.5");
+            b.wait_text(QUALIFIED, |t| t == "4");
+            // Whichever shows the qualified count on this screen: the strip when it is shown.
+            let strip_shown = b.execute(
+                "return getComputedStyle(document.querySelector('[data-testid=figure-strip]')).display !== 'none'",
+                json!([]),
+            );
+            assert_eq!(strip_shown.as_bool(), Some(width <= 720), "{width} px: the strip is for narrow screens only");
+            let (qualified, p95) = if width <= 720 {
+                ("[data-testid=strip-qualified_count]", "[data-testid=strip-ttft_p95]")
+            } else {
+                (QUALIFIED, "[data-testid=value-ttft_p95]")
+            };
+            let in_view = |css: &str| -> bool {
+                let v = b.execute(
+                    "const r = document.querySelector(arguments[0]).getBoundingClientRect(); \
+                     return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth",
+                    json!([css]),
+                );
+                v.as_bool() == Some(true)
+            };
+            assert!(in_view("[data-testid=threshold-input]"), "{width} px {lang}: the threshold box is off screen");
+            assert!(in_view(qualified), "{width} px {lang}: the qualified count is off screen after the edit");
+            assert!(in_view(p95), "{width} px {lang}: P95 TTFT is off screen after the edit");
+            assert!(b.text_of(qualified).contains('4'), "{width} px {lang}: {}", b.text_of(qualified));
+            if width <= 720 {
+                let strip = b.text_of("[data-testid=figure-strip]");
+                let words = if lang == "zh" { ["联合合格", "失败率"] } else { ["Qualified", "Failure rate"] };
+                assert!(words.iter().all(|w| strip.contains(w)), "{lang}: {strip}");
+                // The strip is the same figure as the card's, written by the same formatter.
+                let card = b.text_of("[data-testid=value-ttft_p95]");
+                assert!(b.text_of(p95).contains(card.trim()), "{} vs {card}", b.text_of(p95));
+                let overflow = b.execute("return document.documentElement.scrollWidth > innerWidth", json!([]));
+                assert_eq!(overflow.as_bool(), Some(false), "{lang}: the strip widens the page");
+            }
+            b.screenshot(&screenshot_path(&format!("lab-edit-in-view-{width}-{lang}")));
+        }
+    }
+}

@@ -47,11 +47,13 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
     move || {
         let l = page.lang.get();
         let rows = pair.rows.iter().map(|r| {
-            let side = |v: Option<f64>, n: usize, iv: &Option<tracelab_core::compare::FigureInterval>| {
+            // Each cell carries its column's name: on a phone the rows stack into cards, each
+            // value under its name, instead of a table scrolled sideways (compare.css).
+            let side = |v: Option<f64>, n: usize, iv: &Option<tracelab_core::compare::FigureInterval>, label: String| {
                 let value = v.map(|v| number_in_unit(v, &r.unit, l)).unwrap_or_else(|| if l == tracelab_core::Lang::Zh { "无定义".into() } else { "undefined".into() });
                 let interval = iv.as_ref().map(|i| tracelab_core::compare::bounds_text(&i.bounds, &r.unit, l));
                 view! {
-                    <td>
+                    <td data-label=label>
                         <span class="value">{value}</span>
                         <span class="n">{format!(" n = {n}")}</span>
                         {interval.map(|i| view! { <br /><span class="own-interval">{i}</span> })}
@@ -66,12 +68,12 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
             view! {
                 <tr data-key=r.key.clone()>
                     <th scope="row">{r.name.get(l).to_string()}</th>
-                    {side(r.base, r.n_base, &r.base_interval)}
-                    {side(r.new, r.n_new, &r.new_interval)}
-                    <td>{r.difference_text(l)}</td>
-                    <td>{r.interval_text(l)}</td>
-                    <td class=verdict_class>{r.verdict.get(l).to_string()}</td>
-                    <td class="method">{r.method.as_ref().map(|m| m.describe(l)).unwrap_or_default()}</td>
+                    {side(r.base, r.n_base, &r.base_interval, format!("{} — {}", w(l, "base"), pair.base))}
+                    {side(r.new, r.n_new, &r.new_interval, format!("{} — {}", w(l, "new"), pair.new))}
+                    <td data-label=w(l, "difference")>{r.difference_text(l)}</td>
+                    <td data-label=w(l, "interval")>{r.interval_text(l)}</td>
+                    <td class=verdict_class data-label=w(l, "verdict")>{r.verdict.get(l).to_string()}</td>
+                    <td class="method" data-label=w(l, "method")>{r.method.as_ref().map(|m| m.describe(l)).unwrap_or_default()}</td>
                 </tr>
             }
         }).collect_view();
