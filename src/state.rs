@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use tracelab_core::handoff::{TraceText, WorkingText};
+use tracelab_core::whatif::Marked;
 use tracelab_core::{compare::Intervals, figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
 
 /// How long a result must stand before "what changed" takes it as the new baseline.
@@ -101,6 +102,8 @@ pub struct Lab {
     /// Each figure's 95 % interval, as the terminal card and the compare page give it.
     pub intervals: Memo<Option<Intervals>>,
     pub changes: Memo<Vec<Change>>,
+    /// The wrong choices and what-if edits in force, each with the figures it moves.
+    pub marked: Memo<Vec<Marked>>,
 }
 
 impl Lab {
@@ -138,6 +141,15 @@ impl Lab {
             settings.with(|s| metrics.with(|m| m.as_ref().map(|m| Intervals::compute(&ix.0, s, m))))
         });
         let lang_now = RwSignal::new(lang);
+        let marked = Memo::new(move |_| {
+            let (Some(l), Some(w)) = (loaded.get(), working.get()) else { return Vec::new() };
+            settings.with(|s| {
+                metrics.with(|m| {
+                    let Some(now) = m.as_ref() else { return Vec::new() };
+                    whatif.with(|edits| tracelab_core::whatif::marked(&l.attempts, &w.attempts, edits, s, now))
+                })
+            })
+        });
         // "What changed since the last edit" compares with the last *settled* figures: typing
         // 0.5 passes through 0 on the way, and the class should read "qualified 5 → 4", not
         // "0 → 4". A result settles once it has stood for SETTLE_MS.
@@ -191,6 +203,7 @@ impl Lab {
             metrics,
             intervals,
             changes,
+            marked,
         }
     }
 

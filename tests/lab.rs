@@ -876,3 +876,38 @@ fn an_edit_and_the_figures_it_moves_share_the_screen_at_every_width() {
         }
     }
 }
+
+/// One idea per interactive: a wrong choice's ⚠ lands on the figures it moves and on no other.
+/// Failures ÷ successes moves the failure rate alone; `<` at the 1 s threshold moves nothing (no
+/// TTFT is exactly 1 s), so no card is marked, while the control still names the mistake; at
+/// 0.5 s it moves the qualified count and what is built on it. Screenshot `lab-marks-moved`.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_wrong_choice_is_marked_only_on_the_figures_it_moves() {
+    let (b, _) = lab(1400, 1100, "en-US");
+    let marked = |b: &Browser| -> Vec<String> {
+        let v = b.execute(
+            "return [...document.querySelectorAll('[data-testid=figure-warning]')].map(w => w.closest('[data-testid^=metric-]').dataset.testid)",
+            json!([]),
+        );
+        let mut keys: Vec<String> = v.as_array().unwrap().iter().map(|k| k.as_str().unwrap().trim_start_matches("metric-").to_string()).collect();
+        keys.sort();
+        keys
+    };
+    b.select("[data-testid=failure-denominator]", "successes");
+    b.wait_text(FAILURE_RATE, |t| t == "25 %");
+    assert_eq!(marked(&b), ["failure_rate"], "not the quality pass rate, not the joint rate");
+
+    b.select("[data-testid=failure-denominator]", "all_attempts");
+    b.wait_text(FAILURE_RATE, |t| t == "20 %");
+    b.select("[data-testid=comparison]", "lt");
+    b.wait_text("[data-testid=controls]", |t| t.contains("written here as <"));
+    assert_eq!(b.text_of(QUALIFIED), "5");
+    assert!(marked(&b).is_empty(), "< at 1 s moves no figure: {:?}", marked(&b));
+
+    b.replace_text("[data-testid=threshold-input]", "0.5");
+    b.wait_text(QUALIFIED, |t| t == "3");
+    b.wait_text("[data-testid=metric-joint_rate]", |t| t.contains("⚠"));
+    assert_eq!(marked(&b), ["cost_per_1000_qualified", "goodput", "joint_rate", "qualified_count"]);
+    b.screenshot(&screenshot_path("lab-marks-moved"));
+}

@@ -90,41 +90,24 @@ fn count(lang: Lang, n: usize, noun: &str) -> String {
     tr(lang, key).replace("{n}", &n.to_string())
 }
 
-/// Which figures a wrong choice or a what-if edit changes, by the mistake's setting.
-fn affected(setting: &str, key: &str) -> bool {
-    let ttft = matches!(key, "ttft_p50" | "ttft_p95" | "ttft_tail");
-    let qualified = matches!(key, "qualified_count" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
-    match setting {
-        "missing_ttft" => ttft || qualified,
-        "failure_denominator" | "deleted_rows" => key == "failure_rate" || key == "joint_rate" || key == "quality_pass_rate",
-        "comparison" | "row_edit" => qualified,
-        _ => true, // warm-up mixed in: every figure
-    }
+/// The wrong choices and edits in force, each with the figures it moves (the core's
+/// `whatif::marked`), as (figure keys, label).
+fn figure_warnings(lab: crate::state::Lab) -> Vec<(Vec<String>, tracelab_core::Text)> {
+    lab.marked.get().into_iter().map(|m| (m.figures, m.label)).collect()
 }
 
-/// The wrong choices and edits in force, as (setting, label), to mark on the figures they change.
-fn figure_warnings(lab: crate::state::Lab) -> Vec<(&'static str, tracelab_core::Text)> {
-    let mut all = lab.settings.with(|s| s.mistakes());
-    if let Some(loaded) = lab.loaded.get() {
-        lab.whatif.with(|w| {
-            all.extend(w.mistakes(&loaded.attempts));
-            all.extend(lab.settings.with(|s| w.verdict_flips(&loaded.attempts, s)));
-        });
-    }
-    all.into_iter().map(|m| (m.setting, m.label)).collect()
-}
-
-fn warnings_for(key: &str, warnings: &[(&'static str, tracelab_core::Text)], lang: Lang) -> impl IntoView {
+/// The warnings of the mistakes that move this figure, and of no other.
+fn warnings_for(key: &str, warnings: &[(Vec<String>, tracelab_core::Text)], lang: Lang) -> impl IntoView {
     warnings
         .iter()
-        .filter(|(setting, _)| affected(setting, key))
+        .filter(|(figures, _)| figures.iter().any(|f| f == key))
         .map(|(_, label)| view! { <p class="figure-warning" data-testid="figure-warning">"⚠ "{label.get(lang).to_string()}</p> })
         .collect_view()
 }
 
 /// `unjudged`: no success carries a quality verdict, so the quality and qualification figures
 /// are "not evaluated" rather than a 0 that reads as a finding.
-fn figure_card(f: &Figure, lang: Lang, warnings: &[(&'static str, tracelab_core::Text)], unjudged: bool, intervals: Option<&Intervals>) -> impl IntoView {
+fn figure_card(f: &Figure, lang: Lang, warnings: &[(Vec<String>, tracelab_core::Text)], unjudged: bool, intervals: Option<&Intervals>) -> impl IntoView {
     let key = f.key.clone();
     let unjudged = unjudged && matches!(key.as_str(), "quality_pass_rate" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
     let value = if unjudged { tr(lang, "not_evaluated").to_string() } else { format::value(f, lang) };

@@ -448,6 +448,35 @@ impl Metrics {
     }
 
     /// The figures whose value differs from `before`, in card order (qualified count first).
+    /// The keys of the figures (every card's, `qualified_count` for the count) whose value
+    /// differs from `other`'s: what a choice or an edit moved, to mark it on those cards only.
+    pub fn moved_from(&self, other: &Metrics) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.qualified != other.qualified {
+            out.push("qualified_count".to_string());
+        }
+        let pairs = [
+            (&self.ttft_p50, &other.ttft_p50),
+            (&self.ttft_p95, &other.ttft_p95),
+            (&self.ttft_tail, &other.ttft_tail),
+            (&self.failure_rate, &other.failure_rate),
+            (&self.quality_pass_rate, &other.quality_pass_rate),
+            (&self.joint_rate, &other.joint_rate),
+            (&self.goodput, &other.goodput),
+            (&self.cost_per_1000_qualified, &other.cost_per_1000_qualified),
+            (&self.e2e_p50, &other.e2e_p50),
+            (&self.e2e_tail, &other.e2e_tail),
+            (&self.itl_p50, &other.itl_p50),
+            (&self.itl_tail, &other.itl_tail),
+            (&self.output_tokens_per_s, &other.output_tokens_per_s),
+            (&self.business_success_rate, &other.business_success_rate),
+        ];
+        // A figure moved when its value or its n did (a denominator can change under the same
+        // value: 0 failures of 8 or of 10).
+        out.extend(pairs.into_iter().filter(|(a, b)| a.value != b.value || a.n != b.n).map(|(a, _)| a.key.clone()));
+        out
+    }
+
     pub fn changes_since(&self, before: &Metrics) -> Vec<Change> {
         let mut out = Vec::new();
         if self.qualified != before.qualified {

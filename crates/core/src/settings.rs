@@ -318,6 +318,22 @@ pub struct Mistake {
     pub false_conclusion: Text,
 }
 
+impl Settings {
+    /// These settings with the one named by a [`Mistake`]'s `setting` put right (the lesson's
+    /// choice), everything else kept: what the figures would be without that mistake.
+    pub fn corrected(&self, setting: &str) -> Settings {
+        let mut s = self.clone();
+        match setting {
+            "failure_denominator" => s.population.failure_denominator = FailureDenominator::AllAttempts,
+            "missing_ttft" => s.population.missing_ttft = MissingTtft::KeepMissing,
+            "warmup" => s.population.warmup = WarmupPolicy::Exclude,
+            "comparison" => s.comparison = s.slo_comparison,
+            _ => {}
+        }
+        s
+    }
+}
+
 /// The keys of [`Settings::to_pairs`] and [`Settings::apply_pairs`]: threshold, comparison,
 /// percentile method, percentile p, failure denominator, missing TTFT, warm-up, window, window
 /// cost, currency, first token. Lessons bind the lab with them (see the `tracelab-course` crate).

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::Metrics;
 use crate::settings::{Mistake, Settings};
 use crate::text::Text;
 use crate::trace::{Attempt, Outcome, Quality};
@@ -39,6 +40,41 @@ mod present_or_null {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
         Option::<f64>::deserialize(d).map(Some)
     }
+}
+
+/// A wrong choice or a what-if edit in force, with the figures it moves: the lab marks those
+/// cards, and only those (a mistake that moves nothing here is named at its control and in the
+/// what-if note, not on every card).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marked {
+    pub setting: &'static str,
+    pub label: Text,
+    /// The keys of the figures that differ without it ([`Metrics::moved_from`]).
+    pub figures: Vec<String>,
+}
+
+/// Every wrong choice in `settings` and every mistake of `whatif` on `original`, each with the
+/// figures it moves: a wrong choice against the same attempts with that one choice put right
+/// ([`Settings::corrected`]); the edits against the attempts as recorded. `now` are the figures
+/// shown (the working attempts under `settings`).
+pub fn marked(original: &[Attempt], working: &[Attempt], whatif: &WhatIf, settings: &Settings, now: &Metrics) -> Vec<Marked> {
+    let mut out: Vec<Marked> = settings
+        .mistakes()
+        .into_iter()
+        .map(|m| {
+            let right = Metrics::of(working, &settings.corrected(m.setting));
+            Marked { setting: m.setting, label: m.label, figures: now.moved_from(&right) }
+        })
+        .collect();
+    if !whatif.is_empty() {
+        let edits = whatif.mistakes(original).into_iter().chain(whatif.verdict_flips(original, settings)).collect::<Vec<_>>();
+        if !edits.is_empty() {
+            let recorded = Metrics::of(original, settings);
+            let figures = now.moved_from(&recorded);
+            out.extend(edits.into_iter().map(|m| Marked { setting: m.setting, label: m.label, figures: figures.clone() }));
+        }
+    }
+    out
 }
 
 /// All edits to one trace, by row position in the original trace.

@@ -574,3 +574,44 @@ fn the_percentile_method_line_is_written_in_both_languages() {
     assert_eq!(m.ttft_p95.method_text.as_ref().map(|t| t.zh.as_str()), Some("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）"));
     assert!(!m.quality_not_evaluated(), "the sample carries quality verdicts");
 }
+
+/// A wrong choice is marked on the figures it moves and on no other (issue: "one idea per
+/// interactive"): on the ten requests, failures ÷ successes moves the failure rate alone; `<` at
+/// the 1 s threshold moves nothing (no TTFT is exactly 1 s), at 0.5 s it moves the qualified
+/// count and everything built on it (R4's 0.5 s no longer qualifies); a deleted failure moves
+/// the failure rate and the per-attempt rates, never P95 TTFT of the successes.
+#[test]
+fn each_mistake_is_marked_on_the_figures_it_moves_and_no_other() {
+    use tracelab_core::whatif::{marked, WhatIf};
+    for (name, trace) in both() {
+        let marks = |s: &Settings, w: &WhatIf| -> Vec<(&'static str, Vec<String>)> {
+            let working = w.apply(&trace.attempts);
+            let now = Metrics::of(&working, s);
+            marked(&trace.attempts, &working, w, s, &now).into_iter().map(|m| (m.setting, m.figures)).collect()
+        };
+        let none = WhatIf::default();
+        // The trace's own window and cost, as the lab starts from.
+        let lesson = Settings::from_header(&trace.header);
+        let mut s = lesson.clone();
+        assert!(marks(&s, &none).is_empty(), "{name}: the lesson's settings mark nothing");
+
+        s.population.failure_denominator = FailureDenominator::Successes;
+        assert_eq!(marks(&s, &none), [("failure_denominator", vec!["failure_rate".to_string()])], "{name}");
+
+        let mut s = Settings { comparison: Comparison::Lt, ..lesson.clone() };
+        assert_eq!(marks(&s, &none), [("comparison", Vec::<String>::new())], "{name}: < at 1 s moves nothing");
+        s.ttft_threshold_s = 0.5;
+        let moved = &marks(&s, &none)[0].1;
+        assert_eq!(moved, &["qualified_count", "joint_rate", "goodput", "cost_per_1000_qualified"], "{name}");
+
+        // R9 (a timeout) deleted: the failure rate and the rates over all attempts move.
+        let mut w = WhatIf::default();
+        w.deleted.insert(8);
+        let m = marks(&lesson, &w);
+        assert!(!m.is_empty(), "{name}: the deletion is named");
+        for (_, figures) in &m {
+            assert!(figures.contains(&"failure_rate".to_string()) && figures.contains(&"joint_rate".to_string()), "{name}: {figures:?}");
+            assert!(!figures.contains(&"ttft_p95".to_string()) && !figures.contains(&"quality_pass_rate".to_string()), "{name}: {figures:?}");
+        }
+    }
+}
