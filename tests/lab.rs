@@ -911,3 +911,35 @@ fn a_wrong_choice_is_marked_only_on_the_figures_it_moves() {
     assert_eq!(marked(&b), ["cost_per_1000_qualified", "goodput", "joint_rate", "qualified_count"]);
     b.screenshot(&screenshot_path("lab-marks-moved"));
 }
+
+/// A 100,000-attempt upload (the synthetic trace, about 5 % failures): every count has its
+/// thousands separators, the "no TTFT" strip holds its "5,0xx failures" without being cut off,
+/// and the request chart writes TTFT as the card does ("1.2 s", not "1200 ms"), en and zh.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_big_upload_writes_every_count_and_duration_as_the_card_does() {
+    let (b, _) = lab(1280, 1000, "en-US");
+    let dir = std::env::temp_dir().join(format!("tracelab-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.jsonl");
+    std::fs::write(&file, tracelab_core::write::to_jsonl(&synthetic(100_000))).unwrap();
+    b.type_into("[data-testid=upload]", file.to_str().unwrap());
+    b.wait_text_for("#attempts-h", std::time::Duration::from_secs(120), |t| t.contains("100,000"));
+    let formula = b.text_of("[data-testid=metric-qualified_count]");
+    assert!(formula.contains("100,000 attempts"), "{formula}");
+    let count = b.text_of("[data-testid=no-ttft-count]");
+    assert!(count.contains(',') && count.ends_with("failures"), "{count}");
+    let inside = b.execute(
+        "const svg = document.querySelector('[data-testid=ttft-chart]').getBoundingClientRect(); \
+         const t = document.querySelector('[data-testid=no-ttft-count]').getBoundingClientRect(); \
+         return t.right <= svg.right + 0.5 && t.left >= svg.left",
+        json!([]),
+    );
+    assert_eq!(inside, json!(true), "the failures' count is cut off: {count}");
+    std::fs::remove_dir_all(&dir).ok();
+    // The ten requests: R7's TTFT in the request chart as the card writes a duration.
+    let (b, _) = lab(1280, 1000, "en-US");
+    b.click("[data-testid=attempt-row]:nth-of-type(7)");
+    b.wait_text(POSITION, |t| t == "7 / 10");
+    assert_eq!(b.text_of("[data-testid=request-ttft]"), "TTFT 1.2 s");
+}

@@ -44,7 +44,7 @@ pub fn AttemptsTable() -> impl IntoView {
         <section class="attempts" aria-labelledby="attempts-h">
             <h2 id="attempts-h">
                 {move || tr(lang.get(), "table")}
-                <span class="count">{move || format!(" ({})", lab.row_count())}</span>
+                <span class="count">{move || format!(" ({})", tracelab_core::format::integer(lab.row_count() as u64))}</span>
             </h2>
             <p class="scroll-hint" data-testid="scroll-hint">{move || tr(lang.get(), "scroll_hint")}</p>
             <div

@@ -8,7 +8,7 @@
 use leptos::ev;
 use leptos::prelude::*;
 use tracelab_core::timeline::{in_flight, ttft_points};
-use tracelab_core::format::{axis_label as label, trim_num};
+use tracelab_core::format::{self, axis_label as label, trim_num};
 use tracelab_core::{trace::GPU_UNSUPPORTED, units, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
 
 use crate::i18n::tr;
@@ -138,7 +138,18 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
         let failures = if s.population.missing_ttft == tracelab_core::MissingTtft::TreatAsZero { 0 } else { m.failures };
         let h = 250.0;
         let (left, top, bottom) = (46.0, 26.0, 40.0);
-        let strip = if failures > 0 { 96.0 } else { 0.0 };
+        // The failures' strip is as wide as its longest line ("9,981 failures" at 100 k attempts).
+        let strip_lines = [
+            tr(l, "no_ttft").to_string(),
+            format::count(failures, tr(l, "failure_one"), tr(l, "failure_many")),
+            tr(l, "not_plotted").to_string(),
+        ];
+        // The count is written larger and bold (15 px against 11.5 px): about 1.4 times as wide.
+        let strip = if failures > 0 {
+            [text_width(&strip_lines[0]) * 1.1, text_width(&strip_lines[1]) * 1.4, text_width(&strip_lines[2])].into_iter().fold(96.0, f64::max) + 10.0
+        } else {
+            0.0
+        };
         let right = w - 12.0 - strip;
         let n = pts.len();
         let max_s = pts.last().map_or(0.0, |p| units::s_from_ms(p.ttft_ms)).max(s.ttft_threshold_s).max(0.1);
@@ -165,7 +176,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                     <text class="tick" x=left - 6.0 y=y(*v) + 4.0 text-anchor="end">{label(*v)}</text>
                 }).collect_view()}
                 {xt.iter().map(|r| view! {
-                    <text class="tick" x=x(*r as f64) y=h - bottom + 16.0 text-anchor="middle">{r.to_string()}</text>
+                    <text class="tick" x=x(*r as f64) y=h - bottom + 16.0 text-anchor="middle">{format::integer(*r as u64)}</text>
                 }).collect_view()}
                 <text class="axis-title" x=right y=h - 6.0 text-anchor="end">{tr(l, "rank_axis")}</text>
                 <line class="threshold" x1=left x2=right y1=ty y2=ty />
@@ -175,7 +186,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                 {tail.zip(tail_label_y).map(|(t, ly)| view! {
                     <line class="tail" x1=left x2=right y1=y(t) y2=y(t) />
                     <text class="line-label tail-label" data-testid="tail-label" x=right - 4.0 y=ly text-anchor="end">
-                        {format!("{tail_name} = {} s", label(t))}
+                        {format!("{tail_name} = {}", format::duration(t))}
                     </text>
                 })}
                 {dots.into_iter().map(|(rank, p, mark, is_selected)| view! {
@@ -185,9 +196,9 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                 {(failures > 0).then(|| view! {
                     <g data-testid="no-ttft">
                         <rect class="strip" x=w - strip - 4.0 y=top width=strip height=h - top - bottom />
-                        <text class="strip-title" x=w - strip + 4.0 y=top + 18.0>{tr(l, "no_ttft")}</text>
-                        <text class="strip-count m-failed-text" x=w - strip + 4.0 y=top + 44.0>{format!("{failures} {}", tr(l, if failures == 1 { "failure_one" } else { "failure_many" }))}</text>
-                        <text class="strip-note" x=w - strip + 4.0 y=top + 64.0>{tr(l, "not_plotted")}</text>
+                        <text class="strip-title" x=w - strip + 4.0 y=top + 18.0>{strip_lines[0].clone()}</text>
+                        <text class="strip-count m-failed-text" data-testid="no-ttft-count" x=w - strip + 4.0 y=top + 44.0>{strip_lines[1].clone()}</text>
+                        <text class="strip-note" x=w - strip + 4.0 y=top + 64.0>{strip_lines[2].clone()}</text>
                     </g>
                 })}
             </svg>
@@ -208,7 +219,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                             <thead><tr><th>{tr(l, "rank")}</th><th>{tr(l, "col_ttft")}</th></tr></thead>
                             <tbody>{shown.into_iter().map(|(r, v)| view! { <tr><td>{r}</td><td>{trim_num(v)}</td></tr> }).collect_view()}</tbody>
                         </table>
-                        <p>{format!("{}: {}", tr(l, "failures_apart"), lab.metrics.with(|m| m.as_ref().map_or(0, |m| m.failures)))}</p>
+                        <p>{format!("{}: {}", tr(l, "failures_apart"), format::integer(lab.metrics.with(|m| m.as_ref().map_or(0, |m| m.failures)) as u64))}</p>
                     }
                 }}
             </details>
@@ -243,6 +254,11 @@ fn spread(n: usize) -> impl Iterator<Item = usize> {
 /// About how wide one character of a chart label is, in pixels (11 px sans-serif).
 const TEXT_PX: f64 = 6.5;
 
+/// About how wide a label is on screen: a Chinese character is about twice a Latin one.
+fn text_width(text: &str) -> f64 {
+    text.chars().map(|c| if c.is_ascii() { TEXT_PX } else { 2.0 * TEXT_PX }).sum()
+}
+
 #[component]
 fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
     let lab = use_lab();
@@ -274,12 +290,12 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
                 <text class="chart-title" x=left y=18>{format!("{} — {}", a.id, a.outcome.label(l))}</text>
                 {a.ttft_ms.map(|t| view! {
                     <line class="bracket m-qualified-stroke" x1=x(0.0) x2=x(t) y1=48 y2=48 />
-                    <text class="line-label" x=x(0.0) y=42>{format!("TTFT {} ms", label(t))}</text>
+                    <text class="line-label" data-testid="request-ttft" x=x(0.0) y=42>{format!("TTFT {}", format::duration_ms(t))}</text>
                 })}
                 {a.ttft_ms.is_none().then(|| view! { <text class="line-label m-failed-text" x=x(0.0) y=42>{tr(l, "no_token_ttft")}</text> })}
                 {a.e2e_ms.map(|e| view! {
                     <line class="bracket" x1=x(0.0) x2=x(e) y1=80 y2=80 />
-                    <text class="line-label" x=x(0.0) y=74>{format!("E2E {} ms", label(e))}</text>
+                    <text class="line-label" x=x(0.0) y=74>{format!("E2E {}", format::duration_ms(e))}</text>
                 })}
                 // Waiting for the first token, then streaming: the two parts of the request.
                 {match a.ttft_ms {
@@ -474,7 +490,7 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                         </g>
                     }
                 }).collect_view()}
-                <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {peak})", tr(l, "in_flight"), tr(l, "peak"))}</text>
+                <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {})", tr(l, "in_flight"), tr(l, "peak"), format::integer(peak as u64))}</text>
                 <path class="in-flight" data-testid="in-flight" d=path />
                 <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
                 // What the GPU and the engine did while the selected attempt ran.
@@ -515,7 +531,7 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                     let key = if matches!(x.origin, crate::state::Origin::Sample(_)) { "gpu_constructed" } else { "not_verified" };
                     format!("{}: {}", tr(l, "gpu"), tr(l, key))
                 } else {
-                    format!("{}: {g} · {} {} ({})", tr(l, "gpu"), x.trace.gpu.len(), tr(l, "samples"), tr(l, "gpu_lines"))
+                    format!("{}: {g} · {} {} ({})", tr(l, "gpu"), format::integer(x.trace.gpu.len() as u64), tr(l, "samples"), tr(l, "gpu_lines"))
                 }
             })
         })
