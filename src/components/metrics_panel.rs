@@ -40,7 +40,7 @@ pub fn MetricsPanel() -> impl IntoView {
                                         <p class="remark" data-testid="not-evaluated">{tr(l, "not_evaluated_why")}</p>
                                     }.into_any()
                                 } else {
-                                    view! { <p class="value" data-testid="value-qualified_count">{m.qualified}</p> }.into_any()
+                                    view! { <p class="value" data-testid="value-qualified_count">{format::integer(m.qualified as u64)}</p> }.into_any()
                                 }}
                                 <p class="formula">{format!("{} · {}", count(l, m.attempts, "attempt"), count(l, m.successes, "success"))}</p>
                             </article>
@@ -88,7 +88,7 @@ fn count(lang: Lang, n: usize, noun: &str) -> String {
         (_, true) => "n_success",
         (_, false) => "n_successes",
     };
-    tr(lang, key).replace("{n}", &n.to_string())
+    tr(lang, key).replace("{n}", &format::integer(n as u64))
 }
 
 /// Which figures a wrong choice or a what-if edit changes, by the mistake's setting.

@@ -44,7 +44,7 @@ pub fn md_cell(s: &str) -> String {
 /// A number written in a unit (also used for "what changed": "5 → 4").
 pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
     match unit {
-        Unit::Count => trim_num(v),
+        Unit::Count => count_value(v),
         Unit::Ratio => format!("{} %", round_to(v * 100.0, 2)),
         Unit::Seconds => duration(v),
         Unit::PerSecond => match lang {
@@ -102,9 +102,39 @@ pub fn axis_label(v: f64) -> String {
     round_to(v, digits)
 }
 
-/// "1 failure", "2 failures", "0 failures".
+/// "1 failure", "2 failures", "9,981 failures": the number through [`integer`].
 pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+    format!("{} {}", integer(n as u64), if n == 1 { one } else { many })
+}
+
+/// A whole number with thousands separators, the same in every language the lab speaks:
+/// 100000 → "100,000", 999 → "999".
+pub fn integer(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A count that may be fractional (a figure's numerator): whole numbers through [`integer`],
+/// anything else through [`trim_num`].
+pub fn count_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let sign = if v < 0.0 { "-" } else { "" };
+        format!("{sign}{}", integer(v.abs() as u64))
+    } else {
+        trim_num(v)
+    }
+}
+
+/// A duration given in milliseconds (the trace's unit), written by [`duration`]: 1148 → "1.148 s".
+pub fn duration_ms(ms: f64) -> String {
+    duration(ms / 1000.0)
 }
 
 /// `v` to `digits` decimals, written without trailing zeros (`round_to(2.0074, 3)` is "2.007").
@@ -181,6 +211,25 @@ mod tests {
         assert_eq!(count(1, "failure", "failures"), "1 failure");
         assert_eq!(count(0, "failure", "failures"), "0 failures");
         assert_eq!(count(2, "success", "successes"), "2 successes");
+        assert_eq!(count(9981, "failure", "failures"), "9,981 failures");
+    }
+
+    #[test]
+    fn integers_have_thousands_separators() {
+        for (n, shown) in [(0, "0"), (7, "7"), (999, "999"), (1000, "1,000"), (64646, "64,646"), (100000, "100,000"), (1234567, "1,234,567")] {
+            assert_eq!(integer(n), shown);
+        }
+        assert_eq!(count_value(64646.0), "64,646");
+        assert_eq!(count_value(-1000.0), "-1,000");
+        assert_eq!(count_value(2.5), "2.5");
+        assert_eq!(number_in_unit(100000.0, &Unit::Count, Lang::Zh), "100,000");
+    }
+
+    #[test]
+    fn durations_in_ms_follow_the_same_rule() {
+        assert_eq!(duration_ms(1148.0), "1.148 s");
+        assert_eq!(duration_ms(412.3), "412.3 ms");
+        assert_eq!(duration_ms(0.0), "0 s");
     }
 }
 
