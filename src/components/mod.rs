@@ -3,6 +3,7 @@
 mod attempts_table;
 mod charts;
 mod controls;
+mod distribution;
 mod exports;
 mod load_panel;
 mod metrics_panel;

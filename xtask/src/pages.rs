@@ -15,8 +15,8 @@ use crate::Result;
 /// served at `/NAME/`. Adding a page is its folder and one line here.
 pub(crate) struct Page {
     pub name: &'static str,
-    /// Whether its files are named with hashes. The lab imports `convert/convert.js` by name
-    /// (src/convert.rs), so that bundle has none.
+    /// Whether its files are named with hashes. The lab imports `convert/convert.js` and
+    /// `charts/charts.js` by name (src/convert.rs), so those bundles have none.
     pub hashed: bool,
     /// Its browser test (`tests/NAME.rs` of the lab's package), run after the lab's; `None` when
     /// the lab's test covers it.
@@ -24,12 +24,13 @@ pub(crate) struct Page {
 }
 
 /// Every page with a bundle of its own: the one list (the builds, the browser tests).
-pub(crate) const PAGES: [Page; 6] = [
+pub(crate) const PAGES: [Page; 7] = [
     Page { name: "lessons", hashed: true, test: Some("lessons") },
     Page { name: "compare", hashed: true, test: Some("compare") },
     Page { name: "capacity", hashed: true, test: Some("capacity") },
     Page { name: "load-model", hashed: true, test: Some("loadmodel") },
     Page { name: "convert", hashed: false, test: None },
+    Page { name: "charts", hashed: false, test: Some("charts") },
     Page { name: "bench", hashed: true, test: None },
 ];
 

@@ -477,7 +477,7 @@ fn the_labs_own_bundle_names_neither_the_importers_nor_the_course() {
 /// The workspace packages each package depends on (`[dependencies]`, its normal ones): which
 /// crate links what is a fact of each manifest, held here. The lab (`trace-lab`) reaches the core
 /// and the browser kit only, so its first download cannot link the importers or the course.
-const DEPENDS_ON: [(&str, &[&str]); 15] = [
+const DEPENDS_ON: [(&str, &[&str]); 16] = [
     ("trace-lab", &["tracelab-core", "tracelab-web"]),
     ("tracelab-core", &[]),
     ("tracelab-peers", &["tracelab-core"]),
@@ -490,6 +490,7 @@ const DEPENDS_ON: [(&str, &[&str]); 15] = [
     ("tracelab-capacity-page", &["tracelab-core", "tracelab-web"]),
     ("tracelab-load-model-page", &["tracelab-core", "tracelab-web"]),
     ("tracelab-convert-page", &["tracelab-core", "tracelab-peers", "tracelab-web"]),
+    ("tracelab-charts-page", &["tracelab-core", "tracelab-web"]),
     ("tracelab-bench-page", &["trace-lab", "tracelab-core", "tracelab-web"]),
     ("xtask", &[]),
     ("tracelab-fuzz", &["tracelab-core", "tracelab-course", "tracelab-peers"]),

@@ -9,6 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::settings::{Population, Settings};
+use crate::text::Lang;
+use crate::trace::Comparison;
 use crate::trace::{Attempt, Phase, Quality};
 use crate::verdict::{effective_ttft_ms, is_counted, threshold_ms};
 
@@ -65,7 +67,7 @@ pub struct RunBuckets {
 
 /// One bucket under settings. Attempts belong to the bucket of their actual start; `intended`
 /// counts the open-loop schedule's starts in it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunBucket {
     pub start_ms: f64,
     pub end_ms: f64,
@@ -466,6 +468,34 @@ pub struct HistogramPaint {
     pub histogram: Histogram,
     pub threshold_ms: Option<f64>,
     pub markers: Vec<Marker>,
+}
+
+/// Everything the charts bundle shows of the whole distribution: the heat map (when the trace
+/// has a clock), the histogram, and what their legends say, in the reader's language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DistributionView {
+    pub lang: Lang,
+    pub measure: Measure,
+    pub heat: Option<HeatMapPaint>,
+    pub histogram: HistogramPaint,
+    pub comparison: Comparison,
+    pub threshold_s: f64,
+    /// Counted failures: in the heat map's band, never in the histogram.
+    pub failures: u64,
+}
+
+/// The bucketed run lanes the charts bundle paints above the lab's run chart, on the same
+/// horizontal scale (`left_px`..`right_px` of a `width_px` wide box for `start_ms`..+`span_ms`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunView {
+    pub lang: Lang,
+    pub buckets: Vec<RunBucket>,
+    pub attempts: u64,
+    pub width_px: u32,
+    pub left_px: f64,
+    pub right_px: f64,
+    pub start_ms: f64,
+    pub span_ms: f64,
 }
 
 /// Where a painter put things, in the canvas's pixels, for the page (and its tests) to find:
