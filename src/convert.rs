@@ -30,18 +30,19 @@ thread_local! {
 /// Calls one of the importers' bundle's functions with string arguments; its error (a string)
 /// comes back as the error.
 pub async fn call(function: &str, args: &[&str]) -> Result<String, String> {
-    call_in(&CONVERT, function, args).await
+    let args: Vec<JsValue> = args.iter().map(|a| JsValue::from_str(a)).collect();
+    call_in(&CONVERT, function, &args).await
 }
 
-/// Calls one of `bundle`'s functions with string arguments.
-pub async fn call_in(bundle: &Bundle, function: &str, args: &[&str]) -> Result<String, String> {
+/// Calls one of `bundle`'s functions (strings, numbers, typed arrays); its answer is text.
+pub async fn call_in(bundle: &Bundle, function: &str, args: &[JsValue]) -> Result<String, String> {
     let module = module(bundle).await?;
     let name = bundle.module;
     let f: Function = Reflect::get(&module, &function.into())
         .ok()
         .and_then(|f| f.dyn_into().ok())
         .ok_or_else(|| format!("{name} has no function `{function}`: reload the page"))?;
-    let args: js_sys::Array = args.iter().map(|a| JsValue::from_str(a)).collect();
+    let args: js_sys::Array = args.iter().collect();
     match f.apply(&JsValue::NULL, &args) {
         Ok(v) => v.as_string().ok_or_else(|| format!("{name}: `{function}` returned no text")),
         Err(e) => Err(e.as_string().unwrap_or_else(|| format!("{e:?}"))),

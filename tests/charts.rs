@@ -245,13 +245,13 @@ fn a_big_trace_is_bucketed_read_back_from_canvas_and_edits_stay_instant() {
     }
 
     // The run chart is bucketed: no bar per attempt; the bundle's lanes above it hold the
-    // share qualified (green) and failed (red), the starts against the schedule and the lag.
+    // share qualified (green) and failed (red), the starts against the schedule, the lag and
+    // the requests in flight.
     assert!(b.find_all("[data-testid=run-bar]").is_empty(), "one bar per attempt at {n}");
-    let buckets = b.execute("return +document.querySelector('[data-testid=run-chart]').dataset.buckets", json!([]));
-    assert!(buckets.as_u64().is_some_and(|k| (20..=400).contains(&k)), "{buckets}");
-    assert!(!b.find_all("[data-testid=in-flight]").is_empty());
     let lanes = painted_attr(&b, "[data-testid=run-lanes]", "lanes");
-    assert_eq!(lanes, "rates,starts,lag");
+    assert_eq!(lanes, "rates,starts,lag,flight");
+    let buckets: usize = painted_attr(&b, "[data-testid=run-lanes]", "buckets").parse().unwrap();
+    assert!((20..=400).contains(&buckets), "{buckets} buckets");
     let x_mid = b.execute("const c = document.querySelector('[data-testid=run-lanes]'); return Math.round(c.width / 2)", json!([])).as_i64().unwrap();
     let column = pixel_column(&b, "[data-testid=run-lanes]", x_mid);
     assert!(column.iter().any(|p| near(*p, [31, 138, 76])), "no qualified-rate line in the middle of the run");

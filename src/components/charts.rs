@@ -7,10 +7,6 @@
 
 use leptos::ev;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
-use tracelab_core::distribution::{RunBuckets, RunView};
-
-use crate::convert::call_in;
 use tracelab_core::timeline::{in_flight, ttft_points};
 use tracelab_core::format::{self, axis_label as label, trim_num};
 use tracelab_core::{trace::GPU_UNSUPPORTED, units, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
@@ -92,6 +88,7 @@ pub fn Charts() -> impl IntoView {
     let resized = RwSignal::new(0u32);
     let listener = window_event_listener(ev::resize, move |_| resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
+    let run_axis = RwSignal::new(None);
     view! {
         <section class="charts" aria-labelledby="charts-h">
             <h2 id="charts-h">{move || tr(lang.get(), "charts")}</h2>
@@ -100,8 +97,8 @@ pub fn Charts() -> impl IntoView {
                 <TtftChart resized=resized />
                 <RequestTimeline resized=resized />
             </div>
-            <RunTimeline resized=resized />
-            <super::distribution::Distribution resized=resized />
+            <RunTimeline resized=resized run_axis=run_axis />
+            <super::distribution::Distribution resized=resized run_axis=run_axis />
         </section>
     }
 }
@@ -379,56 +376,29 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
     }
 }
 
-/// Beyond this many timed attempts the run chart draws time buckets instead of one bar each
-/// (a bar a few pixels high per attempt stops being readable, and redrawing them is what made an
-/// edit slow on a big trace).
+/// Beyond this many timed attempts the run chart gives no attempt a bar of its own: the charts
+/// bundle draws the run in time buckets above it (src/components/distribution.rs); a bar a few
+/// pixels high per attempt stops being readable, and redrawing them made an edit slow.
 pub(super) const BARS_FIT: usize = 300;
 
-/// Pixels per time bucket of the aggregated run chart.
-const BUCKET_PX: f64 = 4.0;
+/// The run chart's horizontal scale: box width, plot left and right (px), the clock's start and
+/// end, and the span the ticks cover (ms). The charts bundle's bucketed lanes use it too.
+pub(super) type RunAxis = Option<(f64, f64, f64, f64, f64, f64)>;
 
 #[component]
-fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
+fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
-    let timed_count = Memo::new(move |_| lab.working.with(|w| w.as_ref().map_or(0, |w| tracelab_core::distribution::timed_count(&w.attempts))));
-    let big = Memo::new(move |_| timed_count.get() > BARS_FIT);
+    let big = Memo::new(move |_| lab.working.with(|w| w.as_ref().is_some_and(|w| tracelab_core::distribution::timed_count(&w.attempts) > BARS_FIT)));
     let flight = Memo::new(move |_| if big.get() { Vec::new() } else { lab.working.with(|w| w.as_ref().map(|w| in_flight(&w.attempts)).unwrap_or_default()) });
-    let population = Memo::new(move |_| lab.settings.with(|s| s.population));
-    // The buckets are built once per trace, population and width; an edit only judges them.
-    let buckets = Memo::new(move |_| {
-        if !big.get() {
-            return None;
-        }
-        let n = ((width.get() - 60.0) / BUCKET_PX).clamp(20.0, 400.0) as usize;
-        lab.working.with(|w| w.as_ref().and_then(|w| RunBuckets::build(&w.attempts, population.get(), n)))
-    });
-    // The run's horizontal scale, shared by the SVG and the bundle's lanes above it.
-    let axis = Memo::new(move |_| {
-        let w = width.get();
-        let (t_start, t_end) = lab.working.with(|w| w.as_ref().and_then(|w| tracelab_core::distribution::run_clock(&w.attempts)))?;
-        let t_end = lab.loaded.with(|l| l.as_ref().map_or(t_end, |l| t_end.max(l.trace.gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max))));
-        let t_start = t_start.min(0.0);
-        let span = units::ms_from_s(ticks(units::s_from_ms(t_end - t_start), 8).last().copied().unwrap_or(1.0));
-        let left = if timed_count.get() <= 40 { 64.0 } else { 46.0 };
-        Some((w, left, w - 14.0, t_start, t_end, span))
-    });
-    let lanes_error = RwSignal::new(None::<String>);
-    // The bucketed lanes (share qualified and failed, starts against the schedule, client lag),
-    // painted by the charts bundle on the SVG's scale; redrawn on every edit, alone.
-    Effect::new(move |_| {
-        let Some((w, left, right, t_start, _, span)) = axis.get() else { return };
-        let Some(rows) = buckets.with(|b| b.as_ref().map(|b| lab.settings.with(|s| b.at(s)))) else { return };
-        let view = RunView { lang: lab.lang.get(), buckets: rows, attempts: timed_count.get() as u64, width_px: w as u32, left_px: left, right_px: right, start_ms: t_start, span_ms: span };
-        let Ok(json) = serde_json::to_string(&view) else { return };
-        spawn_local(async move { lanes_error.set(call_in(&super::distribution::CHARTS, "show_run", &["run-lanes-box", &json]).await.err()) });
-    });
     let svg = move || {
         let l = lab.lang.get();
         let w = width.get();
         let working = lab.working.get()?;
         let loaded = lab.loaded.get()?;
+        let s = lab.settings.get();
+        let selected = lab.selected.get();
         if w <= 0.0 {
             return None;
         }
@@ -437,21 +407,26 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
             // No empty box: say why there is no timeline.
             return Some(view! { <p class="no-timeline" data-testid="no-timeline">{tr(l, "no_timeline")}</p> }.into_any());
         }
-        let big = timed.len() > BARS_FIT;
+        let end_of = |a: &Attempt| a.start_ms.unwrap_or(0.0) + a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0);
         let gpu = &loaded.trace.gpu;
-        let (_, left, right, t_start, t_end, span) = axis.get()?;
+        let t_end = timed.iter().map(|(_, a)| end_of(a)).fold(0.0, f64::max).max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
+        let t_start = timed.iter().map(|(_, a)| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|(_, a)| a.intended_start_ms)).fold(0.0, f64::min);
         let xt = ticks(units::s_from_ms(t_end - t_start), 8);
+        let span = units::ms_from_s(xt.last().copied().unwrap_or(1.0));
         let labels = timed.len() <= 40;
+        let (left, right) = (if labels { 64.0 } else { 46.0 }, w - 14.0);
+        let big = timed.len() > BARS_FIT;
+        if run_axis.get_untracked() != Some((w, left, right, t_start, t_end, span)) {
+            run_axis.set(Some((w, left, right, t_start, t_end, span)));
+        }
         let x = move |ms: f64| left + (right - left) * (ms - t_start) / span;
+        let rows: Vec<(usize, &Attempt)> = if big { Vec::new() } else { timed.clone() };
+        let row_h = (300.0 / rows.len().max(1) as f64).clamp(2.0, 20.0);
         let top = 26.0;
-        // One bar per attempt when they fit; otherwise three lanes of buckets: the share
-        // qualified and failed, the starts against the schedule, the client's lag.
-        let rows: Vec<(usize, Attempt)> = if big { Vec::new() } else { timed.iter().map(|(i, a)| (*i, (*a).clone())).collect() };
-        let row_h = if big { 0.0 } else { (300.0 / rows.len() as f64).clamp(2.0, 20.0) };
-        let bucket_rows = buckets.with(|b| b.as_ref().map(|b| b.at(&Settings::default())).unwrap_or_default());
         let bars_h = row_h * rows.len() as f64;
         let flight_top = top + bars_h + 18.0;
-        let flight_h = 60.0;
+        // Beyond BARS_FIT the bundle's lanes above hold the requests in flight too.
+        let flight_h = if big { 0.0 } else { 60.0 };
         let gpu_top = flight_top + flight_h + 34.0;
         let gpu_h = if gpu.is_empty() { 0.0 } else { 80.0 };
         // The engine's own signals (`--server-metrics`, source 0) under the GPU lanes: its queue
@@ -463,18 +438,16 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
         let below = if engine.is_empty() { gpu_top + gpu_h } else { kv_top + engine_h };
         let axis = below + (if gpu.is_empty() && engine.is_empty() { -14.0 } else { 8.0 });
         let h = axis + 36.0;
-        // Requests in flight: every step when the attempts are few, each bucket's peak otherwise.
-        let steps: Vec<(f64, usize)> = if big {
-            bucket_rows.iter().map(|b| (b.start_ms, b.in_flight_peak as usize)).chain(bucket_rows.last().map(|b| (b.end_ms, 0))).collect()
-        } else {
-            flight.get()
-        };
+        let steps = flight.get();
         let peak = steps.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
         let fy = move |n: usize| flight_top + flight_h * (1.0 - n as f64 / peak as f64);
         let mut path = format!("M{} {}", x(t_start), fy(0));
+        let mut last = 0;
         for (t, n) in steps.iter() {
             path.push_str(&format!(" H{} V{}", x(*t), fy(*n)));
+            last = *n;
         }
+        let _ = last;
         path.push_str(&format!(" H{}", x(t_end)));
         let gpu_ids: Vec<u32> = {
             let mut ids: Vec<u32> = gpu.iter().map(|g| g.gpu).collect();
@@ -501,65 +474,55 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
         let waiting_line = engine_line(&|e| e.waiting, &qy);
         let running_line = engine_line(&|e| e.running, &qy);
         let kv_line = engine_line(&|e| e.kv_cache, &ky);
-        // The selected attempt's interval, shaded across the GPU and engine lanes alike (and,
-        // when the attempts are bucketed, across the bucket lanes: it has no bar of its own).
-        let shade_top = if big { flight_top } else if gpu.is_empty() { engine_top } else { gpu_top };
-        let shaded = big || !(gpu.is_empty() && engine.is_empty());
-        let shade = move || {
-            let i = lab.selected.get();
-            lab.working.with(|w| {
-                let a = w.as_ref()?.attempts.get(i)?;
-                let start = a.start_ms?;
-                let end = tracelab_core::distribution::run_clock(std::slice::from_ref(a)).map_or(start, |(_, e)| e);
-                shaded.then(|| view! {
-                    <rect class="gpu-selected" data-testid="gpu-selected" x=x(start) y=shade_top width=(x(end.max(start + span * 0.003)) - x(start)).max(1.0) height=below - shade_top />
-                })
-            })
-        };
-        // What a threshold or population edit changes, redrawn alone.
-        let bars = move || {
-            let s = lab.settings.get();
-            let selected = lab.selected.get();
-            rows.iter().enumerate().map(|(k, (i, a))| {
-                let v = verdict(a, &s);
-                let mark = Mark::of(a, &v, &s);
-                let start = a.start_ms.unwrap_or(0.0);
-                let end = tracelab_core::distribution::run_clock(std::slice::from_ref(a)).map_or(start, |(_, e)| e).max(start + span * 0.003);
-                let first = a.ttft_ms.map(|t| start + t);
-                let y0 = top + k as f64 * row_h;
-                let bh = (row_h * 0.72).max(1.5);
-                let intended = a.intended_start_ms.filter(|t| (t - start).abs() > 0.5);
-                view! {
-                    <g data-testid="run-bar" data-id=a.id.clone() data-row=i + 1 class:selected=*i == selected>
-                        {labels.then(|| view! { <text class="row-label" data-testid="run-row-label" x=left - 6.0 y=y0 + bh - 1.0 text-anchor="end">{format!("{} {}", i + 1, a.id)}</text> })}
-                        <rect class=format!("wait {}", mark.class()) x=x(start) y=y0 width=(x(first.unwrap_or(end).min(end)) - x(start)).max(1.0) height=bh />
-                        {first.filter(|f| *f < end).map(|f| view! { <rect class=format!("stream {}", mark.class()) x=x(f) y=y0 width=(x(end) - x(f)).max(1.0) height=bh /> })}
-                        {intended.map(|t| view! {
-                            <line class="intended" x1=x(t) x2=x(start) y1=y0 + bh / 2.0 y2=y0 + bh / 2.0 />
-                            <line class="intended-tick" data-testid="intended-start" x1=x(t) x2=x(t) y1=y0 y2=y0 + bh />
-                        })}
-                        {(*i == selected).then(|| view! { <rect class="selected-outline" x=x(start) - 2.0 y=y0 - 2.0 width=(x(end) - x(start)).max(1.0) + 4.0 height=bh + 4.0 /> })}
-                    </g>
-                }
-            }).collect_view()
-        };
+        // The selected attempt's interval, shaded across the GPU and engine lanes alike.
+        let shade_top = if gpu.is_empty() { engine_top } else { gpu_top };
+        let shade = rows.iter().find(|(i, _)| *i == selected).filter(|_| !(gpu.is_empty() && engine.is_empty())).map(|(_, a)| {
+            let start = a.start_ms.unwrap_or(0.0);
+            (x(start), (x(end_of(a).max(start + span * 0.003)) - x(start)).max(1.0))
+        });
+        let engine_name = engine.first().map(|e| e.engine.clone()).unwrap_or_default();
         Some(view! {
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="run-chart"
-                data-buckets=bucket_rows.len() aria-label=tr(l, "run_chart_alt")>
+                aria-label=tr(l, "run_chart_alt")>
                 <text class="axis-title" x=4 y=14>{tr(l, if big { "run_rows_buckets" } else if labels { "run_rows" } else { "run_rows_many" })}</text>
                 {xt.iter().map(|v| view! {
                     <line class="grid" x1=x(t_start + units::ms_from_s(*v)) x2=x(t_start + units::ms_from_s(*v)) y1=top y2=axis />
                     <text class="tick" x=x(t_start + units::ms_from_s(*v)) y=axis + 14.0 text-anchor="middle">{label(units::s_from_ms(t_start) + v)}</text>
                 }).collect_view()}
                 <text class="axis-title" x=right y=h - 4.0 text-anchor="end">{tr(l, "s_axis")}</text>
-                {(!big).then(|| view! { <g>{bars}</g> })}
-                <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {})", tr(l, if big { "in_flight_buckets" } else { "in_flight" }), tr(l, "peak"), format::integer(peak as u64))}</text>
-                <path class="in-flight" data-testid="in-flight" d=path />
-                <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
+                {rows.iter().enumerate().map(|(k, (i, a))| {
+                    let v = verdict(a, &s);
+                    let mark = Mark::of(a, &v, &s);
+                    let start = a.start_ms.unwrap_or(0.0);
+                    let end = end_of(a).max(start + span * 0.003);
+                    let first = a.ttft_ms.map(|t| start + t);
+                    let y0 = top + k as f64 * row_h;
+                    let bh = (row_h * 0.72).max(1.5);
+                    let intended = a.intended_start_ms.filter(|t| (t - start).abs() > 0.5);
+                    view! {
+                        <g data-testid="run-bar" data-id=a.id.clone() data-row=i + 1 class:selected=*i == selected>
+                            {labels.then(|| view! { <text class="row-label" data-testid="run-row-label" x=left - 6.0 y=y0 + bh - 1.0 text-anchor="end">{format!("{} {}", i + 1, a.id)}</text> })}
+                            <rect class=format!("wait {}", mark.class()) x=x(start) y=y0 width=(x(first.unwrap_or(end).min(end)) - x(start)).max(1.0) height=bh />
+                            {first.filter(|f| *f < end).map(|f| view! { <rect class=format!("stream {}", mark.class()) x=x(f) y=y0 width=(x(end) - x(f)).max(1.0) height=bh /> })}
+                            {intended.map(|t| view! {
+                                <line class="intended" x1=x(t) x2=x(start) y1=y0 + bh / 2.0 y2=y0 + bh / 2.0 />
+                                <line class="intended-tick" data-testid="intended-start" x1=x(t) x2=x(t) y1=y0 y2=y0 + bh />
+                            })}
+                            {(*i == selected).then(|| view! { <rect class="selected-outline" x=x(start) - 2.0 y=y0 - 2.0 width=(x(end) - x(start)).max(1.0) + 4.0 height=bh + 4.0 /> })}
+                        </g>
+                    }
+                }).collect_view()}
+                {(!big).then(|| view! {
+                    <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {})", tr(l, "in_flight"), tr(l, "peak"), format::integer(peak as u64))}</text>
+                    <path class="in-flight" data-testid="in-flight" d=path />
+                    <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
+                })}
                 // What the GPU and the engine did while the selected attempt ran.
-                {shade}
+                {shade.map(|(sx, sw)| view! {
+                    <rect class="gpu-selected" data-testid="gpu-selected" x=sx y=shade_top width=sw height=below - shade_top />
+                })}
                 {(!engine.is_empty()).then(|| view! {
-                    <text class="lane-title" x=4 y=engine_top - 12.0>{format!("{} · {engine_name} ({} {})", tr(l, "engine_queue_lane"), tr(l, "peak"), tracelab_core::format::trim_num(queue_peak), engine_name = engine.first().map(|e| e.engine.clone()).unwrap_or_default())}</text>
+                    <text class="lane-title" x=4 y=engine_top - 12.0>{format!("{} · {engine_name} ({} {})", tr(l, "engine_queue_lane"), tr(l, "peak"), tracelab_core::format::trim_num(queue_peak))}</text>
                     <line class="axis" x1=left x2=right y1=engine_top + engine_h y2=engine_top + engine_h />
                     <polyline class="engine-waiting" data-testid="engine-waiting" points=waiting_line.clone() />
                     <polyline class="engine-running" points=running_line.clone() />
@@ -599,8 +562,8 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
     };
     view! {
         <figure class="chart wide">
-            {move || lanes_error.get().map(|e| view! { <p class="error" role="alert" data-testid="run-lanes-error">{e}</p> })}
-            <div id="run-lanes-box"></div>
+            // The bundle's bucketed lanes (src/components/distribution.rs), for a big trace only.
+            {move || big.get().then(|| view! { <div id="run-lanes-box"></div> })}
             <div class="chart-box" node_ref=holder>{svg}</div>
             <figcaption>{move || tr(lab.lang.get(), "run_chart")}" · "<span data-testid="run-gpu">{gpu_status}</span></figcaption>
         </figure>

@@ -1,28 +1,32 @@
-//! The whole distribution, at any size: a latency heat map (run clock × TTFT or E2E on a log
-//! scale, colour = attempts per cell, failures in a band of their own, the threshold line, the
-//! selected attempt outlined) and a histogram (the threshold, P50 and the tail with their
-//! intervals). The core counts every cell and bin (`tracelab_core::distribution`); the charts
-//! bundle (`pages/charts`, loaded the first time these views open, so the lab's first download
-//! carries neither `plotters` nor these views' words) paints them on `<canvas>` with their
-//! legends and tables. Open by itself for a trace too big for a bar per attempt.
+//! The big-trace views on `<canvas>`, painted by the charts bundle (`pages/charts`, loaded the
+//! first time they are needed, so the lab's first download carries neither `plotters`, nor their
+//! counting, nor their words): beyond a few hundred attempts the run in time buckets (share
+//! qualified and failed, starts against the schedule, client lag, requests in flight) above the
+//! run chart; and, when opened (by itself for a big trace), the whole distribution: a latency
+//! heat map (run clock × TTFT or E2E on a log scale, failures in a band of their own, the
+//! threshold line, the selected attempt outlined) and a histogram (the threshold, P50 and the
+//! tail with their intervals). The lab hands the bundle the trace once per population as the
+//! core's columns (typed arrays); each edit then sends only the settings. Every cell, bin and
+//! bucket is counted by the core (`tracelab_core::distribution`), there.
 
+use js_sys::{Float64Array, Uint8Array};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use tracelab_core::distribution::{sample, DistributionView, HeatMap, HeatMapPaint, Histogram, HistogramPaint, Marker, Measure};
+use tracelab_core::distribution::{timed_count, Columns, DistributionRequest, Marker, Measure, RunRequest};
 use tracelab_core::{units, Figure};
+use wasm_bindgen::JsValue;
 
-use super::charts::{use_width, BARS_FIT};
+use super::charts::{use_width, RunAxis, BARS_FIT};
 use crate::convert::{call_in, Bundle};
 use crate::i18n::tr;
 use crate::state::use_lab;
 
 /// The painter (`pages/charts`).
-pub(super) const CHARTS: Bundle = Bundle { module: "charts/charts.js", what_en: "the heat map and the histogram", what_zh: "热力图与直方图模块" };
+const CHARTS: Bundle = Bundle { module: "charts/charts.js", what_en: "the canvas charts", what_zh: "画布图表模块" };
 
-/// Rows of the heat map's latency axis and bins of the histogram; pixels per heat-map column.
-const ROWS: usize = 32;
-const BINS: usize = 40;
+/// Pixels per heat-map column and per run bucket.
 const COLUMN_PX: f64 = 8.0;
+const BUCKET_PX: f64 = 4.0;
 
 /// A figure's value and 95 % interval, in ms, as a marker on the histogram.
 fn marker(label: String, f: &Figure, interval: Option<&tracelab_core::compare::FigureInterval>) -> Option<Marker> {
@@ -35,53 +39,88 @@ fn marker(label: String, f: &Figure, interval: Option<&tracelab_core::compare::F
 }
 
 #[component]
-pub fn Distribution(resized: RwSignal<u32>) -> impl IntoView {
+pub fn Distribution(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
+    let big = Memo::new(move |_| lab.working.with(|w| w.as_ref().is_some_and(|w| timed_count(&w.attempts) > BARS_FIT)));
     let open = RwSignal::new(false);
     // Opens by itself for a big trace; the learner's toggle holds until the next trace.
     Effect::new(move |_| open.set(lab.row_count() > BARS_FIT));
     let measure = RwSignal::new(Measure::Ttft);
     let population = Memo::new(move |_| lab.settings.with(|s| s.population));
-    let heat = Memo::new(move |_| {
-        let columns = ((width.get() - 90.0) / COLUMN_PX).clamp(10.0, 180.0) as usize;
-        open.get().then(|| lab.working.with(|w| w.as_ref().and_then(|w| HeatMap::build(&w.attempts, population.get(), measure.get(), columns, ROWS)))).flatten()
+    // A new number for each trace and population the bundle must be handed again.
+    let generation = Memo::new(move |prev: Option<&u32>| {
+        lab.working.track();
+        population.track();
+        prev.map_or(1, |p| p + 1)
     });
-    let hist = Memo::new(move |_| open.get().then(|| lab.working.with(|w| w.as_ref().map(|w| Histogram::build(&sample(&w.attempts, population.get(), measure.get()), BINS)))).flatten());
+    let sent = StoredValue::new(0u32);
     let error = RwSignal::new(None::<String>);
-    // Each time what the views show changes (a threshold edit moves a line; a population change
-    // recounts the cells), the bundle redraws them. Calls into it run in order.
+    // Every edit: the bundle redraws what is shown (a threshold edit moves lines and recounts
+    // the qualified per bucket there; a population change hands the columns over first). The
+    // calls run in order, one task.
     Effect::new(move |_| {
-        let Some(histogram) = hist.get() else { return };
-        let (s, m) = (lab.settings.get(), lab.metrics.get());
-        let threshold_ms = (measure.get() == Measure::Ttft).then(|| units::ms_from_s(s.ttft_threshold_s));
-        let selected = lab.selected.get();
-        let heat = heat.get().map(|map| {
-            let selected = lab.working.with(|w| w.as_ref().and_then(|w| w.attempts.get(selected)).and_then(|a| map.selected(a, &s.population)));
-            HeatMapPaint { map, threshold_ms, selected, band: String::new() }
+        let (show_run, show_dist) = (big.get(), open.get());
+        if !show_run && !show_dist {
+            return;
+        }
+        let g = generation.get();
+        let columns = (sent.get_value() != g)
+            .then(|| lab.working.with(|w| w.as_ref().map(|w| Columns::of(&w.attempts, population.get()))))
+            .flatten();
+        let (s, m, l) = (lab.settings.get(), lab.metrics.get(), lab.lang.get());
+        let run = run_axis.get().filter(|_| show_run).map(|(w, left, right, start_ms, _, span_ms)| RunRequest {
+            lang: l,
+            settings: s.clone(),
+            buckets: ((w - 60.0) / BUCKET_PX).clamp(20.0, 400.0) as usize,
+            width_px: w as u32,
+            left_px: left,
+            right_px: right,
+            start_ms,
+            span_ms,
         });
-        let markers = lab.intervals.with(|iv| {
-            let Some(m) = m.as_ref() else { return Vec::new() };
-            let (p50, tail) = if measure.get() == Measure::Ttft { (&m.ttft_p50, &m.ttft_tail) } else { (&m.e2e_p50, &m.e2e_tail) };
-            let get = |f: &Figure| iv.as_ref().and_then(|iv| iv.get(&f.key));
-            [marker("P50".into(), p50, get(p50)), marker(tracelab_core::format::percentile_label(s.p), tail, get(tail))].into_iter().flatten().collect()
+        let dist = show_dist.then(|| {
+            let markers = lab.intervals.with(|iv| {
+                let Some(m) = m.as_ref() else { return Vec::new() };
+                let (p50, tail) = if measure.get() == Measure::Ttft { (&m.ttft_p50, &m.ttft_tail) } else { (&m.e2e_p50, &m.e2e_tail) };
+                let get = |f: &Figure| iv.as_ref().and_then(|iv| iv.get(&f.key));
+                [marker("P50".into(), p50, get(p50)), marker(tracelab_core::format::percentile_label(s.p), tail, get(tail))].into_iter().flatten().collect()
+            });
+            DistributionRequest {
+                lang: l,
+                measure: measure.get(),
+                settings: s.clone(),
+                columns: ((width.get() - 90.0) / COLUMN_PX).clamp(10.0, 180.0) as usize,
+                selected: Some(lab.selected.get()),
+                markers,
+                failures: m.as_ref().map_or(0, |m| m.failures as u64),
+            }
         });
-        let view = DistributionView {
-            lang: lab.lang.get(),
-            measure: measure.get(),
-            heat,
-            histogram: HistogramPaint { histogram, threshold_ms, markers },
-            comparison: s.comparison,
-            threshold_s: s.ttft_threshold_s,
-            failures: m.map_or(0, |m| m.failures as u64),
-        };
-        let Ok(json) = serde_json::to_string(&view) else { return };
-        width.track();
-        spawn_local(async move { error.set(call_in(&CHARTS, "show_distribution", &["dist-box", &json]).await.err()) });
+        let (run, dist) = (run.and_then(|r| serde_json::to_string(&r).ok()), dist.and_then(|d| serde_json::to_string(&d).ok()));
+        let generation = JsValue::from(g);
+        spawn_local(async move {
+            let result = async {
+                if let Some(c) = columns {
+                    let f = |v: &[f64]| JsValue::from(Float64Array::from(v));
+                    let args = [generation.clone(), f(&c.start_ms), f(&c.end_ms), f(&c.intended_ms), f(&c.ttft_ms), f(&c.e2e_ms), Uint8Array::from(&c.flags[..]).into()];
+                    call_in(&CHARTS, "set_trace", &args).await?;
+                    sent.set_value(g);
+                }
+                if let Some(r) = run {
+                    call_in(&CHARTS, "show_run", &["run-lanes-box".into(), generation.clone(), r.into()]).await?;
+                }
+                if let Some(d) = dist {
+                    call_in(&CHARTS, "show_distribution", &["dist-box".into(), generation, d.into()]).await?;
+                }
+                Ok::<(), String>(())
+            };
+            error.set(result.await.err());
+        });
     });
     // The box the width is read from holds the details, closed or open.
     view! {
+        {move || error.get().map(|e| view! { <p class="error" role="alert" data-testid="dist-error">{e}</p> })}
         <div node_ref=holder>
         <details class="distribution" data-testid="distribution" prop:open=move || open.get()
             on:toggle=move |e| open.set(event_target::<web_sys::Element>(&e).has_attribute("open"))>
@@ -90,7 +129,6 @@ pub fn Distribution(resized: RwSignal<u32>) -> impl IntoView {
                 <label><input type="radio" name="dist-measure" data-testid="measure-ttft" prop:checked=move || measure.get() == Measure::Ttft on:change=move |_| measure.set(Measure::Ttft) />" TTFT"</label>
                 <label><input type="radio" name="dist-measure" data-testid="measure-e2e" prop:checked=move || measure.get() == Measure::E2e on:change=move |_| measure.set(Measure::E2e) />" E2E"</label>
             </div>
-            {move || error.get().map(|e| view! { <p class="error" role="alert" data-testid="dist-error">{e}</p> })}
             <div id="dist-box"></div>
         </details>
         </div>

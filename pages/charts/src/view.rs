@@ -10,7 +10,11 @@ use std::cell::RefCell;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use tracelab_core::distribution::{DistributionView, Marker, Measure, Painted, RunBucket, RunView};
+use tracelab_core::distribution::{
+    sample_of, Columns, DistributionRequest, HeatMap, HeatMapPaint, Histogram, HistogramPaint, Marker, Measure, Painted, RunBucket, RunBuckets, RunRequest,
+};
+use tracelab_core::units::ms_from_s;
+use tracelab_core::Comparison;
 use tracelab_core::format::{duration, duration_ms, integer};
 use tracelab_core::Lang;
 use wasm_bindgen::prelude::*;
@@ -47,8 +51,9 @@ fn w(lang: Lang, key: &str) -> &'static str {
         "starts_lane" => ("starts per bucket: actual (bars), scheduled (grey line)", "每个时间段的开始数：实际（柱），计划（灰线）"),
         "starts_lane_closed" => ("starts per bucket", "每个时间段的开始数"),
         "lag_lane" => ("client lag, the most in each bucket", "客户端滞后，每个时间段的最大值"),
+        "flight_lane" => ("requests in flight, the most in each bucket", "进行中的请求，每个时间段的最大值"),
         "peak" => ("peak", "峰值"),
-        "run_caption" => ("The run in time buckets (too many attempts for a bar each): {n} attempts in {b} buckets of {w}. Below, on the same clock: the most requests in flight in each bucket, then the GPU's and the serving engine's lanes when measured; the selected attempt is shaded.", "按时间段汇总的整个运行（尝试太多，无法每个一根条）：{n} 次尝试，分为 {b} 个时间段，每段 {w}。下方在同一时钟上：每个时间段进行中请求数的最大值，有测量时再下方是 GPU 曲线和推理引擎曲线；选中的尝试以阴影标出。"),
+        "run_caption" => ("The run in time buckets (too many attempts for a bar each): {n} attempts in {b} buckets of {w}. Below, on the same clock, the GPU's and the serving engine's lanes when measured; the selected attempt is shaded there.", "按时间段汇总的整个运行（尝试太多，无法每个一根条）：{n} 次尝试，分为 {b} 个时间段，每段 {w}。有测量时，下方在同一时钟上是 GPU 曲线和推理引擎曲线，选中的尝试在其中以阴影标出。"),
         "bucket_from" => ("bucket from", "时间段起点"),
         "started" => ("started", "实际开始"),
         "scheduled" => ("scheduled", "计划开始"),
@@ -96,6 +101,66 @@ fn mark_painted(el: &web_sys::Element, p: &Painted) -> Result<(), String> {
     set_attr(el, "data-plot", &format!("{},{},{},{}", p.plot.0, p.plot.1, p.plot.2, p.plot.3))?;
     set_attr(el, "data-threshold-px", &p.threshold_px.map(|t| t.to_string()).unwrap_or_default())?;
     set_attr(el, "data-fullest", &p.fullest.map(|(a, b, x, y)| format!("{a},{b},{x},{y}")).unwrap_or_default())
+}
+
+/// Rows of the heat map's latency axis and bins of the histogram.
+const ROWS: usize = 32;
+const BINS: usize = 40;
+
+/// What the distribution box shows, counted here from the trace's columns.
+#[derive(Debug, Clone, PartialEq)]
+struct DistributionView {
+    lang: Lang,
+    measure: Measure,
+    heat: Option<HeatMapPaint>,
+    histogram: HistogramPaint,
+    comparison: Comparison,
+    threshold_s: f64,
+    failures: u64,
+}
+
+/// What the run lanes show.
+#[derive(Debug, Clone, PartialEq)]
+struct RunView {
+    lang: Lang,
+    buckets: Vec<RunBucket>,
+    attempts: u64,
+    width_px: u32,
+    left_px: f64,
+    right_px: f64,
+    start_ms: f64,
+    span_ms: f64,
+}
+
+/// The trace as the lab last handed it over, by its generation, and what was counted from it.
+#[derive(Default)]
+struct Held {
+    generation: u32,
+    columns: Columns,
+    buckets: Option<(usize, Option<RunBuckets>)>,
+    heat: Option<((Measure, usize), Option<HeatMap>)>,
+    hist: Option<(Measure, Histogram)>,
+}
+
+thread_local! {
+    static HELD: RefCell<Held> = RefCell::new(Held::default());
+}
+
+/// The lab's trace as columns (typed arrays, one per field), under its current population;
+/// `generation` names it in the calls that follow.
+#[wasm_bindgen]
+pub fn set_trace(generation: u32, start: Vec<f64>, end: Vec<f64>, intended: Vec<f64>, ttft: Vec<f64>, e2e: Vec<f64>, flags: Vec<u8>) -> Result<String, String> {
+    let n = flags.len();
+    if [start.len(), end.len(), intended.len(), ttft.len(), e2e.len()].iter().any(|l| *l != n) {
+        return Err(format!("the lab's columns differ in length ({n} flags); reload the page"));
+    }
+    let columns = Columns { start_ms: start, end_ms: end, intended_ms: intended, ttft_ms: ttft, e2e_ms: e2e, flags };
+    HELD.with(|h| *h.borrow_mut() = Held { generation, columns, ..Held::default() });
+    Ok("ok".into())
+}
+
+fn held(generation: u32) -> Result<(), String> {
+    HELD.with(|h| if h.borrow().generation == generation { Ok(()) } else { Err("the charts lost the trace; reload the page".to_string()) })
 }
 
 thread_local! {
@@ -178,8 +243,34 @@ fn li(swatch: &str, text: &str) -> String {
 /// The whole distribution into the box `container`: the lab calls this after every edit that
 /// changes what it shows. Answers "ok"; an error names what failed.
 #[wasm_bindgen]
-pub fn show_distribution(container: &str, view: &str) -> Result<String, String> {
-    let mut v: DistributionView = read("distribution view", view)?;
+pub fn show_distribution(container: &str, generation: u32, request: &str) -> Result<String, String> {
+    let r: DistributionRequest = read("distribution request", request)?;
+    held(generation)?;
+    let threshold_ms = (r.measure == Measure::Ttft).then(|| ms_from_s(r.settings.ttft_threshold_s));
+    let (heat, histogram) = HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        let key = (r.measure, r.columns);
+        if h.heat.as_ref().is_none_or(|(k, _)| *k != key) {
+            let map = HeatMap::of(&h.columns, r.measure, r.columns, ROWS);
+            h.heat = Some((key, map));
+        }
+        if h.hist.as_ref().is_none_or(|(m, _)| *m != r.measure) {
+            let hist = Histogram::build(&sample_of(&h.columns, r.measure), BINS);
+            h.hist = Some((r.measure, hist));
+        }
+        let map = h.heat.as_ref().and_then(|(_, m)| m.clone());
+        let selected = map.as_ref().zip(r.selected).and_then(|(m, i)| m.selected_row(&h.columns, i));
+        (map.map(|map| HeatMapPaint { map, threshold_ms, selected, band: String::new() }), h.hist.as_ref().map(|(_, x)| x.clone()).unwrap_or_else(|| Histogram::build(&[], BINS)))
+    });
+    let mut v = DistributionView {
+        lang: r.lang,
+        measure: r.measure,
+        heat,
+        histogram: HistogramPaint { histogram, threshold_ms, markers: r.markers },
+        comparison: r.settings.comparison,
+        threshold_s: r.settings.ttft_threshold_s,
+        failures: r.failures,
+    };
     let l = v.lang;
     if let Some(h) = v.heat.as_mut() {
         h.band = w(l, "heat_band").to_string();
@@ -300,8 +391,19 @@ fn wrap(root: &DrawingArea<CanvasBackend, plotters::coord::Shift>, text: &str, w
 
 /// The bucketed run lanes, on the lab's run chart's horizontal scale.
 #[wasm_bindgen]
-pub fn show_run(container: &str, view: &str) -> Result<String, String> {
-    let v: RunView = read("run view", view)?;
+pub fn show_run(container: &str, generation: u32, request: &str) -> Result<String, String> {
+    let r: RunRequest = read("run request", request)?;
+    held(generation)?;
+    let (buckets, attempts) = HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.buckets.as_ref().is_none_or(|(n, _)| *n != r.buckets) {
+            let b = RunBuckets::of(&h.columns, r.buckets);
+            h.buckets = Some((r.buckets, b));
+        }
+        let rows = h.buckets.as_ref().and_then(|(_, b)| b.as_ref()).map(|b| b.at(&r.settings)).unwrap_or_default();
+        (rows, h.columns.timed() as u64)
+    });
+    let v = RunView { lang: r.lang, buckets, attempts, width_px: r.width_px, left_px: r.left_px, right_px: r.right_px, start_ms: r.start_ms, span_ms: r.span_ms };
     let l = v.lang;
     let root_el = element(container)?;
     let html = "<canvas id=\"run-lanes\" data-testid=\"run-lanes\" role=\"img\"></canvas><p class=\"cap\" id=\"run-cap\"></p>\
@@ -324,6 +426,9 @@ pub fn show_run(container: &str, view: &str) -> Result<String, String> {
     if lagged {
         lanes.push((wrap(&probe, &format!("{} ({} {})", w(l, "lag_lane"), w(l, "peak"), duration_ms(lag_peak)), title_w), 40.0));
     }
+    let flight_peak = b.iter().map(|x| x.in_flight_peak).max().unwrap_or(0).max(1);
+    lanes.push((wrap(&probe, &format!("{} ({} {})", w(l, "flight_lane"), w(l, "peak"), integer(u64::from(flight_peak))), title_w), 60.0));
+    let names: Vec<&str> = ["rates", "starts"].into_iter().chain(lagged.then_some("lag")).chain(["flight"]).collect();
     let height: f64 = lanes.iter().map(|(t, h)| 16.0 * t.len() as f64 + h + 12.0).sum::<f64>() + 4.0;
     set_attr(&c, "height", &(height.round() as u32).to_string())?;
     let root = canvas("run-lanes")?;
@@ -341,10 +446,11 @@ pub fn show_run(container: &str, view: &str) -> Result<String, String> {
         let lane_top = top + 16.0 * title.len() as f64 + 2.0;
         let y = |share: f64| (lane_top + h * (1.0 - share)).round() as i32;
         root.draw(&PathElement::new(vec![(v.left_px as i32, y(0.0)), (v.right_px as i32, y(0.0))], grey)).map_err(e)?;
-        let (top_label, zero) = match k {
-            0 => ("100 %".to_string(), "0"),
-            1 => (integer(u64::from(start_peak)), "0"),
-            _ => (duration_ms(lag_peak), "0"),
+        let (top_label, zero) = match names[k] {
+            "rates" => ("100 %".to_string(), "0"),
+            "starts" => (integer(u64::from(start_peak)), "0"),
+            "lag" => (duration_ms(lag_peak), "0"),
+            _ => (integer(u64::from(flight_peak)), "0"),
         };
         root.draw(&Text::new(top_label, (v.left_px as i32 - 6, y(1.0)), right_aligned.color(&grey))).map_err(e)?;
         root.draw(&Text::new(zero, (v.left_px as i32 - 6, y(0.0)), right_aligned.color(&grey))).map_err(e)?;
@@ -367,12 +473,12 @@ pub fn show_run(container: &str, view: &str) -> Result<String, String> {
             }
             Ok(())
         };
-        match k {
-            0 => {
+        match names[k] {
+            "rates" => {
                 step(&RunBucket::qualified_rate, RGBColor(31, 138, 76))?;
                 step(&RunBucket::failure_rate, THRESHOLD)?;
             }
-            1 => {
+            "starts" => {
                 for bucket in b.iter().filter(|x| x.started > 0) {
                     let top_px = y(f64::from(bucket.started) / f64::from(start_peak));
                     let (a, z) = (x(bucket.start_ms), x(bucket.end_ms));
@@ -382,14 +488,15 @@ pub fn show_run(container: &str, view: &str) -> Result<String, String> {
                     step(&|x: &RunBucket| Some(f64::from(x.intended) / f64::from(start_peak)), grey)?;
                 }
             }
-            _ => step(&|x: &RunBucket| x.lag_max_ms.map(|m| if lag_peak > 0.0 { m.max(0.0) / lag_peak } else { 0.0 }), grey)?,
+            "lag" => step(&|x: &RunBucket| x.lag_max_ms.map(|m| if lag_peak > 0.0 { m.max(0.0) / lag_peak } else { 0.0 }), grey)?,
+            _ => step(&|x: &RunBucket| Some(f64::from(x.in_flight_peak) / f64::from(flight_peak)), RGBColor(46, 91, 186))?,
         }
         tops.push(format!("{}", (lane_top + h / 2.0).round()));
         top = lane_top + h + 10.0;
     }
     root.present().map_err(e)?;
-    let names = ["rates", "starts", "lag"];
-    set_attr(&c, "data-lanes", &names[..lanes.len()].join(","))?;
+    set_attr(&c, "data-lanes", &names.join(","))?;
+    set_attr(&c, "data-buckets", &b.len().to_string())?;
     set_attr(&c, "data-lane-middles", &tops.join(","))?;
     set_attr(&c, "aria-label", &format!("{} · {}", w(l, "rates_lane"), w(l, "starts_lane_closed")))?;
     let width = b.first().map(|x| duration_ms(x.end_ms - x.start_ms)).unwrap_or_default();
