@@ -452,7 +452,13 @@ pub fn show_run(container: &str, generation: u32, request: &str) -> Result<Strin
             "lag" => (duration_ms(lag_peak), "0"),
             _ => (integer(u64::from(flight_peak)), "0"),
         };
-        root.draw(&Text::new(top_label, (v.left_px as i32 - 6, y(1.0)), right_aligned.color(&grey))).map_err(e)?;
+        // A top label wider than the room left of the plot ("239.9 ms") goes just inside it.
+        let label_w = root.estimate_text_size(&top_label, &style).map_err(e)?.0 as i32;
+        if label_w + 8 > v.left_px as i32 {
+            root.draw(&Text::new(top_label, (v.left_px as i32 + 4, y(1.0)), style.pos(Pos::new(HPos::Left, VPos::Top)).color(&grey))).map_err(e)?;
+        } else {
+            root.draw(&Text::new(top_label, (v.left_px as i32 - 6, y(1.0)), right_aligned.color(&grey))).map_err(e)?;
+        }
         root.draw(&Text::new(zero, (v.left_px as i32 - 6, y(0.0)), right_aligned.color(&grey))).map_err(e)?;
         let step = |f: &dyn Fn(&RunBucket) -> Option<f64>, colour: RGBColor| -> Result<(), String> {
             let mut run: Vec<(i32, i32)> = Vec::new();
