@@ -55,7 +55,7 @@ pub use index::{Index, IndexBuilder};
 pub use figure::{Figure, Unit};
 pub use metrics::Metrics;
 pub use percentile::PercentileMethod;
-pub use settings::{FailureDenominator, MissingTtft, Mistake, Population, Settings, WarmupPolicy};
+pub use settings::{FailureDenominator, MissingTtft, Mistake, Population, QualityRule, Settings, WarmupPolicy};
 pub use text::{Lang, Text};
 pub use trace::{Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent, Trace};
 pub use tally::{explain, tally, Check, Tally};

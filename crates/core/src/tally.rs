@@ -122,10 +122,14 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
     checks.push(Check { question: Text::new("TTFT within the threshold?", "TTFT 在门槛内？"), answer, ok });
     checks.push(Check {
         question: Text::new("Quality pass?", "质量通过？"),
-        answer: match attempt.quality {
-            Quality::Pass => Text::new("pass", "通过"),
-            Quality::Fail => Text::new("fail", "未通过"),
-            Quality::NotEvaluated => Text::new("not evaluated (counts as not passed)", "未评估（按未通过计）"),
+        answer: match (attempt.quality, settings.population.quality) {
+            (Quality::Pass, _) => Text::new("pass", "通过"),
+            (_, crate::settings::QualityRule::Ignored) => Text::new(
+                "not passed, yet ignored here (wrong): it does not stop this request qualifying",
+                "未通过，但这里被忽略了（错误）：它不再妨碍这个请求合格",
+            ),
+            (Quality::Fail, _) => Text::new("fail", "未通过"),
+            (Quality::NotEvaluated, _) => Text::new("not evaluated (counts as not passed)", "未评估（按未通过计）"),
         },
         ok: attempt.quality == Quality::Pass,
     });

@@ -146,6 +146,30 @@ fn le_versus_lt_at_the_edge() {
     }
 }
 
+/// The course's third classic mistake, one click away like the other two: quality left out of
+/// the joint condition counts R5 (fast, failed the rubric) as qualified: 6 at 1 s, not 5.
+#[test]
+fn quality_left_out_counts_r5() {
+    for (name, trace) in both() {
+        let mut s = Settings::from_header(&trace.header);
+        s.ttft_threshold_s = 1.0;
+        assert_eq!(metrics(&trace, &s).qualified, 5, "{name}");
+        let mut wrong = s.clone();
+        assert!(wrong.apply_pairs([("qr", "ignored")]).is_empty());
+        let m = metrics(&trace, &wrong);
+        assert_eq!(m.qualified, 6, "{name}: R5 now counts");
+        close(m.goodput.value, 0.6, "goodput with quality ignored");
+        assert!(m.joint_rate.numerator_label.as_ref().unwrap().en.contains("quality ignored (wrong)"), "{name}");
+        flagged(&wrong, "quality");
+        let r5 = trace.attempts.iter().find(|a| a.id == "R5").unwrap();
+        assert_eq!(tracelab_core::verdict(r5, &s).reason, Some(tracelab_core::Reason::Quality));
+        assert!(tracelab_core::verdict(r5, &wrong).qualified);
+        // The permalink carries it both ways, and the right rule is the default.
+        assert!(wrong.to_pairs().contains(&("qr", "ignored".to_string())));
+        assert!(s.mistakes().is_empty(), "{name}");
+    }
+}
+
 #[track_caller]
 fn flagged(s: &Settings, setting: &str) {
     let mistakes = s.mistakes();

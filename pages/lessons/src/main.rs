@@ -6,6 +6,7 @@
 mod app;
 mod card;
 mod exercise;
+mod key;
 mod page;
 mod words;
 
