@@ -58,6 +58,6 @@ pub use percentile::PercentileMethod;
 pub use settings::{FailureDenominator, MissingTtft, Mistake, Population, QualityRule, Settings, WarmupPolicy};
 pub use text::{Lang, Text};
 pub use trace::{Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent, Trace};
-pub use tally::{explain, tally, Check, Tally};
+pub use tally::{check_call, explain, judgeable, score, tally, Call, Check, Score, Tally};
 pub use whatif::{RowEdit, WhatIf};
 pub use verdict::{verdict, Latency, Reason, Verdict};
