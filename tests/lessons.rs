@@ -180,6 +180,7 @@ fn feedback_gives_a_hint_first_and_never_goes_stale() {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn a_step_keeps_the_labs_baseline_so_what_changed_is_shown() {
     let (b, _) = lessons("en-US", "?lesson=denominators");
+    reveal_all(&b);
     frame_shows(&b, "5");
     b.execute("document.querySelector('[data-testid=step-ten-at-1s]').scrollIntoView()", json!([]));
     b.click("[data-testid=step-ten-at-1s]");
@@ -259,6 +260,19 @@ fn prefill(b: &Browser) {
     b.wait_text("[data-testid=card-preview]", |t| !t.is_empty());
 }
 
+/// Opens every worked answer of the lesson on the page (a recorded request), so the lab beside
+/// shows every figure: for the tests of what the lab shows, not of predicting first.
+fn reveal_all(b: &Browser) {
+    for _ in 0..20 {
+        let left = b.execute("const s = document.querySelector('[data-testid=show-worked]'); if (s) s.click(); return !!s;", json!([]));
+        if left != json!(true) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    }
+    panic!("the worked answers did not open");
+}
+
 /// Waits until the lab inside the frame shows `qualified`, reading it in the frame.
 fn frame_shows(b: &Browser, qualified: &str) {
     b.enter_frame("[data-testid=lab-frame]");
@@ -270,6 +284,7 @@ fn frame_shows(b: &Browser, qualified: &str) {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn the_card_is_prefilled_from_what_the_lab_shows_upload_and_what_if_edits_included() {
     let (b, _) = lessons("en-US", "?lesson=denominators");
+    reveal_all(&b);
     frame_shows(&b, "5");
 
     // An upload in the frame: its own window (4 s) and rows, no cost.
@@ -339,6 +354,7 @@ fn lesson_steps_never_overwrite_the_learners_own_lab_settings() {
     // A lesson step drives the lab in the frame to "< 0.5 s".
     b.goto(&format!("{base}/lessons/?lesson=denominators"));
     b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+    reveal_all(&b);
     b.execute("document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()", json!([]));
     b.click("[data-testid=step-ten-lt-mistake]");
     frame_shows(&b, "3");
@@ -583,5 +599,33 @@ fn stepping_can_judge_first_and_the_tally_shows_how_sure_it_is() {
         let tail = running.lines().find(|l| l.contains("P95")).unwrap_or_default().to_string();
         assert!(tail.contains("n = 8") && tail.contains(if lang == "en" { "no upper bound" } else { "无上界" }), "{running}");
         b.screenshot(&screenshot_path(&format!("lab-judge-first-{width}-{lang}")));
+    }
+}
+
+/// The closed worked answer, the lab's hidden figure and the answer key at a phone's and a
+/// laptop's width, in both languages: screenshots `lessons-predict-<width>-<lang>.png` and
+/// `lessons-key-<width>-<lang>.png` are for looking at; each stays inside the page's width.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn predict_first_and_the_answer_key_fit_a_phone_and_a_laptop() {
+    let base = static_server::serve(dist());
+    for (width, height) in [(1280, 800), (360, 740)] {
+        for lang in ["en", "zh"] {
+            let b = Browser::start(width, height, "en-US");
+            b.goto(&format!("{base}/lessons/?lesson=denominators&lang={lang}"));
+            b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+            b.execute("document.querySelector('[data-testid=exercise-t1-p95]').scrollIntoView()", json!([]));
+            let locked = b.text_of("[data-testid=worked-locked]");
+            assert!(!locked.is_empty());
+            let right = b.execute("return document.querySelector('[data-testid=worked-locked]').getBoundingClientRect().right", json!([]));
+            assert!(right.as_f64().unwrap() <= width as f64 + 0.5, "{width} px {lang}: {right}");
+            frame_settles(&b, "[data-testid=value-ttft_p95]", false);
+            b.screenshot(&screenshot_path(&format!("lessons-predict-{width}-{lang}")));
+            b.goto(&format!("{base}/lessons/?key=1&lang={lang}"));
+            b.wait_text("[data-testid=key-table]", |t| t.contains("t05-cost"));
+            let wide = b.execute("return document.documentElement.scrollWidth", json!([]));
+            assert!(wide.as_f64().unwrap() <= width as f64 + 0.5, "the key fits {width} px ({lang}): {wide}");
+            b.screenshot(&screenshot_path(&format!("lessons-key-{width}-{lang}")));
+        }
     }
 }

@@ -26,7 +26,8 @@ fn style_for(hidden: &LabHidden, lang: Lang) -> String {
         return String::new();
     }
     let note = w(lang, "lab_hidden").replace('"', "'");
-    let mut css = String::from("[data-testid=changes]{visibility:hidden!important}\n");
+    let moved = w(lang, "lab_changes_hidden").replace('"', "'");
+    let mut css = format!("[data-testid=changes]{{font-size:0!important}}\n[data-testid=changes]::after{{content:\"🔒 {moved}\";font-size:.85rem}}\n");
     for key in &hidden.figures {
         css.push_str(&format!(
             "[data-testid=\"metric-{key}\"]>:not(h3){{display:none!important}}\n[data-testid=\"metric-{key}\"]::after{{content:\"🔒 {note}\";display:block;color:#555;font-size:.85rem}}\n"

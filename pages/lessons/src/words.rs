@@ -56,6 +56,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("worked_teacher", "Teacher mode: the worked answer is in the answer key.", "教师模式：解答在答案页里。"),
     ("worked", "Worked answer", "解答"),
     ("lab_hidden", "hidden until you answer the lesson's exercise", "作答课中练习后显示"),
+    ("lab_changes_hidden", "What moved is hidden until you answer the lesson's exercises.", "作答课中练习之后，才显示哪些指标变了。"),
     ("print", "Print a worksheet", "打印练习单"),
     ("diagram", "The system path", "系统路径图"),
     ("min_checked", "Tick at least", "至少勾选"),
