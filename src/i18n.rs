@@ -81,8 +81,6 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("warmup_policy", "Warm-up attempts are", "预热尝试"),
     ("wu_exclude", "excluded (right)", "排除（正确）"),
     ("wu_include", "mixed in (wrong)", "混入统计（错误）"),
-    ("judge_first", "Judge first: call each row before the lab shows its verdict", "先判断：在实验室显示结论之前，先判断每一行"),
-    ("judge_prompt", "Your call:", "你的判断："),
     ("quality_rule", "Quality in the joint condition", "联合条件中的质量"),
     ("qr_required", "a quality pass is required (right)", "必须质量通过（正确）"),
     ("qr_ignored", "ignored (wrong)", "被忽略（错误）"),

@@ -1,12 +1,9 @@
 //! Stepping through the table row by row: Previous / Next (and ←/→, j/k), the "why" panel for
 //! the selected attempt, the running tally a class recomputes (with each figure's 95 % interval
-//! so far), "judge first" (the learner calls each row before its verdict shows, scored by the
-//! core), and what-if edits of the row.
+//! over the rows so far, from the core), and what-if edits of the row.
 
 use leptos::prelude::*;
-use std::collections::BTreeMap;
-
-use tracelab_core::{check_call, explain, format::trim_num, score, tally, units, Call, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
+use tracelab_core::{explain, format::trim_num, tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -20,15 +17,6 @@ pub fn StepPanel() -> impl IntoView {
         lab.working.with(|w| w.as_ref().and_then(|w| w.attempts.get(i).cloned().map(|a| (i, w.original_rows[i], a))))
     };
     let n = move || lab.row_count();
-    // Judge first: the learner's calls by row; the table's and the chart's verdicts are hidden
-    // meanwhile (a class on the page the style reads).
-    let judge = RwSignal::new(false);
-    let calls: RwSignal<BTreeMap<usize, Call>> = RwSignal::new(BTreeMap::new());
-    Effect::new(move |_| {
-        if let Some(b) = document().body() {
-            let _ = b.class_list().toggle_with_force("judge-first", judge.get());
-        }
-    });
     view! {
         <section class="step" aria-labelledby="step-h">
             <h2 id="step-h">{move || tr(lang.get(), "step")}</h2>
@@ -43,36 +31,13 @@ pub fn StepPanel() -> impl IntoView {
                     {move || tr(lang.get(), "next")}" →"
                 </button>
                 <span class="hint">{move || tr(lang.get(), "keys_hint")}</span>
-                <label class="judge-toggle">
-                    <input type="checkbox" data-testid="judge-first" on:change=move |e| { judge.set(event_target_checked(&e)); calls.set(BTreeMap::new()); } />
-                    " "{move || tr(lang.get(), "judge_first")}
-                </label>
             </div>
             {move || row().map(|(i, original, a)| {
                 let l = lang.get();
                 let (verdict, checks) = lab.settings.with(|s| explain(&a, s));
-                let running = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| tally(&w.attempts, s, i))));
+                let (running, so_far) = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| (tally(&w.attempts, s, i), tracelab_core::compare::running(&w.attempts, s, i).text(l))))).unzip();
                 let id = a.id.clone();
                 let warmup = a.phase == Phase::Warmup && lab.settings.with(|s| s.population.warmup == WarmupPolicy::Exclude);
-                let call = calls.with(|c| c.get(&i).copied());
-                if judge.get() && call.is_none() && !warmup {
-                    return view! {
-                        <div class="why" data-testid="why">
-                            <h3><span class="mono">{id}</span>" — ?"</h3>
-                            <p class="calls">{tr(l, "judge_prompt")}" "
-                                {Call::ALL.map(|c| view! {
-                                    <button class="secondary" data-testid=format!("call-{}", c.code()) on:click=move |_| calls.update(|m| { m.insert(i, c); })>
-                                        {c.text().get(l).to_string()}
-                                    </button>
-                                }).into_iter().collect_view()}
-                            </p>
-                        </div>
-                    }.into_any();
-                }
-                let judged = call.map(|c| lab.settings.with(|s| check_call(&a, s, c).1.get(l).to_string()));
-                let (scored, run) = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| {
-                    (judge.get().then(|| calls.with(|c| score(&w.attempts, s, c)).sentence().get(l).to_string()), tracelab_core::compare::running(&w.attempts, s, i))
-                }))).unzip();
                 view! {
                     <div class="why" data-testid="why" aria-live="polite">
                         <h3>
@@ -90,17 +55,10 @@ pub fn StepPanel() -> impl IntoView {
                             }).collect_view()}
                         </ol>
                         <p class="tally" data-testid="tally">{running.map(|t| t.sentence(&id).get(l).to_string())}</p>
-                        {judged.map(|t| view! { <p class="judged" data-testid="judged">{t}</p> })}
-                        {scored.flatten().map(|t| view! { <p class="score" data-testid="score">{t}</p> })}
-                        {run.map(|r| view! {
-                            <div class="running" data-testid="running">
-                                <p>{r.heading().get(l).to_string()}</p>
-                                <ul>{r.figures.iter().map(|f| view! { <li>{f.line(l)}</li> }).collect_view()}</ul>
-                            </div>
-                        })}
+                        <p class="running" data-testid="running">{so_far}</p>
                     </div>
                     <RowEditor original=original outcome=a.outcome ttft_ms=a.ttft_ms quality=a.quality />
-                }.into_any()
+                }
             })}
         </section>
     }

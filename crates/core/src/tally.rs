@@ -2,8 +2,6 @@
 //! a row, a plain explanation of one row's verdict, and "judge first": the learner's own call on
 //! each row (qualified, or not and the first failing [`Reason`]) scored against the verdict.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::format::trim_num;
@@ -141,15 +139,16 @@ pub struct Score {
     pub reasons_right: usize,
 }
 
-/// Scores `calls` (row index → call) against the verdicts under `settings`.
-pub fn score(attempts: &[Attempt], settings: &Settings, calls: &BTreeMap<usize, Call>) -> Score {
+/// Scores `calls` (the call on row `i` at `calls[i]`; `None` or past the end: not judged yet)
+/// against the verdicts under `settings`.
+pub fn score(attempts: &[Attempt], settings: &Settings, calls: &[Option<Call>]) -> Score {
     let mut s = Score::default();
     for (i, a) in attempts.iter().enumerate() {
         if !judgeable(a, settings) {
             continue;
         }
         s.rows += 1;
-        let Some(&call) = calls.get(&i) else { continue };
+        let Some(&Some(call)) = calls.get(i) else { continue };
         s.judged += 1;
         match (call, Call::of(&verdict(a, settings))) {
             (Call::Qualified, Call::Qualified) => s.verdicts_right += 1,
@@ -290,14 +289,13 @@ mod tests {
         let s = Settings::default();
         // R5 called qualified (wrong), R7 not qualified for quality (verdict right, reason wrong),
         // R9 a failure (right); R1 not judged yet.
-        let calls: BTreeMap<usize, Call> =
-            [(1, Call::Qualified), (2, Call::Not(Reason::Quality)), (3, Call::Not(Reason::Failure))].into_iter().collect();
+        let calls = vec![None, Some(Call::Qualified), Some(Call::Not(Reason::Quality)), Some(Call::Not(Reason::Failure))];
         let sc = score(&rows, &s, &calls);
         assert_eq!(sc, Score { rows: 4, judged: 3, verdicts_right: 2, reasons_asked: 2, reasons_right: 1 });
         assert!(!sc.done());
         assert_eq!(sc.sentence().en, "Judged 3 of 4 rows: 2 verdicts right; 1 of 2 reasons right.");
         let mut all = calls.clone();
-        all.insert(0, Call::Qualified);
+        all[0] = Some(Call::Qualified);
         assert!(score(&rows, &s, &all).done());
         assert!(score(&rows, &s, &all).sentence().en.starts_with("Score: judged all 4 of 4"));
         let (right, text) = check_call(&rows[1], &s, Call::Qualified);

@@ -12,6 +12,9 @@ pub enum Segment<'a> {
     /// A worked answer: the exercise ids that open it (comma-separated, as written in the marker)
     /// and its Markdown, shown once every one of them is answered or the learner asks for it.
     Worked(&'a str, &'a str),
+    /// "Judge first" on a sample (its file name): the learner calls each row, qualified or not
+    /// and why, before the lab beside shows its verdict, scored by the core.
+    Judge(&'a str),
 }
 
 /// The exercise ids of a [`Segment::Worked`] marker (`"stream-ttft,stream-e2e"`).
@@ -37,6 +40,7 @@ fn marker_of(line: &str) -> Option<(&'static str, &str)> {
         "step" => "step",
         "exercise" => "exercise",
         "worked" => "worked",
+        "judge" => "judge",
         _ => return None,
     };
     let id = id.trim();
@@ -66,7 +70,7 @@ impl Fence {
     }
 }
 
-/// Splits a lesson's Markdown at its marker lines (`[[step:ID]]` or `[[exercise:ID]]`, each alone
+/// Splits a lesson's Markdown at its marker lines (`[[step:ID]]`, `[[exercise:ID]]` or `[[judge:SAMPLE]]`, each alone
 /// on its line, outside code blocks); a `[[worked:…]]` line up to its `[[/worked]]` is one
 /// [`Segment::Worked`] (an unclosed one runs to the end). Blank stretches between markers are
 /// dropped.
@@ -98,6 +102,7 @@ pub fn segments(markdown: &str) -> Vec<Segment<'_>> {
             match kind {
                 "step" => out.push(Segment::Step(id)),
                 "exercise" => out.push(Segment::Exercise(id)),
+                "judge" => out.push(Segment::Judge(id)),
                 _ => worked = Some(id),
             }
             start = offset;

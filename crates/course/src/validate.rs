@@ -121,6 +121,10 @@ impl Course {
                 }
                 let mut placed: HashSet<(&str, String)> = HashSet::new();
                 for m in &found {
+                    if m.kind == "judge" {
+                        sample_ok(&mut out, &format!("{name}, line {}: [[judge:{}]]", m.line, m.id), &m.id);
+                        continue;
+                    }
                     if m.kind == "worked" {
                         // Predict, then reveal: each exercise a worked answer waits for is this
                         // lesson's and is placed above it.

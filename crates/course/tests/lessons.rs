@@ -477,7 +477,7 @@ fn lesson_texts_split_into_markdown_and_markers() {
             let from_segments: Vec<&str> = segments(&text)
                 .into_iter()
                 .filter_map(|s| match s {
-                    Segment::Step(id) | Segment::Exercise(id) | Segment::Worked(id, _) => Some(id),
+                    Segment::Step(id) | Segment::Exercise(id) | Segment::Worked(id, _) | Segment::Judge(id) => Some(id),
                     Segment::Markdown(_) => None,
                 })
                 .collect();

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_course::{segments, Course, Progress, Segment};
 
+use crate::judge::JudgeFirst;
 use crate::key::{AnswerKey, FrameHiding};
 use tracelab_core::Lang;
 
@@ -40,6 +41,7 @@ pub fn App() -> impl IntoView {
         notice: RwSignal::new(notice),
         teacher: query("teacher").is_some_and(|v| v == "1"),
         frame_loads: RwSignal::new(0),
+        judging: RwSignal::new(false),
     };
     provide_context(page);
     // The lab in the frame speaks the page's language: switched in place (the learner's work
@@ -203,6 +205,7 @@ fn LessonBody() -> impl IntoView {
                     }
                     Segment::Exercise(id) => view! { <ExerciseWidget id=id.to_string() /> }.into_any(),
                     Segment::Worked(list, md) => worked_view(list.to_string(), markdown_html(md)).into_any(),
+                    Segment::Judge(sample) => view! { <JudgeFirst sample=sample.to_string() /> }.into_any(),
                 }).collect_view()
             })}
         </article>

@@ -5,6 +5,7 @@
 //!   (always on a teacher's page). The course decides which figures ([`lab_hidden`]); this puts a
 //!   style sheet into the frame's page (same origin), so the lab's own bundle carries nothing
 //!   for it and a reload of the frame gets it back.
+//!   During a "judge first" pass (`judge.rs`) it also hides the lab's verdicts.
 //! * [`AnswerKey`] (`/lessons/?key=1`): every exercise's answer as the core computes it on the
 //!   exercise's own sample ([`answer_sheet`]), printable, apart from the worksheet.
 
@@ -45,6 +46,10 @@ fn style_for(hidden: &LabHidden, lang: Lang) -> String {
     css
 }
 
+/// What a "judge first" pass hides in the lab: every verdict of a row (the "why" panel's, the
+/// table's, the row colours, the running tally and its figures so far), so the call comes first.
+const JUDGING_CSS: &str = "[data-testid=why-verdict],[data-testid=why] .checks,[data-testid=verdict],.attempt-row td:last-child,[data-testid=tally],[data-testid=running]{visibility:hidden!important}\n.attempt-row.qualified{background:none!important}\n[data-testid=ttft-dot]{fill:#999!important;stroke:#999!important}\n";
+
 /// Keeps the frame's style sheet equal to what the lesson hides now.
 #[component]
 pub fn FrameHiding() -> impl IntoView {
@@ -59,7 +64,10 @@ pub fn FrameHiding() -> impl IntoView {
         let hidden = page.samples.with(|samples| {
             page.progress.with(|p| lab_hidden(lesson, p, page.audience(), |name| samples.get(name).map(|t| t.attempts.len())))
         });
-        let css = style_for(&hidden, l);
+        let mut css = style_for(&hidden, l);
+        if page.judging.get() {
+            css.push_str(JUDGING_CSS);
+        }
         let Some(doc) = document()
             .get_element_by_id("lab-frame")
             .and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok())

@@ -6,6 +6,7 @@
 mod app;
 mod card;
 mod exercise;
+mod judge;
 mod key;
 mod page;
 mod words;

@@ -65,6 +65,16 @@ impl RunningFigure {
 }
 
 impl Running {
+    /// The heading and one line per figure, a line each ([`Running::heading`], [`RunningFigure::line`]).
+    pub fn text(&self, lang: Lang) -> String {
+        let mut out = self.heading().get(lang).to_string();
+        for f in &self.figures {
+            out.push('\n');
+            out.push_str(&f.line(lang));
+        }
+        out
+    }
+
     /// The heading of the list: "After 8 rows, 95 % intervals:".
     pub fn heading(&self) -> Text {
         Text::new(
@@ -121,5 +131,6 @@ mod tests {
         let first = running(&a, &s, 0);
         assert_eq!(first.figures[1].figure.value, Some(0.0));
         assert_eq!(first.heading().en, "After 1 row, with 95 % intervals:");
+        assert_eq!(late.text(Lang::En).lines().count(), 5);
     }
 }
