@@ -22,16 +22,16 @@ const STYLE_ID: &str = "tracelab-lesson-hides";
 /// interval and notes (its heading stays, with a note saying why the rest is hidden); the
 /// "since the last edit" line, which names what moved; the chart's tail label, the run checks
 /// and the running tally with the figures they repeat; a one-attempt sample's row TTFT.
-fn style_for(hidden: &LabHidden, lang: Lang) -> String {
+fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     if hidden.is_empty() {
         return String::new();
     }
-    let note = w(lang, "lab_hidden").replace('"', "'");
+    let note = w(lang, if teacher { "lab_hidden_teacher" } else { "lab_hidden" }).replace('"', "'");
     let moved = w(lang, "lab_changes_hidden").replace('"', "'");
-    let mut css = format!("[data-testid=changes]{{font-size:0!important}}\n[data-testid=changes]::after{{content:\"🔒 {moved}\";font-size:.85rem}}\n");
+    let mut css = format!("[data-testid=changes]{{font-size:0!important}}\n[data-testid=changes]::after{{content:\"{moved}\";font-size:.85rem}}\n");
     for key in &hidden.figures {
         css.push_str(&format!(
-            "[data-testid=\"metric-{key}\"]>:not(h3){{display:none!important}}\n[data-testid=\"metric-{key}\"]::after{{content:\"🔒 {note}\";display:block;color:#555;font-size:.85rem}}\n"
+            "[data-testid=\"metric-{key}\"]>:not(h3){{display:none!important}}\n[data-testid=\"metric-{key}\"]::after{{content:\"({note})\";display:block;color:#555;font-size:.85rem}}\n"
         ));
     }
     if hidden.figures.iter().any(|k| k.starts_with("ttft_")) {
@@ -64,7 +64,7 @@ pub fn FrameHiding() -> impl IntoView {
         let hidden = page.samples.with(|samples| {
             page.progress.with(|p| lab_hidden(lesson, p, page.audience(), |name| samples.get(name).map(|t| t.attempts.len())))
         });
-        let mut css = style_for(&hidden, l);
+        let mut css = style_for(&hidden, l, page.teacher);
         if page.judging.get() {
             css.push_str(JUDGING_CSS);
         }
@@ -106,7 +106,7 @@ pub fn AnswerKey() -> impl IntoView {
             <header class="key-head">
                 <h1>{move || w(page.lang.get(), "answer_key")}</h1>
                 <div class="top-actions">
-                    <button class="print" on:click=move |_| { let _ = web_sys::window().map(|w| w.print()); }>{move || w(page.lang.get(), "print")}</button>
+                    <button class="print" on:click=move |_| { let _ = web_sys::window().map(|w| w.print()); }>{move || w(page.lang.get(), "print_key")}</button>
                     <button class="lang-switch" data-testid="lang-switch" aria-label=move || w(page.lang.get(), "language_label")
                         on:click=move |_| page.lang.update(|l| *l = if *l == Lang::En { Lang::Zh } else { Lang::En })>
                         {move || w(page.lang.get(), "language")}
@@ -139,7 +139,7 @@ pub fn AnswerKey() -> impl IntoView {
                                 };
                                 view! {
                                     <tr data-testid=format!("key-{}", e.exercise)>
-                                        <td class="num">{e.lesson}</td>
+                                        <td class="num">{w(l, "lesson_numbered").replace("{n}", &e.lesson.to_string())}</td>
                                         <td><span class="mono">{e.exercise.clone()}</span><br/>{e.prompt.get(l).to_string()}</td>
                                         <td class="key-answer" class:error=failed data-testid="key-answer">{answer}</td>
                                         <td class="hint">{e.explain.map(|x| x.get(l).to_string()).unwrap_or_default()}</td>
