@@ -180,6 +180,7 @@ fn feedback_gives_a_hint_first_and_never_goes_stale() {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn a_step_keeps_the_labs_baseline_so_what_changed_is_shown() {
     let (b, _) = lessons("en-US", "?lesson=denominators");
+    reveal_all(&b);
     frame_shows(&b, "5");
     b.execute("document.querySelector('[data-testid=step-ten-at-1s]').scrollIntoView()", json!([]));
     b.click("[data-testid=step-ten-at-1s]");
@@ -259,6 +260,19 @@ fn prefill(b: &Browser) {
     b.wait_text("[data-testid=card-preview]", |t| !t.is_empty());
 }
 
+/// Opens every worked answer of the lesson on the page (a recorded request), so the lab beside
+/// shows every figure: for the tests of what the lab shows, not of predicting first.
+fn reveal_all(b: &Browser) {
+    for _ in 0..20 {
+        let left = b.execute("const s = document.querySelector('[data-testid=show-worked]'); if (s) s.click(); return !!s;", json!([]));
+        if left != json!(true) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    }
+    panic!("the worked answers did not open");
+}
+
 /// Waits until the lab inside the frame shows `qualified`, reading it in the frame.
 fn frame_shows(b: &Browser, qualified: &str) {
     b.enter_frame("[data-testid=lab-frame]");
@@ -270,6 +284,7 @@ fn frame_shows(b: &Browser, qualified: &str) {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn the_card_is_prefilled_from_what_the_lab_shows_upload_and_what_if_edits_included() {
     let (b, _) = lessons("en-US", "?lesson=denominators");
+    reveal_all(&b);
     frame_shows(&b, "5");
 
     // An upload in the frame: its own window (4 s) and rows, no cost.
@@ -339,6 +354,7 @@ fn lesson_steps_never_overwrite_the_learners_own_lab_settings() {
     // A lesson step drives the lab in the frame to "< 0.5 s".
     b.goto(&format!("{base}/lessons/?lesson=denominators"));
     b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+    reveal_all(&b);
     b.execute("document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()", json!([]));
     b.click("[data-testid=step-ten-lt-mistake]");
     frame_shows(&b, "3");
@@ -380,5 +396,256 @@ fn every_lesson_keeps_to_its_column_at_every_width() {
         b.execute("document.querySelectorAll('.lesson-tab')[2].click(); window.scrollTo(0, 0)", json!([]));
         std::thread::sleep(std::time::Duration::from_millis(400));
         b.screenshot(&screenshot_path(&format!("lessons-layout-{width}")));
+    }
+}
+
+/// Whether `css` in the lab's frame is rendered (Chromium's `checkVisibility`, visibility
+/// included); `None` while the frame has no such element yet.
+fn frame_visible(b: &Browser, css: &str) -> Option<bool> {
+    b.execute(
+        "const d = document.querySelector('[data-testid=lab-frame]').contentDocument; const e = d && d.querySelector(arguments[0]); return e ? e.checkVisibility({visibilityProperty: true}) : null;",
+        json!([css]),
+    )
+    .as_bool()
+}
+
+/// Waits until the frame's `css` is rendered as `shown`.
+fn frame_settles(b: &Browser, css: &str, shown: bool) {
+    let ok = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        frame_visible(b, css) == Some(shown)
+    });
+    assert!(ok, "the lab's {css} should be {}: {:?}", if shown { "shown" } else { "hidden" }, frame_visible(b, css));
+}
+
+fn body_text(b: &Browser) -> String {
+    b.execute("return document.body.innerText", json!([])).as_str().unwrap_or_default().to_string()
+}
+
+/// Lesson 3's worked figures as they read on the page.
+const LESSON_THREE_ANSWERS: [&str; 6] = ["2 / 10 = 20", "7 / 8 = 87.5", "5 / 10 s = 0.5", "/ 5 = 4 CNY", "0.5 s to 0.4 s", "R6 (0.8 s) no longer qualifies"];
+
+/// Teacher mode hides every answer: no worked text, feedback that names nothing (a wrong
+/// multi-select, a one-character free text, a known numeric mistake), the lab beside with the
+/// asked figures hidden, a printed worksheet without feedback; the answers are on the separate,
+/// printable answer key, computed by the core.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn teacher_mode_hides_every_answer_and_the_answer_key_has_them() {
+    let (b, base) = lessons("en-US", "?lesson=denominators&teacher=1");
+    let text = body_text(&b);
+    for worked in LESSON_THREE_ANSWERS {
+        assert!(!text.contains(worked), "teacher mode shows `{worked}`");
+    }
+    assert!(!b.find_all("[data-testid=worked-locked]").is_empty());
+    assert!(b.find_all("[data-testid=show-worked]").is_empty(), "no offer to open a worked answer");
+    let said = answer(&b, "t1-failure", "25");
+    assert!(said.starts_with("✗") && !said.contains('/') && !said.contains("20"), "names no figure: {said}");
+    // The lab beside: each asked figure is hidden, its heading stays.
+    frame_settles(&b, "[data-testid=metric-ttft_p95] h3", true);
+    for key in ["ttft_p95", "failure_rate", "qualified_count", "goodput", "cost_per_1000_qualified", "quality_pass_rate", "joint_rate", "ttft_p50"] {
+        frame_settles(&b, &format!("[data-testid=value-{key}]"), false);
+    }
+    b.screenshot(&screenshot_path("lessons-teacher"));
+    // The printed worksheet: no feedback at all.
+    b.emulate_media("print");
+    let printed = body_text(&b);
+    assert!(!printed.contains("Not yet") && !printed.contains("Teacher mode shows"), "{printed}");
+    b.emulate_media("");
+
+    // Lesson 1: a wrong multi-select names nothing; a one-character free text shows no model answer.
+    b.goto(&format!("{base}/lessons/?lesson=system-path&teacher=1"));
+    b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+    let at = "[data-testid=exercise-mark-failure-points]";
+    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.click(&format!("{at} [data-testid=option-fp-connect]"));
+    b.click(&format!("{at} [data-testid=option-fp-checkpoint]"));
+    b.click(&format!("{at} [data-testid=check]"));
+    let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    assert!(said.starts_with("✗") && !said.contains("F2 ·") && !said.contains("F6 ·"), "{said}");
+    let at = "[data-testid=exercise-gpu-busy-counterexample]";
+    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.type_into(&format!("{at} [data-testid=free-text]"), "x");
+    b.click(&format!("{at} [data-testid=check]"));
+    let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    assert!(!said.contains("One possible answer"), "{said}");
+
+    // The answer key: every exercise, the numbers from the core.
+    b.goto(&format!("{base}/lessons/?key=1"));
+    b.wait_text("[data-testid=key-table]", |t| t.contains("t05-cost"));
+    assert_eq!(b.text_of("[data-testid=key-t1-p95] [data-testid=key-answer]"), "2 s");
+    assert_eq!(b.text_of("[data-testid=key-t05-cost] [data-testid=key-answer]"), "5 CNY");
+    assert_eq!(b.text_of("[data-testid=key-stream-ttft] [data-testid=key-answer]"), "700 ms");
+    assert!(b.text_of("[data-testid=key-mark-failure-points] [data-testid=key-answer]").contains("F2 ·"));
+    assert!(b.find_all("[data-testid^=key-] [data-testid=key-answer]").len() >= 40);
+    b.screenshot(&screenshot_path("lessons-answer-key"));
+    b.click("[data-testid=lang-switch]");
+    b.wait_text("[data-testid=key-t1-p95] [data-testid=key-answer]", |t| t == "2 s");
+    assert_eq!(b.text_of("[data-testid=key-t1-qualified] [data-testid=key-answer]"), "5 个");
+    b.screenshot(&screenshot_path("lessons-answer-key-zh"));
+}
+
+/// A learner's wrong multi-select names what was marked wrongly, never the missed right options;
+/// one character saved shows no model answer.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn a_learners_wrong_answer_never_lists_the_answer() {
+    let (b, _) = lessons("en-US", "?lesson=system-path");
+    let at = "[data-testid=exercise-mark-failure-points]";
+    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.click(&format!("{at} [data-testid=option-fp-connect]"));
+    b.click(&format!("{at} [data-testid=option-fp-checkpoint]"));
+    b.click(&format!("{at} [data-testid=check]"));
+    let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    assert!(said.contains("F6 ·") && !said.contains("F2 ·") && said.contains("4 right options are still unmarked"), "{said}");
+    let at = "[data-testid=exercise-gpu-busy-counterexample]";
+    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.type_into(&format!("{at} [data-testid=free-text]"), "x");
+    b.click(&format!("{at} [data-testid=check]"));
+    let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    assert!(!said.contains("One possible answer"), "{said}");
+}
+
+/// Predict, then reveal: the exercises come before the worked answer, which opens on answering
+/// (or on an explicit, recorded request); the lab beside hides each asked figure until it is
+/// answered right.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn exercises_come_first_and_the_answer_is_revealed_after() {
+    let (b, _) = lessons("en-US", "?lesson=denominators");
+    let text = body_text(&b);
+    for worked in LESSON_THREE_ANSWERS {
+        assert!(!text.contains(worked), "`{worked}` is shown before the exercises are answered");
+    }
+    assert!(b.find_all("[data-testid=worked]").is_empty());
+    frame_settles(&b, "[data-testid=value-ttft_p95]", false);
+    frame_settles(&b, "[data-testid=value-failure_rate]", false);
+    // A right answer shows the lab's figure for it; the others stay hidden, P95 too after its
+    // first exercise, since the 0.5 s section asks for the same P95 again.
+    assert!(answer(&b, "quality-rate", "87.5").starts_with("✓"));
+    frame_settles(&b, "[data-testid=value-quality_pass_rate]", true);
+    frame_settles(&b, "[data-testid=value-failure_rate]", false);
+    assert!(answer(&b, "t1-p95", "2").starts_with("✓"));
+    frame_settles(&b, "[data-testid=value-ttft_p95]", false);
+    b.screenshot(&screenshot_path("lessons-predict-lab-hides"));
+    // Answering every exercise of the section (wrong ones too) opens its worked answer.
+    for (id, v) in [("t1-failure", "25"), ("t1-qualified", "5"), ("t1-goodput", "0.5"), ("t1-cost", "4"), ("joint-rate", "50")] {
+        answer(&b, id, v);
+        assert!(b.find_all("[data-testid=worked]").is_empty(), "open before every exercise is answered ({id})");
+    }
+    answer(&b, "ttft-p50", "0.5");
+    let worked = b.wait_text("[data-testid=worked]", |t| !t.is_empty());
+    assert!(worked.contains("2 / 10 = 20"), "{worked}");
+    frame_settles(&b, "[data-testid=value-failure_rate]", false); // answered, but wrong
+    // Asking for a worked answer opens it and is recorded.
+    let locked = b.find_all("[data-testid=show-worked]").len();
+    b.execute("document.querySelector('[data-testid=show-worked]').scrollIntoView()", json!([]));
+    b.click("[data-testid=show-worked]");
+    b.wait_text("[data-testid=lesson]", |t| t.contains("no longer qualifies"));
+    assert_eq!(b.find_all("[data-testid=show-worked]").len(), locked - 1);
+    let stored = b.execute("return localStorage.getItem('tracelab.v1.lessons')", json!([]));
+    assert!(stored.as_str().unwrap_or_default().contains("worked:t05-p95"), "{stored}");
+    b.screenshot(&screenshot_path("lessons-predict-revealed"));
+
+    // Lesson 2's one-request sample: its row's TTFT is the answer, hidden until answered.
+    b.click("[data-testid=lesson-client-timeline]");
+    b.wait_text("[data-testid=lesson]", |t| t.contains("Four moments"));
+    b.click("[data-testid=step-timeline-stream]");
+    frame_settles(&b, "[data-testid=attempts-table] td:nth-child(4)", false);
+    assert!(!body_text(&b).contains("700 − 0"), "the worked TTFT waits");
+    assert!(answer(&b, "stream-ttft", "700").starts_with("✓"));
+    frame_settles(&b, "[data-testid=attempts-table] td:nth-child(4)", true);
+}
+
+/// Judge first, beside the lab: the learner calls each row before its verdict shows (the lab's
+/// verdicts stay hidden meanwhile), the core checks each call and scores the pass. And the lab's
+/// running tally gives each figure's 95 % interval: at R8 the P95 of 8 TTFTs has no upper bound.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn judge_first_scores_each_call_and_the_tally_shows_how_sure_it_is() {
+    let base = static_server::serve(dist());
+    for (width, height, lang) in [(1280, 900, "en"), (360, 740, "zh")] {
+        let b = Browser::start(width, height, "en-US");
+        b.goto(&format!("{base}/lessons/?lesson=denominators&lang={lang}"));
+        b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+        frame_settles(&b, "[data-testid=why-verdict]", true);
+        b.execute("document.querySelector('[data-testid=judge]').scrollIntoView()", json!([]));
+        b.click("[data-testid=judge-start]");
+        b.wait_text("[data-testid=judge-row]", |t| t.starts_with("R1 "));
+        frame_settles(&b, "[data-testid=why-verdict]", false);
+        frame_settles(&b, "[data-testid=verdict]", false);
+        // R1–R4 qualified (right), R5 called qualified (wrong: quality).
+        for (row, call) in [("R1", "qualified"), ("R2", "qualified"), ("R3", "qualified"), ("R4", "qualified"), ("R5", "qualified")] {
+            b.wait_text("[data-testid=judge-row]", |t| t.starts_with(&format!("{row} ")));
+            b.click(&format!("[data-testid=call-{call}]"));
+            let judged = b.wait_text("[data-testid=judged]", |t| !t.is_empty());
+            assert_eq!(judged.starts_with('✓'), row != "R5", "{row}: {judged}");
+            if row != "R5" {
+                b.click("[data-testid=judge-next]");
+            }
+        }
+        let judged = b.text_of("[data-testid=judged]");
+        let score = b.text_of("[data-testid=judge-score]");
+        if lang == "en" {
+            assert_eq!(judged, "✗ You said qualified; the row is not qualified: quality.");
+            assert_eq!(score, "Judged 5 of 10 rows: 4 verdicts right; 0 of 0 reasons right.");
+        } else {
+            assert!(judged.starts_with('✗') && judged.contains("质量"), "{judged}");
+        }
+        // The lab beside shows the row being judged.
+        b.enter_frame("[data-testid=lab-frame]");
+        b.wait_text("[data-testid=position]", |t| t.starts_with("5 /"));
+        b.leave_frame();
+        b.screenshot(&screenshot_path(&format!("lessons-judge-first-{width}-{lang}")));
+        // R6 … R8: a latency call on R7 and R8 is right, reason and all.
+        for (row, call) in [("R6", "qualified"), ("R7", "latency"), ("R8", "latency")] {
+            b.click("[data-testid=judge-next]");
+            b.wait_text("[data-testid=judge-row]", |t| t.starts_with(&format!("{row} ")));
+            b.click(&format!("[data-testid=call-{call}]"));
+            assert!(b.wait_text("[data-testid=judged]", |t| !t.is_empty()).starts_with('✓'), "{row}");
+        }
+        if lang == "en" {
+            assert_eq!(b.text_of("[data-testid=judge-score]"), "Judged 8 of 10 rows: 7 verdicts right; 2 of 2 reasons right.");
+        }
+        // Stopping shows the lab's verdicts again, and its running tally at R8 says n = 8 cannot
+        // bound the tail.
+        b.click("[data-testid=judge-stop]");
+        frame_settles(&b, "[data-testid=why-verdict]", true);
+        b.enter_frame("[data-testid=lab-frame]");
+        let running = b.wait_text("[data-testid=running]", |t| t.contains("P95"));
+        b.leave_frame();
+        let tail = running.lines().find(|l| l.contains("P95")).unwrap_or_default().to_string();
+        assert!(tail.contains("n = 8") && tail.contains(if lang == "en" { "no upper bound" } else { "无上界" }), "{running}");
+        assert!(running.contains(if lang == "en" { "95 % interval" } else { "95 % 区间" }), "{running}");
+    }
+}
+
+/// The closed worked answer, the lab's hidden figure and the answer key at a phone's and a
+/// laptop's width, in both languages: screenshots `lessons-predict-<width>-<lang>.png` and
+/// `lessons-key-<width>-<lang>.png` are for looking at; each stays inside the page's width.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn predict_first_and_the_answer_key_fit_a_phone_and_a_laptop() {
+    let base = static_server::serve(dist());
+    for (width, height) in [(1280, 800), (360, 740)] {
+        for lang in ["en", "zh"] {
+            let b = Browser::start(width, height, "en-US");
+            b.goto(&format!("{base}/lessons/?lesson=denominators&lang={lang}"));
+            b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+            b.execute("document.querySelector('[data-testid=exercise-t1-p95]').scrollIntoView()", json!([]));
+            let locked = b.text_of("[data-testid=worked-locked]");
+            assert!(!locked.is_empty());
+            let right = b.execute("return document.querySelector('[data-testid=worked-locked]').getBoundingClientRect().right", json!([]));
+            assert!(right.as_f64().unwrap() <= width as f64 + 0.5, "{width} px {lang}: {right}");
+            frame_settles(&b, "[data-testid=value-ttft_p95]", false);
+            // Nor in the figure strip a narrow frame keeps at its bottom.
+            frame_settles(&b, "[data-testid=strip-ttft_p95]", false);
+            b.screenshot(&screenshot_path(&format!("lessons-predict-{width}-{lang}")));
+            b.goto(&format!("{base}/lessons/?key=1&lang={lang}"));
+            b.wait_text("[data-testid=key-table]", |t| t.contains("t05-cost"));
+            let wide = b.execute("return document.documentElement.scrollWidth", json!([]));
+            assert!(wide.as_f64().unwrap() <= width as f64 + 0.5, "the key fits {width} px ({lang}): {wide}");
+            b.screenshot(&screenshot_path(&format!("lessons-key-{width}-{lang}")));
+        }
     }
 }

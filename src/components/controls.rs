@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 use tracelab_core::{
-    units, Comparison, FailureDenominator, FirstToken, Lang, MissingTtft, PercentileMethod, Settings, Text, WarmupPolicy,
+    units, Comparison, FailureDenominator, FirstToken, Lang, MissingTtft, PercentileMethod, QualityRule, Settings, Text, WarmupPolicy,
 };
 
 use crate::i18n::tr;
@@ -178,6 +178,9 @@ pub fn Controls() -> impl IntoView {
                 {choice("warmup", "warmup_policy",
                     vec![(WarmupPolicy::Exclude, "exclude", "wu_exclude"), (WarmupPolicy::Include, "include", "wu_include")],
                     |s| s.population.warmup, |s, v| s.population.warmup = v)}
+                {choice("quality", "quality_rule",
+                    vec![(QualityRule::Required, "required", "qr_required"), (QualityRule::Ignored, "ignored", "qr_ignored")],
+                    |s| s.population.quality, |s, v| s.population.quality = v)}
             </fieldset>
             <button class="secondary" data-testid="reset" on:click=reset>{move || tr(lang.get(), "reset")}</button>
         </section>

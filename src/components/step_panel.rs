@@ -1,5 +1,6 @@
 //! Stepping through the table row by row: Previous / Next (and ←/→, j/k), the "why" panel for
-//! the selected attempt, the running tally a class recomputes, and what-if edits of the row.
+//! the selected attempt, the running tally a class recomputes (with each figure's 95 % interval
+//! over the rows so far, from the core), and what-if edits of the row.
 
 use leptos::prelude::*;
 use tracelab_core::{explain, format::trim_num, tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
@@ -34,7 +35,7 @@ pub fn StepPanel() -> impl IntoView {
             {move || row().map(|(i, original, a)| {
                 let l = lang.get();
                 let (verdict, checks) = lab.settings.with(|s| explain(&a, s));
-                let running = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| tally(&w.attempts, s, i))));
+                let (running, so_far) = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| (tally(&w.attempts, s, i), tracelab_core::compare::running(&w.attempts, s, i).text(l))))).unzip();
                 let id = a.id.clone();
                 let warmup = a.phase == Phase::Warmup && lab.settings.with(|s| s.population.warmup == WarmupPolicy::Exclude);
                 view! {
@@ -54,6 +55,7 @@ pub fn StepPanel() -> impl IntoView {
                             }).collect_view()}
                         </ol>
                         <p class="tally" data-testid="tally">{running.map(|t| t.sentence(&id).get(l).to_string())}</p>
+                        <p class="running" data-testid="running">{so_far}</p>
                     </div>
                     <RowEditor original=original outcome=a.outcome ttft_ms=a.ttft_ms quality=a.quality />
                 }

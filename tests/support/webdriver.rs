@@ -160,6 +160,13 @@ impl Browser {
         http(self.port, method, &format!("/session/{}{path}", self.session), body.as_ref())
     }
 
+    /// Renders the page for `media` ("print", or "" for the screen again), through Chromium's
+    /// DevTools (chromedriver's `goog/cdp/execute`): what a printed worksheet would show.
+    pub fn emulate_media(&self, media: &str) {
+        self.cmd("POST", "/goog/cdp/execute", Some(json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": media}})))
+            .expect("emulate a media type");
+    }
+
     pub fn goto(&self, url: &str) {
         self.cmd("POST", "/url", Some(json!({"url": url}))).expect("navigate");
     }

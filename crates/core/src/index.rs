@@ -131,7 +131,7 @@ impl IndexBuilder {
         if let (true, Some(t)) = (in_sample, ttft) {
             ix.ttft_ms.push(t);
         }
-        if success && a.quality == Quality::Pass {
+        if success && (a.quality == Quality::Pass || population.quality == crate::settings::QualityRule::Ignored) {
             if let Some(t) = ttft {
                 ix.candidate_ttft_ms.push(t);
             }

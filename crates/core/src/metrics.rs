@@ -226,17 +226,20 @@ impl Metrics {
         }
 
         let qualified = ix.qualified(threshold_ms(s), s.comparison);
+        let ignored = s.population.quality == crate::settings::QualityRule::Ignored;
         let qualified_label = Text::new(
             format!(
-                "jointly qualified (success ∧ quality pass ∧ TTFT {} {} s)",
+                "jointly qualified (success ∧ {}TTFT {} {} s)",
+                if ignored { "" } else { "quality pass ∧ " },
                 s.comparison.symbol(),
                 trim_num(s.ttft_threshold_s)
-            ),
+            ) + if ignored { "; quality ignored (wrong)" } else { "" },
             format!(
-                "联合合格（完整成功 ∧ 质量通过 ∧ TTFT {} {} 秒）",
+                "联合合格（完整成功 ∧ {}TTFT {} {} 秒）",
+                if ignored { "" } else { "质量通过 ∧ " },
                 s.comparison.symbol(),
                 trim_num(s.ttft_threshold_s)
-            ),
+            ) + if ignored { "；漏掉了质量（错误）" } else { "" },
         );
         let joint_rate = Figure::new("joint_rate", t("Joint qualification rate", "联合合格率"), Unit::Ratio).ratio(
             qualified as f64,

@@ -69,6 +69,33 @@ impl MissingTtft {
     }
 }
 
+/// Whether a success must pass quality to qualify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum QualityRule {
+    /// A request qualifies only with a quality pass — the right rule: the joint condition.
+    #[default]
+    Required,
+    /// Quality left out of the joint condition: a fast answer that failed the rubric counts as
+    /// qualified — wrong (the lesson's R5).
+    Ignored,
+}
+
+impl QualityRule {
+    pub const ALL: [QualityRule; 2] = [QualityRule::Required, QualityRule::Ignored];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            QualityRule::Required => "required",
+            QualityRule::Ignored => "ignored",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.code() == code)
+    }
+}
+
 /// Whether warm-up attempts are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -104,6 +131,9 @@ pub struct Population {
     /// Which token starts TTFT (the first answer token by default, as the course defines it).
     #[serde(default)]
     pub first_token: FirstToken,
+    /// Whether qualifying needs a quality pass (it does; ignoring it is a named mistake).
+    #[serde(default)]
+    pub quality: QualityRule,
 }
 
 /// Every setting of the lab and of `tracelab report`.
@@ -292,6 +322,19 @@ impl Settings {
                 ),
             });
         }
+        if self.population.quality == QualityRule::Ignored {
+            out.push(Mistake {
+                setting: "quality",
+                label: Text::new(
+                    "Wrong: quality left out of the joint condition",
+                    "错误：联合条件里漏掉了质量",
+                ),
+                false_conclusion: Text::new(
+                    "A fast answer that failed the rubric (the lesson's R5) counts as qualified, so qualified requests, the joint rate and goodput reward speed at the expense of correctness.",
+                    "回答没通过评分规则、但很快的请求（课中的 R5）被算作合格，合格数、联合合格率和 goodput 因而以牺牲正确性为代价奖励了速度。",
+                ),
+            });
+        }
         if self.comparison != self.slo_comparison && self.comparison == Comparison::Lt {
             out.push(Mistake {
                 setting: "comparison",
@@ -327,6 +370,7 @@ impl Settings {
             "failure_denominator" => s.population.failure_denominator = FailureDenominator::AllAttempts,
             "missing_ttft" => s.population.missing_ttft = MissingTtft::KeepMissing,
             "warmup" => s.population.warmup = WarmupPolicy::Exclude,
+            "quality" => s.population.quality = QualityRule::Required,
             "comparison" => s.comparison = s.slo_comparison,
             _ => {}
         }
@@ -336,8 +380,8 @@ impl Settings {
 
 /// The keys of [`Settings::to_pairs`] and [`Settings::apply_pairs`]: threshold, comparison,
 /// percentile method, percentile p, failure denominator, missing TTFT, warm-up, window, window
-/// cost, currency, first token. Lessons bind the lab with them (see the `tracelab-course` crate).
-pub const PAIR_KEYS: [&str; 11] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft"];
+/// cost, currency, first token, quality rule. Lessons bind the lab with them (see the `tracelab-course` crate).
+pub const PAIR_KEYS: [&str; 12] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft", "qr"];
 
 /// Settings as short `key=value` pairs, for permalinks and storage: a teacher's link sets
 /// exactly what the class sees. Unknown keys and bad values are skipped, never fatal.
@@ -362,6 +406,7 @@ impl Settings {
             v.push(("cur", self.currency.clone()));
         }
         v.push(("ft", self.population.first_token.code().to_string()));
+        v.push(("qr", self.population.quality.code().to_string()));
         v
     }
 
@@ -387,6 +432,7 @@ impl Settings {
                 "mt" => MissingTtft::from_code(value).map(|d| self.population.missing_ttft = d).is_some(),
                 "wu" => WarmupPolicy::from_code(value).map(|d| self.population.warmup = d).is_some(),
                 "ft" => FirstToken::from_code(value).map(|f| self.population.first_token = f).is_some(),
+                "qr" => QualityRule::from_code(value).map(|q| self.population.quality = q).is_some(),
                 "cur" => {
                     self.currency = value.chars().take(12).collect();
                     true

@@ -1,5 +1,6 @@
 //! Stepping through a trace row by row, as a class recomputes the table: the running tally up to
-//! a row, and a plain explanation of one row's verdict.
+//! a row, a plain explanation of one row's verdict, and "judge first": the learner's own call on
+//! each row (qualified, or not and the first failing [`Reason`]) scored against the verdict.
 
 use serde::Serialize;
 
@@ -65,6 +66,126 @@ impl Tally {
     }
 }
 
+/// A learner's call on one row before the lab shows its verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Call {
+    Qualified,
+    /// Not qualified, and the first reason (failure, then quality, then latency).
+    Not(Reason),
+}
+
+impl Call {
+    /// Every call a learner can make, in the order the lesson checks a row.
+    pub const ALL: [Call; 4] = [Call::Qualified, Call::Not(Reason::Failure), Call::Not(Reason::Quality), Call::Not(Reason::Latency)];
+
+    /// A short code for a button or a test id (`qualified`, `failure`, `quality`, `latency`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Call::Qualified => "qualified",
+            Call::Not(r) => r.code(),
+        }
+    }
+
+    /// "qualified", "not qualified: quality".
+    pub fn text(self) -> Text {
+        match self {
+            Call::Qualified => Text::new("qualified", "合格"),
+            Call::Not(r) => Text::new(format!("not qualified: {}", r.text().en), format!("不合格：{}", r.text().zh)),
+        }
+    }
+
+    /// The call the verdict makes.
+    pub fn of(v: &Verdict) -> Call {
+        v.reason.map_or(Call::Qualified, Call::Not)
+    }
+}
+
+/// Whether a row is judged at all: a warm-up row that the population leaves out has no verdict
+/// of its own, and a row a wrong choice deletes is not counted.
+pub fn judgeable(attempt: &Attempt, settings: &Settings) -> bool {
+    is_counted(attempt, &settings.population)
+}
+
+/// One call checked: the verdict (qualified or not) and, for a row that is not, the reason.
+pub fn check_call(attempt: &Attempt, settings: &Settings, call: Call) -> (bool, Text) {
+    let truth = Call::of(&verdict(attempt, settings));
+    let right = call == truth;
+    let verdict_right = matches!((call, truth), (Call::Qualified, Call::Qualified) | (Call::Not(_), Call::Not(_)));
+    let said = call.text();
+    let is = truth.text();
+    let text = if right {
+        Text::new(format!("✓ You said {}: right.", said.en), format!("✓ 你判断为{}：正确。", said.zh))
+    } else if verdict_right {
+        Text::new(
+            format!("½ You said {}: not qualified is right, but the first failing reason is {}.", said.en, is.en.trim_start_matches("not qualified: ")),
+            format!("½ 你判断为{}：不合格是对的，但首个不合格原因是{}。", said.zh, is.zh.trim_start_matches("不合格：")),
+        )
+    } else {
+        Text::new(format!("✗ You said {}; the row is {}.", said.en, is.en), format!("✗ 你判断为{}；这一行是{}。", said.zh, is.zh))
+    };
+    (right, text)
+}
+
+/// The score of a judge-first pass: rows judged, verdicts right, and among the rows that are not
+/// qualified and were called not qualified, reasons right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Score {
+    /// Rows that can be judged ([`judgeable`]).
+    pub rows: usize,
+    pub judged: usize,
+    pub verdicts_right: usize,
+    /// Rows not qualified that the learner called not qualified.
+    pub reasons_asked: usize,
+    pub reasons_right: usize,
+}
+
+/// Scores `calls` (the call on row `i` at `calls[i]`; `None` or past the end: not judged yet)
+/// against the verdicts under `settings`.
+pub fn score(attempts: &[Attempt], settings: &Settings, calls: &[Option<Call>]) -> Score {
+    let mut s = Score::default();
+    for (i, a) in attempts.iter().enumerate() {
+        if !judgeable(a, settings) {
+            continue;
+        }
+        s.rows += 1;
+        let Some(&Some(call)) = calls.get(i) else { continue };
+        s.judged += 1;
+        match (call, Call::of(&verdict(a, settings))) {
+            (Call::Qualified, Call::Qualified) => s.verdicts_right += 1,
+            (Call::Not(said), Call::Not(is)) => {
+                s.verdicts_right += 1;
+                s.reasons_asked += 1;
+                if said == is {
+                    s.reasons_right += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    s
+}
+
+impl Score {
+    pub fn done(&self) -> bool {
+        self.rows > 0 && self.judged == self.rows
+    }
+
+    /// "Judged 4 of 10 rows: 3 verdicts right; 1 of 2 reasons right." (with "Score:" at the end).
+    pub fn sentence(&self) -> Text {
+        let lead = if self.done() { ("Score: judged all", "得分：全部") } else { ("Judged", "已判断") };
+        Text::new(
+            format!(
+                "{} {} of {} rows: {} verdicts right; {} of {} reasons right.",
+                lead.0, self.judged, self.rows, self.verdicts_right, self.reasons_right, self.reasons_asked
+            ),
+            format!(
+                "{} {} / {} 行：判断对 {} 行；不合格原因对 {} / {} 个。",
+                lead.1, self.judged, self.rows, self.verdicts_right, self.reasons_right, self.reasons_asked
+            ),
+        )
+    }
+}
+
 /// One step of the "why" panel: a question, its answer, and whether it passed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
@@ -122,10 +243,14 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
     checks.push(Check { question: Text::new("TTFT within the threshold?", "TTFT 在门槛内？"), answer, ok });
     checks.push(Check {
         question: Text::new("Quality pass?", "质量通过？"),
-        answer: match attempt.quality {
-            Quality::Pass => Text::new("pass", "通过"),
-            Quality::Fail => Text::new("fail", "未通过"),
-            Quality::NotEvaluated => Text::new("not evaluated (counts as not passed)", "未评估（按未通过计）"),
+        answer: match (attempt.quality, settings.population.quality) {
+            (Quality::Pass, _) => Text::new("pass", "通过"),
+            (_, crate::settings::QualityRule::Ignored) => Text::new(
+                "not passed, yet ignored here (wrong): it does not stop this request qualifying",
+                "未通过，但这里被忽略了（错误）：它不再妨碍这个请求合格",
+            ),
+            (Quality::Fail, _) => Text::new("fail", "未通过"),
+            (Quality::NotEvaluated, _) => Text::new("not evaluated (counts as not passed)", "未评估（按未通过计）"),
         },
         ok: attempt.quality == Quality::Pass,
     });
@@ -145,4 +270,43 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
         ok: v.qualified,
     });
     (v, checks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Outcome;
+
+    #[test]
+    fn a_judge_first_pass_is_scored_against_the_verdicts() {
+        let ok = |id: &str, ms: f64, q: Quality| Attempt::new(id, Outcome::Success, Some(ms), q);
+        let rows = vec![
+            ok("R1", 200.0, Quality::Pass),
+            ok("R5", 600.0, Quality::Fail),
+            ok("R7", 1200.0, Quality::Pass),
+            Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated),
+        ];
+        let s = Settings::default();
+        // R5 called qualified (wrong), R7 not qualified for quality (verdict right, reason wrong),
+        // R9 a failure (right); R1 not judged yet.
+        let calls = vec![None, Some(Call::Qualified), Some(Call::Not(Reason::Quality)), Some(Call::Not(Reason::Failure))];
+        let sc = score(&rows, &s, &calls);
+        assert_eq!(sc, Score { rows: 4, judged: 3, verdicts_right: 2, reasons_asked: 2, reasons_right: 1 });
+        assert!(!sc.done());
+        assert_eq!(sc.sentence().en, "Judged 3 of 4 rows: 2 verdicts right; 1 of 2 reasons right.");
+        let mut all = calls.clone();
+        all[0] = Some(Call::Qualified);
+        assert!(score(&rows, &s, &all).done());
+        assert!(score(&rows, &s, &all).sentence().en.starts_with("Score: judged all 4 of 4"));
+        let (right, text) = check_call(&rows[1], &s, Call::Qualified);
+        assert!(!right && text.en.contains("not qualified: quality"), "{}", text.en);
+        let (right, text) = check_call(&rows[2], &s, Call::Not(Reason::Quality));
+        assert!(!right && text.en.starts_with("½") && text.en.ends_with("latency."), "{}", text.en);
+        assert!(check_call(&rows[1], &s, Call::Not(Reason::Quality)).0);
+        // With quality left out (the wrong rule), R5 is qualified and the score follows.
+        let mut wrong = s.clone();
+        wrong.population.quality = crate::settings::QualityRule::Ignored;
+        assert_eq!(score(&rows, &wrong, &calls).verdicts_right, 3);
+        assert_eq!(Call::ALL.map(Call::code), ["qualified", "failure", "quality", "latency"]);
+    }
 }

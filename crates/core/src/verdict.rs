@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::settings::{FailureDenominator, MissingTtft, Population, Settings, WarmupPolicy};
+use crate::settings::{FailureDenominator, MissingTtft, Population, QualityRule, Settings, WarmupPolicy};
 use crate::text::Text;
 use crate::percentile::{percentile, PercentileMethod};
 use crate::trace::{Attempt, Outcome, Phase, Quality};
@@ -97,7 +97,7 @@ pub fn verdict(attempt: &Attempt, settings: &Settings) -> Verdict {
     };
     let reason = if !complete_success {
         Some(Reason::Failure)
-    } else if attempt.quality != Quality::Pass {
+    } else if attempt.quality != Quality::Pass && settings.population.quality == QualityRule::Required {
         Some(Reason::Quality)
     } else if latency != Latency::Within {
         Some(Reason::Latency)

@@ -146,6 +146,30 @@ fn le_versus_lt_at_the_edge() {
     }
 }
 
+/// The course's third classic mistake, one click away like the other two: quality left out of
+/// the joint condition counts R5 (fast, failed the rubric) as qualified: 6 at 1 s, not 5.
+#[test]
+fn quality_left_out_counts_r5() {
+    for (name, trace) in both() {
+        let mut s = Settings::from_header(&trace.header);
+        s.ttft_threshold_s = 1.0;
+        assert_eq!(metrics(&trace, &s).qualified, 5, "{name}");
+        let mut wrong = s.clone();
+        assert!(wrong.apply_pairs([("qr", "ignored")]).is_empty());
+        let m = metrics(&trace, &wrong);
+        assert_eq!(m.qualified, 6, "{name}: R5 now counts");
+        close(m.goodput.value, 0.6, "goodput with quality ignored");
+        assert!(m.joint_rate.numerator_label.as_ref().unwrap().en.contains("quality ignored (wrong)"), "{name}");
+        flagged(&wrong, "quality");
+        let r5 = trace.attempts.iter().find(|a| a.id == "R5").unwrap();
+        assert_eq!(tracelab_core::verdict(r5, &s).reason, Some(tracelab_core::Reason::Quality));
+        assert!(tracelab_core::verdict(r5, &wrong).qualified);
+        // The permalink carries it both ways, and the right rule is the default.
+        assert!(wrong.to_pairs().contains(&("qr", "ignored".to_string())));
+        assert!(s.mistakes().is_empty(), "{name}");
+    }
+}
+
 #[track_caller]
 fn flagged(s: &Settings, setting: &str) {
     let mistakes = s.mistakes();
@@ -603,6 +627,12 @@ fn each_mistake_is_marked_on_the_figures_it_moves_and_no_other() {
         s.ttft_threshold_s = 0.5;
         let moved = &marks(&s, &none)[0].1;
         assert_eq!(moved, &["qualified_count", "joint_rate", "goodput", "cost_per_1000_qualified"], "{name}");
+
+        // Quality left out of the joint condition: R5 qualifies, so the qualified count and what
+        // is built on it move; the quality pass rate itself does not.
+        let mut s = lesson.clone();
+        s.population.quality = tracelab_core::settings::QualityRule::Ignored;
+        assert_eq!(marks(&s, &none), [("quality", vec!["qualified_count".to_string(), "joint_rate".into(), "goodput".into(), "cost_per_1000_qualified".into()])], "{name}");
 
         // R9 (a timeout) deleted: the failure rate and the rates over all attempts move.
         let mut w = WhatIf::default();

@@ -127,9 +127,45 @@ pub fn parse_number(text: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// Judges an answer. `key` is [`answer_key`](crate::answer_key)'s value for a number exercise (the stated answer is
-/// used when it is `None`); other kinds ignore it.
+/// Who reads the feedback. A learner gets feedback that names what is wrong in their own answer
+/// (never the right options they missed); a teacher's page (`?teacher=1`, projected or printed as
+/// a worksheet) says only right or not yet: the answers are in the separate answer key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Audience {
+    #[default]
+    Learner,
+    Teacher,
+}
+
+/// Judges an answer for a learner: [`check_for`] with [`Audience::Learner`].
 pub fn check(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
+    check_for(exercise, answer, key, Audience::Learner)
+}
+
+/// Judges an answer. `key` is [`answer_key`](crate::answer_key)'s value for a number exercise (the stated answer is
+/// used when it is `None`); other kinds ignore it. For a [`Audience::Teacher`] a wrong answer's
+/// message names no option, no mistake's figure and no model answer, and `expected` is `None`.
+pub fn check_for(exercise: &Exercise, answer: &Answer, key: Option<f64>, audience: Audience) -> Feedback {
+    let f = judge(exercise, answer, key);
+    match audience {
+        Audience::Learner => f,
+        Audience::Teacher if f.correct && !matches!(exercise.kind, ExerciseKind::FreeText(_)) => Feedback { expected: None, ..f },
+        Audience::Teacher => {
+            let lead = match (&exercise.kind, f.correct) {
+                (ExerciseKind::FreeText(_), _) => t("Saved.", "已保存。"),
+                (_, true) => t("Right.", "正确。"),
+                (_, false) => t("Not yet.", "还不对。"),
+            };
+            let hidden = t(
+                "Teacher mode shows no answer, no hint and no model answer: they are in the answer key.",
+                "教师模式不显示答案、提示和参考答案：它们都在答案页里。",
+            );
+            Feedback { correct: f.correct, message: join(&[lead, hidden]), expected: None }
+        }
+    }
+}
+
+fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
     let right = t("Right.", "正确。");
     let not_yet = t("Not yet.", "还不对。");
     let explain = exercise.explain.clone().unwrap_or_else(|| t("", ""));
@@ -184,23 +220,32 @@ pub fn check(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback
                 return Feedback { correct: o.correct, message: join(&parts), expected: None };
             }
             let chosen: BTreeSet<&str> = chosen.iter().map(String::as_str).collect();
+            // What the learner marked wrongly is named, with why; a right option left unmarked
+            // is only counted, so a wrong answer never lists the answer.
             let mut parts = Vec::new();
-            let mut correct = true;
+            let mut missed = 0usize;
             for o in &c.options {
                 let picked = chosen.contains(o.id.as_str());
-                if picked != o.correct {
-                    correct = false;
-                    let lead = if picked {
-                        t("Marked but should not be", "不该标记却标记了")
-                    } else {
-                        t("Missed", "漏掉了")
-                    };
+                if picked && !o.correct {
                     parts.push(Text::new(
-                        format!("{}: {} — {}", lead.en, o.text.en, o.explain.en),
-                        format!("{}：{} —— {}", lead.zh, o.text.zh, o.explain.zh),
+                        format!("Marked but should not be: {} — {}", o.text.en, o.explain.en),
+                        format!("不该标记却标记了：{} —— {}", o.text.zh, o.explain.zh),
                     ));
+                } else if !picked && o.correct {
+                    missed += 1;
                 }
             }
+            if missed > 0 {
+                parts.push(Text::new(
+                    if missed == 1 {
+                        "1 right option is still unmarked: look again at the ones you left out.".to_string()
+                    } else {
+                        format!("{missed} right options are still unmarked: look again at the ones you left out.")
+                    },
+                    format!("还有 {missed} 个正确选项没有标记：再看看你漏掉的那些。"),
+                ));
+            }
+            let correct = parts.is_empty();
             let mut all = vec![if correct { right } else { not_yet }];
             all.extend(parts);
             if correct {
@@ -258,7 +303,18 @@ pub fn check(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback
             if !enough && chars < f.min_chars {
                 all.push(t("Write your counter-example in a few sentences first.", "请先用几句话写出你的反例。"));
             }
-            all.push(explain);
+            // The model answer is a reward for the learner's own attempt, not a substitute for it.
+            if enough {
+                all.push(explain);
+            } else {
+                all.push(Text::new(
+                    format!(
+                        "The model answer opens once you have written at least {} characters and ticked at least {} items.",
+                        f.min_chars, f.min_checked
+                    ),
+                    format!("写满至少 {} 个字符并勾选至少 {} 项后，才会显示参考答案。", f.min_chars, f.min_checked),
+                ));
+            }
             Feedback { correct: enough, message: join(&all), expected: None }
         }
         _ => mismatch,

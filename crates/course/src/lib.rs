@@ -11,6 +11,8 @@
 //! * [`answer_key`] and [`check`] give the lab an exercise's key and bilingual feedback;
 //!   [`ratio_parts`] the options of a "name the numerator, denominator and unit" exercise, the
 //!   right one taken from the core's [`Figure`](tracelab_core::Figure) labels.
+//! * [`answer_sheet`] is the teacher's answer key (every answer from the core); [`lab_hidden`] what
+//!   the lab beside a lesson hides until the learner has answered.
 //! * [`MetricCard`] is the card a learner fills (pre-filled from the core); [`Progress`] what the
 //!   lab keeps in localStorage and exports as a file.
 //!
@@ -33,6 +35,7 @@ mod course;
 mod exercise;
 mod feedback;
 mod json;
+mod key;
 mod locate;
 mod markdown;
 mod metric;
@@ -45,6 +48,7 @@ pub use card::*;
 pub use course::*;
 pub use exercise::*;
 pub use feedback::*;
+pub use key::*;
 pub use markdown::*;
 pub use metric::*;
 pub use progress::*;

@@ -97,6 +97,39 @@ impl LessonMetric {
         Self::ALL.into_iter().find(|m| m.code() == code)
     }
 
+    /// The lab's figure cards (`metric-KEY` in its page, the core's [`Figure`] keys and
+    /// `qualified_count`) that show this value or let it be read off directly: a lesson hides them
+    /// beside an exercise that asks for it until the learner has answered.
+    pub fn lab_figures(self) -> &'static [&'static str] {
+        use LessonMetric::*;
+        match self {
+            Attempts => &["qualified_count", "failure_rate", "joint_rate"],
+            Successes => &["qualified_count", "quality_pass_rate"],
+            Failures => &["failure_rate"],
+            Qualified => &["qualified_count", "joint_rate", "goodput", "cost_per_1000_qualified"],
+            TtftSamples => &["ttft_p50", "ttft_p95", "ttft_tail"],
+            FailureRate => &["failure_rate"],
+            QualityPassRate => &["quality_pass_rate"],
+            JointRate => &["joint_rate", "qualified_count"],
+            BusinessSuccessRate => &["business_success_rate"],
+            TtftP50 => &["ttft_p50"],
+            TtftP95 | TtftTail => &["ttft_p95", "ttft_tail"],
+            E2eP50 => &["e2e_p50"],
+            E2eTail => &["e2e_tail"],
+            ItlP50 => &["itl_p50"],
+            ItlTail => &["itl_tail"],
+            GoodputPerS => &["goodput"],
+            CostPer1000Qualified => &["cost_per_1000_qualified"],
+            OutputTokensPerS => &["output_tokens_per_s"],
+        }
+    }
+
+    /// Whether one attempt's own time is this value when the sample has a single attempt (its
+    /// TTFT is then P50 and P95 both), so the lab's row shows it too.
+    pub fn is_row_ttft(self) -> bool {
+        matches!(self, LessonMetric::TtftP50 | LessonMetric::TtftP95 | LessonMetric::TtftTail)
+    }
+
     pub fn dimension(self) -> Dimension {
         use LessonMetric::*;
         match self {

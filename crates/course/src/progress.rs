@@ -40,6 +40,10 @@ pub struct Progress {
     /// Self-check item ids ticked.
     pub self_check: BTreeSet<String>,
     pub card: Option<MetricCard>,
+    /// What the learner chose to see before answering, recorded so a teacher can tell a
+    /// prediction from a copy: exercise ids whose core figure was shown ("Show the core's figure",
+    /// or after a second wrong try) and `worked:…` keys of worked answers opened by asking.
+    pub revealed: BTreeSet<String>,
 }
 
 #[derive(Serialize)]
@@ -58,6 +62,33 @@ impl Progress {
         }
         let tries = self.answers.get(exercise).map_or(0, |r| r.tries).saturating_add(1);
         self.answers.insert(exercise.to_string(), AnswerRecord { answer, correct: feedback.correct, tries });
+    }
+
+    /// Records that the learner saw `id` before answering it (an exercise id, or a
+    /// [`Progress::worked_key`]).
+    pub fn reveal(&mut self, id: &str) {
+        self.revealed.insert(id.to_string());
+    }
+
+    /// The key a worked answer waiting for `list` (its marker's exercise list) is recorded under.
+    pub fn worked_key(list: &str) -> String {
+        format!("worked:{list}")
+    }
+
+    /// Whether the worked answer waiting for `list` is open: every one of its exercises has been
+    /// answered (right or not), or the learner asked to see it.
+    pub fn worked_open(&self, list: &str) -> bool {
+        self.revealed.contains(&Self::worked_key(list))
+            || crate::markdown::worked_exercises(list).iter().all(|id| self.answers.contains_key(*id))
+    }
+
+    /// Whether the lab beside may show the figure exercise `id` asks for: it was answered right,
+    /// or its figure was shown (on request or after a second wrong try), or a worked answer that
+    /// holds it was opened by asking.
+    pub fn figure_open(&self, id: &str) -> bool {
+        self.answers.get(id).is_some_and(|r| r.correct)
+            || self.revealed.contains(id)
+            || self.revealed.iter().filter_map(|k| k.strip_prefix("worked:")).any(|list| crate::markdown::worked_exercises(list).contains(&id))
     }
 
     /// The exercises answered correctly.
@@ -87,6 +118,16 @@ impl Progress {
             let keep = course.self_check.iter().any(|i| &i.id == id);
             if !keep {
                 dropped.push(format!("self-check tick `{id}`"));
+            }
+            keep
+        });
+        self.revealed.retain(|id| {
+            let keep = match id.strip_prefix("worked:") {
+                Some(list) => crate::markdown::worked_exercises(list).iter().all(|e| course.exercise(e).is_some()),
+                None => course.exercise(id).is_some(),
+            };
+            if !keep {
+                dropped.push(format!("shown answer `{id}`"));
             }
             keep
         });
@@ -130,6 +171,7 @@ fn locate_progress(v: &Value, p: &str) -> Found {
             ),
             ("self_check", false, strings),
             ("card", false, |v, p| optional(v, p, locate_card)),
+            ("revealed", false, strings),
         ],
         false,
     )

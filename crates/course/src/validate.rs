@@ -121,6 +121,23 @@ impl Course {
                 }
                 let mut placed: HashSet<(&str, String)> = HashSet::new();
                 for m in &found {
+                    if m.kind == "judge" {
+                        sample_ok(&mut out, &format!("{name}, line {}: [[judge:{}]]", m.line, m.id), &m.id);
+                        continue;
+                    }
+                    if m.kind == "worked" {
+                        // Predict, then reveal: each exercise a worked answer waits for is this
+                        // lesson's and is placed above it.
+                        for id in crate::markdown::worked_exercises(&m.id) {
+                            let above = found.iter().any(|e| e.kind == "exercise" && e.id == id && e.line < m.line);
+                            if !lesson.exercises.iter().any(|e| e.id == id) {
+                                out.push(format!("{name}, line {}: [[worked:{}]] waits for `{id}`, which is no exercise of lesson `{}`", m.line, m.id, lesson.id));
+                            } else if !above {
+                                out.push(format!("{name}, line {}: [[worked:{}]] comes before exercise `{id}`: place the exercise first (predict, then reveal)", m.line, m.id));
+                            }
+                        }
+                        continue;
+                    }
                     let exists = match m.kind {
                         "step" => lesson.steps.iter().any(|s| s.id == m.id),
                         _ => lesson.exercises.iter().any(|e| e.id == m.id),

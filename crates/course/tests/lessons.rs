@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use tracelab_course::{
+    answer_sheet, check_for, key_samples, lab_hidden, worked_exercises, Audience,
     answer_key, check, computed, markers, metrics_for, parse_number, ratio_parts, segments, settings_for, svg_ids, Answer,
     AnswerRecord, Course, ExerciseKind, Feedback, LessonMetric, MetricCard, Pairs, Progress, Segment, CORE_OPTION,
 };
@@ -299,7 +300,9 @@ fn diagram_marks_are_right_only_as_a_whole_set() {
     assert!(!f.correct);
     assert!(f.message.en.contains("not a failure"), "{}", f.message.en);
     let missed = check(e, &Answer::Choice { chosen: right[1..].to_vec() }, None);
-    assert!(!missed.correct && missed.message.en.contains("Missed"), "{}", missed.message.en);
+    assert!(!missed.correct && missed.message.en.contains("1 right option is still unmarked"), "{}", missed.message.en);
+    let left_out = ch.options.iter().find(|o| o.id == right[0]).unwrap();
+    assert!(!missed.message.en.contains(&left_out.text.en), "the missed option is not named: {}", missed.message.en);
 }
 
 #[test]
@@ -474,7 +477,7 @@ fn lesson_texts_split_into_markdown_and_markers() {
             let from_segments: Vec<&str> = segments(&text)
                 .into_iter()
                 .filter_map(|s| match s {
-                    Segment::Step(id) | Segment::Exercise(id) => Some(id),
+                    Segment::Step(id) | Segment::Exercise(id) | Segment::Worked(id, _) | Segment::Judge(id) => Some(id),
                     Segment::Markdown(_) => None,
                 })
                 .collect();
@@ -762,4 +765,139 @@ fn card_shortens_a_multibyte_hash_without_panicking() {
     let card = MetricCard::prefill("t.jsonl", &trace, &settings, &m, Lang::En);
     assert!(card.conditions.contains(&"é".repeat(12)), "{}", card.conditions);
     assert!(!card.conditions.contains(&"é".repeat(13)), "{}", card.conditions);
+}
+
+/// A wrong multi-select answer names what the learner marked wrongly, never the right options
+/// left out; a teacher's page names nothing at all.
+#[test]
+fn a_wrong_answer_never_lists_the_answer() {
+    let c = course();
+    let (_, ex) = c
+        .exercises()
+        .find(|(_, e)| matches!(&e.kind, ExerciseKind::Choice(ch) if ch.multiple && ch.options.iter().filter(|o| o.correct).count() >= 2))
+        .expect("a multi-select exercise with two right options");
+    let ExerciseKind::Choice(ch) = &ex.kind else { unreachable!() };
+    let right: Vec<&tracelab_course::ChoiceOption> = ch.options.iter().filter(|o| o.correct).collect();
+    let wrong = ch.options.iter().find(|o| !o.correct).expect("a wrong option");
+    // One right option and one wrong one marked: the others right are missed.
+    let f = check(ex, &Answer::Choice { chosen: vec![right[0].id.clone(), wrong.id.clone()] }, None);
+    assert!(!f.correct);
+    for missed in &right[1..] {
+        assert!(!f.message.en.contains(&missed.text.en) && !f.message.zh.contains(&missed.text.zh), "a missed option is named: {}", f.message.en);
+    }
+    assert!(f.message.en.contains(&wrong.text.en), "what was marked wrongly is named: {}", f.message.en);
+    assert!(f.message.en.contains(&format!("{} right option", right.len() - 1)), "the missed ones are counted: {}", f.message.en);
+    let teacher = check_for(ex, &Answer::Choice { chosen: vec![right[0].id.clone(), wrong.id.clone()] }, None, Audience::Teacher);
+    assert!(!teacher.correct && !teacher.message.en.contains(&wrong.text.en), "{}", teacher.message.en);
+    for o in &ch.options {
+        assert!(!teacher.message.en.contains(&o.explain.en) && !teacher.message.zh.contains(&o.explain.zh), "{}", teacher.message.en);
+    }
+}
+
+/// A free-text exercise's model answer is a reward for the learner's own attempt: one character
+/// saved shows none of it; enough text and ticks show it; a teacher's page never does.
+#[test]
+fn the_model_answer_waits_for_an_attempt() {
+    let c = course();
+    let (_, ex) = c.exercises().find(|(_, e)| matches!(e.kind, ExerciseKind::FreeText(_))).expect("a free-text exercise");
+    let ExerciseKind::FreeText(ft) = &ex.kind else { unreachable!() };
+    let model = ex.explain.clone().expect("a model answer");
+    let f = check(ex, &Answer::FreeText { text: "x".into(), checked: vec![] }, None);
+    assert!(!f.message.en.contains(&model.en) && !f.message.zh.contains(&model.zh), "{}", f.message.en);
+    let all: Vec<String> = ft.checklist.iter().map(|i| i.id.clone()).collect();
+    let full = Answer::FreeText { text: "y".repeat(ft.min_chars + 1), checked: all };
+    assert!(check(ex, &full, None).message.en.contains(&model.en));
+    let teacher = check_for(ex, &full, None, Audience::Teacher);
+    assert!(!teacher.message.en.contains(&model.en) && !teacher.message.zh.contains(&model.zh), "{}", teacher.message.en);
+    // A number's known mistake explains the figure; the teacher's page says only "not yet".
+    let t = c.exercise("t1-failure").unwrap();
+    let key = sample("ten-requests.jsonl").map(|tr| answer_key(t, &tr)).flatten();
+    let f = check_for(t, &Answer::Number { value: 19.0 }, key, Audience::Teacher);
+    assert!(!f.correct && f.expected.is_none() && !f.message.en.contains("20"), "{}", f.message.en);
+}
+
+/// The answer key holds every exercise, each number computed by the core on its own sample (so
+/// it equals the stated answer the course checks), never a copy of the text.
+#[test]
+fn the_answer_key_is_computed_for_every_exercise() {
+    let c = course();
+    let samples: std::collections::HashMap<String, Trace> = key_samples(&c).into_iter().map(|n| (n.clone(), sample(&n).expect(&n))).collect();
+    let sheet = answer_sheet(&c, |n| samples.get(n));
+    assert_eq!(sheet.len(), c.exercises().count());
+    for entry in &sheet {
+        let answer = entry.answer.as_ref().unwrap_or_else(|e| panic!("{}: {}", entry.exercise, e.en));
+        assert!(!answer.en.is_empty() && !answer.zh.is_empty(), "{}", entry.exercise);
+    }
+    let by = |id: &str| sheet.iter().find(|e| e.exercise == id).unwrap().answer.clone().unwrap();
+    assert_eq!(by("t1-p95").en, "2 s");
+    assert_eq!(by("t05-cost").en, "5 CNY");
+    assert_eq!(by("t1-failure").en, "20 %");
+    assert_eq!(by("stream-ttft").en, "700 ms");
+    assert!(by("parts-failure-rate").en.starts_with("numerator: "), "{}", by("parts-failure-rate").en);
+    // Without its sample, the key says so rather than printing a number.
+    let none = answer_sheet(&c, |_| None::<&Trace>);
+    assert!(none.iter().find(|e| e.exercise == "t1-p95").unwrap().answer.is_err());
+}
+
+/// Predict, then reveal: lessons 2 and 3 place their exercises before the worked answers; each
+/// worked answer opens once its exercises are answered or when asked for (recorded); the lab's
+/// figure stays hidden until the exercise is answered right or its figure is shown.
+#[test]
+fn worked_answers_and_the_labs_figures_wait_for_an_answer() {
+    let c = course();
+    for lesson in ["client-timeline", "denominators"] {
+        let l = c.lesson(lesson).unwrap();
+        for name in [&l.text.en, &l.text.zh] {
+            let md = file_of(name).unwrap();
+            let worked: Vec<&str> = segments(&md).into_iter().filter_map(|s| if let Segment::Worked(list, _) = s { Some(list) } else { None }).collect();
+            assert!(worked.len() >= 2, "{name}: worked answers {worked:?}");
+        }
+    }
+    // Lesson 3's first worked answer is not in the text a learner sees before answering.
+    let l = c.lesson("denominators").unwrap();
+    let md = file_of(&l.text.en).unwrap();
+    let open_text: String = segments(&md).into_iter().filter_map(|s| if let Segment::Markdown(m) = s { Some(m) } else { None }).collect();
+    for worked in ["= 2 / 10 = **20 %**", "**2 s**", "5 / 10 s = **0.5", "= **4 CNY**", "0.5 s to 0.4 s"] {
+        assert!(!open_text.contains(worked), "`{worked}` stands outside a worked answer");
+    }
+    let list = segments(&md).into_iter().find_map(|s| if let Segment::Worked(list, _) = s { Some(list) } else { None }).unwrap();
+    let mut p = Progress::default();
+    assert!(!p.worked_open(list));
+    let ids = worked_exercises(list);
+    for id in &ids[..ids.len() - 1] {
+        p.record(id, Answer::Number { value: -1.0 }, &Feedback { correct: false, message: tracelab_core::Text::new("", ""), expected: None });
+    }
+    assert!(!p.worked_open(list), "one exercise still unanswered");
+    let mut asked = p.clone();
+    asked.reveal(&Progress::worked_key(list));
+    assert!(asked.worked_open(list), "asking opens it, and is recorded");
+    assert!(asked.figure_open(ids[0]), "the worked answer asked for opens the lab's figures too");
+    let back = Progress::from_json(&asked.to_json()).unwrap();
+    assert_eq!(back.revealed, asked.revealed, "what was shown survives the progress file");
+    // The lab beside: P95 hidden until t1-p95 is answered right or shown; a teacher's, always.
+    let hidden = lab_hidden(l, &p, Audience::Learner, |_| Some(10));
+    assert!(hidden.figures.contains("ttft_p95") && hidden.figures.contains("cost_per_1000_qualified"), "{hidden:?}");
+    assert!(!hidden.row_ttft);
+    let mut solved = Progress::default();
+    for e in &l.exercises {
+        solved.record(&e.id, Answer::Number { value: 0.0 }, &Feedback { correct: true, message: tracelab_core::Text::new("", ""), expected: None });
+    }
+    assert!(lab_hidden(l, &solved, Audience::Learner, |_| Some(10)).is_empty());
+    assert_eq!(lab_hidden(l, &solved, Audience::Teacher, |_| Some(10)).figures, hidden.figures);
+    // Lesson 2's one-request sample: its row's TTFT is the answer, so the row's time is hidden too.
+    let l2 = c.lesson("client-timeline").unwrap();
+    assert!(lab_hidden(l2, &Progress::default(), Audience::Learner, |n| sample(n).map(|t| t.attempts.len())).row_ttft);
+}
+
+#[test]
+fn a_worked_answer_above_its_exercise_or_unclosed_is_reported() {
+    let (found, bad) = markers("[[worked:a,b]]\ntext\n");
+    assert_eq!(found.len(), 1);
+    assert!(bad.iter().any(|b| b.contains("never closed")), "{bad:?}");
+    let (_, bad) = markers("[[worked:a]]\n[[exercise:a]]\n[[/worked]]\n");
+    assert!(bad.iter().any(|b| b.contains("inside the worked answer")), "{bad:?}");
+    let (_, bad) = markers("[[/worked]]\n");
+    assert!(bad.iter().any(|b| b.contains("closes no")), "{bad:?}");
+    let s = segments("Intro.\n[[exercise:a]]\n[[worked:a]]\nA = 1.\n[[/worked]]\nEnd.\n");
+    assert_eq!(s, vec![Segment::Markdown("Intro.\n"), Segment::Exercise("a"), Segment::Worked("a", "A = 1.\n"), Segment::Markdown("End.\n")]);
 }

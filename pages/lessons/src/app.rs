@@ -8,6 +8,9 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use tracelab_course::{segments, Course, Progress, Segment};
+
+use crate::judge::JudgeFirst;
+use crate::key::{AnswerKey, FrameHiding};
 use tracelab_core::Lang;
 
 use crate::card::{CardPanel, SelfCheck};
@@ -37,6 +40,8 @@ pub fn App() -> impl IntoView {
         lab_link: RwSignal::new(format!("../?sample=ten-requests.jsonl&lang={}", lang.code())),
         notice: RwSignal::new(notice),
         teacher: query("teacher").is_some_and(|v| v == "1"),
+        frame_loads: RwSignal::new(0),
+        judging: RwSignal::new(false),
     };
     provide_context(page);
     // The lab in the frame speaks the page's language: switched in place (the learner's work
@@ -81,7 +86,12 @@ pub fn App() -> impl IntoView {
         page.save_progress();
     });
 
+    if query("key").is_some_and(|v| v == "1") {
+        return view! { <AnswerKey /> }.into_any();
+    }
+
     view! {
+        <FrameHiding />
         <header class="top">
             <div>
                 <h1>{move || w(page.lang.get(), "title")}</h1>
@@ -96,7 +106,12 @@ pub fn App() -> impl IntoView {
         </header>
         {move || page.error.get().map(|e| view! { <p class="error-panel" role="alert" data-testid="lesson-error">{e}</p> })}
         {move || page.notice.get().map(|n| view! { <p class="notice" role="status" data-testid="notice">{n}</p> })}
-        {page.teacher.then(|| view! { <p class="notice teacher" data-testid="teacher">{move || w(page.lang.get(), "teacher")}</p> })}
+        {page.teacher.then(|| view! {
+            <p class="notice teacher" data-testid="teacher">
+                {move || w(page.lang.get(), "teacher")}" "
+                <a data-testid="open-key" target="_blank" rel="noopener" href=move || format!("?key=1&lang={}", page.lang.get().code())>{move || w(page.lang.get(), "open_key")}</a>
+            </p>
+        })}
         <div class="lessons-layout">
             <main class="lesson-col" id="lesson-main">
                 <LessonNav />
@@ -110,10 +125,12 @@ pub fn App() -> impl IntoView {
                 <p class="lab-links">
                     <a data-testid="open-lab" href=move || page.lab_link.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a>
                 </p>
-                <iframe id="lab-frame" data-testid="lab-frame" title=move || w(page.lang.get(), "lab_frame") src=move || page.lab_src.get()></iframe>
+                <iframe id="lab-frame" data-testid="lab-frame" title=move || w(page.lang.get(), "lab_frame") src=move || page.lab_src.get()
+                    on:load=move |_| page.frame_loads.update(|n| *n += 1)></iframe>
             </aside>
         </div>
     }
+    .into_any()
 }
 
 #[component]
@@ -187,9 +204,46 @@ fn LessonBody() -> impl IntoView {
                         }.into_any()
                     }
                     Segment::Exercise(id) => view! { <ExerciseWidget id=id.to_string() /> }.into_any(),
+                    Segment::Worked(list, md) => worked_view(list.to_string(), markdown_html(md)).into_any(),
+                    Segment::Judge(sample) => view! { <JudgeFirst sample=sample.to_string() /> }.into_any(),
                 }).collect_view()
             })}
         </article>
+    }
+}
+
+/// A worked answer: closed until its exercises are answered (or the learner asks, which is
+/// recorded); never opened on a teacher's page, whose answers are in the answer key. A closed one
+/// is not in the page at all, so neither a screen nor a printed worksheet shows it.
+fn worked_view(list: String, html: String) -> impl IntoView {
+    let page = use_page();
+    let key = Progress::worked_key(&list);
+    move || {
+        let l = page.lang.get();
+        if page.teacher {
+            return view! { <p class="worked-locked" data-testid="worked-locked">{w(l, "worked_teacher")}</p> }.into_any();
+        }
+        if page.progress.with(|p| p.worked_open(&list)) {
+            return view! {
+                <section class="worked" data-testid="worked" aria-label=w(l, "worked")>
+                    <p class="worked-label">{w(l, "worked")}</p>
+                    <div class="md" inner_html=html.clone()></div>
+                </section>
+            }
+            .into_any();
+        }
+        let key = key.clone();
+        view! {
+            <p class="worked-locked" data-testid="worked-locked">
+                {w(l, "worked_locked")}" "
+                <button class="link" data-testid="show-worked" on:click=move |_| {
+                    page.progress.update(|p| p.reveal(&key));
+                    page.save_progress();
+                }>{w(l, "show_worked")}</button>
+                " "<span class="hint">{w(l, "worked_recorded")}</span>
+            </p>
+        }
+        .into_any()
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use leptos::prelude::*;
 use tracelab_course::{
-    answer_key, check, currency_for, parse_number, ratio_parts, Answer, AnswerUnit, Exercise, ExerciseKind, Feedback,
+    answer_key, check_for, currency_for, parse_number, ratio_parts, Answer, AnswerUnit, Exercise, ExerciseKind, Feedback,
     RatioPartsView,
 };
 use tracelab_core::format::trim_num;
@@ -28,16 +28,25 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
     let wrong_tries = RwSignal::new(0u32);
     let asked = RwSignal::new(false);
     let ex_id = ex.id.clone();
+    let ex_id2 = ex.id.clone();
     let previous = page.progress.with_untracked(|p| p.answers.get(&ex.id).map(|r| r.answer.clone()));
     let submit = {
         let ex = ex.clone();
         move |answer: Answer, key: Option<f64>| {
-            let f = check(&ex, &answer, key);
-            page.progress.update(|p| p.record(&ex.id, answer, &f));
-            page.save_progress();
+            let f = check_for(&ex, &answer, key, page.audience());
             if !f.correct {
                 wrong_tries.update(|n| *n += 1);
             }
+            // The core's figure shown after a second wrong try is recorded as shown, so the lab
+            // beside shows it too (and a teacher can tell a prediction from a copy).
+            let shown = !page.teacher && !f.correct && f.expected.is_some() && wrong_tries.get_untracked() >= 2;
+            page.progress.update(|p| {
+                p.record(&ex.id, answer, &f);
+                if shown {
+                    p.reveal(&ex.id);
+                }
+            });
+            page.save_progress();
             feedback.set(Some(f));
         }
     };
@@ -191,8 +200,15 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
                         {reveal.then(|| view! {
                             <p class="expected" data-testid="expected">{format!("{}: {}", w(l, "expected"), trim_num(f.expected.unwrap_or_default()))}</p>
                         })}
-                        {(can_reveal && !reveal).then(|| view! {
-                            <button class="link" data-testid="show-answer" on:click=move |_| asked.set(true)>{w(l, "show_answer")}</button>
+                        {(can_reveal && !reveal).then(|| {
+                            let id = ex_id2.clone();
+                            view! {
+                                <button class="link" data-testid="show-answer" on:click=move |_| {
+                                    asked.set(true);
+                                    page.progress.update(|p| p.reveal(&id));
+                                    page.save_progress();
+                                }>{w(l, "show_answer")}</button>
+                            }
                         })}
                     }
                 })}

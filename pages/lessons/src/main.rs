@@ -6,6 +6,8 @@
 mod app;
 mod card;
 mod exercise;
+mod judge;
+mod key;
 mod page;
 mod words;
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use tracelab_course::{settings_for, Course, Progress};
+use tracelab_course::{settings_for, Audience, Course, Progress};
 use tracelab_core::{parse::parse_trace, Lang, Trace};
 
 use tracelab_web::{fetch_text, storage};
@@ -31,6 +31,10 @@ pub struct Page {
     pub notice: RwSignal<Option<String>>,
     /// Teacher mode (`?teacher=1`): the page never reveals an answer.
     pub teacher: bool,
+    /// Counts the frame's page loads, so what the lab must hide is put back after a reload.
+    pub frame_loads: RwSignal<u32>,
+    /// A "judge first" pass is on: the lab beside hides its verdicts.
+    pub judging: RwSignal<bool>,
 }
 
 pub fn use_page() -> Page {
@@ -88,6 +92,20 @@ impl Page {
             }
             Err(e) => page.error.set(Some(e)),
         });
+    }
+
+    /// Selects row `i` (0-based) of `sample` in the lab beside, with the sample's own settings.
+    pub fn show_row(&self, sample: &str, i: usize) {
+        let address = format!("../?sample={sample}&row={}&lang={}", i + 1, self.lang.get_untracked().code());
+        if !apply_in_frame(&address) {
+            self.lab_src.set(address.clone());
+        }
+        self.lab_link.set(address);
+    }
+
+    /// Who reads the feedback: the teacher's page names no answer.
+    pub fn audience(&self) -> Audience {
+        if self.teacher { Audience::Teacher } else { Audience::Learner }
     }
 
     pub fn save_progress(&self) {

@@ -1,12 +1,13 @@
 //! Comparing runs honestly. [`check_contract`] says whether two runs were measured under the same
 //! conditions; [`Intervals`] gives each figure of one run its 95 % interval; [`diff_rows`] judges
 //! each figure's difference ("slower beyond noise", "too few samples to tell", …); [`reruns`]
-//! checks that three or more reruns agree. `tracelab compare` and the lab's compare view both
+//! checks that three or more reruns agree; [`running`] gives the running tally its intervals. `tracelab compare` and the lab's compare view both
 //! print [`Report`].
 
 pub mod contract;
 pub mod diff;
 pub mod reruns;
+pub mod running;
 pub mod stats;
 pub mod uncertainty;
 
@@ -15,6 +16,7 @@ use serde::Serialize;
 pub use contract::{check_contract, check_contract_varying, vary_fields, ContractCheck, ContractDiff, ContractStatus, Strictness, CONTRACT_FIELDS, VARY_GROUPS};
 pub use diff::{bootstrap_difference, diff_rows, Bootstrap, DiffRow, Judgement, Side, Worse};
 pub use reruns::{reruns, spreads, Agreement, Reruns, Spread};
+pub use running::{running, Running, RunningFigure};
 pub use stats::{Bounds, CONFIDENCE};
 pub use uncertainty::{bounds_text, quantile, FigureInterval, IntervalMethod, Intervals};
 
