@@ -159,7 +159,7 @@ fn Header() -> impl IntoView {
                 <p class="subtitle">{move || tr(lang.get(), "subtitle")}</p>
             </div>
             <nav class="top-actions">
-            <a class="lessons-link" data-testid="lessons-link" href="lessons/">{move || tr(lang.get(), "lessons")}</a>
+            <a class="lessons-link" data-testid="lessons-link" href="lessons/" target="_top">{move || tr(lang.get(), "lessons")}</a>
             <button
                 class="lang-switch"
                 data-testid="lang-switch"

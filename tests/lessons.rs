@@ -649,3 +649,29 @@ fn predict_first_and_the_answer_key_fit_a_phone_and_a_laptop() {
         }
     }
 }
+
+/// The lab's "Lessons" link inside the lessons page's frame opens the lessons page in the whole
+/// window, not a second lessons page inside the frame.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_labs_lessons_link_in_the_frame_opens_the_lessons_in_the_window() {
+    let (b, _) = lessons("en-US", "?lesson=denominators");
+    let ok = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        b.execute(
+            "const d = document.getElementById('lab-frame').contentDocument; const a = d && d.querySelector('[data-testid=lessons-link]'); return !!a",
+            json!([]),
+        ) == json!(true)
+    });
+    assert!(ok, "the lab in the frame has no lessons link");
+    // A mark on the window: it is gone once the window itself loads a new page.
+    b.execute("window.tlMark = 1; document.getElementById('lab-frame').contentDocument.querySelector('[data-testid=lessons-link]').click()", json!([]));
+    let left = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        b.execute("return window.tlMark === undefined", json!([])) == json!(true)
+    });
+    assert!(left, "the link opened inside the frame, not in the window: {}", b.url());
+    b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+    assert!(b.url().contains("/lessons/"), "{}", b.url());
+    assert_eq!(b.execute("return document.querySelectorAll('#lab-frame').length", json!([])), json!(1), "one frame, not a lessons page inside it");
+}

@@ -148,7 +148,12 @@ pub fn formula(figure: &Figure, lang: Lang) -> Option<String> {
     let (num, den) = (figure.numerator?, figure.denominator?);
     let num_label = figure.numerator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
     let den_label = figure.denominator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
-    Some(format!("{num_label} / {den_label} = {} / {}", trim_num(num), trim_num(den)))
+    // The window cost's numerator is money: it carries its currency ("20 CNY / 5", not "20 / 5").
+    let num = match &figure.unit {
+        Unit::MoneyPer1000(currency) if !currency.is_empty() => format!("{} {currency}", trim_num(num)),
+        _ => trim_num(num),
+    };
+    Some(format!("{num_label} / {den_label} = {num} / {}", trim_num(den)))
 }
 
 /// The reason a figure is undefined, or its caution note.

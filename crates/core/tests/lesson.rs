@@ -645,3 +645,18 @@ fn each_mistake_is_marked_on_the_figures_it_moves_and_no_other() {
         }
     }
 }
+
+/// The cost formula's numerator is money and says so: "= 20 CNY / 5", not "= 20 / 5".
+#[test]
+fn the_cost_formula_carries_the_currency_of_its_numerator() {
+    for (name, trace) in both() {
+        let m = metrics(&trace, &Settings::from_header(&trace.header));
+        let en = tracelab_core::format::formula(&m.cost_per_1000_qualified, Lang::En).unwrap();
+        assert!(en.ends_with("= 20 CNY / 5"), "{name}: {en}");
+        let zh = tracelab_core::format::formula(&m.cost_per_1000_qualified, Lang::Zh).unwrap();
+        assert!(zh.ends_with("= 20 CNY / 5"), "{name}: {zh}");
+        // Other formulas keep plain numbers.
+        let failures = tracelab_core::format::formula(&m.failure_rate, Lang::En).unwrap();
+        assert!(failures.ends_with("= 2 / 10"), "{name}: {failures}");
+    }
+}
