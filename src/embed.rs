@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 use serde::Serialize;
 use tracelab_core::handoff::WorkingText;
-use tracelab_core::Text;
 use wasm_bindgen::prelude::*;
 
 use crate::state::{Lab, Origin};
@@ -74,18 +73,11 @@ struct Snapshot<'a> {
     source: String,
     uploaded: bool,
     settings: BTreeMap<&'static str, String>,
-    hypothetical: Option<Text>,
-    mistakes: Vec<NamedMistake<'a>>,
     shown: Shown,
     // The text the lab read the trace from, with the what-if edits: the lessons page reads it
-    // with the same reader and recomputes the very figures on screen.
+    // with the same reader, recomputes the very figures on screen and names the edits' mistakes
+    // with the core, as the lab does.
     trace: &'a WorkingText,
-}
-
-#[derive(Serialize)]
-struct NamedMistake<'a> {
-    label: &'a Text,
-    false_conclusion: &'a Text,
 }
 
 #[derive(Serialize)]
@@ -101,24 +93,11 @@ fn snapshot(lab: Lab) -> Option<String> {
     })?;
     let settings: BTreeMap<&'static str, String> = lab.settings.with_untracked(|s| s.to_pairs()).into_iter().collect();
     let metrics = lab.metrics.get_untracked()?;
-    let (edited, flips) = lab.loaded.with_untracked(|l| {
-        let l = l.as_ref()?;
-        lab.whatif.with_untracked(|w| {
-            (!w.is_empty()).then(|| {
-                let mut named = w.mistakes(&l.attempts);
-                named.extend(lab.settings.with_untracked(|s| w.verdict_flips(&l.attempts, s)));
-                (w.summary(), named)
-            })
-        })
-    })
-    .map_or((None, Vec::new()), |(s, m)| (Some(s), m));
     let snapshot = Snapshot {
         kind: "tracelab.lab-state",
         source,
         uploaded,
         settings,
-        hypothetical: edited,
-        mistakes: flips.iter().map(|m| NamedMistake { label: &m.label, false_conclusion: &m.false_conclusion }).collect(),
         shown: Shown { attempts: metrics.attempts, qualified: metrics.qualified },
         trace: &trace,
     };

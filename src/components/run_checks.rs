@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use tracelab_core::handoff::WorkingText;
 
 use crate::convert::Call;
 use crate::state::use_lab;
@@ -33,8 +32,7 @@ pub fn RunChecks() -> impl IntoView {
         }
         let settings = lab.settings.with(|s| serde_json::to_string(s).unwrap_or_default());
         let lang = serde_json::to_string(&lab.lang.get()).unwrap_or_default();
-        let key = crate::convert::key(&loaded.trace, &working.attempts);
-        let working_text = move || WorkingText { trace: (*loaded.text).clone(), whatif: lab.whatif.get_untracked() };
+        let (key, working_text) = lab.sent(loaded, &working);
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {

@@ -18,16 +18,14 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The value of the header's `schema` field.
 pub const SCHEMA_NAME: &str = "tracelab.trace";
 
-/// A whole trace.
-/// Serialised as is only to cross between the lab's bundles (`export::ExportRequest`, exact);
-/// files use trace format v1 (`write`, `parse`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// A whole trace. It is never serialised as a whole: files use trace format v1 (`write`,
+/// `parse`), and the lab's bundles pass the text a trace was read from (`handoff::WorkingText`).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Trace {
     pub header: Header,
     pub attempts: Vec<Attempt>,
     pub gpu: Vec<GpuSample>,
     /// The serving engine's own signals, scraped on the run's clock (`--server-metrics`).
-    #[serde(default)]
     pub engine: Vec<engine::EngineSample>,
     pub footer: Option<Footer>,
     /// Things worth telling the reader that did not stop the load (unknown record kinds, …).

@@ -14,7 +14,7 @@ pub enum Call {
     /// The lines about the run itself beside the figures: `(key, trace JSON or "", settings, lang)`
     /// → JSON list of lines.
     RunChecks,
-    /// A download's text: `(ExportRequest JSON)` → the file's text.
+    /// A download's text: `(key, trace JSON or "", settings, lang, kind, source)` → the file's text.
     ExportFile,
 }
 
@@ -36,7 +36,7 @@ impl Call {
     /// Whether the call works on the open trace the bundle holds by the lab's key (`(key, trace,
     /// …)`): the lab sends the trace only when the bundle does not hold it yet.
     pub const fn on_held_trace(self) -> bool {
-        matches!(self, Call::PeerTable | Call::RunChecks)
+        matches!(self, Call::PeerTable | Call::RunChecks | Call::ExportFile)
     }
 }
 

@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 
 use tracelab_core::compare::Intervals;
-use tracelab_core::export::ExportRequest;
+use tracelab_core::export::{write_export, ExportKind};
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::{Index, Lang, Metrics, Population, Settings, Trace};
 use tracelab_peers::{handoff, table};
@@ -111,11 +111,19 @@ pub fn run_checks(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
     })
 }
 
-/// A download's text, from a serialised [`ExportRequest`].
+/// A download's text (`kind`, JSON: `"csv"`, `"card_md"`, …) for the trace known by `key` (as for
+/// [`peer_table`]), under `settings`, in `lang`; `source` is the name the card gives the trace.
 #[wasm_bindgen]
-pub fn export_file(request: &str) -> Result<String, String> {
-    let request: ExportRequest = read("download request", request)?;
-    request.write().map_err(|e| e.to_string())
+pub fn export_file(key: &str, trace: &str, settings: &str, lang: &str, kind: &str, source: &str) -> Result<String, String> {
+    hold(key, trace)?;
+    let settings: Settings = read("settings", settings)?;
+    let lang: Lang = read("language", lang)?;
+    let kind: ExportKind = read("download kind", kind)?;
+    HELD.with(|h| {
+        let held = h.borrow();
+        let held = held.as_ref().ok_or(NEED_TRACE)?;
+        Ok(write_export(kind, source, &held.trace, &settings, lang))
+    })
 }
 
 fn main() {

@@ -26,10 +26,6 @@ pub struct LabState {
     pub shown: (usize, usize),
 }
 
-fn text_of(v: &serde_json::Value) -> Option<Text> {
-    Some(Text::new(v.get("en")?.as_str()?, v.get("zh")?.as_str()?))
-}
-
 pub fn lab_state(lang: Lang) -> Result<LabState, String> {
     let zh = lang == Lang::Zh;
     let not_ready = || {
@@ -55,16 +51,22 @@ pub fn lab_state(lang: Lang) -> Result<LabState, String> {
     if let Some(pairs) = v["settings"].as_object() {
         settings.apply_pairs(pairs.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))));
     }
-    let mistakes = v["mistakes"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|m| Some((text_of(&m["label"])?, text_of(&m["false_conclusion"])?))).collect())
-        .unwrap_or_default();
+    // The edits' summary and the false conclusions they lead to, named by the core from the
+    // trace as recorded, as the lab names them.
+    let (hypothetical, mistakes) = if working.whatif.is_empty() {
+        (None, Vec::new())
+    } else {
+        let recorded = working.trace.read().map_err(|e| e.to_string())?;
+        let mut named = working.whatif.mistakes(&recorded.attempts);
+        named.extend(working.whatif.verdict_flips(&recorded.attempts, &settings));
+        (Some(working.whatif.summary()), named.into_iter().map(|m| (m.label, m.false_conclusion)).collect())
+    };
     let count = |k: &str| v["shown"][k].as_u64().unwrap_or(u64::MAX) as usize;
     Ok(LabState {
         source,
         trace,
         settings,
-        hypothetical: text_of(&v["hypothetical"]),
+        hypothetical,
         mistakes,
         shown: (count("attempts"), count("qualified")),
     })

@@ -270,8 +270,8 @@ pub fn card_json(source: &str, trace: &Trace, settings: &Settings, metrics: &Met
     s
 }
 
-/// The lab's downloads. The lab's own bundle carries none of the writers: it sends an
-/// [`ExportRequest`] to the bundle that does (`pages/convert`), loaded on the first click.
+/// The lab's downloads. The lab's own bundle carries none of the writers: it asks the bundle
+/// that does (`pages/convert`, [`write_export`]) for the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExportKind {
@@ -303,32 +303,16 @@ impl ExportKind {
     }
 }
 
-/// One download: the trace as the learner has it (its text with the what-if edits, read again by
-/// the bundle that writes the file, with the reader the lab used), under the settings in force.
-/// Serialised as is between the lab's bundles.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ExportRequest {
-    pub kind: ExportKind,
-    /// The trace's file or sample name, as the card names its source.
-    pub source: String,
-    pub trace: crate::handoff::WorkingText,
-    pub settings: Settings,
-    pub lang: Lang,
-}
-
-impl ExportRequest {
-    /// The file's text, with the figures recomputed by the same core the lab shows them from;
-    /// `Err` when the trace's text does not read (it did in the lab: a changed or damaged request).
-    pub fn write(&self) -> Result<String, crate::error::ParseError> {
-        let trace = &self.trace.read()?;
-        trace.check_peer_figures()?;
-        let settings = &self.settings;
-        Ok(match self.kind {
-            ExportKind::Csv => attempts_csv(trace, settings),
-            ExportKind::CardMd => card_markdown(&self.source, trace, settings, &Metrics::of(&trace.attempts, settings), self.lang),
-            ExportKind::CardJson => card_json(&self.source, trace, settings, &Metrics::of(&trace.attempts, settings), self.lang),
-            ExportKind::Perfetto => perfetto(trace, settings),
-        })
+/// One download's text: the trace as the learner has it (what-if edits applied), under the
+/// settings in force, with the figures recomputed by the same core the lab shows them from.
+/// `source` is the trace's file or sample name, as the card names it. The lab's second bundle
+/// writes it from the trace it holds (`pages/convert`).
+pub fn write_export(kind: ExportKind, source: &str, trace: &Trace, settings: &Settings, lang: Lang) -> String {
+    match kind {
+        ExportKind::Csv => attempts_csv(trace, settings),
+        ExportKind::CardMd => card_markdown(source, trace, settings, &Metrics::of(&trace.attempts, settings), lang),
+        ExportKind::CardJson => card_json(source, trace, settings, &Metrics::of(&trace.attempts, settings), lang),
+        ExportKind::Perfetto => perfetto(trace, settings),
     }
 }
 
