@@ -404,7 +404,9 @@ fn the_benchmark_page_reports_its_timings() {
     let (b, _) = lab(1400, 1000, "en-US");
     let t0 = std::time::Instant::now();
     b.type_into("[data-testid=upload]", file.to_str().unwrap());
-    b.wait_text_for("#attempts-h", std::time::Duration::from_secs(600), |t| t.contains(&format!("({n})")));
+    // The count as the lab writes every count, with thousands separators ("(20,000)").
+    let count = format!("({})", tracelab_core::format::integer(n as u64));
+    b.wait_text_for("#attempts-h", std::time::Duration::from_secs(600), |t| t.contains(&count));
     let loaded = t0.elapsed();
     let rows_in_dom = b.find_all("[data-testid=attempt-row]").len();
     assert!(rows_in_dom < 100, "the table is virtualised: {rows_in_dom} rows in the DOM");
@@ -901,7 +903,7 @@ fn a_wrong_choice_is_marked_only_on_the_figures_it_moves() {
     b.select("[data-testid=failure-denominator]", "all_attempts");
     b.wait_text(FAILURE_RATE, |t| t == "20 %");
     b.select("[data-testid=comparison]", "lt");
-    b.wait_text("[data-testid=controls]", |t| t.contains("written here as <"));
+    b.wait_text("section.controls", |t| t.contains("written here as <"));
     assert_eq!(b.text_of(QUALIFIED), "5");
     assert!(marked(&b).is_empty(), "< at 1 s moves no figure: {:?}", marked(&b));
 
