@@ -183,27 +183,41 @@ pub fn intervals_json(metrics: &Metrics, intervals: &Intervals) -> serde_json::V
                 "note": iv.note,
             }),
             None => {
-                let why = if f.key.starts_with("itl") {
-                    crate::text::Text::new(
-                        "no interval: the gaps within one stream are not independent samples, which an order-statistic interval needs",
-                        "没有区间：同一条流里的间隔不是独立样本，而次序统计量区间需要独立样本",
-                    )
-                } else if f.key == "output_tokens_per_s" {
-                    crate::text::Text::new(
-                        "no interval: tokens of one request are not independent of each other, so a count interval would be too narrow",
-                        "没有区间：同一个请求的 token 彼此不独立，计数区间会偏窄",
-                    )
-                } else if f.value.is_none() {
-                    crate::text::Text::new("no interval: the figure itself is undefined", "没有区间：这个指标本身没有定义")
-                } else {
-                    crate::text::Text::new("no interval: it needs a fixed window (goodput and cost are per window)", "没有区间：需要固定窗口（goodput 与成本按窗口计）")
-                };
+                let why = no_interval(f);
                 serde_json::json!({ "lo": null, "hi": null, "unit": f.unit, "method": null, "note": why })
             }
         };
         out.insert(f.key.clone(), value);
     }
     serde_json::Value::Object(out)
+}
+
+/// Why a figure has no 95 % interval.
+pub fn no_interval(f: &Figure) -> crate::text::Text {
+    if f.key.starts_with("itl") {
+        crate::text::Text::new(
+            "no interval: the gaps within one stream are not independent samples, which an order-statistic interval needs",
+            "没有区间：同一条流里的间隔不是独立样本，而次序统计量区间需要独立样本",
+        )
+    } else if f.key == "output_tokens_per_s" {
+        crate::text::Text::new(
+            "no interval: tokens of one request are not independent of each other, so a count interval would be too narrow",
+            "没有区间：同一个请求的 token 彼此不独立，计数区间会偏窄",
+        )
+    } else if f.value.is_none() {
+        crate::text::Text::new("no interval: the figure itself is undefined", "没有区间：这个指标本身没有定义")
+    } else {
+        crate::text::Text::new("no interval: it needs a fixed window (goodput and cost are per window)", "没有区间：需要固定窗口（goodput 与成本按窗口计）")
+    }
+}
+
+/// A figure's 95 % interval in words ("95 % interval 0.3 s … 0.5 s (order statistics…)"), or
+/// why it has none: what a card writes beside the value.
+pub fn interval_text(f: &Figure, intervals: &Intervals, lang: Lang) -> String {
+    match intervals.get(&f.key) {
+        Some(iv) => iv.describe(&f.unit, lang),
+        None => no_interval(f).get(lang).to_string(),
+    }
 }
 
 /// The figures of the full card, in reading order (the terminal card and the exports).
@@ -231,7 +245,8 @@ pub fn figure_detail(f: &Figure, lang: Lang) -> String {
         detail.push(formula);
     }
     if f.value.is_some() || f.n.is_some() {
-        if let Some(method) = &f.method {
+        // The method in the reader's language where the figure has it in both.
+        if let Some(method) = f.method_text.as_ref().map(|m| m.get(lang)).or(f.method.as_deref()) {
             detail.push(format!("{method}, n = {}", f.n.unwrap_or(0)));
         }
     }

@@ -383,6 +383,89 @@ impl Settings {
 /// cost, currency, first token, quality rule. Lessons bind the lab with them (see the `tracelab-course` crate).
 pub const PAIR_KEYS: [&str; 12] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft", "qr"];
 
+/// One choice a learner makes among named options (a `key=value` pair of [`Settings::to_pairs`]):
+/// its name and each option's, in both languages. The metric card's form offers them with
+/// the same words as the lab's controls.
+pub struct ChoiceSpec {
+    pub key: &'static str,
+    pub label: (&'static str, &'static str),
+    /// (code, en, zh); the first option is the course's definition.
+    pub options: &'static [(&'static str, &'static str, &'static str)],
+}
+
+impl ChoiceSpec {
+    pub fn label(&self) -> Text {
+        Text::new(self.label.0, self.label.1)
+    }
+
+    /// The option's words, or `None` for a code this choice does not have.
+    pub fn option(&self, code: &str) -> Option<Text> {
+        self.options.iter().find(|o| o.0 == code).map(|o| Text::new(o.1, o.2))
+    }
+}
+
+/// Every choice with named options, in the lab's order.
+pub const CHOICES: [ChoiceSpec; 7] = [
+    ChoiceSpec { key: "cmp", label: ("Comparison", "比较方式"), options: &[("le", "≤ within the threshold", "≤ 不超过门槛"), ("lt", "< strictly below", "< 严格小于")] },
+    ChoiceSpec { key: "ft", label: ("TTFT ends at", "TTFT 截止于"), options: &[("content", "first answer token", "首个回答 token"), ("any", "any output (reasoning too)", "任何输出（含推理）")] },
+    ChoiceSpec {
+        key: "pm",
+        label: ("Percentile method", "分位数方法"),
+        options: &[
+            ("nearest-rank", "nearest-rank (lesson)", "最近秩（课程采用）"),
+            ("linear", "linear (numpy, most tools)", "线性插值（numpy 及多数工具）"),
+            ("lower", "lower", "取下侧样本"),
+            ("higher", "higher", "取上侧样本"),
+        ],
+    },
+    ChoiceSpec {
+        key: "fd",
+        label: ("Failure rate divided by", "失败率的分母"),
+        options: &[
+            ("all_attempts", "all attempts (right)", "全部尝试（正确）"),
+            ("successes", "successes only (wrong)", "只用成功数（错误）"),
+            ("failed_rows_deleted", "attempts after deleting failed rows (wrong)", "删掉失败行之后的尝试（错误）"),
+        ],
+    },
+    ChoiceSpec { key: "mt", label: ("A missing TTFT is", "缺失的 TTFT"), options: &[("keep_missing", "kept missing (right)", "保持缺失（正确）"), ("treat_as_zero", "counted as 0 s (wrong)", "当作 0 秒（错误）")] },
+    ChoiceSpec { key: "wu", label: ("Warm-up attempts are", "预热尝试"), options: &[("exclude", "excluded (right)", "排除（正确）"), ("include", "mixed in (wrong)", "混入统计（错误）")] },
+    ChoiceSpec {
+        key: "qr",
+        label: ("A quality pass in the joint condition is", "联合条件中的质量通过"),
+        options: &[("required", "required (right)", "必须通过（正确）"), ("ignored", "ignored (wrong)", "被忽略（错误）")],
+    },
+];
+
+/// The choices given as numbers (and the currency): key and name, in the lab's words.
+pub const NUMBER_CHOICES: [(&str, &str, &str); 5] = [
+    ("t", "TTFT threshold (s)", "TTFT 门槛（秒）"),
+    ("p", "Tail percentile p", "尾部分位数 p"),
+    ("w", "Window (s)", "窗口（秒）"),
+    ("cost", "Window cost", "窗口成本"),
+    ("cur", "Currency", "货币"),
+];
+
+/// A pair key's name, for a card or a form.
+pub fn pair_label(key: &str) -> Text {
+    if let Some(c) = CHOICES.iter().find(|c| c.key == key) {
+        return c.label();
+    }
+    NUMBER_CHOICES.iter().find(|c| c.0 == key).map(|c| Text::new(c.1, c.2)).unwrap_or_else(|| Text::new(key, key))
+}
+
+/// A pair's value in words ("≤ within the threshold", "1 s", "P95"); a code no option has is
+/// written as it stands, so a card never hides what it says.
+pub fn pair_value_label(key: &str, code: &str) -> Text {
+    if let Some(c) = CHOICES.iter().find(|c| c.key == key) {
+        return c.option(code).unwrap_or_else(|| Text::new(code, code));
+    }
+    match key {
+        "t" | "w" => Text::new(format!("{code} s"), format!("{code} 秒")),
+        "p" => Text::new(format!("P{code}"), format!("P{code}")),
+        _ => Text::new(code, code),
+    }
+}
+
 /// Settings as short `key=value` pairs, for permalinks and storage: a teacher's link sets
 /// exactly what the class sees. Unknown keys and bad values are skipped, never fatal.
 impl Settings {
@@ -451,6 +534,27 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_named_option_is_a_value_its_setting_takes_and_writes_back() {
+        for spec in &CHOICES {
+            assert!(PAIR_KEYS.contains(&spec.key), "{}", spec.key);
+            for (code, en, zh) in spec.options {
+                let mut s = Settings::default();
+                assert!(s.apply_pairs([(spec.key, *code)]).is_empty(), "{}={code}", spec.key);
+                assert!(s.to_pairs().contains(&(spec.key, code.to_string())), "{}={code}", spec.key);
+                assert!(!en.is_empty() && !zh.is_empty());
+            }
+            // Every value the setting takes has words.
+            let written = Settings::default().to_pairs().into_iter().find(|(k, _)| *k == spec.key).unwrap().1;
+            assert!(spec.option(&written).is_some(), "{}", spec.key);
+        }
+        for key in PAIR_KEYS {
+            assert_ne!(pair_label(key).en, key, "{key} has a name");
+        }
+        assert_eq!(pair_value_label("pm", "linear").zh, "线性插值（numpy 及多数工具）");
+        assert_eq!(pair_value_label("t", "0.5").en, "0.5 s");
+    }
 
     #[test]
     fn a_typed_value_is_read_by_the_core_and_refused_in_both_languages() {

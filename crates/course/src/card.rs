@@ -1,5 +1,7 @@
 //! The metric card a learner fills, pre-filled from the core's structured figures and header, and written as Markdown or JSON.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use tracelab_core::card;
@@ -7,7 +9,8 @@ use tracelab_core::error::ParseError;
 use tracelab_core::figure::Figure;
 use tracelab_core::format::{self, md_cell, trim_num};
 use tracelab_core::metrics::Metrics;
-use tracelab_core::settings::{FailureDenominator, Settings};
+use tracelab_core::compare::Intervals;
+use tracelab_core::settings::{pair_label, pair_value_label, FailureDenominator, Settings, PAIR_KEYS};
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::{Trace, GPU_UNSUPPORTED};
 
@@ -16,7 +19,7 @@ use serde_json::Value;
 use crate::{CARD_KIND, t};
 
 use crate::json::{read_export, Found, Locate};
-use crate::locate::{leaf, list, object, string};
+use crate::locate::{leaf, list, map, object, string};
 
 /// One figure on the learner's card, written out so someone else can recompute it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -31,6 +34,8 @@ pub struct CardResult {
     pub unit: String,
     /// How a percentile was picked, or empty.
     pub method: String,
+    /// The figure's 95 % interval and its method, or why it has none.
+    pub interval: String,
 }
 
 /// The metric card a learner fills: every definition behind the figures they report. The lab
@@ -60,6 +65,10 @@ pub struct MetricCard {
     pub telemetry: String,
     pub results: Vec<CardResult>,
     pub notes: String,
+    /// The choices the figures were computed with, as the lab's `key=value` pairs
+    /// ([`Settings::to_pairs`]): what lets someone else recompute every figure. A key left out
+    /// is a choice the card does not state.
+    pub choices: BTreeMap<String, String>,
 }
 
 #[derive(Serialize)]
@@ -156,7 +165,10 @@ impl MetricCard {
             }
             None => (if zh { "未设置窗口：goodput 与成本无定义" } else { "no window: goodput and cost are undefined" }).to_string(),
         };
-        let percentile_method = metrics.ttft_tail.method.clone().unwrap_or_else(|| settings.percentile.code().to_string());
+        let percentile_method = match &metrics.ttft_tail.method_text {
+            Some(m) => m.get(lang).to_string(),
+            None => pair_value_label("pm", settings.percentile.code()).get(lang).to_string(),
+        };
         let n = |f: &Figure| f.n.unwrap_or(0);
         let sample_count = if zh {
             format!(
@@ -207,6 +219,8 @@ impl MetricCard {
         } else {
             format!("{}, {} samples, on the same clock as the requests", trace.header.capabilities.gpu_telemetry, trace.gpu.len())
         };
+        let index = tracelab_core::Index::build(&trace.attempts, settings.population);
+        let intervals = Intervals::compute(&index, settings, metrics);
         let results = metrics
             .card_figures()
             .into_iter()
@@ -222,10 +236,11 @@ impl MetricCard {
                     numerator: part(&f.numerator_label, f.numerator),
                     denominator: part(&f.denominator_label, f.denominator),
                     unit: format::unit_name(&f.unit).get(lang).to_string(),
-                    method: match (&f.method, f.n) {
+                    method: match (f.method_text.as_ref().map(|m| m.get(lang)).or(f.method.as_deref()), f.n) {
                         (Some(m), Some(n)) => format!("{m}, n = {n}"),
                         _ => String::new(),
                     },
+                    interval: card::interval_text(f, &intervals, lang),
                 }
             })
             .collect();
@@ -256,7 +271,25 @@ impl MetricCard {
             telemetry,
             results,
             notes: notes.join("\n"),
+            choices: settings.to_pairs().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
+    }
+
+    /// A card with nothing written yet: one result row per figure the card reports (its name
+    /// and unit, no value), so a learner can write before they look.
+    pub fn blank(lang: Lang) -> MetricCard {
+        let metrics = Metrics::of(&[], &Settings::default());
+        let results = metrics
+            .card_figures()
+            .into_iter()
+            .map(|f| CardResult {
+                key: f.key.clone(),
+                name: f.name.get(lang).to_string(),
+                unit: format::unit_name(&f.unit).get(lang).to_string(),
+                ..CardResult::default()
+            })
+            .collect();
+        MetricCard { lang, results, ..MetricCard::default() }
     }
 
     /// A text field by its name in [`MetricCard::FIELDS`], for a form to edit.
@@ -276,6 +309,11 @@ impl MetricCard {
             "notes" => &mut self.notes,
             _ => return None,
         })
+    }
+
+    /// A text field by its name in [`MetricCard::FIELDS`].
+    pub fn field(&self, key: &str) -> Option<&String> {
+        self.text_fields().into_iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     /// The fields still empty (a card someone else can recompute from has none but `notes`).
@@ -307,21 +345,31 @@ impl MetricCard {
         }
         out.push_str(&format!("\n## {}\n\n", Self::label("results").get(lang)));
         out.push_str(if zh {
-            "| 指标 | 值 | 分子 | 分母 | 单位 | 方法 |\n|---|---|---|---|---|---|\n"
+            "| 指标 | 值 | 分子 | 分母 | 单位 | 方法 | 95 % 区间 |\n|---|---|---|---|---|---|---|\n"
         } else {
-            "| Figure | Value | Numerator | Denominator | Unit | Method |\n|---|---|---|---|---|---|\n"
+            "| Figure | Value | Numerator | Denominator | Unit | Method | 95 % interval |\n|---|---|---|---|---|---|---|\n"
         });
         for r in &self.results {
             let cell = |s: &str| if s.trim().is_empty() { "—".to_string() } else { md_cell(s) };
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
                 cell(&r.name),
                 cell(&r.value),
                 cell(&r.numerator),
                 cell(&r.denominator),
                 cell(&r.unit),
-                cell(&r.method)
+                cell(&r.method),
+                cell(&r.interval)
             ));
+        }
+        out.push_str(&format!("\n## {}\n\n", if zh { "计算所用的选择" } else { "Choices the figures were computed with" }));
+        out.push_str(if zh { "| 选择 | 取值 | 代码 |\n|---|---|---|\n" } else { "| Choice | Stated | Code |\n|---|---|---|\n" });
+        for key in PAIR_KEYS {
+            let (said, code) = match self.choices.get(key) {
+                Some(code) => (pair_value_label(key, code).get(lang).to_string(), format!("`{key}={}`", md_cell(code))),
+                None => ((if zh { "未写明" } else { "not stated" }).to_string(), "—".to_string()),
+            };
+            out.push_str(&format!("| {} | {} | {code} |\n", pair_label(key).get(lang), md_cell(&said)));
         }
         if !self.notes.trim().is_empty() {
             out.push_str(&format!("\n## {}\n\n", Self::label("notes").get(lang)));
@@ -406,7 +454,7 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
 }
 
 fn card_result(v: &Value, p: &str) -> Found {
-    let fields: Vec<(&str, bool, Locate)> = ["key", "name", "value", "numerator", "denominator", "unit", "method"]
+    let fields: Vec<(&str, bool, Locate)> = ["key", "name", "value", "numerator", "denominator", "unit", "method", "interval"]
         .into_iter()
         .map(|f| (f, false, string as Locate))
         .collect();
@@ -416,7 +464,7 @@ fn card_result(v: &Value, p: &str) -> Found {
 /// Names the field that stops a card file from being read (see `locate.rs`).
 pub(crate) fn locate_card(v: &Value, p: &str) -> Found {
     let mut fields: Vec<(&str, bool, Locate)> =
-        vec![("lang", false, leaf::<Lang>), ("results", false, |v, p| list(v, p, card_result))];
+        vec![("lang", false, leaf::<Lang>), ("results", false, |v, p| list(v, p, card_result)), ("choices", false, |v, p| map(v, p, string))];
     fields.extend(MetricCard::FIELDS.iter().filter(|f| **f != "results").map(|f| (*f, false, string as Locate)));
     object(v, p, &fields, false)
 }

@@ -13,7 +13,8 @@
 //!   right one taken from the core's [`Figure`](tracelab_core::Figure) labels.
 //! * [`answer_sheet`] is the teacher's answer key (every answer from the core); [`lab_hidden`] what
 //!   the lab beside a lesson hides until the learner has answered.
-//! * [`MetricCard`] is the card a learner fills (pre-filled from the core); [`Progress`] what the
+//! * [`MetricCard`] is the card a learner fills (pre-filled from the core, or written first and
+//!   then checked: [`MetricCard::check_against_lab`], [`MetricCard::recompute`]); [`Progress`] what the
 //!   lab keeps in localStorage and exports as a file.
 //!
 //! ```
@@ -31,6 +32,7 @@
 //! ```
 
 mod card;
+mod card_check;
 mod course;
 mod exercise;
 mod feedback;
@@ -45,6 +47,7 @@ mod svg;
 mod validate;
 
 pub use card::*;
+pub use card_check::*;
 pub use course::*;
 pub use exercise::*;
 pub use feedback::*;

@@ -89,6 +89,8 @@ pub fn App() -> impl IntoView {
     if query("key").is_some_and(|v| v == "1") {
         return view! { <AnswerKey /> }.into_any();
     }
+    // On a narrow screen the docked lab can be lowered to a bar while the learner reads.
+    let lowered = RwSignal::new(false);
 
     view! {
         <FrameHiding />
@@ -112,7 +114,7 @@ pub fn App() -> impl IntoView {
                 <a data-testid="open-key" target="_blank" rel="noopener" href=move || format!("?key=1&lang={}", page.lang.get().code())>{move || w(page.lang.get(), "open_key")}</a>
             </p>
         })}
-        <div class="lessons-layout">
+        <div class="lessons-layout" class:lab-lowered=move || lowered.get()>
             <main class="lesson-col" id="lesson-main">
                 <LessonNav />
                 <LessonBody />
@@ -121,9 +123,14 @@ pub fn App() -> impl IntoView {
                 <SelfCheck />
                 <ProgressFile />
             </main>
-            <aside class="lab-col" aria-label=move || w(page.lang.get(), "lab_frame")>
+            <aside class="lab-col" class:lowered=move || lowered.get() aria-label=move || w(page.lang.get(), "lab_frame")>
                 <p class="lab-links">
                     <a data-testid="open-lab" href=move || page.lab_link.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a>
+                    // Only on a narrow screen, where the lab is docked under the lesson.
+                    <button class="lab-toggle secondary" data-testid="lab-toggle" aria-controls="lab-frame" aria-expanded=move || (!lowered.get()).to_string()
+                        on:click=move |_| lowered.update(|l| *l = !*l)>
+                        {move || w(page.lang.get(), if lowered.get() { "raise_lab" } else { "lower_lab" })}
+                    </button>
                 </p>
                 <iframe id="lab-frame" data-testid="lab-frame" title=move || w(page.lang.get(), "lab_frame") src=move || page.lab_src.get()
                     on:load=move |_| page.frame_loads.update(|n| *n += 1)></iframe>

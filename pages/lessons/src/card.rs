@@ -1,14 +1,18 @@
-//! The learner's metric card (pre-filled by the core from what the lab frame shows, asked of the
-//! lab itself, then edited by hand) and the self-check, which only the learner ticks.
+//! The learner's metric card: written first (every field and its help shown from the start),
+//! then checked against the lab or pre-filled from it (saying which settings it used); a
+//! classmate's card recomputed from the trace it names; and the self-check, which only the
+//! learner ticks. Every comparison is the course crate's ([`MetricCard::check_against_lab`]).
 
 use leptos::prelude::*;
-use tracelab_course::{MetricCard, Progress};
+use tracelab_core::parse::parse_trace;
+use tracelab_core::settings::{pair_label, pair_value_label, CHOICES, NUMBER_CHOICES};
+use tracelab_course::{Agreement, CardReview, MetricCard};
 use serde::Deserialize;
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::{Lang, Metrics, Settings, Text, Trace};
 use wasm_bindgen::JsCast;
 
-use crate::page::use_page;
+use crate::page::{use_page, Page};
 use crate::words::w;
 
 /// What the lab in the frame shows now, asked of the lab itself (`window.tracelabSnapshot()`,
@@ -72,8 +76,8 @@ pub fn lab_state(lang: Lang) -> Result<LabState, String> {
     })
 }
 
-/// The card for what the lab shows, or why there is none.
-fn card_from_lab(lang: Lang) -> Result<MetricCard, String> {
+/// The card for what the lab shows (with the state it was read from), or why there is none.
+fn card_from_lab(lang: Lang) -> Result<(MetricCard, LabState), String> {
     let zh = lang == Lang::Zh;
     let state = lab_state(lang)?;
     let metrics = Metrics::of(&state.trace.attempts, &state.settings);
@@ -97,33 +101,110 @@ fn card_from_lab(lang: Lang) -> Result<MetricCard, String> {
         }
         card.notes.push_str(&format!("⚠ {} {}", label.get(lang), why.get(lang)));
     }
-    Ok(card)
+    Ok((card, state))
 }
 
-fn edit_card(progress: &mut Progress, f: impl FnOnce(&mut MetricCard)) {
-    if let Some(card) = progress.card.as_mut() {
-        f(card);
-    }
+/// The card the form itself wrote last: a change to the saved card that is not this one (a
+/// pre-fill, a progress file imported) redraws the form; the form's own edits do not.
+#[derive(Clone, Copy)]
+struct Written(StoredValue<Option<MetricCard>>);
+
+/// One edit from the form, saved at once.
+fn edit_card(page: Page, written: Written, lang: Lang, f: impl FnOnce(&mut MetricCard)) {
+    let mut card = page.progress.with_untracked(|p| p.card.clone()).unwrap_or_else(|| MetricCard::blank(lang));
+    f(&mut card);
+    written.0.set_value(Some(card.clone()));
+    page.progress.update(|p| p.card = Some(card));
+    page.save_progress();
+}
+
+/// The card as the learner has it: theirs, or a blank one to write in.
+fn card_now(page: &Page) -> MetricCard {
+    let lang = page.lang.get();
+    page.progress.with(|p| p.card.clone()).unwrap_or_else(|| MetricCard::blank(lang))
+}
+
+/// What a pre-fill used, said right under the buttons: the trace and every setting, and the
+/// wrong ones a lesson step left in force.
+#[derive(Clone)]
+struct PrefillNote {
+    source: String,
+    settings: Vec<Text>,
+    mistakes: Vec<Text>,
 }
 
 #[component]
 pub fn CardPanel() -> impl IntoView {
     let page = use_page();
     let copied = RwSignal::new(false);
-    let prefill = move |_| match card_from_lab(page.lang.get_untracked()) {
-        Ok(card) => {
-            page.error.set(None);
-            page.progress.update(|p| p.card = Some(card));
-            page.save_progress();
+    let prefill_note = RwSignal::new(None::<PrefillNote>);
+    let lab_review = RwSignal::new(None::<CardReview>);
+    let written = Written(StoredValue::new(None));
+    // Counts the times the saved card was replaced by something other than the form.
+    let replaced = Memo::new(move |prev: Option<&u32>| {
+        let prev = prev.copied().unwrap_or(0);
+        let same = page.progress.with(|p| written.0.with_value(|w| w.as_ref() == p.card.as_ref()));
+        if same { prev } else { prev + 1 }
+    });
+    let classmate_card = RwSignal::new(None::<(String, MetricCard)>);
+    let classmate_trace = RwSignal::new(None::<(String, Trace)>);
+    let prefill = move |_| {
+        let lang = page.lang.get_untracked();
+        match card_from_lab(lang) {
+            Ok((card, state)) => {
+                page.error.set(None);
+                prefill_note.set(Some(PrefillNote {
+                    source: state.source.clone(),
+                    settings: state
+                        .settings
+                        .to_pairs()
+                        .iter()
+                        .map(|(k, v)| {
+                            let (name, value) = (pair_label(k), pair_value_label(k, v));
+                            Text::new(format!("{}: {}", name.en, value.en), format!("{}：{}", name.zh, value.zh))
+                        })
+                        .collect(),
+                    mistakes: state.settings.mistakes().iter().map(|m| m.label.clone()).collect(),
+                }));
+                lab_review.set(None);
+                page.progress.update(|p| p.card = Some(card));
+                page.save_progress();
+            }
+            Err(e) => page.error.set(Some(e)),
         }
-        Err(e) => page.error.set(Some(e)),
     };
+    let check = move |_| {
+        let lang = page.lang.get_untracked();
+        match lab_state(lang) {
+            Ok(state) => {
+                page.error.set(None);
+                let card = page.progress.with_untracked(|p| p.card.clone()).unwrap_or_else(|| MetricCard::blank(lang));
+                lab_review.set(Some(card.check_against_lab(&state.trace, &state.settings)));
+            }
+            Err(e) => page.error.set(Some(e)),
+        }
+    };
+    let read_file = move |e: leptos::ev::Event, then: Box<dyn FnOnce(String, String)>| {
+        let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+        let Some(file) = input.as_ref().and_then(|i| i.files()).and_then(|f| f.get(0)) else { return };
+        leptos::task::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|v| v.as_string()) {
+                Some(text) => then(file.name(), text),
+                None => page.error.set(Some(format!("{}: {}", file.name(), if page.lang.get_untracked() == Lang::Zh { "无法作为文本读取" } else { "could not be read as text" }))),
+            }
+        });
+    };
+    let classmate_review = Memo::new(move |_| {
+        let (_, card) = classmate_card.get()?;
+        classmate_trace.with(|t| t.as_ref().map(|(file, trace)| card.recompute(trace, file)))
+    });
     let markdown = move || page.progress.with(|p| p.card.as_ref().map(|c| c.to_markdown(page.lang.get())));
     view! {
         <section class="card-panel" aria-labelledby="card-h" data-testid="card-panel">
             <h2 id="card-h">{move || w(page.lang.get(), "card")}</h2>
             <p class="hint">{move || w(page.lang.get(), "card_intro")}</p>
             <div class="card-actions">
+                <button data-testid="card-check-lab" on:click=check>{move || w(page.lang.get(), "check_card")}</button>
                 <button data-testid="prefill" on:click=prefill>{move || w(page.lang.get(), "prefill")}</button>
                 <button data-testid="card-md" disabled=move || markdown().is_none() on:click=move |_| {
                     if let Some(md) = markdown() { let _ = tracelab_web::download("metric-card.md", "text/markdown", &md); }
@@ -140,39 +221,190 @@ pub fn CardPanel() -> impl IntoView {
                     }
                 }>{move || if copied.get() { w(page.lang.get(), "copied") } else { w(page.lang.get(), "copy") }}</button>
             </div>
+            {move || prefill_note.get().map(|note| {
+                let l = page.lang.get();
+                view! {
+                    <div class="prefill-note" data-testid="prefill-note" role="note">
+                        <p>{w(l, "prefilled_with").replace("{source}", &note.source)}</p>
+                        <ul>{note.settings.iter().map(|s| view! { <li>{s.get(l).to_string()}</li> }).collect_view()}</ul>
+                        {(!note.mistakes.is_empty()).then(|| view! {
+                            <p class="remark" data-testid="prefill-mistakes">"⚠ "{w(l, "prefill_mistakes")}" "
+                                {note.mistakes.iter().map(|m| m.get(l).to_string()).collect::<Vec<_>>().join("; ")}</p>
+                        })}
+                    </div>
+                }
+            })}
+            {move || lab_review.get().map(|r| view! { <ReviewList review=r title="review_lab" testid="card-check" /> })}
             {move || {
                 let l = page.lang.get();
-                page.progress.with(|p| p.card.clone()).map(|card| {
-                    let missing: Vec<String> = card.missing().iter().map(|f| MetricCard::label(f).get(l).to_string()).collect();
-                    let help = page.course.with(|c| c.as_ref().map(|c| c.card_fields.clone()).unwrap_or_default());
-                    view! {
-                        {(!missing.is_empty()).then(|| view! { <p class="remark" data-testid="card-missing">{format!("{} {}", w(l, "missing_fields"), missing.join(", "))}</p> })}
-                        <div class="card-fields">
-                            {MetricCard::FIELDS.iter().filter(|f| **f != "results").map(|field| {
-                                let field = *field;
-                                let mut c = card.clone();
-                                let value = c.field_mut(field).map(|v| v.clone()).unwrap_or_default();
-                                let hint = help.iter().find(|h| h.id == field).map(|h| h.help.get(l).to_string()).unwrap_or_default();
-                                view! {
-                                    <label class="card-field">
-                                        <span>{MetricCard::label(field).get(l).to_string()}</span>
-                                        <textarea rows="2" data-testid=format!("card-{field}") title=hint
-                                            prop:value=value
-                                            on:change=move |e| {
-                                                let v = event_target_value(&e);
-                                                page.progress.update(|p| edit_card(p, |c| if let Some(slot) = c.field_mut(field) { *slot = v; }));
-                                                page.save_progress();
-                                            }></textarea>
-                                    </label>
-                                }
-                            }).collect_view()}
-                        </div>
-                        <h3>{w(l, "results")}</h3>
-                        <pre class="card-preview" data-testid="card-preview">{card.to_markdown(l)}</pre>
-                    }
-                })
+                let missing: Vec<String> = card_now(&page).missing().iter().map(|f| MetricCard::label(f).get(l).to_string()).collect();
+                (!missing.is_empty()).then(|| view! { <p class="remark" data-testid="card-missing">{format!("{} {}", w(l, "missing_fields"), missing.join(", "))}</p> })
             }}
+            // The form is drawn again only when the whole card is replaced (a pre-fill, another
+            // language), not on each keystroke's save: focus and the caret stay where they are.
+            {move || {
+                replaced.get();
+                let l = page.lang.get();
+                let card = untrack(|| card_now(&page));
+                let help = page.course.with(|c| c.as_ref().map(|c| c.card_fields.clone()).unwrap_or_default());
+                view! {
+                    <div class="card-fields">
+                        {MetricCard::FIELDS.iter().filter(|f| **f != "results").map(|field| {
+                            let field = *field;
+                            let value = card.field(field).cloned().unwrap_or_default();
+                            let hint = help.iter().find(|h| h.id == field).map(|h| h.help.get(l).to_string()).unwrap_or_default();
+                            let help_id = format!("card-help-{field}");
+                            view! {
+                                <label class="card-field">
+                                    <span>{MetricCard::label(field).get(l).to_string()}</span>
+                                    <textarea rows="2" data-testid=format!("card-{field}") aria-describedby=help_id.clone()
+                                        prop:value=value
+                                        on:change=move |e| {
+                                            let v = event_target_value(&e);
+                                            edit_card(page, written, l, |c| if let Some(slot) = c.field_mut(field) { *slot = v; });
+                                        }></textarea>
+                                    <small class="field-help" id=help_id>{hint}</small>
+                                </label>
+                            }
+                        }).collect_view()}
+                    </div>
+                    <fieldset class="card-choices" data-testid="card-choices">
+                        <legend>{w(l, "card_choices")}</legend>
+                        <p class="hint">{w(l, "card_choices_help")}</p>
+                        {NUMBER_CHOICES.iter().take(2).map(|(key, _, _)| choice_input(page, written, &card, key, l)).collect_view()}
+                        {CHOICES.iter().map(|spec| {
+                            let key = spec.key;
+                            let stated = card.choices.get(key).cloned().unwrap_or_default();
+                            view! {
+                                <label class="card-choice">
+                                    <span>{spec.label().get(l).to_string()}</span>
+                                    <select data-testid=format!("card-choice-{key}") on:change=move |e| {
+                                        let v = event_target_value(&e);
+                                        edit_card(page, written, l, |c| { if v.is_empty() { c.choices.remove(key); } else { c.choices.insert(key.to_string(), v); } });
+                                    }>
+                                        <option value="" selected=stated.is_empty()>{w(l, "not_stated")}</option>
+                                        {spec.options.iter().map(|(code, en, zh)| {
+                                            let words = if l == Lang::Zh { *zh } else { *en };
+                                            view! { <option value=*code selected=stated == *code>{words}</option> }
+                                        }).collect_view()}
+                                    </select>
+                                </label>
+                            }
+                        }).collect_view()}
+                        {NUMBER_CHOICES.iter().skip(2).map(|(key, _, _)| choice_input(page, written, &card, key, l)).collect_view()}
+                    </fieldset>
+                    <h3>{MetricCard::label("results").get(l).to_string()}</h3>
+                    <div class="card-results">
+                        {card.results.iter().enumerate().map(|(i, r)| {
+                            let cell = move |part: &'static str, value: String| view! {
+                                <label class="card-part">
+                                    <span>{w(l, part)}</span>
+                                    <input type="text" data-testid=format!("card-{part}-{i}") prop:value=value
+                                        on:change=move |e| {
+                                            let v = event_target_value(&e);
+                                            edit_card(page, written, l, |c| if let Some(r) = c.results.get_mut(i) {
+                                                match part {
+                                                    "card_value" => r.value = v,
+                                                    "card_numerator" => r.numerator = v,
+                                                    "card_denominator" => r.denominator = v,
+                                                    "card_method" => r.method = v,
+                                                    _ => r.interval = v,
+                                                }
+                                            });
+                                        } />
+                                </label>
+                            };
+                            view! {
+                                <fieldset class="card-result" data-testid=format!("card-result-{}", r.key)>
+                                    <legend>{r.name.clone()}" "<small>{r.unit.clone()}</small></legend>
+                                    {cell("card_value", r.value.clone())}
+                                    {cell("card_numerator", r.numerator.clone())}
+                                    {cell("card_denominator", r.denominator.clone())}
+                                    {cell("card_method", r.method.clone())}
+                                    {cell("card_interval", r.interval.clone())}
+                                </fieldset>
+                            }
+                        }).collect_view()}
+                    </div>
+                }
+            }}
+            <h3>{move || w(page.lang.get(), "results")}</h3>
+            <pre class="card-preview" data-testid="card-preview">{move || card_now(&page).to_markdown(page.lang.get())}</pre>
+            <section class="classmate" data-testid="classmate">
+                <h3>{move || w(page.lang.get(), "classmate")}</h3>
+                <p class="hint">{move || w(page.lang.get(), "classmate_help")}</p>
+                <label>{move || w(page.lang.get(), "classmate_card")}" "
+                    <input type="file" accept=".json,application/json" data-testid="classmate-card" on:change=move |e| read_file(e, Box::new(move |name, text| {
+                        match MetricCard::from_json(&text) {
+                            Ok(card) => { page.error.set(None); classmate_card.set(Some((name, card))); }
+                            Err(e) => { classmate_card.set(None); page.error.set(Some(e.in_file(name).to_string())); }
+                        }
+                    })) />
+                </label>
+                <label>{move || w(page.lang.get(), "classmate_trace")}" "
+                    <input type="file" accept=".jsonl,.csv,.json" data-testid="classmate-trace" on:change=move |e| read_file(e, Box::new(move |name, text| {
+                        match parse_trace(&name, &text) {
+                            Ok(trace) => { page.error.set(None); classmate_trace.set(Some((name, trace))); }
+                            Err(e) => { classmate_trace.set(None); page.error.set(Some(e.to_string())); }
+                        }
+                    })) />
+                </label>
+                {move || classmate_review.get().map(|r| view! { <ReviewList review=r title="review_classmate" testid="classmate-check" /> })}
+            </section>
         </section>
+    }
+}
+
+/// A number choice of the card (threshold, p, window, cost, currency): empty is "not stated".
+fn choice_input(page: Page, written: Written, card: &MetricCard, key: &'static str, l: Lang) -> impl IntoView {
+    let value = card.choices.get(key).cloned().unwrap_or_default();
+    view! {
+        <label class="card-choice">
+            <span>{pair_label(key).get(l).to_string()}</span>
+            <input type="text" inputmode=if key == "cur" { "text" } else { "decimal" } data-testid=format!("card-choice-{key}")
+                placeholder=w(l, "not_stated") prop:value=value
+                on:change=move |e| {
+                    let v = event_target_value(&e).trim().to_string();
+                    edit_card(page, written, l, |c| { if v.is_empty() { c.choices.remove(key); } else { c.choices.insert(key.to_string(), v); } });
+                } />
+        </label>
+    }
+}
+
+/// A review, one line per choice, count and figure: mark, what the card says, what the core
+/// computes and why. In teacher mode only the marks: the core's figures are answers.
+#[component]
+fn ReviewList(review: CardReview, title: &'static str, testid: &'static str) -> impl IntoView {
+    let page = use_page();
+    let teacher = page.teacher;
+    move || {
+        let l = page.lang.get();
+        let count = |a| review.count(a).to_string();
+        let counts = w(l, "review_counts")
+            .replace("{a}", &count(Agreement::Agrees))
+            .replace("{d}", &count(Agreement::Differs))
+            .replace("{n}", &count(Agreement::NotWritten))
+            .replace("{r}", &count(Agreement::ForAReader));
+        view! {
+            <div class="card-review" data-testid=testid>
+                <h3>{w(l, title)}</h3>
+                <p class="hint" data-testid=format!("{testid}-counts")>{counts}</p>
+                {teacher.then(|| view! { <p class="hint">{w(l, "teacher_review")}</p> })}
+                <ul>
+                    {review.lines.iter().map(|line| view! {
+                        <li class=format!("review-line {}", line.agreement.code()) data-id=line.id.clone() data-agreement=line.agreement.code()>
+                            <span class="mark" aria-hidden="true">{line.agreement.mark()}</span>" "
+                            <strong>{line.label.get(l).to_string()}</strong>
+                            {(!line.card_says.is_empty()).then(|| view! { " · "{w(l, "card_says")}": "<q>{line.card_says.clone()}</q> })}
+                            {(!teacher).then(|| view! {
+                                " · "{w(l, "core_says")}": "<q>{line.core.get(l).to_string()}</q>
+                                <br /><small>{line.why.get(l).to_string()}</small>
+                            })}
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </div>
+        }
     }
 }
 
