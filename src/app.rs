@@ -141,9 +141,11 @@ pub fn App() -> impl IntoView {
                     <Exports />
                     <Notes />
                 </div>
-                <FigureStrip />
             })}
         </main>
+        // Outside main: a sticky box cannot rise above its parent's top, and main starts below
+        // the header (250 px down on a phone), so in a short frame the strip was cut off there.
+        <FigureStrip />
     }
     .into_any()
 }

@@ -679,7 +679,17 @@ fn judge_first_scores_each_call_and_the_tally_shows_how_sure_it_is() {
         let b = Browser::start(width, height, "en-US");
         b.goto(&format!("{base}/lessons/?lesson=denominators&lang={lang}"));
         b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
+        if width <= 760 {
+            // On a phone the docked lab starts lowered; the learner raises it to look.
+            frame_settles(&b, "[data-testid=why-verdict]", false);
+            b.click("[data-testid=lab-toggle]");
+        }
         frame_settles(&b, "[data-testid=why-verdict]", true);
+        if width <= 760 {
+            // Lowered again while reading; starting to judge raises it, since rows are judged against it.
+            b.click("[data-testid=lab-toggle]");
+            frame_settles(&b, "[data-testid=why-verdict]", false);
+        }
         b.execute("document.querySelector('[data-testid=judge]').scrollIntoView()", json!([]));
         b.click("[data-testid=judge-start]");
         b.wait_text("[data-testid=judge-row]", |t| t.starts_with("R1 "));
@@ -787,6 +797,21 @@ fn the_labs_lessons_link_in_the_frame_opens_the_lessons_in_the_window() {
     assert_eq!(b.execute("return document.querySelectorAll('#lab-frame').length", json!([])), json!(1), "one frame, not a lessons page inside it");
 }
 
+/// Waits until the lab's document in the frame counts `qualified`, drawn or not.
+fn frame_counts(b: &Browser, qualified: &str) {
+    for _ in 0..150 {
+        let v = b.execute(
+            "const d = document.querySelector('[data-testid=lab-frame]').contentDocument; const e = d && d.querySelector('[data-testid=value-qualified_count]'); return e ? e.textContent : '';",
+            json!([]),
+        );
+        if v.as_str() == Some(qualified) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the lab in the frame never counted {qualified} qualified");
+}
+
 /// Where the step and the figure it moves are, after the step was clicked: the step under the
 /// reader's eye (not covered by the docked lab), and the lab's qualified count (its card or its
 /// figure strip) visible inside the frame and inside the window.
@@ -802,7 +827,11 @@ const figure = [...d.querySelectorAll('[data-testid=value-qualified_count], [dat
   return e.checkVisibility({visibilityProperty: true}) && r.height > 0 && r.top >= 0 && r.bottom <= fw.innerHeight && r.right <= fw.innerWidth
     && fr.top + r.top >= 0 && fr.top + r.bottom <= vh;
 });
-return {step: s.top >= 0 && s.bottom <= vh && s.right <= vw && !!hit && step.contains(hit), figure, frame_top: Math.round(fr.top), y: Math.round(scrollY)};
+const seen = [...d.querySelectorAll('[data-testid=value-qualified_count], [data-testid=strip-qualified_count]')].map(e => {
+  const r = e.getBoundingClientRect();
+  return `${e.dataset.testid} ${e.checkVisibility({visibilityProperty: true})} ${Math.round(r.top)}–${Math.round(r.bottom)} in ${fw.innerHeight}`;
+});
+return {step: s.top >= 0 && s.bottom <= vh && s.right <= vw && !!hit && step.contains(hit), figure, frame_top: Math.round(fr.top), y: Math.round(scrollY), seen};
 "#;
 
 #[test]
@@ -814,7 +843,8 @@ fn a_step_and_the_figure_it_moves_share_the_screen_at_every_width() {
         b.goto(&format!("{base}/lessons/?lesson=denominators"));
         b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
         reveal_all(&b);
-        frame_shows(&b, "5");
+        // Read in the frame's document: on a phone the docked lab starts lowered (not drawn).
+        frame_counts(&b, "5");
         // The reader reaches the step while reading: it is in the middle of what they see.
         b.execute("document.querySelector('[data-testid=step-ten-at-05s]').scrollIntoView({block: 'center'})", json!([]));
         std::thread::sleep(std::time::Duration::from_millis(300));
@@ -824,11 +854,12 @@ fn a_step_and_the_figure_it_moves_share_the_screen_at_every_width() {
         frame_shows(&b, "4");
         std::thread::sleep(std::time::Duration::from_millis(600));
         let after = b.execute(STEP_AND_FIGURE_JS, json!([]));
+        b.screenshot(&screenshot_path(&format!("lessons-step-and-figure-{width}")));
         assert_eq!(after["step"], json!(true), "the step is still where the reader was at {width} px: {after}");
         assert_eq!(after["figure"], json!(true), "the figure it moved is on the same screen at {width} px: {after}");
+        // At most a nudge that lifts the step above the raised dock; never a jump to the frame.
         let moved = (after["y"].as_i64().unwrap() - before["y"].as_i64().unwrap()).abs();
-        assert!(moved < 40, "the page did not jump ({moved} px) at {width} px");
-        b.screenshot(&screenshot_path(&format!("lessons-step-and-figure-{width}")));
+        assert!(moved < 300, "the page did not jump ({moved} px) at {width} px");
         if width == 360 {
             // Lowered to a bar, the lab gives the lesson the whole screen; raised, it is back.
             b.click("[data-testid=lab-toggle]");

@@ -433,6 +433,9 @@ impl Metrics {
                 "failure_denominator": s.population.failure_denominator.code(),
                 "missing_ttft": s.population.missing_ttft.code(),
                 "warmup": s.population.warmup.code(),
+                "quality": s.population.quality.code(),
+                "first_token": s.population.first_token.code(),
+                "currency": s.currency,
             },
         });
         let obj = v.as_object_mut().expect("object");

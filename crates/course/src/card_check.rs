@@ -54,8 +54,8 @@ pub struct CardLine {
     /// A pair key (`choice:t`), a text field (`field:attempts`) or a figure (`figure:failure_rate`).
     pub id: String,
     pub label: Text,
-    /// What the card says, as written.
-    pub card_says: String,
+    /// What the card says: as written, or a stated choice in words.
+    pub card_says: Text,
     /// What the core computes (or the lab uses) for the same line.
     pub core: Text,
     pub agreement: Agreement,
@@ -123,7 +123,7 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
         lines.push(CardLine {
             id: "field:source".into(),
             label: MetricCard::label("source"),
-            card_says: card.source.clone(),
+            card_says: t(card.source.clone(), card.source.clone()),
             core: t(file, file),
             agreement: if card.source.trim().is_empty() {
                 Agreement::NotWritten
@@ -156,7 +156,7 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
             Some(code) if refused.iter().any(|r| r == key) => CardLine {
                 id: format!("choice:{key}"),
                 label,
-                card_says: code.clone(),
+                card_says: t(code.clone(), code.clone()),
                 core: used.as_deref().map(words).unwrap_or_default(),
                 agreement: Agreement::Differs,
                 why: t(
@@ -170,7 +170,7 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
                     Some(lab_code) if lab_code != &used.clone().unwrap_or_default() => CardLine {
                         id: format!("choice:{key}"),
                         label,
-                        card_says: code.clone(),
+                        card_says: words(code),
                         core: words(lab_code),
                         agreement: Agreement::Differs,
                         why: t(
@@ -181,7 +181,7 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
                     _ => CardLine {
                         id: format!("choice:{key}"),
                         label,
-                        card_says: code.clone(),
+                        card_says: words(code),
                         core: said.clone(),
                         agreement: Agreement::Agrees,
                         why: if lab.is_some() {
@@ -197,7 +197,7 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
                 CardLine {
                     id: format!("choice:{key}"),
                     label,
-                    card_says: String::new(),
+                    card_says: Text::default(),
                     core: value.clone(),
                     agreement: Agreement::NotWritten,
                     why: t(
@@ -227,7 +227,7 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
         lines.push(CardLine {
             id: format!("field:{key}"),
             label: MetricCard::label(key),
-            card_says: value,
+            card_says: t(value.clone(), value.clone()),
             core,
             agreement: if empty { Agreement::NotWritten } else { Agreement::ForAReader },
             why: if empty {
@@ -262,7 +262,7 @@ fn count_lines(card: &MetricCard, m: &Metrics) -> Vec<CardLine> {
             CardLine {
                 id: format!("field:{key}"),
                 label: MetricCard::label(key),
-                card_says: written.clone(),
+                card_says: t(written.clone(), written.clone()),
                 core: t(want.to_string(), want.to_string()),
                 agreement,
                 why,
@@ -278,7 +278,7 @@ fn figure_line(written: &str, f: &Figure, trace: &Trace, settings: &Settings) ->
     let line = |agreement, why| CardLine {
         id: format!("figure:{}", f.key),
         label: f.name.clone(),
-        card_says: written.to_string(),
+        card_says: t(written, written),
         core: core.clone(),
         agreement,
         why,

@@ -108,7 +108,7 @@ fn a_classmates_card_is_recomputed_from_its_own_choices_and_survives_the_file() 
     assert_eq!(r.settings.ttft_threshold_s, 0.5);
     assert_eq!(r.count(Agreement::Differs), 0, "{:#?}", r.lines);
     assert_eq!(line(&r, "field:source").agreement, Agreement::Agrees);
-    assert_eq!(line(&r, "figure:joint_rate").card_says, "30 %");
+    assert_eq!(line(&r, "figure:joint_rate").card_says.en, "30 %");
 
     // One figure altered by hand, and a card with no choices: what does not follow is marked,
     // and what was assumed is said.

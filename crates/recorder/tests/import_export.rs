@@ -151,6 +151,8 @@ fn export_writes_every_format_from_peer_files_and_traces() {
     let json = ok(&["export", s(&guidellm), "--format", "card-json", "--threshold", "0.1"]);
     let card: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(card["settings"]["ttft_threshold_s"], 0.1);
+    // Every choice the figures depend on is written, so they can be recomputed from the file.
+    assert_eq!((card["settings"]["quality"].as_str(), card["settings"]["first_token"].as_str()), (Some("required"), Some("content")), "{}", card["settings"]);
     assert_eq!(card["imported_from"]["tool"], "guidellm");
 
     let aiperf = peers("aiperf_gptoss20b_c100_cancel_profile_export.jsonl");

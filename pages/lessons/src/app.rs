@@ -42,6 +42,7 @@ pub fn App() -> impl IntoView {
         teacher: query("teacher").is_some_and(|v| v == "1"),
         frame_loads: RwSignal::new(0),
         judging: RwSignal::new(false),
+        lab_lowered: RwSignal::new(true),
     };
     provide_context(page);
     // The lab in the frame speaks the page's language: switched in place (the learner's work
@@ -89,8 +90,7 @@ pub fn App() -> impl IntoView {
     if query("key").is_some_and(|v| v == "1") {
         return view! { <AnswerKey /> }.into_any();
     }
-    // On a narrow screen the docked lab can be lowered to a bar while the learner reads.
-    let lowered = RwSignal::new(false);
+    let lowered = page.lab_lowered;
 
     view! {
         <FrameHiding />
@@ -204,7 +204,10 @@ fn LessonBody() -> impl IntoView {
                         let testid = format!("step-{id}");
                         view! {
                             <p class="step-line">
-                                <button class="step-button" data-testid=testid on:click=move |_| page.run_step(&id)>
+                                <button class="step-button" data-testid=testid on:click=move |e| {
+                                    page.run_step(&id);
+                                    raise_lab_beside(page, &e);
+                                }>
                                     "▶ "{move || label.as_ref().map(|t| t.get(page.lang.get()).to_string()).unwrap_or_default()}
                                 </button>
                             </p>
@@ -324,6 +327,19 @@ fn ProgressFile() -> impl IntoView {
                 } />
         </section>
     }
+}
+
+/// On a narrow screen a step raises the docked lab, then keeps the step itself in view above
+/// it (the page's scroll padding is the dock's height), so the reader sees both.
+fn raise_lab_beside(page: Page, e: &leptos::ev::MouseEvent) {
+    use wasm_bindgen::JsCast;
+    page.lab_lowered.set(false);
+    let Some(button) = e.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+    request_animation_frame(move || {
+        let options = web_sys::ScrollIntoViewOptions::new();
+        options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+        button.scroll_into_view_with_scroll_into_view_options(&options);
+    });
 }
 
 /// `address` with its `lang=` parameter set to `code` (added when missing).

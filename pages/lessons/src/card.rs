@@ -187,6 +187,10 @@ pub fn CardPanel() -> impl IntoView {
     let read_file = move |e: leptos::ev::Event, then: Box<dyn FnOnce(String, String)>| {
         let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
         let Some(file) = input.as_ref().and_then(|i| i.files()).and_then(|f| f.get(0)) else { return };
+        // So choosing the same file again (after fixing it) is a change too.
+        if let Some(i) = &input {
+            i.set_value("");
+        }
         leptos::task::spawn_local(async move {
             match wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|v| v.as_string()) {
                 Some(text) => then(file.name(), text),
@@ -395,7 +399,7 @@ fn ReviewList(review: CardReview, title: &'static str, testid: &'static str) -> 
                         <li class=format!("review-line {}", line.agreement.code()) data-id=line.id.clone() data-agreement=line.agreement.code()>
                             <span class="mark" aria-hidden="true">{line.agreement.mark()}</span>" "
                             <strong>{line.label.get(l).to_string()}</strong>
-                            {(!line.card_says.is_empty()).then(|| view! { " · "{w(l, "card_says")}": "<q>{line.card_says.clone()}</q> })}
+                            {(!line.card_says.en.is_empty()).then(|| view! { " · "{w(l, "card_says")}": "<q>{line.card_says.get(l).to_string()}</q> })}
                             {(!teacher).then(|| view! {
                                 " · "{w(l, "core_says")}": "<q>{line.core.get(l).to_string()}</q>
                                 <br /><small>{line.why.get(l).to_string()}</small>

@@ -37,6 +37,8 @@ pub fn JudgeFirst(sample: String) -> impl IntoView {
                         <button data-testid="judge-start" on:click=move |_| {
                             calls.set(Vec::new());
                             page.judging.set(true);
+                            // The rows are judged against the lab beside: on a phone, raise it.
+                            page.lab_lowered.set(false);
                             go.with_value(|g| g(0));
                         }>{w(l, "judge_start")}</button>
                     }.into_any());

@@ -35,6 +35,9 @@ pub struct Page {
     pub frame_loads: RwSignal<u32>,
     /// A "judge first" pass is on: the lab beside hides its verdicts.
     pub judging: RwSignal<bool>,
+    /// Below 761 px the lab is docked under the lesson: lowered to a bar while the learner
+    /// reads, raised by a step so the step and what it changes are seen together.
+    pub lab_lowered: RwSignal<bool>,
 }
 
 pub fn use_page() -> Page {
