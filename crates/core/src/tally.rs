@@ -217,19 +217,20 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
     let symbol = settings.comparison.symbol();
     let missing_as_zero = settings.population.missing_ttft == crate::settings::MissingTtft::TreatAsZero;
     let (answer, ok) = match (v.latency, v.ttft_s, attempt.ttft_under(settings.population.first_token)) {
-        // A failure never passes this check, whatever its TTFT: a stream broken after its
-        // first token has a TTFT, but the TTFT sample is the successes' (unless a missing TTFT
-        // is wrongly counted as 0, which lets every attempt in).
+        // A failure never passes this check, whatever its TTFT: a stream broken after its first
+        // token has a TTFT, but the TTFT sample is the successes' (unless a missing TTFT is
+        // wrongly counted as 0, which lets every attempt in). A no-break space keeps "0.4 s"
+        // on one line.
         _ if !v.complete_success => {
             let timed = attempt.ttft_under(settings.population.first_token).is_some();
             let answer = match (timed, v.ttft_s, missing_as_zero) {
                 (true, Some(t), false) => Text::new(
-                    format!("{} s, but this attempt failed: a failure's TTFT is not in the TTFT sample (successes only), and it does not qualify whatever its TTFT", trim_num(t)),
-                    format!("{} 秒，但这个请求失败了：失败请求的 TTFT 不在 TTFT 样本里（样本只有成功请求），无论 TTFT 多少，它都不合格", trim_num(t)),
+                    format!("{}\u{a0}s, but this attempt failed: a failure's TTFT is not in the TTFT sample (successes only), and it does not qualify whatever its TTFT", trim_num(t)),
+                    format!("{}\u{a0}秒，但这个请求失败了：失败请求的 TTFT 不在 TTFT 样本里（样本只有成功请求），无论 TTFT 多少，它都不合格", trim_num(t)),
                 ),
                 (true, Some(t), true) => Text::new(
-                    format!("{} s, but this attempt failed: it is in this TTFT sample only because a missing TTFT counted as 0 lets every attempt in (wrong), and it does not qualify whatever its TTFT", trim_num(t)),
-                    format!("{} 秒，但这个请求失败了：它进入这个 TTFT 样本，只是因为把缺失的 TTFT 当作 0 让所有尝试都进来了（错误）；无论 TTFT 多少，它都不合格", trim_num(t)),
+                    format!("{}\u{a0}s, but this attempt failed: it is in this TTFT sample only because a missing TTFT counted as 0 lets every attempt in (wrong), and it does not qualify whatever its TTFT", trim_num(t)),
+                    format!("{}\u{a0}秒，但这个请求失败了：它进入这个 TTFT 样本，只是因为把缺失的 TTFT 当作 0 让所有尝试都进来了（错误）；无论 TTFT 多少，它都不合格", trim_num(t)),
                 ),
                 (false, Some(_), _) => Text::new(
                     "missing, counted as 0 s (wrong), and this attempt failed: it is in this TTFT sample only because of that 0, and it does not qualify whatever its TTFT",
@@ -346,7 +347,7 @@ mod tests {
         let ttft = &checks[1];
         assert!(!ttft.ok, "no green pass for a failure: {:?}", ttft);
         assert!(!ttft.answer.en.contains("within"), "{}", ttft.answer.en);
-        assert!(ttft.answer.en.starts_with("0.4 s, but this attempt failed"), "{}", ttft.answer.en);
+        assert!(ttft.answer.en.starts_with("0.4\u{a0}s, but this attempt failed"), "{}", ttft.answer.en);
         assert!(ttft.answer.en.contains("not in the TTFT sample") && ttft.answer.en.contains("does not qualify whatever its TTFT"), "{}", ttft.answer.en);
         assert!(ttft.answer.zh.contains("失败") && ttft.answer.zh.contains("不在 TTFT 样本里") && !ttft.answer.zh.contains("达标"), "{}", ttft.answer.zh);
         // Under the wrong "missing as 0" the failure is in the sample, and the panel says why.

@@ -281,6 +281,7 @@ fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal
     use wasm_bindgen::JsCast;
     let svg = RwSignal::new(String::new());
     let holder = NodeRef::<leptos::html::Div>::new();
+    let href = format!("content/{file}");
     leptos::task::spawn_local(async move {
         if let Ok(text) = tracelab_web::fetch_text(&format!("content/{file}")).await {
             svg.set(text);
@@ -316,7 +317,6 @@ fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal
         });
     };
     let page = use_page();
-    let href = format!("content/{file}");
     // At its own size (its smallest text is 12 px), scrolling sideways in a column narrower
     // than the drawing; the file alone can be zoomed.
     view! {
