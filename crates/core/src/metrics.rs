@@ -276,9 +276,11 @@ impl Metrics {
                 format!("{} 个完整成功的请求没有任何输出 token（模型立即结束）：它们没有 TTFT，不计入 n（共 {} 个完整成功）", n, ix.successes),
             ));
         }
+        ttft_p50.short_name = Some(sample.short_name("P50"));
         let mut ttft_p95 = distribution("ttft_p95", ttft_name("P95".into()), &ix.ttft_ms, 95.0, s.percentile, &ttft_what);
         ttft_p95.short_name = Some(sample.short_name("P95"));
-        let ttft_tail = distribution("ttft_tail", ttft_name(percentile_label(s.p)), &ix.ttft_ms, s.p, s.percentile, &ttft_what);
+        let mut ttft_tail = distribution("ttft_tail", ttft_name(percentile_label(s.p)), &ix.ttft_ms, s.p, s.percentile, &ttft_what);
+        ttft_tail.short_name = Some(sample.short_name(&percentile_label(s.p)));
 
         let mut quality_pass_rate = Figure::new("quality_pass_rate", t("Quality pass rate among successes", "成功请求质量通过率"), Unit::Ratio)
             .ratio(
