@@ -19,10 +19,14 @@ pub fn FigureStrip() -> impl IntoView {
             m.as_ref().map(|m| {
                 let unjudged = m.quality_not_evaluated();
                 let qualified = if unjudged { tr(l, "not_evaluated").to_string() } else { m.qualified.to_string() };
-                let mut items = vec![("qualified_count", tr(l, "strip_qualified"), qualified)];
-                for (f, word) in [(&m.ttft_p95, "strip_p95"), (&m.failure_rate, "strip_failures"), (&m.joint_rate, "strip_joint"), (&m.goodput, "strip_goodput"), (&m.cost_per_1000_qualified, "strip_cost")] {
+                let mut items = vec![("qualified_count", tr(l, "strip_qualified").to_string(), qualified)];
+                // P95 TTFT is named by the core, which says what its sample is (the successes',
+                // or every attempt's when a missing TTFT is wrongly counted as 0).
+                let p95 = m.ttft_p95.short_name.as_ref().map_or_else(|| m.ttft_p95.name.get(l).to_string(), |n| n.get(l).to_string());
+                items.push(("ttft_p95", p95, format::value(&m.ttft_p95, l)));
+                for (f, word) in [(&m.failure_rate, "strip_failures"), (&m.joint_rate, "strip_joint"), (&m.goodput, "strip_goodput"), (&m.cost_per_1000_qualified, "strip_cost")] {
                     let judged = !(unjudged && matches!(f.key.as_str(), "joint_rate" | "goodput" | "cost_per_1000_qualified"));
-                    items.push((f.key.as_str(), tr(l, word), if judged { format::value(f, l) } else { tr(l, "not_evaluated").to_string() }));
+                    items.push((f.key.as_str(), tr(l, word).to_string(), if judged { format::value(f, l) } else { tr(l, "not_evaluated").to_string() }));
                 }
                 view! {
                     <aside class="figure-strip" aria-label=tr(l, "strip_label") data-testid="figure-strip">

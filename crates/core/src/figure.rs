@@ -45,6 +45,11 @@ pub struct Figure {
     pub undefined: Option<Text>,
     /// A caution worth showing beside the value (e.g. a tail from too few samples).
     pub note: Option<Text>,
+    /// The name where room is short (the lab's figure strip), saying what the sample is as the
+    /// full name does; `None` where the page has a word of its own. Not serialised: the files
+    /// keep `name`.
+    #[serde(skip)]
+    pub short_name: Option<Text>,
 }
 
 /// One figure that moved since the last edit ("qualified 5 → 4").

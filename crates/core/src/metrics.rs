@@ -9,7 +9,7 @@ use crate::figure::{Change, Figure, Unit};
 use crate::format::{percentile_label, trim_num};
 use crate::index::Index;
 use crate::percentile::{describe, nearest_rank, percentile_of, PercentileMethod, Ranked};
-use crate::settings::{FailureDenominator, Settings};
+use crate::settings::{FailureDenominator, MissingTtft, Settings};
 use crate::text::Text;
 use crate::verdict::threshold_ms;
 
@@ -29,6 +29,7 @@ impl Figure {
             n: None,
             undefined: None,
             note: None,
+            short_name: None,
         }
     }
 
@@ -50,6 +51,74 @@ impl Figure {
         self.value = None;
         self.undefined = Some(why);
         self
+    }
+}
+
+/// Which TTFTs the percentiles rank, as the figures' names say it: the complete successes'
+/// (the lesson's sample), or, when a missing TTFT is (wrongly) counted as 0, every counted
+/// attempt's, failures included, each missing one as 0 s. With failed rows deleted as well,
+/// only successes are left to count, the ones without a token at 0 s.
+struct TtftSample {
+    missing_as_zero: bool,
+    failures_counted: bool,
+    /// Which token starts TTFT, where the two choices can differ (", reasoning included").
+    first: (&'static str, &'static str),
+}
+
+impl TtftSample {
+    fn of(ix: &Index, s: &Settings) -> TtftSample {
+        // Which token starts TTFT is said wherever the two choices can differ: always when the
+        // wrong-for-the-course one is chosen, and on a trace with reasoning kept apart.
+        let first = match (s.population.first_token, ix.reasoning_attempts > 0) {
+            (crate::FirstToken::AnyOutput, _) => ("reasoning included", "含推理"),
+            (crate::FirstToken::Content, true) => ("first answer token", "首个回答 token"),
+            (crate::FirstToken::Content, false) => ("", ""),
+        };
+        TtftSample {
+            missing_as_zero: s.population.missing_ttft == MissingTtft::TreatAsZero,
+            failures_counted: !ix.deletes_failures(),
+            first,
+        }
+    }
+
+    /// "P95 TTFT (successes)", "P95 TTFT (all attempts, missing counted as 0 s)".
+    fn name(&self, label: &str) -> Text {
+        let (first_en, first_zh) = self.first;
+        let with_first_en = |s: &str| if first_en.is_empty() { s.to_string() } else { format!("{s}, {first_en}") };
+        let with_first_zh = |s: &str| if first_zh.is_empty() { s.to_string() } else { format!("{s}；{first_zh}") };
+        match (self.missing_as_zero, self.failures_counted) {
+            (false, _) => Text::new(
+                format!("{label} TTFT ({})", with_first_en("successes")),
+                if first_zh.is_empty() { format!("成功请求 TTFT {label}") } else { format!("成功请求 TTFT {label}（{first_zh}）") },
+            ),
+            (true, true) => Text::new(
+                format!("{label} TTFT ({})", with_first_en("all attempts, missing counted as 0 s")),
+                format!("全部尝试 TTFT {label}（{}）", with_first_zh("缺失按 0 秒计")),
+            ),
+            (true, false) => Text::new(
+                format!("{label} TTFT ({})", with_first_en("successes, missing counted as 0 s")),
+                format!("成功请求 TTFT {label}（{}）", with_first_zh("缺失按 0 秒计")),
+            ),
+        }
+    }
+
+    /// The name in the figure strip: "P95 TTFT", or what the sample is when it is not the
+    /// lesson's.
+    fn short_name(&self, label: &str) -> Text {
+        match (self.missing_as_zero, self.failures_counted) {
+            (false, _) => Text::new(format!("{label} TTFT"), format!("{label} TTFT")),
+            (true, true) => Text::new(format!("{label} TTFT (all attempts, missing as 0 s)"), format!("{label} TTFT（全部尝试，缺失按 0 秒）")),
+            (true, false) => Text::new(format!("{label} TTFT (missing as 0 s)"), format!("{label} TTFT（缺失按 0 秒）")),
+        }
+    }
+
+    /// What is ranked, for "no samples: there is no … to rank".
+    fn what(&self) -> Text {
+        match (self.missing_as_zero, self.failures_counted) {
+            (false, _) => t("success TTFT", "成功请求的 TTFT"),
+            (true, true) => t("attempt TTFT (missing counted as 0 s)", "尝试的 TTFT（缺失按 0 秒计）"),
+            (true, false) => t("success TTFT (missing counted as 0 s)", "成功请求的 TTFT（缺失按 0 秒计）"),
+        }
     }
 }
 
@@ -168,28 +237,31 @@ impl Metrics {
             let f = Figure::new("failure_rate", t("Failure rate", "失败率"), Unit::Ratio);
             let failures_label = t("failures", "失败次数");
             match ix.population.failure_denominator {
-                FailureDenominator::Successes => f.ratio(
-                    ix.failures as f64,
-                    failures_label,
-                    ix.successes as f64,
-                    t("successes (wrong denominator)", "成功次数（错误的分母）"),
-                    t("no successes to divide by", "没有成功的尝试可作分母"),
-                ),
+                FailureDenominator::Successes => {
+                    let mut f = f.ratio(
+                        ix.failures as f64,
+                        failures_label,
+                        ix.successes as f64,
+                        t("successes (wrong denominator)", "成功次数（错误的分母）"),
+                        t("no successes to divide by", "没有成功的尝试可作分母"),
+                    );
+                    // Why no interval is shown (compare::Intervals gives none for it): Wilson's
+                    // is for k of n, and failures are not some of the successes.
+                    f.note = Some(t(
+                        "No 95 % interval: failures ÷ successes is not a proportion (the failures are not part of the successes, so it can pass 100 %; it is the odds of failure), and the Wilson interval holds only for a proportion, k of n.",
+                        "不给 95 % 区间：失败数 ÷ 成功数不是比例（失败并不是成功中的一部分，所以它可能超过 100 %；它是失败的几率），而 Wilson 区间只适用于比例，即 n 个中的 k 个。",
+                    ));
+                    f
+                }
                 _ => f.ratio(ix.failures as f64, failures_label, attempts, all_attempts_label.clone(), no_attempts.clone()),
             }
         };
 
-        let ttft_what = t("success TTFT", "成功请求的 TTFT");
-        // Which token starts TTFT is said wherever the two choices can differ: always when the
-        // wrong-for-the-course one is chosen, and on a trace with reasoning kept apart.
-        let (first_en, first_zh) = match (s.population.first_token, ix.reasoning_attempts > 0) {
-            (crate::FirstToken::AnyOutput, _) => (", reasoning included", "（含推理）"),
-            (crate::FirstToken::Content, true) => (", first answer token", "（首个回答 token）"),
-            (crate::FirstToken::Content, false) => ("", ""),
-        };
-        let ttft_name = |label: String| {
-            Text::new(format!("{label} TTFT (successes{first_en})"), format!("成功请求 TTFT {label}{first_zh}"))
-        };
+        // The name says what the sample is: the successes' TTFTs (the lesson's), or, when a
+        // missing TTFT is (wrongly) counted as 0, every counted attempt's, failures included.
+        let sample = TtftSample::of(ix, s);
+        let ttft_what = sample.what();
+        let ttft_name = |label: String| sample.name(&label);
         let mut ttft_p50 = distribution("ttft_p50", ttft_name("P50".into()), &ix.ttft_ms, 50.0, s.percentile, &ttft_what);
         if ix.successes_without_token > 0 {
             let n = ix.successes_without_token;
@@ -204,8 +276,11 @@ impl Metrics {
                 format!("{} 个完整成功的请求没有任何输出 token（模型立即结束）：它们没有 TTFT，不计入 n（共 {} 个完整成功）", n, ix.successes),
             ));
         }
-        let ttft_p95 = distribution("ttft_p95", ttft_name("P95".into()), &ix.ttft_ms, 95.0, s.percentile, &ttft_what);
-        let ttft_tail = distribution("ttft_tail", ttft_name(percentile_label(s.p)), &ix.ttft_ms, s.p, s.percentile, &ttft_what);
+        ttft_p50.short_name = Some(sample.short_name("P50"));
+        let mut ttft_p95 = distribution("ttft_p95", ttft_name("P95".into()), &ix.ttft_ms, 95.0, s.percentile, &ttft_what);
+        ttft_p95.short_name = Some(sample.short_name("P95"));
+        let mut ttft_tail = distribution("ttft_tail", ttft_name(percentile_label(s.p)), &ix.ttft_ms, s.p, s.percentile, &ttft_what);
+        ttft_tail.short_name = Some(sample.short_name(&percentile_label(s.p)));
 
         let mut quality_pass_rate = Figure::new("quality_pass_rate", t("Quality pass rate among successes", "成功请求质量通过率"), Unit::Ratio)
             .ratio(
@@ -528,5 +603,81 @@ impl Metrics {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::MissingTtft;
+    use crate::trace::{Attempt, Outcome, Quality};
+
+    /// Lesson 3's ten requests (TTFT in ms): eight successes, two failures without a token.
+    fn ten() -> Vec<Attempt> {
+        let ok = |id: &str, ms: f64, q: Quality| Attempt::new(id, Outcome::Success, Some(ms), q);
+        vec![
+            ok("R1", 200.0, Quality::Pass),
+            ok("R2", 300.0, Quality::Pass),
+            ok("R3", 400.0, Quality::Pass),
+            ok("R4", 500.0, Quality::Pass),
+            ok("R5", 600.0, Quality::Fail),
+            ok("R6", 800.0, Quality::Pass),
+            ok("R7", 1200.0, Quality::Pass),
+            ok("R8", 2000.0, Quality::Pass),
+            Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated),
+            Attempt::new("R10", Outcome::ConnectError, None, Quality::NotEvaluated),
+        ]
+    }
+
+    #[test]
+    fn the_ttft_names_say_which_attempts_the_sample_holds() {
+        let a = ten();
+        let right = Metrics::of(&a, &Settings::default());
+        assert_eq!(right.ttft_p95.name, Text::new("P95 TTFT (successes)", "成功请求 TTFT P95"));
+        assert_eq!(right.ttft_p95.n, Some(8));
+        assert_eq!(right.ttft_p95.short_name, Some(Text::new("P95 TTFT", "P95 TTFT")));
+
+        // Missing counted as 0: n is every attempt, failures included, and every name says so.
+        let mut zero = Settings::default();
+        zero.population.missing_ttft = MissingTtft::TreatAsZero;
+        let m = Metrics::of(&a, &zero);
+        assert_eq!(m.ttft_p50.n, Some(10));
+        for (f, label) in [(&m.ttft_p50, "P50"), (&m.ttft_p95, "P95"), (&m.ttft_tail, "P95")] {
+            assert_eq!(f.name.en, format!("{label} TTFT (all attempts, missing counted as 0 s)"), "{}", f.key);
+            assert_eq!(f.name.zh, format!("全部尝试 TTFT {label}（缺失按 0 秒计）"), "{}", f.key);
+            assert!(!f.name.en.contains("successes") && !f.name.zh.contains("成功"), "{:?}", f.name);
+        }
+        assert_eq!(m.ttft_p95.short_name, Some(Text::new("P95 TTFT (all attempts, missing as 0 s)", "P95 TTFT（全部尝试，缺失按 0 秒）")));
+        // What moved is named as the sample now is.
+        let moved = m.changes_since(&right);
+        assert!(moved.iter().any(|c| c.name.en == "P50 TTFT (all attempts, missing counted as 0 s)"), "{moved:?}");
+
+        // With failed rows deleted too, only successes are left: the ones without a token at 0 s.
+        let mut deleted = zero.clone();
+        deleted.population.failure_denominator = FailureDenominator::FailedRowsDeleted;
+        let d = Metrics::of(&a, &deleted);
+        assert_eq!(d.ttft_p95.n, Some(8));
+        assert_eq!(d.ttft_p95.name, Text::new("P95 TTFT (successes, missing counted as 0 s)", "成功请求 TTFT P95（缺失按 0 秒计）"));
+
+        // With the other choice of first token, both are said.
+        zero.population.first_token = crate::FirstToken::AnyOutput;
+        let r = Metrics::of(&a, &zero);
+        assert_eq!(
+            r.ttft_p95.name,
+            Text::new("P95 TTFT (all attempts, missing counted as 0 s, reasoning included)", "全部尝试 TTFT P95（缺失按 0 秒计；含推理）")
+        );
+    }
+
+    #[test]
+    fn failures_over_successes_says_why_it_has_no_interval() {
+        let a = ten();
+        assert_eq!(Metrics::of(&a, &Settings::default()).failure_rate.note, None);
+        let mut s = Settings::default();
+        s.population.failure_denominator = FailureDenominator::Successes;
+        let f = Metrics::of(&a, &s).failure_rate;
+        assert_eq!(f.value, Some(0.25));
+        let note = f.note.expect("the reason there is no interval");
+        assert!(note.en.contains("No 95 % interval") && note.en.contains("not a proportion") && note.en.contains("Wilson"), "{}", note.en);
+        assert!(note.zh.contains("不给 95 % 区间") && note.zh.contains("不是比例") && note.zh.contains("Wilson"), "{}", note.zh);
     }
 }

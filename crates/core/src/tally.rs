@@ -215,7 +215,34 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
     });
     let threshold = trim_num(settings.ttft_threshold_s);
     let symbol = settings.comparison.symbol();
+    let missing_as_zero = settings.population.missing_ttft == crate::settings::MissingTtft::TreatAsZero;
     let (answer, ok) = match (v.latency, v.ttft_s, attempt.ttft_under(settings.population.first_token)) {
+        // A failure never passes this check, whatever its TTFT: a stream broken after its first
+        // token has a TTFT, but the TTFT sample is the successes' (unless a missing TTFT is
+        // wrongly counted as 0, which lets every attempt in). A no-break space keeps "0.4 s"
+        // on one line.
+        _ if !v.complete_success => {
+            let timed = attempt.ttft_under(settings.population.first_token).is_some();
+            let answer = match (timed, v.ttft_s, missing_as_zero) {
+                (true, Some(t), false) => Text::new(
+                    format!("{}\u{a0}s, but this attempt failed: a failure's TTFT is not in the TTFT sample (successes only), and it does not qualify whatever its TTFT", trim_num(t)),
+                    format!("{}\u{a0}秒，但这个请求失败了：失败请求的 TTFT 不在 TTFT 样本里（样本只有成功请求），无论 TTFT 多少，它都不合格", trim_num(t)),
+                ),
+                (true, Some(t), true) => Text::new(
+                    format!("{}\u{a0}s, but this attempt failed: it is in this TTFT sample only because a missing TTFT counted as 0 lets every attempt in (wrong), and it does not qualify whatever its TTFT", trim_num(t)),
+                    format!("{}\u{a0}秒，但这个请求失败了：它进入这个 TTFT 样本，只是因为把缺失的 TTFT 当作 0 让所有尝试都进来了（错误）；无论 TTFT 多少，它都不合格", trim_num(t)),
+                ),
+                (false, Some(_), _) => Text::new(
+                    "missing, counted as 0 s (wrong), and this attempt failed: it is in this TTFT sample only because of that 0, and it does not qualify whatever its TTFT",
+                    "缺失，却被当作 0 秒（错误），而且这个请求失败了：它进入这个 TTFT 样本只是因为这个 0；无论 TTFT 多少，它都不合格",
+                ),
+                _ => Text::new(
+                    "missing: no token came, so there is nothing to time (not 0); this attempt failed, so it does not qualify",
+                    "缺失：没有收到 token，无从计时（不是 0）；这个请求失败了，所以不合格",
+                ),
+            };
+            (answer, false)
+        }
         (_, _, None) if v.ttft_s.is_some() => (
             Text::new(
                 format!("missing, counted as 0 (wrong): 0 {symbol} {threshold}"),
@@ -308,5 +335,35 @@ mod tests {
         wrong.population.quality = crate::settings::QualityRule::Ignored;
         assert_eq!(score(&rows, &wrong, &calls).verdicts_right, 3);
         assert_eq!(Call::ALL.map(Call::code), ["qualified", "failure", "quality", "latency"]);
+    }
+
+    #[test]
+    fn a_failure_with_a_first_token_never_passes_the_ttft_check() {
+        // R3 (0.4 s) whose stream broke after its first token: a failure with a TTFT.
+        let broken = Attempt::new("R3", Outcome::StreamBroken, Some(400.0), Quality::NotEvaluated);
+        let s = Settings::default();
+        let (v, checks) = explain(&broken, &s);
+        assert!(!v.qualified && v.reason == Some(Reason::Failure));
+        let ttft = &checks[1];
+        assert!(!ttft.ok, "no green pass for a failure: {:?}", ttft);
+        assert!(!ttft.answer.en.contains("within"), "{}", ttft.answer.en);
+        assert!(ttft.answer.en.starts_with("0.4\u{a0}s, but this attempt failed"), "{}", ttft.answer.en);
+        assert!(ttft.answer.en.contains("not in the TTFT sample") && ttft.answer.en.contains("does not qualify whatever its TTFT"), "{}", ttft.answer.en);
+        assert!(ttft.answer.zh.contains("失败") && ttft.answer.zh.contains("不在 TTFT 样本里") && !ttft.answer.zh.contains("达标"), "{}", ttft.answer.zh);
+        // Under the wrong "missing as 0" the failure is in the sample, and the panel says why.
+        let mut zero = s.clone();
+        zero.population.missing_ttft = crate::settings::MissingTtft::TreatAsZero;
+        let (_, checks) = explain(&broken, &zero);
+        assert!(!checks[1].ok && checks[1].answer.en.contains("only because a missing TTFT counted as 0"), "{:?}", checks[1]);
+        // A failure with no token, counted as 0: not a green 0 ≤ 1 either.
+        let timeout = Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated);
+        let (_, checks) = explain(&timeout, &zero);
+        assert!(!checks[1].ok && checks[1].answer.en.starts_with("missing, counted as 0 s (wrong), and this attempt failed"), "{:?}", checks[1]);
+        let (_, checks) = explain(&timeout, &s);
+        assert!(!checks[1].ok && checks[1].answer.en.contains("nothing to time (not 0)"), "{:?}", checks[1]);
+        // A success keeps its comparison written out.
+        let ok = Attempt::new("R3", Outcome::Success, Some(400.0), Quality::Pass);
+        let (_, checks) = explain(&ok, &s);
+        assert!(checks[1].ok && checks[1].answer.en == "0.4 ≤ 1: within", "{:?}", checks[1]);
     }
 }

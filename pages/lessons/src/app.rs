@@ -194,9 +194,18 @@ fn LessonBody() -> impl IntoView {
                         let label = page.course.with(|c| c.as_ref().and_then(|c| c.step(id).map(|(_, s)| s.label.clone())));
                         let diagram = page.course.with(|c| c.as_ref().and_then(|c| c.step(id).and_then(|(_, s)| s.diagram.clone())));
                         if let Some(file) = diagram {
+                            // At its own size (its smallest text is 12 px), scrolling sideways in
+                            // a column narrower than the drawing; the file alone can be zoomed.
+                            let href = format!("content/{file}");
                             return view! {
-                                <figure class="diagram-figure">
-                                    <img src=format!("content/{file}") alt=move || label.as_ref().map(|t| t.get(page.lang.get()).to_string()).unwrap_or_default() />
+                                <figure class="diagram-figure" data-testid="diagram-figure">
+                                    <div class="diagram-scroll" tabindex="0" data-testid="diagram-scroll">
+                                        <img src=href.clone() alt=move || label.as_ref().map(|t| t.get(page.lang.get()).to_string()).unwrap_or_default() />
+                                    </div>
+                                    <figcaption class="diagram-hint">
+                                        {move || crate::words::w(page.lang.get(), "diagram_scroll")}" "
+                                        <a href=href target="_blank" rel="noopener" data-testid="diagram-open">{move || crate::words::w(page.lang.get(), "diagram_open")}</a>
+                                    </figcaption>
                                 </figure>
                             }.into_any();
                         }

@@ -281,6 +281,7 @@ fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal
     use wasm_bindgen::JsCast;
     let svg = RwSignal::new(String::new());
     let holder = NodeRef::<leptos::html::Div>::new();
+    let href = format!("content/{file}");
     leptos::task::spawn_local(async move {
         if let Ok(text) = tracelab_web::fetch_text(&format!("content/{file}")).await {
             svg.set(text);
@@ -315,6 +316,9 @@ fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal
             }
         });
     };
+    let page = use_page();
+    // At its own size (its smallest text is 12 px), scrolling sideways in a column narrower
+    // than the drawing; the file alone can be zoomed.
     view! {
         <div class="diagram" node_ref=holder data-testid="diagram" inner_html=move || svg.get()
             on:click=move |e| toggle(e.target())
@@ -324,5 +328,9 @@ fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal
                     toggle(e.target());
                 }
             }></div>
+        <p class="diagram-hint">
+            {move || w(page.lang.get(), "diagram_scroll")}" "
+            <a href=href target="_blank" rel="noopener">{move || w(page.lang.get(), "diagram_open")}</a>
+        </p>
     }
 }

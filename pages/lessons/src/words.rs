@@ -91,6 +91,8 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("lab_changes_hidden", "What moved is hidden until you answer the lesson's exercises.", "作答课中练习之后，才显示哪些指标变了。"),
     ("print", "Print a worksheet", "打印练习单"),
     ("diagram", "The system path", "系统路径图"),
+    ("diagram_scroll", "Shown at full size: scroll sideways to see the whole path.", "按原尺寸显示：左右滚动可看到整条路径。"),
+    ("diagram_open", "Open the diagram on its own (zoomable)", "单独打开这张图（可缩放）"),
     ("min_checked", "Tick at least", "至少勾选"),
     ("items", "items", "项"),
 ];

@@ -133,4 +133,24 @@ mod tests {
         assert_eq!(first.heading().en, "After 1 row, with 95 % intervals:");
         assert_eq!(late.text(Lang::En).lines().count(), 5);
     }
+
+    #[test]
+    fn failures_over_successes_gets_no_wilson_interval_even_below_one() {
+        let a = ten();
+        let mut s = Settings::default();
+        let ix = |s: &Settings| Index::build(&a, s.population);
+        let right = Intervals::compute(&ix(&s), &s, &Metrics::compute(&ix(&s), &s));
+        assert!(right.get("failure_rate").is_some(), "2 of 10 is a proportion");
+        // 2 failures ÷ 8 successes = 25 %: below 1, yet no share of the successes.
+        s.population.failure_denominator = crate::settings::FailureDenominator::Successes;
+        let m = Metrics::compute(&ix(&s), &s);
+        assert_eq!(m.failure_rate.value, Some(0.25));
+        let iv = Intervals::compute(&ix(&s), &s, &m);
+        assert!(iv.get("failure_rate").is_none(), "{:?}", iv.get("failure_rate"));
+        assert!(iv.get("joint_rate").is_some(), "the other rates keep theirs");
+        // The running tally prints none either, and the figure's note says why.
+        let line = running(&a, &s, 9).figures[1].line(Lang::En);
+        assert!(line.starts_with("Failure rate 25 %") && !line.contains("interval") && !line.contains("Wilson"), "{line}");
+        assert!(m.failure_rate.note.as_ref().is_some_and(|n| n.en.contains("not a proportion")));
+    }
 }

@@ -9,7 +9,7 @@ use crate::figure::{Figure, Unit};
 use crate::format::{number_in_unit, percentile_label};
 use crate::index::Index;
 use crate::metrics::Metrics;
-use crate::settings::Settings;
+use crate::settings::{FailureDenominator, Settings};
 use crate::text::{Lang, Text};
 
 /// How an interval was computed (named on the card so anyone can recompute it).
@@ -102,7 +102,14 @@ impl Intervals {
     /// independent samples, which the order-statistic interval needs.
     pub fn compute(ix: &Index, s: &Settings, m: &Metrics) -> Intervals {
         let mut items = Vec::new();
+        // Failures ÷ successes (the wrong denominator) is not a share of its denominator, even
+        // when the failures are fewer than the successes: no Wilson interval for it (the
+        // figure's note says why).
+        let not_a_share = s.population.failure_denominator == FailureDenominator::Successes;
         for f in [&m.failure_rate, &m.quality_pass_rate, &m.joint_rate, &m.business_success_rate] {
+            if not_a_share && f.key == m.failure_rate.key {
+                continue;
+            }
             items.extend(proportion(f));
         }
         items.extend(quantile(&m.ttft_p50.key, &ix.ttft_ms, 50.0));
@@ -144,8 +151,8 @@ fn poisson_note() -> Text {
     )
 }
 
-/// Wilson on the figure's own numerator and denominator (None when it is not a share of its
-/// denominator, e.g. failures ÷ successes under the wrong choice).
+/// Wilson on the figure's own numerator and denominator (None when the numerator exceeds the
+/// denominator; a figure that is no share of its denominator is left out by the caller).
 fn proportion(f: &Figure) -> Option<FigureInterval> {
     let (num, den) = (f.numerator?, f.denominator?);
     if f.value.is_none() || num > den {
