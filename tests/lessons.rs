@@ -869,6 +869,8 @@ fn a_step_and_the_figure_it_moves_share_the_screen_at_every_width() {
             let h = b.execute("return document.querySelector('#lab-frame').getBoundingClientRect().height", json!([]));
             assert!(h.as_f64().unwrap() > 250.0, "{h}");
         }
+    }
+}
 
 /// The smallest text of each system-path drawing on the page, in CSS px as drawn: the inline
 /// drawing of the exercise (each text's font size × the drawing's scale) and the lesson's figure
