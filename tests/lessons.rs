@@ -360,6 +360,13 @@ fn the_card_is_written_first_then_checked_and_a_classmates_card_is_recomputed() 
     assert_eq!(r["figure:joint_rate"].0, "differs", "{r:?}");
     assert!(r["figure:joint_rate"].1.contains("40 %"), "the card's own choices give 40 %: {r:?}");
     b.screenshot(&screenshot_path("lessons-card-classmate"));
+    // The same review in Chinese, every line and its why.
+    b.click("[data-testid=lang-switch]");
+    let zh = b.wait_text("[data-testid=classmate-check]", |t| t.contains("推不出来"));
+    assert!(zh.contains("同学的口径卡，重算结果") && zh.contains("40 %"), "{zh}");
+    b.execute("document.querySelector('[data-testid=classmate-check]').scrollIntoView()", json!([]));
+    b.screenshot(&screenshot_path("lessons-card-classmate-zh"));
+    b.click("[data-testid=lang-switch]");
     // A file that is not a card is refused, naming it.
     std::fs::write(&card_file, "{\"kind\": \"tracelab.learner_card\", \"version\": 1, \"choices\": {\"t\": 1}}").unwrap();
     b.type_into("[data-testid=classmate-card]", card_file.to_str().unwrap());

@@ -383,6 +383,7 @@ fn ReviewList(review: CardReview, title: &'static str, testid: &'static str) -> 
     let teacher = page.teacher;
     move || {
         let l = page.lang.get();
+        let colon = if l == Lang::Zh { "：" } else { ": " };
         let count = |a| review.count(a).to_string();
         let counts = w(l, "review_counts")
             .replace("{a}", &count(Agreement::Agrees))
@@ -399,9 +400,9 @@ fn ReviewList(review: CardReview, title: &'static str, testid: &'static str) -> 
                         <li class=format!("review-line {}", line.agreement.code()) data-id=line.id.clone() data-agreement=line.agreement.code()>
                             <span class="mark" aria-hidden="true">{line.agreement.mark()}</span>" "
                             <strong>{line.label.get(l).to_string()}</strong>
-                            {(!line.card_says.en.is_empty()).then(|| view! { " · "{w(l, "card_says")}": "<q>{line.card_says.get(l).to_string()}</q> })}
+                            {(!line.card_says.en.is_empty()).then(|| view! { " · "{w(l, "card_says")}{colon}<q>{line.card_says.get(l).to_string()}</q> })}
                             {(!teacher).then(|| view! {
-                                " · "{w(l, "core_says")}": "<q>{line.core.get(l).to_string()}</q>
+                                " · "{w(l, "core_says")}{colon}<q>{line.core.get(l).to_string()}</q>
                                 <br /><small>{line.why.get(l).to_string()}</small>
                             })}
                         </li>

@@ -48,7 +48,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("review_lab", "The card against the lab", "口径卡与实验室对照"),
     ("review_counts", "agree: {a} · differ: {d} · not written: {n} · for a reader to compare: {r}", "一致：{a} · 不一致：{d} · 未填写：{n} · 需读者对照：{r}"),
     ("card_says", "card", "口径卡"),
-    ("core_says", "the core", "核心"),
+    ("core_says", "the lab", "实验室"),
     ("classmate", "Recompute a classmate's card", "重算同学的口径卡"),
     ("classmate_help", "Load the card they exported (JSON) and the trace it names: every figure is recomputed from the card's own choices, and what does not follow is marked.", "载入同学导出的口径卡（JSON）和它写明的那份记录：每个数字都按口径卡自己的选择重算，推不出来的会标出。"),
     ("classmate_card", "Their card (JSON)", "同学的口径卡（JSON）"),
