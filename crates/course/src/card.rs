@@ -156,7 +156,12 @@ impl MetricCard {
             }
             None => (if zh { "未设置窗口：goodput 与成本无定义" } else { "no window: goodput and cost are undefined" }).to_string(),
         };
-        let percentile_method = metrics.ttft_tail.method.clone().unwrap_or_else(|| settings.percentile.code().to_string());
+        // The method as the core wrote it in the card's language (`method_text`); `method` is
+        // the English line the files keep.
+        let percentile_method = match &metrics.ttft_tail.method_text {
+            Some(m) => m.get(lang).to_string(),
+            None => settings.percentile.name().get(lang).to_string(),
+        };
         let n = |f: &Figure| f.n.unwrap_or(0);
         let sample_count = if zh {
             format!(
@@ -222,7 +227,7 @@ impl MetricCard {
                     numerator: part(&f.numerator_label, f.numerator),
                     denominator: part(&f.denominator_label, f.denominator),
                     unit: format::unit_name(&f.unit).get(lang).to_string(),
-                    method: match (&f.method, f.n) {
+                    method: match (f.method_text.as_ref().map(|m| m.get(lang)).or(f.method.as_deref()), f.n) {
                         (Some(m), Some(n)) => format!("{m}, n = {n}"),
                         _ => String::new(),
                     },
