@@ -524,6 +524,19 @@ fn course_parse_errors_name_the_field() {
 }
 
 #[test]
+fn each_lesson_starts_the_lab_on_its_first_steps_sample() {
+    let c = course();
+    // The diagram step loads no sample: the lesson starts on the sample of its next step.
+    assert_eq!(c.lesson("system-path").unwrap().start_sample(), Some("ten-requests.jsonl"));
+    assert_eq!(c.lesson("client-timeline").unwrap().start_sample(), Some("streaming-example.jsonl"));
+    assert_eq!(c.lesson("denominators").unwrap().start_sample(), Some("ten-requests.jsonl"));
+    let none = Course::parse(r#"{"version": 1, "lessons": [{"id": "l", "number": 1, "title": {"en": "a", "zh": "b"},
+        "text": {"en": "a", "zh": "b"}, "steps": [{"id": "d", "label": {"en": "a", "zh": "b"}, "diagram": "system-path.svg"}]}]}"#)
+        .unwrap();
+    assert_eq!(none.lessons[0].start_sample(), None);
+}
+
+#[test]
 fn the_course_round_trips_through_json() {
     let c = course();
     let text = serde_json::to_string_pretty(&c).unwrap();
