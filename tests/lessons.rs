@@ -795,3 +795,23 @@ fn a_step_that_names_a_row_shows_that_row_in_the_lab() {
     b.screenshot(&screenshot_path("lessons-step-row-251"));
     assert!(ok, "row 251 (R251) selected and in the frame's view: {}", frame_row_state(&b));
 }
+
+/// The metric card pre-filled in Chinese names the percentile method in Chinese (the glossary's
+/// 最近秩), in its field and in every result line; in English, the English method. Screenshots
+/// `lessons-card-method-<lang>.png`.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_card_names_the_percentile_method_in_the_pages_language() {
+    for (lang, want, not) in [("zh", "最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）", "nearest-rank"), ("en", "nearest-rank: ⌈95·8/100⌉ = 8 of 8", "最近秩")] {
+        let (b, _) = lessons("en-US", &format!("?lesson=denominators&lang={lang}"));
+        reveal_all(&b);
+        frame_shows(&b, "5");
+        prefill(&b);
+        let method = b.execute("return document.querySelector('[data-testid=card-percentile_method]').value", json!([]));
+        assert_eq!(method, json!(want), "{lang}");
+        let preview = b.text_of("[data-testid=card-preview]");
+        assert!(preview.contains(want) && !preview.contains(not), "{lang}: {preview}");
+        b.execute("document.querySelector('[data-testid=card-percentile_method]').scrollIntoView({block: 'center'})", json!([]));
+        b.screenshot(&screenshot_path(&format!("lessons-card-method-{lang}")));
+    }
+}
