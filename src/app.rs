@@ -58,6 +58,11 @@ pub fn App() -> impl IntoView {
                 }
                 if let Some(r) = row {
                     lab.selected.set(r.min(lab.row_count().saturating_sub(1)));
+                    // Beside a lesson, a step that names a row loads the lab by address when it
+                    // needs another trace: the row is shown as when the step is taken in place.
+                    if persist::in_frame() {
+                        crate::embed::show_selected_row();
+                    }
                 }
             }
             Err(e) => lab.load_error.set(Some(e)),

@@ -59,10 +59,43 @@ fn apply_step(lab: Lab, query: &str) -> bool {
     if let Some(l) = asked.lang {
         lab.lang.set(l);
     }
-    if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("metrics-h")) {
+    // A step that names a row ("watch R4") is about that row: it is shown, selected; any other
+    // step is about the figures.
+    if asked.row.is_some() {
+        show_selected_row();
+    } else if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("metrics-h")) {
         el.scroll_into_view();
     }
     true
+}
+
+/// Scrolls the page so the selected row of the attempts table is in the middle of the view, once
+/// the table has drawn it: a row far down a long trace is drawn only after the table's own scroll
+/// brings it in, so a few frames are waited for; then the table's heading, if the row never came.
+/// Only the page scrolls: the table's own box is the table's to scroll (it draws only the rows in
+/// view, and a second scroller moving it would fight it).
+pub fn show_selected_row() {
+    show_selected_row_within(12);
+}
+
+fn show_selected_row_within(frames: u32) {
+    request_animation_frame(move || {
+        let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
+        match doc.query_selector("[data-testid=attempt-row].selected").ok().flatten() {
+            Some(row) => {
+                let Some(window) = web_sys::window() else { return };
+                let r = row.get_bounding_client_rect();
+                let view = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+                window.scroll_by_with_x_and_y(0.0, r.top() + r.height() / 2.0 - view / 2.0);
+            }
+            None if frames > 0 => show_selected_row_within(frames - 1),
+            None => {
+                if let Some(h) = doc.get_element_by_id("attempts-h") {
+                    h.scroll_into_view();
+                }
+            }
+        }
+    });
 }
 
 /// What `tracelabSnapshot()` returns, written straight to text (no `serde_json::Value` in

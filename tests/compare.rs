@@ -128,3 +128,179 @@ fn on_a_phone_each_figure_is_a_card_with_its_difference_interval_and_verdict() {
         b.screenshot(&screenshot_path(&format!("compare-360-{lang}")));
     }
 }
+
+/// The core's comparison of two samples as the page makes it: the base's settings with the
+/// link's choices, the new run judged alike.
+fn core_report(base: &str, new: &str, pairs: &[(&str, &str)]) -> (tracelab_core::Settings, tracelab_core::compare::Report) {
+    use tracelab_core::compare::{judge_alike, Bootstrap, Report, Run};
+    use tracelab_core::{parse::parse_trace, Settings};
+    let read = |name: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/samples").join(name);
+        parse_trace(name, &std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let (b, n) = (read(base), read(new));
+    let mut settings = Settings::from_header(&b.header);
+    assert!(settings.apply_pairs(pairs.iter().copied()).is_empty());
+    let (new_settings, _) = judge_alike(&settings, Settings::from_header(&n.header));
+    let runs = [Run::new(base, b, settings.clone()), Run::new(new, n, new_settings)];
+    (settings, Report::build(&runs, Bootstrap::default()))
+}
+
+fn value_of(b: &Browser, css: &str) -> String {
+    b.execute("const e = document.querySelector(arguments[0]); return e ? e.value : null", json!([css])).as_str().unwrap_or_default().to_string()
+}
+
+/// Every choice of how both runs are judged (threshold, comparison, percentile method, where
+/// TTFT ends, and the population choices a link carries) round-trips through the address; a
+/// link's unusable value is named, a typed one refused with the core's reason.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn every_choice_round_trips_through_the_address() {
+    let base = static_server::serve(dist());
+    let b = Browser::start(1280, 1000, "en-US");
+    let choices = [("t", "0.5"), ("cmp", "lt"), ("pm", "linear"), ("ft", "any"), ("wu", "include")];
+    let link: String = choices.iter().map(|(k, v)| format!("&{k}={v}")).collect();
+    b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang=en{link}"));
+    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+    assert_eq!(value_of(&b, "[data-testid=threshold]"), "0.5");
+    assert_eq!(value_of(&b, "[data-testid=comparison]"), "lt");
+    assert_eq!(value_of(&b, "[data-testid=percentile-method]"), "linear");
+    assert_eq!(value_of(&b, "[data-testid=first-token]"), "any");
+    // The figures are the core's under exactly these choices.
+    let (settings, report) = core_report("baseline-a.jsonl", "baseline-slower.jsonl", &choices);
+    let goodput = report.pairs[0].rows.iter().find(|r| r.key == "goodput").unwrap();
+    let row = row_text(&b, "goodput");
+    assert!(row.contains(&format!("n = {}", goodput.n_base)) && row.contains(&format!("n = {}", goodput.n_new)), "{row}");
+    assert!(b.text_of("[data-testid=threshold-label]").contains("threshold 0.5 s"));
+    // The wrong choices a link carries are named (< for ≤, warm-up mixed in).
+    let mistakes = b.text_of("[data-testid=mistakes]");
+    for m in settings.mistakes() {
+        assert!(mistakes.contains(&m.label.en), "{mistakes}");
+    }
+    assert_eq!(settings.mistakes().len(), 2);
+    let url = b.url();
+    for (k, v) in choices {
+        assert!(url.contains(&format!("{k}={v}")), "{k}={v} not in {url}");
+    }
+
+    // A choice made on the page goes into the address; a reload shows it again.
+    b.select("[data-testid=threshold]", "0.8");
+    b.wait_text("[data-testid=threshold-label]", |t| t.contains("0.8 s"));
+    b.select("[data-testid=comparison]", "le");
+    b.select("[data-testid=percentile-method]", "nearest-rank");
+    b.wait_text("[data-testid=mistakes]", |t| !t.contains("Wrong comparison"));
+    let url = b.url();
+    assert!(url.contains("t=0.8") && url.contains("cmp=le") && url.contains("pm=nearest-rank") && url.contains("wu=include"), "{url}");
+    b.goto(&url);
+    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+    assert_eq!(value_of(&b, "[data-testid=threshold]"), "0.8");
+    assert_eq!(value_of(&b, "[data-testid=comparison]"), "le");
+    assert_eq!(value_of(&b, "[data-testid=percentile-method]"), "nearest-rank");
+    assert_eq!(value_of(&b, "[data-testid=first-token]"), "any");
+    let (_, report) = core_report("baseline-a.jsonl", "baseline-slower.jsonl", &[("t", "0.8"), ("cmp", "le"), ("pm", "nearest-rank"), ("ft", "any"), ("wu", "include")]);
+    let joint = report.pairs[0].rows.iter().find(|r| r.key == "joint_rate").unwrap();
+    assert!(row_text(&b, "joint_rate").contains(&joint.verdict.en), "{}", row_text(&b, "joint_rate"));
+
+    // A typed value the core refuses is said where it was typed; the address keeps the last good one.
+    b.select("[data-testid=threshold]", "abc");
+    b.wait_text("[data-testid=threshold-error]", |t| !t.is_empty());
+    assert!(b.url().contains("t=0.8"), "{}", b.url());
+    // A link's unusable value is named, never used silently.
+    b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang=en&t=-1&pm=median"));
+    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+    let error = b.text_of("[data-testid=link-ignored]");
+    assert!(error.starts_with("Not used from the link:") && error.contains("t=-1") && error.contains("pm=median"), "{error}");
+    assert!(!b.url().contains("t=-1"), "{}", b.url());
+}
+
+/// Goodput's n is the qualified count, and says so; every row says what its n counts. The rule
+/// behind every verdict is beside the table, in the core's words, en and zh.
+/// Screenshots `compare-rule-<lang>.png`.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn each_n_is_labelled_and_the_verdict_rule_is_beside_the_table() {
+    let base = static_server::serve(dist());
+    let (_, report) = core_report("baseline-a.jsonl", "baseline-slower.jsonl", &[]);
+    let rows = &report.pairs[0].rows;
+    let rule = tracelab_core::compare::verdict_rule(rows);
+    for lang in [tracelab_core::Lang::En, tracelab_core::Lang::Zh] {
+        let b = Browser::start(1280, 1000, "en-US");
+        b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang={}", lang.code()));
+        b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+        for r in rows {
+            let th = b.text_of(&format!("[data-testid=compare-table] tr[data-key={}] th", r.key));
+            assert!(th.contains(&format!("n = {}", r.n_counts.get(lang))), "{}: {th}", r.key);
+        }
+        let goodput = b.text_of("[data-testid=compare-table] tr[data-key=goodput] th");
+        assert!(goodput.contains(if lang == tracelab_core::Lang::Zh { "联合合格的尝试" } else { "jointly qualified attempts" }), "{goodput}");
+        let aside = b.text_of("[data-testid=verdict-rule]");
+        assert!(aside.starts_with(if lang == tracelab_core::Lang::Zh { "结论如何判定" } else { "How the verdict is decided" }), "{aside}");
+        for line in &rule {
+            assert!(aside.contains(line.get(lang)), "{aside}\n---\n{}", line.get(lang));
+        }
+        // Beside the table at this width: the rule's box starts right of the table's.
+        let beside = b.execute(
+            "const t = document.querySelector('[data-testid=compare-table]').parentElement.getBoundingClientRect(); const a = document.querySelector('[data-testid=verdict-rule]').getBoundingClientRect(); return a.left >= t.right - 1 && a.top < t.bottom;",
+            json!([]),
+        );
+        assert_eq!(beside, json!(true));
+        b.execute("document.querySelector('[data-testid=compare-table]').scrollIntoView()", json!([]));
+        b.screenshot(&screenshot_path(&format!("compare-rule-{}", lang.code())));
+    }
+}
+
+/// Everything drawn in the chart's SVG whose box the threshold's label overlaps (its own dashed
+/// line excepted), the label outside the SVG, and the x ticks' values.
+const CHART_JS: &str = r#"
+const svg = document.querySelector('[data-testid=compare-chart] svg');
+const label = svg.querySelector('[data-testid=threshold-label]');
+const l = label.getBoundingClientRect();
+const s = svg.getBoundingClientRect();
+const hits = [];
+for (const el of svg.querySelectorAll('text, line, circle, path')) {
+  if (el === label || el.classList.contains('threshold') || el.classList.contains('threshold-tab')) continue;
+  const r = el.getBoundingClientRect();
+  if (r.right > l.left && r.left < l.right && r.bottom > l.top && r.top < l.bottom) hits.push((el.getAttribute('class') || el.tagName) + ' ' + (el.textContent || '').trim());
+}
+const inside = l.left >= s.left - 0.5 && l.right <= s.right + 0.5 && l.top >= s.top - 0.5;
+const ticks = [...svg.querySelectorAll('.x-tick')].map(t => t.textContent);
+const w = document.documentElement.clientWidth;
+const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) { if (getComputedStyle(p).overflowX !== 'visible') return true; } return false; };
+const wide = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1 && !scrolls(e))
+  .slice(0, 8).map(e => e.tagName + '.' + e.className + '#' + (e.dataset.testid || '') + ' ' + Math.round(e.getBoundingClientRect().right));
+return [hits, inside, ticks, wide];
+"#;
+
+/// The ECDF chart: round ticks (1, 2 or 5 × 10ⁿ apart, from 0) and the threshold's label where it
+/// collides with nothing — a closed and an open-ended tail bar, at 360, 1024 and 1280 px, en and
+/// zh. Screenshots `compare-chart-<pair>-<width>-<lang>.png`.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_chart_has_round_ticks_and_a_threshold_label_that_collides_with_nothing() {
+    let base = static_server::serve(dist());
+    for (pair, new) in [("slower", "baseline-slower.jsonl"), ("ten", "ten-requests.jsonl")] {
+        for width in [360, 1024, 1280] {
+            for lang in ["en", "zh"] {
+                let b = Browser::start(width, 900, "en-US");
+                b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new={new}&lang={lang}"));
+                b.wait_text("[data-testid=pick-new-name]", |t| t == new);
+                b.wait_text("[data-testid=compare-chart]", |t| !t.is_empty());
+                b.execute("document.querySelector('[data-testid=compare-chart]').scrollIntoView()", json!([]));
+                let got = b.execute(CHART_JS, json!([]));
+                let at = format!("{pair} {width} px {lang}");
+                assert_eq!(got[0], json!([]), "{at}: the threshold's label overlaps");
+                assert_eq!(got[1], json!(true), "{at}: the label leaves the chart");
+                assert_eq!(got[3], json!([]), "{at}: wider than the window");
+                let ticks: Vec<f64> = got[2].as_array().unwrap().iter().map(|t| t.as_str().unwrap().trim_end_matches(" s").parse().unwrap()).collect();
+                assert!(ticks.len() >= 3 && ticks[0] == 0.0, "{at}: {ticks:?}");
+                let step = ticks[1];
+                let mantissa = step / 10f64.powi(step.log10().floor() as i32);
+                assert!([1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-9), "{at}: a step of {step}: {ticks:?}");
+                for (k, t) in ticks.iter().enumerate() {
+                    assert!((t - step * k as f64).abs() < 1e-9, "{at}: {ticks:?}");
+                }
+                b.screenshot(&screenshot_path(&format!("compare-chart-{pair}-{width}-{lang}")));
+            }
+        }
+    }
+}

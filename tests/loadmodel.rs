@@ -83,3 +83,19 @@ fn the_stall_demonstration_shows_the_cores_figures() {
     assert_eq!(link, serde_json::json!(true), "the capacity link inside a 360 px window");
     b.screenshot(&screenshot_path("load-model-360"));
 }
+
+/// The percentile method in the reader's language: in Chinese the glossary's 分位数方法 and 最近秩,
+/// no English word left. Screenshots `load-model-method-<lang>.png`.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_percentile_method_is_named_in_the_readers_language() {
+    let base = static_server::serve(dist());
+    for (lang, want) in [("zh", "从计划开始时间算起的系统内时间，全部请求；分位数方法： 最近秩"), ("en", "Time in system from the intended start, every request; percentile method: nearest-rank")] {
+        let b = Browser::start(1024, 900, "en-US");
+        b.goto(&format!("{base}/load-model/?lang={lang}"));
+        let note = b.wait_text("[data-testid=method-note]", |t| !t.is_empty());
+        assert_eq!(note, want, "{lang}");
+        b.execute("document.querySelector('[data-testid=method-note]').scrollIntoView({block: 'center'})", serde_json::json!([]));
+        b.screenshot(&screenshot_path(&format!("load-model-method-{lang}")));
+    }
+}

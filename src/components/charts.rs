@@ -12,6 +12,7 @@ use tracelab_core::format::{self, axis_label as label, trim_num};
 use tracelab_core::{trace::GPU_UNSUPPORTED, units, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
 
 use crate::i18n::tr;
+use tracelab_web::ticks;
 use crate::state::use_lab;
 
 /// At most this many points or bars are drawn; beyond it the chart shows evenly spaced ranks.
@@ -48,27 +49,6 @@ impl Mark {
             Mark::WarmUp => "m-warmup",
         }
     }
-}
-
-/// Round tick positions from 0 to at least `max`: steps of 1, 2 or 5 × 10ⁿ, about `count` of them.
-fn ticks(max: f64, count: usize) -> Vec<f64> {
-    if !(max > 0.0) || !max.is_finite() {
-        return vec![0.0, 1.0];
-    }
-    let raw = max / count.max(1) as f64;
-    // An integer power (`powi`): the same value as `powf` here, without linking the general
-    // power function into the lab's first download.
-    let mag = 10f64.powi(raw.log10().floor() as i32);
-    let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
-    let n = (max / step).ceil() as usize;
-    (0..=n).map(|k| tick_value(k as f64 * step, step)).collect()
-}
-
-/// A tick value without float noise (0.30000000000000004 → 0.3), at the step's precision.
-fn tick_value(v: f64, step: f64) -> f64 {
-    let digits = (-step.log10().floor()).max(0.0) as i32;
-    let scale = 10f64.powi(digits);
-    (v * scale).round() / scale
 }
 
 /// The chart's width in CSS pixels, followed on resize.

@@ -100,7 +100,7 @@ pub fn head_of(
             "设置：TTFT {} {} 秒 · 窗口 {window} · 窗口成本 {cost} · 分位数方法 {} · 失败率分母 {}",
             settings.comparison.symbol(),
             trim_num(settings.ttft_threshold_s),
-            settings.percentile.code(),
+            settings.percentile.name().zh,
             settings.population.failure_denominator.code()
         )
     } else {
@@ -245,7 +245,7 @@ pub fn figure_detail(f: &Figure, lang: Lang) -> String {
         detail.push(formula);
     }
     if f.value.is_some() || f.n.is_some() {
-        // The method in the reader's language where the figure has it in both.
+        // The method in the reader's language (`method_text`); `method` alone is English.
         if let Some(method) = f.method_text.as_ref().map(|m| m.get(lang)).or(f.method.as_deref()) {
             detail.push(format!("{method}, n = {}", f.n.unwrap_or(0)));
         }

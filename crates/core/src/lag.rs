@@ -91,7 +91,7 @@ impl ClientLag {
             format!(
                 "客户端滞后（实际开始 − 计划开始，n = {}，{}）：P50 {} ms · P95 {} ms · 最大 {} ms",
                 self.n,
-                LAG_METHOD.code(),
+                LAG_METHOD.name().zh,
                 ms(self.p50_ms),
                 ms(self.p95_ms),
                 ms(self.max_ms)

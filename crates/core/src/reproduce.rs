@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::format::trim_num;
 use crate::metrics::Metrics;
-use crate::percentile::{describe, percentile, PercentileMethod};
+use crate::percentile::{describe_text, percentile, PercentileMethod};
 use crate::settings::{Population, Settings};
 use crate::text::Text;
 use crate::trace::peer::{Over, PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
@@ -620,8 +620,8 @@ fn lesson_view(
         return match f.stat {
             Stat::Percentile { p, .. } => {
                 let value = percentile(values, p, PercentileMethod::NearestRank).map(|v| f.unit.from_ms(v));
-                let desc = describe(p, n, PercentileMethod::NearestRank);
-                (value, t(format!("{desc}, successes only"), format!("{desc}，仅成功请求")), empty_note())
+                let desc = describe_text(p, n, PercentileMethod::NearestRank);
+                (value, t(format!("{}, successes only", desc.en), format!("{}，仅成功请求", desc.zh)), empty_note())
             }
             Stat::Min | Stat::Max => {
                 let value = tool_stat(values, f.stat).map(|v| f.unit.from_ms(v));

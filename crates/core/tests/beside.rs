@@ -313,6 +313,7 @@ fn client_lag_percentiles_and_the_warning() {
     assert_eq!(lines[0], "Client lag (actual − intended start, n = 20, nearest-rank): P50 9 ms · P95 18 ms · max 19 ms");
     assert!(lines[1].starts_with("⚠ The client could not keep its schedule: P95 lag 18 ms is over 10 % of the 100 ms mean gap (10 ms)"), "{}", lines[1]);
     assert!(lag.card_lines(Lang::Zh)[1].contains("测的是客户端"));
+    assert!(lag.card_lines(Lang::Zh)[0].starts_with("客户端滞后（实际开始 − 计划开始，n = 20，最近秩）"), "{}", lag.card_lines(Lang::Zh)[0]);
     // At 1/s the same lags are well inside 100 ms: no warning, one line.
     let calm = client_lag(&open_loop(1.0, 20, |i| i as f64)).unwrap();
     assert!(!calm.behind);

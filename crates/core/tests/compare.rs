@@ -425,3 +425,29 @@ fn the_baseline_lessons_compare_quiz_quotes_what_compare_computes() {
         assert!(zh.contains(&zh_interval), "zh quotes {zh_interval}: {zh}");
     }
 }
+
+#[test]
+fn each_row_says_what_its_n_counts_and_the_verdict_rule_is_written_from_the_rows() {
+    let base = spread(200, 0.4, 1);
+    let r = Report::build(&[run("base", &base, 2), run("new", &spread(200, 0.4, 2), 2)], Bootstrap::default());
+    // Goodput's n is the qualified count its exact Poisson interval rests on, not the attempts.
+    let goodput = row(&r, "goodput");
+    assert_eq!((goodput.n_base, goodput.n_counts.en.as_str(), goodput.n_counts.zh.as_str()), (200, "jointly qualified attempts", "联合合格的尝试"));
+    assert_eq!((row(&r, "failure_rate").n_base, row(&r, "failure_rate").n_counts.en.as_str()), (202, "all attempts"));
+    assert_eq!(row(&r, "quality_pass_rate").n_counts.en, "complete successes");
+    assert_eq!((row(&r, "ttft_tail").n_base, row(&r, "ttft_tail").n_counts.en.as_str()), (200, "TTFT samples ranked"));
+    assert_eq!(row(&r, "e2e_p50").n_counts.zh, "参与排序的 E2E 样本");
+    // The rule beside the table: the interval's level, and which way is worse for each figure,
+    // read from the rows themselves.
+    let rule = tracelab_core::compare::verdict_rule(&r.pairs[0].rows);
+    let en: Vec<&str> = rule.iter().map(|t| t.en.as_str()).collect();
+    assert!(en[0].contains("95 % interval of the difference new − base"), "{en:?}");
+    let name = |key: &str, lang: Lang| row(&r, key).name.get(lang).to_string();
+    let (higher, lower) = en[2].split_once("; ").unwrap();
+    assert!(higher.starts_with("Higher is worse for latencies") && higher.contains(&name("failure_rate", Lang::En)), "{en:?}");
+    for key in ["quality_pass_rate", "joint_rate", "goodput"] {
+        assert!(lower.starts_with("lower is worse for") && lower.contains(&name(key, Lang::En)) && !higher.contains(&name(key, Lang::En)), "{key}: {en:?}");
+        assert!(rule[2].zh.split_once('；').unwrap().1.contains(&name(key, Lang::Zh)), "{key}: {}", rule[2].zh);
+    }
+    assert!(rule.iter().all(|t| !t.en.is_empty() && !t.zh.is_empty()));
+}

@@ -597,6 +597,15 @@ fn the_percentile_method_line_is_written_in_both_languages() {
     let m = metrics(&trace, &Settings::from_header(&trace.header));
     assert_eq!(m.ttft_p95.method_text.as_ref().map(|t| t.zh.as_str()), Some("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）"));
     assert!(!m.quality_not_evaluated(), "the sample carries quality verdicts");
+    // Every place the core writes the method for a Chinese reader names it in Chinese: the
+    // terminal card's settings line and figure details, and the Markdown card's.
+    let settings = Settings::from_header(&trace.header);
+    let zh = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::Zh);
+    assert!(zh.contains("分位数方法 最近秩"), "{zh}");
+    assert!(zh.contains("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）, n = 8"), "{zh}");
+    assert!(!zh.contains("nearest-rank"), "English left in the Chinese card: {zh}");
+    let en = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::En);
+    assert!(en.contains("percentile nearest-rank") && en.contains("nearest-rank: ⌈95·8/100⌉ = 8 of 8, n = 8"), "{en}");
 }
 
 /// A wrong choice is marked on the figures it moves and on no other (issue: "one idea per

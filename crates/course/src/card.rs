@@ -165,9 +165,11 @@ impl MetricCard {
             }
             None => (if zh { "未设置窗口：goodput 与成本无定义" } else { "no window: goodput and cost are undefined" }).to_string(),
         };
+        // The method as the core wrote it in the card's language (`method_text`); `method` is
+        // the English line the files keep.
         let percentile_method = match &metrics.ttft_tail.method_text {
             Some(m) => m.get(lang).to_string(),
-            None => pair_value_label("pm", settings.percentile.code()).get(lang).to_string(),
+            None => settings.percentile.name().get(lang).to_string(),
         };
         let n = |f: &Figure| f.n.unwrap_or(0);
         let sample_count = if zh {

@@ -47,6 +47,14 @@ pub struct Lesson {
     pub exercises: Vec<Exercise>,
 }
 
+impl Lesson {
+    /// The sample the lab beside shows as the lesson starts: the first one its steps load
+    /// (`None` for a lesson whose steps load none).
+    pub fn start_sample(&self) -> Option<&str> {
+        self.steps.iter().find_map(|s| s.sample.as_deref())
+    }
+}
+
 /// A lab binding: which sample to load (or which diagram to show), with which settings, and
 /// which row to select. The settings are the sample's own (its header) with `settings` on top,
 /// so a step always shows the same figures, whatever the learner changed before.

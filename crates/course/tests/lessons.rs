@@ -524,6 +524,19 @@ fn course_parse_errors_name_the_field() {
 }
 
 #[test]
+fn each_lesson_starts_the_lab_on_its_first_steps_sample() {
+    let c = course();
+    // The diagram step loads no sample: the lesson starts on the sample of its next step.
+    assert_eq!(c.lesson("system-path").unwrap().start_sample(), Some("ten-requests.jsonl"));
+    assert_eq!(c.lesson("client-timeline").unwrap().start_sample(), Some("streaming-example.jsonl"));
+    assert_eq!(c.lesson("denominators").unwrap().start_sample(), Some("ten-requests.jsonl"));
+    let none = Course::parse(r#"{"version": 1, "lessons": [{"id": "l", "number": 1, "title": {"en": "a", "zh": "b"},
+        "text": {"en": "a", "zh": "b"}, "steps": [{"id": "d", "label": {"en": "a", "zh": "b"}, "diagram": "system-path.svg"}]}]}"#)
+        .unwrap();
+    assert_eq!(none.lessons[0].start_sample(), None);
+}
+
+#[test]
 fn the_course_round_trips_through_json() {
     let c = course();
     let text = serde_json::to_string_pretty(&c).unwrap();
@@ -565,6 +578,11 @@ fn the_metric_card_is_prefilled_from_the_core_and_round_trips() {
     assert_eq!(MetricCard::from_json(&json).unwrap(), card);
     let zh = ten_card(Lang::Zh);
     assert!(zh.failure_denominator.contains("全部尝试 = 10"), "{}", zh.failure_denominator);
+    // The percentile method in the card's language too: the glossary's 最近秩, no English left.
+    assert_eq!(zh.percentile_method, "最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）");
+    let zh_tail = zh.results.iter().find(|r| r.key == "ttft_tail").unwrap();
+    assert!(zh_tail.method.starts_with("最近秩") && !zh_tail.method.contains("nearest"), "{}", zh_tail.method);
+    assert!(!zh.to_markdown(Lang::Zh).contains("nearest-rank"), "{}", zh.to_markdown(Lang::Zh));
     assert!(zh.to_markdown(Lang::Zh).contains("| 失败率 | 20 % |"), "{}", zh.to_markdown(Lang::Zh));
     // A learner's edits survive; an emptied field is reported as missing.
     let mut edited = card.clone();

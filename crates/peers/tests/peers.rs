@@ -183,6 +183,9 @@ fn vllm_reproduces_its_own_figures() {
     let p99 = row(&rows, "ttft_p99");
     assert_eq!(p99.lesson, Some(67.54475900015677));
     assert_ne!(p99.lesson, p99.tool_method);
+    // How the lesson picks it, in the reader's language: the Chinese names the glossary's 最近秩.
+    assert!(p99.how_lesson.en.starts_with("nearest-rank: ⌈99·"), "{}", p99.how_lesson.en);
+    assert!(p99.how_lesson.zh.starts_with("最近秩：⌈99·") && !p99.how_lesson.zh.contains("nearest"), "{}", p99.how_lesson.zh);
     assert_eq!(row(&rows, "ttft_mean").lesson, None, "the lesson reports no mean");
 }
 

@@ -2,7 +2,7 @@
 //! bench pages), written once: the page's address and storage (`page.rs`: the query string,
 //! localStorage, the reader's language, the panic hook), fetching a file beside the page
 //! (`fetch.rs`), a page's word table (`words.rs`), the samples shipped with the lab
-//! (`samples.rs`), handing a file to the browser as a download (`download.rs`) and the names of
+//! (`samples.rs`), round chart ticks (`ticks.rs`), handing a file to the browser as a download (`download.rs`) and the names of
 //! the lab's calls into its second bundle (`bridge.rs`). It computes nothing: figures are the core's.
 
 pub mod bridge;
@@ -10,10 +10,12 @@ mod download;
 mod fetch;
 mod page;
 mod samples;
+mod ticks;
 mod words;
 
 pub use download::download;
 pub use fetch::fetch_text;
-pub use page::{browser_lang, install_panic_hook, page_lang, query, replace_query, storage};
+pub use page::{browser_lang, install_panic_hook, page_lang, query, replace_query, set_query, storage};
 pub use samples::{compare_order, is_sample, Sample, SAMPLES};
+pub use ticks::ticks;
 pub use words::{lookup, Words};

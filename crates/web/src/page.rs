@@ -29,6 +29,20 @@ pub fn replace_query(pairs: &[(&str, String)]) {
     }
 }
 
+/// Sets `key=value` in the page's query string, keeping its other parameters (`?teacher=1`), without
+/// adding a history entry: a reload or a shared link opens the page on the same choice.
+pub fn set_query(key: &str, value: &str) {
+    let Some(window) = web_sys::window() else { return };
+    let search = window.location().search().unwrap_or_default();
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else { return };
+    params.set(key, value);
+    let path = window.location().pathname().unwrap_or_default();
+    let query: String = params.to_string().into();
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}?{query}")));
+    }
+}
+
 /// This browser's localStorage, when it has one the page may use.
 pub fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?

@@ -10,10 +10,14 @@ use crate::page::{Compared, Page};
 use crate::words::w;
 
 const W: f64 = 640.0;
-const H: f64 = 300.0;
+const H: f64 = 316.0;
 const LEFT: f64 = 48.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 16.0;
+/// Room above the plot for the threshold's label: nothing else is drawn there, so it can
+/// collide with no bar, curve or label (a tail bar's "no upper bound" sits at most 20 px above
+/// the plot; the label's baseline is 22 px above it).
+const TOP: f64 = 34.0;
+const LABEL_Y: f64 = TOP - 22.0;
 const BOTTOM: f64 = 40.0;
 
 /// The ECDF as an SVG path of steps: y = i / n after the i-th smallest value.
@@ -35,17 +39,20 @@ pub fn TtftChart(compared: Compared) -> impl IntoView {
     let tail = pair.rows.iter().find(|r| r.key == "ttft_tail").cloned();
     let p = compared.settings.p;
     let threshold = compared.settings.ttft_threshold_s;
-    let max_s = compared
+    let largest = compared
         .base_ttft_ms
         .iter()
         .chain(compared.new_ttft_ms.iter())
         .map(|v| units::s_from_ms(*v))
         .fold(threshold, f64::max)
-        .max(1e-3)
-        * 1.08;
+        .max(1e-3);
+    // Round ticks (1, 2 or 5 × 10ⁿ apart); the axis ends at the last one.
+    let ticks = tracelab_web::ticks(largest * 1.02, 5);
+    let max_s = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(largest);
     let x = move |s: f64| LEFT + (s.min(max_s) / max_s) * (W - LEFT - RIGHT);
     let y = move |f: f64| TOP + (1.0 - f) * (H - TOP - BOTTOM);
-    let ticks: Vec<f64> = (0..=4).map(|i| max_s * i as f64 / 4.0).collect();
+    // The threshold's label above the plot, on the side of its line with room for it.
+    let (label_x, label_anchor) = if x(threshold) > W / 2.0 { (x(threshold) - 4.0, "end") } else { (x(threshold) + 4.0, "start") };
     let q = units::share_from_percent(p);
     // Each run's tail percentile and interval, drawn at the height of the percentile.
     let bars = tail.map(|r| {
@@ -85,13 +92,15 @@ pub fn TtftChart(compared: Compared) -> impl IntoView {
                 <line class="axis" x1=LEFT x2=W - RIGHT y1=y(0.0) y2=y(0.0) />
                 <line class="axis" x1=LEFT x2=LEFT y1=y(0.0) y2=y(1.0) />
                 {ticks.into_iter().map(|t| view! {
-                    <text class="tick" x=format!("{:.1}", x(t)) y=H - BOTTOM + 16.0 text-anchor="middle">{format!("{} s", round_to(t, 3))}</text>
+                    // The last tick is at the plot's right edge: its label ends there, inside the chart.
+                    <text class="tick x-tick" x=format!("{:.1}", x(t)) y=H - BOTTOM + 16.0 text-anchor={if t >= max_s { "end" } else { "middle" }}>{format!("{} s", round_to(t, 3))}</text>
                 }).collect_view()}
                 {[0.0, 0.5, 1.0].into_iter().map(|f| view! {
                     <text class="tick" x=LEFT - 6.0 y=format!("{:.1}", y(f) + 4.0) text-anchor="end">{format!("{}%", round_to(units::percent_from_share(f), 0))}</text>
                 }).collect_view()}
                 <line class="threshold" data-testid="threshold" x1=format!("{:.1}", x(threshold)) x2=format!("{:.1}", x(threshold)) y1=y(0.0) y2=y(1.0) />
-                <text class="tick" x=format!("{:.1}", x(threshold) + 4.0) y=TOP + 10.0>{move || format!("{} {} s", w(page.lang.get(), "threshold"), tracelab_core::format::trim_num(threshold))}</text>
+                <line class="threshold-tab" x1=format!("{:.1}", x(threshold)) x2=format!("{:.1}", x(threshold)) y1=LABEL_Y - 9.0 y2=y(1.0) />
+                <text class="tick threshold-label" data-testid="threshold-label" x=format!("{label_x:.1}") y=LABEL_Y text-anchor=label_anchor>{move || format!("{} {} s", w(page.lang.get(), "threshold"), tracelab_core::format::trim_num(threshold))}</text>
                 <line class="quantile" x1=LEFT x2=W - RIGHT y1=y(q) y2=y(q) />
                 <path class="ecdf base" data-testid="ecdf-base" d=base_path />
                 <path class="ecdf new" data-testid="ecdf-new" d=new_path />

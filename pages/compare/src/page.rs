@@ -1,5 +1,6 @@
 //! The page's state, shared by its parts: the two runs as loaded (a sample or a file each),
-//! what the core's comparison of them gave, the language, and the last error.
+//! the learner's choices of how both are judged (the core's permalink pairs), what the core's
+//! comparison of them gave, the language, and the last error.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -28,14 +29,25 @@ pub struct Compared {
     pub settings: Settings,
 }
 
+/// The core's permalink keys ([`tracelab_core::settings::PAIR_KEYS`]) the page takes: everything
+/// that judges an attempt. Window, cost and currency are not among them: they stay each run's
+/// own (`compare::judge_alike`).
+pub const CHOICE_KEYS: [&str; 9] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "ft", "qr"];
+
 #[derive(Clone, Copy)]
 pub struct Page {
     pub lang: RwSignal<Lang>,
-    /// Which token ends TTFT in both runs (the course's first answer token by default).
-    pub first_token: RwSignal<tracelab_core::FirstToken>,
+    /// How both runs are judged, as the learner chose it (or the link said): core permalink
+    /// pairs in [`CHOICE_KEYS`] order, put on top of the base's own settings. A key not here
+    /// is the base's.
+    pub choices: RwSignal<Vec<(String, String)>>,
+    /// Why the threshold typed last could not be used (the core's words).
+    pub typed_error: RwSignal<Option<tracelab_core::Text>>,
     pub base: RwSignal<Option<Loaded>>,
     pub new: RwSignal<Option<Loaded>>,
     pub error: RwSignal<Option<String>>,
+    /// The link's values the core refused (`t=-1`), named once: a later load does not clear it.
+    pub link_ignored: RwSignal<Option<String>>,
 }
 
 async fn fetch_sample(name: &str) -> Result<Trace, String> {
@@ -58,6 +70,24 @@ async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
 }
 
 impl Page {
+    /// Sets the choice `key` (`None`: back to the base's own), keeping [`CHOICE_KEYS`] order.
+    pub(crate) fn choose(self, key: &str, value: Option<String>) {
+        self.choices.update(|c| {
+            c.retain(|(k, _)| k != key);
+            if let Some(v) = value {
+                c.push((key.to_string(), v));
+            }
+            c.sort_by_key(|(k, _)| CHOICE_KEYS.iter().position(|x| x == k));
+        });
+    }
+
+    /// The settings both runs are judged with: the base's own, then the choices.
+    pub(crate) fn judged(self, base: &Trace) -> Settings {
+        let mut s = Settings::from_header(&base.header);
+        self.choices.with(|c| s.apply_pairs(c.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        s
+    }
+
     pub(crate) fn load_sample(self, slot: RwSignal<Option<Loaded>>, name: String) {
         spawn_local(async move {
             match fetch_sample(&name).await {

@@ -1,8 +1,9 @@
-//! The contract check and the side-by-side table: both values with n and each run's own interval,
-//! the difference, its interval and the verdict — all words and numbers from the core.
+//! The contract check and the side-by-side table: both values with n (and what n counts) and each
+//! run's own interval, the difference, its interval and the verdict, with the rule every verdict
+//! follows beside it — all words and numbers from the core.
 
 use leptos::prelude::*;
-use tracelab_core::compare::{ContractStatus, Judgement};
+use tracelab_core::compare::{verdict_rule, ContractStatus, Judgement};
 use tracelab_core::format::number_in_unit;
 
 use crate::page::{Compared, Page};
@@ -67,7 +68,10 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
             };
             view! {
                 <tr data-key=r.key.clone()>
-                    <th scope="row">{r.name.get(l).to_string()}</th>
+                    <th scope="row">
+                        {r.name.get(l).to_string()}
+                        <br /><small class="n-counts" data-testid="n-counts">{format!("n = {}", r.n_counts.get(l))}</small>
+                    </th>
                     {side(r.base, r.n_base, &r.base_interval, format!("{} — {}", w(l, "base"), pair.base))}
                     {side(r.new, r.n_new, &r.new_interval, format!("{} — {}", w(l, "new"), pair.new))}
                     <td data-label=w(l, "difference")>{r.difference_text(l)}</td>
@@ -77,7 +81,9 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
                 </tr>
             }
         }).collect_view();
+        let rule = verdict_rule(&pair.rows);
         view! {
+            <div class="table-and-rule">
             <div class="table-scroll">
                 <table class="compare-table" data-testid="compare-table">
                     <thead>
@@ -93,6 +99,11 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
                     </thead>
                     <tbody>{rows}</tbody>
                 </table>
+            </div>
+            <aside class="verdict-rule" data-testid="verdict-rule" aria-labelledby="verdict-rule-h">
+                <h2 id="verdict-rule-h">{w(l, "verdict_rule")}</h2>
+                <ul>{rule.iter().map(|t| view! { <li>{t.get(l).to_string()}</li> }).collect_view()}</ul>
+            </aside>
             </div>
             <p class="boot-note" data-testid="bootstrap">{format!("{}: {}", w(l, "bootstrap"), w(l, "boot_detail").replace("{seed}", &boot.seed.to_string()).replace("{n}", &boot.resamples.to_string()))}</p>
         }

@@ -15,9 +15,9 @@ use tracelab_core::Lang;
 
 use crate::card::{CardPanel, SelfCheck};
 use crate::exercise::ExerciseWidget;
-use tracelab_web::{fetch_text, page_lang, query, storage};
+use tracelab_web::{fetch_text, page_lang, query, set_query, storage};
 
-use crate::page::{use_page, Page, PROGRESS_KEY};
+use crate::page::{use_page, Page, CLASSROOM_SAMPLE, PROGRESS_KEY};
 use crate::words::w;
 
 #[component]
@@ -36,8 +36,8 @@ pub fn App() -> impl IntoView {
         lesson: RwSignal::new(query("lesson").or(progress.lesson.clone()).unwrap_or_default()),
         samples: RwSignal::new(HashMap::new()),
         progress: RwSignal::new(progress),
-        lab_src: RwSignal::new(format!("../?sample=ten-requests.jsonl&lang={}", lang.code())),
-        lab_link: RwSignal::new(format!("../?sample=ten-requests.jsonl&lang={}", lang.code())),
+        lab_src: RwSignal::new(format!("../?sample={CLASSROOM_SAMPLE}&lang={}", lang.code())),
+        lab_link: RwSignal::new(format!("../?sample={CLASSROOM_SAMPLE}&lang={}", lang.code())),
         notice: RwSignal::new(notice),
         teacher: query("teacher").is_some_and(|v| v == "1"),
         frame_loads: RwSignal::new(0),
@@ -86,6 +86,21 @@ pub fn App() -> impl IntoView {
         page.progress.update(|p| p.lesson = Some(id));
         page.save_progress();
     });
+    // The open lesson and the language are in the address, so a reload or a shared link opens
+    // the same lesson. Switching to another lesson starts the lab beside afresh on that lesson's
+    // own sample and settings: the last lesson's step (a mistake's setting) and its notice stay
+    // behind.
+    Effect::new(move |previous: Option<String>| {
+        let id = page.lesson.get();
+        if !id.is_empty() {
+            set_query("lesson", &id);
+        }
+        if previous.is_some_and(|p| !p.is_empty() && p != id) && page.course.with_untracked(|c| c.is_some()) {
+            page.start_lesson(&id);
+        }
+        id
+    });
+    Effect::new(move |_| set_query("lang", page.lang.get().code()));
 
     if query("key").is_some_and(|v| v == "1") {
         return view! { <AnswerKey /> }.into_any();

@@ -15,6 +15,8 @@ use tracelab_web::{fetch_text, storage};
 use crate::words::w;
 
 pub(crate) const PROGRESS_KEY: &str = "tracelab.v1.lessons";
+/// What the lab beside shows first, and for a lesson none of whose steps loads a sample.
+pub(crate) const CLASSROOM_SAMPLE: &str = "ten-requests.jsonl";
 
 #[derive(Clone, Copy)]
 pub struct Page {
@@ -97,6 +99,29 @@ impl Page {
         });
     }
 
+    /// The lab beside as a lesson starts: its first sample with that sample's own settings, no
+    /// what-if edits, no step taken (so no step's notice), no "judge first" pass. The frame is
+    /// loaded afresh, even on the address it already has.
+    pub fn start_lesson(&self, lesson_id: &str) {
+        let sample = self
+            .course
+            .with_untracked(|c| c.as_ref().and_then(|c| c.lesson(lesson_id)).and_then(|l| l.start_sample().map(str::to_string)))
+            .unwrap_or_else(|| CLASSROOM_SAMPLE.to_string());
+        let address = format!("../?sample={sample}&lang={}", self.lang.get_untracked().code());
+        self.notice.set(None);
+        self.error.set(None);
+        self.judging.set(false);
+        if self.lab_src.get_untracked() == address {
+            // The same src attribute would not navigate the frame: ask its window to.
+            if let Some(window) = frame_window() {
+                let _ = window.location().replace(&address);
+            }
+        } else {
+            self.lab_src.set(address.clone());
+        }
+        self.lab_link.set(address);
+    }
+
     /// Selects row `i` (0-based) of `sample` in the lab beside, with the sample's own settings.
     pub fn show_row(&self, sample: &str, i: usize) {
         let address = format!("../?sample={sample}&row={}&lang={}", i + 1, self.lang.get_untracked().code());
@@ -118,15 +143,17 @@ impl Page {
     }
 }
 
+/// The lab frame's window, once the frame is in the page.
+fn frame_window() -> Option<web_sys::Window> {
+    use wasm_bindgen::JsCast;
+    document().get_element_by_id("lab-frame").and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok()).and_then(|f| f.content_window())
+}
+
 /// Asks the lab in the frame to take a step's address in place (`window.tracelabApply`).
 fn apply_in_frame(address: &str) -> bool {
     use wasm_bindgen::JsCast;
     let query = address.split_once('?').map_or("", |(_, q)| q);
-    let Some(window) = document()
-        .get_element_by_id("lab-frame")
-        .and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok())
-        .and_then(|f| f.content_window())
-    else {
+    let Some(window) = frame_window() else {
         return false;
     };
     let Some(apply) = js_sys::Reflect::get(&window, &"tracelabApply".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) else {

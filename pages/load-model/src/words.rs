@@ -29,7 +29,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("p95", "P95", "P95"),
     ("max", "max", "最大"),
     ("throughput", "throughput", "吞吐"),
-    ("method", "Time in system from the intended start, every request; percentile method:", "从计划开始时间算起的系统内时间，全部请求；百分位方法："),
+    ("method", "Time in system from the intended start, every request; percentile method:", "从计划开始时间算起的系统内时间，全部请求；分位数方法："),
     ("distribution", "Latency distribution (same scale)", "延迟分布（同一刻度）"),
     ("in_flight", "Requests in flight over time", "在途请求数随时间变化"),
     ("stall_band", "stall", "停顿"),

@@ -72,6 +72,9 @@ pub struct DiffRow {
     /// Sample sizes behind each side (attempts for rates, successes for percentiles).
     pub n_base: usize,
     pub n_new: usize,
+    /// What `n_base` and `n_new` count ("all attempts", "jointly qualified attempts", …), for a
+    /// page that shows n beside each value.
+    pub n_counts: Text,
     pub contract_broken: bool,
 }
 
@@ -120,6 +123,7 @@ fn row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side) -> DiffRow
         verdict: Text::default(),
         n_base: 0,
         n_new: 0,
+        n_counts: Text::default(),
         contract_broken: false,
     }
 }
@@ -137,6 +141,7 @@ fn proportion_row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side)
     let parts = |f: &Figure| Some((f.numerator?, f.denominator?)).filter(|(k, d)| k <= d && f.value.is_some());
     r.n_base = b.denominator.unwrap_or(0.0) as usize;
     r.n_new = n.denominator.unwrap_or(0.0) as usize;
+    r.n_counts = b.denominator_label.clone().unwrap_or_else(|| Text::new("attempts", "尝试"));
     match (parts(b), parts(n)) {
         (Some((kb, db)), Some((kn, dn))) => {
             if let Some(d) = newcombe(kn as u64, dn as u64, kb as u64, db as u64) {
@@ -156,6 +161,8 @@ fn goodput_row(base: &Side, new: &Side) -> DiffRow {
     let mut r = row(b, n, Worse::Lower, base, new);
     r.n_base = base.metrics.qualified;
     r.n_new = new.metrics.qualified;
+    // Not attempts: the exact Poisson interval rests on the count of qualified attempts.
+    r.n_counts = Text::new("jointly qualified attempts", "联合合格的尝试");
     if let (Some(wb), Some(wn), Some(rb), Some(rn)) = (base.settings.window_s, new.settings.window_s, b.value, n.value) {
         // MOVER: each rate's own exact limits, combined as Newcombe combines Wilson limits.
         let lb = poisson(base.metrics.qualified as u64).scale(1.0 / wb);
@@ -175,6 +182,8 @@ fn percentile_row(b: &Figure, n: &Figure, sb: &[f64], sn: &[f64], p: f64, base: 
     let mut r = row(b, n, Worse::Higher, base, new);
     r.n_base = sb.len();
     r.n_new = sn.len();
+    let what = if b.key.starts_with("e2e") { "E2E" } else { "TTFT" };
+    r.n_counts = Text::new(format!("{what} samples ranked"), format!("参与排序的 {what} 样本"));
     let needed = super::stats::min_n_for_quantile(p / 100.0);
     if sb.is_empty() || sn.is_empty() {
         r.judgement = Judgement::TooFew { needed };
@@ -211,6 +220,44 @@ pub fn bootstrap_difference(base_ms: &[f64], new_ms: &[f64], p: f64, method: cra
     diffs.sort_unstable_by(f64::total_cmp);
     let lin = crate::PercentileMethod::Linear;
     Bounds { lo: percentile(&diffs, 2.5, lin), hi: percentile(&diffs, 97.5, lin) }
+}
+
+/// How every verdict of [`diff_rows`] is decided, in words, from the same rules: the lines a
+/// page shows beside the table. `rows` gives each figure's worse direction by name.
+pub fn verdict_rule(rows: &[DiffRow]) -> Vec<Text> {
+    let pct = crate::format::trim_num(super::stats::CONFIDENCE * 100.0);
+    let names = |worse: Worse, lang: Lang| {
+        let sep = if lang == Lang::Zh { "、" } else { ", " };
+        rows.iter().filter(|r| r.worse == worse && r.unit != Unit::Seconds).map(|r| r.name.get(lang).to_string()).collect::<Vec<_>>().join(sep)
+    };
+    // A Latin word before Chinese text takes a space ("合格 goodput 降低").
+    let spaced = |s: String| if s.ends_with(|c: char| c.is_ascii_alphanumeric()) { format!("{s} ") } else { s };
+    vec![
+        Text::new(
+            format!("Each row's verdict reads the {pct} % interval of the difference new − base (Newcombe for a rate, exact Poisson limits combined by MOVER for goodput, a seeded bootstrap for a percentile)."),
+            format!("每一行的结论只看差值（新 − 基线）的 {pct} % 区间（比率用 Newcombe，goodput 用精确 Poisson 界经 MOVER 合成，分位数用固定种子的自助法）。"),
+        ),
+        Text::new(
+            "Wholly above 0: higher beyond noise (a latency: slower). Wholly below 0: lower beyond noise (a latency: faster).",
+            "区间完全在 0 之上：超出噪声地升高（时延即变慢）；完全在 0 之下：超出噪声地降低（时延即变快）。",
+        ),
+        Text::new(
+            format!("Higher is worse for latencies and for {}; lower is worse for {}.", names(Worse::Higher, Lang::En), names(Worse::Lower, Lang::En)),
+            format!("时延和{}升高为变差；{}降低为变差。", spaced(names(Worse::Higher, Lang::Zh)), spaced(names(Worse::Lower, Lang::Zh))),
+        ),
+        Text::new(
+            "The interval includes 0: no evidence of a change — which is not evidence that nothing changed.",
+            "区间包含 0：没有证据表明有变化——这并不等于证明没有变化。",
+        ),
+        Text::new(
+            "A percentile whose own interval in either run has no bound (too few samples) gets no interval of the difference: too few samples to tell, with the n each run needs.",
+            "若任一次运行中某个分位数自身的区间缺少上下界（样本太少），就不构造差值区间：样本太少，无法判断，并写出每次运行所需的 n。",
+        ),
+        Text::new(
+            "A side without a value (goodput without a window): cannot compare. A broken contract marks every verdict: the runs differ in more than what is compared.",
+            "有一方没有数值（如未设置窗口的 goodput）：无法比较。契约被破坏时每条结论都加上标记：两次运行的差别不止被比较的那一项。",
+        ),
+    ]
 }
 
 fn verdict_text(r: &DiffRow) -> Text {
