@@ -138,6 +138,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("rank_axis", "rank (fastest first)", "名次（从快到慢）"),
     ("failure_one", "failure", "个失败"),
     ("failure_many", "failures", "个失败"),
+    ("ttft_chart_zero", "The TTFT sample the percentiles rank, sorted, one dot per request coloured by its verdict. With a missing TTFT counted as 0 (the wrong choice in force), every attempt that got no token sits at 0 s in this sample and pulls the percentiles down.", "百分位数所排序的 TTFT 样本（已排序），每个点是一个请求，颜色表示其判定。缺失的 TTFT 被当作 0（当前用的是这个错误选择），所以每个没收到 token 的尝试都以 0 秒进入样本，把百分位数拉低。"),
     ("not_plotted", "not plotted as 0", "不按 0 绘制"),
     ("ms_axis", "ms from this request's start", "距本请求开始的毫秒数"),
     ("s_axis", "s on the run's clock", "运行时钟（秒）"),

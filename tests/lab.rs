@@ -168,8 +168,12 @@ fn every_wrong_choice_shows_its_figure_and_its_warning() {
     b.select("[data-testid=missing-ttft]", "treat_as_zero");
     b.wait_text(P50, |t| t == "400 ms");
     assert!(mistakes(&b).iter().any(|m| m.contains("counted as 0")), "{:?}", mistakes(&b));
+    // The chart's caption says what it plots under this choice: the token-less attempts at 0 s.
+    let caption = b.text_of("[data-testid=ttft-caption]");
+    assert!(caption.contains("sits at 0 s") && !caption.contains("not plotted as 0"), "{caption}");
     b.select("[data-testid=missing-ttft]", "keep_missing");
     b.wait_text(P50, |t| t == "500 ms");
+    assert!(b.text_of("[data-testid=ttft-caption]").contains("not plotted as 0"));
 
     b.replace_text("[data-testid=threshold-input]", "0.5");
     b.wait_text(QUALIFIED, |t| t == "4");

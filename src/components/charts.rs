@@ -189,7 +189,12 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
     view! {
         <figure class="chart">
             <div class="chart-box" node_ref=holder>{svg}</div>
-            <figcaption>{move || tr(lab.lang.get(), "ttft_chart")}</figcaption>
+            // The caption says what is plotted under the choice in force: with a missing TTFT
+            // counted as 0, the attempts without a token are in the sample, at 0 s.
+            <figcaption data-testid="ttft-caption">{move || {
+                let zero = lab.settings.with(|s| s.population.missing_ttft == tracelab_core::MissingTtft::TreatAsZero);
+                tr(lab.lang.get(), if zero { "ttft_chart_zero" } else { "ttft_chart" })
+            }}</figcaption>
             <details>
                 <summary>{move || tr(lab.lang.get(), "as_table")}</summary>
                 {move || {
