@@ -152,7 +152,12 @@ fn export_writes_every_format_from_peer_files_and_traces() {
     let card: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(card["settings"]["ttft_threshold_s"], 0.1);
     // Every choice the figures depend on is written, so they can be recomputed from the file.
-    assert_eq!((card["settings"]["quality"].as_str(), card["settings"]["first_token"].as_str()), (Some("required"), Some("content")), "{}", card["settings"]);
+    let population = &card["settings"]["population"];
+    assert_eq!((population["quality"].as_str(), population["first_token"].as_str()), (Some("required"), Some("content")), "{}", card["settings"]);
+    // report --json writes the same choices flat.
+    let report: serde_json::Value = serde_json::from_str(&ok(&["report", s(&guidellm), "--json", "--threshold", "0.1"])).unwrap();
+    let settings = &report["settings"];
+    assert_eq!((settings["quality"].as_str(), settings["first_token"].as_str(), settings["ttft_threshold_s"].as_f64()), (Some("required"), Some("content"), Some(0.1)), "{settings}");
     assert_eq!(card["imported_from"]["tool"], "guidellm");
 
     let aiperf = peers("aiperf_gptoss20b_c100_cancel_profile_export.jsonl");
