@@ -90,7 +90,7 @@ fn the_stall_demonstration_shows_the_cores_figures() {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn the_percentile_method_is_named_in_the_readers_language() {
     let base = static_server::serve(dist());
-    for (lang, want) in [("zh", "从计划开始时间算起的系统内时间，全部请求；分位数方法： 最近秩"), ("en", "Time in system from the intended start, every request; percentile method: nearest-rank")] {
+    for (lang, want) in [("zh", "从计划开始时间算起的系统内时间，全部请求；分位数方法：最近秩"), ("en", "Time in system from the intended start, every request; percentile method: nearest-rank")] {
         let b = Browser::start(1024, 900, "en-US");
         b.goto(&format!("{base}/load-model/?lang={lang}"));
         let note = b.wait_text("[data-testid=method-note]", |t| !t.is_empty());

@@ -101,7 +101,7 @@ pub fn head_of(
             settings.comparison.symbol(),
             trim_num(settings.ttft_threshold_s),
             settings.percentile.name().zh,
-            settings.population.failure_denominator.code()
+            crate::settings::pair_value_label("fd", settings.population.failure_denominator.code()).zh
         )
     } else {
         format!(

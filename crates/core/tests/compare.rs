@@ -437,6 +437,10 @@ fn each_row_says_what_its_n_counts_and_the_verdict_rule_is_written_from_the_rows
     assert_eq!(row(&r, "quality_pass_rate").n_counts.en, "complete successes");
     assert_eq!((row(&r, "ttft_tail").n_base, row(&r, "ttft_tail").n_counts.en.as_str()), (200, "TTFT samples ranked"));
     assert_eq!(row(&r, "e2e_p50").n_counts.zh, "参与排序的 E2E 样本");
+    // The terminal's table says it too, under the table.
+    let text = r.render_text(Lang::En);
+    assert!(text.contains("n counts: ") && text.contains(&format!("{}: jointly qualified attempts", row(&r, "goodput").name.en)), "{text}");
+    assert!(r.render_text(Lang::Zh).contains(&format!("{}：联合合格的尝试", row(&r, "goodput").name.zh)));
     // The rule beside the table: the interval's level, and which way is worse for each figure,
     // read from the rows themselves.
     let rule = tracelab_core::compare::verdict_rule(&r.pairs[0].rows);

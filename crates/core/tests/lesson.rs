@@ -602,6 +602,7 @@ fn the_percentile_method_line_is_written_in_both_languages() {
     let settings = Settings::from_header(&trace.header);
     let zh = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::Zh);
     assert!(zh.contains("分位数方法 最近秩"), "{zh}");
+    assert!(zh.contains("失败率分母 全部尝试（正确）") && !zh.contains("all_attempts"), "the denominator in words: {zh}");
     assert!(zh.contains("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）, n = 8"), "{zh}");
     assert!(!zh.contains("nearest-rank"), "English left in the Chinese card: {zh}");
     let en = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::En);

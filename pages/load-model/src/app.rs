@@ -156,7 +156,7 @@ fn results(lang: Lang, c: &LoadComparison, stall: Option<(f64, f64)>) -> impl In
             <thead><tr><th>{w(lang, "load")}</th><th>{w(lang, "p50")}</th><th>{w(lang, "p95")}</th><th>{w(lang, "max")}</th><th>{w(lang, "throughput")}</th></tr></thead>
             <tbody>{row("closed", &c.closed_summary)}{row("open", &c.open_summary)}</tbody>
         </table>
-        <p class="lm-note" data-testid="method-note">{w(lang, "method")}" "{SUMMARY_METHOD.name().get(lang).to_string()}</p>
+        <p class="lm-note" data-testid="method-note">{w(lang, "method")}{if lang == Lang::Zh { "" } else { " " }}{SUMMARY_METHOD.name().get(lang).to_string()}</p>
         {stall.is_some().then(|| {
             let key = if c.closed_p95_calmer() { "calm" } else { "not_calm" };
             view! { <p class="lm-calm" data-testid="calm-note">{w(lang, key)}</p> }

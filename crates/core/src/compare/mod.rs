@@ -165,6 +165,16 @@ impl Report {
                 let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c}{}", " ".repeat(w - width(c)))).collect();
                 out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
             }
+            // What each n counts: a goodput's n is the jointly qualified attempts, not all of them.
+            out.push_str(if zh { "  n 数的是：" } else { "  n counts: " });
+            let counts: Vec<String> = pair
+                .rows
+                .iter()
+                .filter(|r| !r.n_counts.en.is_empty())
+                .map(|r| if zh { format!("{}：{}", r.name.zh, r.n_counts.zh) } else { format!("{}: {}", r.name.en, r.n_counts.en) })
+                .collect();
+            out.push_str(&counts.join(if zh { "；" } else { "; " }));
+            out.push('\n');
             out.push('\n');
             out.push_str(if zh { "每次运行各自的 95 % 区间：\n" } else { "Each run's own 95 % interval:\n" });
             for r in &pair.rows {
