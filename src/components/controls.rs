@@ -3,6 +3,7 @@
 //! ones included, each answered by the core's warning of the false conclusion it produces.
 
 use leptos::prelude::*;
+use tracelab_core::settings::CHOICES;
 use tracelab_core::{
     units, Comparison, FailureDenominator, FirstToken, Lang, MissingTtft, PercentileMethod, QualityRule, Settings, Text, WarmupPolicy,
 };
@@ -63,16 +64,20 @@ fn NumberField(
     }
 }
 
+/// A select for one of the core's named choices (`settings::CHOICES`, by its pair key): the
+/// options' words are the core's, the same the learner's card offers.
 fn choice<T: Copy + PartialEq + Send + Sync + 'static>(
     id: &'static str,
     label: &'static str,
-    options: Vec<(T, &'static str, &'static str)>,
+    key: &'static str,
+    options: Vec<(T, &'static str)>,
     get: fn(&Settings) -> T,
     set: fn(&mut Settings, T),
 ) -> impl IntoView {
     let lab = use_lab();
     let lang = lab.lang;
-    let codes: Vec<(T, &'static str)> = options.iter().map(|(v, code, _)| (*v, *code)).collect();
+    let spec = CHOICES.iter().find(|c| c.key == key).expect("a choice the core names");
+    let codes = options.clone();
     view! {
         <label for=id>{move || tr(lang.get(), label)}</label>
         <select
@@ -85,10 +90,13 @@ fn choice<T: Copy + PartialEq + Send + Sync + 'static>(
                 }
             }
         >
-            {options.into_iter().map(|(v, code, key)| view! {
-                <option value=code selected=move || lab.settings.with(|s| get(s) == v)>
-                    {move || tr(lang.get(), key)}
-                </option>
+            {options.into_iter().map(|(v, code)| {
+                let words = spec.option(code).expect("an option the core names");
+                view! {
+                    <option value=code selected=move || lab.settings.with(|s| get(s) == v)>
+                        {move || words.get(lang.get()).to_string()}
+                    </option>
+                }
             }).collect_view()}
         </select>
         <ControlMistake setting=id.replace('-', "_") />
@@ -127,11 +135,11 @@ pub fn Controls() -> impl IntoView {
                     }
                 />
                 <NumberField id="threshold-input" label="threshold" key="t" value=threshold />
-                {choice("comparison", "comparison",
-                    vec![(Comparison::Le, "le", "le_option"), (Comparison::Lt, "lt", "lt_option")],
+                {choice("comparison", "comparison", "cmp",
+                    vec![(Comparison::Le, "le"), (Comparison::Lt, "lt")],
                     |s| s.comparison, |s, v| s.comparison = v)}
-                {choice("first-token", "ttft_ends_at",
-                    vec![(FirstToken::Content, "content", "ft_content"), (FirstToken::AnyOutput, "any", "ft_any")],
+                {choice("first-token", "ttft_ends_at", "ft",
+                    vec![(FirstToken::Content, "content"), (FirstToken::AnyOutput, "any")],
                     |s| s.population.first_token, |s, v| s.population.first_token = v)}
             </fieldset>
             <fieldset>
@@ -152,12 +160,12 @@ pub fn Controls() -> impl IntoView {
             </fieldset>
             <fieldset>
                 <legend>{move || tr(lang.get(), "percentile")}</legend>
-                {choice("percentile-method", "method",
+                {choice("percentile-method", "method", "pm",
                     vec![
-                        (PercentileMethod::NearestRank, "nearest-rank", "pm_nearest"),
-                        (PercentileMethod::Linear, "linear", "pm_linear"),
-                        (PercentileMethod::Lower, "lower", "pm_lower"),
-                        (PercentileMethod::Higher, "higher", "pm_higher"),
+                        (PercentileMethod::NearestRank, "nearest-rank"),
+                        (PercentileMethod::Linear, "linear"),
+                        (PercentileMethod::Lower, "lower"),
+                        (PercentileMethod::Higher, "higher"),
                     ],
                     |s| s.percentile, |s, v| s.percentile = v)}
                 <NumberField id="p-input" label="p" key="p"
@@ -165,21 +173,21 @@ pub fn Controls() -> impl IntoView {
             </fieldset>
             <fieldset>
                 <legend>{move || tr(lang.get(), "denominators")}</legend>
-                {choice("failure-denominator", "failure_denominator",
+                {choice("failure-denominator", "failure_denominator", "fd",
                     vec![
-                        (FailureDenominator::AllAttempts, "all_attempts", "fd_all"),
-                        (FailureDenominator::Successes, "successes", "fd_successes"),
-                        (FailureDenominator::FailedRowsDeleted, "failed_rows_deleted", "fd_deleted"),
+                        (FailureDenominator::AllAttempts, "all_attempts"),
+                        (FailureDenominator::Successes, "successes"),
+                        (FailureDenominator::FailedRowsDeleted, "failed_rows_deleted"),
                     ],
                     |s| s.population.failure_denominator, |s, v| s.population.failure_denominator = v)}
-                {choice("missing-ttft", "missing_ttft",
-                    vec![(MissingTtft::KeepMissing, "keep_missing", "mt_keep"), (MissingTtft::TreatAsZero, "treat_as_zero", "mt_zero")],
+                {choice("missing-ttft", "missing_ttft", "mt",
+                    vec![(MissingTtft::KeepMissing, "keep_missing"), (MissingTtft::TreatAsZero, "treat_as_zero")],
                     |s| s.population.missing_ttft, |s, v| s.population.missing_ttft = v)}
-                {choice("warmup", "warmup_policy",
-                    vec![(WarmupPolicy::Exclude, "exclude", "wu_exclude"), (WarmupPolicy::Include, "include", "wu_include")],
+                {choice("warmup", "warmup_policy", "wu",
+                    vec![(WarmupPolicy::Exclude, "exclude"), (WarmupPolicy::Include, "include")],
                     |s| s.population.warmup, |s, v| s.population.warmup = v)}
-                {choice("quality", "quality_rule",
-                    vec![(QualityRule::Required, "required", "qr_required"), (QualityRule::Ignored, "ignored", "qr_ignored")],
+                {choice("quality", "quality_rule", "qr",
+                    vec![(QualityRule::Required, "required"), (QualityRule::Ignored, "ignored")],
                     |s| s.population.quality, |s, v| s.population.quality = v)}
             </fieldset>
             <button class="secondary" data-testid="reset" on:click=reset>{move || tr(lang.get(), "reset")}</button>

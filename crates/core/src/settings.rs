@@ -384,8 +384,8 @@ impl Settings {
 pub const PAIR_KEYS: [&str; 12] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft", "qr"];
 
 /// One choice a learner makes among named options (a `key=value` pair of [`Settings::to_pairs`]):
-/// its name and each option's, in both languages. The metric card's form offers them with
-/// the same words as the lab's controls.
+/// its name and each option's, in both languages. The one home of the options' words: the
+/// lab's controls and the learner's metric card both offer them from here.
 pub struct ChoiceSpec {
     pub key: &'static str,
     pub label: (&'static str, &'static str),
