@@ -610,24 +610,8 @@ impl Metrics {
 mod tests {
     use super::*;
     use crate::settings::MissingTtft;
-    use crate::trace::{Attempt, Outcome, Quality};
+    use crate::trace::test_data::ten;
 
-    /// Lesson 3's ten requests (TTFT in ms): eight successes, two failures without a token.
-    fn ten() -> Vec<Attempt> {
-        let ok = |id: &str, ms: f64, q: Quality| Attempt::new(id, Outcome::Success, Some(ms), q);
-        vec![
-            ok("R1", 200.0, Quality::Pass),
-            ok("R2", 300.0, Quality::Pass),
-            ok("R3", 400.0, Quality::Pass),
-            ok("R4", 500.0, Quality::Pass),
-            ok("R5", 600.0, Quality::Fail),
-            ok("R6", 800.0, Quality::Pass),
-            ok("R7", 1200.0, Quality::Pass),
-            ok("R8", 2000.0, Quality::Pass),
-            Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated),
-            Attempt::new("R10", Outcome::ConnectError, None, Quality::NotEvaluated),
-        ]
-    }
 
     #[test]
     fn the_ttft_names_say_which_attempts_the_sample_holds() {

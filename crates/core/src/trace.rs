@@ -785,3 +785,26 @@ pub struct Footer {
     #[serde(default)]
     pub gpu_samples: u64,
 }
+
+/// Test data shared by the core's unit tests.
+#[cfg(test)]
+pub(crate) mod test_data {
+    use super::{Attempt, Outcome, Quality};
+
+    /// Lesson 3's ten requests (TTFT in ms): eight successes, two failures without a token.
+    pub(crate) fn ten() -> Vec<Attempt> {
+        let ok = |id: &str, ms: f64, q: Quality| Attempt::new(id, Outcome::Success, Some(ms), q);
+        vec![
+            ok("R1", 200.0, Quality::Pass),
+            ok("R2", 300.0, Quality::Pass),
+            ok("R3", 400.0, Quality::Pass),
+            ok("R4", 500.0, Quality::Pass),
+            ok("R5", 600.0, Quality::Fail),
+            ok("R6", 800.0, Quality::Pass),
+            ok("R7", 1200.0, Quality::Pass),
+            ok("R8", 2000.0, Quality::Pass),
+            Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated),
+            Attempt::new("R10", Outcome::ConnectError, None, Quality::NotEvaluated),
+        ]
+    }
+}

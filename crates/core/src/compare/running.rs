@@ -87,24 +87,8 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Outcome, Quality};
+    use crate::trace::test_data::ten;
 
-    /// Lesson 3's ten requests (TTFT in ms).
-    fn ten() -> Vec<Attempt> {
-        let ok = |id: &str, ms: f64, q: Quality| Attempt::new(id, Outcome::Success, Some(ms), q);
-        vec![
-            ok("R1", 200.0, Quality::Pass),
-            ok("R2", 300.0, Quality::Pass),
-            ok("R3", 400.0, Quality::Pass),
-            ok("R4", 500.0, Quality::Pass),
-            ok("R5", 600.0, Quality::Fail),
-            ok("R6", 800.0, Quality::Pass),
-            ok("R7", 1200.0, Quality::Pass),
-            ok("R8", 2000.0, Quality::Pass),
-            Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated),
-            Attempt::new("R10", Outcome::ConnectError, None, Quality::NotEvaluated),
-        ]
-    }
 
     #[test]
     fn the_intervals_narrow_as_rows_are_added_and_the_tail_bound_waits_for_enough_rows() {
