@@ -187,14 +187,6 @@ impl MetricCard {
                 n(&metrics.itl_p50)
             )
         };
-        let success_condition = match metrics.joint_rate.numerator_label.as_ref() {
-            Some(label) if zh => format!("完整成功 = HTTP 成功且流正常读到结束；{}，逐个请求判定", label.zh),
-            Some(label) => format!(
-                "complete success = HTTP success and the stream read to its proper end; {}, judged request by request",
-                label.en
-            ),
-            None => String::new(),
-        };
         let failure_denominator = match (&metrics.failure_rate.denominator_label, metrics.failure_rate.denominator) {
             (Some(label), Some(d)) => format!("{} = {}", label.get(lang), trim_num(d)),
             _ => String::new(),
@@ -212,14 +204,6 @@ impl MetricCard {
                 settings.comparison.symbol(),
                 trim_num(settings.ttft_threshold_s)
             )
-        };
-        let telemetry = if trace.header.capabilities.gpu_telemetry == GPU_UNSUPPORTED {
-            (if zh { "不支持 — 未验证：不报告任何 GPU 数字" } else { "unsupported — not verified: no GPU figure is reported" })
-                .to_string()
-        } else if zh {
-            format!("{}，{} 个样本，与请求同一时钟", trace.header.capabilities.gpu_telemetry, trace.gpu.len())
-        } else {
-            format!("{}, {} samples, on the same clock as the requests", trace.header.capabilities.gpu_telemetry, trace.gpu.len())
         };
         let index = tracelab_core::Index::build(&trace.attempts, settings.population);
         let intervals = Intervals::compute(&index, settings, metrics);
@@ -267,10 +251,10 @@ impl MetricCard {
             percentile_method,
             sample_count,
             attempts: card::attempts_summary(metrics, lang),
-            success_condition,
+            success_condition: success_condition_line(metrics, lang),
             failure_denominator,
             thresholds,
-            telemetry,
+            telemetry: telemetry_line(trace, lang),
             results,
             notes: notes.join("\n"),
             choices: settings.to_pairs().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
@@ -393,6 +377,44 @@ impl MetricCard {
     /// naming the field; nothing panics.
     pub fn from_json(text: &str) -> Result<MetricCard, ParseError> {
         read_export(text, CARD_KIND, "metric card", locate_card)
+    }
+}
+
+/// The card's prose lines the core writes for a trace (what a reader compares a learner's own
+/// wording with): `observation_point`, `conditions`, `success_condition`, `telemetry`.
+pub(crate) fn prose_line(field: &str, trace: &Trace, metrics: &Metrics, lang: Lang) -> String {
+    match field {
+        "observation_point" => card::observation_point(lang),
+        "conditions" => conditions_line(trace, lang),
+        "success_condition" => success_condition_line(metrics, lang),
+        "telemetry" => telemetry_line(trace, lang),
+        _ => String::new(),
+    }
+}
+
+/// What counts as a success and as jointly qualified, from the joint rate's own numerator.
+fn success_condition_line(metrics: &Metrics, lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+    match metrics.joint_rate.numerator_label.as_ref() {
+        Some(label) if zh => format!("完整成功 = HTTP 成功且流正常读到结束；{}，逐个请求判定", label.zh),
+        Some(label) => format!(
+            "complete success = HTTP success and the stream read to its proper end; {}, judged request by request",
+            label.en
+        ),
+        None => String::new(),
+    }
+}
+
+/// How the GPU was read, or that it was not.
+fn telemetry_line(trace: &Trace, lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+if trace.header.capabilities.gpu_telemetry == GPU_UNSUPPORTED {
+        (if zh { "不支持 — 未验证：不报告任何 GPU 数字" } else { "unsupported — not verified: no GPU figure is reported" })
+            .to_string()
+    } else if zh {
+        format!("{}，{} 个样本，与请求同一时钟", trace.header.capabilities.gpu_telemetry, trace.gpu.len())
+    } else {
+        format!("{}, {} samples, on the same clock as the requests", trace.header.capabilities.gpu_telemetry, trace.gpu.len())
     }
 }
 

@@ -3,6 +3,8 @@
 //! same reading recomputes a classmate's card from the trace it names: "someone else can
 //! recompute from your card" is the card's acceptance test.
 
+use std::cell::OnceCell;
+
 use serde::Serialize;
 
 use tracelab_core::figure::{Figure, Unit};
@@ -12,7 +14,7 @@ use tracelab_core::settings::{pair_label, pair_value_label, Settings, CHOICES, P
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::Trace;
 
-use crate::card::MetricCard;
+use crate::card::{prose_line, MetricCard};
 
 /// How one line of the card compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -213,16 +215,17 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
 
     let metrics = Metrics::of(&trace.attempts, &settings);
     lines.extend(count_lines(card, &metrics));
+    // The figures under each single other choice, computed once, the first time a written
+    // figure differs (then every differing figure is looked up in them).
+    let others = OnceCell::new();
     for r in &card.results {
         let Some(f) = metrics.card_figures().into_iter().find(|f| f.key == r.key) else { continue };
-        lines.push(figure_line(&r.value, f, trace, &settings));
+        lines.push(figure_line(&r.value, f, &settings, || others.get_or_init(|| single_choice_figures(trace, &settings))));
     }
     // The prose fields: the core's own line for the same trace, beside the learner's.
-    let mut core_en = MetricCard::prefill("", trace, &settings, &metrics, Lang::En);
-    let mut core_zh = MetricCard::prefill("", trace, &settings, &metrics, Lang::Zh);
     for key in ["observation_point", "conditions", "success_condition", "telemetry"] {
         let value = card.field(key).cloned().unwrap_or_default();
-        let core = t(core_en.field_mut(key).cloned().unwrap_or_default(), core_zh.field_mut(key).cloned().unwrap_or_default());
+        let core = t(prose_line(key, trace, &metrics, Lang::En), prose_line(key, trace, &metrics, Lang::Zh));
         let empty = value.trim().is_empty();
         lines.push(CardLine {
             id: format!("field:{key}"),
@@ -273,7 +276,7 @@ fn count_lines(card: &MetricCard, m: &Metrics) -> Vec<CardLine> {
 
 /// One written figure against the core's under the card's choices. When it differs, the
 /// single choice that would give the written value is named: the usual cause.
-fn figure_line(written: &str, f: &Figure, trace: &Trace, settings: &Settings) -> CardLine {
+fn figure_line<'a>(written: &str, f: &Figure, settings: &Settings, others: impl FnOnce() -> &'a [OtherChoice]) -> CardLine {
     let core = t(format::value(f, Lang::En), format::value(f, Lang::Zh));
     let line = |agreement, why| CardLine {
         id: format!("figure:{}", f.key),
@@ -312,7 +315,10 @@ fn figure_line(written: &str, f: &Figure, trace: &Trace, settings: &Settings) ->
             t(format!("Follows from the card's choices: {} ({}).", core.en, detail.en), format!("由口径卡的选择可以得出：{}（{}）。", core.zh, detail.zh)),
         ),
         (Written::Value(v, tol), Some(_)) => {
-            let cause = single_choice_giving(v, tol, &f.key, trace, settings);
+            let cause = others()
+                .iter()
+                .find(|o| o.metrics.card_figures().into_iter().find(|g| g.key == f.key).and_then(|g| g.value).is_some_and(|x| close(v, tol, x)))
+                .map(|o| (o.key, o.code.to_string()));
             let because = match cause {
                 Some((key, code)) => t(
                     format!(
@@ -341,27 +347,28 @@ fn figure_line(written: &str, f: &Figure, trace: &Trace, settings: &Settings) ->
     }
 }
 
-/// The one choice (others as stated) under which `key`'s figure equals the written value.
-fn single_choice_giving(v: f64, tol: f64, key: &str, trace: &Trace, settings: &Settings) -> Option<(&'static str, String)> {
+/// One choice changed from the card's, the others as stated, and the figures it gives.
+struct OtherChoice {
+    key: &'static str,
+    code: &'static str,
+    metrics: Metrics,
+}
+
+/// Every single other choice the card could have made, with its figures: where a written value
+/// that does not follow comes from.
+fn single_choice_figures(trace: &Trace, settings: &Settings) -> Vec<OtherChoice> {
     let stated = settings.to_pairs();
+    let mut out = Vec::new();
     for spec in &CHOICES {
-        let current = stated.iter().find(|(k, _)| *k == spec.key).map(|(_, c)| c.clone()).unwrap_or_default();
-        for (code, _, _) in spec.options {
-            if *code == current {
-                continue;
-            }
+        let current = stated.iter().find(|(k, _)| *k == spec.key).map(|(_, c)| c.as_str()).unwrap_or_default();
+        for (code, _, _) in spec.options.iter().filter(|(code, _, _)| *code != current) {
             let mut other = settings.clone();
-            if !other.apply_pairs([(spec.key, *code)]).is_empty() {
-                continue;
-            }
-            let m = Metrics::of(&trace.attempts, &other);
-            let value = m.card_figures().into_iter().find(|f| f.key == key).and_then(|f| f.value);
-            if value.is_some_and(|x| close(v, tol, x)) {
-                return Some((spec.key, code.to_string()));
+            if other.apply_pairs([(spec.key, *code)]).is_empty() {
+                out.push(OtherChoice { key: spec.key, code, metrics: Metrics::of(&trace.attempts, &other) });
             }
         }
     }
-    None
+    out
 }
 
 fn close(written: f64, tol: f64, exact: f64) -> bool {
