@@ -315,22 +315,17 @@ fn Notes() -> impl IntoView {
 #[component]
 fn ProgressFile() -> impl IntoView {
     let page = use_page();
-    let import = move |file: web_sys::File| {
-        spawn_local(async move {
-            let text = wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|v| v.as_string()).unwrap_or_default();
-            match Progress::from_json(&text) {
-                Ok(mut p) => {
-                    if let Some(course) = page.course.get_untracked() {
-                        p.retain_known(&course);
-                    }
-                    page.progress.set(p);
-                    page.save_progress();
-                    page.error.set(None);
-                    page.notice.set(Some(w(page.lang.get_untracked(), "imported").to_string()));
-                }
-                Err(e) => page.error.set(Some(e.in_file(file.name()).to_string())),
+    let import = move |name: String, text: String| match Progress::from_json(&text) {
+        Ok(mut p) => {
+            if let Some(course) = page.course.get_untracked() {
+                p.retain_known(&course);
             }
-        });
+            page.progress.set(p);
+            page.save_progress();
+            page.error.set(None);
+            page.notice.set(Some(w(page.lang.get_untracked(), "imported").to_string()));
+        }
+        Err(e) => page.error.set(Some(e.in_file(name).to_string())),
     };
     view! {
         <section class="progress-file">
@@ -341,14 +336,7 @@ fn ProgressFile() -> impl IntoView {
             }>{move || w(page.lang.get(), "export_progress")}</button>
             <label for="import-progress">{move || w(page.lang.get(), "import_progress")}</label>
             <input id="import-progress" data-testid="import-progress" type="file" accept=".json,application/json"
-                on:change=move |e| {
-                    use wasm_bindgen::JsCast;
-                    let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-                    let file = input.as_ref().and_then(|i| i.files()).and_then(|f| f.get(0));
-                    if let Some(file) = file { import(file); }
-                    // So choosing the same file again (after fixing it) is a change too.
-                    if let Some(i) = input { i.set_value(""); }
-                } />
+                on:change=move |e| page.read_chosen_file(&e, import) />
         </section>
     }
 }

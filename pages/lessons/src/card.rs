@@ -184,20 +184,6 @@ pub fn CardPanel() -> impl IntoView {
             Err(e) => page.error.set(Some(e)),
         }
     };
-    let read_file = move |e: leptos::ev::Event, then: Box<dyn FnOnce(String, String)>| {
-        let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-        let Some(file) = input.as_ref().and_then(|i| i.files()).and_then(|f| f.get(0)) else { return };
-        // So choosing the same file again (after fixing it) is a change too.
-        if let Some(i) = &input {
-            i.set_value("");
-        }
-        leptos::task::spawn_local(async move {
-            match wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|v| v.as_string()) {
-                Some(text) => then(file.name(), text),
-                None => page.error.set(Some(format!("{}: {}", file.name(), if page.lang.get_untracked() == Lang::Zh { "无法作为文本读取" } else { "could not be read as text" }))),
-            }
-        });
-    };
     let classmate_review = Memo::new(move |_| {
         let (_, card) = classmate_card.get()?;
         classmate_trace.with(|t| t.as_ref().map(|(file, trace)| card.recompute(trace, file)))
@@ -338,20 +324,20 @@ pub fn CardPanel() -> impl IntoView {
                 <h3>{move || w(page.lang.get(), "classmate")}</h3>
                 <p class="hint">{move || w(page.lang.get(), "classmate_help")}</p>
                 <label>{move || w(page.lang.get(), "classmate_card")}" "
-                    <input type="file" accept=".json,application/json" data-testid="classmate-card" on:change=move |e| read_file(e, Box::new(move |name, text| {
+                    <input type="file" accept=".json,application/json" data-testid="classmate-card" on:change=move |e| page.read_chosen_file(&e, move |name, text| {
                         match MetricCard::from_json(&text) {
                             Ok(card) => { page.error.set(None); classmate_card.set(Some((name, card))); }
                             Err(e) => { classmate_card.set(None); page.error.set(Some(e.in_file(name).to_string())); }
                         }
-                    })) />
+                    }) />
                 </label>
                 <label>{move || w(page.lang.get(), "classmate_trace")}" "
-                    <input type="file" accept=".jsonl,.csv,.json" data-testid="classmate-trace" on:change=move |e| read_file(e, Box::new(move |name, text| {
+                    <input type="file" accept=".jsonl,.csv,.json" data-testid="classmate-trace" on:change=move |e| page.read_chosen_file(&e, move |name, text| {
                         match parse_trace(&name, &text) {
                             Ok(trace) => { page.error.set(None); classmate_trace.set(Some((name, trace))); }
                             Err(e) => { classmate_trace.set(None); page.error.set(Some(e.to_string())); }
                         }
-                    })) />
+                    }) />
                 </label>
                 {move || classmate_review.get().map(|r| view! { <ReviewList review=r title="review_classmate" testid="classmate-check" /> })}
             </section>

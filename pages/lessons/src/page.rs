@@ -47,6 +47,28 @@ pub fn use_page() -> Page {
 }
 
 impl Page {
+    /// Reads the file a learner chose in a file input, as text, then hands over its name and
+    /// text. The input is cleared, so choosing the same file again (after fixing it) is a change
+    /// too; a file that is not text is an error naming it.
+    pub fn read_chosen_file(self, e: &leptos::ev::Event, then: impl FnOnce(String, String) + 'static) {
+        use wasm_bindgen::JsCast;
+        let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+        let Some(file) = input.as_ref().and_then(|i| i.files()).and_then(|f| f.get(0)) else { return };
+        if let Some(i) = &input {
+            i.set_value("");
+        }
+        leptos::task::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|v| v.as_string()) {
+                Some(text) => then(file.name(), text),
+                None => self.error.set(Some(format!(
+                    "{}: {}",
+                    file.name(),
+                    if self.lang.get_untracked() == Lang::Zh { "无法作为文本读取" } else { "could not be read as text" }
+                ))),
+            }
+        });
+    }
+
     /// Fetches a sample once; later calls find it in the map.
     pub fn ensure_sample(&self, name: String, then: impl FnOnce(Arc<Trace>) + 'static) {
         if let Some(t) = self.samples.with_untracked(|m| m.get(&name).cloned()) {
