@@ -806,17 +806,14 @@ fn the_labs_lessons_link_in_the_frame_opens_the_lessons_in_the_window() {
 
 /// Waits until the lab's document in the frame counts `qualified`, drawn or not.
 fn frame_counts(b: &Browser, qualified: &str) {
-    for _ in 0..150 {
-        let v = b.execute(
+    wait_for(&format!("the lab in the frame to count {qualified} qualified"), || {
+        b.execute(
             "const d = document.querySelector('[data-testid=lab-frame]').contentDocument; const e = d && d.querySelector('[data-testid=value-qualified_count]'); return e ? e.textContent : '';",
             json!([]),
-        );
-        if v.as_str() == Some(qualified) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    panic!("the lab in the frame never counted {qualified} qualified");
+        )
+        .as_str()
+            == Some(qualified)
+    });
 }
 
 /// Where the step and the figure it moves are, after the step was clicked: the step under the
