@@ -52,7 +52,7 @@ impl Mark {
 }
 
 /// The chart's width in CSS pixels, followed on resize.
-fn use_width(holder: NodeRef<leptos::html::Div>, resized: RwSignal<u32>) -> Signal<f64> {
+pub(super) fn use_width(holder: NodeRef<leptos::html::Div>, resized: RwSignal<u32>) -> Signal<f64> {
     let width = RwSignal::new(0.0f64);
     Effect::new(move |_| {
         resized.track();
@@ -70,6 +70,7 @@ pub fn Charts() -> impl IntoView {
     let resized = RwSignal::new(0u32);
     let listener = window_event_listener(ev::resize, move |_| resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
+    let run_axis = RwSignal::new(None);
     view! {
         <section class="charts" aria-labelledby="charts-h">
             <h2 id="charts-h">{move || tr(lang.get(), "charts")}</h2>
@@ -78,7 +79,8 @@ pub fn Charts() -> impl IntoView {
                 <TtftChart resized=resized />
                 <RequestTimeline resized=resized />
             </div>
-            <RunTimeline resized=resized />
+            <RunTimeline resized=resized run_axis=run_axis />
+            <super::distribution::Distribution resized=resized run_axis=run_axis />
         </section>
     }
 }
@@ -105,8 +107,14 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
+    // The sample is ranked once per trace and population: a threshold edit moves no point, so
+    // it never sorts again (each drawn dot is judged under the current settings instead).
+    let population = Memo::new(move |_| lab.settings.with(|s| s.population));
     let points = Memo::new(move |_| {
-        lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| ttft_points(&w.attempts, s)))).unwrap_or_default()
+        let population = population.get();
+        lab.working
+            .with(|w| w.as_ref().map(|w| lab.settings.with_untracked(|s| ttft_points(&w.attempts, &Settings { population, ..s.clone() }))))
+            .unwrap_or_default()
     });
     let svg = move || {
         let l = lab.lang.get();
@@ -149,6 +157,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
         let tail_label_y = tail.map(|t| if (y(t) - ty).abs() < 16.0 && y(t) >= ty { y(t) + 14.0 } else { y(t) - 5.0 });
         let step = n.div_ceil(MAX_MARKS).max(1);
         let dots = working_rows(lab, &pts, step, selected, &s);
+        let many = n > BARS_FIT;
         Some(view! {
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="ttft-chart"
                 aria-label=tr(l, "ttft_chart_alt")>
@@ -171,10 +180,23 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                         {format!("{tail_name} = {}", format::duration(t))}
                     </text>
                 })}
-                {dots.into_iter().map(|(rank, p, mark, is_selected)| view! {
-                    <circle class=format!("dot {}", mark.class()) class:selected=is_selected data-testid="ttft-dot"
-                        data-row=p.row + 1 cx=x(rank as f64) cy=y(units::s_from_ms(p.ttft_ms)) r={if is_selected { 6.5 } else if n > 200 { 2.0 } else { 4.5 }} />
-                }).collect_view()}
+                {(!many).then(|| dots.iter().map(|(rank, p, mark, is_selected)| view! {
+                    <circle class=format!("dot {}", mark.class()) class:selected=*is_selected data-testid="ttft-dot"
+                        data-row=p.row + 1 cx=x(*rank as f64) cy=y(units::s_from_ms(p.ttft_ms)) r={if *is_selected { 6.5 } else if n > 200 { 2.0 } else { 4.5 }} />
+                }).collect_view())}
+                // Beyond BARS_FIT the dots of one colour are one path: thousands of circles, each
+                // with its own attributes, were rebuilt on every edit (30 ms at 100,000 attempts).
+                {many.then(|| [Mark::Qualified, Mark::NotQualified, Mark::Failed, Mark::WarmUp].into_iter().map(|m| {
+                    let d: String = dots.iter().filter(|(_, _, mark, _)| *mark == m).map(|(rank, p, _, _)| {
+                        let (cx, cy) = (x(*rank as f64), y(units::s_from_ms(p.ttft_ms)));
+                        format!("M{:.1} {:.1}h0", cx, cy)
+                    }).collect();
+                    view! { <path class=format!("dots {}-stroke", m.class()) data-testid="ttft-dots" data-mark=m.class() d=d /> }
+                }).collect_view())}
+                {many.then(|| dots.iter().find(|d| d.3).map(|(rank, p, mark, _)| view! {
+                    <circle class=format!("dot {} selected", mark.class()) data-testid="ttft-dot"
+                        data-row=p.row + 1 cx=x(*rank as f64) cy=y(units::s_from_ms(p.ttft_ms)) r=6.5 />
+                }))}
                 {(failures > 0).then(|| view! {
                     <g data-testid="no-ttft">
                         <rect class="strip" x=w - strip - 4.0 y=top width=strip height=h - top - bottom />
@@ -227,7 +249,7 @@ fn working_rows(
         pts.iter()
             .enumerate()
             .filter(|(k, p)| k % step == 0 || p.row == selected)
-            .map(|(k, p)| (k + 1, *p, Mark::of(&w.attempts[p.row], &p.verdict, s), p.row == selected))
+            .map(|(k, p)| (k + 1, *p, Mark::of(&w.attempts[p.row], &verdict(&w.attempts[p.row], s), s), p.row == selected))
             .collect()
     })
 }
@@ -236,6 +258,11 @@ fn working_rows(
 fn spread(n: usize) -> impl Iterator<Item = usize> {
     let step = n.div_ceil(MAX_MARKS).max(1);
     (0..n).step_by(step).chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n - 1))
+}
+
+/// When an attempt's bar ends on the run's clock: its E2E, else its last event, else its TTFT.
+fn end_of(a: &Attempt) -> f64 {
+    a.start_ms.unwrap_or(0.0) + a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0)
 }
 
 /// About how wide one character of a chart label is, in pixels (11 px sans-serif).
@@ -355,12 +382,35 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
     }
 }
 
+/// Beyond this many timed attempts the run chart gives no attempt a bar of its own: the charts
+/// bundle draws the run in time buckets above it (src/components/distribution.rs); a bar a few
+/// pixels high per attempt stops being readable, and redrawing them made an edit slow.
+pub(super) const BARS_FIT: usize = 300;
+
+/// The run chart's horizontal scale: box width, plot left and right (px), the clock's start and
+/// end, and the span the ticks cover (ms). The charts bundle's bucketed lanes use it too.
+pub(super) type RunAxis = Option<(f64, f64, f64, f64, f64, f64)>;
+
 #[component]
-fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
+fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
-    let flight = Memo::new(move |_| lab.working.with(|w| w.as_ref().map(|w| in_flight(&w.attempts)).unwrap_or_default()));
+    let big = Memo::new(move |_| lab.working.with(|w| w.as_ref().is_some_and(|w| tracelab_core::distribution::timed_count(&w.attempts) > BARS_FIT)));
+    let flight = Memo::new(move |_| if big.get() { Vec::new() } else { lab.working.with(|w| w.as_ref().map(|w| in_flight(&w.attempts)).unwrap_or_default()) });
+    // The run's clock from the working attempts alone (a settings edit moves none of it): how
+    // many have a start, the first start (or intended start) and the last end.
+    let clock = Memo::new(move |_| {
+        lab.working.with(|w| {
+            let timed: Vec<&Attempt> = w.as_ref()?.attempts.iter().filter(|a| a.start_ms.is_some()).collect();
+            if timed.is_empty() {
+                return None;
+            }
+            let end = timed.iter().map(|a| end_of(a)).fold(0.0, f64::max);
+            let start = timed.iter().map(|a| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|a| a.intended_start_ms)).fold(0.0, f64::min);
+            Some((timed.len(), start, end))
+        })
+    });
     let svg = move || {
         let l = lab.lang.get();
         let w = width.get();
@@ -371,27 +421,30 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
         if w <= 0.0 {
             return None;
         }
-        let timed: Vec<(usize, &Attempt)> = working.attempts.iter().enumerate().filter(|(_, a)| a.start_ms.is_some()).collect();
-        if timed.is_empty() {
+        let Some((timed_n, t_start, attempts_end)) = clock.get() else {
             // No empty box: say why there is no timeline.
             return Some(view! { <p class="no-timeline" data-testid="no-timeline">{tr(l, "no_timeline")}</p> }.into_any());
-        }
-        let end_of = |a: &Attempt| a.start_ms.unwrap_or(0.0) + a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0);
+        };
+        let big = timed_n > BARS_FIT;
+        // A big trace draws no bar: its rows are not gathered on each edit.
+        let timed: Vec<(usize, &Attempt)> = if big { Vec::new() } else { working.attempts.iter().enumerate().filter(|(_, a)| a.start_ms.is_some()).collect() };
         let gpu = &loaded.trace.gpu;
-        let t_end = timed.iter().map(|(_, a)| end_of(a)).fold(0.0, f64::max).max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
-        let t_start = timed.iter().map(|(_, a)| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|(_, a)| a.intended_start_ms)).fold(0.0, f64::min);
+        let t_end = attempts_end.max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
         let xt = ticks(units::s_from_ms(t_end - t_start), 8);
         let span = units::ms_from_s(xt.last().copied().unwrap_or(1.0));
-        let labels = timed.len() <= 40;
+        let labels = timed_n <= 40;
         let (left, right) = (if labels { 64.0 } else { 46.0 }, w - 14.0);
+        if run_axis.get_untracked() != Some((w, left, right, t_start, t_end, span)) {
+            run_axis.set(Some((w, left, right, t_start, t_end, span)));
+        }
         let x = move |ms: f64| left + (right - left) * (ms - t_start) / span;
-        let step = timed.len().div_ceil(MAX_MARKS).max(1);
-        let rows: Vec<(usize, &Attempt)> = timed.iter().copied().enumerate().filter(|(k, (i, _))| k % step == 0 || *i == selected).map(|(_, r)| r).collect();
-        let row_h = (300.0 / rows.len() as f64).clamp(2.0, 20.0);
+        let rows: Vec<(usize, &Attempt)> = if big { Vec::new() } else { timed.clone() };
+        let row_h = (300.0 / rows.len().max(1) as f64).clamp(2.0, 20.0);
         let top = 26.0;
         let bars_h = row_h * rows.len() as f64;
         let flight_top = top + bars_h + 18.0;
-        let flight_h = 60.0;
+        // Beyond BARS_FIT the bundle's lanes above hold the requests in flight too.
+        let flight_h = if big { 0.0 } else { 60.0 };
         let gpu_top = flight_top + flight_h + 34.0;
         let gpu_h = if gpu.is_empty() { 0.0 } else { 80.0 };
         // The engine's own signals (`--server-metrics`, source 0) under the GPU lanes: its queue
@@ -449,7 +502,7 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
         Some(view! {
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="run-chart"
                 aria-label=tr(l, "run_chart_alt")>
-                <text class="axis-title" x=4 y=14>{tr(l, if labels { "run_rows" } else { "run_rows_many" })}</text>
+                <text class="axis-title" x=4 y=14>{tr(l, if big { "run_rows_buckets" } else if labels { "run_rows" } else { "run_rows_many" })}</text>
                 {xt.iter().map(|v| view! {
                     <line class="grid" x1=x(t_start + units::ms_from_s(*v)) x2=x(t_start + units::ms_from_s(*v)) y1=top y2=axis />
                     <text class="tick" x=x(t_start + units::ms_from_s(*v)) y=axis + 14.0 text-anchor="middle">{label(units::s_from_ms(t_start) + v)}</text>
@@ -477,9 +530,11 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
                         </g>
                     }
                 }).collect_view()}
-                <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {})", tr(l, "in_flight"), tr(l, "peak"), format::integer(peak as u64))}</text>
-                <path class="in-flight" data-testid="in-flight" d=path />
-                <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
+                {(!big).then(|| view! {
+                    <text class="lane-title" x=4 y=flight_top - 4.0>{format!("{} ({} {})", tr(l, "in_flight"), tr(l, "peak"), format::integer(peak as u64))}</text>
+                    <path class="in-flight" data-testid="in-flight" d=path />
+                    <line class="axis" x1=left x2=right y1=flight_top + flight_h y2=flight_top + flight_h />
+                })}
                 // What the GPU and the engine did while the selected attempt ran.
                 {shade.map(|(sx, sw)| view! {
                     <rect class="gpu-selected" data-testid="gpu-selected" x=sx y=shade_top width=sw height=below - shade_top />
@@ -525,6 +580,8 @@ fn RunTimeline(resized: RwSignal<u32>) -> impl IntoView {
     };
     view! {
         <figure class="chart wide">
+            // The bundle's bucketed lanes (src/components/distribution.rs), for a big trace only.
+            {move || big.get().then(|| view! { <div id="run-lanes-box"></div> })}
             <div class="chart-box" node_ref=holder>{svg}</div>
             <figcaption>{move || tr(lab.lang.get(), "run_chart")}" · "<span data-testid="run-gpu">{gpu_status}</span></figcaption>
         </figure>

@@ -3,6 +3,7 @@
 mod attempts_table;
 mod charts;
 mod controls;
+mod distribution;
 mod exports;
 mod figure_strip;
 mod load_panel;

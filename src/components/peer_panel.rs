@@ -29,8 +29,9 @@ pub fn PeerPanel() -> impl IntoView {
         let mine = latest.get_value();
         spawn_local(async move {
             let answer = crate::convert::call_on_trace(Call::PeerTable, key, working_text, &[&settings, &lang]).await;
-            if latest.get_value() == mine {
-                table.set(Some(answer));
+            // The panel may be gone by now (a new trace lays the page out afresh).
+            if latest.try_get_value() == Some(mine) {
+                table.try_set(Some(answer));
             }
         });
     });

@@ -39,8 +39,9 @@ pub fn RunChecks() -> impl IntoView {
             let answer = crate::convert::call_on_trace(Call::RunChecks, key, working_text, &[&settings, &lang])
                 .await
                 .and_then(|json| serde_json::from_str::<Vec<String>>(&json).map_err(|e| e.to_string()));
-            if latest.get_value() == mine {
-                checks.set(Some(answer));
+            // The panel may be gone by now (a new trace lays the page out afresh).
+            if latest.try_get_value() == Some(mine) {
+                checks.try_set(Some(answer));
             }
         });
         trace

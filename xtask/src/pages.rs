@@ -29,7 +29,8 @@ pub(crate) const PAGES: [Page; 6] = [
     Page { name: "compare", hashed: true, test: Some("compare") },
     Page { name: "capacity", hashed: true, test: Some("capacity") },
     Page { name: "load-model", hashed: true, test: Some("loadmodel") },
-    Page { name: "convert", hashed: false, test: None },
+    // Its canvas views are tested on the lab with a big trace (`tests/charts.rs`).
+    Page { name: "convert", hashed: false, test: Some("charts") },
     Page { name: "bench", hashed: true, test: None },
 ];
 

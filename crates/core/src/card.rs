@@ -327,11 +327,17 @@ fn display_width(s: &str) -> usize {
 /// these; `metrics` (the figures under the same settings) lets the timing error be weighed
 /// against the run's ITL.
 pub fn run_checks(trace: &Trace, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
+    run_checks_lagged(trace, crate::lag::client_lag(trace).as_ref(), settings, figures, lang)
+}
+
+/// [`run_checks`] with the trace's client lag already computed (`lag::client_lag`): it depends
+/// on the trace alone, so a page that holds the trace across edits computes it once (5 ms of
+/// every threshold edit at 100,000 attempts).
+pub fn run_checks_lagged(trace: &Trace, lag: Option<&crate::lag::ClientLag>, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
     let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
     let engine = crate::engine_beside::engine_beside(trace, settings);
-    let lag = crate::lag::client_lag(trace);
     let reuse = crate::reuse::reuse_split(&trace.attempts, settings);
-    let checks = RunChecks { lag: lag.as_ref(), gpu: &gpu, engine: &engine, reuse: reuse.as_ref(), warmup_attempts: trace.warmup_count() };
+    let checks = RunChecks { lag, gpu: &gpu, engine: &engine, reuse: reuse.as_ref(), warmup_attempts: trace.warmup_count() };
     run_check_lines(&trace.header, &checks, settings, figures, lang)
 }
 

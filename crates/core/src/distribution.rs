@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::settings::{Population, Settings};
+use crate::text::Lang;
 use crate::trace::{Attempt, Phase, Quality};
 use crate::verdict::{effective_ttft_ms, is_counted, threshold_ms};
 
@@ -26,11 +27,95 @@ pub fn timed_count(attempts: &[Attempt]) -> usize {
 /// The run's clock over the attempts that have a position on it: from the earliest start
 /// (actual or intended) to the latest end; `None` when no attempt has a start.
 pub fn run_clock(attempts: &[Attempt]) -> Option<(f64, f64)> {
+    clock(attempts.iter().filter_map(|a| a.start_ms.map(|s| (s, a.intended_start_ms, end_ms(a, s)))))
+}
+
+/// The attempts as the big views read them, a column per field under one population: what the
+/// lab hands the lab's second bundle as typed arrays (no JSON of a million attempts), and what every
+/// count below is made from. A missing value is NaN.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Columns {
+    /// Start on the run's clock (NaN: no position on it).
+    pub start_ms: Vec<f64>,
+    /// End on the run's clock: its E2E, else its last event, else its first token.
+    pub end_ms: Vec<f64>,
+    pub intended_ms: Vec<f64>,
+    /// A success's TTFT under the population's rules (a missing one as 0 only under that wrong
+    /// choice); NaN for a failure, never 0.
+    pub ttft_ms: Vec<f64>,
+    /// A success's E2E; NaN for a failure.
+    pub e2e_ms: Vec<f64>,
+    /// [`COUNTED`], [`SUCCESS`], [`PASS`], [`MEASURED`].
+    pub flags: Vec<u8>,
+}
+
+/// Counted under the population.
+pub const COUNTED: u8 = 1;
+/// A complete success.
+pub const SUCCESS: u8 = 2;
+/// Its answer passed quality.
+pub const PASS: u8 = 4;
+/// In the measured phase (not a warm-up).
+pub const MEASURED: u8 = 8;
+
+impl Columns {
+    pub fn of(attempts: &[Attempt], population: Population) -> Columns {
+        let n = attempts.len();
+        let mut c = Columns {
+            start_ms: Vec::with_capacity(n),
+            end_ms: Vec::with_capacity(n),
+            intended_ms: Vec::with_capacity(n),
+            ttft_ms: Vec::with_capacity(n),
+            e2e_ms: Vec::with_capacity(n),
+            flags: Vec::with_capacity(n),
+        };
+        for a in attempts {
+            c.start_ms.push(a.start_ms.unwrap_or(f64::NAN));
+            c.end_ms.push(a.start_ms.map_or(f64::NAN, |s| end_ms(a, s)));
+            c.intended_ms.push(a.intended_start_ms.unwrap_or(f64::NAN));
+            c.ttft_ms.push(Measure::Ttft.of(a, &population).unwrap_or(f64::NAN));
+            c.e2e_ms.push(Measure::E2e.of(a, &population).unwrap_or(f64::NAN));
+            let flag = |on: bool, f: u8| if on { f } else { 0 };
+            c.flags.push(
+                flag(is_counted(a, &population), COUNTED)
+                    | flag(a.outcome.is_success(), SUCCESS)
+                    | flag(a.quality == Quality::Pass, PASS)
+                    | flag(a.phase == Phase::Measure, MEASURED),
+            );
+        }
+        c
+    }
+
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// How many rows have a start on the run's clock.
+    pub fn timed(&self) -> usize {
+        self.start_ms.iter().filter(|s| !s.is_nan()).count()
+    }
+
+    /// [`run_clock`] over the columns.
+    pub fn clock(&self) -> Option<(f64, f64)> {
+        clock((0..self.len()).filter(|i| !self.start_ms[*i].is_nan()).map(|i| (self.start_ms[i], Some(self.intended_ms[i]).filter(|v| !v.is_nan()), self.end_ms[i])))
+    }
+
+    fn value(&self, measure: Measure, i: usize) -> f64 {
+        match measure {
+            Measure::Ttft => self.ttft_ms[i],
+            Measure::E2e => self.e2e_ms[i],
+        }
+    }
+}
+
+fn clock(spans: impl Iterator<Item = (f64, Option<f64>, f64)>) -> Option<(f64, f64)> {
     let mut span: Option<(f64, f64)> = None;
-    for a in attempts {
-        let Some(start) = a.start_ms else { continue };
-        let first = a.intended_start_ms.map_or(start, |i| i.min(start));
-        let last = end_ms(a, start);
+    for (start, intended, last) in spans {
+        let first = intended.map_or(start, |i| i.min(start));
         span = Some(match span {
             None => (first, last),
             Some((lo, hi)) => (lo.min(first), hi.max(last)),
@@ -65,7 +150,7 @@ pub struct RunBuckets {
 
 /// One bucket under settings. Attempts belong to the bucket of their actual start; `intended`
 /// counts the open-loop schedule's starts in it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunBucket {
     pub start_ms: f64,
     pub end_ms: f64,
@@ -99,39 +184,45 @@ impl RunBucket {
 impl RunBuckets {
     /// `buckets` equal buckets over [`run_clock`]; `None` when no attempt has a start.
     pub fn build(attempts: &[Attempt], population: Population, buckets: usize) -> Option<RunBuckets> {
-        let (t0, t1) = run_clock(attempts)?;
+        RunBuckets::of(&Columns::of(attempts, population), buckets)
+    }
+
+    /// The same from the columns (what the lab's second bundle holds).
+    pub fn of(c: &Columns, buckets: usize) -> Option<RunBuckets> {
+        let (t0, t1) = c.clock()?;
         let n = buckets.max(1);
         let width_ms = (t1 - t0) / n as f64;
         let mut base = vec![Base::default(); n];
         let at = |t: f64| (((t - t0) / width_ms).floor().max(0.0) as usize).min(n - 1);
-        let mut edges: Vec<(f64, i32)> = Vec::with_capacity(attempts.len() * 2);
-        for a in attempts {
-            let Some(start) = a.start_ms else { continue };
-            let b = &mut base[at(start)];
-            b.started += 1;
-            if let Some(i) = a.intended_start_ms {
-                base[at(i)].intended += 1;
+        let mut edges: Vec<(f64, i32)> = Vec::with_capacity(c.len() * 2);
+        for i in 0..c.len() {
+            let start = c.start_ms[i];
+            if start.is_nan() {
+                continue;
+            }
+            let (intended, flags) = (c.intended_ms[i], c.flags[i]);
+            base[at(start)].started += 1;
+            if !intended.is_nan() {
+                base[at(intended)].intended += 1;
             }
             let b = &mut base[at(start)];
             // Client lag as `lag::lag_ms` defines it (measured attempts with both times).
-            if let (Phase::Measure, Some(i)) = (a.phase, a.intended_start_ms) {
-                let lag = start - i;
+            if flags & MEASURED != 0 && !intended.is_nan() {
+                let lag = start - intended;
                 b.lag_max_ms = Some(b.lag_max_ms.map_or(lag, |m: f64| m.max(lag)));
                 b.lag_sum_ms += lag;
                 b.lagged += 1;
             }
-            if is_counted(a, &population) {
+            if flags & COUNTED != 0 {
                 b.counted += 1;
-                if !a.outcome.is_success() {
+                if flags & SUCCESS == 0 {
                     b.failed += 1;
-                } else if a.quality == Quality::Pass {
-                    if let Some(t) = effective_ttft_ms(a, &population) {
-                        b.candidates.push(t);
-                    }
+                } else if flags & PASS != 0 && !c.ttft_ms[i].is_nan() {
+                    b.candidates.push(c.ttft_ms[i]);
                 }
             }
             edges.push((start, 1));
-            edges.push((end_ms(a, start), -1));
+            edges.push((c.end_ms[i], -1));
         }
         for b in &mut base {
             b.candidates.sort_by(f64::total_cmp);
@@ -285,31 +376,35 @@ pub struct HeatMap {
 impl HeatMap {
     /// `None` when no attempt has a start on the run's clock.
     pub fn build(attempts: &[Attempt], population: Population, measure: Measure, columns: usize, rows: usize) -> Option<HeatMap> {
-        let (t0, t1) = run_clock(attempts)?;
+        HeatMap::of(&Columns::of(attempts, population), measure, columns, rows)
+    }
+
+    /// The same from the columns (what the lab's second bundle holds).
+    pub fn of(c: &Columns, measure: Measure, columns: usize, rows: usize) -> Option<HeatMap> {
+        let (t0, t1) = c.clock()?;
         let (columns, rows) = (columns.max(1), rows.max(1));
         let width_ms = (t1 - t0) / columns as f64;
         let mut values: Vec<(usize, f64)> = Vec::new();
         let mut failures = vec![0u32; columns];
         let mut zeros = vec![0u32; columns];
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for a in attempts {
-            let Some(start) = a.start_ms else { continue };
-            if !is_counted(a, &population) {
+        for i in 0..c.len() {
+            let start = c.start_ms[i];
+            if start.is_nan() || c.flags[i] & COUNTED == 0 {
                 continue;
             }
             let col = (((start - t0) / width_ms).floor().max(0.0) as usize).min(columns - 1);
-            if !a.outcome.is_success() {
+            if c.flags[i] & SUCCESS == 0 {
                 failures[col] += 1;
                 continue;
             }
-            match measure.of(a, &population) {
-                Some(v) if v > 0.0 => {
-                    lo = lo.min(v);
-                    hi = hi.max(v);
-                    values.push((col, v));
-                }
-                Some(_) => zeros[col] += 1,
-                None => {}
+            let v = c.value(measure, i);
+            if v > 0.0 {
+                lo = lo.min(v);
+                hi = hi.max(v);
+                values.push((col, v));
+            } else if v == 0.0 {
+                zeros[col] += 1;
             }
         }
         let scale = LogScale::covering(lo.is_finite().then_some(lo), hi.is_finite().then_some(hi));
@@ -368,6 +463,18 @@ impl HeatMap {
         Some(((((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize).min(self.columns - 1), None))
     }
 
+    /// [`HeatMap::selected`] for row `i` of the columns the map was built from.
+    pub fn selected_row(&self, c: &Columns, i: usize) -> Option<(usize, Option<usize>)> {
+        let start = *c.start_ms.get(i).filter(|s| !s.is_nan())?;
+        let col = (((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize).min(self.columns - 1);
+        let v = c.value(self.measure, i);
+        if v > 0.0 {
+            Some((col, Some(self.scale.step_of(v, self.rows))))
+        } else {
+            (c.flags[i] & COUNTED != 0 && c.flags[i] & SUCCESS == 0).then_some((col, None))
+        }
+    }
+
     /// The cells that hold anything, as (column, row, count), by column then row: the text
     /// alternative's rows.
     pub fn filled(&self) -> Vec<(usize, usize, u32)> {
@@ -387,7 +494,12 @@ impl HeatMap {
 /// The chosen latency of the counted complete successes, sorted (the TTFT one is the
 /// [`crate::Index`]'s sample; this gives E2E the same way).
 pub fn sample(attempts: &[Attempt], population: Population, measure: Measure) -> Vec<f64> {
-    let mut out: Vec<f64> = attempts.iter().filter(|a| is_counted(a, &population)).filter_map(|a| measure.of(a, &population)).collect();
+    sample_of(&Columns::of(attempts, population), measure)
+}
+
+/// The same from the columns.
+pub fn sample_of(c: &Columns, measure: Measure) -> Vec<f64> {
+    let mut out: Vec<f64> = (0..c.len()).filter(|i| c.flags[*i] & COUNTED != 0).map(|i| c.value(measure, i)).filter(|v| !v.is_nan()).collect();
     out.sort_by(f64::total_cmp);
     out
 }
@@ -466,6 +578,39 @@ pub struct HistogramPaint {
     pub histogram: Histogram,
     pub threshold_ms: Option<f64>,
     pub markers: Vec<Marker>,
+}
+
+/// What the lab asks the lab's second bundle to show of the whole distribution (the bundle holds the
+/// trace's [`Columns`] and counts the cells and bins itself), in the reader's language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DistributionRequest {
+    pub lang: Lang,
+    pub measure: Measure,
+    pub settings: Settings,
+    /// The heat map's columns (from the box's width).
+    pub columns: usize,
+    /// The box's width in CSS pixels, as the lab measured it (so the bundle forces no layout of
+    /// the page to read it again).
+    pub width_px: u32,
+    /// The selected attempt's row.
+    pub selected: Option<usize>,
+    /// P50 and the tail, from the metrics and their intervals.
+    pub markers: Vec<Marker>,
+    pub failures: u64,
+}
+
+/// What the lab asks the lab's second bundle to show of the run in buckets, on the lab's run chart's
+/// horizontal scale (`left_px`..`right_px` of a `width_px` box for `start_ms`..+`span_ms`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    pub lang: Lang,
+    pub settings: Settings,
+    pub buckets: usize,
+    pub width_px: u32,
+    pub left_px: f64,
+    pub right_px: f64,
+    pub start_ms: f64,
+    pub span_ms: f64,
 }
 
 /// Where a painter put things, in the canvas's pixels, for the page (and its tests) to find:
@@ -560,6 +705,9 @@ mod tests {
         assert_eq!(h.cell_of(&attempts[3], &Population::default()), None, "a failure has no cell");
         assert_eq!(h.selected(&attempts[1], &Population::default()), Some((0, Some(1))));
         assert_eq!(h.selected(&attempts[4], &Population::default()), Some((1, None)), "a failure is marked in its band");
+        let c = Columns::of(&attempts, Population::default());
+        assert_eq!((h.selected_row(&c, 1), h.selected_row(&c, 4), c.timed()), (Some((0, Some(1))), Some((1, None)), 5));
+        assert_eq!(sample_of(&c, Measure::Ttft), vec![10.0, 99.0, 1000.0]);
         let (lo, hi) = h.row_span(1);
         assert!((lo - 31.6227766).abs() < 1e-6 && (hi - 100.0).abs() < 1e-9);
         // Missing TTFTs counted as 0 (the wrong choice): a failure still stays a failure; a

@@ -16,11 +16,16 @@ pub enum Call {
     RunChecks,
     /// A download's text: `(key, trace JSON or "", settings, lang, kind, source)` → the file's text.
     ExportFile,
+    /// The run in time buckets painted on canvas: `(key, trace JSON or "", container id, RunRequest)` → "ok".
+    ShowRun,
+    /// The heat map and the histogram painted on canvas: `(key, trace JSON or "", container id,
+    /// DistributionRequest)` → "ok".
+    ShowDistribution,
 }
 
 impl Call {
     /// Every call, for the tidy's check against the bundle.
-    pub const ALL: [Call; 5] = [Call::ImportUpload, Call::AttachSummary, Call::PeerTable, Call::RunChecks, Call::ExportFile];
+    pub const ALL: [Call; 7] = [Call::ImportUpload, Call::AttachSummary, Call::PeerTable, Call::RunChecks, Call::ExportFile, Call::ShowRun, Call::ShowDistribution];
 
     /// The bundle's exported function (its Rust name in `pages/convert/src/main.rs`).
     pub const fn name(self) -> &'static str {
@@ -30,13 +35,15 @@ impl Call {
             Call::PeerTable => "peer_table",
             Call::RunChecks => "run_checks",
             Call::ExportFile => "export_file",
+            Call::ShowRun => "show_run",
+            Call::ShowDistribution => "show_distribution",
         }
     }
 
     /// Whether the call works on the open trace the bundle holds by the lab's key (`(key, trace,
     /// …)`): the lab sends the trace only when the bundle does not hold it yet.
     pub const fn on_held_trace(self) -> bool {
-        matches!(self, Call::PeerTable | Call::RunChecks | Call::ExportFile)
+        matches!(self, Call::PeerTable | Call::RunChecks | Call::ExportFile | Call::ShowRun | Call::ShowDistribution)
     }
 }
 

@@ -1,8 +1,10 @@
 //! The lab's second bundle, loaded only when needed (`convert/convert.js`, built from
 //! `pages/convert/index.html`): the peer tools' importers, their figures set beside the lesson's,
 //! the download writers, and the run checks beside the figures (client share, client lag, GPU and
-//! engine beside the slow attempts, the first-send/repeat split, the five checks). The lab's first
-//! download then carries none of them; it calls these through `src/convert.rs`, by the names in
+//! engine beside the slow attempts, the first-send/repeat split, the five checks), and the canvas
+//! views of a big trace (`canvas.rs`, painted with `plotters` by `paint.rs`: the run in time
+//! buckets, the latency heat map, the histogram), counted from the same held trace. The lab's
+//! first download then carries none of them; it calls these through `src/convert.rs`, by the names in
 //! `tracelab_web::bridge::Call`, with strings (JSON) both ways.
 
 use std::cell::RefCell;
@@ -15,14 +17,20 @@ use tracelab_peers::{handoff, table};
 use tracelab_web::bridge::NEED_TRACE;
 use wasm_bindgen::prelude::*;
 
+mod canvas;
+mod paint;
 mod peer_html;
 
 /// The open trace (with the learner's what-if edits applied) the lab last sent, by the lab's key
-/// for it, so a threshold edit sends only the settings; and its index for the last population.
+/// for it, so a threshold edit sends only the settings; its index for the last population, and
+/// what the canvas views counted from it.
 struct Held {
     key: String,
     trace: Trace,
     index: Option<(Population, Index)>,
+    /// The client lag, which depends on the trace alone (computed once, not on every edit).
+    lag: Option<tracelab_core::lag::ClientLag>,
+    counted: canvas::Counted,
 }
 
 thread_local! {
@@ -62,7 +70,8 @@ pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, Str
 fn hold(key: &str, trace: &str) -> Result<(), String> {
     if !trace.is_empty() {
         let trace = read_trace(trace)?;
-        HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None }));
+        let lag = tracelab_core::lag::client_lag(&trace);
+        HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None, lag, counted: canvas::Counted::default() }));
         return Ok(());
     }
     match HELD.with(|h| h.borrow().as_ref().map(|h| h.key == key)) {
@@ -106,7 +115,7 @@ pub fn run_checks(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
         let Some((_, index)) = held.index.as_ref() else { return Err(NEED_TRACE.to_string()) };
         let metrics = Metrics::compute(index, &settings);
         let intervals = Intervals::compute(index, &settings, &metrics);
-        let lines = tracelab_core::card::run_checks(&held.trace, &settings, Some((&metrics, &intervals)), lang);
+        let lines = tracelab_core::card::run_checks_lagged(&held.trace, held.lag.as_ref(), &settings, Some((&metrics, &intervals)), lang);
         serde_json::to_string(&lines).map_err(|e| e.to_string())
     })
 }
@@ -123,6 +132,31 @@ pub fn export_file(key: &str, trace: &str, settings: &str, lang: &str, kind: &st
         let held = h.borrow();
         let held = held.as_ref().ok_or(NEED_TRACE)?;
         Ok(write_export(kind, source, &held.trace, &settings, lang))
+    })
+}
+
+/// The run of the trace known by `key` (as for [`peer_table`]) in time buckets, painted into the
+/// box `container` (`request`: the core's `RunRequest`, JSON). Answers "ok".
+#[wasm_bindgen]
+pub fn show_run(key: &str, trace: &str, container: &str, request: &str) -> Result<String, String> {
+    hold(key, trace)?;
+    HELD.with(|h| {
+        let mut held = h.borrow_mut();
+        let held = held.as_mut().ok_or(NEED_TRACE)?;
+        canvas::show_run(&held.trace.attempts, &mut held.counted, container, request)
+    })
+}
+
+/// The whole distribution (heat map, histogram, their legends and tables) of the trace known by
+/// `key` (as for [`peer_table`]), painted into the box `container` (`request`: the core's
+/// `DistributionRequest`, JSON). Answers "ok".
+#[wasm_bindgen]
+pub fn show_distribution(key: &str, trace: &str, container: &str, request: &str) -> Result<String, String> {
+    hold(key, trace)?;
+    HELD.with(|h| {
+        let mut held = h.borrow_mut();
+        let held = held.as_mut().ok_or(NEED_TRACE)?;
+        canvas::show_distribution(&held.trace.attempts, &mut held.counted, container, request)
     })
 }
 
