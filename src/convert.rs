@@ -14,7 +14,8 @@ use wasm_bindgen_futures::JsFuture;
 pub use tracelab_web::bridge::Call;
 use tracelab_web::bridge::NEED_TRACE;
 
-use tracelab_core::handoff::WorkingText;
+use tracelab_core::handoff::{TraceText, WorkingText};
+use tracelab_core::whatif::WhatIf;
 
 /// Where trunk puts the bundle (see `pages/convert/index.html` and `cargo xtask build`), relative to the lab.
 const MODULE: &str = "convert/convert.js";
@@ -35,24 +36,33 @@ pub fn key<A, B>(trace: &Arc<A>, attempts: &Arc<B>) -> String {
 }
 
 /// Calls one of the bundle's held-trace functions ([`Call::on_held_trace`]) on the open trace
-/// known by `key` ([`key`]): `(key, trace or "", args…)`, the trace as its text with the what-if
-/// edits (`working`, made only when sent). The trace is sent only when the bundle is not known
-/// to hold it, and again when the bundle says it does not ([`NEED_TRACE`]).
-pub async fn call_on_trace(function: Call, key: String, working: impl FnOnce() -> WorkingText, args: &[&str]) -> Result<String, String> {
+/// known by `key` ([`key`]): `(key, text or "", rest or "", args…)`, the trace as its text and
+/// the rest of its `WorkingText` (the what-if edits, the importer's warnings: `working`, taken
+/// only when sent). The text goes as it is, copied once into a JavaScript string: neither cloned
+/// nor escaped into JSON, which at 1,000,000 attempts were two more copies of 220 MB that the
+/// lab's memory kept after the call. The trace is sent only when the bundle is not known to hold
+/// it, and again when the bundle says it does not ([`NEED_TRACE`]).
+pub async fn call_on_trace(
+    function: Call,
+    key: String,
+    working: impl FnOnce() -> (Arc<TraceText>, WhatIf),
+    args: &[&str],
+) -> Result<String, String> {
     debug_assert!(function.on_held_trace(), "{function:?} does not work on the held trace");
     let held = HELD.with(|h| h.borrow().as_deref() == Some(key.as_str()));
-    let with = |trace: &str| -> Vec<String> {
-        [key.as_str(), trace].into_iter().chain(args.iter().copied()).map(str::to_string).collect()
+    let with = |text: JsValue, rest: &str| -> Vec<JsValue> {
+        [JsValue::from_str(&key), text, JsValue::from_str(rest)].into_iter().chain(args.iter().map(|a| JsValue::from_str(a))).collect()
     };
     if held {
-        let answer = call(function, &with("").iter().map(String::as_str).collect::<Vec<_>>()).await;
+        let answer = call_with(function, with(JsValue::from_str(""), "")).await;
         if !matches!(&answer, Err(e) if e == NEED_TRACE) {
             return answer;
         }
     }
     HELD.with(|h| *h.borrow_mut() = Some(key.clone()));
-    let sent = serde_json::to_string(&working()).map_err(|e| e.to_string())?;
-    let answer = call(function, &with(&sent).iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let (text, whatif) = working();
+    let rest = WorkingText::rest_json(&text, &whatif).map_err(|e| e.to_string())?;
+    let answer = call_with(function, with(JsValue::from_str(&text.text), &rest)).await;
     if answer.is_err() {
         HELD.with(|h| h.borrow_mut().take_if(|k| *k == key));
     }
@@ -62,13 +72,17 @@ pub async fn call_on_trace(function: Call, key: String, working: impl FnOnce() -
 /// Calls one of the bundle's functions with string arguments; its error (a string) comes back
 /// as the error.
 pub async fn call(function: Call, args: &[&str]) -> Result<String, String> {
+    call_with(function, args.iter().map(|a| JsValue::from_str(a)).collect()).await
+}
+
+async fn call_with(function: Call, args: Vec<JsValue>) -> Result<String, String> {
     let function = function.name();
     let module = module().await?;
     let f: Function = Reflect::get(&module, &function.into())
         .ok()
         .and_then(|f| f.dyn_into().ok())
         .ok_or_else(|| format!("{MODULE} has no function `{function}`: reload the page"))?;
-    let args: js_sys::Array = args.iter().map(|a| JsValue::from_str(a)).collect();
+    let args: js_sys::Array = args.into_iter().collect();
     match f.apply(&JsValue::NULL, &args) {
         Ok(v) => v.as_string().ok_or_else(|| format!("{MODULE}: `{function}` returned no text")),
         Err(e) => Err(e.as_string().unwrap_or_else(|| format!("{e:?}"))),

@@ -257,10 +257,10 @@ impl Lab {
     /// The open trace as the lab's second bundle is handed it (`crate::convert::call_on_trace`):
     /// its key (a new trace or a new set of what-if edits is a new key) and its text with the
     /// edits, made only when it is sent.
-    pub fn sent(&self, loaded: Loaded, working: &Working) -> (String, impl FnOnce() -> WorkingText + 'static) {
+    pub fn sent(&self, loaded: Loaded, working: &Working) -> (String, impl FnOnce() -> (Arc<TraceText>, WhatIf) + 'static) {
         let key = crate::convert::key(&loaded.trace, &working.attempts);
         let whatif = self.whatif;
-        (key, move || WorkingText { trace: (*loaded.text).clone(), whatif: whatif.get_untracked() })
+        (key, move || (loaded.text.clone(), whatif.get_untracked()))
     }
 
     /// The current trace as its text with the learner's what-if edits, for the lessons page (a

@@ -1,7 +1,7 @@
 //! The lab at any size, in headless Chromium: a constructed open-loop trace of 100,000 attempts
 //! (`TRACELAB_BIG_N` for another size, 1,000,000 for the benchmark) uploaded as a learner would.
 //! The run chart is bucketed, the labels keep their thousands separators and stay inside their
-//! charts, the heat map and the histogram (canvas, `pages/charts`) are read back pixel by pixel
+//! charts, the heat map and the histogram (canvas, painted by the second bundle, `pages/convert`) are read back pixel by pixel
 //! at the threshold line and their fullest cell, and their text alternatives add up to the
 //! trace. Load time, edit-to-paint and memory are printed as a benchmark, never asserted.
 

@@ -388,7 +388,7 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
 pub(super) const BARS_FIT: usize = 300;
 
 /// The run chart's horizontal scale: box width, plot left and right (px), the clock's start and
-/// end, and the span the ticks cover (ms). The charts bundle's bucketed lanes use it too.
+/// end, and the span the ticks cover (ms). The second bundle's bucketed lanes use it too.
 pub(super) type RunAxis = Option<(f64, f64, f64, f64, f64, f64)>;
 
 #[component]

@@ -68,6 +68,24 @@ pub struct WorkingText {
 }
 
 impl WorkingText {
+    /// Everything of a working trace but its text, as JSON: what goes beside the text when the
+    /// lab hands a trace to its second bundle, which puts them together again with [`joined`]
+    /// (the text itself goes as it is: at 1,000,000 attempts it is 220 MB, and escaping it into
+    /// JSON made two more copies of it).
+    ///
+    /// [`joined`]: WorkingText::joined
+    pub fn rest_json(trace: &TraceText, whatif: &WhatIf) -> Result<String, serde_json::Error> {
+        let rest = TraceText { file: trace.file.clone(), text: String::new(), warnings: trace.warnings.clone(), header: trace.header.clone() };
+        serde_json::to_string(&WorkingText { trace: rest, whatif: whatif.clone() })
+    }
+
+    /// A working trace from its text and the rest of it ([`rest_json`](WorkingText::rest_json)).
+    pub fn joined(text: String, rest: &str) -> Result<WorkingText, serde_json::Error> {
+        let mut working: WorkingText = serde_json::from_str(rest)?;
+        working.trace.text = text;
+        Ok(working)
+    }
+
     /// The trace with the edits applied (its attempts are the lab's working attempts).
     pub fn read(&self) -> Result<Trace, ParseError> {
         let mut trace = self.trace.read()?;
@@ -186,6 +204,15 @@ mod tests {
         assert_eq!(read.header, header);
         assert_eq!(read.warnings, ["w"]);
         assert_eq!(read.attempts, plain.attempts);
+        // Handed over as the text and the rest (the lab's second bundle): the same working trace,
+        // and the rest carries no copy of the text.
+        let working = WorkingText { trace: set, whatif };
+        let rest = WorkingText::rest_json(&working.trace, &working.whatif).unwrap();
+        assert!(rest.len() < working.trace.text.len() / 4, "the rest holds the text: {rest}");
+        let joined = WorkingText::joined(working.trace.text.clone(), &rest).unwrap();
+        assert_eq!(joined, working);
+        assert_eq!(joined.read().unwrap(), working.read().unwrap());
+        assert!(WorkingText::joined(String::new(), "{\"trace\": 3}").is_err());
     }
 
     #[test]

@@ -9,16 +9,16 @@ pub enum Call {
     ImportUpload,
     /// A peer tool's summary set beside the open trace: `(name, text, trace JSON)` → new header line.
     AttachSummary,
-    /// The peer panel's table: `(key, trace JSON or "", settings, lang)` → the table as HTML.
+    /// The peer panel's table: `(key, text or "", rest or "", settings, lang)` → the table as HTML.
     PeerTable,
-    /// The lines about the run itself beside the figures: `(key, trace JSON or "", settings, lang)`
+    /// The lines about the run itself beside the figures: `(key, text or "", rest or "", settings, lang)`
     /// → JSON list of lines.
     RunChecks,
-    /// A download's text: `(key, trace JSON or "", settings, lang, kind, source)` → the file's text.
+    /// A download's text: `(key, text or "", rest or "", settings, lang, kind, source)` → the file's text.
     ExportFile,
-    /// The run in time buckets painted on canvas: `(key, trace JSON or "", container id, RunRequest)` → "ok".
+    /// The run in time buckets painted on canvas: `(key, text or "", rest or "", container id, RunRequest)` → "ok".
     ShowRun,
-    /// The heat map and the histogram painted on canvas: `(key, trace JSON or "", container id,
+    /// The heat map and the histogram painted on canvas: `(key, text or "", rest or "", container id,
     /// DistributionRequest)` → "ok".
     ShowDistribution,
 }
@@ -40,8 +40,9 @@ impl Call {
         }
     }
 
-    /// Whether the call works on the open trace the bundle holds by the lab's key (`(key, trace,
-    /// …)`): the lab sends the trace only when the bundle does not hold it yet.
+    /// Whether the call works on the open trace the bundle holds by the lab's key (`(key, text,
+    /// rest, …)`: the trace's text as it is and the rest of its `WorkingText` as JSON, from
+    /// `WorkingText::rest_json`): the lab sends the trace only when the bundle does not hold it yet.
     pub const fn on_held_trace(self) -> bool {
         matches!(self, Call::PeerTable | Call::RunChecks | Call::ExportFile | Call::ShowRun | Call::ShowDistribution)
     }

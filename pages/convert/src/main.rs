@@ -44,11 +44,15 @@ fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, Str
 /// A trace from the lab (its text with the learner's what-if edits, `WorkingText`), read with the
 /// reader the lab used, its peer figures checked: the lab does not read them itself (see
 /// `tracelab_core::trace::peer::PeerFigures`), so a bad one in an uploaded trace is named here.
-fn read_trace(json: &str) -> Result<Trace, String> {
-    let working: WorkingText = read("trace", json)?;
+fn read_working(working: WorkingText) -> Result<Trace, String> {
     let trace = working.read().map_err(|e| e.to_string())?;
     trace.check_peer_figures().map_err(|e| e.to_string())?;
     Ok(trace)
+}
+
+/// [`read_working`] from the whole `WorkingText` as JSON.
+fn read_trace(json: &str) -> Result<Trace, String> {
+    read_working(read("trace", json)?)
 }
 
 /// An uploaded file that is not one of our formats, imported (or refused, with what to upload
@@ -65,11 +69,13 @@ pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, Str
     handoff::attach_handed(name, text, read_trace(trace)?).map_err(|e| e.to_string())
 }
 
-/// Keeps `trace` (JSON, attempts included) as the held trace of `key`; an empty `trace` means the
-/// lab believes the bundle holds it already, and [`NEED_TRACE`] says it does not.
-fn hold(key: &str, trace: &str) -> Result<(), String> {
-    if !trace.is_empty() {
-        let trace = read_trace(trace)?;
+/// Keeps the trace (`text`, its text as it is, and `rest`, the rest of its `WorkingText` as JSON:
+/// `WorkingText::rest_json`) as the held trace of `key`; an empty `rest` means the lab believes
+/// the bundle holds it already, and [`NEED_TRACE`] says it does not.
+fn hold(key: &str, text: String, rest: &str) -> Result<(), String> {
+    if !rest.is_empty() {
+        let working = WorkingText::joined(text, rest).map_err(|e| format!("the lab's trace is unreadable ({e}); reload the page"))?;
+        let trace = read_working(working)?;
         let lag = tracelab_core::lag::client_lag(&trace);
         HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None, lag, counted: canvas::Counted::default() }));
         return Ok(());
@@ -80,13 +86,13 @@ fn hold(key: &str, trace: &str) -> Result<(), String> {
     }
 }
 
-/// The peer panel's table of the imported trace known by `key` (sent as JSON in `trace` the
-/// first time, empty after), under `settings`, written in `lang`, as HTML (`peer_html`): the lab
+/// The peer panel's table of the imported trace known by `key` (sent in `text` and `rest` the
+/// first time, both empty after), under `settings`, written in `lang`, as HTML (`peer_html`): the lab
 /// puts it in place as it is, so its first download carries neither the table's reader nor
 /// its markup.
 #[wasm_bindgen]
-pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<String, String> {
-    hold(key, trace)?;
+pub fn peer_table(key: &str, text: String, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
+    hold(key, text, rest)?;
     let settings: Settings = read("settings", settings)?;
     let lang: Lang = read("language", lang)?;
     HELD.with(|h| {
@@ -101,8 +107,8 @@ pub fn peer_table(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
 /// figures they weigh against are the core's, recomputed here from the same attempts and
 /// settings as the lab's (the index kept while the population stays).
 #[wasm_bindgen]
-pub fn run_checks(key: &str, trace: &str, settings: &str, lang: &str) -> Result<String, String> {
-    hold(key, trace)?;
+pub fn run_checks(key: &str, text: String, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
+    hold(key, text, rest)?;
     let settings: Settings = read("settings", settings)?;
     let lang: Lang = read("language", lang)?;
     HELD.with(|h| {
@@ -123,8 +129,8 @@ pub fn run_checks(key: &str, trace: &str, settings: &str, lang: &str) -> Result<
 /// A download's text (`kind`, JSON: `"csv"`, `"card_md"`, …) for the trace known by `key` (as for
 /// [`peer_table`]), under `settings`, in `lang`; `source` is the name the card gives the trace.
 #[wasm_bindgen]
-pub fn export_file(key: &str, trace: &str, settings: &str, lang: &str, kind: &str, source: &str) -> Result<String, String> {
-    hold(key, trace)?;
+pub fn export_file(key: &str, text: String, rest: &str, settings: &str, lang: &str, kind: &str, source: &str) -> Result<String, String> {
+    hold(key, text, rest)?;
     let settings: Settings = read("settings", settings)?;
     let lang: Lang = read("language", lang)?;
     let kind: ExportKind = read("download kind", kind)?;
@@ -138,8 +144,8 @@ pub fn export_file(key: &str, trace: &str, settings: &str, lang: &str, kind: &st
 /// The run of the trace known by `key` (as for [`peer_table`]) in time buckets, painted into the
 /// box `container` (`request`: the core's `RunRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
-pub fn show_run(key: &str, trace: &str, container: &str, request: &str) -> Result<String, String> {
-    hold(key, trace)?;
+pub fn show_run(key: &str, text: String, rest: &str, container: &str, request: &str) -> Result<String, String> {
+    hold(key, text, rest)?;
     HELD.with(|h| {
         let mut held = h.borrow_mut();
         let held = held.as_mut().ok_or(NEED_TRACE)?;
@@ -151,8 +157,8 @@ pub fn show_run(key: &str, trace: &str, container: &str, request: &str) -> Resul
 /// `key` (as for [`peer_table`]), painted into the box `container` (`request`: the core's
 /// `DistributionRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
-pub fn show_distribution(key: &str, trace: &str, container: &str, request: &str) -> Result<String, String> {
-    hold(key, trace)?;
+pub fn show_distribution(key: &str, text: String, rest: &str, container: &str, request: &str) -> Result<String, String> {
+    hold(key, text, rest)?;
     HELD.with(|h| {
         let mut held = h.borrow_mut();
         let held = held.as_mut().ok_or(NEED_TRACE)?;
