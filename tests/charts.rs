@@ -82,7 +82,8 @@ fn open_lab(width: u32, height: u32, lang: &str) -> Browser {
 fn upload(b: &Browser, file: &std::path::Path, n: usize) -> Duration {
     let t0 = Instant::now();
     b.type_into("[data-testid=upload]", file.to_str().unwrap());
-    b.wait_text_for("#attempts-h", Duration::from_secs(900), |t| t.contains(&format!("({n})")));
+    let count = format!("({})", tracelab_core::format::integer(n as u64));
+    b.wait_text_for("#attempts-h", Duration::from_secs(900), |t| t.contains(&count));
     t0.elapsed()
 }
 

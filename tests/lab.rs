@@ -736,8 +736,19 @@ fn each_figure_has_its_interval_and_the_run_checks_sit_beside_them() {
         v.as_f64().unwrap_or_else(|| panic!("{selector}: not drawn"))
     };
     let shaded = at("[data-testid=gpu-selected]");
-    let bar = at("[data-testid=run-bar][data-row=\"1\"] rect");
-    assert!((shaded - bar).abs() < 0.5, "the shading starts where row 1 starts: {shaded} vs {bar}");
+    // 457 attempts: the run is drawn in time buckets (no bar per attempt), so row 1's start is
+    // placed on the chart's clock by its tick labels (seconds), from the sample file itself.
+    let ticks: Vec<(f64, f64)> = serde_json::from_value(b.execute(
+        "return [...document.querySelectorAll('[data-testid=run-chart] text.tick')].map(t => [Number(t.getAttribute('x')), Number(t.textContent)])",
+        json!([]),
+    ))
+    .unwrap();
+    let ((x0, s0), (x1, s1)) = (ticks[0], ticks[1]);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/samples/gpu-busy-users-slow.jsonl");
+    let sample = tracelab_core::parse::parse_trace("gpu-busy-users-slow.jsonl", &std::fs::read_to_string(path).unwrap()).unwrap();
+    let start_s = tracelab_core::units::s_from_ms(sample.attempts[0].start_ms.unwrap());
+    let expected = x0 + (start_s - s0) * (x1 - x0) / (s1 - s0);
+    assert!((shaded - expected).abs() < 0.5, "the shading starts where row 1 starts: {shaded} vs {expected} (ticks {ticks:?})");
     b.click("[data-testid=attempt-row]:nth-of-type(2)");
     b.wait_text(POSITION, |t| t.starts_with("2 /"));
     let moved = at("[data-testid=gpu-selected]");

@@ -494,7 +494,9 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl Into
         let kv_line = engine_line(&|e| e.kv_cache, &ky);
         // The selected attempt's interval, shaded across the GPU and engine lanes alike.
         let shade_top = if gpu.is_empty() { engine_top } else { gpu_top };
-        let shade = rows.iter().find(|(i, _)| *i == selected).filter(|_| !(gpu.is_empty() && engine.is_empty())).map(|(_, a)| {
+        // From the selected attempt itself: a big trace draws no bars, and its GPU and engine lanes
+        // still show when that attempt ran.
+        let shade = working.attempts.get(selected).filter(|a| a.start_ms.is_some()).filter(|_| !(gpu.is_empty() && engine.is_empty())).map(|a| {
             let start = a.start_ms.unwrap_or(0.0);
             (x(start), (x(end_of(a).max(start + span * 0.003)) - x(start)).max(1.0))
         });
