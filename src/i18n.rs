@@ -146,6 +146,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("no_token_ttft", "no token: TTFT missing (not 0)", "没有 token：TTFT 缺失（不是 0）"),
     ("itl_label", "numbers between ticks: gaps per event, in ms", "刻度间的数字：按事件计的间隔（毫秒）"),
     ("run_chart", "The run: one bar per attempt in table order, pale while waiting for the first token and solid while streaming; a grey tick is where an open-loop schedule meant it to start. Below: requests in flight, then the GPU's lanes and the serving engine's (its queue and KV cache) on the same clock, when measured.", "整个运行：每个尝试一根条，按表格顺序；等待首 token 时为浅色，流式输出时为深色；灰色刻度是开环调度原本计划的开始时间。下方是进行中的请求数，以及有测量时同一时钟上的 GPU 曲线和推理引擎曲线（队列与 KV 缓存）。"),
+    ("run_chart_buckets", "The run: too many attempts for a bar each, so it is drawn in time buckets above (the share qualified and failed, the starts against the schedule, the client lag, the requests in flight). Below, on the same clock: the GPU's lanes and the serving engine's (its queue and KV cache) when measured, with the selected attempt shaded.", "整个运行：尝试太多，无法每个一根条，因此在上方按时间段汇总（合格与失败的比例、实际开始与计划开始、客户端滞后、进行中的请求数）。下方在同一时钟上：有测量时的 GPU 曲线和推理引擎曲线（队列与 KV 缓存），选中的尝试以阴影标出。"),
     ("run_rows_buckets", "the run in time buckets (above)", "按时间段汇总的运行（见上）"),
     ("dist_title", "The whole distribution: latency heat map and histogram", "完整分布：时延热力图与直方图"),
     ("dist_measure", "Latency shown", "显示的时延"),

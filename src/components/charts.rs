@@ -147,7 +147,9 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
         let ymax = *yt.last().unwrap_or(&1.0);
         let y = move |v: f64| top + (h - top - bottom) * (1.0 - v / ymax);
         let x = move |rank: f64| left + (right - left) * (rank - 0.5) / n.max(1) as f64;
-        let xt: Vec<usize> = if n <= 10 { (1..=n).collect() } else { ticks(n as f64, 6).into_iter().map(|v| v as usize).filter(|v| *v >= 1 && *v <= n).collect() };
+        // As many rank ticks as their labels have room for ("80,000" is about 40 px wide).
+        let room = ((right - left) / (text_width(&format::integer(n as u64)) + 16.0)).floor().clamp(2.0, 6.0) as usize;
+        let xt: Vec<usize> = if n <= 10 { (1..=n).collect() } else { ticks(n as f64, room).into_iter().map(|v| v as usize).filter(|v| *v >= 1 && *v <= n).collect() };
         let threshold = s.ttft_threshold_s;
         let tail = m.ttft_tail.value;
         let tail_name = tracelab_core::format::percentile_label(s.p);
@@ -585,7 +587,7 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl Into
             // The bundle's bucketed lanes (src/components/distribution.rs), for a big trace only.
             {move || big.get().then(|| view! { <div id="run-lanes-box"></div> })}
             <div class="chart-box" node_ref=holder>{svg}</div>
-            <figcaption>{move || tr(lab.lang.get(), "run_chart")}" · "<span data-testid="run-gpu">{gpu_status}</span></figcaption>
+            <figcaption>{move || tr(lab.lang.get(), if big.get() { "run_chart_buckets" } else { "run_chart" })}" · "<span data-testid="run-gpu">{gpu_status}</span></figcaption>
         </figure>
     }
 }

@@ -442,12 +442,14 @@ pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, re
             "lag" => (duration_ms(lag_peak), "0"),
             _ => (integer(u64::from(flight_peak)), "0"),
         };
-        // A top label wider than the room left of the plot ("239.9 ms") goes just inside it.
+        // A top label goes left of the plot, as close as it must ("100 %" fits with 3 px to
+        // spare); one wider than that room ("239.9 ms") goes just inside, under the lane's top.
         let label_w = ruler.width(&top_label) as i32;
-        if label_w + 8 > v.left_px as i32 {
+        let room = v.left_px as i32 - 2;
+        if label_w + 4 > room {
             root.draw(&Text::new(top_label, (v.left_px as i32 + 4, y(1.0)), style.pos(Pos::new(HPos::Left, VPos::Top)).color(&grey))).map_err(e)?;
         } else {
-            root.draw(&Text::new(top_label, (v.left_px as i32 - 6, y(1.0)), right_aligned.color(&grey))).map_err(e)?;
+            root.draw(&Text::new(top_label, (v.left_px as i32 - 6.min(room - label_w), y(1.0)), right_aligned.color(&grey))).map_err(e)?;
         }
         root.draw(&Text::new(zero, (v.left_px as i32 - 6, y(0.0)), right_aligned.color(&grey))).map_err(e)?;
         let step = |f: &dyn Fn(&RunBucket) -> Option<f64>, colour: RGBColor| -> Result<(), String> {
