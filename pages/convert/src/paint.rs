@@ -223,10 +223,11 @@ pub(crate) fn paint_histogram(canvas_id: &str, p: &HistogramPaint) -> Result<Pai
         let colour = if m.label == "P50" { P50 } else { TAIL };
         chart.draw_series(std::iter::once(PathElement::new(vec![(m.value_ms, 0.0), (m.value_ms, top)], colour.stroke_width(2)))).map_err(e)?;
         // The marker's name beside its line, each on its own row, turned to the left of the
-        // line when it would run past the plot's right edge.
+        // line when it would run past the plot's right edge or be struck by the threshold line.
         let (px, _) = chart.backend_coord(&(m.value_ms, 0.0));
-        let tw = ruler.width(&m.label);
-        let x = if px + 4 + tw as i32 > xs.end { px - 4 - tw as i32 } else { px + 4 };
+        let tw = ruler.width(&m.label) as i32;
+        let struck = threshold_px.is_some_and(|t| (px + 2..=px + 6 + tw).contains(&t));
+        let x = if px + 4 + tw > xs.end || struck { px - 4 - tw } else { px + 4 };
         root.draw(&Text::new(m.label.clone(), (x, ys.start + 4 + 16 * k as i32), style.color(&colour))).map_err(e)?;
     }
     let fullest = hist.counts.iter().enumerate().max_by_key(|(_, n)| **n).filter(|(_, n)| **n > 0).map(|(k, n)| {
