@@ -71,6 +71,23 @@ pub fn Charts() -> impl IntoView {
     let listener = window_event_listener(ev::resize, move |_| resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
     let run_axis = RwSignal::new(None);
+    let lab = use_lab();
+    // The run's clock from the working attempts alone (a settings edit moves none of it): how
+    // many have a start, the first start (or intended start) and the last end. Counted once per
+    // trace for the run chart and the canvas views both.
+    let clock: Memo<RunClock> = Memo::new(move |_| {
+        lab.working.with(|w| {
+            let timed: Vec<&Attempt> = w.as_ref()?.attempts.iter().filter(|a| a.start_ms.is_some()).collect();
+            if timed.is_empty() {
+                return None;
+            }
+            let end = timed.iter().map(|a| end_of(a)).fold(0.0, f64::max);
+            let start = timed.iter().map(|a| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|a| a.intended_start_ms)).fold(0.0, f64::min);
+            Some((timed.len(), start, end))
+        })
+    });
+    // Too many timed attempts for a bar each: the run is drawn in time buckets.
+    let big = Memo::new(move |_| clock.with(|c| c.is_some_and(|(n, _, _)| n > BARS_FIT)));
     view! {
         <section class="charts" aria-labelledby="charts-h">
             <h2 id="charts-h">{move || tr(lang.get(), "charts")}</h2>
@@ -79,8 +96,8 @@ pub fn Charts() -> impl IntoView {
                 <TtftChart resized=resized />
                 <RequestTimeline resized=resized />
             </div>
-            <RunTimeline resized=resized run_axis=run_axis />
-            <super::distribution::Distribution resized=resized run_axis=run_axis />
+            <RunTimeline resized=resized run_axis=run_axis clock=clock big=big />
+            <super::distribution::Distribution resized=resized run_axis=run_axis big=big />
         </section>
     }
 }
@@ -262,9 +279,9 @@ fn spread(n: usize) -> impl Iterator<Item = usize> {
     (0..n).step_by(step).chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n - 1))
 }
 
-/// When an attempt's bar ends on the run's clock: its E2E, else its last event, else its TTFT.
+/// When an attempt's bar ends on the run's clock (the core's `distribution::end_ms`).
 fn end_of(a: &Attempt) -> f64 {
-    a.start_ms.unwrap_or(0.0) + a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0)
+    tracelab_core::distribution::end_ms(a, a.start_ms.unwrap_or(0.0))
 }
 
 /// About how wide one character of a chart label is, in pixels (11 px sans-serif).
@@ -393,26 +410,16 @@ pub(super) const BARS_FIT: usize = 300;
 /// end, and the span the ticks cover (ms). The second bundle's bucketed lanes use it too.
 pub(super) type RunAxis = Option<(f64, f64, f64, f64, f64, f64)>;
 
+/// How many attempts have a start, the first start (or intended start) and the last end (ms);
+/// `None` when no attempt has a start.
+type RunClock = Option<(usize, f64, f64)>;
+
 #[component]
-fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl IntoView {
+fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<RunClock>, big: Memo<bool>) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
-    let big = Memo::new(move |_| lab.working.with(|w| w.as_ref().is_some_and(|w| tracelab_core::distribution::timed_count(&w.attempts) > BARS_FIT)));
     let flight = Memo::new(move |_| if big.get() { Vec::new() } else { lab.working.with(|w| w.as_ref().map(|w| in_flight(&w.attempts)).unwrap_or_default()) });
-    // The run's clock from the working attempts alone (a settings edit moves none of it): how
-    // many have a start, the first start (or intended start) and the last end.
-    let clock = Memo::new(move |_| {
-        lab.working.with(|w| {
-            let timed: Vec<&Attempt> = w.as_ref()?.attempts.iter().filter(|a| a.start_ms.is_some()).collect();
-            if timed.is_empty() {
-                return None;
-            }
-            let end = timed.iter().map(|a| end_of(a)).fold(0.0, f64::max);
-            let start = timed.iter().map(|a| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|a| a.intended_start_ms)).fold(0.0, f64::min);
-            Some((timed.len(), start, end))
-        })
-    });
     let svg = move || {
         let l = lab.lang.get();
         let w = width.get();
@@ -427,9 +434,9 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl Into
             // No empty box: say why there is no timeline.
             return Some(view! { <p class="no-timeline" data-testid="no-timeline">{tr(l, "no_timeline")}</p> }.into_any());
         };
-        let big = timed_n > BARS_FIT;
-        // A big trace draws no bar: its rows are not gathered on each edit.
-        let timed: Vec<(usize, &Attempt)> = if big { Vec::new() } else { working.attempts.iter().enumerate().filter(|(_, a)| a.start_ms.is_some()).collect() };
+        let big = big.get();
+        // A bar per timed attempt; a big trace draws none, so its rows are not gathered on each edit.
+        let rows: Vec<(usize, &Attempt)> = if big { Vec::new() } else { working.attempts.iter().enumerate().filter(|(_, a)| a.start_ms.is_some()).collect() };
         let gpu = &loaded.trace.gpu;
         let t_end = attempts_end.max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
         let xt = ticks(units::s_from_ms(t_end - t_start), 8);
@@ -440,7 +447,6 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl Into
             run_axis.set(Some((w, left, right, t_start, t_end, span)));
         }
         let x = move |ms: f64| left + (right - left) * (ms - t_start) / span;
-        let rows: Vec<(usize, &Attempt)> = if big { Vec::new() } else { timed.clone() };
         let row_h = (300.0 / rows.len().max(1) as f64).clamp(2.0, 20.0);
         let top = 26.0;
         let bars_h = row_h * rows.len() as f64;

@@ -35,18 +35,17 @@ fn marker(label: String, f: &Figure, interval: Option<&tracelab_core::compare::F
 }
 
 #[component]
-pub fn Distribution(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>) -> impl IntoView {
+pub fn Distribution(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, big: Memo<bool>) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
-    let big = Memo::new(move |_| lab.working.with(|w| w.as_ref().is_some_and(|w| tracelab_core::distribution::timed_count(&w.attempts) > BARS_FIT)));
     let open = RwSignal::new(false);
     // Opens by itself for a big trace; the learner's toggle holds until the next trace.
     Effect::new(move |_| open.set(lab.row_count() > BARS_FIT));
     let measure = RwSignal::new(Measure::Ttft);
     let error = RwSignal::new(None::<String>);
-    // Which request is the latest: an edit made while the bundle paints the last one is painted
-    // once, after it, with the newest settings (a burst of keystrokes does not queue paints).
+    // Which request is the latest, so an older request's error arriving late does not replace
+    // the newest one's answer.
     let latest = StoredValue::new(0u64);
     // Every edit: the bundle redraws what is shown (a threshold edit moves lines and recounts
     // the qualified per bucket there; a population change counts the columns afresh). The

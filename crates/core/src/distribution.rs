@@ -13,8 +13,9 @@ use crate::text::Lang;
 use crate::trace::{Attempt, Phase, Quality};
 use crate::verdict::{effective_ttft_ms, is_counted, threshold_ms};
 
-/// An attempt's end on the run's clock: its E2E, else its last event, else its first token.
-fn end_ms(a: &Attempt, start: f64) -> f64 {
+/// An attempt's end on the run's clock, from its `start` there: its E2E, else its last event,
+/// else its first token (the run chart's bars end there too).
+pub fn end_ms(a: &Attempt, start: f64) -> f64 {
     start + a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0)
 }
 
@@ -31,8 +32,8 @@ pub fn run_clock(attempts: &[Attempt]) -> Option<(f64, f64)> {
 }
 
 /// The attempts as the big views read them, a column per field under one population: what the
-/// lab hands the lab's second bundle as typed arrays (no JSON of a million attempts), and what every
-/// count below is made from. A missing value is NaN.
+/// lab's second bundle builds from the trace it holds, and what every count below is made from.
+/// A missing value is NaN.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Columns {
     /// Start on the run's clock (NaN: no position on it).

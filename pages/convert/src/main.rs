@@ -86,18 +86,21 @@ fn hold(key: &str, text: String, rest: &str) -> Result<(), String> {
     }
 }
 
+/// [`hold`]s the trace of `key`, then answers with `f` on it: every held-trace call's frame.
+fn on_held(key: &str, text: String, rest: &str, f: impl FnOnce(&mut Held) -> Result<String, String>) -> Result<String, String> {
+    hold(key, text, rest)?;
+    HELD.with(|h| f(h.borrow_mut().as_mut().ok_or(NEED_TRACE)?))
+}
+
 /// The peer panel's table of the imported trace known by `key` (sent in `text` and `rest` the
 /// first time, both empty after), under `settings`, written in `lang`, as HTML (`peer_html`): the lab
 /// puts it in place as it is, so its first download carries neither the table's reader nor
 /// its markup.
 #[wasm_bindgen]
 pub fn peer_table(key: &str, text: String, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
-    hold(key, text, rest)?;
-    let settings: Settings = read("settings", settings)?;
-    let lang: Lang = read("language", lang)?;
-    HELD.with(|h| {
-        let held = h.borrow();
-        let held = held.as_ref().ok_or(NEED_TRACE)?;
+    on_held(key, text, rest, |held| {
+        let settings: Settings = read("settings", settings)?;
+        let lang: Lang = read("language", lang)?;
         Ok(peer_html::table(&table::peer_table(&held.trace, &settings, lang), lang))
     })
 }
@@ -108,12 +111,9 @@ pub fn peer_table(key: &str, text: String, rest: &str, settings: &str, lang: &st
 /// settings as the lab's (the index kept while the population stays).
 #[wasm_bindgen]
 pub fn run_checks(key: &str, text: String, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
-    hold(key, text, rest)?;
-    let settings: Settings = read("settings", settings)?;
-    let lang: Lang = read("language", lang)?;
-    HELD.with(|h| {
-        let mut held = h.borrow_mut();
-        let held = held.as_mut().ok_or(NEED_TRACE)?;
+    on_held(key, text, rest, |held| {
+        let settings: Settings = read("settings", settings)?;
+        let lang: Lang = read("language", lang)?;
         let population = settings.population;
         if held.index.as_ref().is_none_or(|(p, _)| *p != population) {
             held.index = Some((population, Index::build(&held.trace.attempts, population)));
@@ -130,13 +130,10 @@ pub fn run_checks(key: &str, text: String, rest: &str, settings: &str, lang: &st
 /// [`peer_table`]), under `settings`, in `lang`; `source` is the name the card gives the trace.
 #[wasm_bindgen]
 pub fn export_file(key: &str, text: String, rest: &str, settings: &str, lang: &str, kind: &str, source: &str) -> Result<String, String> {
-    hold(key, text, rest)?;
-    let settings: Settings = read("settings", settings)?;
-    let lang: Lang = read("language", lang)?;
-    let kind: ExportKind = read("download kind", kind)?;
-    HELD.with(|h| {
-        let held = h.borrow();
-        let held = held.as_ref().ok_or(NEED_TRACE)?;
+    on_held(key, text, rest, |held| {
+        let settings: Settings = read("settings", settings)?;
+        let lang: Lang = read("language", lang)?;
+        let kind: ExportKind = read("download kind", kind)?;
         Ok(write_export(kind, source, &held.trace, &settings, lang))
     })
 }
@@ -145,12 +142,7 @@ pub fn export_file(key: &str, text: String, rest: &str, settings: &str, lang: &s
 /// box `container` (`request`: the core's `RunRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
 pub fn show_run(key: &str, text: String, rest: &str, container: &str, request: &str) -> Result<String, String> {
-    hold(key, text, rest)?;
-    HELD.with(|h| {
-        let mut held = h.borrow_mut();
-        let held = held.as_mut().ok_or(NEED_TRACE)?;
-        canvas::show_run(&held.trace.attempts, &mut held.counted, container, request)
-    })
+    on_held(key, text, rest, |held| canvas::show_run(&held.trace.attempts, &mut held.counted, container, request))
 }
 
 /// The whole distribution (heat map, histogram, their legends and tables) of the trace known by
@@ -158,12 +150,7 @@ pub fn show_run(key: &str, text: String, rest: &str, container: &str, request: &
 /// `DistributionRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
 pub fn show_distribution(key: &str, text: String, rest: &str, container: &str, request: &str) -> Result<String, String> {
-    hold(key, text, rest)?;
-    HELD.with(|h| {
-        let mut held = h.borrow_mut();
-        let held = held.as_mut().ok_or(NEED_TRACE)?;
-        canvas::show_distribution(&held.trace.attempts, &mut held.counted, container, request)
-    })
+    on_held(key, text, rest, |held| canvas::show_distribution(&held.trace.attempts, &mut held.counted, container, request))
 }
 
 fn main() {

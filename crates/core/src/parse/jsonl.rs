@@ -25,7 +25,7 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
     let mut trace = Trace::default();
     // Room for every line at once: grown by doubling, a million attempts held the old and the
     // new buffer together (a third more memory at the peak, which a browser tab keeps).
-    trace.attempts.reserve_exact(memchr_count(text.as_bytes()) + 1);
+    trace.attempts.reserve_exact(newlines(text.as_bytes()) + 1);
     let ends_with_newline = text.strip_prefix('\u{feff}').unwrap_or(text).ends_with('\n');
     let mut lines = text.split('\n').enumerate().peekable();
     while let Some((index, raw_line)) = lines.next() {
@@ -47,7 +47,7 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
 }
 
 /// How many lines end in `bytes`.
-fn memchr_count(bytes: &[u8]) -> usize {
+fn newlines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| **b == b'\n').count()
 }
 
