@@ -84,3 +84,48 @@ pub(crate) fn apt_install(packages: &[&str]) -> Result {
         .and_then(|_| run(apt(&["install", "-y", "--no-install-recommends"]).args(packages)))
         .map_err(|e| format!("{e}\nInstall them by hand: `sudo apt-get install {}`", packages.join(" ")))
 }
+
+/// The space free on the disk that holds `dir`, in bytes, as `df` reports it.
+pub(crate) fn free_bytes(dir: &Path) -> std::result::Result<u64, String> {
+    let text = Command::new("df")
+        .arg("-Pk")
+        .arg(dir)
+        .output()
+        .map_err(|e| format!("could not start `df`: {e}"))
+        .and_then(|o| if o.status.success() { Ok(String::from_utf8_lossy(&o.stdout).into_owned()) } else { Err(format!("`df -Pk {}` failed ({})", dir.display(), o.status)) })?;
+    free_kib_from_df(&text).map(|kib| kib * 1024).ok_or_else(|| format!("cannot read the free space from `df -Pk {}`:\n{text}", dir.display()))
+}
+
+/// The "Available" column (1 KiB blocks) of `df -P`'s one data line.
+fn free_kib_from_df(text: &str) -> Option<u64> {
+    text.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Warns, before a long build, when the disk that holds `dir` has less than `needed` bytes free:
+/// a full disk otherwise shows up minutes later as rustc's "IO failure on output stream".
+pub(crate) fn warn_if_disk_is_short(dir: &Path, needed: u64, what: &str) {
+    const GB: f64 = 1e9;
+    match free_bytes(dir) {
+        Ok(free) if free < needed => eprintln!(
+            "xtask: warning: {:.1} GB free on the disk that holds {}; {what} needs about {:.0} GB there. \
+             Free some (`cargo clean` in an old clone, for one) if the build fails with \"No space left on device\".",
+            free as f64 / GB,
+            dir.display(),
+            needed as f64 / GB
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("xtask: warning: could not check the free disk space ({e}); {what} needs about {:.0} GB.", needed as f64 / GB),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_kib_from_df;
+
+    #[test]
+    fn the_available_column_is_read_from_df() {
+        let text = "Filesystem     1024-blocks     Used Available Capacity Mounted on\n/dev/vda        263174212 90123456 5967832      94% /\n";
+        assert_eq!(free_kib_from_df(text), Some(5_967_832));
+        assert_eq!(free_kib_from_df("Filesystem 1024-blocks Used Available Capacity Mounted on\n"), None);
+    }
+}

@@ -50,9 +50,10 @@ fn compare_tells_an_injected_delay_from_noise_on_real_recordings() {
         let r = row(key);
         assert_eq!(r["verdict"]["en"], "slower beyond noise", "{key}:\n{stdout}");
         assert_eq!(r["n_base"], 80);
-        // The difference is the injected 150 ms, give or take the machine's scheduling.
+        // The difference is the injected 150 ms, give or take the machine's scheduling (a loaded
+        // CI machine adds more to one run than the other, so the upper bound is loose).
         let d = r["difference"].as_f64().unwrap();
-        assert!((0.08..0.4).contains(&d), "{key} moved by {d} s:\n{stdout}");
+        assert!((0.08..1.0).contains(&d), "{key} moved by {d} s:\n{stdout}");
     }
     assert_eq!(row("failure_rate")["verdict"]["en"], "no evidence of a change");
 }

@@ -267,15 +267,25 @@ fn open_loop_sends_on_schedule_without_waiting_for_replies() {
     for (k, a) in attempts.iter().enumerate() {
         let intended = a.intended_start_ms.unwrap();
         assert!((intended - origin - 50.0 * k as f64).abs() < 0.01, "a constant 50 ms schedule");
+        // Sent at or after its time. The bound is loose on purpose: a CI machine running other
+        // tests beside this one can hold a send back by tens of milliseconds, and the property
+        // under test (no waiting for replies) is checked on its own below.
         let lag = a.start_ms.unwrap() - intended;
-        assert!((0.0..50.0).contains(&lag), "attempt {k} started {lag} ms late");
+        assert!((0.0..250.0).contains(&lag), "attempt {k} started {lag} ms late");
         assert_eq!(a.outcome, Outcome::Success);
     }
-    // Each reply takes ≥ 300 ms, yet the next request went out 50 ms after the previous one.
-    for w in attempts.windows(2) {
-        let end_previous = w[0].start_ms.unwrap() + w[0].e2e_ms.unwrap();
-        assert!(w[1].start_ms.unwrap() < end_previous, "the open loop never waits for a reply");
-    }
+    // Each reply takes ≥ 300 ms and one goes out every 50 ms, so about six are in flight at once;
+    // a loop that waited for replies would have one.
+    let span = |a: &tracelab_core::Attempt| (a.start_ms.unwrap(), a.start_ms.unwrap() + a.e2e_ms.unwrap());
+    let most_in_flight = attempts
+        .iter()
+        .map(|a| {
+            let start = span(a).0;
+            attempts.iter().filter(|b| span(b).0 <= start && start < span(b).1).count()
+        })
+        .max()
+        .unwrap();
+    assert!(most_in_flight >= 4, "the open loop never waits for a reply: at most {most_in_flight} in flight");
 }
 
 #[test]
