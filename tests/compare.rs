@@ -31,7 +31,7 @@ fn compare_view_shows_contract_table_and_both_distributions() {
     b.wait_text("[data-testid=contract]", |t| t.contains("Contract holds"));
     let tail = row_text(&b, "ttft_tail");
     assert!(tail.contains("790 ms") && tail.contains("1.204 s") && tail.contains("+414 ms"), "{tail}");
-    assert!(tail.contains("slower beyond noise") && tail.contains("bootstrap, 2000 resamples, seed 42"), "{tail}");
+    assert!(tail.contains("slower beyond noise") && tail.contains("bootstrap, 2,000 resamples, seed 42"), "{tail}");
     assert!(tail.contains("751 ms … 1.043 s"), "the base's own P95 interval: {tail}");
     // One chart, both ECDFs, the threshold, and a closed interval bar for each run's P95.
     assert_eq!(b.find_all("[data-testid=compare-chart] svg").len(), 1);

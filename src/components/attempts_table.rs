@@ -2,7 +2,7 @@
 //! Only the rows in view are in the DOM, so a 1,000,000-attempt trace scrolls as easily as ten.
 
 use leptos::prelude::*;
-use tracelab_core::{format::trim_num, verdict, Phase, WarmupPolicy};
+use tracelab_core::{format::{integer, trim_num}, verdict, Phase, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -95,7 +95,7 @@ pub fn AttemptsTable() -> impl IntoView {
                                                 data-testid="attempt-row"
                                                 on:click=move |_| lab.selected.set(i)
                                             >
-                                                <td class="num muted">{i + 1}</td>
+                                                <td class="num muted">{integer(i as u64 + 1)}</td>
                                                 <th scope="row" class="mono">{a.id.clone()}</th>
                                                 <td>{a.outcome.label(l)}</td>
                                                 <td class="num" class:missing=a.ttft_ms.is_none()>{ttft}</td>

@@ -18,7 +18,7 @@ pub fn FigureStrip() -> impl IntoView {
         lab.metrics.with(|m| {
             m.as_ref().map(|m| {
                 let unjudged = m.quality_not_evaluated();
-                let qualified = if unjudged { tr(l, "not_evaluated").to_string() } else { m.qualified.to_string() };
+                let qualified = if unjudged { tr(l, "not_evaluated").to_string() } else { format::integer(m.qualified as u64) };
                 let mut items = vec![("qualified_count", tr(l, "strip_qualified").to_string(), qualified)];
                 // P95 TTFT is named by the core, which says what its sample is (the successes',
                 // or every attempt's when a missing TTFT is wrongly counted as 0).

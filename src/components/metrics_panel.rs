@@ -112,12 +112,7 @@ fn figure_card(f: &Figure, lang: Lang, warnings: &[(Vec<String>, tracelab_core::
     let unjudged = unjudged && matches!(key.as_str(), "quality_pass_rate" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
     let value = if unjudged { tr(lang, "not_evaluated").to_string() } else { format::value(f, lang) };
     let formula = format::formula(f, lang).filter(|_| !unjudged).map(|f| format!("{f} = {value}"));
-    let method = f
-        .method_text
-        .as_ref()
-        .map(|m| m.get(lang).to_string())
-        .or_else(|| f.method.clone())
-        .map(|m| format!("{m}, n = {}", f.n.unwrap_or(0)));
+    let method = format::method_line(f, lang);
     let remark = if unjudged { Some(tr(lang, "not_evaluated_why").to_string()) } else { format::remark(f, lang) };
     // The figure's 95 % interval, with its method; a missing bound is said, not hidden.
     let interval = intervals.and_then(|iv| iv.get(&key)).filter(|_| !unjudged && f.value.is_some()).map(|iv| iv.describe(&f.unit, lang));

@@ -3,7 +3,7 @@
 //! over the rows so far, from the core), and what-if edits of the row.
 
 use leptos::prelude::*;
-use tracelab_core::{explain, format::trim_num, tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
+use tracelab_core::{explain, format::{integer, trim_num}, tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -25,7 +25,7 @@ pub fn StepPanel() -> impl IntoView {
                     "← "{move || tr(lang.get(), "previous")}
                 </button>
                 <span class="position" data-testid="position">
-                    {move || format!("{} / {}", (lab.selected.get() + 1).min(n()), n())}
+                    {move || format!("{} / {}", integer(((lab.selected.get() + 1).min(n())) as u64), integer(n() as u64))}
                 </span>
                 <button data-testid="next" on:click=move |_| lab.step(1) disabled=move || { lab.selected.get() + 1 >= n() }>
                     {move || tr(lang.get(), "next")}" →"

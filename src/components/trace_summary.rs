@@ -2,7 +2,7 @@
 //! A capability the run did not have is shown as "not verified", never filled in.
 
 use leptos::prelude::*;
-use tracelab_core::format::trim_num;
+use tracelab_core::format::{integer, trim_num};
 use tracelab_core::trace::{self, GPU_UNSUPPORTED};
 
 use crate::i18n::tr;
@@ -28,14 +28,14 @@ pub fn TraceSummary() -> impl IntoView {
                         Origin::Uploaded(_) => tr(l, "origin_uploaded"),
                     };
                     let mut facts: Vec<(&'static str, String)> = vec![
-                        ("attempts_label", loaded.attempts.len().to_string()),
-                        ("warmup", trace::warmup_count(&loaded.attempts).to_string()),
+                        ("attempts_label", integer(loaded.attempts.len() as u64)),
+                        ("warmup", integer(trace::warmup_count(&loaded.attempts) as u64)),
                     ];
                     if let Some(m) = &c.model { facts.push(("model", m.clone())); }
                     if let Some(a) = &c.arrival { facts.push(("arrival", tracelab_core::format::arrival(a, l))); }
-                    if let Some(n) = c.concurrency { facts.push(("concurrency", n.to_string())); }
+                    if let Some(n) = c.concurrency { facts.push(("concurrency", integer(u64::from(n)))); }
                     if let Some(r) = c.rate_per_s { facts.push(("rate", format!("{} /s", trim_num(r)))); }
-                    if let Some(m) = c.max_tokens { facts.push(("max_tokens", m.to_string())); }
+                    if let Some(m) = c.max_tokens { facts.push(("max_tokens", integer(u64::from(m)))); }
                     if let Some(t) = c.first_token_timeout_s { facts.push(("ft_timeout", format!("{} s", trim_num(t)))); }
                     if let Some(t) = c.timeout_s { facts.push(("timeout", format!("{} s", trim_num(t)))); }
                     if let Some(w) = h.window { facts.push(("window", format!("{} s", trim_num(w.length_s)))); }

@@ -245,10 +245,7 @@ pub fn figure_detail(f: &Figure, lang: Lang) -> String {
         detail.push(formula);
     }
     if f.value.is_some() || f.n.is_some() {
-        // The method in the reader's language (`method_text`); `method` alone is English.
-        if let Some(method) = f.method_text.as_ref().map(|m| m.get(lang)).or(f.method.as_deref()) {
-            detail.push(format!("{method}, n = {}", f.n.unwrap_or(0)));
-        }
+        detail.extend(format::method_line(f, lang));
     }
     detail.join("; ")
 }

@@ -143,17 +143,27 @@ pub fn round_to(v: f64, digits: i32) -> String {
     trim_num((v * scale).round() / scale)
 }
 
-/// The formula with its parts: "failures / all attempts = 2 / 10".
+/// The formula with its parts: "failures / all attempts = 2 / 10", "… = 3,060 / 100,000" (the
+/// parts through [`count_value`], as every count is written).
 pub fn formula(figure: &Figure, lang: Lang) -> Option<String> {
     let (num, den) = (figure.numerator?, figure.denominator?);
     let num_label = figure.numerator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
     let den_label = figure.denominator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
     // The window cost's numerator is money: it carries its currency ("20 CNY / 5", not "20 / 5").
     let num = match &figure.unit {
-        Unit::MoneyPer1000(currency) if !currency.is_empty() => format!("{} {currency}", trim_num(num)),
-        _ => trim_num(num),
+        Unit::MoneyPer1000(currency) if !currency.is_empty() => format!("{} {currency}", count_value(num)),
+        _ => count_value(num),
     };
-    Some(format!("{num_label} / {den_label} = {num} / {}", trim_num(den)))
+    Some(format!("{num_label} / {den_label} = {num} / {}", count_value(den)))
+}
+
+/// How the figure was picked, in the reader's language, with its sample's size:
+/// "nearest-rank: ⌈95·96,940/100⌉ = 92,093 of 96,940, n = 96,940". `None` for a figure with no
+/// method (a rate is its formula).
+pub fn method_line(figure: &Figure, lang: Lang) -> Option<String> {
+    // The method in the reader's language (`method_text`); `method` alone is English.
+    let method = figure.method_text.as_ref().map(|m| m.get(lang)).or(figure.method.as_deref())?;
+    Some(format!("{method}, n = {}", integer(figure.n.unwrap_or(0) as u64)))
 }
 
 /// The reason a figure is undefined, or its caution note.

@@ -3,7 +3,7 @@
 //! whatever the server does; when the client itself falls behind, the arrival rate the server
 //! saw was not the one asked for, and the run measured the client, not the server.
 
-use crate::format::trim_num;
+use crate::format::{integer, trim_num};
 use crate::percentile::{percentile, PercentileMethod};
 use crate::text::Lang;
 use crate::trace::{Attempt, Header, Phase, Trace};
@@ -90,7 +90,7 @@ impl ClientLag {
         let mut lines = vec![if zh {
             format!(
                 "客户端滞后（实际开始 − 计划开始，n = {}，{}）：P50 {} ms · P95 {} ms · 最大 {} ms",
-                self.n,
+                integer(self.n as u64),
                 LAG_METHOD.name().zh,
                 ms(self.p50_ms),
                 ms(self.p95_ms),
@@ -99,7 +99,7 @@ impl ClientLag {
         } else {
             format!(
                 "Client lag (actual − intended start, n = {}, {}): P50 {} ms · P95 {} ms · max {} ms",
-                self.n,
+                integer(self.n as u64),
                 LAG_METHOD.code(),
                 ms(self.p50_ms),
                 ms(self.p95_ms),

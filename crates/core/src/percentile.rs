@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::integer;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum PercentileMethod {
@@ -172,10 +174,10 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
 pub fn describe(p: f64, n: usize, method: PercentileMethod) -> String {
     match method {
         PercentileMethod::NearestRank if n > 0 => {
-            format!("nearest-rank: ⌈{}·{n}/100⌉ = {} of {n}", trim(p), nearest_rank(p, n))
+            format!("nearest-rank: ⌈{}·{}/100⌉ = {} of {}", trim(p), integer(n as u64), integer(nearest_rank(p, n) as u64), integer(n as u64))
         }
         PercentileMethod::Linear if n > 0 => {
-            format!("linear: index (n−1)·p = {:.2} of 0…{}", (n - 1) as f64 * p / 100.0, n - 1)
+            format!("linear: index (n−1)·p = {:.2} of 0…{}", (n - 1) as f64 * p / 100.0, integer(n as u64 - 1))
         }
         _ => method.code().to_string(),
     }
@@ -185,10 +187,10 @@ pub fn describe(p: f64, n: usize, method: PercentileMethod) -> String {
 pub fn describe_text(p: f64, n: usize, method: PercentileMethod) -> crate::text::Text {
     let zh = match method {
         PercentileMethod::NearestRank if n > 0 => {
-            format!("最近秩：⌈{}·{n}/100⌉ = 第 {} 个（共 {n} 个）", trim(p), nearest_rank(p, n))
+            format!("最近秩：⌈{}·{}/100⌉ = 第 {} 个（共 {} 个）", trim(p), integer(n as u64), integer(nearest_rank(p, n) as u64), integer(n as u64))
         }
         PercentileMethod::Linear if n > 0 => {
-            format!("线性插值：下标 (n−1)·p = {:.2}（0…{}）", (n - 1) as f64 * p / 100.0, n - 1)
+            format!("线性插值：下标 (n−1)·p = {:.2}（0…{}）", (n - 1) as f64 * p / 100.0, integer(n as u64 - 1))
         }
         PercentileMethod::NearestRank => "最近秩".to_string(),
         PercentileMethod::Linear => "线性插值".to_string(),

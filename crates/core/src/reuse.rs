@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::compare::{quantile, FigureInterval};
-use crate::format::{percentile_label, trim_num};
+use crate::format::{integer, percentile_label, trim_num};
 use crate::percentile::percentile;
 use crate::settings::Settings;
 use crate::text::{Lang, Text};
@@ -136,18 +136,18 @@ impl ReuseSplit {
             if g.n == 0 {
                 return if zh { format!("  {zh_name}：n = 0，没有样本") } else { format!("  {en}: n = 0, no sample") };
             }
-            let cached = match (g.cached_reported, g.cached_share) {
+            let cached = match (g.cached_reported, g.cached_share.map(|s| (integer(g.cached_reported as u64), s))) {
                 (0, _) if zh => "服务端未报告缓存的提示 token".to_string(),
                 (0, _) => "the server reported no cached prompt tokens".to_string(),
-                (k, Some(share)) if zh => format!("{k} 个报告了缓存的提示 token，占提示的 {} %", trim_num((share * 1000.0).round() / 10.0)),
-                (k, Some(share)) => format!("{k} reported cached prompt tokens, {} % of their prompt", trim_num((share * 1000.0).round() / 10.0)),
-                (k, None) if zh => format!("{k} 个报告了缓存的提示 token"),
-                (k, None) => format!("{k} reported cached prompt tokens"),
+                (_, Some((k, share))) if zh => format!("{k} 个报告了缓存的提示 token，占提示的 {} %", trim_num((share * 1000.0).round() / 10.0)),
+                (_, Some((k, share))) => format!("{k} reported cached prompt tokens, {} % of their prompt", trim_num((share * 1000.0).round() / 10.0)),
+                (k, None) if zh => format!("{} 个报告了缓存的提示 token", integer(k as u64)),
+                (k, None) => format!("{} reported cached prompt tokens", integer(k as u64)),
             };
             if zh {
                 format!(
                     "  {zh_name}：n = {}，P50 {}（95 % 区间 {}），{t} {}（{}）；{cached}",
-                    g.n,
+                    integer(g.n as u64),
                     seconds(g.p50_s),
                     interval(&g.p50_interval, lang),
                     seconds(g.tail_s),
@@ -156,7 +156,7 @@ impl ReuseSplit {
             } else {
                 format!(
                     "  {en}: n = {}, P50 {} (95 % interval {}), {t} {} ({}); {cached}",
-                    g.n,
+                    integer(g.n as u64),
                     seconds(g.p50_s),
                     interval(&g.p50_interval, lang),
                     seconds(g.tail_s),

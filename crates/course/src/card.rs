@@ -212,7 +212,7 @@ impl MetricCard {
             .into_iter()
             .map(|f| {
                 let part = |label: &Option<Text>, v: Option<f64>| match (label, v) {
-                    (Some(l), Some(v)) => format!("{} = {}", l.get(lang), trim_num(v)),
+                    (Some(l), Some(v)) => format!("{} = {}", l.get(lang), format::count_value(v)),
                     _ => String::new(),
                 };
                 CardResult {
@@ -222,10 +222,7 @@ impl MetricCard {
                     numerator: part(&f.numerator_label, f.numerator),
                     denominator: part(&f.denominator_label, f.denominator),
                     unit: format::unit_name(&f.unit).get(lang).to_string(),
-                    method: match (f.method_text.as_ref().map(|m| m.get(lang)).or(f.method.as_deref()), f.n) {
-                        (Some(m), Some(n)) => format!("{m}, n = {n}"),
-                        _ => String::new(),
-                    },
+                    method: f.n.and_then(|_| format::method_line(f, lang)).unwrap_or_default(),
                     interval: card::interval_text(f, &intervals, lang),
                 }
             })

@@ -444,7 +444,7 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
         "  TTFT  P50 {:<10} P95 {:<10} (successes, n = {}{no_token})",
         v(&m.ttft_p50),
         v(&m.ttft_p95),
-        m.ttft_p50.n.unwrap_or(0)
+        format::integer(m.ttft_p50.n.unwrap_or(0) as u64)
     );
     crate::outln!("  E2E   P50 {:<10} P95 {}", v(&m.e2e_p50), v(&m.e2e_tail));
     let failures: Vec<String> = m.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();

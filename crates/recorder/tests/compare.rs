@@ -28,7 +28,7 @@ fn a_rerun_agrees_and_a_slower_run_is_slower_beyond_noise() {
     let text = stdout(&out);
     assert!(text.contains("Contract holds"), "{text}");
     assert!(!text.contains("beyond noise"), "a rerun must not differ beyond noise:\n{text}");
-    assert!(text.contains("bootstrap, 2000 resamples, seed 42"), "{text}");
+    assert!(text.contains("bootstrap, 2,000 resamples, seed 42"), "{text}");
 
     let out = tracelab(&["compare", &a, &slower, "--json"]);
     assert_eq!(out.status.code(), Some(0));

@@ -56,7 +56,7 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
                 view! {
                     <td data-label=label>
                         <span class="value">{value}</span>
-                        <span class="n">{format!(" n = {n}")}</span>
+                        <span class="n">{format!(" n = {}", tracelab_core::format::integer(n as u64))}</span>
                         {interval.map(|i| view! { <br /><span class="own-interval">{i}</span> })}
                     </td>
                 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::stats::{min_n_for_quantile, poisson, quantile_interval, quantile_ranks, wilson, Bounds};
 use crate::figure::{Figure, Unit};
-use crate::format::{number_in_unit, percentile_label};
+use crate::format::{integer, number_in_unit, percentile_label};
 use crate::index::Index;
 use crate::metrics::Metrics;
 use crate::settings::{FailureDenominator, Settings};
@@ -36,7 +36,8 @@ impl IntervalMethod {
         match self {
             IntervalMethod::Wilson => if zh { "Wilson 得分区间" } else { "Wilson score" }.into(),
             IntervalMethod::OrderStatistics { lo_rank, hi_rank, n } => {
-                let rank = |r: usize| if r == 0 || r > *n { "—".to_string() } else { r.to_string() };
+                let rank = |r: usize| if r == 0 || r > *n { "—".to_string() } else { integer(r as u64) };
+                let n = integer(*n as u64);
                 if zh {
                     format!("顺序统计量 X({})…X({})，共 {n} 个，二项分布，无分布假设", rank(*lo_rank), rank(*hi_rank))
                 } else {
@@ -49,6 +50,8 @@ impl IntervalMethod {
                 if zh { "MOVER（Newcombe 构造）+ 精确泊松区间" } else { "MOVER (Newcombe's construction) with exact Poisson limits" }.into()
             }
             IntervalMethod::Bootstrap { seed, resamples } => {
+                // The seed is a name for a stream of draws, not a count: written as it is.
+                let resamples = integer(*resamples as u64);
                 if zh {
                     format!("自助法（bootstrap），重抽样 {resamples} 次，种子 {seed}")
                 } else {
