@@ -190,15 +190,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                 }).collect_view()}
                 <text class="axis-title" x=right y=h - 6.0 text-anchor="end">{tr(l, "rank_axis")}</text>
                 <line class="threshold" x1=left x2=right y1=ty y2=ty />
-                <text class="line-label threshold-label" data-testid="threshold-label" x=left + 4.0 y=ty - 5.0>
-                    {format!("{} {} {} s", tr(l, "threshold_short"), s.comparison.symbol(), trim_num(threshold))}
-                </text>
-                {tail.zip(tail_label_y).map(|(t, ly)| view! {
-                    <line class="tail" x1=left x2=right y1=y(t) y2=y(t) />
-                    <text class="line-label tail-label" data-testid="tail-label" x=right - 4.0 y=ly text-anchor="end">
-                        {format!("{tail_name} = {}", format::duration(t))}
-                    </text>
-                })}
+                {tail.map(|t| view! { <line class="tail" x1=left x2=right y1=y(t) y2=y(t) /> })}
                 {(!many).then(|| dots.iter().map(|(rank, p, mark, is_selected)| view! {
                     <circle class=format!("dot {}", mark.class()) class:selected=*is_selected data-testid="ttft-dot"
                         data-row=p.row + 1 cx=x(*rank as f64) cy=y(units::s_from_ms(p.ttft_ms)) r={if *is_selected { 6.5 } else if n > 200 { 2.0 } else { 4.5 }} />
@@ -216,6 +208,16 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                     <circle class=format!("dot {} selected", mark.class()) data-testid="ttft-dot"
                         data-row=p.row + 1 cx=x(*rank as f64) cy=y(units::s_from_ms(p.ttft_ms)) r=6.5 />
                 }))}
+                // The lines' labels come after the dots, so their halo keeps them readable where
+                // the dots crowd (the tail at 100,000 attempts, at 360 px).
+                <text class="line-label threshold-label" data-testid="threshold-label" x=left + 4.0 y=ty - 5.0>
+                    {format!("{} {} {} s", tr(l, "threshold_short"), s.comparison.symbol(), trim_num(threshold))}
+                </text>
+                {tail.zip(tail_label_y).map(|(t, ly)| view! {
+                    <text class="line-label tail-label" data-testid="tail-label" x=right - 4.0 y=ly text-anchor="end">
+                        {format!("{tail_name} = {}", format::duration(t))}
+                    </text>
+                })}
                 {(failures > 0).then(|| view! {
                     <g data-testid="no-ttft">
                         <rect class="strip" x=w - strip - 4.0 y=top width=strip height=h - top - bottom />
