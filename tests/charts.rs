@@ -66,9 +66,13 @@ fn trace_file(trace: &Trace) -> (PathBuf, u64) {
     static WRITTEN: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
     let n = trace.attempts.len();
     let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("big-{n}.jsonl"));
-    let mut written = WRITTEN.lock().unwrap();
+    let mut written = WRITTEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if !written.contains(&n) {
-        std::fs::write(&file, tracelab_core::write::to_jsonl(trace)).unwrap();
+        // Written beside and renamed into place: another test process reading the same file
+        // keeps the one it opened.
+        let partial = file.with_extension(format!("jsonl.{}", std::process::id()));
+        std::fs::write(&partial, tracelab_core::write::to_jsonl(trace)).unwrap();
+        std::fs::rename(&partial, &file).unwrap();
         written.push(n);
     }
     let size = std::fs::metadata(&file).unwrap().len();
@@ -235,16 +239,34 @@ fn a_big_trace_is_bucketed_read_back_from_canvas_and_edits_stay_instant() {
     assert!(metrics.contains(&format!("of {grouped} attempts")), "{metrics}");
     // Nowhere on the page a count of five digits or more without them: the formulas, the
     // percentile's ranks and n, the intervals' order statistics, the summary, the row numbers,
-    // the strip. (A run of digits after a letter is an id, after a point a fraction; one before
-    // ".jsonl" is in the file's name.)
-    let ungrouped = b.execute(
-        "const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT); const found = []; let t; \
-         while ((t = walk.nextNode())) { const e = t.parentElement; \
-           if (e && e.checkVisibility() && /(^|[^\\d.,\\w])\\d{5,}(?!\\d|\\.[A-Za-z])/.test(t.textContent)) found.push((e.closest('[data-testid]')?.dataset.testid || e.tagName) + ': ' + t.textContent.trim().slice(0, 120)); } \
-         return found;",
-        json!([]),
-    );
-    assert_eq!(ungrouped, json!([]), "counts written without thousands separators");
+    // the step's tally and running figures (on the last row, where they are largest). (A run of
+    // digits after a letter is an id, after a point a fraction; one before ".jsonl" is in the
+    // file's name.)
+    let ungrouped = || {
+        b.execute(
+            "const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT); const found = []; let t; \
+             while ((t = walk.nextNode())) { const e = t.parentElement; \
+               if (e && e.checkVisibility() && /(^|[^\\d.,\\w])\\d{5,}(?!\\d|\\.[A-Za-z])/.test(t.textContent)) found.push((e.closest('[data-testid]')?.dataset.testid || e.tagName) + ': ' + t.textContent.trim().slice(0, 120)); } \
+             return found;",
+            json!([]),
+        )
+    };
+    assert_eq!(ungrouped(), json!([]), "counts written without thousands separators, row 1");
+    let last_row = format!("[data-testid=attempt-row][aria-rowindex='{}']", n + 1);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while b.try_find(&last_row).is_none() {
+        assert!(Instant::now() < deadline, "the table's last row never rendered");
+        b.execute("const s = document.querySelector('.table-scroll'); s.scrollTop = s.scrollHeight; s.dispatchEvent(new Event('scroll'));", json!([]));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    b.click(&last_row);
+    b.wait_text("[data-testid=position]", |t| t == format!("{grouped} / {grouped}"));
+    assert_eq!(ungrouped(), json!([]), "counts written without thousands separators, last row");
+    // Back to row 1, which the rest of this test reads.
+    b.execute("const s = document.querySelector('.table-scroll'); s.scrollTop = 0; s.dispatchEvent(new Event('scroll'));", json!([]));
+    b.wait_text("[data-testid=attempt-row][aria-rowindex='2'] th", |t| t == "a0");
+    b.click("[data-testid=attempt-row][aria-rowindex='2']");
+    b.wait_text("[data-testid=position]", |t| t == format!("1 / {grouped}"));
     // The failures' strip holds its whole label inside the chart.
     let strip = b.text_of("[data-testid=no-ttft-count]");
     assert_eq!(strip, tracelab_core::format::count(failures, "failure", "failures"));

@@ -739,7 +739,7 @@ fn each_figure_has_its_interval_and_the_run_checks_sit_beside_them() {
     // 457 attempts: the run is drawn in time buckets (no bar per attempt), so row 1's start is
     // placed on the chart's clock by its tick labels (seconds), from the sample file itself.
     let ticks: Vec<(f64, f64)> = serde_json::from_value(b.execute(
-        "return [...document.querySelectorAll('[data-testid=run-chart] text.tick')].map(t => [Number(t.getAttribute('x')), Number(t.textContent)])",
+        "return [...document.querySelectorAll('[data-testid=run-chart] text.tick')].map(t => [Number(t.getAttribute('x')), Number(t.textContent.replaceAll(',', ''))])",
         json!([]),
     ))
     .unwrap();

@@ -96,15 +96,20 @@ pub(crate) fn free_bytes(dir: &Path) -> std::result::Result<u64, String> {
     free_kib_from_df(&text).map(|kib| kib * 1024).ok_or_else(|| format!("cannot read the free space from `df -Pk {}`:\n{text}", dir.display()))
 }
 
-/// The "Available" column (1 KiB blocks) of `df -P`'s one data line.
+/// The "Available" column (1 KiB blocks) of `df -P`'s one data line: the field before the
+/// capacity ("94%"), counted from there because a filesystem's name may hold spaces.
 fn free_kib_from_df(text: &str) -> Option<u64> {
-    text.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()
+    let fields: Vec<&str> = text.lines().nth(1)?.split_whitespace().collect();
+    let capacity = fields.iter().rposition(|f| f.ends_with('%'))?;
+    fields.get(capacity.checked_sub(1)?)?.parse().ok()
 }
 
 /// Warns, before a long build, when the disk that holds `dir` has less than `needed` bytes free:
-/// a full disk otherwise shows up minutes later as rustc's "IO failure on output stream".
+/// a full disk otherwise shows up minutes later as rustc's "No space left on device".
 pub(crate) fn warn_if_disk_is_short(dir: &Path, needed: u64, what: &str) {
     const GB: f64 = 1e9;
+    // A fresh clone has no target/ yet: the nearest folder that exists is on the same disk.
+    let dir = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
     match free_bytes(dir) {
         Ok(free) if free < needed => eprintln!(
             "xtask: warning: {:.1} GB free on the disk that holds {}; {what} needs about {:.0} GB there. \
@@ -127,5 +132,7 @@ mod tests {
         let text = "Filesystem     1024-blocks     Used Available Capacity Mounted on\n/dev/vda        263174212 90123456 5967832      94% /\n";
         assert_eq!(free_kib_from_df(text), Some(5_967_832));
         assert_eq!(free_kib_from_df("Filesystem 1024-blocks Used Available Capacity Mounted on\n"), None);
+        let spaced = "Filesystem 1024-blocks Used Available Capacity Mounted on\nmy disk  1000 400 600 40% /mnt/my disk\n";
+        assert_eq!(free_kib_from_df(spaced), Some(600));
     }
 }

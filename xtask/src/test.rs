@@ -17,7 +17,8 @@ pub(crate) fn test(rest: &[String]) -> Result {
     let fixtures = fixtures_folder()?;
     // A fresh clone's run leaves about 4.4 GB in target/ and fuzz/target (measured on main at
     // 43f78eb), beside the per-user installs.
-    warn_if_disk_is_short(&root(), 6_000_000_000, "`cargo xtask test`");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), std::path::PathBuf::from);
+    warn_if_disk_is_short(&target, 6_000_000_000, "`cargo xtask test`");
     install_tools(true)?;
     let llama_python = ensure(&Venv::llama_server())?.join("bin").join("python");
     let duckdb = ensure(&Venv::duckdb())?.join("bin/python");

@@ -142,26 +142,31 @@ pub fn attempts_summary(metrics: &Metrics, lang: Lang) -> String {
     let failures = if metrics.failures_by_outcome.is_empty() {
         String::new()
     } else {
-        let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
+        let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {}", format::integer(*n as u64))).collect();
         format!(" ({})", parts.join(", "))
     };
-    let no_token = metrics.successes_without_token;
+    let no_token = format::integer(metrics.successes_without_token as u64);
+    let has_no_token = metrics.successes_without_token > 0;
+    let int = |n: usize| format::integer(n as u64);
     match lang {
         Lang::Zh => {
-            let no_token = if no_token > 0 { format!("（其中 {no_token} 个没有任何输出 token）") } else { String::new() };
+            let no_token = if has_no_token { format!("（其中 {no_token} 个没有任何输出 token）") } else { String::new() };
             format!(
                 "计入 {} 次 — 完整成功 {}{no_token}，失败 {}{failures}；排除的预热 {}",
-                metrics.attempts, metrics.successes, metrics.failures, metrics.warmup_excluded
+                int(metrics.attempts),
+                int(metrics.successes),
+                int(metrics.failures),
+                int(metrics.warmup_excluded)
             )
         }
         Lang::En => {
-            let no_token = if no_token > 0 { format!(" ({no_token} with no output token)") } else { String::new() };
+            let no_token = if has_no_token { format!(" ({no_token} with no output token)") } else { String::new() };
             format!(
                 "{} counted — {}{no_token}, {}{failures}; warm-up excluded: {}",
-                metrics.attempts,
+                int(metrics.attempts),
                 format::count(metrics.successes, "complete success", "complete successes"),
                 format::count(metrics.failures, "failure", "failures"),
-                metrics.warmup_excluded
+                int(metrics.warmup_excluded)
             )
         }
     }

@@ -34,12 +34,12 @@ pub fn card_lines(header: &Header, settings: &Settings, itl_p50_s: Option<f64>, 
 fn connections_line(c: &ClientShare, zh: bool) -> String {
     let warm = match (zh, c.warm_connections) {
         (_, 0) => String::new(),
-        (true, w) => format!("，预热先打开了 {w} 个连接"),
-        (false, w) => format!("; the warm-up opened {w} before measuring"),
+        (true, w) => format!("，预热先打开了 {} 个连接", format::integer(w)),
+        (false, w) => format!("; the warm-up opened {} before measuring", format::integer(w)),
     };
     let resent = match (zh, c.resent) {
         (_, 0) => String::new(),
-        (true, r) => format!("；{r} 次因连接在请求发出前已关闭而重发（服务器从未收到第一次）"),
+        (true, r) => format!("；{} 次因连接在请求发出前已关闭而重发（服务器从未收到第一次）", format::integer(r)),
         (false, r) => format!(
             "; {} sent again because their reused connection closed before the request went out (the server never got the first)",
             format::count(r as usize, "was", "were")
@@ -48,12 +48,14 @@ fn connections_line(c: &ClientShare, zh: bool) -> String {
     if zh {
         format!(
             "客户端的份额：{} 次计入的尝试中有 {} 次新建了连接（它们的时间包含建连）{warm}{resent}",
-            c.measured, c.new_connections
+            format::integer(c.measured),
+            format::integer(c.new_connections)
         )
     } else {
         format!(
             "Client's share: {} of {} measured attempts opened a new connection (their times include the connect){warm}{resent}",
-            c.new_connections, c.measured
+            format::integer(c.new_connections),
+            format::integer(c.measured)
         )
     }
 }
@@ -131,17 +133,19 @@ fn timing_lines(c: &ClientShare, settings: &Settings, itl_p50_s: Option<f64>, zh
 }
 
 fn not_sent_line(c: &ClientShare, zh: bool) -> String {
-    let sent = c.measured.saturating_sub(c.not_sent);
-    let server_failures = c.measured_failures.saturating_sub(c.not_sent);
+    let sent = format::integer(c.measured.saturating_sub(c.not_sent));
+    let server_failures = format::integer(c.measured_failures.saturating_sub(c.not_sent));
     if zh {
         format!(
             "⚠ {} 次计入的尝试中有 {} 次根本没有发出：记录器用完了可打开的文件数（ulimit -n）。它们记为 connect_error，仍留在失败率的分母里，所以这个失败率测的是记录器，不是服务器；真正发出的 {sent} 个请求中失败 {server_failures} 个。",
-            c.measured, c.not_sent
+            format::integer(c.measured),
+            format::integer(c.not_sent)
         )
     } else {
         format!(
             "⚠ {} of {} measured attempts were never sent: the recorder ran out of open files (ulimit -n). They are recorded as connect_error and stay in the failure rate's denominator, so that rate measures the recorder, not the server: of the {sent} requests that were sent, {server_failures} failed.",
-            c.not_sent, c.measured
+            format::integer(c.not_sent),
+            format::integer(c.measured)
         )
     }
 }

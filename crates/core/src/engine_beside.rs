@@ -5,7 +5,7 @@
 //! engine also counts its own TTFT, the run's server-side distribution is set beside the
 //! client's: distributions, never a per-request subtraction across two clocks.
 
-use crate::format::trim_num;
+use crate::format::{integer, trim_num};
 use crate::percentile::{percentile, PercentileMethod};
 use crate::settings::Settings;
 use crate::text::Lang;
@@ -184,7 +184,8 @@ impl EngineSummary {
         };
         let group = |g: &EngineGroup| {
             if g.with_samples == 0 {
-                return if zh { format!("区间内无抓取（{} 个）", g.attempts) } else { format!("no scrape inside ({} attempts)", g.attempts) };
+                let attempts = integer(g.attempts as u64);
+                return if zh { format!("区间内无抓取（{attempts} 个）") } else { format!("no scrape inside ({attempts} attempts)") };
             }
             let mut parts = Vec::new();
             if let Some(w) = g.waiting {
@@ -200,9 +201,9 @@ impl EngineSummary {
                 parts.push(if zh { format!("抢占 {}/秒", num(p)) } else { format!("{} preemptions/s", num(p)) });
             }
             let with = if zh {
-                format!("（{} 个中 {} 个区间内有抓取）", g.attempts, g.with_samples)
+                format!("（{} 个中 {} 个区间内有抓取）", integer(g.attempts as u64), integer(g.with_samples as u64))
             } else {
-                format!(" ({} of {} with a scrape inside)", g.with_samples, g.attempts)
+                format!(" ({} of {} with a scrape inside)", integer(g.with_samples as u64), integer(g.attempts as u64))
             };
             format!("{}{with}", parts.join(if zh { "、" } else { ", " }))
         };
@@ -210,17 +211,17 @@ impl EngineSummary {
         let mut lines = vec![if zh {
             format!(
                 "慢请求旁的推理引擎（{engine}；TTFT 超过 {threshold} 秒、超时或 E2E 最慢 5 %；每个请求区间内取平均，再取中位数）：慢请求 {} 个，{}；快请求 {} 个，{}",
-                slow.attempts,
+                integer(slow.attempts as u64),
                 group(slow),
-                fast.attempts,
+                integer(fast.attempts as u64),
                 group(fast)
             )
         } else {
             format!(
                 "Engine beside slow attempts ({engine}; TTFT over {threshold} s, a timeout, or the slowest 5 % E2E; median of each attempt's mean): {} slow waited {}; {} fast {}",
-                slow.attempts,
+                integer(slow.attempts as u64),
                 group(slow),
-                fast.attempts,
+                integer(fast.attempts as u64),
                 group(fast)
             )
         }];

@@ -95,11 +95,13 @@ pub fn duration(seconds: f64) -> String {
     format!("{} s", round_to(seconds, 3))
 }
 
-/// A number on a chart's axis: at most three decimals, fewer as it grows, no trailing zeros
-/// ("3.827", "12.5", "100").
+/// A number on a chart's axis: at most three decimals, fewer as it grows, no trailing zeros,
+/// thousands grouped ("3.827", "12.5", "100", "30,000").
 pub fn axis_label(v: f64) -> String {
     let digits = if v.abs() >= 100.0 { 0 } else if v.abs() >= 10.0 { 1 } else { 3 };
-    round_to(v, digits)
+    let scale = 10f64.powi(digits);
+    // Grouped like every number the lab writes: "30,000" ms, not "30000".
+    count_value((v * scale).round() / scale)
 }
 
 /// "1 failure", "2 failures", "9,981 failures": the number through [`integer`].
@@ -121,14 +123,18 @@ pub fn integer(n: u64) -> String {
     out
 }
 
-/// A count that may be fractional (a figure's numerator): whole numbers through [`integer`],
-/// anything else through [`trim_num`].
+/// A number that may be fractional (a figure's numerator, a window's seconds, money): written
+/// by [`trim_num`], its whole part grouped as [`integer`] groups it, so "3,600" and "3,600.5"
+/// stand side by side.
 pub fn count_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        let sign = if v < 0.0 { "-" } else { "" };
-        format!("{sign}{}", integer(v.abs() as u64))
-    } else {
-        trim_num(v)
+    let text = trim_num(v);
+    let (sign, digits) = text.strip_prefix('-').map_or(("", text.as_str()), |rest| ("-", rest));
+    let (whole, fraction) = digits.split_once('.').map_or((digits, ""), |(w, f)| (w, f));
+    match whole.parse::<u64>() {
+        Ok(w) if fraction.is_empty() => format!("{sign}{}", integer(w)),
+        Ok(w) => format!("{sign}{}.{fraction}", integer(w)),
+        // Beyond u64 (never a count): as written.
+        Err(_) => text,
     }
 }
 
@@ -198,6 +204,7 @@ mod tests {
         assert_eq!(axis_label(12.46), "12.5");
         assert_eq!(axis_label(100.4), "100");
         assert_eq!(axis_label(-0.0001), "0");
+        assert_eq!(axis_label(30000.0), "30,000");
         assert_eq!(round_to(2.0074, 3), "2.007");
     }
 
@@ -237,6 +244,10 @@ mod tests {
         assert_eq!(count_value(64646.0), "64,646");
         assert_eq!(count_value(-1000.0), "-1,000");
         assert_eq!(count_value(2.5), "2.5");
+        assert_eq!(count_value(3600.5), "3,600.5");
+        assert_eq!(count_value(-1234.25), "-1,234.25");
+        assert_eq!(count_value(0.125), "0.125");
+        assert_eq!(count_value(-0.0), "0");
         assert_eq!(number_in_unit(100000.0, &Unit::Count, Lang::Zh), "100,000");
     }
 

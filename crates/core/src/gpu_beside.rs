@@ -4,7 +4,7 @@
 //! answer is "unverified", never a guess, and an attempt with no sample inside its interval
 //! is left out rather than given its neighbours' readings.
 
-use crate::format::trim_num;
+use crate::format::{integer, trim_num};
 use crate::settings::Settings;
 use crate::text::Lang;
 use crate::trace::{Phase, Trace, GPU_UNSUPPORTED};
@@ -199,27 +199,30 @@ impl GpuSummary {
             }
             GpuSummary::Measured { slow, fast } => (slow, fast),
         };
-        let at = |g: &GroupGpu| match (g.util_pct, g.mem_used_mib) {
-            (Some(u), Some(m)) if zh => format!("利用率 {} %、显存 {} GiB（{} 个中 {} 个区间内有采样）", pct(u), gib(m), g.attempts, g.with_samples),
-            (Some(u), Some(m)) => format!("{} % util and {} GiB ({} of {} with samples inside)", pct(u), gib(m), g.with_samples, g.attempts),
-            _ if zh => format!("无采样（{} 个）", g.attempts),
-            _ => format!("no samples inside ({} attempts)", g.attempts),
+        let at = |g: &GroupGpu| {
+            let (attempts, with_samples) = (integer(g.attempts as u64), integer(g.with_samples as u64));
+            match (g.util_pct, g.mem_used_mib) {
+                (Some(u), Some(m)) if zh => format!("利用率 {} %、显存 {} GiB（{attempts} 个中 {with_samples} 个区间内有采样）", pct(u), gib(m)),
+                (Some(u), Some(m)) => format!("{} % util and {} GiB ({with_samples} of {attempts} with samples inside)", pct(u), gib(m)),
+                _ if zh => format!("无采样（{attempts} 个）"),
+                _ => format!("no samples inside ({attempts} attempts)"),
+            }
         };
         let threshold = trim_num(settings.ttft_threshold_s);
         if zh {
             format!(
                 "慢请求旁的 GPU（TTFT 超过 {threshold} 秒、超时或 E2E 最慢 5 %；每 GPU 平均）：慢请求 {} 个，运行时{}；快请求 {} 个，运行时{}",
-                slow.attempts,
+                integer(slow.attempts as u64),
                 at(slow),
-                fast.attempts,
+                integer(fast.attempts as u64),
                 at(fast)
             )
         } else {
             format!(
                 "GPU beside slow attempts (TTFT over {threshold} s, a timeout, or the slowest 5 % E2E; mean per GPU): {} slow ran at {}; {} fast at {}",
-                slow.attempts,
+                integer(slow.attempts as u64),
                 at(slow),
-                fast.attempts,
+                integer(fast.attempts as u64),
                 at(fast)
             )
         }

@@ -50,17 +50,21 @@ pub fn tally(attempts: &[Attempt], settings: &Settings, upto: usize) -> Tally {
 impl Tally {
     /// "After R6: 5 qualified so far (6 counted, 6 successes, 0 failures)".
     pub fn sentence(&self, row_id: &str) -> Text {
+        let int = |n: usize| crate::format::integer(n as u64);
         Text::new(
             format!(
                 "After {row_id}: {} qualified so far ({} counted, {}, {})",
-                self.qualified,
-                self.counted,
+                int(self.qualified),
+                int(self.counted),
                 crate::format::count(self.successes, "success", "successes"),
                 crate::format::count(self.failures, "failure", "failures")
             ),
             format!(
                 "到 {row_id} 为止：已有 {} 个合格（计入 {} 个，成功 {} 个，失败 {} 个）",
-                self.qualified, self.counted, self.successes, self.failures
+                int(self.qualified),
+                int(self.counted),
+                int(self.successes),
+                int(self.failures)
             ),
         )
     }

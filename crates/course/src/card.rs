@@ -171,7 +171,7 @@ impl MetricCard {
             Some(m) => m.get(lang).to_string(),
             None => settings.percentile.name().get(lang).to_string(),
         };
-        let n = |f: &Figure| f.n.unwrap_or(0);
+        let n = |f: &Figure| format::integer(f.n.unwrap_or(0) as u64);
         let sample_count = if zh {
             format!(
                 "TTFT：{} 个（完整成功）；E2E：{} 个；ITL：{} 个事件间隔（按事件，不按 token）",
@@ -188,7 +188,7 @@ impl MetricCard {
             )
         };
         let failure_denominator = match (&metrics.failure_rate.denominator_label, metrics.failure_rate.denominator) {
-            (Some(label), Some(d)) => format!("{} = {}", label.get(lang), trim_num(d)),
+            (Some(label), Some(d)) => format!("{} = {}", label.get(lang), format::count_value(d)),
             _ => String::new(),
         };
         let slo = settings.slo_comparison.symbol();
@@ -409,9 +409,9 @@ if trace.header.capabilities.gpu_telemetry == GPU_UNSUPPORTED {
         (if zh { "不支持 — 未验证：不报告任何 GPU 数字" } else { "unsupported — not verified: no GPU figure is reported" })
             .to_string()
     } else if zh {
-        format!("{}，{} 个样本，与请求同一时钟", trace.header.capabilities.gpu_telemetry, trace.gpu.len())
+        format!("{}，{} 个样本，与请求同一时钟", trace.header.capabilities.gpu_telemetry, format::integer(trace.gpu.len() as u64))
     } else {
-        format!("{}, {} samples, on the same clock as the requests", trace.header.capabilities.gpu_telemetry, trace.gpu.len())
+        format!("{}, {} samples, on the same clock as the requests", trace.header.capabilities.gpu_telemetry, format::integer(trace.gpu.len() as u64))
     }
 }
 

@@ -250,15 +250,17 @@ fn count_lines(card: &MetricCard, m: &Metrics) -> Vec<CardLine> {
         .into_iter()
         .map(|(key, written, want, what)| {
             let read = first_number(written).map(|(v, _)| v);
+            let want_n = want as f64;
+            let want = format::integer(want as u64);
             let (agreement, why) = match read {
                 None if written.trim().is_empty() => (Agreement::NotWritten, t(format!("Empty: write the {} ({want}).", what.en), format!("空着：请写出{}（{want}）。", what.zh))),
                 None => (Agreement::Differs, t(format!("No number found: the {} is {want}.", what.en), format!("没有找到数字：{}是 {want}。", what.zh))),
-                Some(v) if v == want as f64 => (Agreement::Agrees, t(format!("The first number is the {}: {want}.", what.en), format!("第一个数字就是{}：{want}。", what.zh))),
+                Some(v) if v == want_n => (Agreement::Agrees, t(format!("The first number is the {}: {want}.", what.en), format!("第一个数字就是{}：{want}。", what.zh))),
                 Some(v) => (
                     Agreement::Differs,
                     t(
-                        format!("The first number written is {}; the card's choices give {want} {}.", format::trim_num(v), what.en),
-                        format!("写的第一个数字是 {}；按口径卡的选择，{}是 {want}。", format::trim_num(v), what.zh),
+                        format!("The first number written is {}; the card's choices give {want} {}.", format::count_value(v), what.en),
+                        format!("写的第一个数字是 {}；按口径卡的选择，{}是 {want}。", format::count_value(v), what.zh),
                     ),
                 ),
             };
@@ -266,7 +268,7 @@ fn count_lines(card: &MetricCard, m: &Metrics) -> Vec<CardLine> {
                 id: format!("field:{key}"),
                 label: MetricCard::label(key),
                 card_says: t(written.clone(), written.clone()),
-                core: t(want.to_string(), want.to_string()),
+                core: t(want.clone(), want),
                 agreement,
                 why,
             }

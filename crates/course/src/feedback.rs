@@ -123,8 +123,20 @@ pub fn parse_number(text: &str) -> Option<f64> {
     }
     s.truncate(end);
     let s = s.trim();
-    let s = if s.contains(',') && !s.contains('.') { s.replacen(',', ".", 1) } else { s.replace(',', "") };
+    let s = if s.contains(',') && !s.contains('.') && !is_grouped(s) { s.replacen(',', ".", 1) } else { s.replace(',', "") };
     s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// "1,000" and "12,345,678": commas between groups of three, as the lab writes every count, so
+/// a number copied from it reads as written. "0,5", "1,25" and "0,125" are decimal commas.
+fn is_grouped(s: &str) -> bool {
+    let unsigned = s.trim_start_matches(['-', '+']);
+    let mut groups = unsigned.split(',');
+    let head = groups.next().unwrap_or_default();
+    (1..=3).contains(&head.len())
+        && !head.starts_with('0')
+        && head.bytes().all(|b| b.is_ascii_digit())
+        && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Who reads the feedback. A learner gets feedback that names what is wrong in their own answer

@@ -378,7 +378,15 @@ fn typed_numbers_are_read_leniently() {
     assert_eq!(parse_number("0,5"), Some(0.5));
     assert_eq!(parse_number("0.5 s"), Some(0.5));
     assert_eq!(parse_number("１．７２"), Some(1.72));
-    assert_eq!(parse_number("1,000"), Some(1.0), "a lone comma is a decimal comma");
+    // Commas between groups of three are thousands separators, as the lab writes counts; any
+    // other lone comma is a decimal comma.
+    assert_eq!(parse_number("1,000"), Some(1000.0), "copied from the lab");
+    assert_eq!(parse_number("96,940"), Some(96940.0));
+    assert_eq!(parse_number("1,234,567"), Some(1234567.0));
+    assert_eq!(parse_number("-1,000"), Some(-1000.0));
+    assert_eq!(parse_number("1,25"), Some(1.25), "a decimal comma");
+    assert_eq!(parse_number("0,125"), Some(0.125), "a decimal comma, never a group after 0");
+    assert_eq!(parse_number("1,0000"), Some(1.0), "four digits after the comma: a decimal comma");
     assert_eq!(parse_number("1,000.5"), Some(1000.5));
     assert_eq!(parse_number("5 → 4"), None);
     assert_eq!(parse_number("abc"), None);

@@ -447,9 +447,14 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
         format::integer(m.ttft_p50.n.unwrap_or(0) as u64)
     );
     crate::outln!("  E2E   P50 {:<10} P95 {}", v(&m.e2e_p50), v(&m.e2e_tail));
-    let failures: Vec<String> = m.failures_by_outcome.iter().map(|(o, n)| format!("{o} {n}")).collect();
+    let failures: Vec<String> = m.failures_by_outcome.iter().map(|(o, n)| format!("{o} {}", format::integer(*n as u64))).collect();
     let failures = if failures.is_empty() { String::new() } else { format!(": {}", failures.join(", ")) };
-    crate::outln!("  Failure rate {} ({} of {}{failures})", v(&m.failure_rate), m.failures, m.attempts);
+    crate::outln!(
+        "  Failure rate {} ({} of {}{failures})",
+        v(&m.failure_rate),
+        format::integer(m.failures as u64),
+        format::integer(m.attempts as u64)
+    );
     match (m.output_tokens_per_s.value, format::remark(&m.output_tokens_per_s, Lang::En)) {
         (Some(_), _) => crate::outln!("  Output tokens/s {} (server usage over the window)", v(&m.output_tokens_per_s)),
         (None, why) => crate::outln!("  Output tokens/s undefined: {}", why.unwrap_or_default()),

@@ -39,9 +39,9 @@ fn open_and_closed_runs_load_in_report_and_export() {
     ok(&args);
 
     let card = String::from_utf8(ok(&["report", &open]).stdout).unwrap();
-    assert!(card.contains("Attempts: 1000 counted"), "{card}");
+    assert!(card.contains("Attempts: 1,000 counted"), "{card}");
     assert!(
-        card.contains("Simulated, not measured: 8 slots · service exponential, mean 1 s · open loop, poisson 3.2/s, burstiness 1 · 1000 requests · seed 11; stall at 60 s for 20 s"),
+        card.contains("Simulated, not measured: 8 slots · service exponential, mean 1 s · open loop, poisson 3.2/s, burstiness 1 · 1,000 requests · seed 11; stall at 60 s for 20 s"),
         "{card}"
     );
     let zh = String::from_utf8(ok(&["report", &closed, "--lang", "zh"]).stdout).unwrap();

@@ -105,7 +105,7 @@ pub fn DiffTable(compared: Compared) -> impl IntoView {
                 <ul>{rule.iter().map(|t| view! { <li>{t.get(l).to_string()}</li> }).collect_view()}</ul>
             </aside>
             </div>
-            <p class="boot-note" data-testid="bootstrap">{format!("{}: {}", w(l, "bootstrap"), w(l, "boot_detail").replace("{seed}", &boot.seed.to_string()).replace("{n}", &boot.resamples.to_string()))}</p>
+            <p class="boot-note" data-testid="bootstrap">{format!("{}: {}", w(l, "bootstrap"), w(l, "boot_detail").replace("{seed}", &boot.seed.to_string()).replace("{n}", &tracelab_core::format::integer(boot.resamples as u64)))}</p>
         }
     }
 }

@@ -82,11 +82,12 @@ fn card_from_lab(lang: Lang) -> Result<(MetricCard, LabState), String> {
     let state = lab_state(lang)?;
     let metrics = Metrics::of(&state.trace.attempts, &state.settings);
     if (metrics.attempts, metrics.qualified) != state.shown {
+        let int = |n: usize| tracelab_core::format::integer(n as u64);
         // Never a card whose figures differ from the lab's: say so instead.
         return Err(if zh {
-            format!("口径卡重算的结果（{} 次尝试，{} 个合格）与实验室显示的（{} 次，{} 个）不一致，所以没有预填。", metrics.attempts, metrics.qualified, state.shown.0, state.shown.1)
+            format!("口径卡重算的结果（{} 次尝试，{} 个合格）与实验室显示的（{} 次，{} 个）不一致，所以没有预填。", int(metrics.attempts), int(metrics.qualified), int(state.shown.0), int(state.shown.1))
         } else {
-            format!("The card's recompute ({} attempts, {} qualified) differs from what the lab shows ({}, {}), so the card was not pre-filled.", metrics.attempts, metrics.qualified, state.shown.0, state.shown.1)
+            format!("The card's recompute ({} attempts, {} qualified) differs from what the lab shows ({}, {}), so the card was not pre-filled.", int(metrics.attempts), int(metrics.qualified), int(state.shown.0), int(state.shown.1))
         });
     }
     let source = match &state.hypothetical {

@@ -278,10 +278,10 @@ fn verdict_text(r: &DiffRow) -> Text {
             Text::new(format!("lower beyond noise ({en})"), format!("超出噪声：降低（{zh}）"))
         }
         Judgement::NoEvidence => Text::new("no evidence of a change", "没有证据表明有变化"),
-        Judgement::TooFew { needed } => Text::new(
-            format!("too few samples to tell (needs n ≥ {needed} per run)"),
-            format!("样本太少，无法判断（每次运行需要 n ≥ {needed}）"),
-        ),
+        Judgement::TooFew { needed } => {
+            let needed = crate::format::integer(*needed as u64);
+            Text::new(format!("too few samples to tell (needs n ≥ {needed} per run)"), format!("样本太少，无法判断（每次运行需要 n ≥ {needed}）"))
+        }
         Judgement::Undefined => Text::new("cannot compare: a side has no value", "无法比较：有一方没有数值"),
     };
     if r.contract_broken {

@@ -149,7 +149,7 @@ impl Report {
             for r in &pair.rows {
                 let side = |v: Option<f64>, n: usize| {
                     let v = v.map(|v| crate::format::number_in_unit(v, &r.unit, lang)).unwrap_or_else(|| if zh { "无定义".into() } else { "undefined".into() });
-                    format!("{v} (n={n})")
+                    format!("{v} (n={})", crate::format::integer(n as u64))
                 };
                 table.push([
                     r.name.get(lang).to_string(),

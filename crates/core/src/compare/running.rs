@@ -50,7 +50,7 @@ impl RunningFigure {
     /// "P95 TTFT 2 s (n = 8) · 95 % interval 1.2 s … no upper bound (…) — no upper bound exists: …".
     pub fn line(&self, lang: Lang) -> String {
         let f = &self.figure;
-        let n = f.n.map(|n| format!(" (n = {n})")).unwrap_or_default();
+        let n = f.n.map(|n| format!(" (n = {})", format::integer(n as u64))).unwrap_or_default();
         let mut out = format!("{} {}{n}", f.name.get(lang), format::value(f, lang));
         if let Some(iv) = &self.interval {
             out.push_str(" · ");
@@ -79,7 +79,7 @@ impl Running {
     pub fn heading(&self) -> Text {
         Text::new(
             format!("After {}, with 95 % intervals:", format::count(self.rows, "row", "rows")),
-            format!("前 {} 行，附 95 % 区间：", self.rows),
+            format!("前 {} 行，附 95 % 区间：", format::integer(self.rows as u64)),
         )
     }
 }

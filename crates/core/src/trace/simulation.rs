@@ -154,12 +154,16 @@ impl Simulation {
         if zh {
             format!(
                 "模拟结果，不是测量：{} 个槽位 · 服务时间 {service} · {load} · {} 个请求 · 种子 {}{stall}",
-                self.slots, self.requests, self.seed
+                self.slots,
+                crate::format::integer(self.requests as u64),
+                self.seed
             )
         } else {
             format!(
                 "Simulated, not measured: {} slots · service {service} · {load} · {} requests · seed {}{stall}",
-                self.slots, self.requests, self.seed
+                self.slots,
+                crate::format::integer(self.requests as u64),
+                self.seed
             )
         }
     }

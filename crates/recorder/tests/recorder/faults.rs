@@ -248,7 +248,7 @@ fn http2_and_the_completions_api() {
 
 #[test]
 fn open_loop_sends_on_schedule_without_waiting_for_replies() {
-    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(300), Duration::from_millis(5), 2));
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1000), Duration::from_millis(5), 2));
     let (record, out) = Record::fresh("open", &["slow"]);
     let output = record
         .server(&server)
@@ -274,8 +274,9 @@ fn open_loop_sends_on_schedule_without_waiting_for_replies() {
         assert!((0.0..250.0).contains(&lag), "attempt {k} started {lag} ms late");
         assert_eq!(a.outcome, Outcome::Success);
     }
-    // Each reply takes ≥ 300 ms and one goes out every 50 ms, so about six are in flight at once;
-    // a loop that waited for replies would have one.
+    // Each reply takes ≥ 1 s and the ten go out within 450 ms (700 ms with the lag allowed
+    // above), so all ten are in flight when the last one starts. A loop that waited for replies
+    // would have one in flight; a sender capped at k, k.
     let span = |a: &tracelab_core::Attempt| (a.start_ms.unwrap(), a.start_ms.unwrap() + a.e2e_ms.unwrap());
     let most_in_flight = attempts
         .iter()
@@ -285,7 +286,7 @@ fn open_loop_sends_on_schedule_without_waiting_for_replies() {
         })
         .max()
         .unwrap();
-    assert!(most_in_flight >= 4, "the open loop never waits for a reply: at most {most_in_flight} in flight");
+    assert_eq!(most_in_flight, 10, "the open loop never waits for a reply");
 }
 
 #[test]
