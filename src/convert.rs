@@ -14,7 +14,9 @@ use wasm_bindgen_futures::JsFuture;
 pub use tracelab_web::bridge::Call;
 use tracelab_web::bridge::NEED_TRACE;
 
-use tracelab_core::handoff::{TraceText, WorkingText};
+use tracelab_core::handoff::WorkingText;
+
+use tracelab_web::js_text::HeldText;
 use tracelab_core::whatif::WhatIf;
 
 /// Where trunk puts the bundle (see `pages/convert/index.html` and `cargo xtask build`), relative to the lab.
@@ -38,14 +40,14 @@ pub fn key<A, B>(trace: &Arc<A>, attempts: &Arc<B>) -> String {
 /// Calls one of the bundle's held-trace functions ([`Call::on_held_trace`]) on the open trace
 /// known by `key` ([`key`]): `(key, text or "", rest or "", args…)`, the trace as its text and
 /// the rest of its `WorkingText` (the what-if edits, the importer's warnings: `working`, taken
-/// only when sent). The text goes as it is, copied once into a JavaScript string: neither cloned
-/// nor escaped into JSON, which at 1,000,000 attempts were two more copies of 220 MB that the
-/// lab's memory kept after the call. The trace is sent only when the bundle is not known to hold
-/// it, and again when the bundle says it does not ([`NEED_TRACE`]).
+/// only when sent). The text goes as the JavaScript string the lab keeps it in ([`HeldText`]),
+/// without a copy; the bundle reads it in pieces, so neither module's memory ever holds it whole
+/// (at 1,000,000 attempts, 225 MB each). The trace is sent only when the bundle is not known to
+/// hold it, and again when the bundle says it does not ([`NEED_TRACE`]).
 pub async fn call_on_trace(
     function: Call,
     key: String,
-    working: impl FnOnce() -> (Arc<TraceText>, WhatIf),
+    working: impl FnOnce() -> (Arc<HeldText>, WhatIf),
     args: &[&str],
 ) -> Result<String, String> {
     debug_assert!(function.on_held_trace(), "{function:?} does not work on the held trace");
@@ -61,8 +63,8 @@ pub async fn call_on_trace(
     }
     HELD.with(|h| *h.borrow_mut() = Some(key.clone()));
     let (text, whatif) = working();
-    let rest = WorkingText::rest_json(&text, &whatif).map_err(|e| e.to_string())?;
-    let answer = call_with(function, with(JsValue::from_str(&text.text), &rest)).await;
+    let rest = WorkingText::rest_json(&text.rest, &whatif).map_err(|e| e.to_string())?;
+    let answer = call_with(function, with(JsValue::from(&*text.text), &rest)).await;
     if answer.is_err() {
         HELD.with(|h| h.borrow_mut().take_if(|k| *k == key));
     }

@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use tracelab_core::handoff::{TraceText, WorkingText};
+use tracelab_core::handoff::WorkingText;
+pub use tracelab_web::js_text::HeldText;
 use tracelab_core::whatif::Marked;
 use tracelab_core::{compare::Intervals, figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
 
@@ -41,7 +42,7 @@ pub struct Loaded {
     pub origin: Origin,
     pub trace: Arc<Trace>,
     pub attempts: Arc<Vec<Attempt>>,
-    pub text: Arc<TraceText>,
+    pub text: Arc<HeldText>,
 }
 
 impl PartialEq for Loaded {
@@ -51,8 +52,8 @@ impl PartialEq for Loaded {
 }
 
 impl Loaded {
-    /// `trace` as read from `text` (`text.read()` gives it back).
-    pub fn new(origin: Origin, mut trace: Trace, text: TraceText) -> Loaded {
+    /// `trace` as read from `text`.
+    pub fn new(origin: Origin, mut trace: Trace, text: HeldText) -> Loaded {
         let attempts = Arc::new(std::mem::take(&mut trace.attempts));
         Loaded { origin, trace: Arc::new(trace), attempts, text: Arc::new(text) }
     }
@@ -233,7 +234,7 @@ impl Lab {
             self.load_error.set(Some(format!("{file}: this is a summary; upload the per-request file of the same run first")));
             return;
         };
-        let sent = WorkingText { trace: (*current.text).clone(), whatif: WhatIf::default() };
+        let sent = WorkingText { trace: current.text.whole(), whatif: WhatIf::default() };
         let attached = match serde_json::to_string(&sent) {
             Ok(json) => crate::convert::call(crate::convert::Call::AttachSummary, &[file, text, &json]).await,
             Err(e) => Err(e.to_string()),
@@ -246,7 +247,7 @@ impl Lab {
         match attached {
             Ok((header, line)) => {
                 let trace = Trace { header, attempts: Vec::new(), ..(*current.trace).clone() };
-                let text = TraceText { header: Some(line), ..(*current.text).clone() };
+                let text = current.text.with_header(line);
                 self.load_error.set(None);
                 self.loaded.set(Some(Loaded { origin: current.origin, trace: Arc::new(trace), attempts: current.attempts, text: Arc::new(text) }));
             }
@@ -257,7 +258,7 @@ impl Lab {
     /// The open trace as the lab's second bundle is handed it (`crate::convert::call_on_trace`):
     /// its key (a new trace or a new set of what-if edits is a new key) and its text with the
     /// edits, made only when it is sent.
-    pub fn sent(&self, loaded: Loaded, working: &Working) -> (String, impl FnOnce() -> (Arc<TraceText>, WhatIf) + 'static) {
+    pub fn sent(&self, loaded: Loaded, working: &Working) -> (String, impl FnOnce() -> (Arc<HeldText>, WhatIf) + 'static) {
         let key = crate::convert::key(&loaded.trace, &working.attempts);
         let whatif = self.whatif;
         (key, move || (loaded.text.clone(), whatif.get_untracked()))
@@ -267,7 +268,7 @@ impl Lab {
     /// copy: used on demand only).
     pub fn working_text(&self) -> Option<WorkingText> {
         let loaded = self.loaded.get_untracked()?;
-        Some(WorkingText { trace: (*loaded.text).clone(), whatif: self.whatif.get_untracked() })
+        Some(WorkingText { trace: loaded.text.whole(), whatif: self.whatif.get_untracked() })
     }
 
     /// How many rows the working trace has.

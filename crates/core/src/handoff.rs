@@ -48,7 +48,12 @@ impl TraceText {
 
     /// The trace, read as the lab read it.
     pub fn read(&self) -> Result<Trace, ParseError> {
-        let mut trace = parse_trace(&self.file, &self.text)?;
+        self.set_on(parse_trace(&self.file, &self.text)?)
+    }
+
+    /// `trace`, read from this text where it is held elsewhere (by a
+    /// [`crate::parse::TraceReader`]; `self.text` is then empty), with what was set on it since.
+    pub fn set_on(&self, mut trace: Trace) -> Result<Trace, ParseError> {
         if let Some(line) = &self.header {
             trace.header = received_header(&self.file, line)?;
         }
@@ -69,26 +74,24 @@ pub struct WorkingText {
 
 impl WorkingText {
     /// Everything of a working trace but its text, as JSON: what goes beside the text when the
-    /// lab hands a trace to its second bundle, which puts them together again with [`joined`]
-    /// (the text itself goes as it is: at 1,000,000 attempts it is 220 MB, and escaping it into
-    /// JSON made two more copies of it).
-    ///
-    /// [`joined`]: WorkingText::joined
+    /// lab hands a trace to its second bundle, which reads the text in pieces
+    /// ([`crate::parse::TraceReader`]) and sets the rest on it ([`WorkingText::set_on`]). The text
+    /// itself goes as the JavaScript string the lab keeps it in: at 1,000,000 attempts it is
+    /// 225 MB, and escaping it into JSON made two more copies of it.
     pub fn rest_json(trace: &TraceText, whatif: &WhatIf) -> Result<String, serde_json::Error> {
         let rest = TraceText { file: trace.file.clone(), text: String::new(), warnings: trace.warnings.clone(), header: trace.header.clone() };
         serde_json::to_string(&WorkingText { trace: rest, whatif: whatif.clone() })
     }
 
-    /// A working trace from its text and the rest of it ([`rest_json`](WorkingText::rest_json)).
-    pub fn joined(text: String, rest: &str) -> Result<WorkingText, serde_json::Error> {
-        let mut working: WorkingText = serde_json::from_str(rest)?;
-        working.trace.text = text;
-        Ok(working)
-    }
-
     /// The trace with the edits applied (its attempts are the lab's working attempts).
     pub fn read(&self) -> Result<Trace, ParseError> {
-        let mut trace = self.trace.read()?;
+        self.set_on(self.trace.read()?)
+    }
+
+    /// `trace`, read from this text where it is held elsewhere (see [`TraceText::set_on`]), with
+    /// what was set on it since and the edits applied.
+    pub fn set_on(&self, trace: Trace) -> Result<Trace, ParseError> {
+        let mut trace = self.trace.set_on(trace)?;
         if !self.whatif.is_empty() {
             trace.attempts = self.whatif.apply(&trace.attempts);
         }
@@ -209,10 +212,16 @@ mod tests {
         let working = WorkingText { trace: set, whatif };
         let rest = WorkingText::rest_json(&working.trace, &working.whatif).unwrap();
         assert!(rest.len() < working.trace.text.len() / 4, "the rest holds the text: {rest}");
-        let joined = WorkingText::joined(working.trace.text.clone(), &rest).unwrap();
-        assert_eq!(joined, working);
-        assert_eq!(joined.read().unwrap(), working.read().unwrap());
-        assert!(WorkingText::joined(String::new(), "{\"trace\": 3}").is_err());
+        let rest: WorkingText = serde_json::from_str(&rest).unwrap();
+        assert_eq!(rest.trace.text, "");
+        assert_eq!(rest, WorkingText { trace: TraceText { text: String::new(), ..working.trace.clone() }, whatif: working.whatif.clone() });
+        // The text read in pieces of 7 characters, the rest set on it.
+        let mut reader = crate::parse::TraceReader::new(&rest.trace.file);
+        let chars: Vec<char> = working.trace.text.chars().collect();
+        for piece in chars.chunks(7) {
+            reader.feed(&piece.iter().collect::<String>()).unwrap();
+        }
+        assert_eq!(rest.set_on(reader.finish().unwrap()).unwrap(), working.read().unwrap());
     }
 
     #[test]

@@ -2,12 +2,14 @@
 //! bench pages), written once: the page's address and storage (`page.rs`: the query string,
 //! localStorage, the reader's language, the panic hook), fetching a file beside the page
 //! (`fetch.rs`), a page's word table (`words.rs`), the samples shipped with the lab
-//! (`samples.rs`), round chart ticks (`ticks.rs`), handing a file to the browser as a download (`download.rs`) and the names of
-//! the lab's calls into its second bundle (`bridge.rs`). It computes nothing: figures are the core's.
+//! (`samples.rs`), round chart ticks (`ticks.rs`), handing a file to the browser as a download (`download.rs`), the names of
+//! the lab's calls into its second bundle (`bridge.rs`) and a trace's text kept outside the
+//! WebAssembly memory, read into the core in pieces (`js_text.rs`). It computes nothing: figures are the core's.
 
 pub mod bridge;
 mod download;
 mod fetch;
+pub mod js_text;
 mod page;
 mod samples;
 mod ticks;

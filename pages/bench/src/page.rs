@@ -6,8 +6,7 @@
 //! by the test, so the generator is not in every learner's download.)
 
 use leptos::prelude::*;
-use trace_lab::state::{Lab, Loaded, Origin};
-use tracelab_core::handoff::TraceText;
+use trace_lab::state::{HeldText, Lab, Loaded, Origin};
 use tracelab_core::{units, Lang};
 
 fn param_file() -> String {
@@ -36,13 +35,15 @@ pub fn BenchPage() -> impl IntoView {
             Err(e) => return result.set(serde_json::json!({ "error": e }).to_string()),
         };
         let mb = units::megabytes(text.len());
+        // As the lab reads an upload: from the JavaScript string the browser read the file into,
+        // in pieces, the string kept beside the trace.
+        let text = js_sys::JsString::from(text);
         let t0 = now();
-        // As the lab reads it: the trace and the text it came from (which the lab keeps).
-        let text = TraceText::new(&name, text);
-        let trace = match text.read() {
+        let trace = match tracelab_web::js_text::read_trace(&name, &text) {
             Ok(t) => t,
             Err(e) => return result.set(serde_json::json!({ "error": e.to_string() }).to_string()),
         };
+        let text = HeldText::uploaded(&name, text);
         let parse_ms = now() - t0;
         let n = trace.attempts.len();
         let lab = Lab::new(Lang::En);

@@ -14,7 +14,9 @@ use tracelab_core::export::{write_export, ExportKind};
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::{Index, Lang, Metrics, Population, Settings, Trace};
 use tracelab_peers::{handoff, table};
+use js_sys::JsString;
 use tracelab_web::bridge::NEED_TRACE;
+use tracelab_web::js_text;
 use wasm_bindgen::prelude::*;
 
 mod canvas;
@@ -69,13 +71,17 @@ pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, Str
     handoff::attach_handed(name, text, read_trace(trace)?).map_err(|e| e.to_string())
 }
 
-/// Keeps the trace (`text`, its text as it is, and `rest`, the rest of its `WorkingText` as JSON:
-/// `WorkingText::rest_json`) as the held trace of `key`; an empty `rest` means the lab believes
-/// the bundle holds it already, and [`NEED_TRACE`] says it does not.
-fn hold(key: &str, text: String, rest: &str) -> Result<(), String> {
+/// Keeps the trace (`text`, its text as the JavaScript string the lab keeps it in, read here in
+/// pieces so this module's memory never holds it whole, and `rest`, the rest of its
+/// `WorkingText` as JSON: `WorkingText::rest_json`) as the held trace of `key`; an empty `rest`
+/// means the lab believes the bundle holds it already, and [`NEED_TRACE`] says it does not.
+fn hold(key: &str, text: JsString, rest: &str) -> Result<(), String> {
     if !rest.is_empty() {
-        let working = WorkingText::joined(text, rest).map_err(|e| format!("the lab's trace is unreadable ({e}); reload the page"))?;
-        let trace = read_working(working)?;
+        let working: WorkingText = read("trace", rest)?;
+        let trace = js_text::read_trace(&working.trace.file, &text).map_err(|e| e.to_string())?;
+        drop(text);
+        let trace = working.set_on(trace).map_err(|e| e.to_string())?;
+        trace.check_peer_figures().map_err(|e| e.to_string())?;
         let lag = tracelab_core::lag::client_lag(&trace);
         HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None, lag, counted: canvas::Counted::default() }));
         return Ok(());
@@ -87,7 +93,7 @@ fn hold(key: &str, text: String, rest: &str) -> Result<(), String> {
 }
 
 /// [`hold`]s the trace of `key`, then answers with `f` on it: every held-trace call's frame.
-fn on_held(key: &str, text: String, rest: &str, f: impl FnOnce(&mut Held) -> Result<String, String>) -> Result<String, String> {
+fn on_held(key: &str, text: JsString, rest: &str, f: impl FnOnce(&mut Held) -> Result<String, String>) -> Result<String, String> {
     hold(key, text, rest)?;
     HELD.with(|h| f(h.borrow_mut().as_mut().ok_or(NEED_TRACE)?))
 }
@@ -97,7 +103,7 @@ fn on_held(key: &str, text: String, rest: &str, f: impl FnOnce(&mut Held) -> Res
 /// puts it in place as it is, so its first download carries neither the table's reader nor
 /// its markup.
 #[wasm_bindgen]
-pub fn peer_table(key: &str, text: String, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
+pub fn peer_table(key: &str, text: JsString, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
     on_held(key, text, rest, |held| {
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
@@ -110,7 +116,7 @@ pub fn peer_table(key: &str, text: String, rest: &str, settings: &str, lang: &st
 /// figures they weigh against are the core's, recomputed here from the same attempts and
 /// settings as the lab's (the index kept while the population stays).
 #[wasm_bindgen]
-pub fn run_checks(key: &str, text: String, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
+pub fn run_checks(key: &str, text: JsString, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
     on_held(key, text, rest, |held| {
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
@@ -129,7 +135,7 @@ pub fn run_checks(key: &str, text: String, rest: &str, settings: &str, lang: &st
 /// A download's text (`kind`, JSON: `"csv"`, `"card_md"`, …) for the trace known by `key` (as for
 /// [`peer_table`]), under `settings`, in `lang`; `source` is the name the card gives the trace.
 #[wasm_bindgen]
-pub fn export_file(key: &str, text: String, rest: &str, settings: &str, lang: &str, kind: &str, source: &str) -> Result<String, String> {
+pub fn export_file(key: &str, text: JsString, rest: &str, settings: &str, lang: &str, kind: &str, source: &str) -> Result<String, String> {
     on_held(key, text, rest, |held| {
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
@@ -141,7 +147,7 @@ pub fn export_file(key: &str, text: String, rest: &str, settings: &str, lang: &s
 /// The run of the trace known by `key` (as for [`peer_table`]) in time buckets, painted into the
 /// box `container` (`request`: the core's `RunRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
-pub fn show_run(key: &str, text: String, rest: &str, container: &str, request: &str) -> Result<String, String> {
+pub fn show_run(key: &str, text: JsString, rest: &str, container: &str, request: &str) -> Result<String, String> {
     on_held(key, text, rest, |held| canvas::show_run(&held.trace.attempts, &mut held.counted, container, request))
 }
 
@@ -149,7 +155,7 @@ pub fn show_run(key: &str, text: String, rest: &str, container: &str, request: &
 /// `key` (as for [`peer_table`]), painted into the box `container` (`request`: the core's
 /// `DistributionRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
-pub fn show_distribution(key: &str, text: String, rest: &str, container: &str, request: &str) -> Result<String, String> {
+pub fn show_distribution(key: &str, text: JsString, rest: &str, container: &str, request: &str) -> Result<String, String> {
     on_held(key, text, rest, |held| canvas::show_distribution(&held.trace.attempts, &mut held.counted, container, request))
 }
 

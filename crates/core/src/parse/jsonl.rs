@@ -21,29 +21,79 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Trace, ParseError> {
 }
 
 fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
-    let mut reader = LineReader::default();
-    let mut trace = Trace::default();
+    let mut parts = JsonlParts::default();
     // Room for every line at once: grown by doubling, a million attempts held the old and the
     // new buffer together (a third more memory at the peak, which a browser tab keeps).
-    trace.attempts.reserve_exact(newlines(text.as_bytes()) + 1);
-    let ends_with_newline = text.strip_prefix('\u{feff}').unwrap_or(text).ends_with('\n');
-    let mut lines = text.split('\n').enumerate().peekable();
-    while let Some((index, raw_line)) = lines.next() {
-        let by_eof = lines.peek().is_none() && !ends_with_newline;
-        match reader.line(index + 1, raw_line, by_eof)? {
-            Line::Attempt(attempt) => trace.attempts.push(*attempt),
-            Line::Gpu(sample) => trace.gpu.push(sample),
-            Line::Engine(sample) => trace.engine.push(*sample),
-            Line::CutOff => break,
-            Line::Other => {}
-        }
+    parts.reserve(newlines(text.as_bytes()) + 1);
+    parts.feed(text)?;
+    parts.finish()
+}
+
+/// A JSON Lines trace read from its text in pieces, cut anywhere: each line is read as soon as
+/// it is whole, so only the line being cut is held beside the attempts. [`parse_jsonl`] is this
+/// with one piece, so both read alike, errors and warnings included.
+#[derive(Default)]
+pub(crate) struct JsonlParts {
+    reader: LineReader,
+    trace: Trace,
+    /// The start of a line whose end is in a later piece.
+    partial: String,
+    /// Lines read so far.
+    lines: usize,
+}
+
+impl JsonlParts {
+    /// Makes room for this many attempts at once; a guess too big for the memory left is
+    /// dropped (the attempts then grow as they come).
+    pub(crate) fn reserve(&mut self, attempts: usize) {
+        let _ = self.trace.attempts.try_reserve_exact(attempts);
     }
-    let read = reader.finish()?;
-    trace.attempts.shrink_to_fit();
-    trace.header = read.header;
-    trace.footer = read.footer;
-    trace.warnings = read.warnings;
-    Ok(trace)
+
+    pub(crate) fn feed(&mut self, mut piece: &str) -> Result<(), ParseError> {
+        if !self.partial.is_empty() {
+            let Some(end) = piece.find('\n') else {
+                self.partial.push_str(piece);
+                return Ok(());
+            };
+            let mut line = std::mem::take(&mut self.partial);
+            line.push_str(&piece[..end]);
+            self.line(&line, false)?;
+            piece = &piece[end + 1..];
+        }
+        while let Some(end) = piece.find('\n') {
+            self.line(&piece[..end], false)?;
+            piece = &piece[end + 1..];
+        }
+        self.partial.push_str(piece);
+        Ok(())
+    }
+
+    fn line(&mut self, raw_line: &str, by_eof: bool) -> Result<(), ParseError> {
+        self.lines += 1;
+        match self.reader.line(self.lines, raw_line, by_eof)? {
+            Line::Attempt(attempt) => self.trace.attempts.push(*attempt),
+            Line::Gpu(sample) => self.trace.gpu.push(sample),
+            Line::Engine(sample) => self.trace.engine.push(*sample),
+            // Only the last line can be cut off (`by_eof`): nothing follows it.
+            Line::CutOff | Line::Other => {}
+        }
+        Ok(())
+    }
+
+    /// After the last piece: the last line (ended by the end of the text when it is not empty,
+    /// so it may be cut off), then the header, footer and warnings.
+    pub(crate) fn finish(mut self) -> Result<Trace, ParseError> {
+        let last = std::mem::take(&mut self.partial);
+        let by_eof = !last.is_empty();
+        self.line(&last, by_eof)?;
+        let read = self.reader.finish()?;
+        let mut trace = self.trace;
+        trace.attempts.shrink_to_fit();
+        trace.header = read.header;
+        trace.footer = read.footer;
+        trace.warnings = read.warnings;
+        Ok(trace)
+    }
 }
 
 /// How many lines end in `bytes`.

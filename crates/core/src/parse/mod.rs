@@ -41,6 +41,85 @@ pub fn parse_trace(file: &str, text: &str) -> Result<Trace, ParseError> {
     }
 }
 
+/// A trace in any supported format read from its text in pieces cut anywhere, for a caller that
+/// never holds the whole text at once (the lab keeps a big upload's text outside its
+/// WebAssembly memory and copies it in a few megabytes at a time): the same trace, errors and
+/// warnings as [`parse_trace`] on the pieces joined. A JSON Lines trace is read line by line as
+/// the pieces come, holding only the line a cut falls in; a classroom CSV (a class's rows, small)
+/// is joined and read at the end.
+pub struct TraceReader {
+    file: String,
+    reading: Reading,
+    /// Room to make for attempts once the text turns out to be JSON Lines.
+    reserve: usize,
+}
+
+enum Reading {
+    /// Only blanks (and a byte order mark) so far: the format is not known yet.
+    Unknown(String),
+    Jsonl(jsonl::JsonlParts),
+    Csv(String),
+}
+
+impl TraceReader {
+    /// `file` names the text in error messages.
+    pub fn new(file: &str) -> TraceReader {
+        TraceReader { file: file.to_string(), reading: Reading::Unknown(String::new()), reserve: 0 }
+    }
+
+    /// Makes room for about this many attempts at once (one per line is a good guess) rather
+    /// than growing by doubling, which holds the old and the new room together.
+    pub fn reserve(&mut self, attempts: usize) {
+        self.reserve = attempts;
+    }
+
+    /// [`reserve`](TraceReader::reserve)s for the attempts a text holds, guessed from a piece of
+    /// it that is `share` of the whole (0 < share ≤ 1): its lines that can be attempt records,
+    /// scaled, and a few more (what is left over is given back at the end). Never more than one
+    /// per 64 bytes of text, the least an attempt record takes.
+    pub fn reserve_by_sample(&mut self, piece: &str, share: f64) {
+        let share = share.clamp(1e-9, 1.0);
+        let records = piece.split('\n').filter(|line| line.contains("\"attempt\"")).count() as f64;
+        let guess = (records / share * 1.02 + 16.0).min(piece.len() as f64 / share / 64.0 + 16.0);
+        self.reserve(guess as usize);
+    }
+
+    /// The next piece of the text.
+    pub fn feed(&mut self, piece: &str) -> Result<(), ParseError> {
+        match &mut self.reading {
+            Reading::Jsonl(parts) => parts.feed(piece).map_err(|e| e.in_file(&self.file)),
+            Reading::Csv(text) => {
+                text.push_str(piece);
+                Ok(())
+            }
+            Reading::Unknown(start) => {
+                start.push_str(piece);
+                let head = start.strip_prefix('\u{feff}').unwrap_or(start).trim_start();
+                if head.is_empty() {
+                    return Ok(());
+                }
+                let start = std::mem::take(start);
+                if detect_format(&start) == Format::Csv {
+                    self.reading = Reading::Csv(start);
+                    return Ok(());
+                }
+                let mut parts = jsonl::JsonlParts::default();
+                parts.reserve(self.reserve);
+                self.reading = Reading::Jsonl(parts);
+                self.feed(&start)
+            }
+        }
+    }
+
+    /// After the last piece: the trace, or why it cannot be read.
+    pub fn finish(self) -> Result<Trace, ParseError> {
+        match self.reading {
+            Reading::Jsonl(parts) => parts.finish().map_err(|e| e.in_file(&self.file)),
+            Reading::Csv(text) | Reading::Unknown(text) => parse_trace(&self.file, &text),
+        }
+    }
+}
+
 /// Reads a trace from bytes, refusing text that is not UTF-8 with the place it breaks.
 pub fn parse_trace_bytes(file: &str, bytes: &[u8]) -> Result<Trace, ParseError> {
     let e = match std::str::from_utf8(bytes) {
