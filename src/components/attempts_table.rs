@@ -11,6 +11,35 @@ use crate::state::use_lab;
 const ROW_PX: f64 = 36.0;
 const VIEW_PX: f64 = 432.0;
 const OVERSCAN: usize = 6;
+/// The tallest scrolling box the table gets. Browsers stop laying out a box beyond some height
+/// (Chromium about 33.5 M px, Firefox about 17.9 M px), and a 1,000,000-row table is 36 M px:
+/// its last rows could not be reached. Taller tables scroll a box this tall, each pixel of it
+/// standing for more than one of the table's (2.4 at 1,000,000 rows).
+const MAX_BOX_PX: f64 = 15_000_000.0;
+
+/// The table's full height for `n` rows and the height of the box that scrolls it.
+fn heights(n: usize) -> (f64, f64) {
+    let full = n as f64 * ROW_PX;
+    (full, full.min(MAX_BOX_PX))
+}
+
+/// The table's pixel at the top of the view when the box is scrolled to `scroll`.
+fn table_top(scroll: f64, n: usize) -> f64 {
+    let (full, boxed) = heights(n);
+    if boxed >= full || boxed <= VIEW_PX {
+        return scroll;
+    }
+    scroll * (full - VIEW_PX) / (boxed - VIEW_PX)
+}
+
+/// The box's scroll position that puts the table's pixel `top` at the top of the view.
+fn scroll_to(top: f64, n: usize) -> f64 {
+    let (full, boxed) = heights(n);
+    if boxed >= full || boxed <= VIEW_PX {
+        return top;
+    }
+    top * (boxed - VIEW_PX) / (full - VIEW_PX)
+}
 
 #[component]
 pub fn AttemptsTable() -> impl IntoView {
@@ -22,22 +51,29 @@ pub fn AttemptsTable() -> impl IntoView {
     // Keep the selected row in view when stepping with the keyboard.
     Effect::new(move |_| {
         let row = lab.selected.get() as f64;
+        let n = lab.row_count();
         if let Some(el) = body.get() {
-            let top = el.scroll_top() as f64;
+            let top = table_top(el.scroll_top() as f64, n);
             let y = row * ROW_PX;
             if y < top {
-                el.set_scroll_top(y as i32);
+                el.set_scroll_top(scroll_to(y, n) as i32);
             } else if y + ROW_PX > top + VIEW_PX - ROW_PX {
-                el.set_scroll_top((y - VIEW_PX + 2.0 * ROW_PX) as i32);
+                el.set_scroll_top(scroll_to(y - VIEW_PX + 2.0 * ROW_PX, n).ceil() as i32);
             }
         }
     });
 
     let range = move || {
         let n = lab.row_count();
-        let first = ((scroll_top.get() / ROW_PX) as usize).saturating_sub(OVERSCAN).min(n);
+        let scroll = scroll_top.get();
+        let top = table_top(scroll, n);
+        let first = ((top / ROW_PX) as usize).saturating_sub(OVERSCAN).min(n);
         let last = (first + (VIEW_PX / ROW_PX) as usize + 2 * OVERSCAN).min(n);
-        (first, last, n)
+        // The rows drawn sit where the view shows them: the first one as far above the view's
+        // top in the box as it is in the table.
+        let above = (scroll - (top - first as f64 * ROW_PX)).max(0.0);
+        let below = (heights(n).1 - above - (last - first) as f64 * ROW_PX).max(0.0);
+        (first, last, above, below)
     };
 
     view! {
@@ -71,7 +107,7 @@ pub fn AttemptsTable() -> impl IntoView {
                     <tbody>
                         {move || {
                             let l = lang.get();
-                            let (first, last, n) = range();
+                            let (first, last, top, bottom) = range();
                             let selected = lab.selected.get();
                             let rows = lab.working.with(|w| {
                                 let Some(w) = w else { return Vec::new() };
@@ -107,8 +143,6 @@ pub fn AttemptsTable() -> impl IntoView {
                                     }).collect::<Vec<_>>()
                                 })
                             });
-                            let top = first as f64 * ROW_PX;
-                            let bottom = (n - last) as f64 * ROW_PX;
                             view! {
                                 {(top > 0.0).then(|| view! { <tr class="spacer" aria-hidden="true" style=format!("height: {top}px")></tr> })}
                                 {rows}
@@ -119,5 +153,35 @@ pub fn AttemptsTable() -> impl IntoView {
                 </table>
             </div>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_row_of_a_million_is_within_the_scrolling_box() {
+        let n = 1_000_000;
+        let (full, boxed) = heights(n);
+        assert_eq!(full, 36_000_000.0);
+        assert_eq!(boxed, MAX_BOX_PX);
+        // Scrolled to the end of the box, the view shows the table's last rows.
+        assert_eq!(table_top(boxed - VIEW_PX, n), full - VIEW_PX);
+        assert_eq!(table_top(0.0, n), 0.0);
+        // A row's position and back again.
+        for top in [0.0, 36.0 * 123_456.0, full - VIEW_PX] {
+            assert!((table_top(scroll_to(top, n), n) - top).abs() < 1e-6, "{top}");
+        }
+    }
+
+    #[test]
+    fn a_table_that_fits_scrolls_one_to_one() {
+        for n in [0, 10, 100_000] {
+            for scroll in [0.0, 500.0, 1e6] {
+                assert_eq!(table_top(scroll, n), scroll);
+                assert_eq!(scroll_to(scroll, n), scroll);
+            }
+        }
     }
 }

@@ -515,9 +515,11 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="run-chart"
                 aria-label=tr(l, "run_chart_alt")>
                 <text class="axis-title" x=4 y=14>{tr(l, if big { "run_rows_buckets" } else if labels { "run_rows" } else { "run_rows_many" })}</text>
-                {xt.iter().map(|v| view! {
+                // The last tick is the plot's right edge: its label ends there rather than
+                // straddling it ("2,500" ran past a 360 px chart's edge).
+                {xt.iter().enumerate().map(|(i, v)| view! {
                     <line class="grid" x1=x(t_start + units::ms_from_s(*v)) x2=x(t_start + units::ms_from_s(*v)) y1=top y2=axis />
-                    <text class="tick" x=x(t_start + units::ms_from_s(*v)) y=axis + 14.0 text-anchor="middle">{label(units::s_from_ms(t_start) + v)}</text>
+                    <text class="tick" x=x(t_start + units::ms_from_s(*v)) y=axis + 14.0 text-anchor={if i + 1 == xt.len() && i > 0 { "end" } else { "middle" }}>{label(units::s_from_ms(t_start) + v)}</text>
                 }).collect_view()}
                 <text class="axis-title" x=right y=h - 4.0 text-anchor="end">{tr(l, "s_axis")}</text>
                 {rows.iter().enumerate().map(|(k, (i, a))| {
