@@ -105,6 +105,9 @@ pub struct Lab {
     pub changes: Memo<Vec<Change>>,
     /// The wrong choices and what-if edits in force, each with the figures it moves.
     pub marked: Memo<Vec<Marked>>,
+    /// The index of the rows up to the selected one, for the running figures: rebuilt when the
+    /// selection, the working attempts or the population change, never on a threshold edit.
+    pub running_index: Memo<Option<(usize, IndexRef)>>,
 }
 
 impl Lab {
@@ -129,6 +132,12 @@ impl Lab {
             }))
         });
         let population = Memo::new(move |_| settings.with(|s| s.population));
+        let selected = RwSignal::new(0usize);
+        let running_index = Memo::new(move |_| {
+            let w = working.get()?;
+            let (rows, ix) = tracelab_core::compare::prefix_index(&w.attempts, population.get(), selected.get());
+            Some((rows, IndexRef(Arc::new(ix))))
+        });
         let index = Memo::new(move |_| {
             let w = working.get()?;
             Some(IndexRef(Arc::new(Index::build(&w.attempts, population.get()))))
@@ -195,7 +204,7 @@ impl Lab {
             load_error: RwSignal::new(None),
             settings,
             whatif,
-            selected: RwSignal::new(0),
+            selected,
             notes: RwSignal::new(String::new()),
             notice: RwSignal::new(None),
             choices: RwSignal::new(Vec::new()),
@@ -205,6 +214,7 @@ impl Lab {
             intervals,
             changes,
             marked,
+            running_index,
         }
     }
 

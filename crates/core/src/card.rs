@@ -329,17 +329,37 @@ fn display_width(s: &str) -> usize {
 /// these; `metrics` (the figures under the same settings) lets the timing error be weighed
 /// against the run's ITL.
 pub fn run_checks(trace: &Trace, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
-    run_checks_lagged(trace, crate::lag::client_lag(trace).as_ref(), settings, figures, lang)
+    run_checks_held(trace, &RunFacts::of(trace), settings, figures, lang)
 }
 
-/// [`run_checks`] with the trace's client lag already computed (`lag::client_lag`): it depends
-/// on the trace alone, so a page that holds the trace across edits computes it once (5 ms of
-/// every threshold edit at 100,000 attempts).
-pub fn run_checks_lagged(trace: &Trace, lag: Option<&crate::lag::ClientLag>, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
+/// What the run checks read from a trace that no setting changes, each a pass over every
+/// attempt: a page that holds the trace across edits finds them once, not on every edit (at
+/// 1,000,000 attempts, about 40 ms of each threshold edit).
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    /// How late an open-loop client started its requests (`lag::client_lag`).
+    pub lag: Option<crate::lag::ClientLag>,
+    pub warmup_attempts: usize,
+    /// Some attempt says which prompt it sent (the first-send / repeat split needs one).
+    pub says_prompts: bool,
+}
+
+impl RunFacts {
+    pub fn of(trace: &Trace) -> RunFacts {
+        RunFacts {
+            lag: crate::lag::client_lag(trace),
+            warmup_attempts: trace.warmup_count(),
+            says_prompts: trace.attempts.iter().any(|a| a.prompt.is_some()),
+        }
+    }
+}
+
+/// [`run_checks`] with the trace's [`RunFacts`] already found.
+pub fn run_checks_held(trace: &Trace, facts: &RunFacts, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
     let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
     let engine = crate::engine_beside::engine_beside(trace, settings);
-    let reuse = crate::reuse::reuse_split(&trace.attempts, settings);
-    let checks = RunChecks { lag, gpu: &gpu, engine: &engine, reuse: reuse.as_ref(), warmup_attempts: trace.warmup_count() };
+    let reuse = facts.says_prompts.then(|| crate::reuse::reuse_split(&trace.attempts, settings)).flatten();
+    let checks = RunChecks { lag: facts.lag.as_ref(), gpu: &gpu, engine: &engine, reuse: reuse.as_ref(), warmup_attempts: facts.warmup_attempts };
     run_check_lines(&trace.header, &checks, settings, figures, lang)
 }
 

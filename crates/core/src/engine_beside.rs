@@ -154,6 +154,11 @@ pub fn summarise(header: &Header, spans: &[Span], engine: &[EngineSample]) -> En
 
 /// [`summarise`] over a whole trace.
 pub fn engine_beside(trace: &Trace, settings: &Settings) -> EngineSummary {
+    // Nothing scraped: `summarise` answers "unverified" whatever the spans, so none is built
+    // (a pass over every attempt and a span each, on every threshold edit).
+    if !has_engine(&trace.header) || !trace.engine.iter().any(|s| s.source == 0) {
+        return EngineSummary::Unverified;
+    }
     let spans: Vec<Span> = trace.attempts.iter().filter_map(|a| Span::of(a, settings)).collect();
     summarise(&trace.header, &spans, &trace.engine)
 }

@@ -30,8 +30,8 @@ struct Held {
     key: String,
     trace: Trace,
     index: Option<(Population, Index)>,
-    /// The client lag, which depends on the trace alone (computed once, not on every edit).
-    lag: Option<tracelab_core::lag::ClientLag>,
+    /// What the run checks read that no setting changes (found once, not on every edit).
+    facts: tracelab_core::card::RunFacts,
     counted: canvas::Counted,
 }
 
@@ -82,8 +82,8 @@ fn hold(key: &str, text: JsString, rest: &str) -> Result<(), String> {
         drop(text);
         let trace = working.set_on(trace).map_err(|e| e.to_string())?;
         trace.check_peer_figures().map_err(|e| e.to_string())?;
-        let lag = tracelab_core::lag::client_lag(&trace);
-        HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None, lag, counted: canvas::Counted::default() }));
+        let facts = tracelab_core::card::RunFacts::of(&trace);
+        HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None, facts, counted: canvas::Counted::default() }));
         return Ok(());
     }
     match HELD.with(|h| h.borrow().as_ref().map(|h| h.key == key)) {
@@ -127,7 +127,7 @@ pub fn run_checks(key: &str, text: JsString, rest: &str, settings: &str, lang: &
         let Some((_, index)) = held.index.as_ref() else { return Err(NEED_TRACE.to_string()) };
         let metrics = Metrics::compute(index, &settings);
         let intervals = Intervals::compute(index, &settings, &metrics);
-        let lines = tracelab_core::card::run_checks_lagged(&held.trace, held.lag.as_ref(), &settings, Some((&metrics, &intervals)), lang);
+        let lines = tracelab_core::card::run_checks_held(&held.trace, &held.facts, &settings, Some((&metrics, &intervals)), lang);
         serde_json::to_string(&lines).map_err(|e| e.to_string())
     })
 }

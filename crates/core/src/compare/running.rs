@@ -11,7 +11,7 @@ use crate::figure::Figure;
 use crate::format;
 use crate::index::Index;
 use crate::metrics::Metrics;
-use crate::settings::Settings;
+use crate::settings::{Population, Settings};
 use crate::text::{Lang, Text};
 use crate::trace::Attempt;
 
@@ -35,15 +35,27 @@ pub struct Running {
 /// The running figures after row `upto` (0-based, inclusive): the rows `0..=upto` indexed and
 /// measured as a trace of their own, under the same settings. O(k log k) for k rows.
 pub fn running(attempts: &[Attempt], settings: &Settings, upto: usize) -> Running {
+    let (rows, ix) = prefix_index(attempts, settings.population, upto);
+    running_over(&ix, rows, settings)
+}
+
+/// The index of the rows `0..=upto` under `population`, and how many rows that is: what
+/// [`running_over`] measures. It depends on the population alone, so a page keeps it while the
+/// threshold or the comparison changes (at 1,000,000 rows it takes about a second to build).
+pub fn prefix_index(attempts: &[Attempt], population: Population, upto: usize) -> (usize, Index) {
     let rows = &attempts[..attempts.len().min(upto.saturating_add(1))];
-    let ix = Index::build(rows, settings.population);
-    let m = Metrics::compute(&ix, settings);
-    let iv = Intervals::compute(&ix, settings, &m);
+    (rows.len(), Index::build(rows, population))
+}
+
+/// The running figures over `rows` rows, from their index ([`prefix_index`]).
+pub fn running_over(ix: &Index, rows: usize, settings: &Settings) -> Running {
+    let m = Metrics::compute(ix, settings);
+    let iv = Intervals::compute(ix, settings, &m);
     let figures = [&m.joint_rate, &m.failure_rate, &m.ttft_p50, &m.ttft_tail]
         .into_iter()
         .map(|f| RunningFigure { figure: f.clone(), interval: iv.get(&f.key).filter(|_| f.value.is_some()).cloned() })
         .collect();
-    Running { rows: rows.len(), figures }
+    Running { rows, figures }
 }
 
 impl RunningFigure {
