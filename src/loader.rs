@@ -22,8 +22,8 @@ pub enum Upload {
     Summary(String, String),
 }
 
-/// How much of a file's start decides whether it is one of our formats: its first line (a
-/// trace's header, a CSV's column names) and the first kilobyte's bytes.
+/// How much of a file's start, at least, decides whether it is one of our formats: its first
+/// line (a trace's header, a CSV's column names) and the first kilobyte's bytes are in it.
 const HEAD_UNITS: u32 = 1 << 20;
 
 /// Reads a file the learner chose or dropped: our formats first, then the peers' (detected
@@ -35,7 +35,13 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
         .await
         .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
     let text: js_sys::JsString = text.dyn_into().map_err(|_| format!("{name}: not text"))?;
-    let head = String::from(text.slice(0, text.length().min(HEAD_UNITS)));
+    // The whole first line, however long (one peer tool writes its whole file on one line), and
+    // up to HEAD_UNITS.
+    let first_line_end = match text.index_of("\n", 0) {
+        -1 => text.length(),
+        i => i as u32 + 1,
+    };
+    let head = String::from(text.slice(0, text.length().min(HEAD_UNITS).max(first_line_end)));
     // Our own formats are read here; any other file goes to the importers' bundle, fetched the
     // first time one is needed.
     if handoff::is_ours(&head) {

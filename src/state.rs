@@ -133,14 +133,18 @@ impl Lab {
         });
         let population = Memo::new(move |_| settings.with(|s| s.population));
         let selected = RwSignal::new(0usize);
-        let running_index = Memo::new(move |_| {
-            let w = working.get()?;
-            let (rows, ix) = tracelab_core::compare::prefix_index(&w.attempts, population.get(), selected.get());
-            Some((rows, IndexRef(Arc::new(ix))))
-        });
         let index = Memo::new(move |_| {
             let w = working.get()?;
             Some(IndexRef(Arc::new(Index::build(&w.attempts, population.get()))))
+        });
+        let running_index = Memo::new(move |_| {
+            let w = working.get()?;
+            // At the last row the rows so far are the whole trace: its index, not a copy.
+            if selected.get() + 1 >= w.attempts.len() {
+                return Some((w.attempts.len(), index.get()?));
+            }
+            let (rows, ix) = tracelab_core::compare::prefix_index(&w.attempts, population.get(), selected.get());
+            Some((rows, IndexRef(Arc::new(ix))))
         });
         let metrics = Memo::new(move |_| {
             let ix = index.get()?;

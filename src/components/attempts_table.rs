@@ -23,22 +23,52 @@ fn heights(n: usize) -> (f64, f64) {
     (full, full.min(MAX_BOX_PX))
 }
 
-/// The table's pixel at the top of the view when the box is scrolled to `scroll`.
+/// The table's pixel at the top of the view when the box is scrolled to `scroll`: one to one
+/// over the first row's height and over the last view and row, faster and evenly between, so the
+/// box's end is the table's. (Moving one to one at both ends lets every row drawn sit where the
+/// view shows it: as far from the view's top in the box as it is in the table, never past the
+/// box's start or end.)
 fn table_top(scroll: f64, n: usize) -> f64 {
-    let (full, boxed) = heights(n);
-    if boxed >= full || boxed <= VIEW_PX {
-        return scroll;
+    match stretch(n) {
+        None => scroll,
+        Some((_, _)) if scroll <= ROW_PX => scroll,
+        Some((end, extra)) if scroll >= end => scroll + extra,
+        Some((end, extra)) => ROW_PX + (scroll - ROW_PX) * (end + extra - ROW_PX) / (end - ROW_PX),
     }
-    scroll * (full - VIEW_PX) / (boxed - VIEW_PX)
 }
 
 /// The box's scroll position that puts the table's pixel `top` at the top of the view.
 fn scroll_to(top: f64, n: usize) -> f64 {
-    let (full, boxed) = heights(n);
-    if boxed >= full || boxed <= VIEW_PX {
-        return top;
+    match stretch(n) {
+        None => top,
+        Some((_, _)) if top <= ROW_PX => top,
+        Some((end, extra)) if top >= end + extra => top - extra,
+        Some((end, extra)) => ROW_PX + (top - ROW_PX) * (end - ROW_PX) / (end + extra - ROW_PX),
     }
-    top * (boxed - VIEW_PX) / (full - VIEW_PX)
+}
+
+/// For a table taller than its box: where the box's last one-to-one stretch starts, and how
+/// much taller the table is than the box. `None` when the box holds the table.
+fn stretch(n: usize) -> Option<(f64, f64)> {
+    let (full, boxed) = heights(n);
+    let end = boxed - VIEW_PX - ROW_PX;
+    (full > boxed && end > 2.0 * ROW_PX).then_some((end, full - boxed))
+}
+
+/// The rows to draw with the box scrolled to `scroll` (`first..last`), and the heights of the
+/// spacers above and below them: every row sits as far from the view's top in the box as it is in
+/// the table; overscan rows that would fall outside the box are left out.
+fn rows_in_view(scroll: f64, n: usize) -> (usize, usize, f64, f64) {
+    let boxed = heights(n).1;
+    let top = table_top(scroll, n);
+    let overscanned = ((top / ROW_PX) as usize).saturating_sub(OVERSCAN);
+    let in_box = ((top - scroll).max(0.0) / ROW_PX).ceil() as usize;
+    let first = overscanned.max(in_box).min(n);
+    let above = (scroll - (top - first as f64 * ROW_PX)).max(0.0);
+    let fit = ((boxed - above) / ROW_PX).floor().max(0.0) as usize;
+    let last = (first + (VIEW_PX / ROW_PX) as usize + 2 * OVERSCAN).min(first + fit).min(n);
+    let below = (boxed - above - (last - first) as f64 * ROW_PX).max(0.0);
+    (first, last, above, below)
 }
 
 #[component]
@@ -63,18 +93,7 @@ pub fn AttemptsTable() -> impl IntoView {
         }
     });
 
-    let range = move || {
-        let n = lab.row_count();
-        let scroll = scroll_top.get();
-        let top = table_top(scroll, n);
-        let first = ((top / ROW_PX) as usize).saturating_sub(OVERSCAN).min(n);
-        let last = (first + (VIEW_PX / ROW_PX) as usize + 2 * OVERSCAN).min(n);
-        // The rows drawn sit where the view shows them: the first one as far above the view's
-        // top in the box as it is in the table.
-        let above = (scroll - (top - first as f64 * ROW_PX)).max(0.0);
-        let below = (heights(n).1 - above - (last - first) as f64 * ROW_PX).max(0.0);
-        (first, last, above, below)
-    };
+    let range = move || rows_in_view(scroll_top.get(), lab.row_count());
 
     view! {
         <section class="attempts" aria-labelledby="attempts-h">
@@ -174,6 +193,31 @@ mod tests {
         // A row's position and back again.
         for top in [0.0, ROW_PX * 123_456.0, full - VIEW_PX] {
             assert!((table_top(scroll_to(top, n), n) - top).abs() < 1e-6, "{top}");
+        }
+    }
+
+    #[test]
+    fn the_row_at_the_top_of_the_view_is_drawn_there_at_every_scroll() {
+        for n in [10, 2_000, 1 << 20] {
+            let (_, boxed) = heights(n);
+            let end = (boxed - VIEW_PX).max(0.0);
+            let steps = 5_000;
+            // Evenly over the box, and pixel by pixel at its start and its end.
+            let scrolls = (0..=steps).map(|k| (end * k as f64 / steps as f64).floor()).chain((0..400).map(f64::from)).chain((0..400).map(|k| (end - f64::from(k)).max(0.0)));
+            for scroll in scrolls {
+                let (first, last, above, below) = rows_in_view(scroll, n);
+                let top = table_top(scroll, n);
+                let row = ((top / ROW_PX) as usize).min(n.saturating_sub(1));
+                assert!(first <= row && row < last, "n {n}, scroll {scroll}: row {row} not in {first}..{last}");
+                // Where that row is drawn in the box, against where the view is.
+                let drawn = above + (row - first) as f64 * ROW_PX;
+                let expected = scroll - (top - row as f64 * ROW_PX);
+                assert!((drawn - expected).abs() < 1e-6, "n {n}, scroll {scroll}: row {row} drawn at {drawn}, wanted {expected}");
+                // The rows fill the view, and the box keeps its height.
+                let view_end = ((top + VIEW_PX) / ROW_PX).ceil() as usize;
+                assert!(last >= view_end.min(n), "n {n}, scroll {scroll}: the view's last row {view_end} is past {last}");
+                assert!((above + (last - first) as f64 * ROW_PX + below - boxed).abs() < 1e-6 || n == 0, "n {n}, scroll {scroll}: {above} + {first}..{last} + {below} != {boxed}");
+            }
         }
     }
 

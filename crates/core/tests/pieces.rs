@@ -130,3 +130,34 @@ fn a_room_guess_too_big_for_memory_is_dropped_not_fatal() {
     reader.feed(&text).unwrap();
     assert_eq!(reader.finish().unwrap(), whole(&text).unwrap());
 }
+
+#[test]
+fn a_line_too_long_for_a_record_is_refused_alike_wherever_it_is_cut() {
+    let long = "x".repeat(tracelab_core::parse::MAX_LINE_BYTES + 1000);
+    let a1 = attempt("r1", "100");
+    let texts = [
+        ("in the middle", format!("{HEADER}\n{long}\n{a1}\n")),
+        ("ended by CRLF", format!("{HEADER}\r\n{long}\r\n{a1}\r\n")),
+        ("first, after a byte order mark", format!("\u{feff}{{{long}\n{HEADER}\n")),
+        ("last, with no newline", format!("{HEADER}\n{a1}\n{long}")),
+        ("last, ending in CR", format!("{HEADER}\n{a1}\n{long}\r")),
+    ];
+    // A header padded to exactly the longest a record may be, after a byte order mark and
+    // before a CR: read, not refused. One byte more is refused.
+    let max = tracelab_core::parse::MAX_LINE_BYTES;
+    let padded = |len: usize| format!("{HEADER}{}", " ".repeat(len - HEADER.len()));
+    let longest = format!("\u{feff}{}\r\n{a1}\r\n", padded(max));
+    let one_more = format!("\u{feff}{}\r\n{a1}\r\n", padded(max + 1));
+    assert_eq!(whole(&longest).unwrap().attempts.len(), 1);
+    assert!(whole(&one_more).unwrap_err().contains("line 1"));
+    let texts: Vec<(&str, String)> = texts.into_iter().chain([("the longest record", longest), ("one byte longer", one_more)]).collect();
+    for (what, text) in &texts {
+        let expected = whole(text);
+        assert!(expected.is_ok() == (*what == "the longest record"), "{what}: {expected:?}");
+        for size in [1 << 20, (8 << 20) + 5] {
+            let at: Vec<usize> = (size..text.len()).step_by(size).collect();
+            same(text, &cut(text, &at), what);
+        }
+        same(text, &cut(text, &[HEADER.len() + 1, HEADER.len() + 2, text.len() - 1]), what);
+    }
+}

@@ -12,6 +12,8 @@ use tracelab_core::{ParseError, Trace};
 
 /// About how many UTF-16 units one piece copies into the module's memory.
 const PIECE: u32 = 4 << 20;
+/// How many UTF-16 units each of the three samples that size the attempts' room holds.
+const SAMPLE: u32 = 1 << 20;
 
 /// A trace's text as the lab keeps it: the JavaScript string, handed to the second bundle as it
 /// is; beside it the rest of its [`TraceText`] (file name, the importer's warnings, a summary's
@@ -47,21 +49,28 @@ impl HeldText {
     }
 }
 
-/// The text's pieces with the share of the whole text each is, every piece ending with a line
-/// (so a cut never splits a line or a character), copied into the module's memory one at a time.
-pub fn pieces(text: &JsString) -> impl Iterator<Item = (String, f64)> + '_ {
+/// The text's pieces, copied into the module's memory one at a time. Each ends with a line, unless a line is longer than two pieces (it is then
+/// no record, and refused): that one is cut on a character's boundary, so no piece holds much
+/// more than `PIECE`.
+pub fn pieces(text: &JsString) -> impl Iterator<Item = String> + '_ {
     let len = text.length();
     let mut at = 0;
     std::iter::from_fn(move || {
         (at < len).then(|| {
-            let end = match text.index_of("\n", (at + PIECE).min(len) as i32) {
+            let mut end = match text.index_of("\n", (at + PIECE).min(len) as i32) {
                 -1 => len,
                 i => i as u32 + 1,
             };
+            if end - at > 2 * PIECE {
+                end = at + PIECE;
+                // Not between the two halves of a surrogate pair.
+                if (0xD800..0xDC00).contains(&(text.char_code_at(end - 1) as u32)) {
+                    end -= 1;
+                }
+            }
             let piece = String::from(text.slice(at, end));
-            let share = f64::from(end - at) / f64::from(len);
             at = end;
-            (piece, share)
+            piece
         })
     })
 }
@@ -70,13 +79,18 @@ pub fn pieces(text: &JsString) -> impl Iterator<Item = (String, f64)> + '_ {
 /// warnings as `tracelab_core::parse::parse_trace` on the whole text.
 pub fn read_trace(file: &str, text: &JsString) -> Result<Trace, ParseError> {
     let mut reader = TraceReader::new(file);
-    let mut pieces = pieces(text);
-    if let Some((first, share)) = pieces.next() {
-        // Room for every attempt at once, guessed from the first piece.
-        reader.reserve_by_sample(&first, share);
-        reader.feed(&first)?;
-    }
-    for (piece, _) in pieces {
+    // Room for every attempt at once, guessed from samples at the start, the middle and the end
+    // (a run's first records can be shorter than its later ones), or from the whole of a short text.
+    let len = text.length();
+    let (sample, share) = if len > 3 * SAMPLE {
+        let at = |from: u32| String::from(text.slice(from, from + SAMPLE));
+        ([at(0), at(len / 2), at(len - SAMPLE)].join("\n"), f64::from(3 * SAMPLE) / f64::from(len))
+    } else {
+        (String::from(text), 1.0)
+    };
+    reader.reserve_by_sample(&sample, share);
+    drop(sample);
+    for piece in pieces(text) {
         reader.feed(&piece)?;
     }
     reader.finish()

@@ -36,8 +36,13 @@ fn parse_jsonl_inner(text: &str) -> Result<Trace, ParseError> {
 pub(crate) struct JsonlParts {
     reader: LineReader,
     trace: Trace,
-    /// The start of a line whose end is in a later piece.
+    /// The start of a line whose end is in a later piece (at most a record's length of it).
     partial: String,
+    /// How much more of that line came than `partial` keeps: a line longer than a record may
+    /// be is refused when it ends, and is not held meanwhile.
+    dropped: usize,
+    /// The last byte of that line so far was a `\r` (not counted in its length when it ends it).
+    dropped_cr: bool,
     /// Lines read so far.
     lines: usize,
 }
@@ -50,22 +55,49 @@ impl JsonlParts {
     }
 
     pub(crate) fn feed(&mut self, mut piece: &str) -> Result<(), ParseError> {
-        if !self.partial.is_empty() {
+        if !self.partial.is_empty() || self.dropped > 0 {
             let Some(end) = piece.find('\n') else {
-                self.partial.push_str(piece);
+                self.keep(piece);
                 return Ok(());
             };
-            let mut line = std::mem::take(&mut self.partial);
-            line.push_str(&piece[..end]);
-            self.line(&line, false)?;
+            self.keep(&piece[..end]);
+            self.end_kept_line(false)?;
             piece = &piece[end + 1..];
         }
         while let Some(end) = piece.find('\n') {
             self.line(&piece[..end], false)?;
             piece = &piece[end + 1..];
         }
-        self.partial.push_str(piece);
+        self.keep(piece);
         Ok(())
+    }
+
+    /// Keeps `fragment` of the line being cut, up to what a record may hold (with a byte order
+    /// mark and a `\r`); beyond that only its length.
+    fn keep(&mut self, fragment: &str) {
+        if fragment.is_empty() {
+            return;
+        }
+        if self.dropped == 0 && self.partial.len() + fragment.len() <= MAX_LINE_BYTES + 4 {
+            self.partial.push_str(fragment);
+        } else {
+            self.dropped += fragment.len();
+            self.dropped_cr = fragment.ends_with('\r');
+        }
+    }
+
+    /// The line that was being cut has ended.
+    fn end_kept_line(&mut self, by_eof: bool) -> Result<(), ParseError> {
+        let line = std::mem::take(&mut self.partial);
+        if self.dropped == 0 {
+            return self.line(&line, by_eof);
+        }
+        // Too long to be a record: refused as `LineReader::line` refuses it, with its length
+        // as it counts it (no byte order mark on the first line, no `\r` at the end).
+        self.lines += 1;
+        let bom = if self.lines == 1 && line.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+        let len = line.len() + self.dropped - bom - usize::from(self.dropped_cr);
+        Err(too_long(len).at_line(self.lines))
     }
 
     fn line(&mut self, raw_line: &str, by_eof: bool) -> Result<(), ParseError> {
@@ -83,9 +115,8 @@ impl JsonlParts {
     /// After the last piece: the last line (ended by the end of the text when it is not empty,
     /// so it may be cut off), then the header, footer and warnings.
     pub(crate) fn finish(mut self) -> Result<Trace, ParseError> {
-        let last = std::mem::take(&mut self.partial);
-        let by_eof = !last.is_empty();
-        self.line(&last, by_eof)?;
+        let by_eof = !self.partial.is_empty() || self.dropped > 0;
+        self.end_kept_line(by_eof)?;
         let read = self.reader.finish()?;
         let mut trace = self.trace;
         trace.attempts.shrink_to_fit();

@@ -73,10 +73,10 @@ impl TraceReader {
         self.reserve = attempts;
     }
 
-    /// [`reserve`](TraceReader::reserve)s for the attempts a text holds, guessed from a piece of
-    /// it that is `share` of the whole (0 < share ≤ 1): its lines that can be attempt records,
-    /// scaled, and a few more (what is left over is given back at the end). Never more than one
-    /// per 64 bytes of text, the least an attempt record takes.
+    /// [`reserve`](TraceReader::reserve)s for the attempts a text holds, guessed from a sample
+    /// of it that is `share` of the whole (0 < share ≤ 1): its lines that can be attempt
+    /// records, scaled, and a few more (what is left over is given back at the end). Never more
+    /// than one per 64 bytes of text: no attempt record with its newline is shorter.
     pub fn reserve_by_sample(&mut self, piece: &str, share: f64) {
         let share = share.clamp(1e-9, 1.0);
         let records = piece.split('\n').filter(|line| line.contains("\"attempt\"")).count() as f64;
