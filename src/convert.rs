@@ -15,9 +15,8 @@ pub use tracelab_web::bridge::Call;
 use tracelab_web::bridge::NEED_TRACE;
 
 use tracelab_core::handoff::WorkingText;
-
-use tracelab_web::js_text::HeldText;
 use tracelab_core::whatif::WhatIf;
+use tracelab_web::js_text::HeldText;
 
 /// Where trunk puts the bundle (see `pages/convert/index.html` and `cargo xtask build`), relative to the lab.
 const MODULE: &str = "convert/convert.js";

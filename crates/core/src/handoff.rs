@@ -85,7 +85,7 @@ impl WorkingText {
 
     /// The trace with the edits applied (its attempts are the lab's working attempts).
     pub fn read(&self) -> Result<Trace, ParseError> {
-        self.set_on(self.trace.read()?)
+        self.set_on(parse_trace(&self.trace.file, &self.trace.text)?)
     }
 
     /// `trace`, read from this text where it is held elsewhere (see [`TraceText::set_on`]), with

@@ -49,9 +49,9 @@ impl HeldText {
     }
 }
 
-/// The text's pieces, copied into the module's memory one at a time. Each ends with a line, unless a line is longer than two pieces (it is then
-/// no record, and refused): that one is cut on a character's boundary, so no piece holds much
-/// more than `PIECE`.
+/// The text's pieces, copied into the module's memory one at a time. Each ends with a line,
+/// unless a line is longer than two pieces (it is then no record, and refused): that one is cut
+/// on a character's boundary, so no piece holds much more than `PIECE`.
 pub fn pieces(text: &JsString) -> impl Iterator<Item = String> + '_ {
     let len = text.length();
     let mut at = 0;

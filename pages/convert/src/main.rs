@@ -12,9 +12,10 @@ use std::cell::RefCell;
 use tracelab_core::compare::Intervals;
 use tracelab_core::export::{write_export, ExportKind};
 use tracelab_core::handoff::WorkingText;
-use tracelab_core::{Index, Lang, Metrics, Population, Settings, Trace};
-use tracelab_peers::{handoff, table};
+use tracelab_core::parse::parse_trace;
+use tracelab_core::{Index, Lang, Metrics, ParseError, Population, Settings, Trace};
 use js_sys::JsString;
+use tracelab_peers::{handoff, table};
 use tracelab_web::bridge::NEED_TRACE;
 use tracelab_web::js_text;
 use wasm_bindgen::prelude::*;
@@ -43,18 +44,20 @@ fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, Str
     serde_json::from_str(json).map_err(|e| format!("the lab's {what} is unreadable ({e}); reload the page"))
 }
 
-/// A trace from the lab (its text with the learner's what-if edits, `WorkingText`), read with the
-/// reader the lab used, its peer figures checked: the lab does not read them itself (see
+/// A trace from the lab: `read` from its text with the reader the lab used, the rest of its
+/// `WorkingText` set on it (the learner's what-if edits, an importer's warnings, a summary's
+/// header), its peer figures checked: the lab does not read them itself (see
 /// `tracelab_core::trace::peer::PeerFigures`), so a bad one in an uploaded trace is named here.
-fn read_working(working: WorkingText) -> Result<Trace, String> {
-    let trace = working.read().map_err(|e| e.to_string())?;
+fn read_working(working: &WorkingText, read: Result<Trace, ParseError>) -> Result<Trace, String> {
+    let trace = working.set_on(read.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
     trace.check_peer_figures().map_err(|e| e.to_string())?;
     Ok(trace)
 }
 
-/// [`read_working`] from the whole `WorkingText` as JSON.
+/// [`read_working`] from the whole `WorkingText` as JSON, its text in it.
 fn read_trace(json: &str) -> Result<Trace, String> {
-    read_working(read("trace", json)?)
+    let working: WorkingText = read("trace", json)?;
+    read_working(&working, parse_trace(&working.trace.file, &working.trace.text))
 }
 
 /// An uploaded file that is not one of our formats, imported (or refused, with what to upload
@@ -78,10 +81,7 @@ pub fn attach_summary(name: &str, text: &str, trace: &str) -> Result<String, Str
 fn hold(key: &str, text: JsString, rest: &str) -> Result<(), String> {
     if !rest.is_empty() {
         let working: WorkingText = read("trace", rest)?;
-        let trace = js_text::read_trace(&working.trace.file, &text).map_err(|e| e.to_string())?;
-        drop(text);
-        let trace = working.set_on(trace).map_err(|e| e.to_string())?;
-        trace.check_peer_figures().map_err(|e| e.to_string())?;
+        let trace = read_working(&working, js_text::read_trace(&working.trace.file, &text))?;
         let facts = tracelab_core::card::RunFacts::of(&trace);
         HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None, facts, counted: canvas::Counted::default() }));
         return Ok(());
