@@ -209,8 +209,18 @@ fn tail_gap(run: &RunEvidence) -> BaselineCheck {
     let closed = iv50.is_some_and(|i| i.bounds.is_closed()) && iv95.is_some_and(|i| i.bounds.is_closed());
     let n = m.ttft_p95.n.unwrap_or(0);
     let need = crate::compare::stats::min_n_for_quantile(0.95);
+    // The samples a percentile's interval stands on: fewer than n where the attempts are
+    // correlated in start order.
+    let correlated = [iv50, iv95].into_iter().flatten().filter_map(|i| i.dependence.as_ref()).filter(|d| d.widens()).min_by(|a, b| a.effective_n.total_cmp(&b.effective_n));
     let (status, en_tail, zh_tail) = if closed {
         (CheckStatus::Pass, String::new(), String::new())
+    } else if let Some(d) = correlated {
+        let eff = crate::format::integer(d.effective_n.round().max(1.0) as u64);
+        (
+            CheckStatus::NotYet,
+            format!("; the {n} samples are correlated in start order and worth about {eff} independent ones, too few to close the {label}'s interval (needs {need}): run longer, or rerun"),
+            format!("；这 {n} 个样本按开始时间相关，约等于 {eff} 个独立样本，不足以让 {label} 的区间闭合（需要 {need} 个）：请跑得更久，或重跑"),
+        )
     } else {
         (
             CheckStatus::NotYet,

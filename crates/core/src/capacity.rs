@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::compare::contract::{check_contract_varying, Strictness};
-use crate::compare::stats::{newcombe, Bounds};
+use crate::compare::stats::{mover, newcombe, Bounds};
 use crate::compare::uncertainty::{bounds_text, Intervals};
 use crate::figure::{Figure, Unit};
 use crate::format::{number_in_unit, trim_num};
@@ -348,7 +348,8 @@ impl Capacity {
                     Measure::Goodput => judge(goodput.interval, target.value, true),
                 }
             };
-            joint_counts.push((m.qualified as u64, m.attempts as u64, step.interrupted));
+            let joint_iv = iv.get(&m.joint_rate.key).filter(|i| i.dependence.as_ref().is_some_and(|d| d.widens())).map(|i| i.bounds);
+            joint_counts.push((m.qualified as u64, m.attempts as u64, step.interrupted, m.joint_rate.value.zip(joint_iv)));
             let lag: Option<ClientLag> = client_lag(step.trace);
             results.push(StepResult {
                 load: step.load,
@@ -382,13 +383,22 @@ impl Capacity {
             .filter(|r| first_fail.is_some_and(|f| r.load > f) && r.verdict == StepVerdict::Passes)
             .map(|r| r.load)
             .collect();
-        // The knee: the first drop of the joint rate beyond noise between neighbouring steps.
+        // The knee: the first drop of the joint rate beyond noise between neighbouring steps:
+        // Newcombe while both steps' attempts pass as independent, else MOVER from each step's
+        // interval on its effective sample.
         let knee = (1..steps.len()).find_map(|i| {
-            let ((k0, n0, int0), (k1, n1, int1)) = (joint_counts[i - 1], joint_counts[i]);
+            let ((k0, n0, int0, c0), (k1, n1, int1, c1)) = (joint_counts[i - 1], joint_counts[i]);
             if int0 || int1 {
                 return None;
             }
-            newcombe(k1, n1, k0, n0).and_then(|d| d.hi).filter(|hi| *hi < 0.0).map(|_| steps[i - 1].load)
+            let exact = |k: u64, n: u64| (n > 0).then(|| k as f64 / n as f64).zip(crate::compare::stats::wilson(k, n));
+            let drop = if c0.is_some() || c1.is_some() {
+                let ((p0, b0), (p1, b1)) = (c0.or_else(|| exact(k0, n0))?, c1.or_else(|| exact(k1, n1))?);
+                mover(p0, b0, p1, b1)
+            } else {
+                newcombe(k1, n1, k0, n0)
+            };
+            drop.and_then(|d| d.hi).filter(|hi| *hi < 0.0).map(|_| steps[i - 1].load)
         });
         let contract = steps
             .iter()

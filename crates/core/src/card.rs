@@ -186,6 +186,8 @@ pub fn intervals_json(metrics: &Metrics, intervals: &Intervals) -> serde_json::V
                 "method": iv.method,
                 "method_text": crate::text::Text::new(iv.method.describe(Lang::En), iv.method.describe(Lang::Zh)),
                 "note": iv.note,
+                "dependence": iv.dependence,
+                "dependence_text": iv.dependence_text(Lang::En).zip(iv.dependence_text(Lang::Zh)).map(|(en, zh)| crate::text::Text::new(en, zh)),
             }),
             None => {
                 let why = no_interval(f);
@@ -195,6 +197,36 @@ pub fn intervals_json(metrics: &Metrics, intervals: &Intervals) -> serde_json::V
         out.insert(f.key.clone(), value);
     }
     serde_json::Value::Object(out)
+}
+
+/// One line for the figures whose attempts pass as independent draws (the correlated ones each
+/// have their own line): what was checked, or why nothing could be.
+pub fn independence_line(intervals: &Intervals, lang: Lang) -> Option<String> {
+    use crate::compare::Independence as I;
+    let deps: Vec<&crate::compare::Dependence> = intervals.items.iter().filter_map(|i| i.dependence.as_ref()).collect();
+    let all = |v: I| !deps.is_empty() && deps.iter().all(|d| d.verdict == v);
+    let zh = lang == Lang::Zh;
+    if deps.is_empty() || deps.iter().all(|d| d.widens()) {
+        None
+    } else if all(I::NoStartTimes) {
+        Some(if zh { "独立性：trace 没有开始时间，不知道各次尝试的先后，每个区间都假定它们相互独立" } else { "Independence: the trace has no start times, so the attempts' order is unknown; every interval assumes they are independent" }.into())
+    } else if deps.iter().all(|d| matches!(d.verdict, I::Unchecked | I::NoStartTimes)) {
+        let n = format::integer(deps.iter().map(|d| d.n).max().unwrap_or(0) as u64);
+        let min = crate::compare::dependence::MIN_SERIES;
+        Some(if zh {
+            format!("独立性：只有 {n} 个样本，太少（少于 {min} 个），无法检验它们按开始时间是否相关；每个区间都假定各次尝试相互独立")
+        } else {
+            format!("Independence: {n} samples are too few (under {min}) to check whether they are correlated in start order; every interval assumes independent attempts")
+        })
+    } else {
+        Some(if zh {
+            let rest = if deps.iter().any(|d| d.widens()) { "其余指标" } else { "每个指标" };
+            format!("独立性：{rest}按开始时间排列的批均值未能否定独立性，沿用精确区间")
+        } else {
+            let rest = if deps.iter().any(|d| d.widens()) { "the other figures" } else { "every figure" };
+            format!("Independence: for {rest}, batch means of the attempts in start order did not reject independence; their exact intervals stand")
+        })
+    }
 }
 
 /// Why a figure has no 95 % interval.
@@ -300,7 +332,13 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
             if let (false, Some(note)) = (iv.bounds.is_closed(), &iv.note) {
                 line(format!("  {}    {}", " ".repeat(width), note.get(lang)));
             }
+            if let Some(text) = iv.dependence.as_ref().filter(|d| d.widens()).and(iv.dependence_text(lang)) {
+                line(format!("  {}    {text}", " ".repeat(width)));
+            }
         }
+    }
+    if let Some(text) = independence_line(&intervals, lang) {
+        line(format!("  {text}"));
     }
     let mistakes = settings.mistakes();
     if !mistakes.is_empty() {

@@ -45,6 +45,37 @@ pub struct Index {
     /// Counted attempts whose source kept reasoning apart from the answer: where the two
     /// [`crate::FirstToken`] choices can differ.
     pub(crate) reasoning_attempts: usize,
+    /// Every counted attempt in start order: the series whose dependence
+    /// (`compare::dependence`) says how many independent samples the run is worth.
+    pub(crate) series: Vec<Step>,
+    /// Whether every counted attempt has a start time, so `series` is in start order.
+    pub(crate) series_timed: bool,
+}
+
+/// One counted attempt as its run's series sees it: when it started, and what each figure
+/// takes from it. `f64::NAN` marks a value the attempt does not contribute.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Step {
+    /// Start (ms from the run's origin; the intended start when the actual one is missing,
+    /// else NaN), the order the series is read in.
+    pub(crate) start_ms: f64,
+    /// Its value in the TTFT sample, or NaN when it is not in it.
+    pub(crate) ttft_ms: f64,
+    /// Its value in the E2E sample, or NaN.
+    pub(crate) e2e_ms: f64,
+    pub(crate) flags: u8,
+}
+
+impl Step {
+    pub(crate) const SUCCESS: u8 = 1;
+    /// A success that passed quality (or quality is ignored) and has a TTFT: qualified when
+    /// its TTFT is within the threshold.
+    pub(crate) const CANDIDATE: u8 = 2;
+    pub(crate) const QUALITY_PASS: u8 = 4;
+
+    pub(crate) fn is(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
 }
 
 fn sort(values: &mut [f64]) {
@@ -128,14 +159,33 @@ impl IndexBuilder {
             crate::settings::MissingTtft::KeepMissing => success,
             crate::settings::MissingTtft::TreatAsZero => true,
         };
+        let mut step = Step {
+            // NaN: no start time, so the order along the run is unknown (a classroom CSV, a peer
+            // file without timestamps); the file's order stands in, and is not read as time.
+            start_ms: a.start_ms.or(a.intended_start_ms).unwrap_or(f64::NAN),
+            ttft_ms: f64::NAN,
+            e2e_ms: f64::NAN,
+            flags: 0,
+        };
         if let (true, Some(t)) = (in_sample, ttft) {
             ix.ttft_ms.push(t);
+            step.ttft_ms = t;
+        }
+        if success {
+            step.flags |= Step::SUCCESS;
+            step.e2e_ms = a.e2e_ms.unwrap_or(f64::NAN);
+            if a.quality == Quality::Pass {
+                step.flags |= Step::QUALITY_PASS;
+            }
         }
         if success && (a.quality == Quality::Pass || population.quality == crate::settings::QualityRule::Ignored) {
             if let Some(t) = ttft {
                 ix.candidate_ttft_ms.push(t);
+                step.flags |= Step::CANDIDATE;
+                step.ttft_ms = t;
             }
         }
+        ix.series.push(step);
     }
 
     /// Sorts the samples: O(n log n).
@@ -149,6 +199,12 @@ impl IndexBuilder {
         sort(&mut ix.ttft_ms);
         sort(&mut ix.candidate_ttft_ms);
         sort(&mut ix.e2e_ms);
+        // Stable: attempts that started at the same time keep their order in the file. Without
+        // every start time the file's order is kept, and the series is not called timed.
+        ix.series_timed = !ix.series.is_empty() && ix.series.iter().all(|s| !s.start_ms.is_nan());
+        if ix.series_timed {
+            ix.series.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
+        }
         ix.itl_ms = CountedSample::from_counts(self.gaps.into_iter().map(|(bits, n)| (f64::from_bits(bits), n)).collect());
         ix
     }

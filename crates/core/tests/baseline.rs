@@ -202,6 +202,33 @@ fn the_five_checks_say_what_each_needs() {
     assert_eq!(baseline_checks(&run, &OtherRuns::default()).checks[1].status, CheckStatus::Fail);
 }
 
+/// A run that starts cold and turns warm: 100 first sends at ~800 ms, then 300 repeats at
+/// ~200 ms. In start order the TTFTs are one step, not 400 independent draws: the third check
+/// says how few they are worth instead of passing.
+#[test]
+fn a_run_that_changes_along_the_way_is_not_a_stable_tail() {
+    let mut lines = vec![HEADER.to_string()];
+    for i in 0..400 {
+        let ttft = if i < 100 { 800.0 + (i % 5) as f64 } else { 200.0 + (i % 7) as f64 };
+        let start = i as f64 * 2000.0;
+        lines.push(format!(
+            r#"{{"kind":"attempt","id":"p{i}","phase":"measure","start_ms":{start},"first_token_ms":{},"end_ms":{},"outcome":"success","quality":"pass"}}"#,
+            start + ttft,
+            start + 1500.0
+        ));
+    }
+    let trace = parse_trace("step.jsonl", &(lines.join("\n") + "\n")).unwrap();
+    let s = Settings::default();
+    let index = Index::build(&trace.attempts, s.population);
+    let metrics = Metrics::compute(&index, &s);
+    let intervals = Intervals::compute(&index, &s, &metrics);
+    let run = RunEvidence { header: &trace.header, warmup_attempts: 0, settings: &s, metrics: &metrics, intervals: &intervals, gpu: &GpuSummary::Unverified, engine: &EngineSummary::Unverified };
+    let gap = &baseline_checks(&run, &OtherRuns::default()).checks[2];
+    assert_eq!(gap.status, CheckStatus::NotYet, "{}", gap.evidence.en);
+    assert!(gap.evidence.en.contains("correlated in start order and worth about"), "{}", gap.evidence.en);
+    assert!(gap.evidence.zh.contains("按开始时间相关"), "{}", gap.evidence.zh);
+}
+
 const REASONING_SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/reasoning-first-token.jsonl");
 
 /// The lab's reasoning-model sample (constructed here, not measured): 24 requests to a model

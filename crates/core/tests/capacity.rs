@@ -253,9 +253,12 @@ fn the_sample_sweep_is_what_its_generator_writes_and_its_answer() {
     assert!(cap.render_text(Lang::En).starts_with("Simulated, not measured: every step comes from tracelab's simulator"));
     assert_eq!(cap.simulated, vec![1.0, 2.0, 2.5, 3.0, 3.5]);
     assert!(cap.simulated_text(Lang::Zh).unwrap().starts_with("模拟结果，不是测量"));
-    assert_eq!(cap.answer.last_pass, Some(2.5));
+    // 200 requests a step, each step's attempts queueing behind each other: from 2.5 /s on the
+    // steps are worth too few independent samples to clear 90 % (they were called passing while
+    // the intervals took the attempts as independent draws).
+    assert_eq!(cap.answer.last_pass, Some(2.0));
     assert_eq!(cap.answer.first_fail, Some(3.5));
-    assert_eq!(cap.answer.inconclusive, vec![3.0]);
+    assert_eq!(cap.answer.inconclusive, vec![2.5, 3.0]);
     assert_eq!(cap.knee, Some(1.0), "99.5 % at 1 /s to 95 % at 2 /s is a drop beyond noise");
     for (i, s) in cap.steps.iter().enumerate() {
         let why = cap.why_text(i, Lang::En);

@@ -1,6 +1,10 @@
 //! The difference between two runs, figure by figure: both values, the difference, its 95 %
 //! interval and a verdict in words. Proportions use Newcombe's interval, goodput the same
-//! construction with exact Poisson limits, percentiles a seeded bootstrap.
+//! construction with exact Poisson limits, percentiles a seeded bootstrap — while each run's
+//! attempts pass as independent draws. Where either run's series is correlated
+//! (`dependence`), the difference is Newcombe's construction (MOVER) from each run's own
+//! interval on its effective sample, and a difference too small for them names the run length
+//! that would resolve it.
 
 use serde::Serialize;
 
@@ -76,6 +80,19 @@ pub struct DiffRow {
     /// page that shows n beside each value.
     pub n_counts: Text,
     pub contract_broken: bool,
+    /// Where the interval includes 0 and either run is correlated: about how many requests per
+    /// run (at the same correlation), or how many runs per side, would resolve a difference of
+    /// the size seen.
+    pub resolve: Option<Resolve>,
+}
+
+/// What it would take to tell a difference of the size seen from noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Resolve {
+    /// Requests per run.
+    pub requests: usize,
+    /// Or runs per side, each as long as these.
+    pub runs: usize,
 }
 
 /// One run as the comparison sees it.
@@ -125,7 +142,70 @@ fn row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side) -> DiffRow
         n_new: 0,
         n_counts: Text::default(),
         contract_broken: false,
+        resolve: None,
     }
+}
+
+/// Whether either run's interval for this figure was widened for correlated attempts.
+fn correlated(r: &DiffRow) -> bool {
+    let widens = |i: &Option<FigureInterval>| i.as_ref().and_then(|i| i.dependence.as_ref()).is_some_and(|d| d.widens());
+    widens(&r.base_interval) || widens(&r.new_interval)
+}
+
+/// MOVER (Newcombe's construction) from each run's own interval: the difference new − base
+/// with each side's distance to its limits combined in quadrature. None when a side has no
+/// value or an open interval.
+fn mover(r: &DiffRow) -> Option<Bounds> {
+    super::stats::mover(r.base?, r.base_interval.as_ref()?.bounds, r.new?, r.new_interval.as_ref()?.bounds)
+}
+
+/// The fewest independent samples a run must be worth for a difference of rates (not of
+/// percentiles, whose own intervals open below their n) between correlated runs: below it the runs' few independent stretches decide the difference (A/A
+/// pairs of a 16-slot server at 2,000 requests, ≈ 55 independent each, were called "beyond
+/// noise" twice as often as a 95 % interval allows).
+pub const MIN_EFFECTIVE: f64 = 100.0;
+
+/// The smaller effective n of the two runs' intervals, with the larger n behind it.
+fn effective(r: &DiffRow) -> Option<(f64, usize)> {
+    let eff = |i: &Option<FigureInterval>| i.as_ref().and_then(|i| i.dependence.as_ref()).map(|d| (d.effective_n, d.n));
+    match (eff(&r.base_interval), eff(&r.new_interval)) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Judges `r` by MOVER from each run's own interval, and, when that includes 0, what would
+/// resolve a difference of the size seen. False when either interval is missing or open.
+fn judge_by_mover(r: &mut DiffRow) -> bool {
+    let rate = r.unit != Unit::Seconds;
+    if let Some((eff, n)) = effective(r).filter(|(eff, _)| rate && *eff < MIN_EFFECTIVE) {
+        r.judgement = Judgement::TooFew { needed: (n as f64 * MIN_EFFECTIVE / eff.max(1.0)).ceil() as usize };
+        return true;
+    }
+    let Some(d) = mover(r) else { return false };
+    r.judgement = by_interval(&d);
+    if r.judgement == Judgement::NoEvidence {
+        r.resolve = resolve(r, &d);
+    }
+    r.difference_interval = Some(d);
+    r.method = Some(IntervalMethod::Mover);
+    true
+}
+
+/// The half-width shrinks as 1/√(run length) (or 1/√runs): the length at which it would be as
+/// small as the difference seen. None for no difference at all.
+fn resolve(r: &DiffRow, d: &Bounds) -> Option<Resolve> {
+    let diff = r.difference?.abs();
+    let half = (d.hi? - d.lo?) / 2.0;
+    if diff <= 0.0 || half <= 0.0 {
+        return None;
+    }
+    let factor = (half / diff).powi(2);
+    if !factor.is_finite() || factor > 1e9 {
+        return None;
+    }
+    let n = r.n_base.max(r.n_new).max(1) as f64;
+    Some(Resolve { requests: (n * factor).ceil() as usize, runs: factor.ceil().max(2.0) as usize })
 }
 
 fn by_interval(d: &Bounds) -> Judgement {
@@ -142,6 +222,9 @@ fn proportion_row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side)
     r.n_base = b.denominator.unwrap_or(0.0) as usize;
     r.n_new = n.denominator.unwrap_or(0.0) as usize;
     r.n_counts = b.denominator_label.clone().unwrap_or_else(|| Text::new("attempts", "尝试"));
+    if correlated(&r) && judge_by_mover(&mut r) {
+        return r;
+    }
     match (parts(b), parts(n)) {
         (Some((kb, db)), Some((kn, dn))) => {
             if let Some(d) = newcombe(kn as u64, dn as u64, kb as u64, db as u64) {
@@ -163,6 +246,9 @@ fn goodput_row(base: &Side, new: &Side) -> DiffRow {
     r.n_new = new.metrics.qualified;
     // Not attempts: the exact Poisson interval rests on the count of qualified attempts.
     r.n_counts = Text::new("jointly qualified attempts", "联合合格的尝试");
+    if correlated(&r) && judge_by_mover(&mut r) {
+        return r;
+    }
     if let (Some(wb), Some(wn), Some(rb), Some(rn)) = (base.settings.window_s, new.settings.window_s, b.value, n.value) {
         // MOVER: each rate's own exact limits, combined as Newcombe combines Wilson limits.
         let lb = poisson(base.metrics.qualified as u64).scale(1.0 / wb);
@@ -193,8 +279,16 @@ fn percentile_row(b: &Figure, n: &Figure, sb: &[f64], sn: &[f64], p: f64, base: 
     let method = base.settings.percentile;
     if open(&r.base_interval) || open(&r.new_interval) {
         // The data cannot bound this percentile, so no interval of the difference is honest.
-        // Two equal samples still show no change.
+        // Two equal samples still show no change. Correlated samples need as many more as
+        // they are worth fewer.
+        let needed = match effective(&r).filter(|_| correlated(&r)) {
+            Some((eff, n)) => (needed as f64 * n as f64 / eff.max(1.0)).ceil() as usize,
+            None => needed,
+        };
         r.judgement = if sb == sn { Judgement::NoEvidence } else { Judgement::TooFew { needed } };
+        return r;
+    }
+    if correlated(&r) && judge_by_mover(&mut r) {
         return r;
     }
     let d = bootstrap_difference(sb, sn, p, method, boot);
@@ -257,6 +351,10 @@ pub fn verdict_rule(rows: &[DiffRow]) -> Vec<Text> {
             "A side without a value (goodput without a window): cannot compare. A broken contract marks every verdict: the runs differ in more than what is compared.",
             "有一方没有数值（如未设置窗口的 goodput）：无法比较。契约被破坏时每条结论都加上标记：两次运行的差别不止被比较的那一项。",
         ),
+        Text::new(
+            "Where either run's attempts are correlated in start order (requests queue behind each other), its intervals are on the effective sample, and the difference is Newcombe's construction (MOVER) from the two runs' own intervals.",
+            "若任一次运行的尝试按开始时间相关（请求彼此排队），它的区间取自有效样本，差值区间则由两次运行各自的区间经 Newcombe 构造（MOVER）合成。",
+        ),
     ]
 }
 
@@ -277,7 +375,23 @@ fn verdict_text(r: &DiffRow) -> Text {
             let (en, zh) = worse_or_better(false);
             Text::new(format!("lower beyond noise ({en})"), format!("超出噪声：降低（{zh}）"))
         }
-        Judgement::NoEvidence => Text::new("no evidence of a change", "没有证据表明有变化"),
+        Judgement::NoEvidence => match r.resolve {
+            Some(Resolve { requests, runs }) => {
+                let (n, k) = (crate::format::integer(requests as u64), crate::format::integer(runs as u64));
+                Text::new(
+                    format!("no evidence of a change: too few independent samples to tell a difference this small (needs about {n} requests per run, or {k} runs per side)"),
+                    format!("没有证据表明有变化：独立样本太少，分辨不了这么小的差别（每次运行约需 {n} 个请求，或每边 {k} 次运行）"),
+                )
+            }
+            None => Text::new("no evidence of a change", "没有证据表明有变化"),
+        },
+        Judgement::TooFew { needed } if correlated(r) => {
+            let needed = crate::format::integer(*needed as u64);
+            Text::new(
+                format!("too few independent samples to tell (the attempts are correlated; needs about {needed} per run at this correlation, or more runs)"),
+                format!("独立样本太少，无法判断（各次尝试相关；在这种相关程度下每次运行约需 {needed} 个，或更多次运行）"),
+            )
+        }
         Judgement::TooFew { needed } => {
             let needed = crate::format::integer(*needed as u64);
             Text::new(format!("too few samples to tell (needs n ≥ {needed} per run)"), format!("样本太少，无法判断（每次运行需要 n ≥ {needed}）"))

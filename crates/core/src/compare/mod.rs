@@ -5,6 +5,7 @@
 //! print [`Report`].
 
 pub mod contract;
+pub mod dependence;
 pub mod diff;
 pub mod reruns;
 pub mod running;
@@ -14,9 +15,10 @@ pub mod uncertainty;
 use serde::Serialize;
 
 pub use contract::{check_contract, check_contract_varying, vary_fields, ContractCheck, ContractDiff, ContractStatus, Strictness, CONTRACT_FIELDS, VARY_GROUPS};
-pub use diff::{bootstrap_difference, diff_rows, verdict_rule, Bootstrap, DiffRow, Judgement, Side, Worse};
+pub use diff::{bootstrap_difference, diff_rows, verdict_rule, Bootstrap, DiffRow, Judgement, Resolve, Side, Worse};
 pub use reruns::{reruns, spreads, Agreement, Reruns, Spread};
 pub use running::{prefix_index, running, running_over, Running, RunningFigure};
+pub use dependence::{Dependence, Independence};
 pub use stats::{Bounds, CONFIDENCE};
 pub use uncertainty::{bounds_text, quantile, FigureInterval, IntervalMethod, Intervals};
 

@@ -68,6 +68,15 @@ pub fn newcombe(k_new: u64, n_new: u64, k_base: u64, n_base: u64) -> Option<Boun
     Some(Bounds::closed(lo.max(-1.0), hi.min(1.0)))
 }
 
+/// MOVER (Newcombe's construction, Zou & Donner) for new − base from each estimate's own
+/// interval: each side's distance to its limits combined in quadrature. None when a bound is
+/// missing.
+pub fn mover(base: f64, base_bounds: Bounds, new: f64, new_bounds: Bounds) -> Option<Bounds> {
+    let (lb, ub, ln, un) = (base_bounds.lo?, base_bounds.hi?, new_bounds.lo?, new_bounds.hi?);
+    let d = new - base;
+    Some(Bounds::closed(d - ((new - ln).powi(2) + (ub - base).powi(2)).sqrt(), d + ((un - new).powi(2) + (base - lb).powi(2)).sqrt()))
+}
+
 /// The distribution-free interval for the population's `q`-quantile (0 < q < 1) from `n` sorted
 /// samples: the ranks (1-based) `lo`, `hi` of two order statistics with
 /// P(X₍lo₎ ≤ ξ_q ≤ X₍hi₎) ≥ 95 %, each tail ≤ 2.5 %, from Binomial(n, q).
@@ -173,6 +182,14 @@ pub fn poisson(k: u64) -> Bounds {
     let kf = k as f64;
     let lo = if k == 0 { 0.0 } else { gamma_quantile(kf, ALPHA_HALF) };
     let hi = gamma_quantile(kf + 1.0, 1.0 - ALPHA_HALF);
+    Bounds::closed(lo, hi)
+}
+
+/// [`poisson`] for a count that need not be whole (an effective count, k ÷ τ). Below half a
+/// count the lower limit is 0.
+pub fn poisson_real(k: f64) -> Bounds {
+    let lo = if k < 0.5 { 0.0 } else { gamma_quantile(k, ALPHA_HALF) };
+    let hi = gamma_quantile(k + 1.0, 1.0 - ALPHA_HALF);
     Bounds::closed(lo, hi)
 }
 

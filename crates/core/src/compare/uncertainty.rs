@@ -1,10 +1,13 @@
 //! How much each figure of one run could move by chance: its 95 % interval and the method that
 //! gave it. Rates get Wilson, percentiles the distribution-free order-statistic interval (which
-//! says so when a bound does not exist), goodput and cost the exact Poisson interval of the count.
+//! says so when a bound does not exist), goodput and cost the exact Poisson interval of the count
+//! — each on the attempts as independent draws while their series in start order does not reject
+//! that, else on the effective sample that [`super::dependence`] measures, named so.
 
 use serde::Serialize;
 
-use super::stats::{min_n_for_quantile, poisson, quantile_interval, quantile_ranks, wilson, Bounds};
+use super::dependence::{self, Dependence};
+use super::stats::{min_n_for_quantile, poisson, poisson_real, quantile_interval, quantile_ranks, wilson, Bounds};
 use crate::figure::{Figure, Unit};
 use crate::format::{integer, number_in_unit, percentile_label};
 use crate::index::Index;
@@ -28,6 +31,18 @@ pub enum IntervalMethod {
     PoissonMover,
     /// Percentile bootstrap of the difference, resampling each run's successes.
     Bootstrap { seed: u64, resamples: usize },
+    /// Wilson's score interval on the effective sample (k ÷ τ of n ÷ τ, τ from batch means of
+    /// the series in start order), with Student's t for the batches.
+    EffectiveWilson { batches: usize, batch_size: usize },
+    /// Order statistics at the binomial ranks of the effective sample, read back at the same
+    /// levels of the whole one (τ of "at or below the estimate", batch means).
+    EffectiveOrderStatistics { batches: usize, batch_size: usize },
+    /// The exact Poisson interval of the effective count (count ÷ τ, τ of the qualified share
+    /// by batch means), scaled back and divided by the window.
+    EffectivePoisson { batches: usize, batch_size: usize },
+    /// Newcombe's construction (MOVER) from each run's own interval (effective where its
+    /// attempts are correlated).
+    Mover,
 }
 
 impl IntervalMethod {
@@ -48,6 +63,33 @@ impl IntervalMethod {
             IntervalMethod::Newcombe => if zh { "Newcombe 混合得分区间" } else { "Newcombe hybrid score" }.into(),
             IntervalMethod::PoissonMover => {
                 if zh { "MOVER（Newcombe 构造）+ 精确泊松区间" } else { "MOVER (Newcombe's construction) with exact Poisson limits" }.into()
+            }
+            IntervalMethod::EffectiveWilson { batches, batch_size } => {
+                let (b, m) = (integer(*batches as u64), integer(*batch_size as u64));
+                if zh {
+                    format!("有效样本上的 Wilson 得分区间（n ÷ τ，τ 取自按开始时间排列的 {b} 批、每批 {m} 个的批均值，t 分布）")
+                } else {
+                    format!("Wilson score on the effective sample (n ÷ τ, τ from batch means: {b} batches of {m} in start order, Student's t)")
+                }
+            }
+            IntervalMethod::EffectiveOrderStatistics { batches, batch_size } => {
+                let (b, m) = (integer(*batches as u64), integer(*batch_size as u64));
+                if zh {
+                    format!("有效样本上的顺序统计量（按 ⌊n ÷ τ⌋ 个独立样本取二项分布的秩，再读回同样的水平；τ 取自 {b} 批、每批 {m} 个的批均值）")
+                } else {
+                    format!("order statistics on the effective sample (binomial ranks for ⌊n ÷ τ⌋ independent samples, read back at the same levels; τ from batch means: {b} batches of {m})")
+                }
+            }
+            IntervalMethod::EffectivePoisson { batches, batch_size } => {
+                let (b, m) = (integer(*batches as u64), integer(*batch_size as u64));
+                if zh {
+                    format!("有效计数的精确泊松区间（计数 ÷ τ，τ 取自合格与否的 {b} 批、每批 {m} 个的批均值）")
+                } else {
+                    format!("exact Poisson on the effective count (count ÷ τ, τ from batch means of qualified or not: {b} batches of {m})")
+                }
+            }
+            IntervalMethod::Mover => {
+                if zh { "MOVER（Newcombe 构造），取自每次运行自己的区间" } else { "MOVER (Newcombe's construction) from each run's own interval" }.into()
             }
             IntervalMethod::Bootstrap { seed, resamples } => {
                 // The seed is a name for a stream of draws, not a count: written as it is.
@@ -71,6 +113,9 @@ pub struct FigureInterval {
     pub method: IntervalMethod,
     /// Why a bound is missing, or what the interval assumes.
     pub note: Option<Text>,
+    /// How many independent samples the series behind the figure is worth (None where it is
+    /// not measured: the business figure, goodput without a window).
+    pub dependence: Option<Dependence>,
 }
 
 impl FigureInterval {
@@ -78,10 +123,30 @@ impl FigureInterval {
     pub fn describe(&self, unit: &Unit, lang: Lang) -> String {
         let b = bounds_text(&self.bounds, unit, lang);
         let m = self.method.describe(lang);
-        match lang {
-            Lang::En => format!("95 % interval {b} ({m})"),
-            Lang::Zh => format!("95 % 区间 {b}（{m}）"),
+        match (lang, self.dependence.as_ref().filter(|d| d.widens())) {
+            (Lang::En, None) => format!("95 % interval {b} ({m})"),
+            (Lang::Zh, None) => format!("95 % 区间 {b}（{m}）"),
+            (Lang::En, Some(d)) => format!("95 % interval {b} ({} ≈ {} independent; {m})", integer(d.n as u64), integer(d.effective_n.round().max(1.0) as u64)),
+            (Lang::Zh, Some(d)) => format!("95 % 区间 {b}（{} 个 ≈ {} 个独立样本；{m}）", integer(d.n as u64), integer(d.effective_n.round().max(1.0) as u64)),
         }
+    }
+
+    /// What the figure's samples are, for the dependence line ("attempts", "TTFT samples").
+    pub fn samples_word(&self) -> Text {
+        if self.key.starts_with("ttft") {
+            Text::new("TTFT samples", "TTFT 样本")
+        } else if self.key.starts_with("e2e") {
+            Text::new("E2E samples", "E2E 样本")
+        } else if self.key == "quality_pass_rate" {
+            Text::new("successes", "成功请求")
+        } else {
+            Text::new("attempts", "尝试")
+        }
+    }
+
+    /// "2,000 attempts ≈ 140 independent ones (…)", or None where nothing was measured.
+    pub fn dependence_text(&self, lang: Lang) -> Option<String> {
+        self.dependence.as_ref().map(|d| d.summary(&self.samples_word(), lang))
     }
 }
 
@@ -109,33 +174,61 @@ impl Intervals {
         // when the failures are fewer than the successes: no Wilson interval for it (the
         // figure's note says why).
         let not_a_share = s.population.failure_denominator == FailureDenominator::Successes;
-        for f in [&m.failure_rate, &m.quality_pass_rate, &m.joint_rate, &m.business_success_rate] {
-            if not_a_share && f.key == m.failure_rate.key {
-                continue;
-            }
-            items.extend(proportion(f));
+        let ttft = ix.ttft_in_order();
+        let e2e = ix.e2e_in_order();
+        // Whether an attempt qualifies turns on its wait; the waits themselves show the queue's
+        // memory even in a run where few cross the threshold, so the joint rate is read both ways.
+        let timed = ix.in_start_order();
+        let read = |n: usize, f: &dyn Fn() -> Dependence| if timed { f() } else { dependence::untimed(n) };
+        let joint = read(ix.attempts, &|| {
+            dependence::wider(
+                dependence::of_indicator(&ix.joint_series(crate::verdict::threshold_ms(s), s.comparison)),
+                dependence::of_series(&ttft),
+            )
+        });
+        if !not_a_share {
+            items.extend(proportion(&m.failure_rate, Some(read(ix.attempts, &|| dependence::of_indicator(&ix.failure_series())))));
         }
-        items.extend(quantile(&m.ttft_p50.key, &ix.ttft_ms, 50.0));
-        items.extend(quantile(&m.ttft_p95.key, &ix.ttft_ms, 95.0));
-        items.extend(quantile(&m.ttft_tail.key, &ix.ttft_ms, s.p));
-        items.extend(quantile(&m.e2e_p50.key, &ix.e2e_ms, 50.0));
-        items.extend(quantile(&m.e2e_tail.key, &ix.e2e_ms, s.p));
+        items.extend(proportion(&m.quality_pass_rate, Some(read(ix.successes, &|| dependence::of_indicator(&ix.quality_series())))));
+        items.extend(proportion(&m.joint_rate, Some(joint.clone())));
+        items.extend(proportion(&m.business_success_rate, None));
+        let method = s.percentile;
+        for (key, sorted, in_order, p) in [
+            (&m.ttft_p50.key, &ix.ttft_ms, &ttft, 50.0),
+            (&m.ttft_p95.key, &ix.ttft_ms, &ttft, 95.0),
+            (&m.ttft_tail.key, &ix.ttft_ms, &ttft, s.p),
+            (&m.e2e_p50.key, &ix.e2e_ms, &e2e, 50.0),
+            (&m.e2e_tail.key, &ix.e2e_ms, &e2e, s.p),
+        ] {
+            items.extend(quantile_in_order(key, sorted, timed.then_some(in_order.as_slice()), p, method));
+        }
         if let Some(w) = s.window_s.filter(|w| *w > 0.0) {
-            let count = poisson(m.qualified as u64);
+            let (count, method, note) = qualified_count(m.qualified as u64, &joint);
             items.push(FigureInterval {
                 key: m.goodput.key.clone(),
                 bounds: count.scale(1.0 / w),
-                method: IntervalMethod::PoissonExact,
-                note: Some(poisson_note()),
+                method: method.clone(),
+                note: Some(note.clone()),
+                dependence: Some(joint.clone()),
             });
-            if let (Some(cost), true) = (s.window_cost, m.qualified > 0) {
-                // Cost per 1,000 = cost·1000 / count: the count's upper limit gives the lower cost.
+            if let Some(cost) = s.window_cost {
+                // Cost per 1,000 = cost·1000 / count: the count's upper limit gives the lower
+                // cost. With nothing qualified the cost has no upper bound, but a lower one.
                 let per = cost * 1000.0;
+                let hi = count.lo.filter(|lo| *lo > 0.0).map(|lo| per / lo);
                 items.push(FigureInterval {
                     key: m.cost_per_1000_qualified.key.clone(),
-                    bounds: Bounds::closed(per / count.hi.unwrap_or(f64::INFINITY), per / count.lo.unwrap_or(0.0)),
-                    method: IntervalMethod::PoissonExact,
-                    note: Some(poisson_note()),
+                    bounds: Bounds { lo: count.hi.map(|hi| per / hi), hi },
+                    method,
+                    note: Some(if m.qualified == 0 {
+                        Text::new(
+                            "nothing qualified: no upper bound exists; the lower bound is the cost over the most qualified requests the window could hold by chance",
+                            "没有合格的请求：上界不存在；下界是窗口内偶然可能出现的最多合格请求所分摊的成本",
+                        )
+                    } else {
+                        note
+                    }),
+                    dependence: Some(joint),
                 });
             }
         }
@@ -154,19 +247,84 @@ fn poisson_note() -> Text {
     )
 }
 
+/// The qualified count's interval: exact Poisson, on the effective count when the qualified
+/// series is correlated.
+fn qualified_count(k: u64, joint: &Dependence) -> (Bounds, IntervalMethod, Text) {
+    if !joint.widens() {
+        return (poisson(k), IntervalMethod::PoissonExact, poisson_note());
+    }
+    let tau = joint.inflation;
+    let count = poisson_real(k as f64 / tau).scale(tau);
+    let method = IntervalMethod::EffectivePoisson { batches: joint.batches, batch_size: joint.batch_size };
+    let note = Text::new(
+        "treats the qualified count ÷ τ as a Poisson count over the window: the qualified attempts come in runs, so they are worth fewer independent ones",
+        "把合格数 ÷ τ 当作窗口内的泊松计数：合格的尝试成串出现，相当于更少的独立样本",
+    );
+    (count, method, note)
+}
+
+/// The line every exact interval carries when its series was not checked or not rejected.
+fn independence_note(dep: &Dependence) -> Option<Text> {
+    match dep.verdict {
+        dependence::Independence::Unchecked => Some(Text::new(
+            "assumes the attempts are independent draws (too few to check)",
+            "假定各次尝试相互独立（样本太少，无法检验）",
+        )),
+        dependence::Independence::NoStartTimes => Some(Text::new(
+            "assumes the attempts are independent draws (no start times, so their order along the run is unknown)",
+            "假定各次尝试相互独立（没有开始时间，不知道它们在运行中的先后）",
+        )),
+        _ => None,
+    }
+}
+
 /// Wilson on the figure's own numerator and denominator (None when the numerator exceeds the
-/// denominator; a figure that is no share of its denominator is left out by the caller).
-fn proportion(f: &Figure) -> Option<FigureInterval> {
+/// denominator; a figure that is no share of its denominator is left out by the caller), on the
+/// effective sample when `dep` says the series is correlated.
+fn proportion(f: &Figure, dep: Option<Dependence>) -> Option<FigureInterval> {
     let (num, den) = (f.numerator?, f.denominator?);
     if f.value.is_none() || num > den {
         return None;
     }
-    Some(FigureInterval {
-        key: f.key.clone(),
-        bounds: wilson(num as u64, den as u64)?,
-        method: IntervalMethod::Wilson,
-        note: None,
-    })
+    let (bounds, method, note) = match &dep {
+        Some(d) if d.widens() && d.n as f64 == den => (
+            dependence::wilson_z(num / d.inflation, den / d.inflation, d.critical())?,
+            IntervalMethod::EffectiveWilson { batches: d.batches, batch_size: d.batch_size },
+            None,
+        ),
+        _ => (wilson(num as u64, den as u64)?, IntervalMethod::Wilson, dep.as_ref().and_then(independence_note)),
+    };
+    Some(FigureInterval { key: f.key.clone(), bounds, method, note, dependence: dep })
+}
+
+/// [`quantile`], with the sample also in start order: on the effective sample when
+/// "at or below the estimate" is correlated along the run.
+fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order_ms: Option<&[f64]>, p: f64, method: crate::PercentileMethod) -> Option<FigureInterval> {
+    let mut iv = quantile(key, sorted_ms, p)?;
+    let Some(in_order_ms) = in_order_ms else {
+        let dep = dependence::untimed(sorted_ms.len());
+        iv.note = iv.note.or_else(|| independence_note(&dep));
+        iv.dependence = Some(dep);
+        return Some(iv);
+    };
+    let Some(estimate) = crate::percentile::percentile(sorted_ms, p, method) else {
+        return Some(iv);
+    };
+    let dep = dependence::wider(dependence::of_quantile(in_order_ms, estimate), dependence::of_series(in_order_ms));
+    if dep.widens() {
+        iv.bounds = dependence::quantile_bounds(sorted_ms, p / 100.0, &dep).scale(1.0 / 1000.0);
+        iv.method = IntervalMethod::EffectiveOrderStatistics { batches: dep.batches, batch_size: dep.batch_size };
+        iv.note = (!iv.bounds.is_closed()).then(|| {
+            Text::new(
+                format!("a bound is missing: the {} samples are worth about {:.0} independent ones, too few to bound this percentile; run longer or repeat the run", sorted_ms.len(), dep.effective_n),
+                format!("缺少一个界：这 {} 个样本约等于 {:.0} 个独立样本，不足以界定这个分位数；请跑得更久，或重复运行", sorted_ms.len(), dep.effective_n),
+            )
+        });
+    } else if iv.note.is_none() {
+        iv.note = independence_note(&dep);
+    }
+    iv.dependence = Some(dep);
+    Some(iv)
 }
 
 /// The order-statistic interval of the `p`th percentile of `sorted_ms`, in seconds.
@@ -184,6 +342,7 @@ pub fn quantile(key: &str, sorted_ms: &[f64], p: f64) -> Option<FigureInterval> 
         bounds,
         method: IntervalMethod::OrderStatistics { lo_rank: ranks.lo, hi_rank: ranks.hi, n },
         note,
+        dependence: None,
     })
 }
 
