@@ -223,6 +223,9 @@ pub struct Answer {
     pub inconclusive: Vec<f64>,
     /// Passing steps above the first failing one (noise, or a server that is not monotone).
     pub passes_above_fail: Vec<f64>,
+    /// A goodput target only: failing steps below the first passing one (they offered less
+    /// load than the target asks of goodput).
+    pub short_of_goodput: Vec<f64>,
 }
 
 /// A sweep's capacity answer.
@@ -245,6 +248,41 @@ pub struct Capacity {
     pub simulated: Vec<f64>,
 }
 
+/// A step's own header must name the load sweep.json gives it: a file copied over from another
+/// step or another sweep would otherwise be judged as this load.
+fn check_step_load(kind: LoadKind, step: &Step) -> Result<(), Text> {
+    let c = &step.trace.header.conditions;
+    let sim = step.trace.header.simulation.as_ref().and_then(|s| s.read().ok());
+    let own = match kind {
+        LoadKind::Rate => c.rate_per_s.or_else(|| match sim.as_ref().map(|s| s.load) {
+            Some(crate::trace::simulation::Load::Open { rate_per_s, .. }) => Some(rate_per_s),
+            _ => None,
+        }),
+        LoadKind::Concurrency => c.concurrency.map(f64::from).or_else(|| match sim.as_ref().map(|s| s.load) {
+            Some(crate::trace::simulation::Load::Closed { clients, .. }) => Some(f64::from(clients)),
+            _ => None,
+        }),
+        LoadKind::Speedup => None,
+    };
+    match own {
+        Some(own) if (own - step.load).abs() > 1e-9 * step.load.abs().max(1.0) => Err(Text::new(
+            format!(
+                "{}: its header says {}, but sweep.json gives this step {}: the file belongs to another step or another sweep; restore the step's own file",
+                step.name,
+                kind.describe(own, Lang::En),
+                kind.describe(step.load, Lang::En)
+            ),
+            format!(
+                "{}：文件头写的是 {}，但 sweep.json 给这一步的是 {}：这个文件属于另一步或另一次扫描；请换回这一步自己的文件",
+                step.name,
+                kind.describe(own, Lang::Zh),
+                kind.describe(step.load, Lang::Zh)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A sweep's loads must be finite, positive and strictly increasing: the answer reads the
 /// steps in order, and a repeated load is a rerun, not a step.
 pub fn check_loads(loads: &[f64]) -> Result<(), Text> {
@@ -257,8 +295,8 @@ pub fn check_loads(loads: &[f64]) -> Result<(), Text> {
     for (i, &l) in loads.iter().enumerate() {
         if !(l.is_finite() && l > 0.0) {
             return Err(Text::new(
-                format!("load {} (step {}) must be a positive number", trim_num(l), i + 1),
-                format!("负载 {}（第 {} 步）必须是正数", trim_num(l), i + 1),
+                format!("load {} (step {}) must be a finite number above 0", trim_num(l), i + 1),
+                format!("负载 {}（第 {} 步）必须是大于 0 的有限数", trim_num(l), i + 1),
             ));
         }
         if i > 0 && l <= loads[i - 1] {
@@ -322,6 +360,9 @@ impl Capacity {
     /// judged against `target`, and the answer. Refuses loads that are not increasing.
     pub fn compute(kind: LoadKind, steps: &[Step], common: &Settings, target: Target) -> Result<Capacity, Text> {
         check_loads(&steps.iter().map(|s| s.load).collect::<Vec<_>>())?;
+        for step in steps {
+            check_step_load(kind, step)?;
+        }
         let mut results = Vec::with_capacity(steps.len());
         let mut joint_counts = Vec::with_capacity(steps.len());
         for step in steps {
@@ -334,9 +375,32 @@ impl Capacity {
             let goodput = estimate(&m.goodput, &iv);
             let (verdict, why) = if step.interrupted {
                 (StepVerdict::Interrupted, None)
+            } else if step.trace.is_incomplete() {
+                // A file cut short (a crash, a full disk, a copy that stopped) is not a step that
+                // finished: its attempts are shown, never judged.
+                let read = crate::format::integer(step.trace.attempts.len() as u64);
+                (
+                    StepVerdict::Interrupted,
+                    Some(Text::new(
+                        format!("the file is incomplete ({read} attempts read; {}): not judged; rerun the step or restore the whole file", step.trace.completeness().text().en),
+                        format!("文件不完整（读到 {read} 个尝试；{}）：不评判；请重跑这一步或恢复完整的文件", step.trace.completeness().text().zh),
+                    )),
+                )
             } else {
                 match target.measure {
                     Measure::JointRate => judge(joint_rate.interval, target.value, true),
+                    Measure::TtftP95 if ttft_p95.interval.is_some_and(|b| b.hi.is_none()) && ttft_p95.interval.is_some_and(|b| b.lo.is_none_or(|lo| lo <= target.value)) => {
+                        let n = m.ttft_p95.n.unwrap_or(0);
+                        let need = crate::compare::stats::min_n_for_quantile(0.95);
+                        let (n, need) = (crate::format::integer(n as u64), crate::format::integer(need as u64));
+                        (
+                            StepVerdict::Inconclusive,
+                            Some(Text::new(
+                                format!("P95 TTFT has no upper bound from {n} TTFT samples: it takes n ≥ {need} independent samples per step (more where they are correlated); send more requests per step"),
+                                format!("{n} 个 TTFT 样本给不出 P95 TTFT 的上界：每步需要 n ≥ {need} 个独立样本（样本相关时更多）；请每步多发一些请求"),
+                            )),
+                        )
+                    }
                     Measure::TtftP95 => judge(ttft_p95.interval, target.value, false),
                     Measure::Goodput if goodput.interval.is_none() => (
                         StepVerdict::Inconclusive,
@@ -368,7 +432,18 @@ impl Capacity {
                 why,
             });
         }
-        let judged: Vec<&StepResult> = results.iter().filter(|r| r.verdict != StepVerdict::Interrupted).collect();
+        let mut judged: Vec<&StepResult> = results.iter().filter(|r| r.verdict != StepVerdict::Interrupted).collect();
+        // Goodput rises with load until the server saturates: steps that fall short below the
+        // first passing one offered too little, and say nothing about where capacity ends.
+        let short_of_goodput: Vec<f64> = if target.measure == Measure::Goodput {
+            let first_pass = judged.iter().position(|r| r.verdict == StepVerdict::Passes);
+            let below = first_pass.unwrap_or(0);
+            let short = judged[..below].iter().filter(|r| r.verdict == StepVerdict::Fails).map(|r| r.load).collect();
+            judged.drain(..below);
+            short
+        } else {
+            Vec::new()
+        };
         let first_fail = judged.iter().find(|r| r.verdict == StepVerdict::Fails).map(|r| r.load);
         let below = |r: &&&StepResult| first_fail.is_none_or(|f| r.load < f);
         let last_pass = judged.iter().filter(below).filter(|r| r.verdict == StepVerdict::Passes).map(|r| r.load).next_back();
@@ -430,7 +505,7 @@ impl Capacity {
             threshold_s: common.ttft_threshold_s,
             comparison: common.comparison.symbol().to_string(),
             steps: results,
-            answer: Answer { last_pass, first_fail, inconclusive, passes_above_fail },
+            answer: Answer { last_pass, first_fail, inconclusive, passes_above_fail, short_of_goodput },
             knee,
             contract,
             simulated,
@@ -457,6 +532,13 @@ impl Capacity {
                     format!("Capacity: the highest load that passes is {}; no step failed, so capacity is at least {} (no upper end tested)", d(p), d(p))
                 }
             }
+            (None, Some(f)) if self.target.measure == Measure::Goodput => {
+                if zh {
+                    format!("容量：没有一步通过；goodput 随负载上升，直到服务端饱和，所以 {} 可能只是给的负载太少：请把扫描延伸到更高的负载（若最高一步也未通过，说明服务端达不到这个目标）", d(f))
+                } else {
+                    format!("Capacity: no step passes; goodput rises with load until the server saturates, so {} may simply offer too little: extend the sweep to higher loads (if the highest step fails too, the server cannot reach the target)", d(f))
+                }
+            }
             (None, Some(f)) => {
                 if zh {
                     format!("容量：没有一步通过；{} 已未通过，容量低于测试的负载（请从更低的负载开始）", d(f))
@@ -478,6 +560,14 @@ impl Capacity {
                 format!("；无法判定的步：{}（区间跨越目标）", list.join("、"))
             } else {
                 format!("; inconclusive: {} (its interval straddles the target)", list.join(", "))
+            });
+        }
+        if !a.short_of_goodput.is_empty() {
+            let list: Vec<String> = a.short_of_goodput.iter().map(|l| d(*l)).collect();
+            out.push_str(&if zh {
+                format!("；低于目标 goodput 的低负载步：{}（负载本身不够，goodput 随负载上升）", list.join("、"))
+            } else {
+                format!("; below the first passing step, {} offered too little load to reach the goodput (it rises with load)", list.join(", "))
             });
         }
         if !a.passes_above_fail.is_empty() {

@@ -176,8 +176,17 @@ pub fn attempts_summary(metrics: &Metrics, lang: Lang) -> String {
 /// not exist is `null`, with the note saying why and what n would close it), the method, and
 /// for a figure that has no interval at all, `null` and the reason. Nothing is left out.
 pub fn intervals_json(metrics: &Metrics, intervals: &Intervals) -> serde_json::Value {
+    intervals_json_keyed(metrics, intervals, &|k| k.to_string())
+}
+
+/// [`intervals_json`] with each figure under the key `key` gives it (`report --json` keys its
+/// intervals as its figures: [`Metrics::summary_key`]); P95 TTFT is there even when the tail is
+/// another percentile.
+pub fn intervals_json_keyed(metrics: &Metrics, intervals: &Intervals, key: &dyn Fn(&str) -> String) -> serde_json::Value {
     let mut out = serde_json::Map::new();
-    for f in figures(metrics) {
+    let mut all: Vec<&Figure> = figures(metrics).to_vec();
+    all.insert(1, &metrics.ttft_p95);
+    for f in all {
         let value = match intervals.get(&f.key) {
             Some(iv) => serde_json::json!({
                 "lo": iv.bounds.lo,
@@ -194,9 +203,31 @@ pub fn intervals_json(metrics: &Metrics, intervals: &Intervals) -> serde_json::V
                 serde_json::json!({ "lo": null, "hi": null, "unit": f.unit, "method": null, "note": why })
             }
         };
-        out.insert(f.key.clone(), value);
+        out.entry(key(&f.key)).or_insert(value);
     }
     serde_json::Value::Object(out)
+}
+
+/// Settings that cannot mean what they seem on this trace: a threshold no TTFT can meet, a
+/// window shorter than the run it counts over.
+pub fn setting_warnings(index: &Index, settings: &Settings) -> Vec<crate::text::Text> {
+    let mut out = Vec::new();
+    if settings.ttft_threshold_s <= 0.0 && settings.comparison == crate::Comparison::Lt {
+        out.push(crate::text::Text::new(
+            "TTFT < 0 s can never hold: no attempt can qualify, whatever the server did (use ≤, or a threshold above 0)",
+            "TTFT < 0 秒永远不成立：无论服务端表现如何，都没有尝试能合格（请用 ≤，或大于 0 的阈值）",
+        ));
+    }
+    if let (Some(w), Some(span)) = (settings.window_s, index.start_span_ms()) {
+        if w * 1000.0 < span {
+            let (w, span) = (trim_num(w), trim_num((span / 1000.0 * 100.0).round() / 100.0));
+            out.push(crate::text::Text::new(
+                format!("the window ({w} s) is shorter than the run (attempts started over {span} s): goodput and cost count every qualified attempt of the run over the window, so goodput reads too high; give the run's own window"),
+                format!("窗口（{w} 秒）比运行短（尝试的开始时间跨越 {span} 秒）：goodput 和成本把整个运行里的合格尝试都算进这个窗口，goodput 会偏高；请给出运行自己的窗口"),
+            ));
+        }
+    }
+    out
 }
 
 /// One line for the figures whose attempts pass as independent draws (the correlated ones each
@@ -341,10 +372,14 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
         line(format!("  {text}"));
     }
     let mistakes = settings.mistakes();
-    if !mistakes.is_empty() {
+    let odd = setting_warnings(view.index, settings);
+    if !mistakes.is_empty() || !odd.is_empty() {
         line(String::new());
         for m in mistakes {
             line(format!("⚠ {} — {}", m.label.get(lang), m.false_conclusion.get(lang)));
+        }
+        for w in odd {
+            line(format!("⚠ {}", w.get(lang)));
         }
     }
     for w in view.warnings {

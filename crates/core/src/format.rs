@@ -48,15 +48,22 @@ pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
         Unit::Ratio => format!("{} %", round_to(v * 100.0, 2)),
         Unit::Seconds => duration(v),
         Unit::PerSecond => match lang {
-            Lang::En => format!("{} /s", round_to(v, 4)),
-            Lang::Zh => format!("{} 次/秒", round_to(v, 4)),
+            Lang::En => format!("{} /s", round_small(v)),
+            Lang::Zh => format!("{} 次/秒", round_small(v)),
         },
         Unit::TokensPerSecond => format!("{} tokens/s", round_to(v, 2)),
         Unit::MoneyPer1000(currency) => {
             let currency = if currency.is_empty() { "" } else { currency.as_str() };
-            format!("{} {currency}", round_to(v, 4)).trim_end().to_string()
+            format!("{} {currency}", round_small(v)).trim_end().to_string()
         }
     }
+}
+
+/// Four decimals, or four significant digits where that takes more (a rate's lower bound of
+/// 0.002532 /s is not 0.0025 /s).
+fn round_small(v: f64) -> String {
+    let decimals = if v != 0.0 && v.abs() < 0.1 { (3.0 - v.abs().log10().floor()).min(12.0) as i32 } else { 4 };
+    round_to(v, decimals)
 }
 
 /// What a unit means, in words: the "unit" part of a figure's formula.

@@ -473,6 +473,21 @@ impl Metrics {
         ]
     }
 
+    /// The key a figure has in [`Metrics::summary_json`] (`ttft_tail` at p = 95 →
+    /// `ttft_p95_s`, `goodput` → `goodput_per_s`): `report --json` keys its intervals the same
+    /// way, one key per figure.
+    pub fn summary_key(key: &str, s: &Settings) -> String {
+        let tail = |prefix: &str| format!("{prefix}_p{}_s", trim_num(s.p).replace('.', "_"));
+        match key {
+            "ttft_tail" => tail("ttft"),
+            "e2e_tail" => tail("e2e"),
+            "itl_tail" => tail("itl"),
+            "ttft_p50" | "ttft_p95" | "e2e_p50" | "itl_p50" => format!("{key}_s"),
+            "goodput" => "goodput_per_s".into(),
+            other => other.into(),
+        }
+    }
+
     /// The flat summary `tracelab report --json` prints (undefined figures are `null`).
     pub fn summary_json(&self, s: &Settings) -> Value {
         let seconds_key = |prefix: &str| format!("{prefix}_p{}_s", trim_num(s.p).replace('.', "_"));

@@ -397,3 +397,70 @@ fn simulated_sweeps_at_every_kind_of_load() {
     let measured = [step(40, 0, 0)];
     assert_eq!(Capacity::compute(LoadKind::Rate, &steps(&[1.0], &measured), &Settings::default(), target("joint_rate>=0.5")).unwrap().simulated_text(Lang::En), None);
 }
+
+/// One simulated step at `rate`, as `tracelab simulate-sweep` writes it.
+fn simulated_step(rate: f64, requests: u32, seed: u64) -> Trace {
+    let p = Params {
+        slots: 4,
+        service: Service::Exponential { mean_s: 1.0 },
+        first_token_share: 0.2,
+        load: Load::Open { rate_per_s: rate, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+        requests,
+        seed,
+        stall: None,
+    };
+    simulate(&p).unwrap()
+}
+
+#[test]
+fn a_step_file_cut_short_is_shown_not_judged() {
+    let whole = to_jsonl(&simulated_step(1.0, 400, 3));
+    // Cut in the middle of an attempt's line, as a crash or a full disk leaves it: no footer.
+    let cut = &whole[..whole.len() * 4 / 9];
+    let cut = parse_trace("step-01.jsonl", cut).unwrap();
+    assert!(cut.is_incomplete());
+    let traces = [cut];
+    let c = Capacity::compute(LoadKind::Rate, &steps(&[1.0], &traces), &Settings::default(), target("joint_rate>=0.5")).unwrap();
+    assert_eq!(c.steps[0].verdict, StepVerdict::Interrupted);
+    assert_eq!(c.answer.last_pass, None);
+    let why = c.why_text(0, Lang::En);
+    assert!(why.contains("the file is incomplete") && why.contains("attempts read"), "{why}");
+    assert!(c.why_text(0, Lang::Zh).contains("文件不完整"));
+}
+
+#[test]
+fn a_step_file_from_another_step_is_refused() {
+    // step-02's file replaced by step-01's: its header says 1 /s where sweep.json says 1.5 /s.
+    let traces = [simulated_step(1.0, 200, 3), simulated_step(1.0, 200, 3)];
+    let err = Capacity::compute(LoadKind::Rate, &steps(&[1.0, 1.5], &traces), &Settings::default(), target("joint_rate>=0.5")).unwrap_err();
+    assert!(err.en.contains("step-02") && err.en.contains("rate 1 /s") && err.en.contains("rate 1.5 /s") && err.en.contains("another step"), "{}", err.en);
+    assert!(err.zh.contains("sweep.json"), "{}", err.zh);
+}
+
+#[test]
+fn goodput_rises_with_load_so_a_low_step_that_falls_short_is_no_ceiling() {
+    // 10 s windows: 5, 20 and 30 qualified → goodput 0.5, 2 and 3 /s against goodput >= 1.5.
+    let traces = [step(5, 0, 0), step(20, 0, 0), step(30, 0, 0)];
+    let c = Capacity::compute(LoadKind::Rate, &steps(&[0.5, 2.0, 3.0], &traces), &Settings::default(), target("goodput>=1.5")).unwrap();
+    assert_eq!(c.steps[0].verdict, StepVerdict::Fails);
+    assert_eq!(c.answer.first_fail, None, "a low load that falls short is not where capacity ends");
+    assert_eq!(c.answer.short_of_goodput, vec![0.5]);
+    let en = c.answer_text(Lang::En);
+    assert!(!en.contains("start the sweep lower") && en.contains("offered too little load"), "{en}");
+    // Nothing passes: the advice follows the target's direction.
+    let traces = [step(5, 0, 0), step(6, 0, 0)];
+    let c = Capacity::compute(LoadKind::Rate, &steps(&[0.5, 0.6], &traces), &Settings::default(), target("goodput>=1.5")).unwrap();
+    let en = c.answer_text(Lang::En);
+    assert!(en.contains("extend the sweep to higher loads") && !en.contains("start the sweep lower"), "{en}");
+}
+
+#[test]
+fn a_p95_target_on_short_steps_says_what_n_it_needs() {
+    // 50 TTFTs of 0.2 s: the P95 has no upper bound below n = 72.
+    let traces = [step(50, 0, 0)];
+    let c = Capacity::compute(LoadKind::Rate, &steps(&[1.0], &traces), &Settings::default(), target("ttft_p95<=0.5")).unwrap();
+    assert_eq!(c.steps[0].verdict, StepVerdict::Inconclusive);
+    let json = serde_json::to_value(&c).unwrap();
+    let why = json["steps"][0]["why"]["en"].as_str().expect("why is not null");
+    assert!(why.contains("n ≥ 72") && why.contains("50 TTFT samples"), "{why}");
+}

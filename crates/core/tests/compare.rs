@@ -11,7 +11,7 @@
 use tracelab_core::compare::stats::{min_n_for_quantile, newcombe, poisson, quantile_interval, quantile_ranks, wilson, SplitMix64};
 use tracelab_core::compare::*;
 use tracelab_core::parse::parse_trace;
-use tracelab_core::{Lang, Settings, Trace};
+use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
 
 fn close(a: f64, b: f64, tol: f64, what: &str) {
     assert!((a - b).abs() <= tol, "{what}: got {a}, expected {b}");
@@ -454,4 +454,29 @@ fn each_row_says_what_its_n_counts_and_the_verdict_rule_is_written_from_the_rows
         assert!(rule[2].zh.split_once('；').unwrap().1.contains(&name(key, Lang::Zh)), "{key}: {}", rule[2].zh);
     }
     assert!(rule.iter().all(|t| !t.en.is_empty() && !t.zh.is_empty()));
+}
+
+/// Replications: three runs a side, each run's P50 one value. Runs that agree show no change;
+/// a side shifted by 0.2 s is slower beyond the runs' spread; one run a side is too few.
+#[test]
+fn replications_compare_between_runs() {
+    use tracelab_core::compare::replications::{compare_sides, ReplicatedRow};
+    let metrics = |centre: f64| {
+        let trace = parse_trace("run.csv", &run_csv(&[centre - 0.1, centre, centre + 0.1], 0)).unwrap();
+        let s = Settings::default();
+        Metrics::compute(&Index::build(&trace.attempts, s.population), &s)
+    };
+    let side = |centres: &[f64]| centres.iter().map(|c| metrics(*c)).collect::<Vec<_>>();
+    let (base, same, slow) = (side(&[0.40, 0.42, 0.41]), side(&[0.41, 0.40, 0.43]), side(&[0.60, 0.62, 0.61]));
+    let p50 = |b: &[Metrics], n: &[Metrics]| -> ReplicatedRow {
+        compare_sides(&b.iter().collect::<Vec<_>>(), &n.iter().collect::<Vec<_>>()).into_iter().find(|r| r.base.key == "ttft_p50").unwrap()
+    };
+    assert_eq!(p50(&base, &same).judgement, Judgement::NoEvidence);
+    let slower = p50(&base, &slow);
+    assert_eq!(slower.judgement, Judgement::Up, "{slower:?}");
+    assert_eq!(slower.verdict.en, "slower beyond the runs' spread");
+    // Mean 0.41 s, s = 0.01 s, t(2) = 4.3027: ± 0.02484 s.
+    let b = slower.base.bounds.unwrap();
+    assert!((b.lo.unwrap() - (0.41 - 4.302_652_7 * 0.01 / 3f64.sqrt())).abs() < 1e-6, "{b:?}");
+    assert_eq!(p50(&base[..1], &slow).judgement, Judgement::TooFew { needed: 2 });
 }

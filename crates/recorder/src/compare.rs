@@ -28,8 +28,15 @@ pub struct CompareArgs {
     /// The baseline run.
     pub base: PathBuf,
     /// The run(s) to compare with the baseline (three or more runs in all also check reruns).
-    #[arg(required = true)]
+    /// With --vs: more runs of the baseline's side.
+    #[arg(required_unless_present = "vs")]
     pub new: Vec<PathBuf>,
+    /// Replications: the runs before --vs are independent runs of the baseline's contract, these
+    /// are the other side's; every figure is compared between the runs (one value per run,
+    /// Student's t, Welch's t for the difference), which holds however correlated the attempts
+    /// inside a run are.
+    #[arg(long, num_args = 1.., value_name = "RUN")]
+    pub vs: Vec<PathBuf>,
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Seed of the percentile bootstrap.
@@ -52,7 +59,7 @@ pub struct CompareArgs {
 /// Ok(true) when the contract holds (or is unverified), Ok(false) when it is broken.
 pub fn run(args: CompareArgs) -> Result<bool, String> {
     let mut runs: Vec<Run> = Vec::new();
-    for path in std::iter::once(&args.base).chain(args.new.iter()) {
+    for path in std::iter::once(&args.base).chain(args.new.iter()).chain(args.vs.iter()) {
         let (name, trace, _) = crate::import::load(path, None, None)?;
         let own = args.settings.settings(&trace.header)?;
         let settings = match runs.first() {
@@ -66,6 +73,9 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
             }
         };
         runs.push(Run::new(name, trace, settings));
+    }
+    if !args.vs.is_empty() {
+        return replications(&args, &runs);
     }
     let report = Report::build_varying(&runs, Bootstrap { seed: args.seed, resamples: args.resamples as usize }, &args.vary)?;
     let baselines = tracelab_core::baseline::of_comparison(&runs, &report);
@@ -96,4 +106,56 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
         }
     }
     Ok(!report.contract_broken())
+}
+
+/// `compare A1 A2 … --vs B1 B2 …`: every run's contract against A1, then each figure between
+/// the runs of the two sides.
+fn replications(args: &CompareArgs, runs: &[Run]) -> Result<bool, String> {
+    use tracelab_core::compare::{check_contract_varying, replications::{compare_sides, render_text}};
+    let lang = args.settings.lang();
+    let split = runs.len() - args.vs.len();
+    let (base, new) = runs.split_at(split);
+    let mut broken = false;
+    let mut contracts = Vec::new();
+    for r in &runs[1..] {
+        let check = check_contract_varying(&runs[0].trace.header, &r.trace.header, &args.vary)?;
+        broken |= check.is_broken();
+        contracts.push((r.name.clone(), check));
+    }
+    fn metrics(side: &[Run]) -> Vec<&tracelab_core::Metrics> {
+        side.iter().map(|r| &r.metrics).collect()
+    }
+    let rows = compare_sides(&metrics(base), &metrics(new));
+    let names = |side: &[Run]| side.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+    if args.json {
+        let json = serde_json::json!({
+            "kind": "replications",
+            "base_runs": names(base),
+            "new_runs": names(new),
+            "contracts": contracts.iter().map(|(n, c)| serde_json::json!({"run": n, "contract": c})).collect::<Vec<_>>(),
+            "rows": rows,
+        });
+        tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&json).expect("json"));
+    } else {
+        // A broken contract is spelled out; otherwise one line says the runs share it.
+        for (name, check) in contracts.iter().filter(|(_, c)| c.is_broken()) {
+            tracelab_recorder::outln!("{name}:");
+            for l in check.lines(lang) {
+                tracelab_recorder::outln!("  {l}");
+            }
+        }
+        if !broken {
+            let first = &runs[0].name;
+            tracelab_recorder::outln!(
+                "{}",
+                if lang == tracelab_core::Lang::Zh {
+                    format!("契约：每次运行的必须一致的条件都与 {first} 相同或无法核对（单独比较两次运行可看细节）")
+                } else {
+                    format!("Contract: no run differs from {first} in a must-match condition (compare two runs alone for the details)")
+                }
+            );
+        }
+        tracelab_recorder::out!("{}", render_text(&rows, &names(base), &names(new), lang));
+    }
+    Ok(!broken)
 }

@@ -69,7 +69,7 @@ fn print_report(args: &ReportArgs, name: &str, settings: &Settings, metrics: &Me
         // five checks before the run counts as a baseline.
         let intervals = tracelab_core::compare::Intervals::compute(view.index, settings, metrics);
         summary["first_token"] = serde_json::to_value(settings.population.first_token).unwrap_or_default();
-        summary["intervals"] = card::intervals_json(metrics, &intervals);
+        summary["intervals"] = card::intervals_json_keyed(metrics, &intervals, &|k| tracelab_core::Metrics::summary_key(k, settings));
         summary["reuse"] = serde_json::to_value(&view.reuse).unwrap_or_default();
         let verdict = card::baseline_alone(view.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
         summary["baseline"] = serde_json::to_value(&verdict).unwrap_or_default();

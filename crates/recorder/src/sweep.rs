@@ -39,13 +39,13 @@ pub const SWEEP_FILE: &str = "sweep.json";
 #[derive(Args)]
 pub struct SweepLoads {
     /// Open loop: one step per rate (requests per second), increasing, e.g. 1,2,4,8.
-    #[arg(long, value_delimiter = ',', value_name = "R,R,…", conflicts_with_all = ["concurrencies", "speedups"])]
+    #[arg(long, value_delimiter = ',', value_name = "R,R,…", conflicts_with_all = ["concurrencies", "speedups"], allow_hyphen_values = true, value_parser = load_value)]
     pub rates: Vec<f64>,
     /// Closed loop: one step per concurrency, increasing, e.g. 1,4,16.
     #[arg(long, value_delimiter = ',', value_name = "N,N,…", conflicts_with = "speedups")]
     pub concurrencies: Vec<u32>,
     /// With --workload: one step per speed-up of the file's times, increasing, e.g. 1,2,4.
-    #[arg(long, value_delimiter = ',', value_name = "X,X,…", requires = "workload")]
+    #[arg(long, value_delimiter = ',', value_name = "X,X,…", requires = "workload", allow_hyphen_values = true, value_parser = load_value)]
     pub speedups: Vec<f64>,
     /// The folder the step traces and sweep.json are written into (created; must be empty).
     #[arg(long, value_name = "DIR")]
@@ -69,6 +69,24 @@ pub struct SweepLoads {
     pub keep_going: bool,
 }
 
+/// One load of `--rates` or `--speedups`: a finite number above 0 (a mistake here is a
+/// command-line mistake, exit status 2, in our words rather than the parser's).
+fn load_value(text: &str) -> Result<f64, String> {
+    let v: f64 = text.trim().parse().map_err(|_| format!("`{text}` is not a number (give loads such as 1,2,4)"))?;
+    if v.is_nan() || v.is_infinite() {
+        Err(format!("`{text}` is not a finite number: each load is a number above 0, such as 1,2,4"))
+    } else if v <= 0.0 {
+        Err(format!("`{text}` is not above 0: a load of 0 or less sends nothing; give loads such as 1,2,4"))
+    } else {
+        Ok(v)
+    }
+}
+
+/// A mistake in the loads' order found after parsing: still a command-line mistake (status 2).
+fn usage_error(message: &str) -> ! {
+    clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{message}\n")).exit()
+}
+
 impl SweepLoads {
     /// What is varied and the loads, checked (finite, positive, increasing).
     fn kind_and_loads(&self) -> Result<(LoadKind, Vec<f64>), String> {
@@ -81,7 +99,9 @@ impl SweepLoads {
         } else {
             return Err("give the loads: --rates 1,2,4 (open loop), --concurrencies 1,4,16 (closed loop) or --workload FILE --speedups 1,2,4".into());
         };
-        check_loads(&loads).map_err(|e| e.en)?;
+        if let Err(e) = check_loads(&loads) {
+            usage_error(&e.en);
+        }
         Ok((kind, loads))
     }
 

@@ -83,3 +83,46 @@ fn bad_input_is_an_error_with_the_place() {
     let out = tracelab(&["compare", &repo("public/samples/baseline-a.jsonl")]);
     assert_eq!(out.status.code(), Some(2), "clap refuses a comparison with one run");
 }
+
+/// Replications: three simulated runs a side (M/M/4, 2,000 requests each, only the seed
+/// differs). The same server on both sides shows no change between the runs; a busier one
+/// (`--vary load`) is slower beyond the runs' spread; every interval says it comes from
+/// between the runs.
+#[test]
+fn replications_are_compared_between_runs() {
+    let dir = std::env::temp_dir().join(format!("tracelab-replications-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sim = |name: &str, rate: &str, seed: &str| {
+        let path = dir.join(name).to_str().unwrap().to_string();
+        let o = tracelab(&["simulate", "--slots", "4", "--service", "exponential:1", "--rate", rate, "--requests", "2000", "--seed", seed, "--output", &path]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        path
+    };
+    let a: Vec<String> = (1..=3).map(|i| sim(&format!("a{i}.jsonl"), "2.5", &i.to_string())).collect();
+    let b: Vec<String> = (1..=3).map(|i| sim(&format!("b{i}.jsonl"), "2.5", &(10 + i).to_string())).collect();
+    let c: Vec<String> = (1..=3).map(|i| sim(&format!("c{i}.jsonl"), "3.5", &(20 + i).to_string())).collect();
+    let args = |side: &[String], other: &[String], extra: &[&str]| {
+        let mut v: Vec<String> = vec!["compare".into()];
+        v.extend(side.iter().cloned());
+        v.push("--vs".into());
+        v.extend(other.iter().cloned());
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let run = |v: Vec<String>| tracelab(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    let same = run(args(&a, &b, &["--json"]));
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    assert_eq!(v["kind"], "replications");
+    let p50 = v["rows"].as_array().unwrap().iter().find(|r| r["base"]["key"] == "ttft_p50").unwrap();
+    assert_eq!(p50["judgement"]["kind"], "no_evidence", "{p50}");
+    assert_eq!(p50["base"]["runs"], 3);
+    let busier = run(args(&a, &c, &["--vary", "load"]));
+    assert_eq!(busier.status.code(), Some(0), "{}", String::from_utf8_lossy(&busier.stderr));
+    let text = stdout(&busier);
+    assert!(text.contains("Each interval comes from between the runs"), "{text}");
+    assert!(text.lines().any(|l| l.contains("P50 TTFT") && l.ends_with("slower beyond the runs' spread")), "{text}");
+    // Without --vary, a different load breaks the contract: status 3, as for two runs.
+    assert_eq!(run(args(&a, &c, &[])).status.code(), Some(3));
+    std::fs::remove_dir_all(&dir).ok();
+}

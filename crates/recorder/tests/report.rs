@@ -203,3 +203,40 @@ fn a_closed_pipe_ends_every_printing_subcommand_quietly() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Settings that cannot mean what they seem are said on the card: a threshold no TTFT can
+/// meet, a window shorter than the run it counts over.
+#[test]
+fn the_card_warns_of_a_threshold_never_met_and_a_window_shorter_than_the_run() {
+    let sample = repo("public/samples/ten-requests.jsonl");
+    let card = |args: &[&str]| {
+        let mut all = vec!["report", sample.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = tracelab(&all);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let never = card(&["--threshold", "0", "--comparison", "lt"]);
+    assert!(never.contains("TTFT < 0 s can never hold"), "{never}");
+    assert!(!card(&["--threshold", "0"]).contains("can never hold"));
+    // The sample's ten requests start over 9 s; a 5 s window counts all of them.
+    let short = card(&["--window", "5"]);
+    assert!(short.contains("the window (5 s) is shorter than the run"), "{short}");
+    assert!(!card(&[]).contains("shorter than the run"));
+    assert!(card(&["--window", "5", "--lang", "zh"]).contains("窗口（5 秒）比运行短"));
+}
+
+/// Nothing qualified: cost per 1,000 qualified is undefined and has no upper bound, but the
+/// most qualified requests the window could hold by chance give it a finite lower bound.
+#[test]
+fn cost_with_nothing_qualified_has_a_lower_bound() {
+    let sample = repo("public/samples/ten-requests.jsonl");
+    let v = report_json(&[sample.to_str().unwrap(), "--threshold", "0.01"]);
+    assert_eq!(v["qualified"], 0);
+    let iv = &v["intervals"]["cost_per_1000_qualified"];
+    assert!(iv["lo"].as_f64().is_some_and(|lo| lo > 0.0) && iv["hi"].is_null(), "{iv}");
+    assert!(iv["note"]["en"].as_str().unwrap().contains("no upper bound"), "{iv}");
+    // Goodput's interval starts at 0 qualified, and a small upper bound keeps its digits.
+    let goodput = &v["intervals"]["goodput_per_s"];
+    assert_eq!(goodput["lo"], 0.0);
+}

@@ -321,6 +321,13 @@ impl Index {
         self.series_timed
     }
 
+    /// From the first counted attempt's start to the last one's, in ms (None without start
+    /// times).
+    pub fn start_span_ms(&self) -> Option<f64> {
+        let (first, last) = (self.series.first()?, self.series.last()?);
+        self.series_timed.then(|| last.start_ms - first.start_ms)
+    }
+
     /// Counted attempts in start order: the failure indicator.
     pub fn failure_series(&self) -> Vec<bool> {
         self.series.iter().map(|s| !s.is(Step::SUCCESS)).collect()

@@ -7,6 +7,7 @@
 pub mod contract;
 pub mod dependence;
 pub mod diff;
+pub mod replications;
 pub mod reruns;
 pub mod running;
 pub mod stats;

@@ -125,7 +125,11 @@ fn a_reasoning_stream_keeps_both_first_tokens_and_ttft_follows_the_course() {
     assert_eq!(course["first_token"], "content");
     let run_checks = course["run_checks"].as_array().expect("report --json carries the run checks");
     assert!(run_checks.iter().any(|l| l.as_str().unwrap().starts_with("This run counts as a baseline")), "{run_checks:?}");
-    assert!(course["baseline"]["checks"].as_array().unwrap().len() == 5 && course["intervals"]["ttft_p50"].is_object());
+    assert!(course["baseline"]["checks"].as_array().unwrap().len() == 5 && course["intervals"]["ttft_p50_s"].is_object());
+    // One key per figure: each interval sits under its figure's own key.
+    for key in ["ttft_p50_s", "ttft_p95_s", "failure_rate", "joint_rate", "goodput_per_s", "e2e_p50_s", "e2e_p95_s"] {
+        assert!(course.get(key).is_some() && course["intervals"].get(key).is_some(), "{key}: {}", course["intervals"]);
+    }
     assert_eq!(any["first_token"], "any_output");
     assert!(p50(&course) > p50(&any) + 0.1, "{} vs {}", p50(&course), p50(&any));
     let card = |extra: &[&str]| String::from_utf8(run(tracelab().arg("report").arg(&out).args(extra)).stdout).unwrap();

@@ -85,15 +85,28 @@ fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
 fn bad_loads_are_refused_before_anything_is_sent() {
     let server = slower_with_load();
     let dir = temp_dir("sweep-bad");
-    for (loads, says) in [("4,2", "loads must increase"), ("1,1", "is not above"), ("0,1", "positive")] {
+    // A mistake in the loads is a command-line mistake: status 2 (README), in our words.
+    for (flag, loads, says) in [
+        ("--concurrencies", "4,2", "loads must increase"),
+        ("--concurrencies", "1,1", "is not above"),
+        ("--concurrencies", "0,1", "above 0"),
+        ("--rates", "2,1", "loads must increase"),
+        ("--rates", "1,1", "is not above"),
+        ("--rates", "0,1", "is not above 0"),
+        ("--rates", "inf", "not a finite number"),
+        ("--rates", "NaN,1", "not a finite number"),
+        ("--rates", "-1,2", "`-1` is not above 0"),
+        ("--rates", "one", "not a number"),
+    ] {
         let out = tracelab()
-            .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--concurrencies", loads, "--output-dir"])
+            .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", flag, loads, "--output-dir"])
             .arg(dir.join("out"))
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{loads}: {err}");
-        assert!(err.contains(says), "{loads}: {err}");
+        assert_eq!(out.status.code(), Some(2), "{flag} {loads}: {err}");
+        assert!(err.contains(says), "{flag} {loads}: {err}");
+        assert!(!err.contains("positive number"), "inf is positive; the words must say what is wrong: {err}");
     }
     let out = tracelab().args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--output-dir"]).arg(dir.join("out")).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("give the loads"));
