@@ -99,3 +99,48 @@ fn the_percentile_method_is_named_in_the_readers_language() {
         b.screenshot(&screenshot_path(&format!("load-model-method-{lang}")));
     }
 }
+
+/// The coverage experiment: the button waits for the learner's prediction; then 100 runs of
+/// M/M/4 at its critical load, each interval drawn against Erlang C's truth. The counts are the
+/// core's (`tracelab_core::coverage::run` with the page's setup), independent draws hold the
+/// truth far less often than the effective sample's intervals, and the words follow the
+/// language. Screenshots `load-model-coverage-<lang>-<width>.png`.
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_coverage_experiment_asks_first_then_draws_each_run_against_the_truth() {
+    use tracelab_core::coverage::{critical_rate, run, Setup};
+    let setup = Setup { slots: 4, rate_per_s: critical_rate(4, 0.5, 0.05), threshold_s: 0.5, runs: 100, requests: 2_000, seed: 1 };
+    let want = run(setup).unwrap();
+    assert!(want.joint_rate.independent_covered + 10 < want.joint_rate.honest_covered, "{} vs {}", want.joint_rate.independent_covered, want.joint_rate.honest_covered);
+    let base = static_server::serve(dist());
+    for (lang, width) in [("en", 1280), ("zh", 360)] {
+        let b = Browser::start(width, 1000, "en-US");
+        b.goto(&format!("{base}/load-model/?lang={lang}"));
+        b.wait_text("[data-testid=coverage]", |t| !t.is_empty());
+        let disabled = b.execute("return document.querySelector('[data-testid=cov-run]').disabled", serde_json::json!([]));
+        assert_eq!(disabled, serde_json::json!(true), "the experiment waits for a prediction");
+        assert!(!b.wait_text("[data-testid=cov-predict-first]", |t| !t.is_empty()).is_empty());
+        b.type_into("[data-testid=cov-predict]", "90");
+        b.click("[data-testid=cov-run]");
+        let independent = b.wait_text_for("[data-testid=cov-independent]", std::time::Duration::from_secs(60), |t| !t.is_empty());
+        assert!(independent.contains(&format!("{} / 100", want.joint_rate.independent_covered)), "{independent}");
+        let honest = b.wait_text("[data-testid=cov-honest]", |t| !t.is_empty());
+        assert!(honest.contains(&format!("{} / 100", want.joint_rate.honest_covered)), "{honest}");
+        let summary = b.wait_text("[data-testid=cov-summary]", |t| !t.is_empty());
+        assert!(summary.contains("90 / 100"), "the prediction is shown beside the result: {summary}");
+        if lang == "zh" {
+            assert!(summary.contains("你的预测") && summary.contains("按有效样本"), "{summary}");
+        }
+        let lines = b.execute("return [...document.querySelectorAll('[data-testid=forest-cov_honest] line.cov')].length", serde_json::json!([]));
+        assert_eq!(lines, serde_json::json!(100));
+        let missed = b.execute("return [...document.querySelectorAll('[data-testid=forest-cov_independent] line.cov.missed')].length", serde_json::json!([]));
+        assert_eq!(missed, serde_json::json!(100 - want.joint_rate.independent_covered));
+        b.click("[data-testid=cov-figure-p95]");
+        let p95 = b.wait_text("[data-testid=cov-honest]", |t| t.contains(&format!("{} / 100", want.ttft_p95.honest_covered)));
+        assert!(!p95.is_empty());
+        let overflow = b.execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth", serde_json::json!([]));
+        assert_eq!(overflow, serde_json::json!(0), "horizontal overflow at {width} px");
+        b.execute("document.querySelector('[data-testid=coverage]').scrollIntoView()", serde_json::json!([]));
+        b.screenshot(&screenshot_path(&format!("load-model-coverage-{lang}-{width}")));
+    }
+}

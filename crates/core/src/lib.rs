@@ -23,6 +23,7 @@ pub mod capacity;
 pub mod card;
 pub mod client;
 pub mod compare;
+pub mod coverage;
 pub mod distribution;
 pub mod engine_beside;
 pub mod error;

@@ -10,185 +10,101 @@
 //! 84 % busy): intervals that treat them as independent draws cover far less than 95 %.
 //!
 //! The CI study is small (fixed seeds); `cargo test --release -p tracelab-core --test coverage
-//! -- --ignored --nocapture` runs the larger one the README quotes.
+//! -- --ignored --nocapture` runs the larger one.
 
-use tracelab_core::compare::stats::{newcombe, wilson};
-use tracelab_core::compare::{diff_rows, quantile, Bootstrap, Bounds, Intervals, Judgement, Run};
-use tracelab_core::simulate::theory::erlang_c;
+use tracelab_core::compare::stats::newcombe;
+use tracelab_core::compare::{diff_rows, quantile, Bootstrap, Bounds, Intervals, Judgement, Run, Side};
+use tracelab_core::coverage::{critical_rate, run, simulated_run, Setup};
 use tracelab_core::simulate::*;
-use tracelab_core::{Index, Metrics, Quality, Settings, Trace};
+use tracelab_core::{Index, Metrics, Quality, Settings};
 
 const T: f64 = 0.5;
 const LATE: f64 = 0.05;
 
-/// λ* for c slots: P(W > T) = 5 %, by bisection.
-fn critical_load(c: u32) -> f64 {
-    let p_late = |lambda: f64| erlang_c(c, lambda, 1.0).map_or(1.0, |pc| pc * (-(c as f64 - lambda) * T).exp());
-    let (mut lo, mut hi) = (1e-6, c as f64 - 1e-6);
-    for _ in 0..80 {
-        let mid = (lo + hi) / 2.0;
-        if p_late(mid) > LATE {
-            hi = mid
-        } else {
-            lo = mid
-        }
-    }
-    lo
-}
-
-/// One run at λ*: `warmup` requests marked warm-up (the simulator starts empty), then `n`.
-fn run(c: u32, n: u32, warmup: u32, seed: u64) -> Trace {
-    let p = Params {
-        slots: c,
-        service: Service::Exponential { mean_s: 1.0 },
-        first_token_share: 0.0,
-        load: Load::Open { rate_per_s: critical_load(c), arrival: ArrivalName::Poisson, burstiness: 1.0 },
-        requests: n + warmup,
-        seed,
-        stall: None,
-    };
-    let mut trace = simulate(&p).unwrap();
-    trace.attempts.iter_mut().for_each(|a| a.quality = Quality::Pass);
-    let mut by_start: Vec<usize> = (0..trace.attempts.len()).collect();
-    by_start.sort_by(|&a, &b| trace.attempts[a].start_ms.unwrap().total_cmp(&trace.attempts[b].start_ms.unwrap()));
-    for &i in by_start.iter().take(warmup as usize) {
-        trace.attempts[i].phase = tracelab_core::trace::Phase::Warmup;
-    }
-    trace
-}
-
-fn settings() -> Settings {
-    Settings { ttft_threshold_s: T, ..Settings::default() }
-}
-
-struct Study {
-    runs: usize,
-    joint_covered: usize,
-    p95_covered: usize,
-    aa_pairs: usize,
-    aa_joint: usize,
-    aa_p95: usize,
-    effective_joint: f64,
-    mean_joint: f64,
-    mean_p95: f64,
-    low_misses: usize,
-    /// The same, with the intervals for independent draws (Wilson, order statistics, Newcombe).
-    exact_joint_covered: usize,
-    exact_p95_covered: usize,
-    exact_aa_joint: usize,
-    /// Mean width ratio honest ÷ exact (joint, P95).
-    width_joint: f64,
-    width_p95: f64,
-}
-
-fn study(c: u32, n: u32, warmup: u32, runs: usize, first_seed: u64) -> Study {
-    let s = settings();
-    let traces: Vec<Trace> = (0..runs).map(|i| run(c, n, warmup, first_seed + i as u64)).collect();
-    let mut st = Study { runs, joint_covered: 0, p95_covered: 0, aa_pairs: 0, aa_joint: 0, aa_p95: 0, effective_joint: 0.0, mean_joint: 0.0, mean_p95: 0.0, low_misses: 0, exact_joint_covered: 0, exact_p95_covered: 0, exact_aa_joint: 0, width_joint: 0.0, width_p95: 0.0 };
-    for t in &traces {
-        let ix = Index::build(&t.attempts, s.population);
-        let m = Metrics::compute(&ix, &s);
-        let iv = Intervals::compute(&ix, &s, &m);
-        let joint = iv.get("joint_rate").unwrap();
-        st.joint_covered += joint.bounds.contains(1.0 - LATE) as usize;
-        st.p95_covered += iv.get(&m.ttft_p95.key).unwrap().bounds.contains(T) as usize;
-        st.effective_joint += joint.dependence.as_ref().unwrap().effective_n / runs as f64;
-        st.mean_joint += m.joint_rate.value.unwrap() / runs as f64;
-        st.mean_p95 += m.ttft_p95.value.unwrap() / runs as f64;
-        st.low_misses += joint.bounds.hi.is_some_and(|h| h < 1.0 - LATE) as usize;
-        let exact_joint = wilson(m.qualified as u64, m.joint_rate.denominator.unwrap() as u64).unwrap();
-        let exact_p95 = quantile("p95", ix.ttft_sample_ms(), 95.0).unwrap().bounds;
-        st.exact_joint_covered += exact_joint.contains(1.0 - LATE) as usize;
-        st.exact_p95_covered += exact_p95.contains(T) as usize;
-        let width = |b: &Bounds| b.hi.zip(b.lo).map(|(h, l)| h - l);
-        st.width_joint += width(&joint.bounds).zip(width(&exact_joint)).map_or(f64::NAN, |(a, b)| a / b) / runs as f64;
-        st.width_p95 += width(&iv.get(&m.ttft_p95.key).unwrap().bounds).zip(width(&exact_p95)).map_or(f64::NAN, |(a, b)| a / b) / runs as f64;
-        if std::env::var_os("COVERAGE_DEBUG").is_some() && !joint.bounds.contains(1.0 - LATE) {
-            let d = joint.dependence.as_ref().unwrap();
-            let series: Vec<f64> = ix.joint_series(T * 1000.0, tracelab_core::Comparison::Le).iter().map(|&b| b as u8 as f64).collect();
-            let r1 = tracelab_core::compare::dependence::autocorrelation(&series, 1);
-            println!("  miss c={c}: p̂ {:.4} {:?} {:?} τ̂ {:.2} τ {:.2} b {} lag1 {:.2} raw r1 {:?}", m.joint_rate.value.unwrap(), joint.bounds, d.verdict, d.measured_inflation, d.inflation, d.batches, d.batch_lag1, r1);
-        }
-    }
-    let boot = Bootstrap { seed: 1, resamples: 400 };
-    for pair in traces.chunks(2).filter(|p| p.len() == 2) {
-        let a = Run::new("a", pair[0].clone(), s.clone());
-        let b = Run::new("b", pair[1].clone(), s.clone());
-        let rows = diff_rows(&side(&a), &side(&b), boot, false);
-        let beyond = |key: &str| rows.iter().any(|r| r.key == key && matches!(r.judgement, Judgement::Up | Judgement::Down));
-        st.aa_pairs += 1;
-        let parts = |r: &Run| (r.metrics.qualified as u64, r.metrics.joint_rate.denominator.unwrap() as u64);
-        let ((ka, na), (kb, nb)) = (parts(&a), parts(&b));
-        let exact = newcombe(kb, nb, ka, na).unwrap();
-        st.exact_aa_joint += !exact.contains(0.0) as usize;
-        st.aa_joint += beyond("joint_rate") as usize;
-        st.aa_p95 += beyond(&a.metrics.ttft_p95.key) as usize;
-    }
-    st
-}
-
-fn side(r: &Run) -> tracelab_core::compare::Side<'_> {
-    tracelab_core::compare::Side { index: &r.index, settings: &r.settings, metrics: &r.metrics, intervals: &r.intervals }
+fn setup(c: u32, runs: u32, seed: u64) -> Setup {
+    Setup { slots: c, rate_per_s: critical_rate(c, T, LATE), threshold_s: T, runs, requests: 2_000, seed }
 }
 
 fn pct(k: usize, n: usize) -> f64 {
     100.0 * k as f64 / n as f64
 }
 
-fn report(c: u32, st: &Study) {
-    println!(
-        "M/M/{c} at λ* = {:.3} /s (ρ = {:.2}): coverage joint {:.1} %, P95 {:.1} % of {} runs; A/A beyond noise joint {:.1} %, P95 {:.1} % of {} pairs; effective n (joint) {:.0}; mean joint {:.4}, mean P95 {:.3} s, misses below {}",
-        critical_load(c),
-        critical_load(c) / c as f64,
-        pct(st.joint_covered, st.runs),
-        pct(st.p95_covered, st.runs),
-        st.runs,
-        pct(st.aa_joint, st.aa_pairs),
-        pct(st.aa_p95, st.aa_pairs),
-        st.aa_pairs,
-        st.effective_joint,
-        st.mean_joint,
-        st.mean_p95,
-        st.low_misses
-    );
-    println!(
-        "  independent-draws intervals: coverage joint {:.1} %, P95 {:.1} %; A/A (Newcombe) joint beyond noise {:.1} %; honest ÷ independent width: joint {:.2}, P95 {:.2}",
-        pct(st.exact_joint_covered, st.runs),
-        pct(st.exact_p95_covered, st.runs),
-        pct(st.exact_aa_joint, st.aa_pairs),
-        st.width_joint,
-        st.width_p95
-    );
+fn side(r: &Run) -> Side<'_> {
+    Side { index: &r.index, settings: &r.settings, metrics: &r.metrics, intervals: &r.intervals }
 }
 
-/// The CI study: 200 runs of 2,000 requests (after 200 of warm-up) at each load.
-#[test]
-fn intervals_cover_the_truth_at_the_critical_load() {
+/// Coverage of both figures, both ways, and A/A pairs of consecutive runs, at λ* of `c` slots.
+/// Returns what falls outside the bounds.
+fn study(c: u32, runs: u32, seed: u64) -> Vec<String> {
+    let st = setup(c, runs, seed);
+    let cov = run(st).unwrap();
+    assert!((cov.truth.joint_rate - 0.95).abs() < 1e-9 && (cov.truth.ttft_p95_s - T).abs() < 1e-6, "{:?}", cov.truth);
+    let s = Settings { ttft_threshold_s: T, ..Settings::default() };
+    let (mut pairs, mut aa_joint, mut aa_p95, mut aa_joint_independent) = (0, 0, 0, 0);
+    for i in (0..runs).step_by(2).filter(|i| i + 1 < runs) {
+        let a = Run::new("a", simulated_run(&st, i).unwrap(), s.clone());
+        let b = Run::new("b", simulated_run(&st, i + 1).unwrap(), s.clone());
+        let rows = diff_rows(&side(&a), &side(&b), Bootstrap { seed: 1, resamples: 400 }, false);
+        let beyond = |key: &str| rows.iter().any(|r| r.key == key && matches!(r.judgement, Judgement::Up | Judgement::Down));
+        pairs += 1;
+        aa_joint += beyond("joint_rate") as usize;
+        aa_p95 += beyond(&a.metrics.ttft_p95.key) as usize;
+        let n = |r: &Run| (r.metrics.qualified as u64, r.metrics.attempts as u64);
+        let ((ka, na), (kb, nb)) = (n(&a), n(&b));
+        aa_joint_independent += !newcombe(kb, nb, ka, na).unwrap().contains(0.0) as usize;
+    }
+    let runs = runs as usize;
+    println!(
+        "M/M/{c} at λ* = {:.3} /s ({:.0} % busy), {runs} runs of 2,000: coverage joint {:.1} % (independent draws {:.1} %), P95 {:.1} % ({:.1} %); A/A beyond noise of {pairs} pairs: joint {:.1} % (Newcombe on independent draws {:.1} %), P95 {:.1} %; effective n: joint {:.0}, P95 {:.0}",
+        st.rate_per_s,
+        cov.truth.busy * 100.0,
+        pct(cov.joint_rate.honest_covered, runs),
+        pct(cov.joint_rate.independent_covered, runs),
+        pct(cov.ttft_p95.honest_covered, runs),
+        pct(cov.ttft_p95.independent_covered, runs),
+        pct(aa_joint, pairs),
+        pct(aa_joint_independent, pairs),
+        pct(aa_p95, pairs),
+        cov.joint_rate.mean_effective_n(),
+        cov.ttft_p95.mean_effective_n(),
+    );
     let mut wrong = Vec::new();
-    for (c, seed) in [(1u32, 1_000u64), (4, 2_000), (16, 3_000)] {
-        let st = study(c, 2_000, 200, 200, seed);
-        report(c, &st);
-        for (what, k) in [("joint rate", st.joint_covered), ("P95 TTFT", st.p95_covered)] {
-            let cov = pct(k, st.runs);
-            if !(92.0..=98.0).contains(&cov) {
-                wrong.push(format!("M/M/{c}: {what} covered in {cov:.1} % of runs, not 92–98 %"));
-            }
-        }
-        for (what, k) in [("joint rate", st.aa_joint), ("P95 TTFT", st.aa_p95)] {
-            let share = pct(k, st.aa_pairs);
-            if share > 5.0 {
-                wrong.push(format!("M/M/{c}: A/A called {what} beyond noise in {share:.1} % of pairs"));
-            }
+    for (what, k) in [("joint rate", cov.joint_rate.honest_covered), ("P95 TTFT", cov.ttft_p95.honest_covered)] {
+        let cov = pct(k, runs);
+        if !(92.0..=98.0).contains(&cov) {
+            wrong.push(format!("M/M/{c}: {what} covered in {cov:.1} % of runs, not 92–98 %"));
         }
     }
+    for (what, k) in [("joint rate", aa_joint), ("P95 TTFT", aa_p95)] {
+        let share = pct(k, pairs);
+        if share > 5.0 {
+            wrong.push(format!("M/M/{c}: A/A called {what} beyond noise in {share:.1} % of pairs"));
+        }
+    }
+    wrong
+}
+
+/// The CI study: 200 runs of 2,000 requests (after 200 of warm-up) at each critical load.
+#[test]
+fn intervals_cover_the_truth_at_the_critical_load() {
+    let wrong: Vec<String> = [(1u32, 1_000u64), (4, 2_000), (16, 3_000)].iter().flat_map(|&(c, seed)| study(c, 200, seed)).collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The larger study the closing note quotes: 1,000 runs per load.
+#[test]
+#[ignore]
+fn coverage_benchmark() {
+    for (c, seed) in [(1u32, 10_000u64), (4, 20_000), (16, 30_000)] {
+        study(c, 1_000, seed);
+    }
 }
 
 /// Independent requests (64 slots at 4 requests/s: nobody waits, each TTFT is its own draw):
 /// the honest intervals are the exact ones, or within 10 % of their width.
 #[test]
 fn independent_requests_keep_their_exact_width() {
-    let s = settings();
+    let s = Settings { ttft_threshold_s: T, ..Settings::default() };
     let (mut joint, mut p95, runs) = (0.0, 0.0, 100);
     for seed in 0..runs {
         let p = Params {
@@ -206,7 +122,7 @@ fn independent_requests_keep_their_exact_width() {
         let m = Metrics::compute(&ix, &s);
         let iv = Intervals::compute(&ix, &s, &m);
         let width = |b: &Bounds| b.hi.unwrap() - b.lo.unwrap();
-        let exact_joint = wilson(m.qualified as u64, m.joint_rate.denominator.unwrap() as u64).unwrap();
+        let exact_joint = tracelab_core::compare::stats::wilson(m.qualified as u64, m.attempts as u64).unwrap();
         let exact_p95 = quantile("p95", ix.ttft_sample_ms(), 95.0).unwrap().bounds;
         joint += width(&iv.get("joint_rate").unwrap().bounds) / width(&exact_joint) / runs as f64;
         p95 += width(&iv.get(&m.ttft_p95.key).unwrap().bounds) / width(&exact_p95) / runs as f64;
@@ -214,4 +130,13 @@ fn independent_requests_keep_their_exact_width() {
     println!("independent requests: honest ÷ exact width, joint {joint:.3}, P95 {p95:.3} (mean of {runs} runs)");
     assert!(joint <= 1.10, "joint rate {joint:.3} × the exact width");
     assert!(p95 <= 1.10, "P95 TTFT {p95:.3} × the exact width");
+}
+
+/// A setup the experiment cannot run is refused, naming the field.
+#[test]
+fn an_unstable_or_empty_setup_is_refused() {
+    let bad = Setup { slots: 4, rate_per_s: 4.0, threshold_s: T, runs: 10, requests: 2_000, seed: 1 };
+    assert_eq!(run(bad).unwrap_err().field, "rate");
+    assert_eq!(run(Setup { runs: 0, ..bad }).unwrap_err().field, "runs");
+    assert_eq!(run(Setup { requests: 50, rate_per_s: 1.0, ..bad }).unwrap_err().field, "requests");
 }

@@ -134,6 +134,7 @@ pub fn App() -> impl IntoView {
                 <pre class="lm-cli" data-testid="cli">{cli}</pre>
             </section>
         </main>
+        <crate::coverage::CoveragePanel lang=lang />
     }
 }
 

@@ -4,6 +4,7 @@
 //! only draws it. A separate bundle, so the lab's own download does not grow.
 
 mod app;
+mod coverage;
 mod words;
 
 fn main() {

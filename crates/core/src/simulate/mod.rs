@@ -34,7 +34,7 @@ pub struct SimulateError {
 }
 
 impl SimulateError {
-    fn new(field: &str, message: impl Into<String>) -> SimulateError {
+    pub fn new(field: &str, message: impl Into<String>) -> SimulateError {
         SimulateError { field: field.to_string(), message: message.into() }
     }
 }
