@@ -371,6 +371,18 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
     if let Some(text) = independence_line(&intervals, lang) {
         line(format!("  {text}"));
     }
+    let acf = crate::compare::dependence::autocorrelations(view.index, crate::units::ms_from_s(settings.ttft_threshold_s), settings.comparison);
+    if let Some(text) = crate::compare::dependence::autocorrelation_line(&acf, lang) {
+        line(format!("  {text}"));
+    }
+    line(format!(
+        "  {}",
+        if lang == Lang::Zh {
+            "每个区间都来自这一次运行自己的尝试；同一契约下多次独立运行给出运行之间的区间（tracelab record --runs R，或 tracelab compare A1 A2 --vs B1 B2）"
+        } else {
+            "Each interval comes from this run's own attempts; independent runs under one contract give an interval between runs (tracelab record --runs R, or tracelab compare A1 A2 --vs B1 B2)"
+        }
+    ));
     let mistakes = settings.mistakes();
     let odd = setting_warnings(view.index, settings);
     if !mistakes.is_empty() || !odd.is_empty() {

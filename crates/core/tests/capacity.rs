@@ -131,7 +131,8 @@ fn bad_loads_and_targets_are_refused_with_what_to_do() {
     let e = check_loads(&[1.0, 4.0, 4.0]).unwrap_err();
     assert!(e.en.contains("step 3 (4) is not above step 2 (4)"), "{}", e.en);
     assert!(check_loads(&[2.0, 1.0]).unwrap_err().en.contains("sort them"));
-    assert!(check_loads(&[0.0]).unwrap_err().en.contains("positive"));
+    assert!(check_loads(&[0.0]).unwrap_err().en.contains("a finite number above 0"));
+    assert!(check_loads(&[f64::INFINITY]).unwrap_err().en.contains("a finite number above 0"));
     let traces = [step(1, 0, 0), step(1, 0, 0)];
     assert!(Capacity::compute(LoadKind::Rate, &steps(&[2.0, 1.0], &traces), &Settings::default(), target("joint_rate>=0.9")).is_err());
     for bad in ["joint_rate>0.9", "p95<=1", "joint_rate>=1.5", "ttft_p95<=-1", "goodput>=x"] {

@@ -24,7 +24,7 @@ pub const EXIT_MEASURED_THE_CLIENT: u8 = 4;
 /// reports a command ended by SIGINT: 128 + 2.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 #[command(after_help = "Exit status: 0 when the run finished and at least one measured attempt succeeded; \
 3 when every measured attempt failed (the trace is written all the same); 4 when some measured \
 attempts were never sent because the recorder ran out of open files (the run measured the client, \
@@ -57,6 +57,11 @@ pub struct RecordArgs {
     /// Overwrite --output if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Replications: record this many independent runs under one contract, one after the
+    /// other, each with its own warm-up and (open loop) the seed + run − 1, to FILE's name with
+    /// `-run-K` before its extension; then print each figure's interval between the runs.
+    #[arg(long, default_value_t = 1, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
     #[arg(long, value_enum, default_value = "chat")]
     pub api: Api,
     /// The environment variable holding the API key (sent as a bearer token; unset: no key).
@@ -323,7 +328,7 @@ pub fn replay_plan(path: &std::path::Path, args: &RecordArgs) -> Result<engine::
 
 /// How a workload file is replayed (`--speedup`, `--from`, `--for`, `--max-idle`): the same
 /// flags for `record --workload` and `simulate --workload`, read into the core's `workload::Replay`.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
     /// Replay the workload this many times faster than the file (2: every gap halved).
     #[arg(long, default_value_t = 1.0, value_name = "X", requires = "workload")]
@@ -370,6 +375,9 @@ impl CacheState {
 /// Runs `tracelab record`; `Ok` holds the exit status (0, [`EXIT_ALL_FAILED`] or
 /// [`EXIT_INTERRUPTED`]).
 pub fn run(args: RecordArgs) -> Result<u8, String> {
+    if args.runs > 1 {
+        return replications(args);
+    }
     let plan = plan(&args)?;
     let key = api_key(&args.api_key_env)?;
     let output = plan.output.clone();
@@ -404,6 +412,63 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
         summarise(&output, &recorded, &args.api_key_env)?;
     }
     Ok(exit_status(&recorded))
+}
+
+/// `FILE` with `-run-K` before its extension (`trace.jsonl` → `trace-run-2.jsonl`).
+pub fn run_path(output: &std::path::Path, k: u32) -> PathBuf {
+    let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    let name = match output.extension() {
+        Some(ext) => format!("{stem}-run-{k}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-run-{k}"),
+    };
+    output.with_file_name(name)
+}
+
+/// `--runs R`: R independent runs of one plan, then each figure between the runs. A run that
+/// was stopped (Ctrl-C) ends the series; every finished run's file is kept.
+fn replications(args: RecordArgs) -> Result<u8, String> {
+    let total = args.runs;
+    // Every file is checked before the first request, so run 3 never fails on an existing file.
+    for k in 1..=total {
+        let path = run_path(&args.output, k);
+        if path.exists() && !args.force {
+            return Err(format!("{} exists (run {k} of {total} would overwrite it); pass --force to overwrite, or choose another --output", path.display()));
+        }
+    }
+    let mut files = Vec::new();
+    let mut status = 0;
+    for k in 1..=total {
+        let mut one = args.clone();
+        one.runs = 1;
+        one.output = run_path(&args.output, k);
+        one.seed = args.seed.wrapping_add(u64::from(k - 1));
+        if !args.quiet {
+            eprintln!("tracelab: run {k} of {total} → {}", one.output.display());
+        }
+        let code = run(one)?;
+        files.push(run_path(&args.output, k));
+        status = status.max(code);
+        if code == 130 {
+            break;
+        }
+    }
+    let mut metrics = Vec::new();
+    for f in &files {
+        let bytes = std::fs::read(f).map_err(|e| format!("cannot read back {} ({e})", f.display()))?;
+        let trace = tracelab_core::parse::parse_trace_bytes(&f.display().to_string(), &bytes).map_err(|e| e.to_string())?;
+        let s = tracelab_core::Settings::from_header(&trace.header);
+        let ix = tracelab_core::Index::build(&trace.attempts, s.population);
+        metrics.push(tracelab_core::Metrics::compute(&ix, &s));
+    }
+    let refs: Vec<&tracelab_core::Metrics> = metrics.iter().collect();
+    crate::outln!("{} runs under one contract; each figure between the runs (one value per run, Student's t):", files.len());
+    for r in tracelab_core::compare::replications::between_runs(&refs) {
+        let cell = |v: Option<f64>| v.map(|v| tracelab_core::format::number_in_unit(v, &r.unit, tracelab_core::Lang::En)).unwrap_or_else(|| "—".into());
+        let bounds = r.bounds.map(|b| format!("{} … {}", cell(b.lo), cell(b.hi))).unwrap_or_else(|| "—".into());
+        crate::outln!("  {}: mean {} (95 % interval between runs {bounds}; {} runs)", r.name.en, cell(r.mean), r.runs);
+    }
+    crate::outln!("Compare with another setup's runs: tracelab compare {} --vs …", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" "));
+    Ok(status)
 }
 
 /// Stopped by a signal beats everything; then a run that measured the client (requests it

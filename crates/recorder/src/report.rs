@@ -70,6 +70,11 @@ fn print_report(args: &ReportArgs, name: &str, settings: &Settings, metrics: &Me
         let intervals = tracelab_core::compare::Intervals::compute(view.index, settings, metrics);
         summary["first_token"] = serde_json::to_value(settings.population.first_token).unwrap_or_default();
         summary["intervals"] = card::intervals_json_keyed(metrics, &intervals, &|k| tracelab_core::Metrics::summary_key(k, settings));
+        summary["autocorrelation"] = serde_json::json!(tracelab_core::compare::dependence::autocorrelations(
+            view.index,
+            tracelab_core::units::ms_from_s(settings.ttft_threshold_s),
+            settings.comparison
+        ));
         summary["reuse"] = serde_json::to_value(&view.reuse).unwrap_or_default();
         let verdict = card::baseline_alone(view.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
         summary["baseline"] = serde_json::to_value(&verdict).unwrap_or_default();

@@ -182,6 +182,9 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     if args.record.output != Path::new("-") {
         return Err("sweep names its step files itself: drop --output and give --output-dir".into());
     }
+    if args.record.runs > 1 {
+        return Err("a sweep records one trace per load; for replications run the sweep again into another --output-dir, and compare a step's runs with `tracelab compare A B --vs C D`".into());
+    }
     let (kind, loads) = args.sweep.kind_and_loads()?;
     if args.record.rate.is_some() || args.record.concurrency != 1 || args.record.replay.speedup != 1.0 {
         return Err("a sweep sets the load per step: use --rates, --concurrencies or --speedups, not --rate, --concurrency or --speedup".into());

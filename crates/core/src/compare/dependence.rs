@@ -354,6 +354,62 @@ impl Index {
     }
 }
 
+/// The lags the card shows: the next request, ten later, a hundred later.
+pub const LAGS: [usize; 3] = [1, 10, 100];
+
+/// One per-attempt series' autocorrelation in start order at [`LAGS`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeriesAcf {
+    /// `qualified`, `failed` or `ttft`.
+    pub series: &'static str,
+    pub n: usize,
+    /// (lag, autocorrelation); None where the lag leaves too few pairs or the series is constant.
+    pub at: Vec<(usize, Option<f64>)>,
+}
+
+/// The run's three series (qualified or not, failed or not, TTFT) at the lags that matter;
+/// empty without start times or below [`MIN_SERIES`] attempts.
+pub fn autocorrelations(ix: &Index, threshold_ms: f64, comparison: crate::Comparison) -> Vec<SeriesAcf> {
+    if !ix.in_start_order() || ix.series.len() < MIN_SERIES {
+        return Vec::new();
+    }
+    let flag = |v: Vec<bool>| v.into_iter().map(|b| b as u8 as f64).collect::<Vec<f64>>();
+    [
+        ("qualified", flag(ix.joint_series(threshold_ms, comparison))),
+        ("failed", flag(ix.failure_series())),
+        ("ttft", ix.ttft_in_order()),
+    ]
+    .into_iter()
+    .map(|(series, x)| SeriesAcf { series, n: x.len(), at: LAGS.iter().map(|&lag| (lag, autocorrelation(&x, lag))).collect() })
+    .collect()
+}
+
+/// "Autocorrelation in start order (lag 1, 10, 100): qualified 0.62, 0.31, 0.05; …".
+pub fn autocorrelation_line(acf: &[SeriesAcf], lang: Lang) -> Option<String> {
+    if acf.is_empty() {
+        return None;
+    }
+    let name = |s: &str| match (s, lang) {
+        ("qualified", Lang::Zh) => "是否合格",
+        ("failed", Lang::Zh) => "是否失败",
+        ("ttft", _) => "TTFT",
+        ("qualified", _) => "qualified",
+        _ => if lang == Lang::Zh { "是否失败" } else { "failed" },
+    };
+    let parts: Vec<String> = acf
+        .iter()
+        .map(|a| {
+            let v: Vec<String> = a.at.iter().map(|(_, r)| r.map_or("—".to_string(), |r| format!("{r:.2}"))).collect();
+            format!("{} {}", name(a.series), v.join(", "))
+        })
+        .collect();
+    let lags: Vec<String> = LAGS.iter().map(|l| l.to_string()).collect();
+    Some(match lang {
+        Lang::En => format!("Autocorrelation in start order (lag {}): {}", lags.join(", "), parts.join("; ")),
+        Lang::Zh => format!("按开始时间的自相关（滞后 {}）：{}", lags.join("、"), parts.join("；")),
+    })
+}
+
 /// A percentile's dependence: that of "at or below the estimate" over the sample in start order.
 pub fn of_quantile(in_order: &[f64], estimate: f64) -> Dependence {
     let below: Vec<bool> = in_order.iter().map(|&v| v <= estimate).collect();

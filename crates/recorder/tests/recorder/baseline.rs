@@ -194,3 +194,28 @@ fn compare_names_the_engine_version_that_changed_and_vary_makes_it_the_variable(
     assert!(v["runs"][0]["intervals"]["items"].is_array());
     assert_eq!(v["runs"][0]["reuse"]["repeat"]["n"], 9, "3 prompts × 3 rounds, each sent in the warm-up first");
 }
+
+/// `record --runs 3`: three independent runs under one contract, each its own file and seed,
+/// then each figure's interval between the runs; existing files are refused before anything is
+/// sent; a sweep asks for its replications another way.
+#[test]
+fn record_runs_replications_and_gives_the_interval_between_runs() {
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(5), Duration::from_millis(1), 3));
+    let (record, out) = Record::fresh("replications", &["a", "b", "c"]);
+    let o = record.server(&server).args(["--runs", "3"]).run();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let files: Vec<_> = (1..=3).map(|k| out.with_file_name(format!("{}-run-{k}.jsonl", out.file_stem().unwrap().to_string_lossy()))).collect();
+    for f in &files {
+        assert_eq!(crate::load(f).attempts.len(), 3, "{}", f.display());
+    }
+    assert!(!out.exists(), "the runs are named -run-K, not the bare --output");
+    assert!(stdout.contains("3 runs under one contract") && stdout.contains("95 % interval between runs"), "{stdout}");
+    assert!(stdout.contains("tracelab compare") && stdout.contains("--vs"), "{stdout}");
+    assert_eq!(server.request_count(), 9);
+    // Again without --force: run 1's file exists, and nothing is sent.
+    let o = Record::new(&out).server(&server).args(["--runs", "3"]).run();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--force"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(server.request_count(), 9, "nothing was sent");
+}
