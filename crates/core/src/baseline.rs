@@ -287,6 +287,20 @@ fn reruns(others: &OtherRuns) -> BaselineCheck {
             format!("{runs} 次运行：有区间缺少上下界（每次运行 n ≥ {} 才能闭合 {}）：请收集更多样本", tail.needed, tail.label),
         ),
     };
+    // Reruns are independent runs: the mean between them, with its interval, says how much a
+    // figure moves from run to run whatever the correlation inside each.
+    let between = |sp: &crate::compare::Spread, lang: Lang| {
+        sp.between.map(|(mean, b)| {
+            let v = |x: Option<f64>| x.map_or("—".to_string(), s);
+            if lang == Lang::Zh {
+                format!("；各次运行之间 {} 的均值 {}（运行之间的 95 % 区间 {} … {}，Student t）", sp.label, s(mean), v(b.lo), v(b.hi))
+            } else {
+                format!("; between the runs, {} averages {} (95 % interval between runs {} … {}, Student's t)", sp.label, s(mean), v(b.lo), v(b.hi))
+            }
+        })
+    };
+    let en = format!("{en}{}{}", between(&p50, Lang::En).unwrap_or_default(), between(&tail, Lang::En).unwrap_or_default());
+    let zh = format!("{zh}{}{}", between(&p50, Lang::Zh).unwrap_or_default(), between(&tail, Lang::Zh).unwrap_or_default());
     check("reruns", name, status, Text::new(en, zh))
 }
 

@@ -24,6 +24,9 @@ pub struct Spread {
     pub agree: Agreement,
     /// The sample size at which every interval would be closed.
     pub needed: usize,
+    /// The mean of the runs' values with its 95 % interval between the runs (Student's t on
+    /// one value per run): what reruns of one contract say about how much the figure moves.
+    pub between: Option<(f64, Bounds)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,9 +46,18 @@ pub struct Reruns {
     pub verdict: Text,
 }
 
-fn spread(samples: &[&[f64]], p: f64, method: PercentileMethod) -> Spread {
+fn spread(indexes: &[&Index], p: f64, method: PercentileMethod) -> Spread {
+    let samples: Vec<&[f64]> = indexes.iter().map(|ix| ix.ttft_ms.as_slice()).collect();
     let values: Vec<Option<f64>> = samples.iter().map(|s| percentile(s, p, method).map(|v| v / 1000.0)).collect();
-    let intervals: Vec<Bounds> = samples.iter().map(|s| quantile_interval(s, p / 100.0).scale(1.0 / 1000.0)).collect();
+    // Each run's own interval, on its effective sample where its attempts are correlated.
+    let intervals: Vec<Bounds> = indexes
+        .iter()
+        .map(|ix| {
+            let in_order = ix.in_start_order().then(|| ix.ttft_in_order());
+            super::uncertainty::quantile_in_order("p", &ix.ttft_ms, in_order.as_deref(), p, method)
+                .map_or_else(|| quantile_interval(&ix.ttft_ms, p / 100.0).scale(1.0 / 1000.0), |iv| iv.bounds)
+        })
+        .collect();
     let present: Vec<f64> = values.iter().flatten().copied().collect();
     let range_s = (present.len() == values.len() && !present.is_empty())
         .then(|| present.iter().copied().fold(f64::MIN, f64::max) - present.iter().copied().fold(f64::MAX, f64::min));
@@ -56,7 +68,19 @@ fn spread(samples: &[&[f64]], p: f64, method: PercentileMethod) -> Spread {
         let hi = intervals.iter().filter_map(|b| b.hi).fold(f64::MAX, f64::min);
         if lo <= hi { Agreement::Agree } else { Agreement::Disagree }
     };
-    Spread { label: percentile_label(p), p, values, intervals, range_s, agree, needed: min_n_for_quantile(p / 100.0) }
+    let between = (present.len() >= 2).then(|| {
+        let r = present.len() as f64;
+        let mean = present.iter().sum::<f64>() / r;
+        let var = present.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (r - 1.0);
+        let t = match present.len() {
+            2 => 12.706_204_736_174_7,
+            3 => 4.302_652_729_749_464,
+            _ => super::dependence::t975(r - 1.0),
+        };
+        let half = t * (var / r).sqrt();
+        (mean, Bounds::closed(mean - half, mean + half))
+    });
+    Spread { label: percentile_label(p), p, values, intervals, range_s, agree, needed: min_n_for_quantile(p / 100.0), between }
 }
 
 /// P50 and the tail across two or more runs of one contract, without the verdict the lesson's
@@ -65,8 +89,7 @@ pub fn spreads(indexes: &[&Index], tail_p: f64, method: PercentileMethod) -> Opt
     if indexes.len() < 2 {
         return None;
     }
-    let samples: Vec<&[f64]> = indexes.iter().map(|ix| ix.ttft_ms.as_slice()).collect();
-    Some((spread(&samples, 50.0, method), spread(&samples, tail_p, method)))
+    Some((spread(indexes, 50.0, method), spread(indexes, tail_p, method)))
 }
 
 /// The spread check over three or more runs (None for fewer: two runs are a comparison).
@@ -74,9 +97,8 @@ pub fn reruns(indexes: &[&Index], tail_p: f64, method: PercentileMethod) -> Opti
     if indexes.len() < 3 {
         return None;
     }
-    let samples: Vec<&[f64]> = indexes.iter().map(|ix| ix.ttft_ms.as_slice()).collect();
-    let p50 = spread(&samples, 50.0, method);
-    let tail = spread(&samples, tail_p, method);
+    let p50 = spread(indexes, 50.0, method);
+    let tail = spread(indexes, tail_p, method);
     let t = &tail.label;
     let verdict = match (p50.agree, tail.agree) {
         (Agreement::Agree, Agreement::Agree) => Text::new(

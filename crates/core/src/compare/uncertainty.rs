@@ -299,7 +299,7 @@ fn proportion(f: &Figure, dep: Option<Dependence>) -> Option<FigureInterval> {
 
 /// [`quantile`], with the sample also in start order: on the effective sample when
 /// "at or below the estimate" is correlated along the run.
-fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order_ms: Option<&[f64]>, p: f64, method: crate::PercentileMethod) -> Option<FigureInterval> {
+pub(crate) fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order_ms: Option<&[f64]>, p: f64, method: crate::PercentileMethod) -> Option<FigureInterval> {
     let mut iv = quantile(key, sorted_ms, p)?;
     let Some(in_order_ms) = in_order_ms else {
         let dep = dependence::untimed(sorted_ms.len());
