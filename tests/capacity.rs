@@ -10,7 +10,9 @@ use serde_json::json;
 use support::webdriver::Browser;
 use support::{dist, screenshot_path, static_server};
 
-const ANSWER: &str = "Capacity: the highest load that passes is rate 2.5 /s; capacity lies between rate 2.5 /s (passes) and rate 3.5 /s (fails); inconclusive: rate 3 /s (its interval straddles the target)";
+/// The sample sweep's answer: 200 requests a step queue behind each other, so from 2.5 /s on a
+/// step is worth too few independent samples to clear 90 % (the core's test says why).
+const ANSWER: &str = "Capacity: the highest load that passes is rate 2 /s; capacity lies between rate 2 /s (passes) and rate 3.5 /s (fails); inconclusive: rate 2.5 /s, rate 3 /s (its interval straddles the target)";
 
 #[test]
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
@@ -25,15 +27,15 @@ fn capacity_page_answers_recomputes_and_speaks_chinese() {
     // The sample was made on the simulator, and the page says so (from the steps' headers).
     assert!(b.text_of("[data-testid=simulated]").starts_with("Simulated, not measured"), "{}", b.text_of("[data-testid=simulated]"));
     assert!(b.text_of("[data-testid=knee]").starts_with("Knee: rate 1 /s"));
-    let verdicts = ["passes", "passes", "passes", "inconclusive", "fails"];
-    let whys = ["lies wholly at or above 90 %", "lies wholly at or above 90 %", "lies wholly at or above 90 %", "straddles 90 %", "lies wholly below 90 %"];
+    let verdicts = ["passes", "passes", "inconclusive", "inconclusive", "fails"];
+    let whys = ["lies wholly at or above 90 %", "lies wholly at or above 90 %", "straddles 90 %", "straddles 90 %", "lies wholly below 90 %"];
     for (i, (v, why)) in verdicts.iter().zip(whys).enumerate() {
         let card = format!("[data-testid=step-{}]", i + 1);
         assert_eq!(b.text_of(&format!("{card} [data-testid=verdict]")), *v, "step {}", i + 1);
         let t = b.text_of(&format!("{card} [data-testid=why]"));
         assert!(t.contains(why), "step {}: {t}", i + 1);
     }
-    assert!(b.text_of("[data-testid=step-5]").contains("95 % interval 45.6 % … 59.31 %"));
+    assert!(b.text_of("[data-testid=step-5]").contains("95 % interval 20.33 % … 82.72 %"), "{}", b.text_of("[data-testid=step-5]"));
     assert_eq!(b.find_all("[data-testid=cap-chart] [data-testid=joint-point]").len(), 5);
     for part in ["target-line", "threshold-line", "knee-line"] {
         b.find(&format!("[data-testid=cap-chart] [data-testid={part}]")).unwrap_or_else(|e| panic!("{part}: {e}"));
@@ -51,7 +53,7 @@ fn capacity_page_answers_recomputes_and_speaks_chinese() {
     b.execute("const i = document.querySelector('[data-testid=target-value]'); i.value = '1.5'; i.dispatchEvent(new Event('change'))", json!([]));
     let p95 = b.wait_text("[data-testid=rule]", |t| t.contains("P95 TTFT of successes ≤ 1.5 s"));
     assert!(!p95.is_empty());
-    assert!(b.text_of("[data-testid=capacity]").contains("capacity lies between rate 3 /s (passes) and rate 3.5 /s (fails)"), "{}", b.text_of("[data-testid=capacity]"));
+    assert!(b.text_of("[data-testid=capacity]").contains("capacity lies between rate 2 /s (passes) and rate 3.5 /s (fails)"), "{}", b.text_of("[data-testid=capacity]"));
     assert!(b.url().contains("target=ttft_p95"), "{}", b.url());
 
     // Chinese, at 360 and 1280 px.

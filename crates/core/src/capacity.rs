@@ -238,8 +238,9 @@ pub struct Capacity {
     pub comparison: String,
     pub steps: Vec<StepResult>,
     pub answer: Answer,
-    /// The knee: the last load before the joint rate fell beyond noise (the Newcombe interval
-    /// of the drop to the next step lies wholly below 0).
+    /// The knee: the last load before the joint rate fell beyond noise (the interval of the drop
+    /// to the next step lies wholly below 0: Newcombe, or MOVER from each step's interval on its
+    /// effective sample where its attempts are correlated).
     pub knee: Option<f64>,
     /// Steps whose conditions differ from the first step's in more than the load.
     pub contract: Vec<Text>,
@@ -676,9 +677,9 @@ impl Capacity {
         let zh = lang == Lang::Zh;
         match self.knee {
             Some(k) => if zh {
-                format!("拐点：{}——下一步的联合合格率下降超出噪声（Newcombe 区间完全低于 0）", self.kind.describe(k, lang))
+                format!("拐点：{}——下一步的联合合格率下降超出噪声（下降量的区间完全低于 0）", self.kind.describe(k, lang))
             } else {
-                format!("Knee: {} — the joint rate fell beyond noise at the next step (Newcombe interval of the drop wholly below 0)", self.kind.describe(k, lang))
+                format!("Knee: {} — the joint rate fell beyond noise at the next step (the interval of the drop lies wholly below 0)", self.kind.describe(k, lang))
             },
             None => if zh {
                 "拐点：未见——相邻两步之间联合合格率的下降都没有超出噪声".to_string()
