@@ -1,0 +1,189 @@
+//! Lines sorted by a key when there are more of them than memory should hold: runs of at most
+//! [`RUN_BYTES`] are sorted in memory and written to a temporary folder, then read back merged k
+//! ways (a heap holding each run's next line). `tracelab merge` puts shards' attempts in time
+//! order this way and `tracelab export --format perfetto` its slices; memory is one run plus a
+//! buffer per run, whatever the trace's size. A trace that fits in one run never touches disk.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The sort key: compared as an array, so ties fall to the later parts (a sequence number last
+/// keeps the order lines came in, as a stable sort does).
+pub type Key = [i64; 3];
+
+/// How many bytes of lines one run holds before it is sorted and written out.
+pub const RUN_BYTES: usize = 64 << 20;
+
+/// `f64::total_cmp`'s order as an integer, for a key part.
+pub fn ordered(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
+}
+
+/// Lines to sort: [`Spill::push`] each, then [`Spill::sorted`] (as often as needed).
+pub struct Spill {
+    /// Where the runs go (made on the first spill, removed when this is dropped).
+    dir: PathBuf,
+    made_dir: bool,
+    run: Vec<(Key, String)>,
+    bytes: usize,
+    limit: usize,
+    runs: Vec<PathBuf>,
+}
+
+impl Spill {
+    /// Runs are written to a new folder inside `near` (beside the output, so on its disk rather
+    /// than in a memory-backed /tmp).
+    pub fn new(near: &Path) -> Spill {
+        Spill::with_limit(near, RUN_BYTES)
+    }
+
+    /// [`Spill::new`] with runs of at most `limit` bytes (the tests use small ones).
+    pub fn with_limit(near: &Path, limit: usize) -> Spill {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = near.join(format!(".tracelab-sort-{}-{n}", std::process::id()));
+        Spill { dir, made_dir: false, run: Vec::new(), bytes: 0, limit: limit.max(1), runs: Vec::new() }
+    }
+
+    /// How many runs went to disk so far.
+    pub fn runs_on_disk(&self) -> usize {
+        self.runs.len()
+    }
+
+    pub fn push(&mut self, key: Key, line: String) -> io::Result<()> {
+        debug_assert!(!line.contains('\n'), "one line per record");
+        self.bytes += line.len() + 32;
+        self.run.push((key, line));
+        if self.bytes >= self.limit {
+            self.write_run()?;
+        }
+        Ok(())
+    }
+
+    fn write_run(&mut self) -> io::Result<()> {
+        if self.run.is_empty() {
+            return Ok(());
+        }
+        if !self.made_dir {
+            std::fs::create_dir_all(&self.dir)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot make the sort folder {}: {e}", self.dir.display())))?;
+            self.made_dir = true;
+        }
+        self.run.sort_by(|a, b| a.0.cmp(&b.0));
+        let path = self.dir.join(format!("run-{}", self.runs.len()));
+        let mut out = BufWriter::new(File::create(&path)?);
+        for ([a, b, c], line) in self.run.drain(..) {
+            writeln!(out, "{a} {b} {c}\t{line}")?;
+        }
+        out.flush()?;
+        self.runs.push(path);
+        self.bytes = 0;
+        Ok(())
+    }
+
+    /// Every line pushed, in key order.
+    pub fn sorted(&mut self) -> io::Result<Sorted<'_>> {
+        if self.runs.is_empty() {
+            self.run.sort_by(|a, b| a.0.cmp(&b.0));
+            return Ok(Sorted::Memory(self.run.iter()));
+        }
+        self.write_run()?;
+        let mut readers = Vec::with_capacity(self.runs.len());
+        let mut heap = BinaryHeap::new();
+        for (i, path) in self.runs.iter().enumerate() {
+            let mut reader = BufReader::with_capacity(64 << 10, File::open(path)?);
+            if let Some(first) = read_record(&mut reader, path)? {
+                heap.push(Reverse((first.0, i, first.1)));
+            }
+            readers.push((reader, path.clone()));
+        }
+        Ok(Sorted::Runs { readers, heap })
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        if self.made_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn read_record(reader: &mut BufReader<File>, path: &Path) -> io::Result<Option<(Key, String)>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, format!("the sort run {} was changed while it was read", path.display()));
+    let (key, rest) = line.trim_end_matches('\n').split_once('\t').ok_or_else(bad)?;
+    let mut parts = key.split(' ').map(str::parse::<i64>);
+    let mut next = || parts.next().and_then(Result::ok).ok_or_else(bad);
+    let key = [next()?, next()?, next()?];
+    Ok(Some((key, rest.to_string())))
+}
+
+/// The lines of a [`Spill`] in key order.
+pub enum Sorted<'a> {
+    Memory(std::slice::Iter<'a, (Key, String)>),
+    Runs { readers: Vec<(BufReader<File>, PathBuf)>, heap: BinaryHeap<Reverse<(Key, usize, String)>> },
+}
+
+impl Iterator for Sorted<'_> {
+    type Item = io::Result<(Key, String)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Sorted::Memory(lines) => lines.next().map(|(k, l)| Ok((*k, l.clone()))),
+            Sorted::Runs { readers, heap } => {
+                let Reverse((key, i, line)) = heap.pop()?;
+                let (reader, path) = &mut readers[i];
+                match read_record(reader, path) {
+                    Ok(Some(next)) => heap.push(Reverse((next.0, i, next.1))),
+                    Ok(None) => {}
+                    Err(e) => return Some(Err(e)),
+                }
+                Some(Ok((key, line)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Many runs on disk give the order one sort in memory gives, ties in the order pushed.
+    #[test]
+    fn runs_merge_to_one_stable_order() {
+        let dir = std::env::temp_dir().join(format!("tracelab-spill-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys: Vec<f64> = (0..500u32).map(|i| f64::from((i * 7919) % 97) - 40.5).collect();
+        let lines = |spill: &mut Spill| {
+            for (seq, k) in keys.iter().enumerate() {
+                spill.push([ordered(*k), 0, seq as i64], format!("line {seq} at {k}")).unwrap();
+            }
+        };
+        let mut small = Spill::with_limit(&dir, 600);
+        lines(&mut small);
+        let mut big = Spill::new(&dir);
+        lines(&mut big);
+        let a: Vec<_> = small.sorted().unwrap().map(Result::unwrap).collect();
+        assert!(small.runs_on_disk() > 10, "{} runs", small.runs_on_disk());
+        assert_eq!(big.runs_on_disk(), 0);
+        let b: Vec<_> = big.sorted().unwrap().map(Result::unwrap).collect();
+        assert_eq!(a, b);
+        let mut want: Vec<(usize, f64)> = keys.iter().copied().enumerate().collect();
+        want.sort_by(|x, y| x.1.total_cmp(&y.1));
+        let got: Vec<String> = a.into_iter().map(|(_, l)| l).collect();
+        assert_eq!(got, want.iter().map(|(seq, k)| format!("line {seq} at {k}")).collect::<Vec<_>>());
+        // Read twice, the same.
+        assert_eq!(small.sorted().unwrap().count(), keys.len());
+        drop(small);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the runs are removed");
+        assert!([-0.0, 0.0, -1.0, 1.0, f64::INFINITY].windows(2).all(|w| (ordered(w[0]) < ordered(w[1])) == (w[0].total_cmp(&w[1]).is_lt())));
+    }
+}
