@@ -40,7 +40,7 @@ pub mod reuse;
 pub mod reproduce;
 pub mod settings;
 pub mod simulate;
-mod strtable;
+pub mod strtable;
 pub mod tally;
 pub mod text;
 pub mod timeline;

@@ -66,6 +66,10 @@ pub struct ExportArgs {
     pub summary: Option<PathBuf>,
     #[command(flatten)]
     pub settings: SettingsArgs,
+    /// Read a JSON Lines trace whole into memory, as the lab does, instead of as a stream (the
+    /// same bytes; for checking one reader against the other).
+    #[arg(long)]
+    pub in_memory: bool,
 }
 
 impl ExportFormat {
@@ -89,7 +93,7 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
     if matches!(args.format, ExportFormat::Parquet) && args.output.is_none() {
         return Err("--format parquet is binary: give --output FILE.parquet".into());
     }
-    if args.benchmark.is_none() && args.summary.is_none() {
+    if args.benchmark.is_none() && args.summary.is_none() && !args.in_memory {
         let name = args.file.display().to_string();
         let cannot_read = |e: std::io::Error| format!("cannot read {name}: {e}");
         let mut file = File::open(&args.file).map_err(cannot_read)?;
@@ -135,7 +139,7 @@ fn streamed(args: &ExportArgs, name: &str, file: File) -> Result<Done, String> {
         source: &source,
         lang: args.settings.lang(),
         sort_dir: &sort_dir,
-        run_bytes: tracelab_recorder::spill::RUN_BYTES,
+        run_bytes: tracelab_recorder::spill::run_bytes(),
         group_rows: parquet_export::ROW_GROUP,
         run,
     };

@@ -270,3 +270,124 @@ fn parquet<R: BufRead, W: Write + Send>(
 fn parquet_error(message: String) -> ExportError {
     ExportError::Write(io::Error::other(message))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufReader, Read};
+
+    use super::*;
+
+    const HEADER: &str = r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"t","version":"1"}}"#;
+
+    /// A trace without end: the header, then attempts for ever. It panics past `limit` attempts,
+    /// so an export that held the trace before writing fails here instead of running on.
+    struct Endless {
+        line: Vec<u8>,
+        at: usize,
+        attempts: u64,
+        limit: u64,
+    }
+
+    impl Endless {
+        fn new(limit: u64) -> Endless {
+            Endless { line: format!("{HEADER}\n").into_bytes(), at: 0, attempts: 0, limit }
+        }
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.at == self.line.len() {
+                self.attempts += 1;
+                assert!(self.attempts <= self.limit, "{} attempts read and nothing written: the export holds the trace", self.limit);
+                let (k, start) = (self.attempts, self.attempts * 10);
+                self.line = format!(
+                    "{{\"kind\":\"attempt\",\"id\":\"a{k}\",\"business_id\":\"b{k}\",\"attempt\":1,\"phase\":\"measure\",\"start_ms\":{start},\"first_token_ms\":{},\"events\":[[{},1],[{},2]],\"end_ms\":{},\"outcome\":\"success\",\"quality\":\"pass\"}}\n",
+                    start + 5, start + 5, start + 7, start + 9
+                )
+                .into_bytes();
+                self.at = 0;
+            }
+            let n = buf.len().min(self.line.len() - self.at);
+            buf[..n].copy_from_slice(&self.line[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    /// An output that takes `room` bytes, then refuses: the export must stop with its error.
+    struct Refusing {
+        room: usize,
+        taken: usize,
+    }
+
+    impl Write for Refusing {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.taken + buf.len() > self.room {
+                return Err(io::Error::other("full"));
+            }
+            self.taken += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn options(dir: &Path, group_rows: usize) -> Options<'_> {
+        Options { source: "t.jsonl", lang: Lang::En, sort_dir: dir, run_bytes: 1 << 20, group_rows, run: RunColumns::default() }
+    }
+
+    /// CSV rows leave as their attempts arrive: an endless trace is written until the output
+    /// refuses, a few kilobytes of input later (the reader's buffer), never held.
+    #[test]
+    fn csv_is_written_attempt_by_attempt() {
+        let dir = std::env::temp_dir();
+        let reader = BufReader::with_capacity(8 << 10, Endless::new(1_000));
+        let out = Refusing { room: 64 << 10, taken: 0 };
+        let result = export("endless.jsonl", reader, Format::Csv, |h| Ok(Settings::from_header(h)), &options(&dir, 100), out);
+        assert!(matches!(result, Err(ExportError::Write(_))), "{result:?}");
+    }
+
+    /// Parquet leaves a row group at a time: the first group is written after its rows, before
+    /// any later attempt is needed.
+    #[test]
+    fn parquet_is_written_group_by_group() {
+        let dir = std::env::temp_dir();
+        let reader = BufReader::with_capacity(8 << 10, Endless::new(1_000));
+        // Parquet's magic (4 bytes) goes first; the first column chunk is refused.
+        let out = Refusing { room: 4, taken: 0 };
+        let result = export("endless.jsonl", reader, Format::Parquet, |h| Ok(Settings::from_header(h)), &options(&dir, 300), out);
+        assert!(matches!(result, Err(ExportError::Write(_))), "{result:?}");
+    }
+
+    /// Perfetto sorts its slices on disk when they outgrow a run: with runs of a few attempts,
+    /// attempts written in reverse start order come out as the whole-trace export writes them.
+    #[test]
+    fn perfetto_sorted_on_disk_equals_the_whole_trace_export() {
+        let dir = std::env::temp_dir().join(format!("tracelab-perfetto-runs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = format!("{HEADER}\n");
+        for k in (1..=300u32).rev() {
+            let start = (k % 37) * 20 + k / 37;
+            let end = start + 5 + k % 13;
+            text.push_str(&format!(
+                "{{\"kind\":\"attempt\",\"id\":\"a{k}\",\"business_id\":\"b{k}\",\"attempt\":1,\"phase\":\"measure\",\"start_ms\":{start},\"first_token_ms\":{},\"events\":[[{},1]],\"end_ms\":{end},\"outcome\":\"success\",\"quality\":\"pass\"}}\n",
+                start + 3,
+                start + 3
+            ));
+            if k % 50 == 0 {
+                text.push_str(&format!("{{\"kind\":\"attempt\",\"id\":\"u{k}\",\"business_id\":\"u{k}\",\"attempt\":1,\"phase\":\"measure\",\"start_ms\":null,\"end_ms\":null,\"outcome\":\"connect_error\",\"quality\":\"not_evaluated\"}}\n"));
+            }
+        }
+        let trace = tracelab_core::parse::parse_trace("t.jsonl", &text).unwrap();
+        let settings = Settings::from_header(&trace.header);
+        let whole = export::perfetto(&trace, &settings);
+        let mut small = options(&dir, 100);
+        small.run_bytes = 2_000;
+        let mut out = Vec::new();
+        let done = export("t.jsonl", text.as_bytes(), Format::Perfetto, |h| Ok(Settings::from_header(h)), &small, &mut out).unwrap();
+        assert_eq!(done, Done::Written);
+        assert!(String::from_utf8(out).unwrap() == whole, "the sorted runs give the whole-trace export's bytes");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the sort's runs are removed");
+    }
+}

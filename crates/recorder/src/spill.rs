@@ -17,6 +17,12 @@ pub type Key = [i64; 3];
 /// How many bytes of lines one run holds before it is sorted and written out.
 pub const RUN_BYTES: usize = 64 << 20;
 
+/// [`RUN_BYTES`], or `TRACELAB_SORT_RUN_BYTES` when set (smaller runs for a machine short of
+/// memory, and for the tests, which make many runs of a small trace).
+pub fn run_bytes() -> usize {
+    std::env::var("TRACELAB_SORT_RUN_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(RUN_BYTES)
+}
+
 /// `f64::total_cmp`'s order as an integer, for a key part.
 pub fn ordered(x: f64) -> i64 {
     let bits = x.to_bits() as i64;
@@ -36,9 +42,9 @@ pub struct Spill {
 
 impl Spill {
     /// Runs are written to a new folder inside `near` (beside the output, so on its disk rather
-    /// than in a memory-backed /tmp).
+    /// than in a memory-backed /tmp), of [`run_bytes`] each.
     pub fn new(near: &Path) -> Spill {
-        Spill::with_limit(near, RUN_BYTES)
+        Spill::with_limit(near, run_bytes())
     }
 
     /// [`Spill::new`] with runs of at most `limit` bytes (the tests use small ones).
