@@ -217,3 +217,60 @@ fn merge_refuses_what_is_not_one_whole_run() {
     let output = Record::new(Path::new("x.jsonl")).base_url("http://h/v1").args(["--shard", "0/2"]).run();
     assert!(String::from_utf8_lossy(&output.stderr).contains("--start-at"));
 }
+
+/// Shards as a recorder writes them: attempts in the order they finished, not started. The
+/// merge sorts them on disk and merges every shard's runs; with runs of a few attempts it writes
+/// the bytes one sort in memory gives: every attempt once, in time order, each moved by its
+/// shard's anchor and its durations untouched.
+#[test]
+fn merge_sorts_out_of_order_shards_on_disk() {
+    let dir = temp_dir("shards-sorted");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/gpu-busy-users-slow.jsonl");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let attempts: Vec<&serde_json::Value> = records.iter().filter(|r| r["kind"] == "attempt").collect();
+    let gpu: Vec<&serde_json::Value> = records.iter().filter(|r| r["kind"] == "gpu").collect();
+    let n = 3;
+    let mut files = Vec::new();
+    for i in 0..n {
+        let mut header = records[0].clone();
+        header["shard"] = serde_json::json!({"index": i, "count": n, "run_id": "sorted", "clock_sync": {"source": "chrony", "offset_ms": 0.0, "error_bound_ms": 0.5}});
+        header["wall_clock_anchor_utc"] = format!("2026-12-01T05:00:0{}.{:03}Z", i, 250 * i).into();
+        // Shard i's attempts, last started first.
+        let mut mine: Vec<&serde_json::Value> = attempts.iter().copied().skip(i).step_by(n).collect();
+        mine.reverse();
+        let mut lines = vec![header.to_string()];
+        lines.extend(mine.iter().map(|a| a.to_string()));
+        lines.extend(gpu.iter().map(|g| g.to_string()));
+        lines.push(serde_json::json!({"kind": "footer", "finished_cleanly": true, "attempts": mine.len(), "gpu_samples": gpu.len()}).to_string());
+        let file = dir.join(format!("shard-{i}.jsonl"));
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        files.push(file);
+    }
+    let merge = |out: &str, run_bytes: Option<&str>| {
+        let out = dir.join(out);
+        let mut cmd = tracelab();
+        cmd.arg("merge").args(&files).arg("--output").arg(&out);
+        if let Some(bytes) = run_bytes {
+            cmd.env("TRACELAB_SORT_RUN_BYTES", bytes);
+        }
+        assert!(run(&mut cmd).status.success());
+        out
+    };
+    let (small, big) = (merge("small-runs.jsonl", Some("3000")), merge("one-run.jsonl", None));
+    assert!(std::fs::read(&small).unwrap() == std::fs::read(&big).unwrap(), "many runs on disk and one in memory write the same merge");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), files.len() + 2, "the sort's runs are removed");
+
+    let merged = load_file(&small);
+    let source = load(&sample);
+    assert_eq!(merged.attempts.len(), source.attempts.len());
+    let at = |a: &tracelab_core::Attempt| a.intended_start_ms.or(a.start_ms).unwrap();
+    assert!(merged.attempts.windows(2).all(|w| at(&w[0]) <= at(&w[1])), "attempts in time order");
+    for (k, original) in source.attempts.iter().enumerate() {
+        let shift = 1000.0 * (k % n) as f64 + 250.0 * (k % n) as f64;
+        let a = merged.attempts.iter().find(|a| a.id == original.id).unwrap();
+        assert!((a.start_ms.unwrap() - original.start_ms.unwrap() - shift).abs() < 1e-6, "{}: moved by its shard's anchor", a.id);
+        assert_eq!((a.ttft_ms, a.e2e_ms), (original.ttft_ms, original.e2e_ms), "{}: durations untouched", a.id);
+    }
+    assert_eq!(merged.gpu.len(), gpu.len() * n, "each shard's GPUs become a node");
+}
