@@ -218,25 +218,19 @@ fn merge_refuses_what_is_not_one_whole_run() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--start-at"));
 }
 
-/// Shards as a recorder writes them: attempts in the order they finished, not started. The
-/// merge sorts them on disk and merges every shard's runs; with runs of a few attempts it writes
-/// the bytes one sort in memory gives: every attempt once, in time order, each moved by its
-/// shard's anchor and its durations untouched.
-#[test]
-fn merge_sorts_out_of_order_shards_on_disk() {
-    let dir = temp_dir("shards-sorted");
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/gpu-busy-users-slow.jsonl");
-    let text = std::fs::read_to_string(&sample).unwrap();
+/// A sample trace dealt into `n` shards of one run, as a recorder writes them: attempt k to
+/// shard k mod n, each shard's attempts last started first (in the order they finished, not
+/// started), shard i anchored 1.25·i s after shard 0, every shard with the sample's GPU samples.
+pub fn shards_of_sample(dir: &Path, sample: &Path, n: usize) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(sample).unwrap();
     let records: Vec<serde_json::Value> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
     let attempts: Vec<&serde_json::Value> = records.iter().filter(|r| r["kind"] == "attempt").collect();
     let gpu: Vec<&serde_json::Value> = records.iter().filter(|r| r["kind"] == "gpu").collect();
-    let n = 3;
     let mut files = Vec::new();
     for i in 0..n {
         let mut header = records[0].clone();
         header["shard"] = serde_json::json!({"index": i, "count": n, "run_id": "sorted", "clock_sync": {"source": "chrony", "offset_ms": 0.0, "error_bound_ms": 0.5}});
         header["wall_clock_anchor_utc"] = format!("2026-12-01T05:00:0{}.{:03}Z", i, 250 * i).into();
-        // Shard i's attempts, last started first.
         let mut mine: Vec<&serde_json::Value> = attempts.iter().copied().skip(i).step_by(n).collect();
         mine.reverse();
         let mut lines = vec![header.to_string()];
@@ -247,6 +241,20 @@ fn merge_sorts_out_of_order_shards_on_disk() {
         std::fs::write(&file, lines.join("\n") + "\n").unwrap();
         files.push(file);
     }
+    files
+}
+
+/// Shards as a recorder writes them: attempts in the order they finished, not started. The
+/// merge sorts them on disk and merges every shard's runs; with runs of a few attempts it writes
+/// the bytes one sort in memory gives: every attempt once, in time order, each moved by its
+/// shard's anchor and its durations untouched.
+#[test]
+fn merge_sorts_out_of_order_shards_on_disk() {
+    let dir = temp_dir("shards-sorted");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/gpu-busy-users-slow.jsonl");
+    let n = 3;
+    let files = shards_of_sample(&dir, &sample, n);
+    let gpu = load(&sample).gpu;
     let merge = |out: &str, run_bytes: Option<&str>| {
         let out = dir.join(out);
         let mut cmd = tracelab();
