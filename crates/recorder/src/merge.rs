@@ -65,6 +65,8 @@ struct Shard {
     parsed: Header,
     finished: bool,
     anchor_ms: f64,
+    /// `shard.start_late_ms`: how far past `--start-at` the shard began.
+    late_ms: Option<f64>,
 }
 
 /// Reads a whole stream with the core's reader, keeping nothing of the attempts: the same
@@ -122,6 +124,7 @@ fn load(path: &Path) -> Result<Shard, String> {
         parsed: rest.header,
         finished: Footer::finished(rest.footer),
         anchor_ms,
+        late_ms: shard.get("start_late_ms").and_then(Value::as_f64),
     })
 }
 
@@ -316,6 +319,10 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
         }),
     );
     merged.insert("clock_sync".into(), Value::Array(shards.iter().map(|s| s.clock_sync.clone()).collect()));
+    // How late each shard began past --start-at (its attempts are that much later on the
+    // merged timeline: a late shard's schedule was shifted, never compressed to catch up).
+    let late: Vec<Option<f64>> = shards.iter().map(|s| s.late_ms).collect();
+    merged.insert("start_late_ms".into(), json!(late));
     header.insert("merged".into(), Value::Object(merged));
 
     let tmp = args.output.with_extension("merging");
@@ -334,12 +341,16 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     }
     std::fs::rename(&tmp, &args.output).map_err(|e| format!("cannot write {name}: {e}"))?;
     if !args.quiet {
+        let late: String = shards
+            .iter()
+            .filter_map(|s| s.late_ms.filter(|ms| *ms >= 1000.0).map(|ms| format!("; shard {} began {:.1} s late (its requests shifted)", s.index, ms / 1000.0)))
+            .collect();
         let align = match uncertainty {
             Some(u) => format!("aligned within ±{u} ms"),
             None => "alignment uncertainty unknown (no clock sync report)".into(),
         };
         crate::outln!(
-            "Merged {} shards of run {} into {name}: {} attempts, {} GPU samples; {align}{}",
+            "Merged {} shards of run {} into {name}: {} attempts, {} GPU samples; {align}{late}{}",
             shards.len(),
             shards[0].run_id,
             attempts,

@@ -48,6 +48,11 @@ impl ShardPlan {
         k % u64::from(self.count) == u64::from(self.index)
     }
 
+    /// How many of global jobs 0 … `total` − 1 are this shard's.
+    pub fn jobs_of(&self, total: u64) -> u64 {
+        (total + u64::from(self.count) - 1 - u64::from(self.index)) / u64::from(self.count)
+    }
+
     /// This shard's part of `total` workers: the first `total mod N` shards take one more.
     pub fn share(&self, total: u32) -> u32 {
         total / self.count + u32::from(self.index < total % self.count)
@@ -121,18 +126,15 @@ fn check(index: u32, count: u32, what: &str) -> Result<(u32, u32), String> {
     Ok((index, count))
 }
 
-/// Sleeps until the wall clock reads `at`. Refuses an instant already more than a second past
-/// (this shard would not overlap the others) or more than a day ahead (a typo).
-pub fn wait_until(at: SystemTime) -> Result<(), String> {
+/// Sleeps until the wall clock reads `at`, and says how late this shard is past it (zero when on
+/// time). A shard that comes up after the instant (a slow image pull, a node scaled up) is never
+/// refused: it starts at once, its whole schedule shifted by its lateness, and says so (the
+/// header's `shard.start_late_ms`, a `tracelab start` line); the merge places its attempts that
+/// much later, so no request is sent early to catch up. More than a day ahead is refused (a typo).
+pub fn wait_until(at: SystemTime) -> Result<Duration, String> {
     let now = SystemTime::now();
     if let Ok(late) = now.duration_since(at) {
-        if late > Duration::from_secs(1) {
-            return Err(format!(
-                "--start-at was {:.1} s ago: this shard would not overlap the others; give a later instant",
-                late.as_secs_f64()
-            ));
-        }
-        return Ok(());
+        return Ok(late);
     }
     if at.duration_since(now).unwrap_or_default() > Duration::from_secs(86_400) {
         return Err("--start-at is more than a day ahead; is the date right?".into());
@@ -141,9 +143,24 @@ pub fn wait_until(at: SystemTime) -> Result<(), String> {
     loop {
         match at.duration_since(SystemTime::now()) {
             Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(200))),
-            _ => return Ok(()),
+            _ => return Ok(SystemTime::now().duration_since(at).unwrap_or_default()),
         }
     }
+}
+
+/// A shard's log lines, one format from start to end, so `kubectl logs -l job-name=… --prefix`
+/// follows every shard at once: `tracelab <event> shard=I/N run=ID key=value …` (logfmt: one
+/// event per line, a value with spaces in double quotes).
+pub fn log_line(shard: &ShardPlan, event: &str, fields: &[(&str, String)]) -> String {
+    let mut line = format!("tracelab {event} shard={}/{} run={}", shard.index, shard.count, shard.run_id);
+    for (key, value) in fields {
+        if value.contains(char::is_whitespace) || value.contains('"') {
+            line.push_str(&format!(" {key}=\"{}\"", value.replace('"', "'")));
+        } else {
+            line.push_str(&format!(" {key}={value}"));
+        }
+    }
+    line
 }
 
 /// Milliseconds since the Unix epoch (negative before it).
@@ -293,14 +310,16 @@ pub fn parse_tracking(text: &str) -> ClockSync {
     ClockSync::Chrony { offset_ms: offset * 1000.0, error_bound_ms: (offset.abs() + delay / 2.0 + dispersion) * 1000.0 }
 }
 
-/// The header's `shard` object.
-pub fn header_extra(shard: &ShardPlan, start_at: Option<SystemTime>, sync: &ClockSync) -> Map<String, Value> {
+/// The header's `shard` object. `late`: how far past `start_at` the shard began (see
+/// [`wait_until`]).
+pub fn header_extra(shard: &ShardPlan, start_at: Option<SystemTime>, late: Option<Duration>, sync: &ClockSync) -> Map<String, Value> {
     let mut s = Map::new();
     s.insert("index".into(), json!(shard.index));
     s.insert("count".into(), json!(shard.count));
     s.insert("run_id".into(), json!(shard.run_id));
     if let Some(at) = start_at {
         s.insert("start_at_epoch_ms".into(), json!(round3(epoch_ms(at))));
+        s.insert("start_late_ms".into(), json!(round3(late.unwrap_or_default().as_secs_f64() * 1000.0)));
     }
     s.insert("clock_sync".into(), sync.to_json());
     let mut extra = Map::new();
@@ -320,6 +339,11 @@ mod tests {
         assert_eq!((s.index, s.count, s.run_id.as_str()), (1, 3, "r1"));
         assert_eq!([0, 1, 2].map(|i| ShardPlan { index: i, ..s.clone() }.share(8)), [3, 3, 2]);
         assert_eq!((0..9).filter(|&k| s.owns(k)).collect::<Vec<_>>(), [1, 4, 7]);
+        for total in [0, 1, 7, 8, 9] {
+            let counted: Vec<u64> = (0..3).map(|i| ShardPlan { index: i, ..s.clone() }.jobs_of(total)).collect();
+            let owned: Vec<u64> = (0..3).map(|i| (0..total).filter(|&k| ShardPlan { index: i, ..s.clone() }.owns(k)).count() as u64).collect();
+            assert_eq!(counted, owned, "{total} jobs");
+        }
         for bad in ["3/3", "1", "a/2", "0/0", "-1/2"] {
             assert!(plan(&args(bad), None, "c").unwrap_err().contains("--shard must be I/N"), "{bad}");
         }

@@ -282,3 +282,48 @@ fn merge_sorts_out_of_order_shards_on_disk() {
     }
     assert_eq!(merged.gpu.len(), gpu.len() * n, "each shard's GPUs become a node");
 }
+
+/// A shard that comes up after `--start-at` (a slow image pull) runs, late by as much as it says,
+/// with every request of its schedule shifted by that lateness, never refused; its log says so
+/// in the shards' line format, and the merge places its attempts that much later.
+#[test]
+fn a_late_shard_runs_shifted_not_refused() {
+    let server = server();
+    let dir = temp_dir("shards-late");
+    prompts(&dir, &["p1", "p2", "p3", "p4"]);
+    let load = ["--rate", "20", "--seed", "3", "--repetitions", "2", "--warmup", "0"];
+    let start_at = rfc3339_in(1.0);
+    let (early, early_file) = shard(&server, &dir, &load, 2, 0, &start_at);
+    std::thread::sleep(Duration::from_millis(3000));
+    let late_file = dir.join("shard-1.jsonl");
+    let mut args = vec!["--shards", "2", "--start-at", &start_at];
+    args.extend(load);
+    // Not --quiet: the log lines are what a pod's log shows.
+    let late = Record::new(&late_file).server(&server).prompts(&dir.join("prompts.jsonl")).args(args).env("JOB_COMPLETION_INDEX", "1").run();
+    assert!(late.status.success(), "a late shard runs: {}", String::from_utf8_lossy(&late.stderr));
+    assert!(early.wait_with_output().unwrap().status.success());
+    let log = String::from_utf8_lossy(&late.stderr);
+    let start = log.lines().find(|l| l.starts_with("tracelab start shard=1/2 run=")).unwrap_or_else(|| panic!("a start line: {log}"));
+    let late_s: f64 = start.split(" late_s=").nth(1).and_then(|v| v.split(' ').next()).and_then(|v| v.parse().ok()).unwrap();
+    assert!((1.5..4.0).contains(&late_s), "{start}");
+    assert!(start.contains("shifted"), "{start}");
+    assert!(log.lines().any(|l| l.starts_with("tracelab done shard=1/2 ") && l.contains(" done=4/4 ")), "{log}");
+
+    let late_ms = header_json(&late_file)["shard"]["start_late_ms"].as_f64().unwrap();
+    assert!((late_ms - late_s * 1000.0).abs() < 50.0, "header {late_ms} ms vs log {late_s} s");
+    assert!(header_json(&early_file)["shard"]["start_late_ms"].as_f64().unwrap() < 500.0);
+
+    let merged = dir.join("merged.jsonl");
+    let output = run(tracelab().arg("merge").arg(&early_file).arg(&late_file).arg("--output").arg(&merged));
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("shard 1 began"), "{}", String::from_utf8_lossy(&output.stdout));
+    let merged_trace = load_file(&merged);
+    let own = load_file(&late_file);
+    for a in &own.attempts {
+        let m = merged_trace.attempts.iter().find(|b| b.id == a.id).unwrap();
+        let shift = m.intended_start_ms.unwrap() - a.intended_start_ms.unwrap();
+        assert!((shift - late_ms).abs() < 250.0, "{}: moved {shift} ms on the merged timeline, late {late_ms} ms", a.id);
+        assert!(m.start_ms.unwrap() - m.intended_start_ms.unwrap() < 200.0, "{}: sent on its shifted schedule, not in a burst to catch up", a.id);
+    }
+    assert_eq!(header_json(&merged)["merged"]["start_late_ms"].as_array().map(Vec::len), Some(2));
+}
