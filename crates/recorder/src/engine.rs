@@ -214,7 +214,29 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     // origin (and so the header's wall-clock anchor) is taken right after the wait.
     let sync = plan.shard.as_ref().map(|_| ClockSync::query());
     let mut late = None;
-    if let Some(at) = plan.start_at {
+    let log_lines = plan.progress && plan.shard.is_some() && !std::io::stderr().is_terminal();
+    // With --barrier, the instant to wait for is the one shard 0 announces once all are ready.
+    let mut start_at = plan.start_at;
+    if let Some(s) = plan.shard.clone().filter(|s| s.barrier.is_some()) {
+        let at = plan.start_at;
+        let met = tokio::task::spawn_blocking(move || {
+            shard::barrier(&s, at, &|what| {
+                if log_lines {
+                    eprintln!("{}", shard::log_line(&s, "barrier", &[("note", what.to_string())]));
+                }
+            })
+        })
+        .await
+        .unwrap_or_else(|_| Err("the barrier stopped unexpectedly".into()));
+        match met {
+            Ok(go) => start_at = Some(go),
+            Err(why) => {
+                let _ = std::fs::remove_file(&plan.output);
+                return Err(why);
+            }
+        }
+    }
+    if let Some(at) = start_at {
         let waited = tokio::task::spawn_blocking(move || shard::wait_until(at)).await;
         match waited.unwrap_or_else(|_| Err("the wait for --start-at stopped unexpectedly".into())) {
             Ok(by) => late = Some(by),
@@ -226,14 +248,13 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     }
     let clock = Clock::start();
     let mut shard_extra = match (&plan.shard, &sync) {
-        (Some(s), Some(sync)) => shard::header_extra(s, plan.start_at, late, sync),
+        (Some(s), Some(sync)) => shard::header_extra(s, start_at, late, sync),
         _ => serde_json::Map::new(),
     };
     if let Some((_, record)) = &replay {
         shard_extra.insert("workload".into(), serde_json::Value::Object(record.clone()));
     }
     // A shard's progress goes to its log as lines (a pod's log is no terminal for a bar).
-    let log_lines = plan.progress && plan.shard.is_some() && !std::io::stderr().is_terminal();
     if let (true, Some(s)) = (log_lines, &plan.shard) {
         let late_s = late.unwrap_or_default().as_secs_f64();
         let mut fields = vec![("late_s", format!("{late_s:.3}"))];

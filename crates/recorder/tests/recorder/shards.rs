@@ -327,3 +327,41 @@ fn a_late_shard_runs_shifted_not_refused() {
     }
     assert_eq!(header_json(&merged)["merged"]["start_late_ms"].as_array().map(Vec::len), Some(2));
 }
+
+/// `--barrier`: the shards wait for the last one to be ready, then start together. Shard 2 comes
+/// up 3 s after `--start-at`; shard 0 (listening) announces one instant once it is ready, so all
+/// three begin together, none late, and the header's instant is the announced one.
+#[test]
+fn a_barrier_waits_for_the_last_shard() {
+    let server = server();
+    let dir = temp_dir("shards-barrier");
+    prompts(&dir, &["p1", "p2", "p3"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let barrier = format!("--barrier=127.0.0.1:{port}");
+    let start_at = rfc3339_in(1.0);
+    let spawn = |i: u32| {
+        let out = dir.join(format!("shard-{i}.jsonl"));
+        let args = ["--shards", "3", "--start-at", &start_at, &barrier, "--rate", "20", "--seed", "5", "--repetitions", "1", "--warmup", "0"];
+        let child = Record::new(&out).server(&server).prompts(&dir.join("prompts.jsonl")).args(args).env("JOB_COMPLETION_INDEX", i.to_string()).spawn();
+        (child, out)
+    };
+    let (first, second) = (spawn(0), spawn(1));
+    std::thread::sleep(Duration::from_millis(3000));
+    let third = spawn(2);
+    let mut anchors = Vec::new();
+    let mut logs = Vec::new();
+    for (child, out) in [first, second, third] {
+        let output = child.wait_with_output().unwrap();
+        let log = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{log}");
+        let h = header_json(&out);
+        assert!(h["shard"]["start_late_ms"].as_f64().unwrap() < 300.0, "no shard is late: {}", h["shard"]);
+        anchors.push(tracelab_recorder::shard::rfc3339_epoch_ms(h["wall_clock_anchor_utc"].as_str().unwrap()).unwrap());
+        logs.push(log);
+    }
+    let spread = anchors.iter().cloned().fold(f64::MIN, f64::max) - anchors.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread < 300.0, "the shards began {spread} ms apart");
+    let planned = tracelab_recorder::shard::rfc3339_epoch_ms(&start_at).unwrap();
+    assert!(anchors[0] - planned > 1500.0, "they waited for shard 2, past --start-at: {} ms", anchors[0] - planned);
+    assert!(logs[0].contains("tracelab barrier shard=0/3") && logs[0].contains("all 3 shards ready"), "{}", logs[0]);
+}
