@@ -56,14 +56,15 @@ message tracelab_attempt {
 }";
 
 /// Rows per row group at most: DuckDB's own row group size (it reads a file's row groups in
-/// parallel, one per thread), and about 10 MB compressed per group at ~50 stream events per
-/// attempt, in the range Spark and Polars read well. The writer holds one group's attempts.
+/// parallel, one per thread); a trace of long streams closes its groups earlier
+/// ([`GROUP_EVENTS`]). The writer holds one group's attempts.
 pub const ROW_GROUP: usize = 122_880;
 
 /// A group is also closed once its attempts hold this many stream events (16 bytes each in
-/// memory, and again in the column being written), so a trace of very long streams keeps the
-/// group's memory near 100 MB instead of growing with its events.
-const GROUP_EVENTS: usize = 4 << 20;
+/// memory, and again in the column being written): memory is set by the events a group holds,
+/// so with ~50 events per attempt a group is ~20,000 rows and the writer stays under ~60 MB
+/// (at 4 M events per group it took 215 MB).
+const GROUP_EVENTS: usize = 1 << 20;
 
 /// zstd's own default level: on the synthetic benchmark trace a third of the uncompressed size.
 const ZSTD_LEVEL: i32 = 3;
