@@ -508,6 +508,14 @@ mod tests {
         assert!(at.is_some());
         assert!(plan(&k8s, None, "c").unwrap_err().contains("JOB_COMPLETION_INDEX"));
         assert!(plan(&k8s, Some("4"), "c").unwrap_err().contains("0 to 3"));
+        let barrier = |addr: &str, timeout: f64| ShardArgs { barrier: Some(addr.into()), barrier_timeout: timeout, ..args("1/3") };
+        let (s, _) = plan(&barrier("tracelab-shards-0.tracelab-shards:7077", 600.0), None, "c").unwrap();
+        assert_eq!(s.unwrap().barrier, Some(("tracelab-shards-0.tracelab-shards:7077".to_string(), Duration::from_secs(600))));
+        for (addr, timeout, why) in [("host", 600.0, "HOST:PORT"), (":7077", 600.0, "HOST:PORT"), ("h:0", 600.0, "HOST:PORT"), ("h:1", 0.0, "above 0")] {
+            assert!(plan(&barrier(addr, timeout), None, "c").unwrap_err().contains(why), "{addr} {timeout}");
+        }
+        let alone = ShardArgs { barrier: Some("h:1".into()), ..ShardArgs::default() };
+        assert!(plan(&alone, None, "c").unwrap_err().contains("--shard"));
         let no_id = ShardArgs { shard: Some("0/2".into()), ..ShardArgs::default() };
         assert!(plan(&no_id, None, "c").unwrap_err().contains("--start-at"));
     }

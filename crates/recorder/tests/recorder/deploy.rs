@@ -83,6 +83,13 @@ for job_file, merge_file, where in [("job.yaml", "merge-job.yaml", "containers")
     assert f"--shards={n}" in args, args
     assert any(a.startswith("--start-at=") for a in args), args
     assert "--output=/traces/shard-$(JOB_COMPLETION_INDEX).jsonl" in args, args
+    # The barrier reaches shard 0 by its pod name under the headless Service, on its port.
+    service = yaml.safe_load(open(d + "/barrier-service.yaml"))
+    sub = spec["template"]["spec"]["subdomain"]
+    assert service["metadata"]["name"] == sub and service["spec"]["clusterIP"] == "None", service
+    assert service["spec"]["selector"]["job-name"] == job["metadata"]["name"], service
+    port = service["spec"]["ports"][0]["port"]
+    assert f"--barrier={job['metadata']['name']}-0.{sub}:{port}" in args, args
     # Progress lines reach the pod's log: the recorder is not told to be quiet.
     assert "--quiet" not in args, job_file
     margs = merge["spec"]["template"]["spec"][where][-1]["args"] if where == "initContainers" else merge["spec"]["template"]["spec"]["containers"][0]["args"]
