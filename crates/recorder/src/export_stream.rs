@@ -171,8 +171,27 @@ impl<W: Write> fmt::Write for FmtOut<W> {
 
 impl<W: Write> FmtOut<W> {
     fn check(&mut self, r: fmt::Result) -> Result<(), ExportError> {
-        r.map_err(|_| ExportError::Write(self.error.take().unwrap_or_else(|| io::Error::other("formatting failed"))))
+        r.map_err(|_| self.lost())
     }
+
+    /// The I/O error behind a `fmt::Error`.
+    fn lost(&mut self) -> ExportError {
+        ExportError::Write(self.error.take().unwrap_or_else(|| io::Error::other("formatting failed")))
+    }
+}
+
+/// Every attempt of `spill`, in its order, through `write` (a Perfetto writer's `timed` or
+/// `untimed`); the writer's first error stops it and is returned inside.
+fn each_sorted(spill: &mut Spill, mut write: impl FnMut(&Attempt) -> fmt::Result) -> Result<fmt::Result, ExportError> {
+    for item in spill.sorted()? {
+        let (_, line) = item?;
+        let a: Attempt = serde_json::from_str(&line)
+            .map_err(|e| ExportError::Write(io::Error::new(io::ErrorKind::InvalidData, format!("a sorted attempt did not read back: {e}"))))?;
+        if let Err(e) = write(&a) {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(()))
 }
 
 fn perfetto<R: BufRead, W: Write>(
@@ -213,27 +232,11 @@ fn perfetto<R: BufRead, W: Write>(
     let started = PerfettoWriter::start(&mut out, &rest.header, &settings, slots.count(), any_untimed, !rest.gpu.is_empty());
     let mut writer = match started {
         Ok(writer) => writer,
-        Err(_) => return Err(ExportError::Write(out.error.take().unwrap_or_else(|| io::Error::other("formatting failed")))),
+        Err(_) => return Err(out.lost()),
     };
-    let attempt = |line: &str| -> Result<Attempt, ExportError> {
-        serde_json::from_str(line).map_err(|e| ExportError::Write(io::Error::new(io::ErrorKind::InvalidData, format!("a sorted attempt did not read back: {e}"))))
-    };
-    let mut result = Ok(());
-    for item in timed.sorted()? {
-        let (_, line) = item?;
-        result = writer.timed(&attempt(&line)?);
-        if result.is_err() {
-            break;
-        }
-    }
+    let mut result = each_sorted(&mut timed, |a| writer.timed(a))?;
     if result.is_ok() {
-        for item in untimed.sorted()? {
-            let (_, line) = item?;
-            result = writer.untimed(&attempt(&line)?);
-            if result.is_err() {
-                break;
-            }
-        }
+        result = each_sorted(&mut untimed, |a| writer.untimed(a))?;
     }
     if result.is_ok() {
         result = rest.gpu.iter().try_for_each(|s| writer.gpu(s));
