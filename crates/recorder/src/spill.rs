@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 /// keeps the order lines came in, as a stable sort does).
 pub type Key = [i64; 3];
 
-/// How many bytes of lines one run holds before it is sorted and written out.
-pub const RUN_BYTES: usize = 64 << 20;
+/// How many bytes of lines one run holds (as allocated) before it is sorted and written out.
+pub const RUN_BYTES: usize = 32 << 20;
 
 /// [`RUN_BYTES`], or `TRACELAB_SORT_RUN_BYTES` when set (smaller runs for a machine short of
 /// memory, and for the tests, which make many runs of a small trace).
@@ -62,7 +62,9 @@ impl Spill {
 
     pub fn push(&mut self, key: Key, line: String) -> io::Result<()> {
         debug_assert!(!line.contains('\n'), "one line per record");
-        self.bytes += line.len() + 32;
+        // What the line holds, not its length: a line built by growing can hold twice its length
+        // (the merge held 130 MB with runs of 64 MB counted by length).
+        self.bytes += line.capacity() + std::mem::size_of::<(Key, String)>();
         self.run.push((key, line));
         if self.bytes >= self.limit {
             self.write_run()?;
