@@ -40,7 +40,7 @@ pub mod reuse;
 pub mod reproduce;
 pub mod settings;
 pub mod simulate;
-pub mod strtable;
+mod strtable;
 pub mod tally;
 pub mod text;
 pub mod timeline;

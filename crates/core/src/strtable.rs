@@ -3,12 +3,11 @@
 //! `u32` slots. An entry costs its length + 8 bytes + `size_of::<V>()` + 8 to 16 bytes of slots
 //! (the table is kept at most half full), against ~70 bytes for a `HashMap<String, V>` of short
 //! ids. The JSON Lines reader keeps attempt ids here (duplicates are refused with the line of the
-//! first use), [`crate::index::IndexBuilder`] the business ids, and `tracelab merge` the ids of
-//! every shard (an id in two shards is refused).
+//! first use), and [`crate::index::IndexBuilder`] the business ids.
 
 use std::hash::BuildHasher;
 
-pub struct StrTable<V> {
+pub(crate) struct StrTable<V> {
     bytes: Vec<u8>,
     /// End offset of entry `i` in `bytes` (its start is the previous entry's end).
     ends: Vec<u64>,
@@ -20,7 +19,7 @@ pub struct StrTable<V> {
 
 /// More entries than the `u32` slots can name (over four billion distinct strings).
 #[derive(Debug)]
-pub struct TableFull;
+pub(crate) struct TableFull;
 
 impl<V> Default for StrTable<V> {
     fn default() -> Self {
@@ -29,12 +28,8 @@ impl<V> Default for StrTable<V> {
 }
 
 impl<V> StrTable<V> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
     }
 
     fn get_str(&self, i: usize) -> &[u8] {
@@ -68,7 +63,7 @@ impl<V> StrTable<V> {
     }
 
     /// The value of `key`, inserting `make()` when it is new.
-    pub fn entry(&mut self, key: &str, make: impl FnOnce() -> V) -> Result<&mut V, TableFull> {
+    pub(crate) fn entry(&mut self, key: &str, make: impl FnOnce() -> V) -> Result<&mut V, TableFull> {
         if (self.ends.len() + 1) * 2 > self.slots.len() {
             if self.ends.len() >= u32::MAX as usize - 1 {
                 return Err(TableFull);
@@ -90,7 +85,7 @@ impl<V> StrTable<V> {
         Ok(&mut self.values[i])
     }
 
-    pub fn values(&self) -> &[V] {
+    pub(crate) fn values(&self) -> &[V] {
         &self.values
     }
 }

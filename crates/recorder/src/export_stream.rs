@@ -15,11 +15,12 @@ use std::io::{self, BufRead, Write};
 use std::path::Path;
 
 use tracelab_core::export::{self, CardFacts, PerfettoWriter, Slots};
-use tracelab_core::parse::stream::{self, StreamError};
+use tracelab_core::parse::duplicate_id;
+use tracelab_core::parse::stream::{self, Ids, StreamError};
 use tracelab_core::{Attempt, Header, Lang, Metrics, Settings};
 
 use crate::parquet_export::{ParquetRows, RunColumns};
-use crate::spill::Spill;
+use crate::spill::{Duplicates, Spill};
 
 /// What to write (the formats of `tracelab export`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +80,7 @@ pub fn export<R: BufRead, W: Write + Send>(
     out: W,
 ) -> Result<Done, ExportError> {
     match format {
-        Format::Csv => csv(name, reader, settings_for, out),
+        Format::Csv => csv(name, reader, settings_for, options, out),
         Format::CardMd | Format::CardJson => card(name, reader, format, settings_for, options, out),
         Format::Perfetto => perfetto(name, reader, settings_for, options, out),
         Format::Parquet => parquet(name, reader, settings_for, options, out),
@@ -93,26 +94,62 @@ fn read_error(name: &str, e: StreamError) -> ExportError {
     }
 }
 
-/// The core's `visit` with one error type: the trace's refusal, a bad option, or a write error.
+/// The core's `visit` with one error type (the trace's refusal, a bad option, a write error),
+/// the attempt ids checked on disk ([`Duplicates`]) so memory does not grow with the trace. A
+/// repeated id is reported as the whole-file reader reports it: before a later line's error or
+/// a bad option, after text that is not UTF-8.
 fn visit<R: BufRead, S>(
     name: &str,
     reader: R,
+    options: &Options,
     start: impl FnOnce(&Header) -> Result<S, ExportError>,
-    each: impl FnMut(&mut S, Attempt) -> Result<(), ExportError>,
+    mut each: impl FnMut(&mut S, Attempt) -> Result<(), ExportError>,
 ) -> Result<(S, stream::Rest), ExportError> {
-    stream::visit(name, reader, start, each).map_err(|e| read_error(name, e))?
+    let mut ids = Duplicates::with_limit(options.sort_dir, options.run_bytes);
+    // `start`'s error (a bad option) is kept as the state, so the ids are still checked to the
+    // end: a repeated id in the file comes before it, as in the whole-file export.
+    let visited = stream::visit(name, reader, Ids::Caller, |header| Ok::<_, ExportError>(start(header)), |state, a, line| {
+        ids.push(&a.id, 0, line).map_err(sort_error)?;
+        match state {
+            Ok(state) => each(state, a),
+            Err(_) => Ok(()),
+        }
+    });
+    let mut repeat_before = |line: usize| -> Result<Option<ExportError>, ExportError> {
+        let repeat = ids.first_repeat(false).map_err(sort_error)?;
+        Ok(repeat.filter(|d| d.again.1 < line).map(|d| ExportError::Read(duplicate_id(&d.id, d.first.1, d.again.1).in_file(name).to_string())))
+    };
+    match visited {
+        Ok(Ok((state, rest))) => match repeat_before(usize::MAX)? {
+            Some(repeat) => Err(repeat),
+            None => state.map(|state| (state, rest)),
+        },
+        // A write error stops the read at once.
+        Ok(Err(e)) => Err(e),
+        Err(StreamError::Parse(e)) if e.message != stream::NOT_UTF8 => {
+            let at = e.line.unwrap_or(usize::MAX);
+            Err(repeat_before(at)?.unwrap_or_else(|| read_error(name, StreamError::Parse(e))))
+        }
+        Err(e) => Err(read_error(name, e)),
+    }
+}
+
+fn sort_error(e: io::Error) -> ExportError {
+    ExportError::Write(io::Error::new(e.kind(), format!("cannot sort the attempt ids: {e}")))
 }
 
 fn csv<R: BufRead, W: Write>(
     name: &str,
     reader: R,
     settings_for: impl FnOnce(&Header) -> Result<Settings, String>,
+    options: &Options,
     out: W,
 ) -> Result<Done, ExportError> {
     let mut out = Some(out);
     let ((_, mut out), _) = visit(
         name,
         reader,
+        options,
         |header| {
             let settings = settings_for(header).map_err(ExportError::Read)?;
             let mut out = out.take().expect("the header comes once");
@@ -208,6 +245,7 @@ fn perfetto<R: BufRead, W: Write>(
     let (settings, rest) = visit(
         name,
         reader,
+        options,
         |header| settings_for(header).map_err(ExportError::Read),
         |_, a| {
             seq += 1;
@@ -258,6 +296,7 @@ fn parquet<R: BufRead, W: Write + Send>(
     let (rows, _) = visit(
         name,
         reader,
+        options,
         |header| {
             // The options are checked as for every format, though no verdict is written.
             settings_for(header).map_err(ExportError::Read)?;

@@ -12,8 +12,8 @@
 //! Streamed: each shard is checked by the core's streamed reader, then read again line by line,
 //! its attempts re-timed and sorted on disk by time ([`crate::spill`]: a shard's attempts are
 //! in the order they finished), and the sorted runs of every shard merged k ways into the output.
-//! Memory holds one sorted run, the attempt ids (an id in two shards is refused) and the GPU and
-//! engine samples (a few per second), never a shard's attempts.
+//! Memory holds one sorted run and the GPU and engine samples (a few per second), never a
+//! shard's attempts; the attempt ids are checked on disk too (an id in two shards is refused).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -21,13 +21,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{json, Map, Value};
-use tracelab_core::parse::stream::{self, StreamError};
-use tracelab_core::strtable::StrTable;
+use tracelab_core::parse::duplicate_id;
+use tracelab_core::parse::stream::{self, Ids, StreamError};
 use tracelab_core::trace::{ClientShare, ClientTiming, Footer, Lateness, GPU_UNSUPPORTED};
 use tracelab_core::{write, Header};
 
 use crate::shard::rfc3339_epoch_ms;
-use crate::spill::{self, Spill};
+use crate::spill::{self, Duplicates, Spill};
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
@@ -70,14 +70,23 @@ struct Shard {
 }
 
 /// Reads a whole stream with the core's reader, keeping nothing of the attempts: the same
-/// checks, errors and warnings as loading the file.
-fn check_stream(name: &str, path: &Path) -> Result<stream::Rest, String> {
+/// checks, errors and warnings as loading the file, a repeated attempt id found on disk
+/// ([`Duplicates`], beside `sort_dir`) so memory does not grow with the file.
+fn check_stream(name: &str, path: &Path, sort_dir: &Path) -> Result<stream::Rest, String> {
     let file = File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let visited = stream::visit(name, BufReader::with_capacity(1 << 20, file), |_| Ok::<(), String>(()), |(), _| Ok(()));
+    let mut ids = Duplicates::new(sort_dir);
+    let visited = stream::visit(name, BufReader::with_capacity(1 << 20, file), Ids::Caller, |_| Ok::<(), String>(()), |(), a, line| {
+        ids.push(&a.id, 0, line).map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))
+    });
+    let mut repeat_before = |line: usize| -> Result<Option<String>, String> {
+        let repeat = ids.first_repeat(false).map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))?;
+        Ok(repeat.filter(|d| d.again.1 < line).map(|d| duplicate_id(&d.id, d.first.1, d.again.1).in_file(name).to_string()))
+    };
     match visited {
-        Ok(Ok(((), rest))) => Ok(rest),
-        Ok(Err(never)) => Err(never),
+        Ok(Ok(((), rest))) => repeat_before(usize::MAX)?.map_or(Ok(rest), Err),
+        Ok(Err(sort)) => Err(sort),
         Err(StreamError::Io(e)) => Err(format!("cannot read {name}: {e}")),
+        Err(StreamError::Parse(e)) if e.message != stream::NOT_UTF8 => Err(repeat_before(e.line.unwrap_or(usize::MAX))?.unwrap_or_else(|| e.to_string())),
         Err(StreamError::Parse(e)) => Err(e.to_string()),
     }
 }
@@ -95,9 +104,9 @@ fn first_record(name: &str, path: &Path) -> Result<Value, String> {
     Err(format!("{name} is empty"))
 }
 
-fn load(path: &Path) -> Result<Shard, String> {
+fn load(path: &Path, sort_dir: &Path) -> Result<Shard, String> {
     let name = path.display().to_string();
-    let rest = check_stream(&name, path)?;
+    let rest = check_stream(&name, path, sort_dir)?;
     let Value::Object(header) = first_record(&name, path)? else {
         return Err(format!("{name} line 1: the header is not a JSON object"));
     };
@@ -192,7 +201,11 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     if args.output.exists() && !args.force {
         return Err(format!("{name} already exists; give --force to overwrite it"));
     }
-    let mut shards = args.shards.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
+    let sort_dir = match args.output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut shards = args.shards.iter().map(|p| load(p, &sort_dir)).collect::<Result<Vec<_>, _>>()?;
     check(&mut shards)?;
     let origin_ms = shards.iter().map(|s| s.anchor_ms).fold(f64::INFINITY, f64::min);
     let origin_anchor = shards
@@ -201,15 +214,12 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
         .and_then(|s| s.parsed.wall_clock_anchor_utc.clone())
         .unwrap_or_default();
     let telemetry = shards[0].parsed.capabilities.gpu_telemetry.clone();
-    let sort_dir = match args.output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
 
     // Attempts by time, then shard, then line: the order one stable sort of every shard's lines
     // (in shard order) by time gives.
     let mut attempts = Spill::new(&sort_dir);
-    let mut ids: StrTable<()> = StrTable::default();
+    // An id in two shards (each shard's own were checked as it was loaded).
+    let mut ids = Duplicates::new(&sort_dir);
     let mut gpu: Vec<(f64, String)> = Vec::new();
     let mut engine: Vec<(f64, String)> = Vec::new();
     let mut clean = true;
@@ -228,11 +238,7 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             match record.get("kind").and_then(Value::as_str) {
                 Some("attempt") => {
                     let id = record.get("id").and_then(Value::as_str).unwrap_or_default();
-                    let mut fresh = false;
-                    ids.entry(id, || fresh = true).map_err(|_| format!("{} line {}: more attempts than a trace may hold", s.name, n + 1))?;
-                    if !fresh {
-                        return Err(format!("{} line {}: attempt `{id}` is also in another shard; were the shards recorded with one --shard each?", s.name, n + 1));
-                    }
+                    ids.push(id, position, n + 1).map_err(|e| format!("cannot sort the attempt ids: {e}"))?;
                     for key in ATTEMPT_TIMES {
                         if let Some(v) = record.get_mut(key) {
                             shift(v, offset);
@@ -274,6 +280,13 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             }
         }
     }
+    if let Some(d) = ids.first_repeat(false).map_err(|e| format!("cannot sort the attempt ids: {e}"))? {
+        return Err(format!(
+            "{} line {}: attempt `{}` is also in another shard; were the shards recorded with one --shard each?",
+            shards[d.again.0].name, d.again.1, d.id
+        ));
+    }
+    drop(ids);
     gpu.sort_by(|a, b| a.0.total_cmp(&b.0));
     engine.sort_by(|a, b| a.0.total_cmp(&b.0));
 
@@ -335,7 +348,7 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             return Err(e);
         }
     };
-    if let Err(e) = check_stream(&name, &tmp) {
+    if let Err(e) = check_stream(&name, &tmp, &sort_dir) {
         let _ = std::fs::remove_file(&tmp);
         return Err(format!("the merged trace does not load (a bug): {e}"));
     }

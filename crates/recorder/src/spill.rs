@@ -160,6 +160,70 @@ impl Iterator for Sorted<'_> {
     }
 }
 
+/// Attempt ids checked for repeats in memory that does not grow with the trace: each id goes to
+/// a [`Spill`] keyed by its hash, so equal ids meet when the sorted runs are merged.
+pub struct Duplicates {
+    spill: Spill,
+}
+
+/// An id used twice: where first and where again, as (source, line) (a source is a file: a
+/// shard's position, 0 for one trace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    pub id: String,
+    pub first: (usize, usize),
+    pub again: (usize, usize),
+}
+
+impl Duplicates {
+    pub fn new(near: &Path) -> Duplicates {
+        Duplicates { spill: Spill::new(near) }
+    }
+
+    /// [`Duplicates::new`] with runs of at most `limit` bytes.
+    pub fn with_limit(near: &Path, limit: usize) -> Duplicates {
+        Duplicates { spill: Spill::with_limit(near, limit) }
+    }
+
+    pub fn push(&mut self, id: &str, source: usize, line: usize) -> io::Result<()> {
+        use std::hash::{Hash, Hasher};
+        // Fixed keys: the same id hashes alike in every run of the sort.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        id.hash(&mut hasher);
+        self.spill.push([hasher.finish() as i64, source as i64, line as i64], id.to_string())
+    }
+
+    /// The repeat a reader going through the sources and their lines in order meets first (the
+    /// smallest `again`); `within_a_source`: only an id used twice in one source counts.
+    pub fn first_repeat(&mut self, within_a_source: bool) -> io::Result<Option<Duplicate>> {
+        let mut best: Option<Duplicate> = None;
+        let mut group: Vec<(i64, usize, usize, String)> = Vec::new();
+        let consider = |group: &mut Vec<(i64, usize, usize, String)>, best: &mut Option<Duplicate>| {
+            // Same hash: usually one id; a collision keeps ids apart by comparing them.
+            for (i, (_, source, line, id)) in group.iter().enumerate() {
+                let earlier = group[..i].iter().find(|(_, s, _, other)| other == id && (!within_a_source || s == source));
+                if let Some((_, first_source, first_line, _)) = earlier {
+                    let found = Duplicate { id: id.clone(), first: (*first_source, *first_line), again: (*source, *line) };
+                    if best.as_ref().is_none_or(|b| found.again < b.again) {
+                        *best = Some(found);
+                    }
+                    break;
+                }
+            }
+            group.clear();
+        };
+        for item in self.spill.sorted()? {
+            let ([hash, source, line], id) = item?;
+            if group.last().is_some_and(|g| g.0 != hash) {
+                consider(&mut group, &mut best);
+            }
+            group.push((hash, source as usize, line as usize, id));
+        }
+        consider(&mut group, &mut best);
+        Ok(best)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +257,30 @@ mod tests {
         drop(small);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the runs are removed");
         assert!([-0.0, 0.0, -1.0, 1.0, f64::INFINITY].windows(2).all(|w| (ordered(w[0]) < ordered(w[1])) == (w[0].total_cmp(&w[1]).is_lt())));
+    }
+
+    /// Repeated ids are found however the runs fall, the first one a reader would meet.
+    #[test]
+    fn duplicates_meet_across_runs() {
+        let dir = std::env::temp_dir().join(format!("tracelab-dups-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut ids = Duplicates::with_limit(&dir, 300);
+        for line in 1..=400 {
+            ids.push(&format!("a{line}"), 0, line).unwrap();
+        }
+        assert_eq!(ids.first_repeat(false).unwrap(), None);
+        ids.push("a7", 1, 3).unwrap();
+        ids.push("a300", 0, 401).unwrap();
+        ids.push("a5", 0, 402).unwrap();
+        assert!(ids.spill.runs_on_disk() > 10);
+        let in_one = ids.first_repeat(true).unwrap().unwrap();
+        assert_eq!((in_one.id.as_str(), in_one.first, in_one.again), ("a300", (0, 300), (0, 401)));
+        let any = ids.first_repeat(false).unwrap().unwrap();
+        assert_eq!((any.id.as_str(), any.first, any.again), ("a300", (0, 300), (0, 401)), "source 0's line 401 comes before source 1's line 3");
+        let mut across = Duplicates::new(&dir);
+        across.push("x", 0, 9).unwrap();
+        across.push("x", 2, 1).unwrap();
+        assert_eq!(across.first_repeat(true).unwrap(), None);
+        assert_eq!(across.first_repeat(false).unwrap().map(|d| (d.first, d.again)), Some(((0, 9), (2, 1))));
     }
 }

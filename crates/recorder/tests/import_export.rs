@@ -268,5 +268,35 @@ fn streamed_exports_equal_the_whole_trace_exports() {
     let err = fails(&["export", s(&bad), "--format", "csv", "--output", s(&out)]);
     assert!(err.contains("field `id`"), "{err}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("bad.csv")).count(), 0);
+
+    // The streamed export checks the ids on disk: a repeated id is refused as the whole-file
+    // reader refuses it, before a later bad line or a bad option, and after a bad line before it.
+    let sample_text = std::fs::read_to_string(&sample).unwrap();
+    let lines: Vec<&str> = sample_text.lines().collect();
+    let repeat = lines[3].to_string();
+    let broken = "{\"kind\":\"attempt\"}";
+    for (case, body, extra) in [
+        ("repeat", [&lines[..], &[repeat.as_str()]].concat(), &[][..]),
+        ("repeat then a bad line", [&lines[..6], &[repeat.as_str(), broken], &lines[6..]].concat(), &[][..]),
+        ("a bad line then a repeat", [&lines[..5], &[broken], &lines[5..], &[repeat.as_str()]].concat(), &[][..]),
+        ("repeat and a bad option", [&lines[..], &[repeat.as_str()]].concat(), &["--threshold", "-1"][..]),
+    ] {
+        let file = dir.join("dup.jsonl");
+        std::fs::write(&file, body.join("\n") + "\n").unwrap();
+        for format in ["csv", "perfetto", "parquet"] {
+            let out = dir.join("dup.out");
+            let run = |whole: bool| {
+                let mut cmd = Command::new(BIN);
+                cmd.args(["export", s(&file), "--format", format, "--force", "--output", s(&out)]).args(extra);
+                if whole {
+                    cmd.arg("--in-memory");
+                }
+                let output = cmd.output().unwrap();
+                assert!(!output.status.success() && !out.exists(), "{case} {format}");
+                text(&output.stderr)
+            };
+            assert_eq!(run(false), run(true), "{case}, --format {format}");
+        }
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

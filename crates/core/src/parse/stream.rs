@@ -163,8 +163,9 @@ pub fn read<R: BufRead, E>(
     let visited = visit(
         file,
         reader,
+        Ids::Here,
         |header| settings_for(header).map(|settings| Fold::new(header, settings)),
-        |fold, a| {
+        |fold, a, _| {
             fold.push(&a);
             Ok(())
         },
@@ -204,8 +205,19 @@ pub struct Rest {
     pub warnings: Vec<String>,
 }
 
+/// Who checks that no attempt id is used twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ids {
+    /// The reader, keeping every id (~40 bytes per attempt).
+    Here,
+    /// The caller, with each attempt's line (`tracelab export` and `merge` sort the ids on disk,
+    /// so their memory does not grow with the trace); its error is [`super::duplicate_id`].
+    Caller,
+}
+
 /// The one streamed reader under [`read`] and `tracelab export`/`merge`: each attempt, checked
-/// as the whole-file reader checks it, is handed to `each` in file order and dropped here.
+/// as the whole-file reader checks it (its id too, with [`Ids::Here`]), is handed to `each` with
+/// its line number in file order and dropped here.
 /// `start` is asked once, with the header, before any attempt, for the caller's state; its error
 /// is returned only when the whole file reads (so a bad option comes after a bad file's error).
 /// An error of `each` (a full disk) stops the read at once. Besides the caller's state, memory
@@ -213,11 +225,15 @@ pub struct Rest {
 pub fn visit<R: BufRead, S, E>(
     file: &str,
     reader: R,
+    ids: Ids,
     start: impl FnOnce(&Header) -> Result<S, E>,
-    mut each: impl FnMut(&mut S, Attempt) -> Result<(), E>,
+    mut each: impl FnMut(&mut S, Attempt, usize) -> Result<(), E>,
 ) -> Result<Result<(S, Rest), E>, StreamError> {
     let mut lines = Lines::new(reader);
-    let mut reader = LineReader::default();
+    let mut reader = match ids {
+        Ids::Here => LineReader::default(),
+        Ids::Caller => LineReader::ids_elsewhere(),
+    };
     let mut start = Some(start);
     let mut state: Option<Result<S, E>> = None;
     let mut gpu = Vec::new();
@@ -244,7 +260,7 @@ pub fn visit<R: BufRead, S, E>(
         match line {
             Line::Attempt(a) => {
                 if let Some(Ok(s)) = &mut state {
-                    if let Err(e) = each(s, *a) {
+                    if let Err(e) = each(s, *a, line_no) {
                         return Ok(Err(e));
                     }
                 }
@@ -368,8 +384,12 @@ impl RawLine {
     }
 }
 
+/// The message of the error for text that is not UTF-8, which the whole-file reader gives before
+/// any other (a caller that checks the ids itself lets it win over a repeated id).
+pub const NOT_UTF8: &str = "the file is not UTF-8 text (is it a trace?)";
+
 fn not_utf8(line: usize) -> ParseError {
-    ParseError::new("the file is not UTF-8 text (is it a trace?)").at_line(line)
+    ParseError::new(NOT_UTF8).at_line(line)
 }
 
 /// Lines of a [`BufRead`], each kept up to [`MAX_LINE_BYTES`] + 1 (a `\r` may follow).
