@@ -281,6 +281,16 @@ fn merge_sorts_out_of_order_shards_on_disk() {
         assert_eq!((a.ttft_ms, a.e2e_ms), (original.ttft_ms, original.e2e_ms), "{}: durations untouched", a.id);
     }
     assert_eq!(merged.gpu.len(), gpu.len() * n, "each shard's GPUs become a node");
+
+    // An attempt in two shards is refused, at its second place (the ids are checked on disk).
+    let taken = std::fs::read_to_string(&files[0]).unwrap().lines().nth(1).unwrap().to_string();
+    let one = std::fs::read_to_string(&files[1]).unwrap();
+    let mut lines: Vec<&str> = one.lines().collect();
+    lines.insert(2, &taken);
+    std::fs::write(&files[1], lines.join("\n") + "\n").unwrap();
+    let output = tracelab().arg("merge").args(&files).arg("--output").arg(dir.join("twice.jsonl")).env("TRACELAB_SORT_RUN_BYTES", "3000").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("shard-1.jsonl line 3: attempt `") && stderr.contains("is also in another shard"), "{stderr}");
 }
 
 /// A shard that comes up after `--start-at` (a slow image pull) runs, late by as much as it says,
