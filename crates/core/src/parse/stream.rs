@@ -1,7 +1,8 @@
-//! Reading a JSON Lines trace as a stream, for `tracelab report` on traces too large to hold:
-//! line by line through a [`BufRead`], each attempt parsed, checked and folded into an
-//! [`IndexBuilder`] and dropped, so memory grows with the compact per-attempt state below and
-//! never with the file or its events.
+//! Reading a JSON Lines trace as a stream, for traces too large to hold: line by line through a
+//! [`BufRead`], each attempt parsed, checked and handed on ([`visit`]: `tracelab export` and
+//! `merge`, which may check the ids themselves, [`Ids::Caller`]) or folded into an
+//! [`IndexBuilder`] and dropped ([`read`]: `tracelab report` and the streamed cards), so memory
+//! grows with the compact per-attempt state below and never with the file or its events.
 //!
 //! Kept per attempt (bytes): its id for the duplicate check (id length + 16 + 8…16 of slots),
 //! its business id (the same again), TTFT and E2E as `f64` (8 + 8, and 8 more for a success
