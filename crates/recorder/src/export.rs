@@ -97,10 +97,8 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
         let name = args.file.display().to_string();
         let cannot_read = |e: std::io::Error| format!("cannot read {name}: {e}");
         let mut file = File::open(&args.file).map_err(cannot_read)?;
-        if stream::streamable(&mut file).map_err(cannot_read)? {
-            if streamed(&args, &name, file)? == Done::Written {
-                return Ok(());
-            }
+        if stream::streamable(&mut file).map_err(cannot_read)? && streamed(&args, &name, file)? == Done::Written {
+            return Ok(());
         }
     }
     whole(args)

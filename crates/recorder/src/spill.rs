@@ -81,7 +81,7 @@ impl Spill {
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot make the sort folder {}: {e}", self.dir.display())))?;
             self.made_dir = true;
         }
-        self.run.sort_by(|a, b| a.0.cmp(&b.0));
+        self.run.sort_by_key(|a| a.0);
         let path = self.dir.join(format!("run-{}", self.runs.len()));
         let mut out = BufWriter::new(File::create(&path)?);
         for ([a, b, c], line) in self.run.drain(..) {
@@ -96,7 +96,7 @@ impl Spill {
     /// Every line pushed, in key order.
     pub fn sorted(&mut self) -> io::Result<Sorted<'_>> {
         if self.runs.is_empty() {
-            self.run.sort_by(|a, b| a.0.cmp(&b.0));
+            self.run.sort_by_key(|a| a.0);
             return Ok(Sorted::Memory(self.run.iter()));
         }
         self.write_run()?;
