@@ -35,7 +35,7 @@ pub struct Trace {
 impl Trace {
     /// A run without a footer did not finish cleanly (crash, kill) or is still being written.
     pub fn is_incomplete(&self) -> bool {
-        !matches!(self.footer, Some(Footer { finished_cleanly: true, .. }))
+        !Footer::finished(self.footer)
     }
 
     /// What kind of record this is, for the reader's first line about it.
@@ -57,7 +57,7 @@ impl Trace {
 
     /// Whether the trace carries a peer tool's own figures (without reading them).
     pub fn has_peer_figures(&self) -> bool {
-        self.header.source.as_ref().is_some_and(|s| !s.figures.is_empty())
+        self.header.has_peer_figures()
     }
 
     /// How many attempts were warm-up attempts.
@@ -147,6 +147,13 @@ pub struct Header {
     /// which signals it found; the samples are `engine` records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_metrics: Option<engine::EngineScrape>,
+}
+
+impl Header {
+    /// Whether the header carries a peer tool's own figures (without reading them).
+    pub fn has_peer_figures(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| !s.figures.is_empty())
+    }
 }
 
 impl Default for Header {
@@ -784,6 +791,13 @@ pub struct Footer {
     pub attempts: u64,
     #[serde(default)]
     pub gpu_samples: u64,
+}
+
+impl Footer {
+    /// Whether a trace with this footer (or none) says its run finished cleanly.
+    pub fn finished(footer: Option<Footer>) -> bool {
+        matches!(footer, Some(Footer { finished_cleanly: true, .. }))
+    }
 }
 
 /// Test data shared by the core's unit tests.

@@ -6,6 +6,7 @@
 //! tokio timer, whose millisecond granularity would by itself cost up to 1 ms of start lag.
 
 use std::path::PathBuf;
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -211,21 +212,57 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
 
     // A shard: how well its clock is synchronised, then the shared start instant. The clock's
     // origin (and so the header's wall-clock anchor) is taken right after the wait.
-    let mut shard_extra = match &plan.shard {
-        Some(s) => shard::header_extra(s, plan.start_at, &ClockSync::query()),
-        None => serde_json::Map::new(),
+    let sync = plan.shard.as_ref().map(|_| ClockSync::query());
+    let mut late = None;
+    let log_lines = plan.progress && plan.shard.is_some() && !std::io::stderr().is_terminal();
+    // With --barrier, the instant to wait for is the one shard 0 announces once all are ready.
+    let mut start_at = plan.start_at;
+    if let Some(s) = plan.shard.clone().filter(|s| s.barrier.is_some()) {
+        let at = plan.start_at;
+        let met = tokio::task::spawn_blocking(move || {
+            shard::barrier(&s, at, &|what| {
+                if log_lines {
+                    eprintln!("{}", shard::log_line(&s, "barrier", &[("note", what.to_string())]));
+                }
+            })
+        })
+        .await
+        .unwrap_or_else(|_| Err("the barrier stopped unexpectedly".into()));
+        match met {
+            Ok(go) => start_at = Some(go),
+            Err(why) => {
+                let _ = std::fs::remove_file(&plan.output);
+                return Err(why);
+            }
+        }
+    }
+    if let Some(at) = start_at {
+        let waited = tokio::task::spawn_blocking(move || shard::wait_until(at)).await;
+        match waited.unwrap_or_else(|_| Err("the wait for --start-at stopped unexpectedly".into())) {
+            Ok(by) => late = Some(by),
+            Err(why) => {
+                let _ = std::fs::remove_file(&plan.output);
+                return Err(why);
+            }
+        }
+    }
+    let clock = Clock::start();
+    let mut shard_extra = match (&plan.shard, &sync) {
+        (Some(s), Some(sync)) => shard::header_extra(s, start_at, late, sync),
+        _ => serde_json::Map::new(),
     };
     if let Some((_, record)) = &replay {
         shard_extra.insert("workload".into(), serde_json::Value::Object(record.clone()));
     }
-    if let Some(at) = plan.start_at {
-        let waited = tokio::task::spawn_blocking(move || shard::wait_until(at)).await;
-        if let Err(why) = waited.unwrap_or_else(|_| Err("the wait for --start-at stopped unexpectedly".into())) {
-            let _ = std::fs::remove_file(&plan.output);
-            return Err(why);
+    // A shard's progress goes to its log as lines (a pod's log is no terminal for a bar).
+    if let (true, Some(s)) = (log_lines, &plan.shard) {
+        let late_s = late.unwrap_or_default().as_secs_f64();
+        let mut fields = vec![("late_s", format!("{late_s:.3}"))];
+        if late_s >= 0.001 {
+            fields.push(("note", format!("started {late_s:.3} s after --start-at; every request of this shard is shifted by as much")));
         }
+        eprintln!("{}", shard::log_line(s, "start", &fields));
     }
-    let clock = Clock::start();
     let mut header = header(&plan, &clock, gpu_telemetry, &connection);
     header.engine_metrics = engine_scrape;
     header.conditions.runtime = runtime.clone();
@@ -296,12 +333,21 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     let replay_times: Vec<f64> = plan.replay.as_ref().map(|r| r.requests.iter().map(|q| q.at_ms).collect()).unwrap_or_default();
     let replay_rate = plan.replay.as_ref().map_or(0.0, |r| r.requests.len() as f64 / r.span_s.max(1.0));
     let work = drive(ctx.clone(), warmup_total, measured_total, plan.load, plan.duration, plan.shard.clone(), (replay_times, replay_rate));
+    let lines = match (log_lines, &plan.shard) {
+        (true, Some(s)) => Some(tokio::spawn(log_progress(ctx.clone(), s.clone(), measured_total.map(|m| s.jobs_of(m) + s.jobs_of(warmup_total))))),
+        _ => None,
+    };
     let interrupted = if plan.handle_signals {
         supervise(work, &ctx, plan.grace).await?
     } else {
         work.await;
         false
     };
+    if let (Some(lines), Some(s)) = (lines, &plan.shard) {
+        lines.abort();
+        let total = measured_total.map(|m| s.jobs_of(m) + s.jobs_of(warmup_total));
+        eprintln!("{}", shard::log_line(s, if interrupted { "stopped" } else { "done" }, &progress_fields(&ctx, total)));
+    }
     ctx.progress.finish_and_clear();
     sampler.stop();
     scrapers.stop();
@@ -400,6 +446,28 @@ fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transpor
         window: plan.window_s.map(|length_s| Window { start_ms: 0.0, length_s }),
         window_cost: plan.window_cost.clone(),
         ..Header::default()
+    }
+}
+
+/// How often a shard writes a `tracelab progress` line.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// `t=… done=…/… ok=… failed=…` of a progress line.
+fn progress_fields(ctx: &Ctx, total: Option<u64>) -> Vec<(&'static str, String)> {
+    let (ok, failed) = (ctx.ok.load(Ordering::Relaxed), ctx.failed.load(Ordering::Relaxed));
+    let done = match total {
+        Some(total) => format!("{}/{total}", ok + failed),
+        None => (ok + failed).to_string(),
+    };
+    vec![("t_s", format!("{:.1}", ctx.clock.now_ms() / 1000.0)), ("done", done), ("ok", ok.to_string()), ("failed", failed.to_string())]
+}
+
+async fn log_progress(ctx: Arc<Ctx>, shard: ShardPlan, total: Option<u64>) {
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        eprintln!("{}", shard::log_line(&shard, "progress", &progress_fields(&ctx, total)));
     }
 }
 

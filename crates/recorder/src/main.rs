@@ -8,7 +8,6 @@ use clap::{Parser, Subcommand};
 mod compare;
 mod export;
 mod import;
-mod parquet_export;
 mod report;
 mod settings_args;
 mod simulate;

@@ -8,17 +8,26 @@
 //! gap, E2E) stays exactly what that shard's own clock measured — never a difference across
 //! machines. How far apart two shards' timelines may still be (clock sync bounds + the anchors'
 //! 1 ms resolution) is stated in the merged header's `merged` object.
+//!
+//! Streamed: each shard is checked by the core's streamed reader, then read again line by line,
+//! its attempts re-timed and sorted on disk by time ([`crate::spill`]: a shard's attempts are
+//! in the order they finished), and the sorted runs of every shard merged k ways into the output.
+//! Memory holds one sorted run and the GPU and engine samples (a few per second), never a
+//! shard's attempts; the attempt ids are checked on disk too (an id in two shards is refused).
 
-use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{json, Map, Value};
-use tracelab_core::parse::parse_trace_bytes;
+use tracelab_core::parse::duplicate_id;
+use tracelab_core::parse::stream::{self, Ids, StreamError};
 use tracelab_core::trace::{ClientShare, ClientTiming, Footer, Lateness, GPU_UNSUPPORTED};
-use tracelab_core::{write, Trace};
+use tracelab_core::{write, Header};
 
 use crate::shard::rfc3339_epoch_ms;
+use crate::spill::{self, Duplicates, Spill};
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
@@ -45,23 +54,60 @@ const ATTEMPT_TIMES: [&str; 5] = ["intended_start_ms", "start_ms", "first_byte_m
 
 struct Shard {
     name: String,
+    path: PathBuf,
     index: u32,
     count: u32,
     run_id: String,
     clock_sync: Value,
+    /// The header record as written (with the recorder's `shard` object).
     header: Map<String, Value>,
-    trace: Trace,
-    text: String,
+    /// The header as the core reads it, and whether the shard's footer says it finished cleanly.
+    parsed: Header,
+    finished: bool,
     anchor_ms: f64,
+    /// `shard.start_late_ms`: how far past `--start-at` the shard began.
+    late_ms: Option<f64>,
 }
 
-fn load(path: &Path) -> Result<Shard, String> {
+/// Reads a whole stream with the core's reader, keeping nothing of the attempts: the same
+/// checks, errors and warnings as loading the file, a repeated attempt id found on disk
+/// ([`Duplicates`], beside `sort_dir`) so memory does not grow with the file.
+fn check_stream(name: &str, path: &Path, sort_dir: &Path) -> Result<stream::Rest, String> {
+    let file = File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let mut ids = Duplicates::new(sort_dir);
+    let visited = stream::visit(name, BufReader::with_capacity(1 << 20, file), Ids::Caller, |_| Ok::<(), String>(()), |(), a, line| {
+        ids.push(&a.id, 0, line).map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))
+    });
+    let mut repeat_before = |line: usize| -> Result<Option<String>, String> {
+        let repeat = ids.first_repeat(false).map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))?;
+        Ok(repeat.filter(|d| d.again.1 < line).map(|d| duplicate_id(&d.id, d.first.1, d.again.1).in_file(name).to_string()))
+    };
+    match visited {
+        Ok(Ok(((), rest))) => repeat_before(usize::MAX)?.map_or(Ok(rest), Err),
+        Ok(Err(sort)) => Err(sort),
+        Err(StreamError::Io(e)) => Err(format!("cannot read {name}: {e}")),
+        Err(StreamError::Parse(e)) if e.message != stream::NOT_UTF8 => Err(repeat_before(e.line.unwrap_or(usize::MAX))?.unwrap_or_else(|| e.to_string())),
+        Err(StreamError::Parse(e)) => Err(e.to_string()),
+    }
+}
+
+/// The first non-blank line of a file, as JSON.
+fn first_record(name: &str, path: &Path) -> Result<Value, String> {
+    let reader = BufReader::new(File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?);
+    for line in reader.lines() {
+        let line = line.map_err(|e| format!("cannot read {name}: {e}"))?;
+        let line = line.trim_start_matches('\u{feff}');
+        if !line.trim().is_empty() {
+            return serde_json::from_str(line).map_err(|_| format!("{name} line 1: the header is not a JSON object"));
+        }
+    }
+    Err(format!("{name} is empty"))
+}
+
+fn load(path: &Path, sort_dir: &Path) -> Result<Shard, String> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let trace = parse_trace_bytes(&name, &bytes).map_err(|e| e.to_string())?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{name} is not UTF-8 text"))?;
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
-    let Ok(Value::Object(header)) = serde_json::from_str::<Value>(first) else {
+    let rest = check_stream(&name, path, sort_dir)?;
+    let Value::Object(header) = first_record(&name, path)? else {
         return Err(format!("{name} line 1: the header is not a JSON object"));
     };
     let Some(shard) = header.get("shard").and_then(Value::as_object) else {
@@ -71,21 +117,23 @@ fn load(path: &Path) -> Result<Shard, String> {
     let (Some(index), Some(count), Some(run_id)) = (int("index"), int("count"), shard.get("run_id").and_then(Value::as_str)) else {
         return Err(format!("{name} line 1, field shard: needs `index`, `count` and `run_id`"));
     };
-    let anchor = trace.header.wall_clock_anchor_utc.as_deref().ok_or_else(|| {
+    let anchor = rest.header.wall_clock_anchor_utc.as_deref().ok_or_else(|| {
         format!("{name} line 1: no wall_clock_anchor_utc, so this shard cannot be put on the others' timeline")
     })?;
     let anchor_ms = rfc3339_epoch_ms(anchor)
         .ok_or_else(|| format!("{name} line 1, field wall_clock_anchor_utc: `{anchor}` is not an RFC 3339 time"))?;
     Ok(Shard {
         name,
+        path: path.to_path_buf(),
         index,
         count,
         run_id: run_id.to_string(),
         clock_sync: shard.get("clock_sync").cloned().unwrap_or(json!({"source": "unknown"})),
-        header,
-        trace,
-        text,
+        header: header.clone(),
+        parsed: rest.header,
+        finished: Footer::finished(rest.footer),
         anchor_ms,
+        late_ms: shard.get("start_late_ms").and_then(Value::as_f64),
     })
 }
 
@@ -149,37 +197,48 @@ fn uncertainty_ms(shards: &[Shard]) -> Option<f64> {
 }
 
 pub fn run(args: MergeArgs) -> Result<(), String> {
-    let mut shards = args.shards.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
+    let name = args.output.display().to_string();
+    if args.output.exists() && !args.force {
+        return Err(format!("{name} already exists; give --force to overwrite it"));
+    }
+    let sort_dir = match args.output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut shards = args.shards.iter().map(|p| load(p, &sort_dir)).collect::<Result<Vec<_>, _>>()?;
     check(&mut shards)?;
     let origin_ms = shards.iter().map(|s| s.anchor_ms).fold(f64::INFINITY, f64::min);
     let origin_anchor = shards
         .iter()
         .find(|s| s.anchor_ms == origin_ms)
-        .and_then(|s| s.trace.header.wall_clock_anchor_utc.clone())
+        .and_then(|s| s.parsed.wall_clock_anchor_utc.clone())
         .unwrap_or_default();
-    let telemetry = shards[0].trace.header.capabilities.gpu_telemetry.clone();
+    let telemetry = shards[0].parsed.capabilities.gpu_telemetry.clone();
 
-    let mut ids = HashSet::new();
-    let mut attempts: Vec<(f64, String)> = Vec::new();
+    // Attempts by time, then shard, then line: the order one stable sort of every shard's lines
+    // (in shard order) by time gives.
+    let mut attempts = Spill::new(&sort_dir);
+    // An id in two shards (each shard's own were checked as it was loaded).
+    let mut ids = Duplicates::new(&sort_dir);
     let mut gpu: Vec<(f64, String)> = Vec::new();
     let mut engine: Vec<(f64, String)> = Vec::new();
     let mut clean = true;
-    for s in &shards {
-        clean &= !s.trace.is_incomplete();
+    for (position, s) in shards.iter().enumerate() {
+        clean &= s.finished;
         let offset = s.anchor_ms - origin_ms;
         // dcgm samples the same fleet from every shard: shard 0's are kept. Local telemetry is
         // each client's own GPUs: each shard's become the node of its index.
-        let keep_gpu = s.trace.header.capabilities.gpu_telemetry == telemetry
+        let keep_gpu = s.parsed.capabilities.gpu_telemetry == telemetry
             && telemetry != GPU_UNSUPPORTED
             && (telemetry != "dcgm" || s.index == 0);
-        for (n, line) in s.text.lines().enumerate() {
-            let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(line) else { continue };
+        let file = File::open(&s.path).map_err(|e| format!("cannot read {}: {e}", s.name))?;
+        for (n, line) in BufReader::with_capacity(1 << 20, file).lines().enumerate() {
+            let line = line.map_err(|e| format!("cannot read {}: {e}", s.name))?;
+            let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(&line) else { continue };
             match record.get("kind").and_then(Value::as_str) {
                 Some("attempt") => {
-                    let id = record.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-                    if !ids.insert(id.clone()) {
-                        return Err(format!("{} line {}: attempt `{id}` is also in another shard; were the shards recorded with one --shard each?", s.name, n + 1));
-                    }
+                    let id = record.get("id").and_then(Value::as_str).unwrap_or_default();
+                    ids.push(id, position, n + 1).map_err(|e| format!("cannot sort the attempt ids: {e}"))?;
                     for key in ATTEMPT_TIMES {
                         if let Some(v) = record.get_mut(key) {
                             shift(v, offset);
@@ -196,7 +255,8 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
                         .iter()
                         .find_map(|k| record.get(*k).and_then(Value::as_f64))
                         .unwrap_or(f64::INFINITY);
-                    attempts.push((at, Value::Object(record).to_string()));
+                    let key = [spill::ordered(at), position as i64, n as i64];
+                    attempts.push(key, Value::Object(record).to_string()).map_err(|e| format!("cannot sort the attempts: {e}"))?;
                 }
                 Some("gpu") if keep_gpu => {
                     if let Some(t) = record.get_mut("t_ms") {
@@ -220,7 +280,13 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             }
         }
     }
-    attempts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some(d) = ids.first_repeat(false).map_err(|e| format!("cannot sort the attempt ids: {e}"))? {
+        return Err(format!(
+            "{} line {}: attempt `{}` is also in another shard; were the shards recorded with one --shard each?",
+            shards[d.again.0].name, d.again.1, d.id
+        ));
+    }
+    drop(ids);
     gpu.sort_by(|a, b| a.0.total_cmp(&b.0));
     engine.sort_by(|a, b| a.0.total_cmp(&b.0));
 
@@ -230,7 +296,7 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     header.remove("window");
     let windows: Option<Vec<(f64, f64)>> = shards
         .iter()
-        .map(|s| s.trace.header.window.map(|w| (w.start_ms + s.anchor_ms - origin_ms, w.length_s)))
+        .map(|s| s.parsed.window.map(|w| (w.start_ms + s.anchor_ms - origin_ms, w.length_s)))
         .collect();
     if let Some(windows) = windows {
         // One fixed length for all (--window): kept, from the earliest start; else the envelope
@@ -249,7 +315,7 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     // P50, P99 and max, so the merged bound is never below any shard's. A shard without one
     // (killed) leaves the run's share unknown.
     header.remove("client");
-    let shares: Option<Vec<&ClientShare>> = shards.iter().map(|s| s.trace.header.client.as_ref()).collect();
+    let shares: Option<Vec<&ClientShare>> = shards.iter().map(|s| s.parsed.client.as_ref()).collect();
     if let Some(share) = shares.map(|all| merged_share(&all)) {
         header.insert("client".into(), serde_json::to_value(share).map_err(|e| e.to_string())?);
     }
@@ -266,42 +332,74 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
         }),
     );
     merged.insert("clock_sync".into(), Value::Array(shards.iter().map(|s| s.clock_sync.clone()).collect()));
+    // How late each shard began past --start-at (its attempts are that much later on the
+    // merged timeline: a late shard's schedule was shifted, never compressed to catch up).
+    let late: Vec<Option<f64>> = shards.iter().map(|s| s.late_ms).collect();
+    merged.insert("start_late_ms".into(), json!(late));
     header.insert("merged".into(), Value::Object(merged));
 
-    let mut out = String::new();
-    out.push_str(&Value::Object(header).to_string());
-    out.push('\n');
-    for (_, line) in attempts.iter().chain(gpu.iter()).chain(engine.iter()) {
-        out.push_str(line);
-        out.push('\n');
-    }
-    let footer = Footer { finished_cleanly: clean, attempts: attempts.len() as u64, gpu_samples: gpu.len() as u64 };
-    out.push_str(&write::footer_line(&footer));
-    out.push('\n');
-
-    let name = args.output.display().to_string();
-    parse_trace_bytes(&name, out.as_bytes()).map_err(|e| format!("the merged trace does not load (a bug): {e}"))?;
-    if args.output.exists() && !args.force {
-        return Err(format!("{name} already exists; give --force to overwrite it"));
-    }
     let tmp = args.output.with_extension("merging");
-    std::fs::write(&tmp, out).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let written = write_merged(&tmp, &Value::Object(header), &mut attempts, &gpu, &engine, clean);
+    drop(attempts);
+    let attempts = match written {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    if let Err(e) = check_stream(&name, &tmp, &sort_dir) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("the merged trace does not load (a bug): {e}"));
+    }
     std::fs::rename(&tmp, &args.output).map_err(|e| format!("cannot write {name}: {e}"))?;
     if !args.quiet {
+        let late: String = shards
+            .iter()
+            .filter_map(|s| s.late_ms.filter(|ms| *ms >= 1000.0).map(|ms| format!("; shard {} began {:.1} s late (its requests shifted)", s.index, ms / 1000.0)))
+            .collect();
         let align = match uncertainty {
             Some(u) => format!("aligned within ±{u} ms"),
             None => "alignment uncertainty unknown (no clock sync report)".into(),
         };
         crate::outln!(
-            "Merged {} shards of run {} into {name}: {} attempts, {} GPU samples; {align}{}",
+            "Merged {} shards of run {} into {name}: {} attempts, {} GPU samples; {align}{late}{}",
             shards.len(),
             shards[0].run_id,
-            attempts.len(),
+            attempts,
             gpu.len(),
             if clean { "" } else { "; at least one shard did not finish cleanly" }
         );
     }
     Ok(())
+}
+
+/// The merged trace: header, the attempts in time order, GPU and engine samples, footer.
+/// Returns how many attempts it holds.
+fn write_merged(
+    path: &Path,
+    header: &Value,
+    attempts: &mut Spill,
+    gpu: &[(f64, String)],
+    engine: &[(f64, String)],
+    clean: bool,
+) -> Result<u64, String> {
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(cannot)?);
+    writeln!(out, "{header}").map_err(cannot)?;
+    let mut count = 0u64;
+    for item in attempts.sorted().map_err(|e| format!("cannot sort the attempts: {e}"))? {
+        let (_, line) = item.map_err(|e| format!("cannot sort the attempts: {e}"))?;
+        writeln!(out, "{line}").map_err(cannot)?;
+        count += 1;
+    }
+    for (_, line) in gpu.iter().chain(engine) {
+        writeln!(out, "{line}").map_err(cannot)?;
+    }
+    let footer = Footer { finished_cleanly: clean, attempts: count, gpu_samples: gpu.len() as u64 };
+    writeln!(out, "{}", write::footer_line(&footer)).map_err(cannot)?;
+    out.flush().map_err(cannot)?;
+    Ok(count)
 }
 
 /// The shards' shares as one run's (see where it is used).

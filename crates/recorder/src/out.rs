@@ -24,7 +24,8 @@ pub fn write_all(bytes: &[u8]) {
     }
 }
 
-fn end_on(e: io::Error) -> ! {
+/// Ends the process on a failed write to standard output (quietly, status 0, on a closed pipe).
+pub fn end_on(e: io::Error) -> ! {
     if e.kind() == io::ErrorKind::BrokenPipe {
         std::process::exit(0)
     }

@@ -9,9 +9,15 @@
 //! divided as evenly as it goes. The header says which shard it is, the shared run id and how
 //! well the clock was synchronised (chrony's report, else "unknown"); never a hostname, pod name
 //! or address.
+//!
+//! `--barrier HOST:PORT` makes the shards wait for each other ([`barrier`]): shard 0 listens, the
+//! others tell it they are ready, and it announces one instant once all are (or once
+//! `--barrier-timeout` has passed; a shard that comes later starts late, shifted, and says so).
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -32,6 +38,15 @@ pub struct ShardArgs {
     /// The id every shard of one run shares [default: derived from --start-at and the contract].
     #[arg(long, env = "TRACELAB_RUN_ID", value_name = "ID")]
     pub run_id: Option<String>,
+    /// Wait until every shard is ready: shard 0 listens on PORT, the others connect to HOST:PORT
+    /// (in Kubernetes, shard 0's pod name under a headless Service); all start together at
+    /// --start-at or, if someone was later, 1 s after the last one is ready.
+    #[arg(long, env = "TRACELAB_BARRIER", value_name = "HOST:PORT")]
+    pub barrier: Option<String>,
+    /// How long past --start-at (or from now) the barrier waits for the last shard before the
+    /// ready ones start without it (it then starts late, shifted).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    pub barrier_timeout: f64,
 }
 
 /// Which shard this process is, of which run.
@@ -40,12 +55,19 @@ pub struct ShardPlan {
     pub index: u32,
     pub count: u32,
     pub run_id: String,
+    /// `--barrier`: where the shards meet before they start, and how long shard 0 waits.
+    pub barrier: Option<(String, Duration)>,
 }
 
 impl ShardPlan {
     /// Whether global job `k` is this shard's.
     pub fn owns(&self, k: u64) -> bool {
         k % u64::from(self.count) == u64::from(self.index)
+    }
+
+    /// How many of global jobs 0 … `total` − 1 are this shard's.
+    pub fn jobs_of(&self, total: u64) -> u64 {
+        (total + u64::from(self.count) - 1 - u64::from(self.index)) / u64::from(self.count)
     }
 
     /// This shard's part of `total` workers: the first `total mod N` shards take one more.
@@ -78,10 +100,22 @@ pub fn plan(
             check(index, count, "JOB_COMPLETION_INDEX")?
         }
         (None, None) => {
-            if args.run_id.is_some() {
-                return Err("--run-id names the run shared by shards; give --shard I/N or --shards N too".into());
+            if args.run_id.is_some() || args.barrier.is_some() {
+                return Err("--run-id and --barrier are for a run of shards; give --shard I/N or --shards N too".into());
             }
             return Ok((None, start_at));
+        }
+    };
+    let barrier = match &args.barrier {
+        None => None,
+        Some(addr) => {
+            if !addr.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)) {
+                return Err(format!("--barrier must be HOST:PORT (shard 0's address and a port), got `{addr}`"));
+            }
+            if !(args.barrier_timeout.is_finite() && args.barrier_timeout > 0.0) {
+                return Err(format!("--barrier-timeout must be a number of seconds above 0, got {}", args.barrier_timeout));
+            }
+            Some((addr.clone(), Duration::from_secs_f64(args.barrier_timeout)))
         }
     };
     let run_id = match (&args.run_id, &start_at) {
@@ -101,7 +135,7 @@ pub fn plan(
             return Err("a sharded run needs --start-at (so the shards overlap) or --run-id (so they can be merged)".into())
         }
     };
-    Ok((Some(ShardPlan { index, count, run_id }), start_at))
+    Ok((Some(ShardPlan { index, count, run_id, barrier }), start_at))
 }
 
 fn parse_spec(spec: &str) -> Result<(u32, u32), String> {
@@ -121,18 +155,15 @@ fn check(index: u32, count: u32, what: &str) -> Result<(u32, u32), String> {
     Ok((index, count))
 }
 
-/// Sleeps until the wall clock reads `at`. Refuses an instant already more than a second past
-/// (this shard would not overlap the others) or more than a day ahead (a typo).
-pub fn wait_until(at: SystemTime) -> Result<(), String> {
+/// Sleeps until the wall clock reads `at`, and says how late this shard is past it (zero when on
+/// time). A shard that comes up after the instant (a slow image pull, a node scaled up) is never
+/// refused: it starts at once, its whole schedule shifted by its lateness, and says so (the
+/// header's `shard.start_late_ms`, a `tracelab start` line); the merge places its attempts that
+/// much later, so no request is sent early to catch up. More than a day ahead is refused (a typo).
+pub fn wait_until(at: SystemTime) -> Result<Duration, String> {
     let now = SystemTime::now();
     if let Ok(late) = now.duration_since(at) {
-        if late > Duration::from_secs(1) {
-            return Err(format!(
-                "--start-at was {:.1} s ago: this shard would not overlap the others; give a later instant",
-                late.as_secs_f64()
-            ));
-        }
-        return Ok(());
+        return Ok(late);
     }
     if at.duration_since(now).unwrap_or_default() > Duration::from_secs(86_400) {
         return Err("--start-at is more than a day ahead; is the date right?".into());
@@ -141,9 +172,147 @@ pub fn wait_until(at: SystemTime) -> Result<(), String> {
     loop {
         match at.duration_since(SystemTime::now()) {
             Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(200))),
-            _ => return Ok(()),
+            _ => return Ok(SystemTime::now().duration_since(at).unwrap_or_default()),
         }
     }
+}
+
+/// The barrier: every shard reports ready to shard 0, which answers with one start instant once
+/// all N are ready (`--start-at` if that is still ahead, else 1 s from then), or once the timeout
+/// (from `--start-at`, or from now) has passed, with those that came. Shard 0 keeps answering
+/// later shards with the same instant, already past: they start at once, late, shifted (see
+/// [`wait_until`]). A shard that cannot reach shard 0 within the timeout starts at `--start-at`
+/// (or now), late, and says why. One line each way: `ready INDEX RUN_ID`, then `go EPOCH_MS` or
+/// `refused WHY`. Returns the instant to wait for.
+pub fn barrier(shard: &ShardPlan, start_at: Option<SystemTime>, note: &dyn Fn(&str)) -> Result<SystemTime, String> {
+    let Some((addr, timeout)) = &shard.barrier else { return Ok(start_at.unwrap_or_else(SystemTime::now)) };
+    let from = start_at.map_or_else(SystemTime::now, |at| at.max(SystemTime::now()));
+    let deadline = Instant::now() + from.duration_since(SystemTime::now()).unwrap_or_default() + *timeout;
+    if shard.index == 0 {
+        lead(shard, addr, start_at, deadline, note)
+    } else {
+        follow(shard, addr, start_at, deadline, note)
+    }
+}
+
+fn lead(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline: Instant, note: &dyn Fn(&str)) -> Result<SystemTime, String> {
+    let port: u16 = addr.rsplit_once(':').and_then(|(_, p)| p.parse().ok()).unwrap_or_default();
+    let listener = TcpListener::bind(("0.0.0.0", port)).map_err(|e| format!("--barrier: shard 0 cannot listen on port {port}: {e}"))?;
+    listener.set_nonblocking(true).map_err(|e| format!("--barrier: {e}"))?;
+    let mut ready: Vec<(u32, TcpStream)> = Vec::new();
+    while ready.len() + 1 < shard.count as usize && Instant::now() < deadline {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                if let Some(index) = greet(shard, stream.try_clone().ok(), &ready) {
+                    ready.push((index, stream));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("--barrier: shard 0 stopped listening: {e}")),
+        }
+    }
+    // A second for the answer to reach every shard.
+    let soon = SystemTime::now() + Duration::from_secs(1);
+    let go = match start_at {
+        Some(at) if at >= soon => at,
+        _ => soon,
+    };
+    let missing = shard.count as usize - 1 - ready.len();
+    note(&if missing == 0 {
+        format!("all {} shards ready", shard.count)
+    } else {
+        format!("{missing} of {} shards not ready after the barrier's timeout: starting without them (they start late, shifted)", shard.count)
+    });
+    let line = format!("go {}\n", round3(epoch_ms(go)));
+    for (_, stream) in &mut ready {
+        let _ = stream.write_all(line.as_bytes());
+    }
+    // Later shards get the same instant, already past, for as long as this shard runs.
+    let me = shard.clone();
+    std::thread::spawn(move || {
+        let _ = listener.set_nonblocking(false);
+        for stream in listener.incoming().flatten() {
+            if let (Some(_), Ok(mut out)) = (greet(&me, stream.try_clone().ok(), &[]), stream.try_clone()) {
+                let _ = out.write_all(line.as_bytes());
+            }
+        }
+    });
+    Ok(go)
+}
+
+/// Reads a shard's `ready` line; refuses another run's shard, shard 0, or an index already here.
+fn greet(shard: &ShardPlan, stream: Option<TcpStream>, ready: &[(u32, TcpStream)]) -> Option<u32> {
+    let mut stream = stream?;
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut line = String::new();
+    BufReader::new(stream.try_clone().ok()?).read_line(&mut line).ok()?;
+    let mut words = line.split_whitespace();
+    let (Some("ready"), Some(index), Some(run)) = (words.next(), words.next().and_then(|i| i.parse::<u32>().ok()), words.next()) else {
+        let _ = stream.write_all(b"refused not a tracelab shard's ready line\n");
+        return None;
+    };
+    let why = if run != shard.run_id {
+        Some(format!("this barrier is run {}'s, not run {run}'s", shard.run_id))
+    } else if index == 0 || index >= shard.count || ready.iter().any(|(i, _)| *i == index) {
+        Some(format!("shard {index} is not one of shards 1 to {} still expected", shard.count - 1))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => {
+            let _ = stream.write_all(format!("refused {why}\n").as_bytes());
+            None
+        }
+        None => Some(index),
+    }
+}
+
+fn follow(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline: Instant, note: &dyn Fn(&str)) -> Result<SystemTime, String> {
+    let fallback = |why: String| {
+        note(&format!("{why}: starting at --start-at without the barrier"));
+        Ok(start_at.unwrap_or_else(SystemTime::now))
+    };
+    let mut stream = loop {
+        match TcpStream::connect(addr) {
+            Ok(stream) => break stream,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(250)),
+            Err(e) => return fallback(format!("shard 0 at the barrier did not answer ({e})")),
+        }
+    };
+    if let Err(e) = stream.write_all(format!("ready {} {}\n", shard.index, shard.run_id).as_bytes()) {
+        return fallback(format!("the barrier closed ({e})"));
+    }
+    // Shard 0 answers once all are ready: at most its timeout from now, and a margin.
+    let left = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(30);
+    let _ = stream.set_read_timeout(Some(left));
+    let mut line = String::new();
+    if let Err(e) = BufReader::new(stream).read_line(&mut line) {
+        return fallback(format!("the barrier did not answer ({e})"));
+    }
+    match line.trim().split_once(' ') {
+        Some(("go", ms)) => match ms.parse::<f64>() {
+            Ok(ms) if ms.is_finite() && ms > 0.0 => Ok(UNIX_EPOCH + Duration::from_secs_f64(ms / 1000.0)),
+            _ => Err(format!("--barrier: shard 0 answered `{}`, not a start instant", line.trim())),
+        },
+        Some(("refused", why)) => Err(format!("--barrier: shard 0 refused this shard: {why}")),
+        _ => fallback(format!("the barrier answered `{}`", line.trim())),
+    }
+}
+
+/// A shard's log lines, one format from start to end, so `kubectl logs -l job-name=… --prefix`
+/// follows every shard at once: `tracelab <event> shard=I/N run=ID key=value …` (logfmt: one
+/// event per line, a value with spaces in double quotes).
+pub fn log_line(shard: &ShardPlan, event: &str, fields: &[(&str, String)]) -> String {
+    let mut line = format!("tracelab {event} shard={}/{} run={}", shard.index, shard.count, shard.run_id);
+    for (key, value) in fields {
+        if value.contains(char::is_whitespace) || value.contains('"') {
+            line.push_str(&format!(" {key}=\"{}\"", value.replace('"', "'")));
+        } else {
+            line.push_str(&format!(" {key}={value}"));
+        }
+    }
+    line
 }
 
 /// Milliseconds since the Unix epoch (negative before it).
@@ -293,14 +462,16 @@ pub fn parse_tracking(text: &str) -> ClockSync {
     ClockSync::Chrony { offset_ms: offset * 1000.0, error_bound_ms: (offset.abs() + delay / 2.0 + dispersion) * 1000.0 }
 }
 
-/// The header's `shard` object.
-pub fn header_extra(shard: &ShardPlan, start_at: Option<SystemTime>, sync: &ClockSync) -> Map<String, Value> {
+/// The header's `shard` object. `late`: how far past `start_at` the shard began (see
+/// [`wait_until`]).
+pub fn header_extra(shard: &ShardPlan, start_at: Option<SystemTime>, late: Option<Duration>, sync: &ClockSync) -> Map<String, Value> {
     let mut s = Map::new();
     s.insert("index".into(), json!(shard.index));
     s.insert("count".into(), json!(shard.count));
     s.insert("run_id".into(), json!(shard.run_id));
     if let Some(at) = start_at {
         s.insert("start_at_epoch_ms".into(), json!(round3(epoch_ms(at))));
+        s.insert("start_late_ms".into(), json!(round3(late.unwrap_or_default().as_secs_f64() * 1000.0)));
     }
     s.insert("clock_sync".into(), sync.to_json());
     let mut extra = Map::new();
@@ -320,6 +491,11 @@ mod tests {
         assert_eq!((s.index, s.count, s.run_id.as_str()), (1, 3, "r1"));
         assert_eq!([0, 1, 2].map(|i| ShardPlan { index: i, ..s.clone() }.share(8)), [3, 3, 2]);
         assert_eq!((0..9).filter(|&k| s.owns(k)).collect::<Vec<_>>(), [1, 4, 7]);
+        for total in [0, 1, 7, 8, 9] {
+            let counted: Vec<u64> = (0..3).map(|i| ShardPlan { index: i, ..s.clone() }.jobs_of(total)).collect();
+            let owned: Vec<u64> = (0..3).map(|i| (0..total).filter(|&k| ShardPlan { index: i, ..s.clone() }.owns(k)).count() as u64).collect();
+            assert_eq!(counted, owned, "{total} jobs");
+        }
         for bad in ["3/3", "1", "a/2", "0/0", "-1/2"] {
             assert!(plan(&args(bad), None, "c").unwrap_err().contains("--shard must be I/N"), "{bad}");
         }
@@ -332,6 +508,14 @@ mod tests {
         assert!(at.is_some());
         assert!(plan(&k8s, None, "c").unwrap_err().contains("JOB_COMPLETION_INDEX"));
         assert!(plan(&k8s, Some("4"), "c").unwrap_err().contains("0 to 3"));
+        let barrier = |addr: &str, timeout: f64| ShardArgs { barrier: Some(addr.into()), barrier_timeout: timeout, ..args("1/3") };
+        let (s, _) = plan(&barrier("tracelab-shards-0.tracelab-shards:7077", 600.0), None, "c").unwrap();
+        assert_eq!(s.unwrap().barrier, Some(("tracelab-shards-0.tracelab-shards:7077".to_string(), Duration::from_secs(600))));
+        for (addr, timeout, why) in [("host", 600.0, "HOST:PORT"), (":7077", 600.0, "HOST:PORT"), ("h:0", 600.0, "HOST:PORT"), ("h:1", 0.0, "above 0")] {
+            assert!(plan(&barrier(addr, timeout), None, "c").unwrap_err().contains(why), "{addr} {timeout}");
+        }
+        let alone = ShardArgs { barrier: Some("h:1".into()), ..ShardArgs::default() };
+        assert!(plan(&alone, None, "c").unwrap_err().contains("--shard"));
         let no_id = ShardArgs { shard: Some("0/2".into()), ..ShardArgs::default() };
         assert!(plan(&no_id, None, "c").unwrap_err().contains("--start-at"));
     }

@@ -203,3 +203,100 @@ fn report_json_carries_the_readers_warnings() {
     assert_eq!(v["warnings"], serde_json::json!([]));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A JSON Lines trace is exported as a stream; `--in-memory` reads it whole as the lab does.
+/// Both write the same bytes in every format, on every sample, on imported peer files (one with
+/// the tool's own figures, which the cards recompute from the whole trace) and under other
+/// settings. Perfetto's sort runs are made tiny so the streamed side merges many runs from disk.
+#[test]
+fn streamed_exports_equal_the_whole_trace_exports() {
+    let dir = scratch("streamed");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut traces: Vec<PathBuf> = Vec::new();
+    for folder in ["public/samples", "public/samples/sweep-demo"] {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(folder))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        found.sort();
+        traces.extend(found);
+    }
+    for (name, peer, summary) in [
+        ("vllm.jsonl", "vllm_bench_serving_llama33_70b_tp8_qps04.json", None),
+        ("aiperf.jsonl", "aiperf_gptoss20b_c100_cancel_profile_export.jsonl", Some("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json")),
+    ] {
+        let out = dir.join(name);
+        let mut args = vec!["import".to_string(), s(&peers(peer)).to_string(), "--output".into(), s(&out).to_string()];
+        if let Some(summary) = summary {
+            args.extend(["--summary".to_string(), s(&peers(summary)).to_string()]);
+        }
+        ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        traces.push(out);
+    }
+    assert!(traces.len() >= 15, "{traces:?}");
+    let export = |trace: &Path, format: &str, settings: &[&str], whole: bool| -> Vec<u8> {
+        let out = dir.join(format!("out.{format}"));
+        let mut cmd = Command::new(BIN);
+        cmd.args(["export", s(trace), "--format", format, "--force", "--output", s(&out)]).args(settings);
+        if whole {
+            cmd.arg("--in-memory");
+        } else {
+            cmd.env("TRACELAB_SORT_RUN_BYTES", "4096");
+        }
+        let output = cmd.output().unwrap();
+        assert!(output.status.success(), "{} {format}: {}", trace.display(), text(&output.stderr));
+        std::fs::read(&out).unwrap()
+    };
+    for trace in &traces {
+        for format in ["csv", "card-md", "card-json", "perfetto", "parquet"] {
+            for settings in [&[][..], &["--lang", "zh", "--threshold", "0.5", "--percentile", "linear"][..]] {
+                let (streamed, whole) = (export(trace, format, settings, false), export(trace, format, settings, true));
+                assert!(!streamed.is_empty());
+                assert!(streamed == whole, "{} --format {format} {settings:?}: the streamed export differs from the whole-trace one", trace.display());
+            }
+        }
+    }
+    // Standard output too, and a refused trace leaves no file, partial or whole.
+    let sample = root.join("public/samples/ten-requests.jsonl");
+    assert_eq!(ok(&["export", s(&sample), "--format", "csv"]).into_bytes(), export(&sample, "csv", &[], true));
+    let bad = dir.join("bad.jsonl");
+    let mut lines = std::fs::read_to_string(&sample).unwrap();
+    lines.push_str("{\"kind\":\"attempt\"}\n");
+    std::fs::write(&bad, lines).unwrap();
+    let out = dir.join("bad.csv");
+    let err = fails(&["export", s(&bad), "--format", "csv", "--output", s(&out)]);
+    assert!(err.contains("field `id`"), "{err}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("bad.csv")).count(), 0);
+
+    // The streamed export checks the ids on disk: a repeated id is refused as the whole-file
+    // reader refuses it, before a later bad line or a bad option, and after a bad line before it.
+    let sample_text = std::fs::read_to_string(&sample).unwrap();
+    let lines: Vec<&str> = sample_text.lines().collect();
+    let repeat = lines[3].to_string();
+    let broken = "{\"kind\":\"attempt\"}";
+    for (case, body, extra) in [
+        ("repeat", [&lines[..], &[repeat.as_str()]].concat(), &[][..]),
+        ("repeat then a bad line", [&lines[..6], &[repeat.as_str(), broken], &lines[6..]].concat(), &[][..]),
+        ("a bad line then a repeat", [&lines[..5], &[broken], &lines[5..], &[repeat.as_str()]].concat(), &[][..]),
+        ("repeat and a bad option", [&lines[..], &[repeat.as_str()]].concat(), &["--threshold", "-1"][..]),
+    ] {
+        let file = dir.join("dup.jsonl");
+        std::fs::write(&file, body.join("\n") + "\n").unwrap();
+        for format in ["csv", "perfetto", "parquet"] {
+            let out = dir.join("dup.out");
+            let run = |whole: bool| {
+                let mut cmd = Command::new(BIN);
+                cmd.args(["export", s(&file), "--format", format, "--force", "--output", s(&out)]).args(extra);
+                if whole {
+                    cmd.arg("--in-memory");
+                }
+                let output = cmd.output().unwrap();
+                assert!(!output.status.success() && !out.exists(), "{case} {format}");
+                text(&output.stderr)
+            };
+            assert_eq!(run(false), run(true), "{case}, --format {format}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

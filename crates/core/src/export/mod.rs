@@ -5,7 +5,7 @@
 
 mod perfetto;
 
-pub use self::perfetto::{perfetto, write_perfetto};
+pub use self::perfetto::{extent_us, perfetto, write_perfetto, PerfettoWriter, Slots};
 
 use serde_json::{json, Value};
 
@@ -17,7 +17,8 @@ use crate::reproduce::{reproduce, resolution_note, ReproRow};
 use crate::settings::Settings;
 use crate::text::Lang;
 use crate::trace::peer::{PeerUnit, Reproducibility};
-use crate::trace::Trace;
+use crate::parse::stream::Streamed;
+use crate::trace::{Attempt, Completeness, Footer, Header, Trace};
 use crate::verdict::{is_counted, verdict, Latency};
 use crate::write::classroom_cells;
 
@@ -35,8 +36,18 @@ pub fn csv_columns() -> Vec<&'static str> {
 /// TTFT as an empty cell). `#` lines before the header row record the threshold, comparison,
 /// window and cost the verdicts used (pandas: `read_csv(path, comment="#")`).
 pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
+    let mut out = attempts_csv_head(&trace.header, settings);
+    for a in &trace.attempts {
+        out.push_str(&attempts_csv_row(a, settings));
+    }
+    out
+}
+
+/// [`attempts_csv`] up to its first row: the `#` lines and the column names. A streamed export
+/// writes this, then [`attempts_csv_row`] per attempt in the file's order.
+pub fn attempts_csv_head(header: &Header, settings: &Settings) -> String {
     let mut out = String::new();
-    if let Some(source) = &trace.header.source {
+    if let Some(source) = &header.source {
         out.push_str(&format!("# source: {}\n", source.tool.replace(char::is_control, " ")));
     }
     if let Some(w) = settings.window_s {
@@ -49,27 +60,30 @@ pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
     out.push_str(&format!("# comparison: {}\n", settings.comparison.code()));
     out.push_str(&csv_columns().join(","));
     out.push('\n');
-    for a in &trace.attempts {
-        let v = verdict(a, settings);
-        let mut row = classroom_cells(a);
-        row.extend([
-            a.events.len().to_string(),
-            is_counted(a, &settings.population).to_string(),
-            v.complete_success.to_string(),
-            match v.latency {
-                Latency::Within => "within",
-                Latency::Over => "over",
-                Latency::NoToken => "no_token",
-            }
-            .to_string(),
-            v.qualified.to_string(),
-            v.reason.map(|r| r.code().to_string()).unwrap_or_default(),
-            a.detail.as_deref().map(csv_cell).unwrap_or_default(),
-        ]);
-        out.push_str(&row.join(","));
-        out.push('\n');
-    }
     out
+}
+
+/// One attempt's row of [`attempts_csv`], with its newline.
+pub fn attempts_csv_row(a: &Attempt, settings: &Settings) -> String {
+    let v = verdict(a, settings);
+    let mut row = classroom_cells(a);
+    row.extend([
+        a.events.len().to_string(),
+        is_counted(a, &settings.population).to_string(),
+        v.complete_success.to_string(),
+        match v.latency {
+            Latency::Within => "within",
+            Latency::Over => "over",
+            Latency::NoToken => "no_token",
+        }
+        .to_string(),
+        v.qualified.to_string(),
+        v.reason.map(|r| r.code().to_string()).unwrap_or_default(),
+        a.detail.as_deref().map(csv_cell).unwrap_or_default(),
+    ]);
+    let mut line = row.join(",");
+    line.push('\n');
+    line
 }
 
 /// The peer tool's own figures beside ours, when the trace carries them (see [`reproduce`]).
@@ -94,13 +108,56 @@ pub fn peer_value(v: f64, unit: PeerUnit) -> String {
 /// the wrong choices in force, how an imported trace's tool defines its figures, and the tool's
 /// own figures recomputed side by side.
 pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+    card_markdown_of(source, &CardFacts::of_trace(trace, settings), settings, metrics, lang)
+}
+
+/// What the card exports say of a trace besides its figures: from a whole trace
+/// ([`CardFacts::of_trace`]) or from a streamed one (`tracelab export`, which never holds the
+/// attempts), so both write the same card.
+pub struct CardFacts<'a> {
+    pub header: &'a Header,
+    pub completeness: Completeness,
+    /// No footer says the run finished cleanly.
+    pub incomplete: bool,
+    pub warnings: &'a [String],
+    /// The peer tool's own figures recomputed ([`peer_rows`]): empty when the header has none.
+    pub peer_rows: Vec<ReproRow>,
+}
+
+impl<'a> CardFacts<'a> {
+    pub fn of_trace(trace: &'a Trace, settings: &Settings) -> CardFacts<'a> {
+        CardFacts {
+            header: &trace.header,
+            completeness: trace.completeness(),
+            incomplete: trace.is_incomplete(),
+            warnings: &trace.warnings,
+            peer_rows: peer_rows(trace, settings),
+        }
+    }
+
+    /// A streamed trace's facts. Its peer rows are empty: recomputing a tool's own figures needs
+    /// the attempts, so a trace whose header carries them ([`Header::has_peer_figures`]) is
+    /// exported whole.
+    pub fn of_streamed(streamed: &'a Streamed) -> CardFacts<'a> {
+        CardFacts {
+            header: &streamed.header,
+            completeness: streamed.completeness(),
+            incomplete: !Footer::finished(streamed.footer),
+            warnings: &streamed.warnings,
+            peer_rows: Vec::new(),
+        }
+    }
+}
+
+/// [`card_markdown`] from [`CardFacts`].
+pub fn card_markdown_of(source: &str, facts: &CardFacts, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
     let zh = lang == Lang::Zh;
-    let head = card::head(source, trace, settings, metrics, lang);
+    let head = card::head_of(source, facts.header, facts.completeness, settings, metrics, lang);
     let mut out = format!("# {}\n\n{}\n\n", md_cell(&head.title), head.observation);
     for line in [&head.attempts, &head.settings, &head.trace] {
         out.push_str(&format!("- {}\n", md_cell(line)));
     }
-    if let Some(s) = &trace.header.source {
+    if let Some(s) = &facts.header.source {
         let version = s.version.as_deref().unwrap_or(if zh { "版本未知" } else { "version unknown" });
         let layout = s.layout.as_deref().map(|l| format!(", {l}")).unwrap_or_default();
         out.push_str(&if zh {
@@ -128,7 +185,7 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
             out.push_str(&format!("- **{}** — {}\n", md_cell(m.label.get(lang)), md_cell(m.false_conclusion.get(lang))));
         }
     }
-    if let Some(s) = &trace.header.source {
+    if let Some(s) = &facts.header.source {
         if !s.definitions.is_empty() {
             out.push_str(&if zh {
                 format!("\n## {} 如何定义它的指标\n\n", md_cell(&s.tool))
@@ -139,7 +196,7 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
                 out.push_str(&format!("- {}\n", md_cell(d)));
             }
         }
-        let rows = peer_rows(trace, settings);
+        let rows = &facts.peer_rows;
         if !rows.is_empty() {
             let tool = md_cell(&s.tool);
             out.push_str(&if zh {
@@ -184,9 +241,9 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
             out.push_str(&resolution);
         }
     }
-    if !trace.warnings.is_empty() {
+    if !facts.warnings.is_empty() {
         out.push_str(if zh { "\n## 备注\n\n" } else { "\n## Notes\n\n" });
-        for w in &trace.warnings {
+        for w in facts.warnings {
             out.push_str(&format!("- {}\n", md_cell(w)));
         }
     }
@@ -196,12 +253,18 @@ pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: 
 /// The metric card as one JSON value: the same content as [`card_markdown`], with every figure's
 /// formula parts (numerator, denominator, unit, method, n) in both languages.
 pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> Value {
-    let head = card::head(source, trace, settings, metrics, lang);
     let index = crate::Index::build(&trace.attempts, settings.population);
-    let intervals = crate::compare::Intervals::compute(&index, settings, metrics);
     // One view of the run for the checks, the reuse split and the five checks (each computed once).
     let view = card::CardView::of_trace(trace, settings, &index);
-    let baseline = card::baseline_alone(&trace.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
+    card_json_value_of(source, &CardFacts::of_trace(trace, settings), &view, settings, metrics, lang)
+}
+
+/// [`card_json_value`] from [`CardFacts`] and the card's view of the run (a whole trace's or a
+/// streamed one's: [`card::CardView`]).
+pub fn card_json_value_of(source: &str, facts: &CardFacts, view: &card::CardView, settings: &Settings, metrics: &Metrics, lang: Lang) -> Value {
+    let head = card::head_of(source, facts.header, facts.completeness, settings, metrics, lang);
+    let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
+    let baseline = card::baseline_alone(facts.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
     let figures: Vec<Value> = card::figures(metrics)
         .iter()
         .map(|f| {
@@ -219,7 +282,7 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
         .iter()
         .map(|m| json!({"setting": m.setting, "label": m.label, "false_conclusion": m.false_conclusion}))
         .collect();
-    let imported = trace.header.source.as_ref().map(|s| {
+    let imported = facts.header.source.as_ref().map(|s| {
         json!({
             "tool": s.tool,
             "version": s.version,
@@ -245,19 +308,19 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
         },
         "settings": settings,
         "trace": {
-            "complete": !trace.is_incomplete(),
-            "gpu_telemetry": trace.header.capabilities.gpu_telemetry,
-            "conditions": trace.header.conditions,
-            "warnings": trace.warnings,
+            "complete": !facts.incomplete,
+            "gpu_telemetry": facts.header.capabilities.gpu_telemetry,
+            "conditions": facts.header.conditions,
+            "warnings": facts.warnings,
         },
         "imported_from": imported,
         "figures": figures,
         "mistakes": mistakes,
-        "peer_figures": peer_rows(trace, settings),
+        "peer_figures": facts.peer_rows,
         "peer_figures_resolution": resolution_note().get(lang),
         "first_token": settings.population.first_token,
         "intervals": card::intervals_json(metrics, &intervals),
-        "run_checks": card::view_run_checks(&view, settings, metrics, &intervals, lang),
+        "run_checks": card::view_run_checks(view, settings, metrics, &intervals, lang),
         "reuse": view.reuse,
         "baseline": baseline,
     })
@@ -265,7 +328,12 @@ pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics
 
 /// [`card_json_value`] as pretty-printed text, ending with a newline.
 pub fn card_json(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
-    let mut s = serde_json::to_string_pretty(&card_json_value(source, trace, settings, metrics, lang)).expect("json");
+    json_text(&card_json_value(source, trace, settings, metrics, lang))
+}
+
+/// A card's JSON value as [`card_json`] writes it: pretty-printed, ending with a newline.
+pub fn json_text(value: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("json");
     s.push('\n');
     s
 }

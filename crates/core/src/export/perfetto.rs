@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::format::trim_num;
 use crate::settings::Settings;
-use crate::trace::{Attempt, Phase, Trace};
+use crate::trace::{Attempt, GpuSample, Header, Phase, Trace};
 use crate::verdict::{verdict, Latency, Reason};
 
 const PID_ATTEMPTS: u32 = 1;
@@ -157,112 +157,168 @@ pub fn perfetto(trace: &Trace, settings: &Settings) -> String {
     out
 }
 
-/// [`perfetto`] written to `out` as it is made: the export itself holds only the attempts' track
-/// assignment (12 bytes per attempt), whatever the trace's size.
+/// [`perfetto`] written to `out` as it is made: the export itself holds only the timed
+/// attempts' order (24 bytes per attempt), whatever the trace's size. A trace too large to hold
+/// goes through [`PerfettoWriter`] instead (`tracelab export` sorts it on disk).
 pub fn write_perfetto<W: Write>(trace: &Trace, settings: &Settings, out: &mut W) -> fmt::Result {
-    // Attempts with clock positions, packed onto slots: the lowest free slot whose previous
-    // attempt has ended. Slots are assigned first, so the track names can be written first.
-    let mut timed: Vec<(i64, i64, &Attempt)> = trace
-        .attempts
-        .iter()
-        .filter_map(|a| {
-            let start = us(a.start_ms?);
-            Some((start, start.saturating_add(us(extent_ms(a))), a))
-        })
-        .collect();
+    let mut timed: Vec<(i64, i64, &Attempt)> =
+        trace.attempts.iter().filter_map(|a| extent_us(a).map(|(start, end)| (start, end, a))).collect();
+    // Stable: attempts with the same extent keep the file's order.
     timed.sort_by_key(|(start, end, _)| (*start, *end));
-    let mut busy: BinaryHeap<Reverse<(i64, u32)>> = BinaryHeap::new();
-    let mut free: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
-    let mut slots = 0u32;
-    let mut slot_of = Vec::with_capacity(timed.len());
+    let mut slots = Slots::default();
     for (start, end, _) in &timed {
-        while let Some(Reverse((busy_until, slot))) = busy.peek().copied() {
-            if busy_until <= *start {
-                busy.pop();
-                free.push(Reverse(slot));
+        slots.place(*start, *end);
+    }
+    let untimed = trace.attempts.iter().any(|a| a.start_ms.is_none());
+    let mut writer = PerfettoWriter::start(out, &trace.header, settings, slots.count(), untimed, !trace.gpu.is_empty())?;
+    for (_, _, a) in &timed {
+        writer.timed(a)?;
+    }
+    for a in trace.attempts.iter().filter(|a| a.start_ms.is_none()) {
+        writer.untimed(a)?;
+    }
+    for s in &trace.gpu {
+        writer.gpu(s)?;
+    }
+    writer.finish()
+}
+
+/// An attempt's place on the run's clock, in whole µs: its start and the end of its extent;
+/// `None` without a clock position. The timed attempts are written in the order of this pair
+/// (the file's order among equal pairs).
+pub fn extent_us(a: &Attempt) -> Option<(i64, i64)> {
+    let start = us(a.start_ms?);
+    Some((start, start.saturating_add(us(extent_ms(a)))))
+}
+
+/// Attempts packed onto tracks, in the order of [`extent_us`]: the lowest free slot whose previous
+/// attempt has ended. Memory: the slots in use, so the run's peak concurrency.
+#[derive(Default)]
+pub struct Slots {
+    busy: BinaryHeap<Reverse<(i64, u32)>>,
+    free: BinaryHeap<Reverse<u32>>,
+    slots: u32,
+}
+
+impl Slots {
+    /// The slot (from 1) of the next attempt, spanning `start..end` µs.
+    pub fn place(&mut self, start: i64, end: i64) -> u32 {
+        while let Some(Reverse((busy_until, slot))) = self.busy.peek().copied() {
+            if busy_until <= start {
+                self.busy.pop();
+                self.free.push(Reverse(slot));
             } else {
                 break;
             }
         }
-        let slot = match free.pop() {
+        let slot = match self.free.pop() {
             Some(Reverse(slot)) => slot,
             None => {
-                slots += 1;
-                slots
+                self.slots += 1;
+                self.slots
             }
         };
-        busy.push(Reverse((*end, slot)));
-        slot_of.push(slot);
+        self.busy.push(Reverse((end, slot)));
+        slot
     }
-    drop((busy, free));
 
-    // The keys in the order serde_json sorts them, as the export has always been written.
-    let source = trace.header.source.as_ref().map(|s| s.tool.clone());
-    let other = json!({
-        "producer": "Trace Lab",
-        "imported_from": source,
-        "model": trace.header.conditions.model,
-        "ttft_threshold_s": settings.ttft_threshold_s,
-        "comparison": settings.comparison.code(),
-        "gpu_telemetry": trace.header.capabilities.gpu_telemetry,
-        "colours": "slice name = verdict: qualified (green), failure (dark red), not qualified: TTFT over the threshold / no token (red), quality (yellow), warm-up (grey)",
-    });
-    write!(out, "{{\"displayTimeUnit\":\"ms\",\"otherData\":{other},\"traceEvents\":[")?;
-    let mut events = Events { out, first: true };
+    /// How many slots the attempts placed so far needed.
+    pub fn count(&self) -> u32 {
+        self.slots
+    }
+}
 
-    let untimed: Vec<&Attempt> = trace.attempts.iter().filter(|a| a.start_ms.is_none()).collect();
-    if slots > 0 {
-        events.push(meta(PID_ATTEMPTS, None, "process_name", json!({"name": "Attempts (client clock) — one track per concurrent slot"})))?;
-        events.push(meta(PID_ATTEMPTS, None, "process_sort_index", json!({"sort_index": 1})))?;
-        for slot in 1..=slots {
-            events.push(meta(PID_ATTEMPTS, Some(slot), "thread_name", json!({"name": format!("slot {slot}")})))?;
-            events.push(meta(PID_ATTEMPTS, Some(slot), "thread_sort_index", json!({"sort_index": slot})))?;
+/// The export written piece by piece, for a caller that hands the attempts over without holding
+/// them: [`PerfettoWriter::start`] with the number of slots (a first pass of [`Slots`] over the
+/// timed attempts in order), then the timed attempts in the order of [`extent_us`], the untimed
+/// ones in the file's order, the GPU samples, and [`PerfettoWriter::finish`]. [`write_perfetto`]
+/// is this over a trace in memory, so both write the same bytes.
+pub struct PerfettoWriter<'w, W: Write> {
+    events: Events<'w, W>,
+    settings: &'w Settings,
+    slots: Slots,
+    /// Where the next attempt without a clock position goes (µs).
+    untimed_at: i64,
+}
+
+impl<'w, W: Write> PerfettoWriter<'w, W> {
+    /// Writes the opening and the tracks' names. `slots`: the tracks the timed attempts need;
+    /// `untimed`: whether any attempt has no clock position; `gpu`: whether there are GPU samples.
+    pub fn start(out: &'w mut W, header: &Header, settings: &'w Settings, slots: u32, untimed: bool, gpu: bool) -> Result<Self, fmt::Error> {
+        // The keys in the order serde_json sorts them, as the export has always been written.
+        let source = header.source.as_ref().map(|s| s.tool.clone());
+        let other = json!({
+            "producer": "Trace Lab",
+            "imported_from": source,
+            "model": header.conditions.model,
+            "ttft_threshold_s": settings.ttft_threshold_s,
+            "comparison": settings.comparison.code(),
+            "gpu_telemetry": header.capabilities.gpu_telemetry,
+            "colours": "slice name = verdict: qualified (green), failure (dark red), not qualified: TTFT over the threshold / no token (red), quality (yellow), warm-up (grey)",
+        });
+        write!(out, "{{\"displayTimeUnit\":\"ms\",\"otherData\":{other},\"traceEvents\":[")?;
+        let mut events = Events { out, first: true };
+        if slots > 0 {
+            events.push(meta(PID_ATTEMPTS, None, "process_name", json!({"name": "Attempts (client clock) — one track per concurrent slot"})))?;
+            events.push(meta(PID_ATTEMPTS, None, "process_sort_index", json!({"sort_index": 1})))?;
+            for slot in 1..=slots {
+                events.push(meta(PID_ATTEMPTS, Some(slot), "thread_name", json!({"name": format!("slot {slot}")})))?;
+                events.push(meta(PID_ATTEMPTS, Some(slot), "thread_sort_index", json!({"sort_index": slot})))?;
+            }
         }
-    }
-    if !untimed.is_empty() {
-        events.push(meta(
-            PID_NO_CLOCK,
-            None,
-            "process_name",
-            json!({"name": "Attempts without clock positions — laid end to end, not their real timing"}),
-        ))?;
-        events.push(meta(PID_NO_CLOCK, None, "process_sort_index", json!({"sort_index": 2})))?;
-        events.push(meta(PID_NO_CLOCK, Some(1), "thread_name", json!({"name": "one after another"})))?;
-    }
-    if !trace.gpu.is_empty() {
-        events.push(meta(
-            PID_GPU,
-            None,
-            "process_name",
-            json!({"name": format!("GPU telemetry ({})", trace.header.capabilities.gpu_telemetry)}),
-        ))?;
-        events.push(meta(PID_GPU, None, "process_sort_index", json!({"sort_index": 3})))?;
-    }
-
-    for ((start, end, a), slot) in timed.iter().zip(slot_of) {
-        push_attempt(&mut events, a, settings, PID_ATTEMPTS, slot, *start, *end)?;
+        if untimed {
+            events.push(meta(
+                PID_NO_CLOCK,
+                None,
+                "process_name",
+                json!({"name": "Attempts without clock positions — laid end to end, not their real timing"}),
+            ))?;
+            events.push(meta(PID_NO_CLOCK, None, "process_sort_index", json!({"sort_index": 2})))?;
+            events.push(meta(PID_NO_CLOCK, Some(1), "thread_name", json!({"name": "one after another"})))?;
+        }
+        if gpu {
+            events.push(meta(
+                PID_GPU,
+                None,
+                "process_name",
+                json!({"name": format!("GPU telemetry ({})", header.capabilities.gpu_telemetry)}),
+            ))?;
+            events.push(meta(PID_GPU, None, "process_sort_index", json!({"sort_index": 3})))?;
+        }
+        Ok(PerfettoWriter { events, settings, slots: Slots::default(), untimed_at: 0 })
     }
 
-    // Attempts without clock positions: laid end to end, 1 ms apart, on one track.
-    let mut at = 0i64;
-    for a in untimed {
+    /// The next attempt with a clock position, in the order of [`extent_us`].
+    pub fn timed(&mut self, a: &Attempt) -> fmt::Result {
+        let Some((start, end)) = extent_us(a) else { return self.untimed(a) };
+        let slot = self.slots.place(start, end);
+        push_attempt(&mut self.events, a, self.settings, PID_ATTEMPTS, slot, start, end)
+    }
+
+    /// The next attempt without a clock position: laid end to end, 1 ms apart, on one track.
+    pub fn untimed(&mut self, a: &Attempt) -> fmt::Result {
+        let at = self.untimed_at;
         let end = at.saturating_add(us(extent_ms(a)));
-        push_attempt(&mut events, a, settings, PID_NO_CLOCK, 1, at, end)?;
-        at = end.saturating_add(1000);
+        push_attempt(&mut self.events, a, self.settings, PID_NO_CLOCK, 1, at, end)?;
+        self.untimed_at = end.saturating_add(1000);
+        Ok(())
     }
 
-    // GPU telemetry as counters, one utilisation and one memory track per GPU.
-    for s in &trace.gpu {
+    /// One GPU sample as counters: a utilisation and a memory track per GPU.
+    pub fn gpu(&mut self, s: &GpuSample) -> fmt::Result {
         let ts = us(s.t_ms);
-        events.push(json!({
+        self.events.push(json!({
             "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
             "name": format!("GPU {} utilisation %", s.gpu), "args": {"util %": s.util_pct},
         }))?;
-        events.push(json!({
+        self.events.push(json!({
             "ph": "C", "pid": PID_GPU, "tid": 0, "ts": ts,
             "name": format!("GPU {} memory MiB", s.gpu),
             "args": {"used MiB": s.mem_used_mib, "free MiB": (s.mem_total_mib - s.mem_used_mib).max(0.0)},
-        }))?;
+        }))
     }
-    events.out.write_str("]}")
+
+    pub fn finish(self) -> fmt::Result {
+        self.events.out.write_str("]}")
+    }
 }

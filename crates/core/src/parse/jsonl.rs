@@ -163,10 +163,18 @@ pub(crate) struct LineReader {
     warnings: Vec<String>,
     /// Attempt id → the line that first used it.
     ids: crate::strtable::StrTable<usize>,
+    /// The caller checks the ids itself (in memory that does not grow with the trace:
+    /// `tracelab export` and `merge` sort them on disk), so none is kept here.
+    ids_elsewhere: bool,
     attempts: u64,
 }
 
 impl LineReader {
+    /// A reader that leaves the duplicate-id check to its caller (see [`duplicate_id`]).
+    pub(crate) fn ids_elsewhere() -> LineReader {
+        LineReader { ids_elsewhere: true, ..LineReader::default() }
+    }
+
     pub(crate) fn header(&self) -> Option<&Header> {
         self.header.as_ref()
     }
@@ -225,6 +233,10 @@ impl LineReader {
             }
             "attempt" => {
                 let attempt = record.into_attempt().map_err(|e| e.at_line(line_no))?;
+                if self.ids_elsewhere {
+                    self.attempts += 1;
+                    return Ok(Line::Attempt(Box::new(attempt)));
+                }
                 let mut fresh = false;
                 let first = *self
                     .ids
@@ -238,12 +250,7 @@ impl LineReader {
                             .field("id")
                     })?;
                 if !fresh {
-                    return Err(ParseError::new(format!(
-                        "duplicate attempt id `{}` (first used on line {first}); a retry is a new attempt with its own id and the same business_id",
-                        attempt.id
-                    ))
-                    .at_line(line_no)
-                    .field("id"));
+                    return Err(duplicate_id(&attempt.id, first, line_no));
                 }
                 self.attempts += 1;
                 Ok(Line::Attempt(Box::new(attempt)))
@@ -298,6 +305,15 @@ impl LineReader {
         }
         Ok(LinesRead { header, footer: self.footer, warnings: self.warnings })
     }
+}
+
+/// The error for attempt `id` used again on line `line`, first on line `first`.
+pub fn duplicate_id(id: &str, first: usize, line: usize) -> ParseError {
+    ParseError::new(format!(
+        "duplicate attempt id `{id}` (first used on line {first}); a retry is a new attempt with its own id and the same business_id"
+    ))
+    .at_line(line)
+    .field("id")
 }
 
 /// The error for a line longer than [`MAX_LINE_BYTES`] (`len` without its line ending).

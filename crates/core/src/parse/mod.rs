@@ -6,7 +6,7 @@ mod jsonl;
 pub mod stream;
 
 pub use self::csv::{csv_cell, parse_csv, split_csv_line, OPTIONAL_COLUMNS, REQUIRED_COLUMNS};
-pub use self::jsonl::{parse_jsonl, validate_header, MAX_LINE_BYTES};
+pub use self::jsonl::{duplicate_id, parse_jsonl, validate_header, MAX_LINE_BYTES};
 
 use crate::error::ParseError;
 use crate::trace::Trace;

@@ -1,7 +1,8 @@
-//! Reading a JSON Lines trace as a stream, for `tracelab report` on traces too large to hold:
-//! line by line through a [`BufRead`], each attempt parsed, checked and folded into an
-//! [`IndexBuilder`] and dropped, so memory grows with the compact per-attempt state below and
-//! never with the file or its events.
+//! Reading a JSON Lines trace as a stream, for traces too large to hold: line by line through a
+//! [`BufRead`], each attempt parsed, checked and handed on ([`visit`]: `tracelab export` and
+//! `merge`, which may check the ids themselves, [`Ids::Caller`]) or folded into an
+//! [`IndexBuilder`] and dropped ([`read`]: `tracelab report` and the streamed cards), so memory
+//! grows with the compact per-attempt state below and never with the file or its events.
 //!
 //! Kept per attempt (bytes): its id for the duplicate check (id length + 16 + 8…16 of slots),
 //! its business id (the same again), TTFT and E2E as `f64` (8 + 8, and 8 more for a success
@@ -26,7 +27,7 @@ use crate::gpu_beside::{self, GpuSummary, Span};
 use crate::index::{Index, IndexBuilder};
 use crate::lag::{self, ClientLag};
 use crate::settings::Settings;
-use crate::trace::{Completeness, Footer, GpuSample, Header};
+use crate::trace::{Attempt, Completeness, Footer, GpuSample, Header};
 
 /// A trace read as a stream: everything the metric card shows, without the attempts.
 pub struct Streamed {
@@ -160,10 +161,82 @@ pub fn read<R: BufRead, E>(
     reader: R,
     settings_for: impl FnOnce(&Header) -> Result<Settings, E>,
 ) -> Result<Result<Streamed, E>, StreamError> {
+    let visited = visit(
+        file,
+        reader,
+        Ids::Here,
+        |header| settings_for(header).map(|settings| Fold::new(header, settings)),
+        |fold, a, _| {
+            fold.push(&a);
+            Ok(())
+        },
+    )?;
+    let (fold, rest) = match visited {
+        Ok(both) => both,
+        Err(e) => return Ok(Err(e)),
+    };
+    let lag = lag::client_lag_of(&rest.header, fold.lags);
+    let gpu_summary = gpu_beside::summarise(&rest.header, &fold.spans, &rest.gpu);
+    let engine_summary = crate::engine_beside::summarise(&rest.header, &fold.spans, &rest.engine);
+    let reuse = fold.reuse.finish(&fold.settings);
+    Ok(Ok(Streamed {
+        header: rest.header,
+        footer: rest.footer,
+        gpu: rest.gpu,
+        engine: rest.engine,
+        warnings: rest.warnings,
+        attempts: fold.attempts,
+        settings: fold.settings,
+        index: fold.index.finish(),
+        lag,
+        gpu_summary,
+        engine_summary,
+        reuse,
+        warmup_attempts: fold.warmup_attempts,
+    }))
+}
+
+/// What a streamed read keeps besides what its caller folded: the header, footer, GPU and engine
+/// samples (a few per second, kept whole as the whole-file reader keeps them) and the warnings.
+pub struct Rest {
+    pub header: Header,
+    pub footer: Option<Footer>,
+    pub gpu: Vec<GpuSample>,
+    pub engine: Vec<crate::trace::engine::EngineSample>,
+    pub warnings: Vec<String>,
+}
+
+/// Who checks that no attempt id is used twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ids {
+    /// The reader, keeping every id (~40 bytes per attempt).
+    Here,
+    /// The caller, with each attempt's line (`tracelab export` and `merge` sort the ids on disk,
+    /// so their memory does not grow with the trace); its error is [`super::duplicate_id`].
+    Caller,
+}
+
+/// The one streamed reader under [`read`] and `tracelab export`/`merge`: each attempt, checked
+/// as the whole-file reader checks it (its id too, with [`Ids::Here`]), is handed to `each` with
+/// its line number in file order and dropped here.
+/// `start` is asked once, with the header, before any attempt, for the caller's state; its error
+/// is returned only when the whole file reads (so a bad option comes after a bad file's error).
+/// An error of `each` (a full disk) stops the read at once. Besides the caller's state, memory
+/// holds the attempt ids (the duplicate check), the GPU and engine samples and the warnings.
+pub fn visit<R: BufRead, S, E>(
+    file: &str,
+    reader: R,
+    ids: Ids,
+    start: impl FnOnce(&Header) -> Result<S, E>,
+    mut each: impl FnMut(&mut S, Attempt, usize) -> Result<(), E>,
+) -> Result<Result<(S, Rest), E>, StreamError> {
     let mut lines = Lines::new(reader);
-    let mut reader = LineReader::default();
-    let mut settings_for = Some(settings_for);
-    let mut state: Option<Result<Fold, E>> = None;
+    let mut reader = match ids {
+        Ids::Here => LineReader::default(),
+        Ids::Caller => LineReader::ids_elsewhere(),
+    };
+    let mut start = Some(start);
+    let mut state: Option<Result<S, E>> = None;
     let mut gpu = Vec::new();
     let mut engine = Vec::new();
     let failed = loop {
@@ -181,14 +254,16 @@ pub fn read<R: BufRead, E>(
             Err(e) => break Some(e),
         };
         if state.is_none() {
-            if let (Some(header), Some(f)) = (reader.header(), settings_for.take()) {
-                state = Some(f(header).map(|settings| Fold::new(header, settings)));
+            if let (Some(header), Some(f)) = (reader.header(), start.take()) {
+                state = Some(f(header));
             }
         }
         match line {
             Line::Attempt(a) => {
-                if let Some(Ok(fold)) = &mut state {
-                    fold.push(&a);
+                if let Some(Ok(s)) = &mut state {
+                    if let Err(e) = each(s, *a, line_no) {
+                        return Ok(Err(e));
+                    }
                 }
             }
             Line::Gpu(sample) => gpu.push(sample),
@@ -206,30 +281,12 @@ pub fn read<R: BufRead, E>(
         return Err(StreamError::Parse(error.in_file(file)));
     }
     let read = reader.finish().map_err(|e| StreamError::Parse(e.in_file(file)))?;
-    let fold = match state {
-        Some(Ok(fold)) => fold,
+    let state = match state {
+        Some(Ok(state)) => state,
         Some(Err(e)) => return Ok(Err(e)),
-        None => unreachable!("a trace that reads has a header, and settings were asked for with it"),
+        None => unreachable!("a trace that reads has a header, and the caller was asked with it"),
     };
-    let lag = lag::client_lag_of(&read.header, fold.lags);
-    let gpu_summary = gpu_beside::summarise(&read.header, &fold.spans, &gpu);
-    let engine_summary = crate::engine_beside::summarise(&read.header, &fold.spans, &engine);
-    let reuse = fold.reuse.finish(&fold.settings);
-    Ok(Ok(Streamed {
-        header: read.header,
-        footer: read.footer,
-        gpu,
-        engine,
-        warnings: read.warnings,
-        attempts: fold.attempts,
-        settings: fold.settings,
-        index: fold.index.finish(),
-        lag,
-        gpu_summary,
-        engine_summary,
-        reuse,
-        warmup_attempts: fold.warmup_attempts,
-    }))
+    Ok(Ok((state, Rest { header: read.header, footer: read.footer, gpu, engine, warnings: read.warnings })))
 }
 
 /// The per-attempt state a streamed read keeps.
@@ -262,7 +319,7 @@ impl Fold {
         }
     }
 
-    fn push(&mut self, a: &crate::trace::Attempt) {
+    fn push(&mut self, a: &Attempt) {
         self.attempts += 1;
         self.index.push(a);
         if self.keep_lags {
@@ -328,8 +385,12 @@ impl RawLine {
     }
 }
 
+/// The message of the error for text that is not UTF-8, which the whole-file reader gives before
+/// any other (a caller that checks the ids itself lets it win over a repeated id).
+pub const NOT_UTF8: &str = "the file is not UTF-8 text (is it a trace?)";
+
 fn not_utf8(line: usize) -> ParseError {
-    ParseError::new("the file is not UTF-8 text (is it a trace?)").at_line(line)
+    ParseError::new(NOT_UTF8).at_line(line)
 }
 
 /// Lines of a [`BufRead`], each kept up to [`MAX_LINE_BYTES`] + 1 (a `\r` may follow).

@@ -68,19 +68,39 @@ fn the_indexed_job_and_the_merge_agree() {
     let script = r#"
 import sys, yaml, re
 d = sys.argv[1]
-job = yaml.safe_load(open(d + "/job.yaml"))
-merge = yaml.safe_load(open(d + "/merge-job.yaml"))
-spec = job["spec"]
-assert spec["completionMode"] == "Indexed", spec
-n = spec["completions"]
-assert spec["parallelism"] == n, "all shards must run at once"
-args = spec["template"]["spec"]["containers"][0]["args"]
-assert f"--shards={n}" in args, args
-assert any(a.startswith("--start-at=") for a in args), args
-assert "--output=/traces/shard-$(JOB_COMPLETION_INDEX).jsonl" in args, args
-margs = merge["spec"]["template"]["spec"]["containers"][0]["args"]
-assert margs[0] == "merge"
-assert margs[1:1 + n] == [f"/traces/shard-{i}.jsonl" for i in range(n)], margs
+config = yaml.safe_load(open(d + "/configmap.yaml"))["data"]
+# The shared-volume pair, and the object-store pair (the recorder and the merge run as init
+# containers there, so the upload follows them).
+for job_file, merge_file, where in [("job.yaml", "merge-job.yaml", "containers"), ("job-object-store.yaml", "merge-job-object-store.yaml", "initContainers")]:
+    job = yaml.safe_load(open(d + "/" + job_file))
+    merge = yaml.safe_load(open(d + "/" + merge_file))
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed", spec
+    n = spec["completions"]
+    assert spec["parallelism"] == n, "all shards must run at once"
+    args = spec["template"]["spec"][where][0]["args"]
+    assert args[0] == "record", args
+    assert f"--shards={n}" in args, args
+    assert any(a.startswith("--start-at=") for a in args), args
+    assert "--output=/traces/shard-$(JOB_COMPLETION_INDEX).jsonl" in args, args
+    # The barrier reaches shard 0 by its pod name under the headless Service, on its port.
+    service = yaml.safe_load(open(d + "/barrier-service.yaml"))
+    sub = spec["template"]["spec"]["subdomain"]
+    assert service["metadata"]["name"] == sub and service["spec"]["clusterIP"] == "None", service
+    assert service["spec"]["selector"]["job-name"] == job["metadata"]["name"], service
+    port = service["spec"]["ports"][0]["port"]
+    assert f"--barrier={job['metadata']['name']}-0.{sub}:{port}" in args, args
+    # Progress lines reach the pod's log: the recorder is not told to be quiet.
+    assert "--quiet" not in args, job_file
+    margs = merge["spec"]["template"]["spec"][where][-1]["args"] if where == "initContainers" else merge["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert margs[0] == "merge"
+    assert margs[1:1 + n] == [f"/traces/shard-{i}.jsonl" for i in range(n)], margs
+    if where == "initContainers":
+        export = spec["template"]["spec"]["initContainers"][1]["args"]
+        assert export[:2] == ["export", "/traces/shard-$(JOB_COMPLETION_INDEX).jsonl"] and "--format=parquet" in export, export
+        upload = spec["template"]["spec"]["containers"][0]["args"]
+        assert "$(TRACELAB_RESULTS_URL)/" in upload, upload
+        assert "TRACELAB_RESULTS_URL" in config, "the results URL is configured"
 print("ok", n)
 "#;
     let output = Command::new(python).arg("-c").arg(script).arg(&dir).output().unwrap();

@@ -5,7 +5,7 @@
 //! is our nearest-rank; `quantile_cont` interpolates at (n − 1)·q, which is our linear.
 //! The traces are real peer result files (`../shared/fixtures/peers/`) imported by tracelab.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tracelab_core::{Index, Metrics, PercentileMethod, Settings};
@@ -114,4 +114,78 @@ fn parquet_needs_a_file() {
     std::fs::write(&trace, "{\"kind\":\"header\",\"schema\":\"tracelab.trace\",\"version\":1,\"tool\":{\"name\":\"t\",\"version\":\"1\"}}\n").unwrap();
     let output = tracelab().args(["export", "--format", "parquet"]).arg(&trace).output().unwrap();
     assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--output"));
+}
+
+/// The query docs/parquet.md gives for a sharded run: its one SQL block after the marker.
+fn documented_shard_query() -> String {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/parquet.md")).unwrap();
+    let after = doc.split("<!-- the query the test runs").nth(1).expect("docs/parquet.md marks the shards' query");
+    let block = after.split("```sql\n").nth(1).and_then(|b| b.split("```").next()).expect("an sql block after the marker");
+    assert!(block.contains("'shards/*.parquet'"), "the documented query reads 'shards/*.parquet'");
+    block.to_string()
+}
+
+/// One Parquet file per shard, read together by DuckDB with no merge step: the documented query
+/// gives `tracelab report --json` on the merged trace figure for figure, and `clock_offset_ms`
+/// puts every shard's rows on the merged timeline.
+#[test]
+fn duckdb_on_per_shard_parquet_equals_report_on_the_merge() {
+    let python = duckdb_python();
+    let dir = temp_dir("parquet-shards");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/baseline-a.jsonl");
+    let shards = crate::shards::shards_of_sample(&dir, &sample, 3);
+    let parquet_dir = dir.join("shards");
+    std::fs::create_dir_all(&parquet_dir).unwrap();
+    for shard in &shards {
+        let out = parquet_dir.join(shard.with_extension("parquet").file_name().unwrap());
+        assert!(run(tracelab().args(["export", "--format", "parquet"]).arg(shard).arg("--output").arg(&out)).status.success());
+    }
+    let merged = dir.join("merged.jsonl");
+    assert!(run(tracelab().arg("merge").args(&shards).arg("--output").arg(&merged)).status.success());
+    let merged_parquet = dir.join("merged.parquet");
+    assert!(run(tracelab().args(["export", "--format", "parquet"]).arg(&merged).arg("--output").arg(&merged_parquet)).status.success());
+    let report: serde_json::Value = serde_json::from_slice(&run(tracelab().arg("report").arg(&merged).arg("--json")).stdout).unwrap();
+
+    let query = documented_shard_query().replace("'shards/*.parquet'", "?");
+    let script = format!(
+        r#"
+import duckdb, json, sys
+con = duckdb.connect()
+cur = con.execute("""{query}""", [sys.argv[1]])
+names = [d[0] for d in cur.description]
+row = dict(zip(names, cur.fetchone()))
+drift = con.execute("""
+SELECT max(abs((s.start_ms + s.clock_offset_ms) - (m.start_ms + m.clock_offset_ms))), count(*)
+FROM read_parquet(?) s JOIN read_parquet(?) m USING (id)""", [sys.argv[1], sys.argv[2]]).fetchone()
+print(json.dumps({{"row": row, "drift_ms": drift[0], "joined": drift[1]}}))
+"#
+    );
+    let glob = parquet_dir.join("*.parquet");
+    let output = Command::new(&python).arg("-c").arg(&script).arg(&glob).arg(&merged_parquet).output().expect("run DuckDB's python");
+    assert!(output.status.success(), "DuckDB failed: {}", String::from_utf8_lossy(&output.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let row = &answer["row"];
+    assert_eq!(row["shards"], 3, "{row}");
+    for figure in [
+        "attempts",
+        "successes",
+        "failures",
+        "failure_rate",
+        "warmup_excluded",
+        "quality_pass_rate",
+        "qualified",
+        "joint_rate",
+        "ttft_p50_s",
+        "ttft_p95_s",
+        "ttft_samples",
+        "e2e_p50_s",
+        "e2e_p95_s",
+    ] {
+        let (duck, ours) = (row[figure].as_f64(), report[figure].as_f64());
+        let (Some(duck), Some(ours)) = (duck, ours) else { panic!("{figure}: DuckDB {} vs report {}", row[figure], report[figure]) };
+        assert!((duck - ours).abs() <= 1e-9 * ours.abs().max(1.0), "{figure}: DuckDB on the shards {duck} vs report on the merge {ours}");
+    }
+    assert!(report["failures"].as_u64() > Some(0) && report["warmup_excluded"].as_u64() > Some(0), "the sample has failures and warm-up: {report}");
+    assert_eq!(answer["joined"].as_u64(), report["attempts"].as_u64().map(|n| n + report["warmup_excluded"].as_u64().unwrap()));
+    assert!(answer["drift_ms"].as_f64().unwrap() <= 0.001, "one timeline: {}", answer["drift_ms"]);
 }

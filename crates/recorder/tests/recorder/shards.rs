@@ -217,3 +217,161 @@ fn merge_refuses_what_is_not_one_whole_run() {
     let output = Record::new(Path::new("x.jsonl")).base_url("http://h/v1").args(["--shard", "0/2"]).run();
     assert!(String::from_utf8_lossy(&output.stderr).contains("--start-at"));
 }
+
+/// A sample trace dealt into `n` shards of one run, as a recorder writes them: attempt k to
+/// shard k mod n, each shard's attempts last started first (in the order they finished, not
+/// started), shard i anchored 1.25·i s after shard 0, every shard with the sample's GPU samples.
+pub fn shards_of_sample(dir: &Path, sample: &Path, n: usize) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(sample).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let attempts: Vec<&serde_json::Value> = records.iter().filter(|r| r["kind"] == "attempt").collect();
+    let gpu: Vec<&serde_json::Value> = records.iter().filter(|r| r["kind"] == "gpu").collect();
+    let mut files = Vec::new();
+    for i in 0..n {
+        let mut header = records[0].clone();
+        header["shard"] = serde_json::json!({"index": i, "count": n, "run_id": "sorted", "clock_sync": {"source": "chrony", "offset_ms": 0.0, "error_bound_ms": 0.5}});
+        header["wall_clock_anchor_utc"] = format!("2026-12-01T05:00:0{}.{:03}Z", i, 250 * i).into();
+        let mut mine: Vec<&serde_json::Value> = attempts.iter().copied().skip(i).step_by(n).collect();
+        mine.reverse();
+        let mut lines = vec![header.to_string()];
+        lines.extend(mine.iter().map(|a| a.to_string()));
+        lines.extend(gpu.iter().map(|g| g.to_string()));
+        lines.push(serde_json::json!({"kind": "footer", "finished_cleanly": true, "attempts": mine.len(), "gpu_samples": gpu.len()}).to_string());
+        let file = dir.join(format!("shard-{i}.jsonl"));
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        files.push(file);
+    }
+    files
+}
+
+/// Shards as a recorder writes them: attempts in the order they finished, not started. The
+/// merge sorts them on disk and merges every shard's runs; with runs of a few attempts it writes
+/// the bytes one sort in memory gives: every attempt once, in time order, each moved by its
+/// shard's anchor and its durations untouched.
+#[test]
+fn merge_sorts_out_of_order_shards_on_disk() {
+    let dir = temp_dir("shards-sorted");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/gpu-busy-users-slow.jsonl");
+    let n = 3;
+    let files = shards_of_sample(&dir, &sample, n);
+    let gpu = load(&sample).gpu;
+    let merge = |out: &str, run_bytes: Option<&str>| {
+        let out = dir.join(out);
+        let mut cmd = tracelab();
+        cmd.arg("merge").args(&files).arg("--output").arg(&out);
+        if let Some(bytes) = run_bytes {
+            cmd.env("TRACELAB_SORT_RUN_BYTES", bytes);
+        }
+        assert!(run(&mut cmd).status.success());
+        out
+    };
+    let (small, big) = (merge("small-runs.jsonl", Some("3000")), merge("one-run.jsonl", None));
+    assert!(std::fs::read(&small).unwrap() == std::fs::read(&big).unwrap(), "many runs on disk and one in memory write the same merge");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), files.len() + 2, "the sort's runs are removed");
+
+    let merged = load_file(&small);
+    let source = load(&sample);
+    assert_eq!(merged.attempts.len(), source.attempts.len());
+    let at = |a: &tracelab_core::Attempt| a.intended_start_ms.or(a.start_ms).unwrap();
+    assert!(merged.attempts.windows(2).all(|w| at(&w[0]) <= at(&w[1])), "attempts in time order");
+    for (k, original) in source.attempts.iter().enumerate() {
+        let shift = 1000.0 * (k % n) as f64 + 250.0 * (k % n) as f64;
+        let a = merged.attempts.iter().find(|a| a.id == original.id).unwrap();
+        assert!((a.start_ms.unwrap() - original.start_ms.unwrap() - shift).abs() < 1e-6, "{}: moved by its shard's anchor", a.id);
+        assert_eq!((a.ttft_ms, a.e2e_ms), (original.ttft_ms, original.e2e_ms), "{}: durations untouched", a.id);
+    }
+    assert_eq!(merged.gpu.len(), gpu.len() * n, "each shard's GPUs become a node");
+
+    // An attempt in two shards is refused, at its second place (the ids are checked on disk).
+    let taken = std::fs::read_to_string(&files[0]).unwrap().lines().nth(1).unwrap().to_string();
+    let one = std::fs::read_to_string(&files[1]).unwrap();
+    let mut lines: Vec<&str> = one.lines().collect();
+    lines.insert(2, &taken);
+    std::fs::write(&files[1], lines.join("\n") + "\n").unwrap();
+    let output = tracelab().arg("merge").args(&files).arg("--output").arg(dir.join("twice.jsonl")).env("TRACELAB_SORT_RUN_BYTES", "3000").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("shard-1.jsonl line 3: attempt `") && stderr.contains("is also in another shard"), "{stderr}");
+}
+
+/// A shard that comes up after `--start-at` (a slow image pull) runs, late by as much as it says,
+/// with every request of its schedule shifted by that lateness, never refused; its log says so
+/// in the shards' line format, and the merge places its attempts that much later.
+#[test]
+fn a_late_shard_runs_shifted_not_refused() {
+    let server = server();
+    let dir = temp_dir("shards-late");
+    prompts(&dir, &["p1", "p2", "p3", "p4"]);
+    let load = ["--rate", "20", "--seed", "3", "--repetitions", "2", "--warmup", "0"];
+    let start_at = rfc3339_in(1.0);
+    let (early, early_file) = shard(&server, &dir, &load, 2, 0, &start_at);
+    std::thread::sleep(Duration::from_millis(3000));
+    let late_file = dir.join("shard-1.jsonl");
+    let mut args = vec!["--shards", "2", "--start-at", &start_at];
+    args.extend(load);
+    // Not --quiet: the log lines are what a pod's log shows.
+    let late = Record::new(&late_file).server(&server).prompts(&dir.join("prompts.jsonl")).args(args).env("JOB_COMPLETION_INDEX", "1").run();
+    assert!(late.status.success(), "a late shard runs: {}", String::from_utf8_lossy(&late.stderr));
+    assert!(early.wait_with_output().unwrap().status.success());
+    let log = String::from_utf8_lossy(&late.stderr);
+    let start = log.lines().find(|l| l.starts_with("tracelab start shard=1/2 run=")).unwrap_or_else(|| panic!("a start line: {log}"));
+    let late_s: f64 = start.split(" late_s=").nth(1).and_then(|v| v.split(' ').next()).and_then(|v| v.parse().ok()).unwrap();
+    assert!((1.5..4.0).contains(&late_s), "{start}");
+    assert!(start.contains("shifted"), "{start}");
+    assert!(log.lines().any(|l| l.starts_with("tracelab done shard=1/2 ") && l.contains(" done=4/4 ")), "{log}");
+
+    let late_ms = header_json(&late_file)["shard"]["start_late_ms"].as_f64().unwrap();
+    assert!((late_ms - late_s * 1000.0).abs() < 50.0, "header {late_ms} ms vs log {late_s} s");
+    assert!(header_json(&early_file)["shard"]["start_late_ms"].as_f64().unwrap() < 500.0);
+
+    let merged = dir.join("merged.jsonl");
+    let output = run(tracelab().arg("merge").arg(&early_file).arg(&late_file).arg("--output").arg(&merged));
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("shard 1 began"), "{}", String::from_utf8_lossy(&output.stdout));
+    let merged_trace = load_file(&merged);
+    let own = load_file(&late_file);
+    for a in &own.attempts {
+        let m = merged_trace.attempts.iter().find(|b| b.id == a.id).unwrap();
+        let shift = m.intended_start_ms.unwrap() - a.intended_start_ms.unwrap();
+        assert!((shift - late_ms).abs() < 250.0, "{}: moved {shift} ms on the merged timeline, late {late_ms} ms", a.id);
+        assert!(m.start_ms.unwrap() - m.intended_start_ms.unwrap() < 200.0, "{}: sent on its shifted schedule, not in a burst to catch up", a.id);
+    }
+    assert_eq!(header_json(&merged)["merged"]["start_late_ms"].as_array().map(Vec::len), Some(2));
+}
+
+/// `--barrier`: the shards wait for the last one to be ready, then start together. Shard 2 comes
+/// up 3 s after `--start-at`; shard 0 (listening) announces one instant once it is ready, so all
+/// three begin together, none late, and the header's instant is the announced one.
+#[test]
+fn a_barrier_waits_for_the_last_shard() {
+    let server = server();
+    let dir = temp_dir("shards-barrier");
+    prompts(&dir, &["p1", "p2", "p3"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let barrier = format!("--barrier=127.0.0.1:{port}");
+    let start_at = rfc3339_in(1.0);
+    let spawn = |i: u32| {
+        let out = dir.join(format!("shard-{i}.jsonl"));
+        let args = ["--shards", "3", "--start-at", &start_at, &barrier, "--rate", "20", "--seed", "5", "--repetitions", "1", "--warmup", "0"];
+        let child = Record::new(&out).server(&server).prompts(&dir.join("prompts.jsonl")).args(args).env("JOB_COMPLETION_INDEX", i.to_string()).spawn();
+        (child, out)
+    };
+    let (first, second) = (spawn(0), spawn(1));
+    std::thread::sleep(Duration::from_millis(3000));
+    let third = spawn(2);
+    let mut anchors = Vec::new();
+    let mut logs = Vec::new();
+    for (child, out) in [first, second, third] {
+        let output = child.wait_with_output().unwrap();
+        let log = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{log}");
+        let h = header_json(&out);
+        assert!(h["shard"]["start_late_ms"].as_f64().unwrap() < 300.0, "no shard is late: {}", h["shard"]);
+        anchors.push(tracelab_recorder::shard::rfc3339_epoch_ms(h["wall_clock_anchor_utc"].as_str().unwrap()).unwrap());
+        logs.push(log);
+    }
+    let spread = anchors.iter().cloned().fold(f64::MIN, f64::max) - anchors.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread < 300.0, "the shards began {spread} ms apart");
+    let planned = tracelab_recorder::shard::rfc3339_epoch_ms(&start_at).unwrap();
+    assert!(anchors[0] - planned > 1500.0, "they waited for shard 2, past --start-at: {} ms", anchors[0] - planned);
+    assert!(logs[0].contains("tracelab barrier shard=0/3") && logs[0].contains("all 3 shards ready"), "{}", logs[0]);
+}
