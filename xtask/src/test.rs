@@ -1,6 +1,6 @@
-//! `cargo xtask test`: every test — the workspace's unit and integration tests, the recorder
-//! against llama.cpp's real server, a smoke of each fuzz target, the release build and its
-//! budget, then the pages end to end in headless Chromium.
+//! `cargo xtask test`: every test — every target built (benches too), the workspace's unit and
+//! integration tests, the recorder against llama.cpp's real server, a smoke of each fuzz
+//! target, the release build and its budget, then the pages end to end in headless Chromium.
 
 use std::process::Command;
 
@@ -23,6 +23,12 @@ pub(crate) fn test(rest: &[String]) -> Result {
     let llama_python = ensure(&Venv::llama_server())?.join("bin").join("python");
     let duckdb = ensure(&Venv::duckdb())?.join("bin/python");
     let kubernetes_validate = ensure(&Venv::kubernetes_validate())?.join("bin");
+    // Every target builds, benches and examples included: `cargo test` alone never compiles a
+    // bench, so one could stop compiling unnoticed (the recorder's fidelity bench did). Built in
+    // the test profile, so the run below reuses it.
+    run(Command::new(cargo())
+        .args(["test", "--workspace", "--locked", "--all-targets", "--no-run"])
+        .current_dir(root()))?;
     // Unit, integration, property and process tests of every crate (native).
     run(Command::new(cargo())
         .args(["test", "--workspace", "--locked"])

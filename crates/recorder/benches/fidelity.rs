@@ -103,6 +103,7 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         start_at: None,
         cache_state: None,
         ask_runtime: false,
+        replay: None,
     };
     let started = Instant::now();
     let recorded = record(plan, None).expect("the run");
