@@ -2,7 +2,9 @@
 //! clock, and classify how it ended.
 //!
 //! Each read is timestamped the moment it is handed over, before any parsing, and every SSE
-//! event completed by that read gets that time. TTFT is the first event that carried non-empty
+//! event completed by that read gets that time. How late that time is (the recorder's own
+//! error) is measured per event against the kernel's receive time of the read that brought
+//! the event's last bytes: its newest byte when the event ends the read, else its oldest. TTFT is the first event that carried non-empty
 //! output (content, reasoning or a tool call); a role-only first chunk is a first byte, not a token.
 //!
 //! A complete success is an HTTP 2xx event stream in which a normal finish reason arrived
@@ -26,7 +28,7 @@ use crate::clock::Clock;
 use crate::openai::{identity, interpret, ChunkIdentity, Finish, Payload, Usage};
 use crate::prompts::Rubric;
 use crate::sse::{SseDecoder, SseEvent};
-use crate::transport::{body_error_class, Body, ConnWatch, Lease, RxCursor, Transport, OUT_OF_FILES};
+use crate::transport::{body_error_class, Body, ConnWatch, Lease, ReadLateness, RxCursor, Transport, OUT_OF_FILES};
 
 /// Where and how requests are sent. The key lives only here, marked sensitive.
 pub struct Endpoint {
@@ -122,7 +124,7 @@ pub struct Measured {
     /// The recorder could not send it at all (it ran out of open files): the client's failure.
     pub not_sent: bool,
     /// How late the recorder's timestamp of the first token was against the kernel's receive
-    /// time (ms), and of every timed read that carried output.
+    /// time of its bytes (ms), and of every listed output event.
     pub first_token_lateness_ms: Option<f64>,
     pub event_lateness_ms: Vec<f32>,
     /// Output events after the first [`MAX_EVENTS`], counted but not listed, and their tokens.
@@ -180,8 +182,8 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
         r = endpoint.transport.send(|| endpoint.request(job_body.clone()), &watch) => r,
         _ = &mut sleep => {
             // A head still trickling in has a first byte: keep it, and say what arrived.
-            let conn = watch.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            m.first_byte = conn.and_then(|c| c.first_byte());
+            m.first_byte = watch.first_byte();
+            m.new_connection = watch.opened();
             let detail = if m.first_byte.is_some() {
                 "the response head was still arriving at the first-token timeout (its first byte came)"
             } else {
@@ -189,7 +191,10 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
             };
             return m.end(Outcome::TimeoutBeforeFirstToken, Instant::now(), Some(detail));
         }
-        _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
+        _ = cancel.cancelled() => {
+            m.new_connection = watch.opened();
+            return m.end(Outcome::Cancelled, Instant::now(), None);
+        }
     };
     let t_head = Instant::now();
     let sent = match sent {
@@ -266,17 +271,13 @@ async fn stream(
             _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
         };
         let t = Instant::now();
-        m.chunk = ChunkNote {
-            lateness: lease.state().lateness(cursor),
-            had_token: m.ttft.is_some(),
-            events_before: m.events.len() as u64 + m.events_omitted,
-            noted: false,
-        };
+        m.chunk = ChunkNote { lateness: lease.state().lateness(cursor), ..ChunkNote::default() };
         let at_end = match read {
             Ok(Some(bytes)) => {
                 if let Err(e) = decoder.feed(&bytes, &mut events) {
                     return m.end(Outcome::StreamBroken, t, Some(e.class()));
                 }
+                m.chunk.ends_mid_event = decoder.mid_event();
                 false
             }
             Ok(None) => {
@@ -293,6 +294,7 @@ async fn stream(
                 };
             }
         };
+        m.chunk.events = events.len();
         for event in events.drain(..) {
             match m.on_event(&event, t) {
                 Step::Continue => {}
@@ -315,7 +317,6 @@ async fn stream(
                 m.end(Outcome::StreamBroken, t, Some("stream ended before a finish_reason (and without [DONE])"))
             };
         }
-        m.note_lateness();
         if m.ttft.is_some() && !on_end_deadline {
             on_end_deadline = true;
             sleep.as_mut().reset(end_deadline.into());
@@ -371,10 +372,23 @@ struct Meter<'a> {
 
 #[derive(Default)]
 struct ChunkNote {
-    lateness: Option<f64>,
-    had_token: bool,
-    events_before: u64,
-    noted: bool,
+    lateness: Option<ReadLateness>,
+    /// Events the read completed, and how many of them were handled so far.
+    events: usize,
+    handled: usize,
+    /// The read ended inside an event (its last bytes belong to one not yet complete).
+    ends_mid_event: bool,
+}
+
+impl ChunkNote {
+    /// How late the timestamp of the event being handled is: against the read's newest byte
+    /// when the event's end is the read's end, else against its oldest (an upper bound: the
+    /// event's last byte came somewhere in the read, an earlier event's before later bytes).
+    fn event_lateness(&self) -> Option<f64> {
+        let late = self.lateness?;
+        let ends_read = self.handled == self.events && !self.ends_mid_event;
+        Some(if ends_read { late.newest_ms } else { late.oldest_ms })
+    }
 }
 
 fn ms_between(from: Instant, to: Instant) -> f64 {
@@ -414,15 +428,10 @@ impl<'a> Meter<'a> {
         }
     }
 
-    /// One lateness sample per read that carried output, the first token's apart: noted once
-    /// the read's events are handled (at the end of the read, or where the attempt ends).
-    fn note_lateness(&mut self) {
-        let Some(late) = self.chunk.lateness else { return };
-        if self.chunk.noted || self.events.len() as u64 + self.events_omitted == self.chunk.events_before {
-            return;
-        }
-        self.chunk.noted = true;
-        if !self.chunk.had_token && self.ttft.is_some() {
+    /// One lateness sample per listed output event, the first token's apart.
+    fn note_lateness(&mut self, first_token: bool) {
+        let Some(late) = self.chunk.event_lateness() else { return };
+        if first_token {
             self.first_token_lateness_ms = Some(late);
         }
         self.event_lateness_ms.push(late as f32);
@@ -434,6 +443,7 @@ impl<'a> Meter<'a> {
     }
 
     fn on_event(&mut self, event: &SseEvent, t: Instant) -> Step {
+        self.chunk.handled += 1;
         let delta = match interpret(event.event.as_deref(), &event.data, self.text.as_mut()) {
             Payload::Done => return Step::Done,
             Payload::Error(class) => return Step::Broken(class),
@@ -469,6 +479,7 @@ impl<'a> Meter<'a> {
                     std::mem::take(&mut self.pending_empty).saturating_add(1)
                 }
             };
+            let first_token = self.ttft.is_none();
             self.ttft.get_or_insert(t);
             if delta.reasoning {
                 self.first_reasoning.get_or_insert(t);
@@ -482,6 +493,7 @@ impl<'a> Meter<'a> {
                 self.events_omitted += 1;
                 self.events_omitted_tokens += u64::from(tokens);
             } else {
+                self.note_lateness(first_token);
                 self.events.push(StreamEvent { at_ms: ms_between(self.t0, t), tokens });
                 if delta.reasoning {
                     match self.reasoning_events.last_mut() {
@@ -508,8 +520,6 @@ impl<'a> Meter<'a> {
     }
 
     fn end_owned(&mut self, outcome: Outcome, t_end: Instant, detail: Option<String>) -> Measured {
-        // The read the attempt ended on carried its events too.
-        self.note_lateness();
         // Byte tokens after the last visible one belong to the last event.
         if self.pending_empty > 0 && self.per_event_usage_unknown() {
             if self.events_omitted > 0 {

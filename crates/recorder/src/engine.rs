@@ -173,6 +173,13 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     let mut runtime = if plan.ask_runtime {
         let (root, models) = runtime_urls(&plan.url);
         let asker = crate::scrape::client("runtime")?;
+        if plan.progress {
+            eprintln!(
+                "tracelab: asking the server what it is ({}; at most {} s; --no-runtime-probe skips this)",
+                crate::runtime::ENDPOINTS,
+                crate::runtime::ASK_TIMEOUT.as_secs()
+            );
+        }
         Some(crate::runtime::probe(&asker, &root, &models, endpoint.auth.as_ref(), &plan.model).await)
     } else {
         Some(tracelab_core::trace::Runtime {

@@ -84,7 +84,7 @@ pub struct ClientTally {
 }
 
 /// How the lateness is measured, for the header (the trace format doc says more).
-pub const TIMING_METHOD: &str = "kernel receive time (SO_TIMESTAMPNS) of the oldest byte of each timed read → the recorder's timestamp of the event it completed";
+pub const TIMING_METHOD: &str = "kernel receive time (SO_TIMESTAMPNS) of the read that brought each event's last bytes (its newest byte when the event ends the read, else its oldest) → the recorder's timestamp of that event";
 
 impl ClientTally {
     pub fn add(&self, m: &Measured) {
