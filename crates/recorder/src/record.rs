@@ -45,8 +45,10 @@ pub struct RecordArgs {
     /// Measured rounds: each prompt is sent this many times.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub repetitions: u32,
-    /// Warm-up rounds sent first, recorded as phase `warmup` and never mixed into the figures.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Warm-up rounds over the prompt set sent first (each prompt N times; with --workload, N
+    /// requests), recorded as phase `warmup` and never mixed into the figures. `--warmup` is
+    /// the same flag by its older name.
+    #[arg(long = "warmup-rounds", visible_alias = "warmup", default_value_t = 1, value_name = "N")]
     pub warmup: u32,
     /// The `max_tokens` of every request.
     #[arg(long, default_value_t = 128, value_name = "N")]
@@ -397,10 +399,11 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
                 None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
             };
             eprintln!(
-                "tracelab: recording `{}` ({} prompts, {} warm-up) {what} to {}",
+                "tracelab: recording `{}` ({} prompts, {} in {} of warm-up) {what} to {}",
                 plan.model,
                 plan.prompts.name,
-                n as u64 * u64::from(plan.warmup),
+                format::count(n * plan.warmup as usize, "request", "requests"),
+                format::count(plan.warmup as usize, "round", "rounds"),
                 output.display()
             );
         }

@@ -665,3 +665,27 @@ fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failur
     let line = format!("{} of 120 measured attempts were never sent: the recorder ran out of open files", out_of_files.len());
     assert!(card.contains(&line) && card.contains("measures the recorder, not the server"), "{card}");
 }
+
+#[test]
+fn warmup_rounds_count_rounds_of_the_prompt_set_and_say_so() {
+    // `--warmup 2` sent 2 rounds of the prompt set (6 requests here) while its name read as a
+    // number of requests; its name is now `--warmup-rounds` (`--warmup` still works).
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 2));
+    let dir = temp_dir("warmup-rounds");
+    let out = dir.join("t.jsonl");
+    let output = crate::run(
+        crate::tracelab()
+            .args(["record", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe"])
+            .args(["--warmup-rounds", "2", "--repetitions", "1", "--output"])
+            .arg(&out)
+            .arg("--prompts")
+            .arg(crate::prompts(&dir, &["a", "b", "c"])),
+    );
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("6 requests in 2 rounds of warm-up"), "{stderr}");
+    let trace = load(&out);
+    assert_eq!(trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Warmup).count(), 6);
+    let help = crate::run(crate::tracelab().args(["record", "--help"]));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--warmup-rounds"), "the help names what it counts");
+}
