@@ -514,9 +514,15 @@ impl Lease {
     /// (the body must have been read to its end first). HTTP/2 streams need nothing.
     pub async fn give_back(mut self) {
         let (Some((mut send, state)), Some(inner), true) = (self.conn.take(), self.transport.take(), self.keep) else { return };
-        if tokio::time::timeout(GIVE_BACK_TIMEOUT, send.ready()).await.is_ok_and(|r| r.is_ok()) {
-            let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
-            pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since: Instant::now() });
+        match tokio::time::timeout(GIVE_BACK_TIMEOUT, send.ready()).await {
+            Ok(Ok(())) => {
+                let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+                pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since: Instant::now() });
+            }
+            // Closed by the server as its reply ended, though the reply said keep-alive: it
+            // closes after each reply (llama-server does), so none is reused from now on.
+            Ok(Err(_)) => inner.closes_after_reply.store(true, Ordering::Relaxed),
+            Err(_) => {}
         }
     }
 }
