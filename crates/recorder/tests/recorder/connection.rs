@@ -230,15 +230,20 @@ fn connection_close_and_http_1_0_replies_are_never_reused() {
     }
 }
 
+/// A server that reads each request and answers nothing, holding the connection for `hold`.
+fn silent_server(hold: Duration) -> SocketAddr {
+    raw_server(move |stream, _| {
+        let mut reader = BufReader::new(stream);
+        let _ = read_request(&mut reader);
+        std::thread::sleep(hold);
+    })
+}
+
 #[test]
 fn an_attempt_that_opened_a_connection_and_timed_out_says_it_opened_one() {
     // Accepts and never answers: the first-token timeout cuts the attempt off with its request
     // out on the connection it opened (main wrote `new_connection: false`).
-    let addr = raw_server(|stream, _| {
-        let mut reader = BufReader::new(stream);
-        let _ = read_request(&mut reader);
-        std::thread::sleep(Duration::from_secs(3));
-    });
+    let addr = silent_server(Duration::from_secs(3));
     let (_, out) = record("opened-then-timed-out", &format!("http://{addr}/v1"), &["a", "b"], &["--first-token-timeout", "0.3"]);
     let trace = load(&out);
     assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::TimeoutBeforeFirstToken), "{:?}", trace.attempts);
@@ -340,11 +345,7 @@ fn the_stated_timing_error_stays_tight_when_events_are_coalesced_or_split() {
 #[test]
 fn the_runtime_probe_of_a_server_that_never_answers_is_short_and_says_what_it_waits_for() {
     // main asked its seven endpoints one after another, 3 s each: 21 s of silence.
-    let addr = raw_server(|stream, _| {
-        let mut reader = BufReader::new(stream);
-        let _ = read_request(&mut reader);
-        std::thread::sleep(Duration::from_secs(30));
-    });
+    let addr = silent_server(Duration::from_secs(30));
     let dir = temp_dir("probe-silent");
     let out = dir.join("t.jsonl");
     let started = std::time::Instant::now();

@@ -535,7 +535,7 @@ fn llama_concurrency_sweep_gives_a_capacity_answer() {
 
 #[test]
 #[ignore = "needs llama.cpp's C++ server: run through `cargo xtask test`"]
-fn llama_cpp_server_closed_and_open_loops_have_no_false_failures() {
+fn llama_cpp_server_closed_and_open_loops_and_a_sweep_have_no_false_failures() {
     // llama-server closes the connection 17–140 µs after every streamed reply while its head
     // says keep-alive: main recorded 26 of 160 attempts `connect_error` at concurrency 2 on
     // this healthy server, requests it never read. Here every attempt must succeed, and the
@@ -565,4 +565,28 @@ fn llama_cpp_server_closed_and_open_loops_have_no_false_failures() {
         assert_eq!(runtime.engine.as_deref(), Some("llama.cpp"), "{name}: /props names llama.cpp: {runtime:?}");
         assert!(!trace.engine.is_empty(), "{name}: /metrics was scraped");
     }
+    // A concurrency sweep, judged on TTFT (the prompts carry no rubrics): every step whole.
+    let dir = temp_dir("llama-cpp-sweep");
+    let out_dir = dir.join("sweep");
+    let output = crate::run(
+        crate::tracelab()
+            .args(["sweep", "--base-url", &server.base_url(), "--model", "tiny", "--gpu", "off", "--keep-going"])
+            .arg("--prompts")
+            .arg(prompts(&dir, &PROMPTS))
+            .arg("--output-dir")
+            .arg(&out_dir)
+            .args(["--concurrencies", "1,2,4", "--repetitions", "3", "--warmup-rounds", "1", "--max-tokens", "8"])
+            .args(["--target", "ttft_p95<=10", "--server-metrics", &metrics]),
+    );
+    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), server.log_tail());
+    let sweep: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    let steps = sweep["steps"].as_array().expect("the steps");
+    assert_eq!(steps.len(), 3, "{sweep}");
+    for step in steps {
+        let trace = load(&out_dir.join(step["file"].as_str().unwrap()));
+        sent += trace.attempts.len();
+        let failed: Vec<_> = trace.attempts.iter().filter(|a| a.outcome != Outcome::Success).map(|a| (&a.id, &a.detail)).collect();
+        assert!(failed.is_empty(), "{step}: {failed:?}");
+    }
+    assert_eq!(server.server_totals_ms().len(), sent, "the sweep's requests, each finished once:\n{}", server.log_tail());
 }
