@@ -605,6 +605,11 @@ impl Transport {
         })
     }
 
+    /// The server was seen closing a connection right after its reply (see [`SETTLE`]).
+    pub fn closes_after_reply(&self) -> bool {
+        self.inner.closes_after_reply.load(Ordering::Relaxed)
+    }
+
     /// Opens connections to `uri`'s origin until `n` are idle in the pool (HTTP/2: one), so the
     /// requests that follow pay no connect. Returns how many are open; stops at the first
     /// connection that fails (the measured phase then meets the same failure itself).

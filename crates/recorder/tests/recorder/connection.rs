@@ -195,6 +195,9 @@ fn a_server_that_closes_after_every_reply_costs_no_attempt_and_no_request_twice(
     assert!(seen.values().all(|n| *n == 2), "each prompt read once per round: {seen:?}");
     let raw = raw_attempts(&out);
     assert!(raw.iter().all(|a| a["new_connection"] == true), "no connection carried two requests: {raw:?}");
+    assert!(trace.header.client.as_ref().is_some_and(|c| c.server_closed_after_reply), "the header says what the server did");
+    let card = crate::run(crate::tracelab().args(["report"]).arg(&out));
+    assert!(String::from_utf8_lossy(&card.stdout).contains("the server closed its connections right after its replies"));
 }
 
 #[test]
