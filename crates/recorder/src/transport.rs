@@ -559,9 +559,12 @@ impl ConnWatch {
 /// Whether a reply lets its connection carry another request (RFC 9112 §9.3): not when it
 /// says `Connection: close`, nor an HTTP/1.0 reply that does not say `keep-alive`.
 fn keeps_alive(response: &hyper::Response<Incoming>) -> bool {
+    keeps_alive_parts(response.version(), response.headers())
+}
+
+fn keeps_alive_parts(version: hyper::Version, headers: &hyper::HeaderMap) -> bool {
     let has = |token: &str| {
-        response
-            .headers()
+        headers
             .get_all(hyper::header::CONNECTION)
             .iter()
             .filter_map(|v| v.to_str().ok())
@@ -571,7 +574,7 @@ fn keeps_alive(response: &hyper::Response<Incoming>) -> bool {
     if has("close") {
         return false;
     }
-    response.version() != hyper::Version::HTTP_10 || has("keep-alive")
+    version != hyper::Version::HTTP_10 || has("keep-alive")
 }
 
 fn origin(uri: &Uri) -> String {
@@ -1363,5 +1366,56 @@ pub fn body_error_class(e: &hyper::Error) -> &'static str {
         Some(class) => class,
         None if chain_mentions(e, &["reset", "go_away", "goaway"]) => "stream reset by the server",
         None => "connection dropped mid-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_kernel_tells_a_fin_that_came_before_a_write_and_what_the_server_acknowledged() {
+        use std::io::{Read, Write};
+        use std::os::fd::AsRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let open = tcp_facts(client.as_raw_fd()).expect("TCP_INFO on Linux");
+        assert!(!open.fin_arrived && !open.reset);
+        let acked = open.bytes_acked.expect("tcpi_bytes_acked (Linux 4.1+)");
+        client.write_all(b"first request").unwrap();
+        let mut got = [0u8; 13];
+        server.read_exact(&mut got).unwrap();
+        drop(server); // read everything, then closed: a FIN that acknowledges the 13 bytes
+        std::thread::sleep(Duration::from_millis(50));
+        let closed = tcp_facts(client.as_raw_fd()).unwrap();
+        assert!(closed.fin_arrived, "the FIN is in before any further write");
+        assert_eq!(closed.bytes_acked, Some(acked + 13), "what the server's kernel took");
+        // A write now reaches a socket no program holds: the kernel answers with a reset and
+        // acknowledges none of it.
+        client.write_all(b"second").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let reset = tcp_facts(client.as_raw_fd()).unwrap();
+        assert!(reset.reset, "{reset:?}");
+        assert_eq!(reset.bytes_acked, Some(acked + 13), "none of the second request was acknowledged");
+    }
+
+    #[test]
+    fn a_reply_that_closes_its_connection_is_not_kept() {
+        let reply = |version, connection: Option<&str>| {
+            let mut r = hyper::Response::builder().version(version);
+            if let Some(c) = connection {
+                r = r.header(hyper::header::CONNECTION, c);
+            }
+            r.body(()).unwrap()
+        };
+        let keeps = |r: hyper::Response<()>| keeps_alive_parts(r.version(), r.headers());
+        assert!(keeps(reply(hyper::Version::HTTP_11, None)));
+        assert!(keeps(reply(hyper::Version::HTTP_11, Some("keep-alive"))));
+        assert!(!keeps(reply(hyper::Version::HTTP_11, Some("Close"))));
+        assert!(!keeps(reply(hyper::Version::HTTP_11, Some("upgrade, close"))));
+        assert!(!keeps(reply(hyper::Version::HTTP_10, None)));
+        assert!(keeps(reply(hyper::Version::HTTP_10, Some("Keep-Alive"))));
     }
 }
