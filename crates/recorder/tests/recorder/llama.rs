@@ -535,7 +535,7 @@ fn llama_concurrency_sweep_gives_a_capacity_answer() {
 
 #[test]
 #[ignore = "needs llama.cpp's C++ server: run through `cargo xtask test`"]
-fn llama_cpp_server_closed_and_open_loops_and_a_sweep_have_no_false_failures() {
+fn llama_cpp_server_loops_a_sweep_and_a_replay_have_no_false_failures() {
     // llama-server closes the connection 17–140 µs after every streamed reply while its head
     // says keep-alive: main recorded 26 of 160 attempts `connect_error` at concurrency 2 on
     // this healthy server, requests it never read. Here every attempt must succeed, and the
@@ -589,4 +589,27 @@ fn llama_cpp_server_closed_and_open_loops_and_a_sweep_have_no_false_failures() {
         assert!(failed.is_empty(), "{step}: {failed:?}");
     }
     assert_eq!(server.server_totals_ms().len(), sent, "the sweep's requests, each finished once:\n{}", server.log_tail());
+
+    // A workload replay, its prompt lengths measured at llama-server's /tokenize: the server
+    // reads each prompt at about the length asked (plus the chat template's own tokens).
+    let file = dir.join("small.jsonl");
+    let rows: String = (0..8).map(|i| format!("{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 4}}\n", i * 150, 40 + 30 * i)).collect();
+    std::fs::write(&file, rows).unwrap();
+    let out = dir.join("replay.jsonl");
+    let output = Record::new(&out)
+        .base_url(server.base_url())
+        .args(["--model", "tiny", "--timeout", "120", "--workload"])
+        .args([file.as_os_str()])
+        .run();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["workload"]["input_lengths"]["method"], "tokenizer", "measured at /tokenize: {}", header["workload"]);
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), 8);
+    for (i, a) in trace.attempts.iter().enumerate() {
+        assert_eq!(a.outcome, Outcome::Success, "{}: {:?}", a.id, a.detail);
+        let (asked, read) = (40 + 30 * i as u32, a.input_tokens.expect("llama-server reports the prompt's tokens"));
+        assert!(read >= asked * 9 / 10 && read <= asked * 11 / 10 + 40, "{}: asked {asked} tokens, the server read {read}", a.id);
+    }
 }
