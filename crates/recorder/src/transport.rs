@@ -17,9 +17,9 @@
 //!   failure, never a second request the server may also have processed. A server that closes
 //!   every connection just after its reply (llama.cpp's `llama-server` does, 17–140 µs later,
 //!   while its header says keep-alive) races the next request; so until a reused connection
-//!   has been answered, a connection is reused no sooner than [`SETTLE`] after its reply, and
-//!   once one is seen closed that soon, none is reused again: each request opens its own, as
-//!   the server does in fact. The rules above resend what still loses a race, nothing else.
+//!   has been answered, a connection is pooled only [`SETTLE`] after its reply and still open,
+//!   and once one is seen closed that soon, none is reused again: each request opens its own,
+//!   as the server does in fact. The rules above resend what still loses a race, nothing else.
 //! - The connector timestamps every read at the socket (`first_byte_ms` is the first response
 //!   byte, not the end of the headers) and, on Linux, asks the kernel for each read's receive
 //!   times (SO_TIMESTAMPNS: of its oldest byte and of its newest), so the delay the recorder
@@ -452,11 +452,13 @@ struct Inner {
     closes_after_reply: std::sync::atomic::AtomicBool,
 }
 
-/// Until the server is seen to keep a connection alive, a connection is not reused sooner than
-/// this after its reply ended: a server that closes after every reply (llama-server does,
-/// 17–140 µs later) has closed it by then, which the peek before reuse sees, instead of the
-/// request racing the close into a socket about to be gone.
-const SETTLE: Duration = Duration::from_millis(2);
+/// Until the server is seen to keep a connection alive, a connection goes back to the pool only
+/// this long after its reply ended, and only if it is still open then: a server that closes
+/// after every reply (llama-server does, 17–140 µs later; a test server on a loaded machine,
+/// a few ms) has closed it by then, instead of the next request racing the close into a
+/// socket about to be gone. The wait follows the attempt's last timestamp, so no measured time
+/// holds it; it is paid until one reused connection has been answered.
+const SETTLE: Duration = Duration::from_millis(10);
 
 /// A connection the server closed this soon after its reply says the server closes after
 /// each (an idle timeout is seconds).
@@ -516,8 +518,21 @@ impl Lease {
         let (Some((mut send, state)), Some(inner), true) = (self.conn.take(), self.transport.take(), self.keep) else { return };
         match tokio::time::timeout(GIVE_BACK_TIMEOUT, send.ready()).await {
             Ok(Ok(())) => {
+                let since = Instant::now();
+                if inner.closes_after_reply.load(Ordering::Relaxed) {
+                    return;
+                }
+                if !inner.kept_alive.load(Ordering::Relaxed) {
+                    // Here, after the attempt's times are fixed, not before the next request:
+                    // the wait is never inside a measured time.
+                    tokio::time::sleep(SETTLE).await;
+                    if send.is_closed() || !state.reusable() {
+                        inner.closes_after_reply.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                }
                 let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
-                pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since: Instant::now() });
+                pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since });
             }
             // Closed by the server as its reply ended, though the reply said keep-alive: it
             // closes after each reply (llama-server does), so none is reused from now on.
@@ -681,11 +696,6 @@ impl Transport {
             match found {
                 Some(idle) if self.inner.closes_after_reply.load(Ordering::Relaxed) => drop(idle),
                 Some(idle) => {
-                    if !self.inner.kept_alive.load(Ordering::Relaxed) {
-                        if let Some(wait) = SETTLE.checked_sub(idle.since.elapsed()) {
-                            tokio::time::sleep(wait).await;
-                        }
-                    }
                     if idle.since.elapsed() < POOL_IDLE_TIMEOUT && !idle.send.is_closed() && idle.state.reusable() {
                         return Ok((Conn::H1(idle.send), idle.state, false));
                     }
