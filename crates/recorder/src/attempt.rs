@@ -4,7 +4,8 @@
 //! Each read is timestamped the moment it is handed over, before any parsing, and every SSE
 //! event completed by that read gets that time. How late that time is (the recorder's own
 //! error) is measured per event against the kernel's receive time of the read that brought
-//! the event's last bytes: its newest byte when the event ends the read, else its oldest. TTFT is the first event that carried non-empty
+//! the event's last bytes: its newest byte when the event ends the read (known once the next
+//! body frame needed a new read), else its oldest. TTFT is the first event that carried non-empty
 //! output (content, reasoning or a tool call); a role-only first chunk is a first byte, not a token.
 //!
 //! A complete success is an HTTP 2xx event stream in which a normal finish reason arrived
@@ -271,7 +272,10 @@ async fn stream(
             _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
         };
         let t = Instant::now();
-        m.chunk = ChunkNote { lateness: lease.state().lateness(cursor), ..ChunkNote::default() };
+        let lateness = lease.state().lateness(cursor);
+        // The previous frame's last event ended its read only if this frame needed a new one.
+        m.settle_lateness(lateness.is_some_and(|l| l.new_read));
+        m.chunk = ChunkNote { lateness, ..ChunkNote::default() };
         let at_end = match read {
             Ok(Some(bytes)) => {
                 if let Err(e) = decoder.feed(&bytes, &mut events) {
@@ -368,27 +372,28 @@ struct Meter<'a> {
     event_lateness_ms: Vec<f32>,
     /// The read being handled: how late its timestamp was, and what it carried.
     chunk: ChunkNote,
+    /// Samples of the frame just handled whose choice between the read's newest and oldest
+    /// byte waits for the next frame: hyper hands a read's frames over one at a time, so only
+    /// the next frame's need for a new read shows that this one ended the read.
+    pending: Vec<PendingSample>,
+}
+
+/// One output event's lateness, not yet settled ([`Meter::settle_lateness`]).
+struct PendingSample {
+    first_token: bool,
+    late: ReadLateness,
+    /// The event's end is the frame's end (no later event or partial event in it).
+    ends_frame: bool,
 }
 
 #[derive(Default)]
 struct ChunkNote {
     lateness: Option<ReadLateness>,
-    /// Events the read completed, and how many of them were handled so far.
+    /// Events the frame completed, and how many of them were handled so far.
     events: usize,
     handled: usize,
-    /// The read ended inside an event (its last bytes belong to one not yet complete).
+    /// The frame ended inside an event (its last bytes belong to one not yet complete).
     ends_mid_event: bool,
-}
-
-impl ChunkNote {
-    /// How late the timestamp of the event being handled is: against the read's newest byte
-    /// when the event's end is the read's end, else against its oldest (an upper bound: the
-    /// event's last byte came somewhere in the read, an earlier event's before later bytes).
-    fn event_lateness(&self) -> Option<f64> {
-        let late = self.lateness?;
-        let ends_read = self.handled == self.events && !self.ends_mid_event;
-        Some(if ends_read { late.newest_ms } else { late.oldest_ms })
-    }
 }
 
 fn ms_between(from: Instant, to: Instant) -> f64 {
@@ -425,16 +430,29 @@ impl<'a> Meter<'a> {
             first_token_lateness_ms: None,
             event_lateness_ms: Vec::new(),
             chunk: ChunkNote::default(),
+            pending: Vec::new(),
         }
     }
 
-    /// One lateness sample per listed output event, the first token's apart.
+    /// One lateness sample per listed output event, the first token's apart, settled once the
+    /// next frame shows whether this one ended its read.
     fn note_lateness(&mut self, first_token: bool) {
-        let Some(late) = self.chunk.event_lateness() else { return };
-        if first_token {
-            self.first_token_lateness_ms = Some(late);
+        let Some(late) = self.chunk.lateness else { return };
+        let ends_frame = self.chunk.handled == self.chunk.events && !self.chunk.ends_mid_event;
+        self.pending.push(PendingSample { first_token, late, ends_frame });
+    }
+
+    /// Settles the pending samples: against the read's newest byte for the event that ended
+    /// both its frame and its read (`read_ended`), else against the read's oldest byte (an upper
+    /// bound: the event's last byte came somewhere in the read, before any later bytes).
+    fn settle_lateness(&mut self, read_ended: bool) {
+        for p in std::mem::take(&mut self.pending) {
+            let late = if p.ends_frame && read_ended { p.late.newest_ms } else { p.late.oldest_ms };
+            if p.first_token {
+                self.first_token_lateness_ms = Some(late);
+            }
+            self.event_lateness_ms.push(late as f32);
         }
-        self.event_lateness_ms.push(late as f32);
     }
 
     /// A normal finish reason was seen (an abort ends the attempt when it arrives).
@@ -528,6 +546,8 @@ impl<'a> Meter<'a> {
                 last.tokens = last.tokens.saturating_add(self.pending_empty);
             }
         }
+        // No frame follows to tell: the last frame's samples take the bound that always holds.
+        self.settle_lateness(false);
         let rel = |t: Option<Instant>| t.map(|t| ms_between(self.t0, t));
         let quality = match (&self.job.rubric, &self.text) {
             (Some(rubric), Some(text)) if outcome.is_success() => {

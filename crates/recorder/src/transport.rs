@@ -123,6 +123,8 @@ pub struct ReadLateness {
     pub oldest_ms: f64,
     /// Against its newest byte: the delay of whatever the read's last bytes completed.
     pub newest_ms: f64,
+    /// A read came in since the previous call: the bytes the previous call judged ended a read.
+    pub new_read: bool,
 }
 
 /// What one connection has carried; shared between its socket and the attempts that use it.
@@ -329,12 +331,13 @@ impl ConnState {
     pub fn lateness(&self, cursor: &mut RxCursor) -> Option<ReadLateness> {
         let now = now_epoch_ns();
         let rx = self.rx.lock().unwrap_or_else(|p| p.into_inner());
-        if rx.count > cursor.seen {
+        let new_read = rx.count > cursor.seen;
+        if new_read {
             cursor.last = Some(rx.ring[((rx.count - 1) % RX_RING as u64) as usize]);
             cursor.seen = rx.count;
         }
         let ms = |at: i64| (now - at).max(0) as f64 / 1e6;
-        cursor.last.map(|r| ReadLateness { oldest_ms: ms(r.oldest), newest_ms: ms(r.newest) })
+        cursor.last.map(|r| ReadLateness { oldest_ms: ms(r.oldest), newest_ms: ms(r.newest), new_read })
     }
 
     /// Where the connection's reads stand now: an attempt starts its cursor here, as the
