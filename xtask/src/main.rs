@@ -15,10 +15,11 @@
 //!
 //! Tools come from the package registries only (nothing else is reachable on the course
 //! machines): trunk and wasm-bindgen-cli from crates.io, Chromium from Debian's packages,
-//! llama.cpp's server (llama-cpp-python) from PyPI.
+//! llama.cpp's server (llama-cpp-python, and the C++ `llama-server` built from its sdist) from PyPI.
 //!
 //! One module per task: `pages.rs` (the page list, `serve`, `build`), `tools.rs` (`install`),
 //! `test.rs`, `bench.rs`, `fuzz.rs`, `fixtures.rs`; `venv.rs` makes the cached PyPI venvs,
+//! `llama_server.rs` builds llama.cpp's C++ server,
 //! `versions.rs` holds every version pin, `process.rs` runs commands.
 
 use std::env;
@@ -27,6 +28,7 @@ use std::process::ExitCode;
 mod bench;
 mod fixtures;
 mod fuzz;
+mod llama_server;
 mod pages;
 mod process;
 mod test;

@@ -336,6 +336,21 @@ fn estimate(f: &Figure, iv: &Intervals) -> Estimate {
 }
 
 /// Whether the interval clears `target` on the right side (`at_least`: higher is better).
+/// Every success's answer went unjudged (the prompt set has no rubrics), so none can qualify:
+/// a joint-rate or goodput target then fails at any load, whatever the server did.
+fn unjudged_quality(ix: &Index, measure: Measure) -> bool {
+    matches!(measure, Measure::JointRate | Measure::Goodput) && ix.successes > 0 && ix.quality_not_evaluated == ix.successes
+}
+
+fn no_rubric_text() -> Text {
+    Text::new(
+        "no success had its answer judged (the prompt set has no rubrics), and an unjudged answer does not qualify: \
+         give the prompts rubrics, or judge the load by --target ttft_p95<=SECONDS",
+        "没有一个成功的回答被评判（提示集没有评分规则），而未评判的回答不算合格：请给提示加上评分规则，\
+         或用 --target ttft_p95<=SECONDS 来判断负载",
+    )
+}
+
 fn judge(interval: Option<Bounds>, target: f64, at_least: bool) -> (StepVerdict, Option<Text>) {
     let Some(b) = interval else {
         return (StepVerdict::Inconclusive, Some(Text::new("no interval: no attempts counted", "没有区间：没有计入的尝试")));
@@ -413,6 +428,8 @@ impl Capacity {
                     Measure::Goodput => judge(goodput.interval, target.value, true),
                 }
             };
+            // No answer judged (no rubrics): whatever the verdict, the load is not its cause.
+            let why = if verdict != StepVerdict::Interrupted && unjudged_quality(&ix, target.measure) { Some(no_rubric_text()) } else { why };
             let joint_iv = iv.get(&m.joint_rate.key).filter(|i| i.dependence.as_ref().is_some_and(|d| d.widens())).map(|i| i.bounds);
             joint_counts.push((m.qualified as u64, m.attempts as u64, step.interrupted, m.joint_rate.value.zip(joint_iv)));
             let lag: Option<ClientLag> = client_lag(step.trace);
@@ -784,6 +801,13 @@ pub fn saturation(step: &StepResult, target: &Target, max_failure_rate: f64) -> 
         Some(Text::new(
             "saturated: the client fell behind its schedule beyond its bound (the server saw less than offered)",
             "已饱和：客户端落后于计划超出其界限（服务端收到的负载低于所给负载）",
+        ))
+    } else if step.verdict == StepVerdict::Fails && step.why.is_some() {
+        // Failing for a reason other than the load (no rubrics): the stop names it.
+        let why = step.why.as_ref().map(|w| (w.get(Lang::En).to_string(), w.get(Lang::Zh).to_string())).unwrap_or_default();
+        Some(Text::new(
+            format!("stopped: the step fails the target ({}) but not for its load: {}", target.describe(Lang::En), why.0),
+            format!("已停止：这一步未达到目标（{}），但原因不在负载：{}", target.describe(Lang::Zh), why.1),
         ))
     } else if step.verdict == StepVerdict::Fails {
         Some(Text::new(

@@ -45,15 +45,20 @@ fn connections_line(c: &ClientShare, zh: bool) -> String {
             format::count(r as usize, "was", "were")
         ),
     };
+    let closing = match (zh, c.server_closed_after_reply) {
+        (_, false) => "",
+        (true, true) => "；服务器在每次回复后立即关闭连接（尽管声明 keep-alive），所以连接不再复用",
+        (false, true) => "; the server closed its connections right after its replies (though it said keep-alive), so none was reused",
+    };
     if zh {
         format!(
-            "客户端的份额：{} 次计入的尝试中有 {} 次新建了连接（它们的时间包含建连）{warm}{resent}",
+            "客户端的份额：{} 次计入的尝试中有 {} 次新建了连接（它们的时间包含建连）{warm}{resent}{closing}",
             format::integer(c.measured),
             format::integer(c.new_connections)
         )
     } else {
         format!(
-            "Client's share: {} of {} measured attempts opened a new connection (their times include the connect){warm}{resent}",
+            "Client's share: {} of {} measured attempts opened a new connection (their times include the connect){warm}{resent}{closing}",
             format::integer(c.new_connections),
             format::integer(c.measured)
         )

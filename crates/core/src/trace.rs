@@ -308,6 +308,11 @@ pub struct ClientShare {
     /// The recorder's CPU time over the run's wall time (1 = one core busy throughout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_cores_busy: Option<f64>,
+    /// The server closed its connections right after its replies though they said keep-alive
+    /// (llama.cpp's `llama-server` does), so the recorder stopped reusing them: each request
+    /// then opened its own, and `conditions.connection.keep_alive` was asked, not had.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_closed_after_reply: bool,
 }
 
 /// How late the recorder's timestamps were, measured on every timed read of the run.

@@ -17,7 +17,12 @@
 //! instant the server's socket write carrying that token returned (the bytes were then in the
 //! kernel; on loopback, already in the recorder's receive queue). The stated bound is the
 //! trace's `first_token.p99_ms`; "covered" is the share of attempts whose client error is
-//! within it (99 % or more is what a P99 bound promises).
+//! within it (99 % or more is what a P99 bound promises), and it is tight when at most twice
+//! the measured P99 + 0.2 ms. Two scenarios cut the stream differently (several events in one
+//! write; each event in two writes) so the bound is checked where reads and events differ.
+//!
+//! The truth here is the server's own write instants, in the same process as the recorder;
+//! a truth taken from outside the process (a packet capture) is not done yet.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +45,17 @@ struct Scenario {
     ttft: Duration,
     itl: Duration,
     tokens: u32,
+    framing: Framing,
+}
+
+/// How the server cuts its stream into writes: one event per write, every event that has no
+/// pause before it in one write with the previous (coalesced), or every event in two writes
+/// this far apart (split): the recorder must judge each event by the read that completed it.
+#[derive(Clone, Copy)]
+enum Framing {
+    PerEvent,
+    Coalesced,
+    Split(Duration),
 }
 
 #[derive(Default)]
@@ -68,7 +84,11 @@ fn pct(values: &[f64], p: f64) -> f64 {
 }
 
 fn run(s: &Scenario, dir: &Path) -> Row {
-    let script = Script::ok(s.ttft, s.itl, s.tokens);
+    let script = match s.framing {
+        Framing::PerEvent => Script::ok(s.ttft, s.itl, s.tokens),
+        Framing::Coalesced => Script { coalesce: true, ..Script::ok(s.ttft, s.itl, s.tokens) },
+        Framing::Split(gap) => Script { split: Some(gap), ..Script::ok(s.ttft, s.itl, s.tokens) },
+    };
     let server = ScriptedServer::start_with_threads(1, move |_| script.clone());
     // One prompt per request: its text is the key joining the trace to the server's log.
     let text: String = (0..s.requests).map(|k| format!("{{\"id\":\"q{k:06}\",\"prompt\":\"q{k:06}\"}}\n")).collect();
@@ -103,6 +123,7 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         start_at: None,
         cache_state: None,
         ask_runtime: false,
+        replay: None,
     };
     let started = Instant::now();
     let recorded = record(plan, None).expect("the run");
@@ -163,6 +184,7 @@ fn main() {
         ttft: ms(ttft),
         itl: ms(itl),
         tokens: 8,
+        framing: Framing::PerEvent,
     };
     let open = |rate: f64, requests: usize| Scenario {
         name: format!("open {rate} req/s"),
@@ -171,6 +193,7 @@ fn main() {
         ttft: ms(5),
         itl: ms(2),
         tokens: 4,
+        framing: Framing::PerEvent,
     };
     let scenarios = [
         closed(1, 400, 20, 5),
@@ -178,6 +201,10 @@ fn main() {
         closed(512, 512 * 4, 50, 20),
         open(500.0, 2_000),
         open(2_000.0, 6_000),
+        // The role chunk, finish and usage go out with their neighbours; tokens 5 ms apart.
+        Scenario { name: "c=1 coalesced".into(), framing: Framing::Coalesced, ..closed(1, 400, 20, 5) },
+        // Every event's second half 2 ms after its first.
+        Scenario { name: "c=1 split".into(), framing: Framing::Split(ms(2)), ..closed(1, 400, 20, 5) },
     ];
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     // The tails are the OS scheduler's as much as the recorder's: say how busy the machine was.
@@ -229,6 +256,9 @@ fn main() {
     );
     for r in &rows {
         let covered = r.client_err.iter().filter(|e| **e <= r.stated_p99).count() as f64 / r.client_err.len().max(1) as f64;
+        // The bar: the stated P99 covers 99 % of attempts and is at most 2× the
+        // measured P99 + 0.2 ms (a bound that is true and tight, not merely true).
+        let tight = r.stated_p99 <= 2.0 * pct(&r.client_err, 99.0) + 0.2;
         println!(
             "{:<18} | {:>10.3} {:>10.3} {:>10.3} | {:>10.3} {:>10.3} | {:>7.2}%  {}",
             r.name,
@@ -238,7 +268,11 @@ fn main() {
             r.stated_p99,
             r.stated_max,
             covered * 100.0,
-            if pct(&r.client_err, 99.0) <= r.stated_p99 { "bound holds" } else { "BOUND BELOW THE ERROR" }
+            match (covered >= 0.99, tight) {
+                (true, true) => "true and tight",
+                (true, false) => "true, NOT TIGHT",
+                (false, _) => "BOUND BELOW THE ERROR",
+            }
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -2,7 +2,10 @@
 //! clock, and classify how it ended.
 //!
 //! Each read is timestamped the moment it is handed over, before any parsing, and every SSE
-//! event completed by that read gets that time. TTFT is the first event that carried non-empty
+//! event completed by that read gets that time. How late that time is (the recorder's own
+//! error) is measured per event against the kernel's receive time of the read that brought
+//! the event's last bytes: its newest byte when the event ends the read (known once the next
+//! body frame needed a new read), else its oldest. TTFT is the first event that carried non-empty
 //! output (content, reasoning or a tool call); a role-only first chunk is a first byte, not a token.
 //!
 //! A complete success is an HTTP 2xx event stream in which a normal finish reason arrived
@@ -26,7 +29,7 @@ use crate::clock::Clock;
 use crate::openai::{identity, interpret, ChunkIdentity, Finish, Payload, Usage};
 use crate::prompts::Rubric;
 use crate::sse::{SseDecoder, SseEvent};
-use crate::transport::{body_error_class, Body, ConnWatch, Lease, RxCursor, Transport, OUT_OF_FILES};
+use crate::transport::{body_error_class, Body, ConnWatch, Lease, ReadLateness, RxCursor, Transport, OUT_OF_FILES};
 
 /// Where and how requests are sent. The key lives only here, marked sensitive.
 pub struct Endpoint {
@@ -122,7 +125,7 @@ pub struct Measured {
     /// The recorder could not send it at all (it ran out of open files): the client's failure.
     pub not_sent: bool,
     /// How late the recorder's timestamp of the first token was against the kernel's receive
-    /// time (ms), and of every timed read that carried output.
+    /// time of its bytes (ms), and of every listed output event.
     pub first_token_lateness_ms: Option<f64>,
     pub event_lateness_ms: Vec<f32>,
     /// Output events after the first [`MAX_EVENTS`], counted but not listed, and their tokens.
@@ -180,8 +183,8 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
         r = endpoint.transport.send(|| endpoint.request(job_body.clone()), &watch) => r,
         _ = &mut sleep => {
             // A head still trickling in has a first byte: keep it, and say what arrived.
-            let conn = watch.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            m.first_byte = conn.and_then(|c| c.first_byte());
+            m.first_byte = watch.first_byte();
+            m.new_connection = watch.opened();
             let detail = if m.first_byte.is_some() {
                 "the response head was still arriving at the first-token timeout (its first byte came)"
             } else {
@@ -189,7 +192,10 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
             };
             return m.end(Outcome::TimeoutBeforeFirstToken, Instant::now(), Some(detail));
         }
-        _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
+        _ = cancel.cancelled() => {
+            m.new_connection = watch.opened();
+            return m.end(Outcome::Cancelled, Instant::now(), None);
+        }
     };
     let t_head = Instant::now();
     let sent = match sent {
@@ -266,17 +272,16 @@ async fn stream(
             _ = cancel.cancelled() => return m.end(Outcome::Cancelled, Instant::now(), None),
         };
         let t = Instant::now();
-        m.chunk = ChunkNote {
-            lateness: lease.state().lateness(cursor),
-            had_token: m.ttft.is_some(),
-            events_before: m.events.len() as u64 + m.events_omitted,
-            noted: false,
-        };
+        let lateness = lease.state().lateness(cursor);
+        // The previous frame's last event ended its read only if this frame needed a new one.
+        m.settle_lateness(lateness.is_some_and(|l| l.new_read));
+        m.chunk = ChunkNote { lateness, ..ChunkNote::default() };
         let at_end = match read {
             Ok(Some(bytes)) => {
                 if let Err(e) = decoder.feed(&bytes, &mut events) {
                     return m.end(Outcome::StreamBroken, t, Some(e.class()));
                 }
+                m.chunk.ends_mid_event = decoder.mid_event();
                 false
             }
             Ok(None) => {
@@ -293,6 +298,7 @@ async fn stream(
                 };
             }
         };
+        m.chunk.events = events.len();
         for event in events.drain(..) {
             match m.on_event(&event, t) {
                 Step::Continue => {}
@@ -315,7 +321,6 @@ async fn stream(
                 m.end(Outcome::StreamBroken, t, Some("stream ended before a finish_reason (and without [DONE])"))
             };
         }
-        m.note_lateness();
         if m.ttft.is_some() && !on_end_deadline {
             on_end_deadline = true;
             sleep.as_mut().reset(end_deadline.into());
@@ -367,14 +372,28 @@ struct Meter<'a> {
     event_lateness_ms: Vec<f32>,
     /// The read being handled: how late its timestamp was, and what it carried.
     chunk: ChunkNote,
+    /// Samples of the frame just handled whose choice between the read's newest and oldest
+    /// byte waits for the next frame: hyper hands a read's frames over one at a time, so only
+    /// the next frame's need for a new read shows that this one ended the read.
+    pending: Vec<PendingSample>,
+}
+
+/// One output event's lateness, not yet settled ([`Meter::settle_lateness`]).
+struct PendingSample {
+    first_token: bool,
+    late: ReadLateness,
+    /// The event's end is the frame's end (no later event or partial event in it).
+    ends_frame: bool,
 }
 
 #[derive(Default)]
 struct ChunkNote {
-    lateness: Option<f64>,
-    had_token: bool,
-    events_before: u64,
-    noted: bool,
+    lateness: Option<ReadLateness>,
+    /// Events the frame completed, and how many of them were handled so far.
+    events: usize,
+    handled: usize,
+    /// The frame ended inside an event (its last bytes belong to one not yet complete).
+    ends_mid_event: bool,
 }
 
 fn ms_between(from: Instant, to: Instant) -> f64 {
@@ -411,21 +430,29 @@ impl<'a> Meter<'a> {
             first_token_lateness_ms: None,
             event_lateness_ms: Vec::new(),
             chunk: ChunkNote::default(),
+            pending: Vec::new(),
         }
     }
 
-    /// One lateness sample per read that carried output, the first token's apart: noted once
-    /// the read's events are handled (at the end of the read, or where the attempt ends).
-    fn note_lateness(&mut self) {
+    /// One lateness sample per listed output event, the first token's apart, settled once the
+    /// next frame shows whether this one ended its read.
+    fn note_lateness(&mut self, first_token: bool) {
         let Some(late) = self.chunk.lateness else { return };
-        if self.chunk.noted || self.events.len() as u64 + self.events_omitted == self.chunk.events_before {
-            return;
+        let ends_frame = self.chunk.handled == self.chunk.events && !self.chunk.ends_mid_event;
+        self.pending.push(PendingSample { first_token, late, ends_frame });
+    }
+
+    /// Settles the pending samples: against the read's newest byte for the event that ended
+    /// both its frame and its read (`read_ended`), else against the read's oldest byte (an upper
+    /// bound: the event's last byte came somewhere in the read, before any later bytes).
+    fn settle_lateness(&mut self, read_ended: bool) {
+        for p in std::mem::take(&mut self.pending) {
+            let late = if p.ends_frame && read_ended { p.late.newest_ms } else { p.late.oldest_ms };
+            if p.first_token {
+                self.first_token_lateness_ms = Some(late);
+            }
+            self.event_lateness_ms.push(late as f32);
         }
-        self.chunk.noted = true;
-        if !self.chunk.had_token && self.ttft.is_some() {
-            self.first_token_lateness_ms = Some(late);
-        }
-        self.event_lateness_ms.push(late as f32);
     }
 
     /// A normal finish reason was seen (an abort ends the attempt when it arrives).
@@ -434,6 +461,7 @@ impl<'a> Meter<'a> {
     }
 
     fn on_event(&mut self, event: &SseEvent, t: Instant) -> Step {
+        self.chunk.handled += 1;
         let delta = match interpret(event.event.as_deref(), &event.data, self.text.as_mut()) {
             Payload::Done => return Step::Done,
             Payload::Error(class) => return Step::Broken(class),
@@ -469,6 +497,7 @@ impl<'a> Meter<'a> {
                     std::mem::take(&mut self.pending_empty).saturating_add(1)
                 }
             };
+            let first_token = self.ttft.is_none();
             self.ttft.get_or_insert(t);
             if delta.reasoning {
                 self.first_reasoning.get_or_insert(t);
@@ -482,6 +511,7 @@ impl<'a> Meter<'a> {
                 self.events_omitted += 1;
                 self.events_omitted_tokens += u64::from(tokens);
             } else {
+                self.note_lateness(first_token);
                 self.events.push(StreamEvent { at_ms: ms_between(self.t0, t), tokens });
                 if delta.reasoning {
                     match self.reasoning_events.last_mut() {
@@ -508,8 +538,6 @@ impl<'a> Meter<'a> {
     }
 
     fn end_owned(&mut self, outcome: Outcome, t_end: Instant, detail: Option<String>) -> Measured {
-        // The read the attempt ended on carried its events too.
-        self.note_lateness();
         // Byte tokens after the last visible one belong to the last event.
         if self.pending_empty > 0 && self.per_event_usage_unknown() {
             if self.events_omitted > 0 {
@@ -518,6 +546,8 @@ impl<'a> Meter<'a> {
                 last.tokens = last.tokens.saturating_add(self.pending_empty);
             }
         }
+        // No frame follows to tell: the last frame's samples take the bound that always holds.
+        self.settle_lateness(false);
         let rel = |t: Option<Instant>| t.map(|t| ms_between(self.t0, t));
         let quality = match (&self.job.rubric, &self.text) {
             (Some(rubric), Some(text)) if outcome.is_success() => {

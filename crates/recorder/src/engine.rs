@@ -174,6 +174,13 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     let mut runtime = if plan.ask_runtime {
         let (root, models) = runtime_urls(&plan.url);
         let asker = crate::scrape::client("runtime")?;
+        if plan.progress {
+            eprintln!(
+                "tracelab: asking the server what it is ({}; at most {} s; --no-runtime-probe skips this)",
+                crate::runtime::ENDPOINTS,
+                crate::runtime::ASK_TIMEOUT.as_secs()
+            );
+        }
         Some(crate::runtime::probe(&asker, &root, &models, endpoint.auth.as_ref(), &plan.model).await)
     } else {
         Some(tracelab_core::trace::Runtime {
@@ -362,7 +369,8 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     // shows the same figures as this run's summary. The recorder's own share goes in too.
     let cpu = ctx.cpu.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(CpuClock::cores_busy);
     let (measured_ok, measured_failed) = (ctx.measured_ok.load(Ordering::Relaxed), ctx.measured_failed.load(Ordering::Relaxed));
-    let client = ctx.tally.share(measured_ok + measured_failed, measured_failed, ctx.warm_connections.load(Ordering::Relaxed), cpu);
+    let warm = ctx.warm_connections.load(Ordering::Relaxed);
+    let client = ctx.tally.share(measured_ok + measured_failed, measured_failed, warm, cpu, ctx.endpoint.transport.closes_after_reply());
     let end_us = ctx.measured_end_us.load(Ordering::Relaxed);
     if let (Some(origin_ms), true) = (ctx.measure_origin_ms(), end_us > 0) {
         let span_s = ((end_us as f64 / 1000.0 - origin_ms) * 1000.0).round() / 1e6;

@@ -429,5 +429,6 @@ fn merged_share(all: &[&ClientShare]) -> ClientShare {
         not_sent: sum(|c| c.not_sent),
         timing,
         cpu_cores_busy: cpu.map(|v| (v.iter().sum::<f64>() * 100.0).round() / 100.0),
+        server_closed_after_reply: all.iter().any(|c| c.server_closed_after_reply),
     }
 }

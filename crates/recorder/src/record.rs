@@ -45,8 +45,10 @@ pub struct RecordArgs {
     /// Measured rounds: each prompt is sent this many times.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub repetitions: u32,
-    /// Warm-up rounds sent first, recorded as phase `warmup` and never mixed into the figures.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Warm-up rounds over the prompt set sent first (each prompt N times; with --workload, N
+    /// requests), recorded as phase `warmup` and never mixed into the figures. `--warmup` is
+    /// the same flag by its older name.
+    #[arg(long = "warmup-rounds", visible_alias = "warmup", default_value_t = 1, value_name = "N")]
     pub warmup: u32,
     /// The `max_tokens` of every request.
     #[arg(long, default_value_t = 128, value_name = "N")]
@@ -80,11 +82,12 @@ pub struct RecordArgs {
     /// Open loop: send this many requests per second on a fixed schedule, never waiting for replies.
     #[arg(long, value_name = "PER_SECOND")]
     pub rate: Option<f64>,
-    /// How the open loop spaces its requests.
-    #[arg(long, value_enum, default_value = "poisson", requires = "rate")]
-    pub arrival: Arrival,
-    /// Gamma shape of the Poisson gaps: 1 is Poisson, below 1 burstier, above 1 steadier.
-    #[arg(long, value_name = "SHAPE", requires = "rate")]
+    /// How the open loop spaces its requests (with --rate, or a sweep's --rates) [default: poisson].
+    #[arg(long, value_enum)]
+    pub arrival: Option<Arrival>,
+    /// Gamma shape of the Poisson gaps: 1 is Poisson, below 1 burstier, above 1 steadier (with
+    /// --rate, or a sweep's --rates).
+    #[arg(long, value_name = "SHAPE")]
     pub burstiness: Option<f64>,
     /// Measure for this long (cycling through the prompts) instead of --repetitions rounds.
     #[arg(long, value_name = "SECONDS")]
@@ -224,6 +227,11 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     }
     let duration = args.duration.map(|d| seconds(d, "--duration")).transpose()?;
     let replay = args.workload.as_deref().map(|path| replay_plan(path, args)).transpose()?;
+    // Checked here, not by clap's `requires`: a sweep sets the rate per step from --rates.
+    if args.rate.is_none() && (args.arrival.is_some() || args.burstiness.is_some()) {
+        return Err("--arrival and --burstiness shape an open loop's schedule: give --rate (or a sweep's --rates)".into());
+    }
+    let arrival = args.arrival.unwrap_or(Arrival::Poisson);
     let load = match args.rate {
         None if replay.is_some() => Load::Replay,
         None => {
@@ -236,7 +244,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
             if !(rate.is_finite() && rate > 0.0 && rate <= 1e6) {
                 return Err(format!("--rate must be a positive number of requests per second, got {rate}"));
             }
-            let burstiness = match (args.arrival, args.burstiness) {
+            let burstiness = match (arrival, args.burstiness) {
                 (_, None) => 1.0,
                 (Arrival::Constant, Some(_)) => {
                     return Err("--burstiness shapes Poisson gaps; use it with --arrival poisson".into())
@@ -244,7 +252,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
                 (Arrival::Poisson, Some(b)) if b.is_finite() && b > 0.0 => b,
                 (Arrival::Poisson, Some(b)) => return Err(format!("--burstiness must be above 0, got {b}")),
             };
-            Load::Open { rate_per_s: rate, arrival: args.arrival, burstiness, seed: args.seed }
+            Load::Open { rate_per_s: rate, arrival, burstiness, seed: args.seed }
         }
     };
     if args.gpu_interval_ms < 10 {
@@ -399,10 +407,11 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
                 None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
             };
             eprintln!(
-                "tracelab: recording `{}` ({} prompts, {} warm-up) {what} to {}",
+                "tracelab: recording `{}` ({} prompts, {} in {} of warm-up) {what} to {}",
                 plan.model,
                 plan.prompts.name,
-                n as u64 * u64::from(plan.warmup),
+                format::count(n * plan.warmup as usize, "request", "requests"),
+                format::count(plan.warmup as usize, "round", "rounds"),
                 output.display()
             );
         }

@@ -84,7 +84,7 @@ pub struct ClientTally {
 }
 
 /// How the lateness is measured, for the header (the trace format doc says more).
-pub const TIMING_METHOD: &str = "kernel receive time (SO_TIMESTAMPNS) of the oldest byte of each timed read → the recorder's timestamp of the event it completed";
+pub const TIMING_METHOD: &str = "kernel receive time (SO_TIMESTAMPNS) of the read that brought each event's last bytes (its newest byte when the event ends the read, else its oldest) → the recorder's timestamp of that event";
 
 impl ClientTally {
     pub fn add(&self, m: &Measured) {
@@ -110,7 +110,7 @@ impl ClientTally {
     }
 
     /// The header's record, with the run's own counts of measured attempts and their failures.
-    pub fn share(&self, measured: u64, measured_failures: u64, warm_connections: u64, cpu: Option<f64>) -> ClientShare {
+    pub fn share(&self, measured: u64, measured_failures: u64, warm_connections: u64, cpu: Option<f64>, server_closed_after_reply: bool) -> ClientShare {
         let first_token = self.first_token.summary();
         let events = self.events.summary();
         let timing = (first_token.n > 0 || events.n > 0).then(|| ClientTiming { method: TIMING_METHOD.into(), first_token, events });
@@ -123,6 +123,7 @@ impl ClientTally {
             not_sent: self.not_sent.load(Ordering::Relaxed),
             timing,
             cpu_cores_busy: cpu,
+            server_closed_after_reply,
         }
     }
 }

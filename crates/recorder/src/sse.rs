@@ -57,6 +57,11 @@ impl SseDecoder {
         SseDecoder::default()
     }
 
+    /// Bytes of an event not yet complete are held (a line, or data lines before their blank line).
+    pub fn mid_event(&self) -> bool {
+        !self.line.is_empty() || self.has_data || self.event.is_some()
+    }
+
     /// Feeds one read; complete events are appended to `out`.
     pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         if self.pending_cr {

@@ -7,14 +7,24 @@
 //!   the measured phase will use ([`Transport::warm`]), so measured times carry no connect.
 //! - An idle connection is looked at before it is reused (a non-blocking peek): one the server
 //!   closed, or that has unasked-for bytes waiting (a 408 before a close, a TLS alert), is
-//!   dropped without sending anything on it. A request is resent only when it provably never
-//!   reached the server: hyper gave it back unwritten, its write failed before it was complete
-//!   (with no byte of answer), or HTTP/2 refused the stream. Anything else is the attempt's
-//!   failure, never a second request the server may also have processed.
+//!   dropped without sending anything on it. A reply that says `Connection: close` (or is
+//!   HTTP/1.0 without keep-alive) never puts its connection back. A request is resent only when
+//!   it provably never reached the server: hyper gave it back unwritten, its write failed before
+//!   it was complete (with no byte of answer), the kernel says the server's FIN had arrived
+//!   before the request's first byte was written (it is then not written at all), the server's
+//!   FIN acknowledged none of its bytes and the server's kernel then reset them (its socket was
+//!   gone: no program read them), or HTTP/2 refused the stream. Anything else is the attempt's
+//!   failure, never a second request the server may also have processed. A server that closes
+//!   every connection just after its reply (llama.cpp's `llama-server` does, 17–140 µs later,
+//!   while its header says keep-alive) races the next request; so until a reused connection
+//!   has been answered, a connection is pooled only [`SETTLE`] after its reply and still open,
+//!   and once one is seen closed that soon, none is reused again: each request opens its own,
+//!   as the server does in fact. The rules above resend what still loses a race, nothing else.
 //! - The connector timestamps every read at the socket (`first_byte_ms` is the first response
 //!   byte, not the end of the headers) and, on Linux, asks the kernel for each read's receive
-//!   time (SO_TIMESTAMPNS), so the delay the recorder adds to its own timestamps is measured
-//!   in every run ([`ConnState::lateness`]).
+//!   times (SO_TIMESTAMPNS: of its oldest byte and of its newest), so the delay the recorder
+//!   adds to its own timestamps is measured in every run ([`ConnState::lateness`]), against
+//!   the read that carried each event's bytes, not an earlier one that carried only framing.
 //!
 //! TLS is rustls with the bundled Mozilla roots plus any `--ca-cert`.
 
@@ -81,19 +91,40 @@ impl Options {
     }
 }
 
-/// Receive times the kernel gave the latest reads of one connection (ns since the Unix epoch,
-/// of each read's first byte), in a ring: an attempt finds the reads since its last event.
+/// Receive times the kernel gave the latest reads of one connection, in a ring: an attempt
+/// finds the latest read since its last event.
 const RX_RING: usize = 64;
+
+/// One read's receive times (ns since the Unix epoch): of its oldest byte, and of its newest
+/// (the kernel stamps a read with the last buffer it copies from, so a one-byte read gives the
+/// oldest and the read of the rest the newest).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RxStamp {
+    oldest: i64,
+    newest: i64,
+}
 
 struct RxLog {
     count: u64,
-    ring: [i64; RX_RING],
+    ring: [RxStamp; RX_RING],
 }
 
 impl Default for RxLog {
     fn default() -> Self {
-        RxLog { count: 0, ring: [0; RX_RING] }
+        RxLog { count: 0, ring: [RxStamp::default(); RX_RING] }
     }
+}
+
+/// How late the recorder is, at the moment it timestamps what one read carried, against the
+/// kernel's receive times of that read's bytes (ms).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadLateness {
+    /// Against the read's oldest byte: an upper bound for anything the read completed.
+    pub oldest_ms: f64,
+    /// Against its newest byte: the delay of whatever the read's last bytes completed.
+    pub newest_ms: f64,
+    /// A read came in since the previous call: the bytes the previous call judged ended a read.
+    pub new_read: bool,
 }
 
 /// What one connection has carried; shared between its socket and the attempts that use it.
@@ -105,6 +136,11 @@ pub struct ConnState {
     /// socket closes, so a peek never reads another socket that reused the number).
     #[cfg(unix)]
     fd: Mutex<Option<std::os::fd::RawFd>>,
+    /// A second handle on the socket, taken as it closes under a request that met the server's
+    /// FIN with no answer: the kernel's verdict on that request (reset or acknowledged) can
+    /// still be read after hyper drops the connection ([`ConnState::provably_unread`]).
+    #[cfg(unix)]
+    held: Mutex<Option<std::os::fd::OwnedFd>>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -121,14 +157,21 @@ struct IoState {
     /// The same over the connection's whole life (HTTP/2 writes between its reads).
     conn_read: u64,
     conn_head: [u8; 8],
+    /// The kernel's count of our bytes the server acknowledged, just before the current
+    /// request's first byte was written (Linux `tcpi_bytes_acked`; None where unknown).
+    acked_before: Option<u64>,
+    /// The server's FIN had arrived before the current request's first write: it was not written.
+    fin_before_write: bool,
+    /// A read met the server's FIN (end of stream) while the current request had no answer.
+    fin_unanswered: bool,
 }
 
 /// Where an attempt stands in its connection's reads, for [`ConnState::lateness`].
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RxCursor {
     seen: u64,
-    /// The receive time used for the previous event (ns since the epoch).
-    last: Option<i64>,
+    /// The read used for the previous event.
+    last: Option<RxStamp>,
 }
 
 fn now_epoch_ns() -> i64 {
@@ -143,9 +186,97 @@ impl ConnState {
     fn wrote(&self, failed: bool) {
         let mut io = self.io.lock().unwrap_or_else(|p| p.into_inner());
         if !io.unanswered {
-            *io = IoState { unanswered: true, conn_read: io.conn_read, conn_head: io.conn_head, ..IoState::default() };
+            *io = IoState {
+                unanswered: true,
+                conn_read: io.conn_read,
+                conn_head: io.conn_head,
+                acked_before: io.acked_before,
+                fin_before_write: io.fin_before_write,
+                ..IoState::default()
+            };
         }
         io.write_failed |= failed;
+    }
+
+    /// Before an HTTP/1.1 write: at a request's first byte, asks the kernel whether the server's
+    /// FIN has already arrived. If it has, the request is not written (an error, so hyper fails
+    /// it and [`Transport::send`] resends it: nothing went out); else the acknowledged count is
+    /// kept to judge a close that crosses the request.
+    fn before_write(&self) -> io::Result<()> {
+        let mut io = self.io.lock().unwrap_or_else(|p| p.into_inner());
+        if io.unanswered {
+            return Ok(()); // the rest of a request already going out
+        }
+        let facts = self.tcp_facts();
+        io.fin_before_write = facts.is_some_and(|f| f.fin_arrived);
+        io.acked_before = facts.and_then(|f| f.bytes_acked);
+        if io.fin_before_write {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the server closed the connection before the request was written"));
+        }
+        Ok(())
+    }
+
+    fn tcp_facts(&self) -> Option<TcpFacts> {
+        #[cfg(target_os = "linux")]
+        {
+            let fd = self.fd.lock().unwrap_or_else(|p| p.into_inner());
+            tcp_facts(*fd.as_ref()?)
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    /// A read met the end of the stream (the server's FIN).
+    fn read_end(&self) {
+        let mut io = self.io.lock().unwrap_or_else(|p| p.into_inner());
+        if io.unanswered && io.read_since_write == 0 {
+            io.fin_unanswered = true;
+        }
+    }
+
+    /// Whether the server provably never read the current request, once the connection failed
+    /// under it with no answer: its FIN came before the first byte was written, or its FIN
+    /// acknowledged none of the request's bytes and its kernel then reset them (a reset, not an
+    /// acknowledgement, answers bytes that reach a socket no program holds any more). Waits up
+    /// to `within` for that reset, on the socket kept open for the verdict.
+    async fn provably_unread(&self, within: Duration) -> bool {
+        let io = self.io();
+        if io.fin_before_write {
+            return true;
+        }
+        let (Some(before), true, 0) = (io.acked_before, io.fin_unanswered, io.read_since_write) else { return false };
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            // hyper may still be dropping the connection: read the socket while it is open,
+            // then through the handle kept as it closed.
+            let mut held: Option<std::os::fd::OwnedFd> = None;
+            let deadline = Instant::now() + within;
+            loop {
+                if held.is_none() {
+                    held = self.held.lock().unwrap_or_else(|p| p.into_inner()).take();
+                }
+                let facts = match &held {
+                    Some(h) => tcp_facts(h.as_raw_fd()),
+                    None => self.tcp_facts(),
+                };
+                match facts {
+                    Some(f) if f.bytes_acked != Some(before) => return false, // the server took some of it
+                    Some(f) if f.reset => return true,
+                    Some(_) => {}
+                    None => return false,
+                }
+                if Instant::now() >= deadline {
+                    return false;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (before, within);
+            false
+        }
     }
 
     /// Passes a write's result through, noting that bytes went out (or that a write failed).
@@ -176,10 +307,10 @@ impl ConnState {
         io.unanswered = false;
     }
 
-    fn received_at(&self, epoch_ns: i64) {
+    fn received_at(&self, stamp: RxStamp) {
         let mut rx = self.rx.lock().unwrap_or_else(|p| p.into_inner());
         let slot = (rx.count % RX_RING as u64) as usize;
-        rx.ring[slot] = epoch_ns;
+        rx.ring[slot] = stamp;
         rx.count += 1;
     }
 
@@ -190,19 +321,23 @@ impl ConnState {
         io.first_read.filter(|_| io.read_since_write > 0)
     }
 
-    /// How late the caller is, now, against the kernel's receive time of the bytes it is
-    /// timestamping (ms): the earliest read since its previous call, or, when no read came in
-    /// between (the bytes were already buffered), the same read as last time. Never below the
-    /// true delay of any byte those reads carried; None without kernel receive times.
-    pub fn lateness(&self, cursor: &mut RxCursor) -> Option<f64> {
+    /// How late the caller is, now, against the kernel's receive times of the read whose bytes
+    /// it is timestamping: the latest read since its previous call (hyper hands over a body
+    /// frame as soon as a read brings any of it, so the bytes that complete it came in that
+    /// read; earlier reads since then carried framing, such as a chunk's trailing CRLF that
+    /// arrived an inter-token gap before the next token), or, when no read came in between
+    /// (the bytes were already buffered), the same read as last time. None without kernel
+    /// receive times.
+    pub fn lateness(&self, cursor: &mut RxCursor) -> Option<ReadLateness> {
         let now = now_epoch_ns();
         let rx = self.rx.lock().unwrap_or_else(|p| p.into_inner());
-        if rx.count > cursor.seen {
-            let first = cursor.seen.max(rx.count.saturating_sub(RX_RING as u64));
-            cursor.last = Some(rx.ring[(first % RX_RING as u64) as usize]);
+        let new_read = rx.count > cursor.seen;
+        if new_read {
+            cursor.last = Some(rx.ring[((rx.count - 1) % RX_RING as u64) as usize]);
             cursor.seen = rx.count;
         }
-        cursor.last.map(|at| (now - at).max(0) as f64 / 1e6)
+        let ms = |at: i64| (now - at).max(0) as f64 / 1e6;
+        cursor.last.map(|r| ReadLateness { oldest_ms: ms(r.oldest), newest_ms: ms(r.newest), new_read })
     }
 
     /// Where the connection's reads stand now: an attempt starts its cursor here, as the
@@ -234,6 +369,55 @@ impl ConnState {
     }
 }
 
+/// What the kernel says of a TCP connection (Linux `TCP_INFO`).
+#[derive(Debug, Clone, Copy)]
+struct TcpFacts {
+    /// The server's FIN has arrived (the socket left ESTABLISHED for CLOSE_WAIT or beyond).
+    fin_arrived: bool,
+    /// The connection was reset (TCP_CLOSE).
+    reset: bool,
+    /// Our bytes the server has acknowledged (`tcpi_bytes_acked`, Linux 4.1+).
+    bytes_acked: Option<u64>,
+}
+
+/// The head of Linux's `struct tcp_info` as far as `tcpi_bytes_received` (uapi/linux/tcp.h):
+/// eight one-byte fields, 24 `__u32`, then `__u64`s. libc's struct stops before these.
+#[cfg(target_os = "linux")]
+#[repr(C)]
+#[derive(Default)]
+struct TcpInfoHead {
+    state: u8,
+    bytes: [u8; 7],
+    words: [u32; 24],
+    pacing_rate: u64,
+    max_pacing_rate: u64,
+    bytes_acked: u64,
+    bytes_received: u64,
+}
+
+#[cfg(target_os = "linux")]
+fn tcp_facts(fd: std::os::fd::RawFd) -> Option<TcpFacts> {
+    const TCP_ESTABLISHED: u8 = 1;
+    const TCP_CLOSE: u8 = 7;
+    let mut info = TcpInfoHead::default();
+    let mut len = std::mem::size_of::<TcpInfoHead>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into a local struct of that size.
+    let rc = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut TcpInfoHead).cast(), &mut len) };
+    if rc != 0 || len < 1 {
+        return None;
+    }
+    let acked_end = std::mem::offset_of!(TcpInfoHead, bytes_acked) + std::mem::size_of::<u64>();
+    Some(TcpFacts {
+        fin_arrived: info.state != TCP_ESTABLISHED,
+        reset: info.state == TCP_CLOSE,
+        bytes_acked: (len as usize >= acked_end).then_some(info.bytes_acked),
+    })
+}
+
+/// How long a request whose connection met the server's FIN may wait for the kernel's verdict
+/// on its bytes (the reset comes one round trip after them).
+const VERDICT_WAIT: Duration = Duration::from_millis(50);
+
 /// An HTTP/1.1 connection idle in the pool.
 struct Idle {
     send: http1::SendRequest<Full<Bytes>>,
@@ -264,7 +448,24 @@ struct Inner {
     h2_opening: tokio::sync::Mutex<()>,
     /// TLS negotiated HTTP/1.1 once: no need to wait for one another's opens any more.
     alpn_h1: std::sync::atomic::AtomicBool,
+    /// What the server does after a reply, learnt as the run goes: a request rode a reused
+    /// connection and was answered (it keeps connections alive), or a connection was closed
+    /// within [`CLOSES_AFTER_REPLY`] of its reply (it closes after each; never reused again).
+    kept_alive: std::sync::atomic::AtomicBool,
+    closes_after_reply: std::sync::atomic::AtomicBool,
 }
+
+/// Until the server is seen to keep a connection alive, a connection goes back to the pool only
+/// this long after its reply ended, and only if it is still open then: a server that closes
+/// after every reply (llama-server does, 17–140 µs later; a test server on a loaded machine,
+/// a few ms) has closed it by then, instead of the next request racing the close into a
+/// socket about to be gone. The wait follows the attempt's last timestamp, so no measured time
+/// holds it; it is paid until one reused connection has been answered.
+const SETTLE: Duration = Duration::from_millis(10);
+
+/// A connection the server closed this soon after its reply says the server closes after
+/// each (an idle timeout is seconds).
+const CLOSES_AFTER_REPLY: Duration = Duration::from_millis(500);
 
 /// The pooled client with the run's connection policy.
 #[derive(Clone)]
@@ -304,6 +505,8 @@ pub struct Lease {
     conn: Option<(http1::SendRequest<Full<Bytes>>, Arc<ConnState>)>,
     transport: Option<Arc<Inner>>,
     state: Arc<ConnState>,
+    /// The reply let the connection carry another request ([`keeps_alive`]).
+    keep: bool,
 }
 
 impl Lease {
@@ -315,17 +518,82 @@ impl Lease {
     /// Back into the pool, as soon as hyper says the connection can take the next request
     /// (the body must have been read to its end first). HTTP/2 streams need nothing.
     pub async fn give_back(mut self) {
-        let (Some((mut send, state)), Some(inner)) = (self.conn.take(), self.transport.take()) else { return };
-        if tokio::time::timeout(GIVE_BACK_TIMEOUT, send.ready()).await.is_ok_and(|r| r.is_ok()) {
-            let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
-            pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since: Instant::now() });
+        let (Some((mut send, state)), Some(inner), true) = (self.conn.take(), self.transport.take(), self.keep) else { return };
+        match tokio::time::timeout(GIVE_BACK_TIMEOUT, send.ready()).await {
+            Ok(Ok(())) => {
+                let since = Instant::now();
+                if inner.closes_after_reply.load(Ordering::Relaxed) {
+                    return;
+                }
+                if !inner.kept_alive.load(Ordering::Relaxed) {
+                    // Here, after the attempt's times are fixed, not before the next request:
+                    // the wait is never inside a measured time.
+                    tokio::time::sleep(SETTLE).await;
+                    if send.is_closed() || !state.reusable() {
+                        inner.closes_after_reply.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                }
+                let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+                pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since });
+            }
+            // Closed by the server as its reply ended, though the reply said keep-alive: it
+            // closes after each reply (llama-server does), so none is reused from now on.
+            Ok(Err(_)) => inner.closes_after_reply.store(true, Ordering::Relaxed),
+            Err(_) => {}
         }
     }
 }
 
-/// Where the connection a request is riding on can be seen while the request is under way
-/// (a first-token timeout reads the first byte of a head still trickling in).
-pub type ConnWatch = Mutex<Option<Arc<ConnState>>>;
+/// Where the connection a request is riding on can be seen while the request is under way: a
+/// first-token timeout reads the first byte of a head still trickling in, and whether a
+/// connection was opened for it (so an attempt cut off in its connect still says so).
+#[derive(Default)]
+pub struct ConnWatch {
+    state: Mutex<Option<Arc<ConnState>>>,
+    opened: std::sync::atomic::AtomicBool,
+}
+
+impl ConnWatch {
+    /// The first byte of an answer, if one came on the request's connection.
+    pub fn first_byte(&self) -> Option<Instant> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|c| c.first_byte())
+    }
+
+    /// A connection was opened (or its opening began) for the request.
+    pub fn opened(&self) -> bool {
+        self.opened.load(Ordering::Relaxed)
+    }
+
+    fn riding(&self, state: &Arc<ConnState>) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
+    }
+
+    fn opening(&self) {
+        self.opened.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether a reply lets its connection carry another request (RFC 9112 §9.3): not when it
+/// says `Connection: close`, nor an HTTP/1.0 reply that does not say `keep-alive`.
+fn keeps_alive(response: &hyper::Response<Incoming>) -> bool {
+    keeps_alive_parts(response.version(), response.headers())
+}
+
+fn keeps_alive_parts(version: hyper::Version, headers: &hyper::HeaderMap) -> bool {
+    let has = |token: &str| {
+        headers
+            .get_all(hyper::header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    if has("close") {
+        return false;
+    }
+    version != hyper::Version::HTTP_10 || has("keep-alive")
+}
 
 fn origin(uri: &Uri) -> String {
     format!("{}://{}", uri.scheme_str().unwrap_or("http"), uri.authority().map(|a| a.as_str()).unwrap_or(""))
@@ -352,8 +620,15 @@ impl Transport {
                 pool: Mutex::default(),
                 h2_opening: tokio::sync::Mutex::new(()),
                 alpn_h1: std::sync::atomic::AtomicBool::new(false),
+                kept_alive: std::sync::atomic::AtomicBool::new(false),
+                closes_after_reply: std::sync::atomic::AtomicBool::new(false),
             }),
         })
+    }
+
+    /// The server was seen closing a connection right after its reply (see [`SETTLE`]).
+    pub fn closes_after_reply(&self) -> bool {
+        self.inner.closes_after_reply.load(Ordering::Relaxed)
     }
 
     /// Opens connections to `uri`'s origin until `n` are idle in the pool (HTTP/2: one), so the
@@ -407,7 +682,7 @@ impl Transport {
 
     /// A connection for one request: a live idle one, the origin's HTTP/2 one, or a new one
     /// (true when new).
-    async fn checkout(&self, uri: &Uri) -> Result<(Conn, Arc<ConnState>, bool), Box<dyn std::error::Error + Send + Sync>> {
+    async fn checkout(&self, uri: &Uri, watch: &ConnWatch) -> Result<(Conn, Arc<ConnState>, bool), Box<dyn std::error::Error + Send + Sync>> {
         let key = origin(uri);
         loop {
             let found = {
@@ -422,11 +697,15 @@ impl Transport {
                 pool.idle.get_mut(&key).and_then(Vec::pop)
             };
             match found {
+                Some(idle) if self.inner.closes_after_reply.load(Ordering::Relaxed) => drop(idle),
                 Some(idle) => {
                     if idle.since.elapsed() < POOL_IDLE_TIMEOUT && !idle.send.is_closed() && idle.state.reusable() {
                         return Ok((Conn::H1(idle.send), idle.state, false));
                     }
                     // Closed by the server, timed out, or not clean: dropped, nothing sent on it.
+                    if idle.since.elapsed() < CLOSES_AFTER_REPLY {
+                        self.inner.closes_after_reply.store(true, Ordering::Relaxed);
+                    }
                 }
                 None => break,
             }
@@ -439,6 +718,7 @@ impl Transport {
                     return Ok((Conn::H2(send.clone()), state.clone(), false));
                 }
             }
+            watch.opening();
             let (conn, state) = self.open(uri).await?;
             match &conn {
                 Conn::H2(send) => {
@@ -449,6 +729,7 @@ impl Transport {
             }
             return Ok((conn, state, true));
         }
+        watch.opening();
         let (conn, state) = self.open(uri).await?;
         Ok((conn, state, true))
     }
@@ -460,7 +741,7 @@ impl Transport {
         loop {
             let mut request = make();
             let uri = request.uri().clone();
-            let (conn, state, fresh) = match self.checkout(&uri).await {
+            let (conn, state, fresh) = match self.checkout(&uri, watch).await {
                 Ok(c) => c,
                 Err(e) => {
                     let class = request_error_class(e.as_ref(), None, self.inner.h2_prior, true);
@@ -468,7 +749,7 @@ impl Transport {
                 }
             };
             new_connection |= fresh;
-            *watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
+            watch.riding(&state);
             let key = origin(&uri);
             // Where the connection's reads stand as this request goes out.
             let cursor = state.cursor_now();
@@ -488,7 +769,13 @@ impl Transport {
                     match send.try_send_request(request).await {
                         Ok(response) => {
                             let first_byte = state.io().first_read.unwrap_or_else(Instant::now).min(Instant::now());
-                            let lease = Lease { origin: key, conn: Some((send, state.clone())), transport: Some(self.inner.clone()), state };
+                            // A reply that closes its connection leaves nothing to pool (the
+                            // sender stays with the lease until the body is read).
+                            let keep = keeps_alive(&response);
+                            if !fresh {
+                                self.inner.kept_alive.store(true, Ordering::Relaxed);
+                            }
+                            let lease = Lease { origin: key, conn: Some((send, state.clone())), transport: Some(self.inner.clone()), state, keep };
                             return Ok(Sent { response, first_byte, resent, new_connection, lease, cursor });
                         }
                         Err(mut e) => {
@@ -503,7 +790,7 @@ impl Transport {
                 }
                 Conn::H2(mut send) => match send.try_send_request(request).await {
                     Ok(response) => {
-                        let lease = Lease { origin: key, conn: None, transport: None, state };
+                        let lease = Lease { origin: key, conn: None, transport: None, state, keep: true };
                         return Ok(Sent { response, first_byte: Instant::now(), resent, new_connection, lease, cursor });
                     }
                     Err(mut e) => {
@@ -517,10 +804,20 @@ impl Transport {
                 },
             };
             let Err((e, h2)) = result;
+            // Provably never received: HTTP/2 refused the stream, or (HTTP/1.1) on a reused
+            // connection a write failed before the request was out whole and no byte answered,
+            // or the kernel shows the server had closed before reading it (see the module doc).
+            let never_received = if h2 {
+                h2_refused(&e)
+            } else {
+                let io = state.io();
+                (!fresh && io.write_failed && io.read_since_write == 0) || state.provably_unread(VERDICT_WAIT).await
+            };
             let io = state.io();
-            // Provably never received: HTTP/2 refused the stream, or (HTTP/1.1, on a reused
-            // connection) a write failed before the request was out whole and no byte answered.
-            let never_received = if h2 { h2_refused(&e) } else { !fresh && io.write_failed && io.read_since_write == 0 };
+            if !h2 && !fresh && io.read_since_write == 0 {
+                // Closed under a request right after the previous reply: it closes after each.
+                self.inner.closes_after_reply.store(true, Ordering::Relaxed);
+            }
             if never_received && resent < MAX_RESENDS {
                 resent += 1;
                 continue;
@@ -702,6 +999,15 @@ impl Drop for TimedTcp {
     fn drop(&mut self) {
         #[cfg(unix)]
         {
+            // A request met the server's FIN with no answer: keep the socket for the verdict
+            // (before the number is cleared, so a reader always finds one or the other).
+            let io = self.state.io();
+            if io.fin_unanswered && io.acked_before.is_some() {
+                use std::os::fd::AsFd;
+                if let Ok(held) = self.tcp.as_fd().try_clone_to_owned() {
+                    *self.state.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(held);
+                }
+            }
             *self.state.fd.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
     }
@@ -728,23 +1034,19 @@ fn enable_receive_timestamps(_: &TcpStream) -> bool {
     false
 }
 
-/// One read: the first byte alone through `recvmsg`, whose control message carries that
-/// byte's receive time (the kernel stamps the last buffer a read copies from, so a one-byte
-/// read stamps the oldest byte waiting), then the rest. Returns the bytes read and the time.
+/// One `recvmsg` into `buf` with the receive time its control message carries (ns since the
+/// epoch): the kernel's stamp of the last buffer the call copied from.
 #[cfg(target_os = "linux")]
-fn read_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<(usize, Option<i64>)> {
-    if buf.is_empty() {
-        return Ok((0, None));
-    }
+fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<(usize, Option<i64>)> {
     let mut control = [0u64; 16];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: 1 };
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     // SAFETY: msghdr is plain data; every pointer set below is valid for the call.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: recvmsg into one byte of `buf` and the local control buffer.
+    // SAFETY: recvmsg into `buf` (its length given) and the local control buffer.
     let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
     if n < 0 {
         return Err(io::Error::last_os_error());
@@ -764,17 +1066,33 @@ fn read_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -
             cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
         }
     }
-    let mut total = 1usize;
-    if buf.len() > 1 {
-        let rest = &mut buf[1..];
-        // SAFETY: recv into the rest of `buf`, whose length is given.
-        let m = unsafe { libc::recv(fd, rest.as_mut_ptr().cast(), rest.len(), libc::MSG_DONTWAIT) };
-        if m > 0 {
-            total += m as usize;
-        }
-        // An error or nothing more here is the next read's business: one byte was read.
+    Ok((n as usize, stamp))
+}
+
+/// One read: the first byte alone, whose stamp is the oldest byte's (a one-byte read copies
+/// from the oldest buffer waiting), then the rest, whose stamp is the newest's. Returns the
+/// bytes read and both times.
+#[cfg(target_os = "linux")]
+fn read_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<(usize, Option<RxStamp>)> {
+    if buf.is_empty() {
+        return Ok((0, None));
     }
-    Ok((total, stamp))
+    let (n, oldest) = recv_stamped(fd, &mut buf[..1])?;
+    if n == 0 {
+        return Ok((0, None));
+    }
+    let mut total = 1usize;
+    let mut newest = oldest;
+    if buf.len() > 1 {
+        // An error or nothing more here is the next read's business: one byte was read.
+        if let Ok((m, stamp)) = recv_stamped(fd, &mut buf[1..]) {
+            total += m;
+            if m > 0 {
+                newest = stamp.or(newest);
+            }
+        }
+    }
+    Ok((total, oldest.map(|oldest| RxStamp { oldest, newest: newest.unwrap_or(oldest).max(oldest) })))
 }
 
 impl AsyncRead for TimedTcp {
@@ -859,15 +1177,30 @@ impl AsyncRead for Metered {
             let new = &buf.filled()[before..];
             if !new.is_empty() {
                 this.state.read(new, Instant::now());
+            } else if buf.remaining() > 0 && !this.h2 {
+                this.state.read_end();
             }
         }
         poll
     }
 }
 
+impl Metered {
+    /// HTTP/2 multiplexes its streams, so a FIN there is the connection's affair (hyper's).
+    fn before_write(&self) -> io::Result<()> {
+        if self.h2 {
+            return Ok(());
+        }
+        self.state.before_write()
+    }
+}
+
 impl AsyncWrite for Metered {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if let Err(e) = this.before_write() {
+            return this.state.noted(Poll::Ready(Err(e)));
+        }
         let poll = match &mut this.stream {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, data),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, data),
@@ -877,6 +1210,9 @@ impl AsyncWrite for Metered {
 
     fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if let Err(e) = this.before_write() {
+            return this.state.noted(Poll::Ready(Err(e)));
+        }
         let poll = match &mut this.stream {
             Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
@@ -1043,5 +1379,56 @@ pub fn body_error_class(e: &hyper::Error) -> &'static str {
         Some(class) => class,
         None if chain_mentions(e, &["reset", "go_away", "goaway"]) => "stream reset by the server",
         None => "connection dropped mid-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_kernel_tells_a_fin_that_came_before_a_write_and_what_the_server_acknowledged() {
+        use std::io::{Read, Write};
+        use std::os::fd::AsRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let open = tcp_facts(client.as_raw_fd()).expect("TCP_INFO on Linux");
+        assert!(!open.fin_arrived && !open.reset);
+        let acked = open.bytes_acked.expect("tcpi_bytes_acked (Linux 4.1+)");
+        client.write_all(b"first request").unwrap();
+        let mut got = [0u8; 13];
+        server.read_exact(&mut got).unwrap();
+        drop(server); // read everything, then closed: a FIN that acknowledges the 13 bytes
+        std::thread::sleep(Duration::from_millis(50));
+        let closed = tcp_facts(client.as_raw_fd()).unwrap();
+        assert!(closed.fin_arrived, "the FIN is in before any further write");
+        assert_eq!(closed.bytes_acked, Some(acked + 13), "what the server's kernel took");
+        // A write now reaches a socket no program holds: the kernel answers with a reset and
+        // acknowledges none of it.
+        client.write_all(b"second").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let reset = tcp_facts(client.as_raw_fd()).unwrap();
+        assert!(reset.reset, "{reset:?}");
+        assert_eq!(reset.bytes_acked, Some(acked + 13), "none of the second request was acknowledged");
+    }
+
+    #[test]
+    fn a_reply_that_closes_its_connection_is_not_kept() {
+        let reply = |version, connection: Option<&str>| {
+            let mut r = hyper::Response::builder().version(version);
+            if let Some(c) = connection {
+                r = r.header(hyper::header::CONNECTION, c);
+            }
+            r.body(()).unwrap()
+        };
+        let keeps = |r: hyper::Response<()>| keeps_alive_parts(r.version(), r.headers());
+        assert!(keeps(reply(hyper::Version::HTTP_11, None)));
+        assert!(keeps(reply(hyper::Version::HTTP_11, Some("keep-alive"))));
+        assert!(!keeps(reply(hyper::Version::HTTP_11, Some("Close"))));
+        assert!(!keeps(reply(hyper::Version::HTTP_11, Some("upgrade, close"))));
+        assert!(!keeps(reply(hyper::Version::HTTP_10, None)));
+        assert!(keeps(reply(hyper::Version::HTTP_10, Some("Keep-Alive"))));
     }
 }

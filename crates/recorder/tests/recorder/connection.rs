@@ -146,6 +146,227 @@ fn an_idle_connection_the_server_closed_is_not_used() {
     assert!(raw.iter().all(|a| a["new_connection"] == true && a["resent"].is_null()), "{raw:?}");
 }
 
+/// A server that closes each connection right after its one reply, as llama.cpp's C++
+/// `llama-server` does (17–140 µs later, while its head says keep-alive): the close races the
+/// recorder's next request on that connection. Counts the requests it read, per prompt.
+fn closing_server(extra_head: &'static str, close_after: fn(usize) -> Duration) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let read = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let r = read.clone();
+    let addr = raw_server(move |stream, i| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        let Some(body) = read_request(&mut reader) else { return };
+        r.lock().unwrap().push(body);
+        let _ = stream.write_all(format!("{}{ANSWER}", head(extra_head)).as_bytes());
+        let pause = close_after(i);
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+        // Dropped here: closed, whatever came in since the reply unread.
+    });
+    (addr, read)
+}
+
+/// 0–300 µs, spread over the connections (the recorder's next request lands anywhere in it).
+fn llama_like_close(i: usize) -> Duration {
+    Duration::from_micros((i as u64 * 37) % 300)
+}
+
+#[test]
+fn a_server_that_closes_after_every_reply_costs_no_attempt_and_no_request_twice() {
+    // main recorded 14 of 160 such attempts `connect_error` ("the server closed its kept-alive
+    // connection after the request was sent"): each a request written into a connection whose
+    // FIN was on its way, read by nobody, and never resent.
+    let (addr, read) = closing_server("connection: keep-alive\r\n", llama_like_close);
+    let ids: Vec<String> = (0..80).map(|i| format!("p{i:03}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let (output, out) = record("closes-after-reply", &format!("http://{addr}/v1"), &ids, &["--concurrency", "2", "--repetitions", "2"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let trace = load(&out);
+    let failed: Vec<_> = trace.attempts.iter().filter(|a| a.outcome != Outcome::Success).map(|a| (&a.id, &a.detail)).collect();
+    assert!(failed.is_empty(), "{} of {} attempts failed on a healthy server: {failed:?}", failed.len(), trace.attempts.len());
+    // Every prompt was read by the server exactly as often as it was recorded: nothing twice.
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for body in read.lock().unwrap().iter() {
+        let v: Value = serde_json::from_str(body).unwrap();
+        *seen.entry(v["messages"][0]["content"].as_str().unwrap_or_default().to_string()).or_default() += 1;
+    }
+    assert_eq!(seen.len(), 80);
+    assert!(seen.values().all(|n| *n == 2), "each prompt read once per round: {seen:?}");
+    let raw = raw_attempts(&out);
+    assert!(raw.iter().all(|a| a["new_connection"] == true), "no connection carried two requests: {raw:?}");
+    assert!(trace.header.client.as_ref().is_some_and(|c| c.server_closed_after_reply), "the header says what the server did");
+    let card = crate::run(crate::tracelab().args(["report"]).arg(&out));
+    assert!(String::from_utf8_lossy(&card.stdout).contains("the server closed its connections right after its replies"));
+}
+
+#[test]
+fn connection_close_and_http_1_0_replies_are_never_reused() {
+    // The server says it closes, and closes 100 ms later: the connection is never offered a
+    // second request in between, whatever the FIN's timing.
+    for (name, head_line) in [("conn-close", "connection: close\r\n"), ("http10", "")] {
+        let served = Arc::new(AtomicUsize::new(0));
+        let s = served.clone();
+        let http10 = head_line.is_empty();
+        let addr = raw_server(move |stream, _| {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut stream = stream;
+            while read_request(&mut reader).is_some() {
+                s.fetch_add(1, Ordering::SeqCst);
+                let mut reply = format!("{}{ANSWER}", head(head_line));
+                if http10 {
+                    reply = reply.replacen("HTTP/1.1", "HTTP/1.0", 1);
+                }
+                let _ = stream.write_all(reply.as_bytes());
+                std::thread::sleep(Duration::from_millis(100));
+                return;
+            }
+        });
+        let ids = ["a", "b", "c", "d"];
+        let (output, out) = record(name, &format!("http://{addr}/v1"), &ids, &[]);
+        assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+        let trace = load(&out);
+        assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::Success), "{name}: {:?}", trace.attempts);
+        assert_eq!(served.load(Ordering::SeqCst), 4, "{name}");
+        let raw = raw_attempts(&out);
+        assert!(raw.iter().all(|a| a["new_connection"] == true && a["resent"].is_null()), "{name}: {raw:?}");
+    }
+}
+
+/// A server that reads each request and answers nothing, holding the connection for `hold`.
+fn silent_server(hold: Duration) -> SocketAddr {
+    raw_server(move |stream, _| {
+        let mut reader = BufReader::new(stream);
+        let _ = read_request(&mut reader);
+        std::thread::sleep(hold);
+    })
+}
+
+#[test]
+fn an_attempt_that_opened_a_connection_and_timed_out_says_it_opened_one() {
+    // Accepts and never answers: the first-token timeout cuts the attempt off with its request
+    // out on the connection it opened (main wrote `new_connection: false`).
+    let addr = silent_server(Duration::from_secs(3));
+    let (_, out) = record("opened-then-timed-out", &format!("http://{addr}/v1"), &["a", "b"], &["--first-token-timeout", "0.3"]);
+    let trace = load(&out);
+    assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::TimeoutBeforeFirstToken), "{:?}", trace.attempts);
+    let raw = raw_attempts(&out);
+    assert!(raw.iter().all(|a| a["new_connection"] == true), "{raw:?}");
+    let share = trace.header.client.expect("the recorder's share");
+    assert_eq!(share.new_connections, 2, "the header counts the connections opened");
+}
+
+/// A chunked stream written the way that makes framing arrive apart from the events: each
+/// chunk's size line and event in one write and its trailing CRLF in another 1 ms later, so the
+/// CRLF arrives a whole inter-token gap before the next token; `gap` between events.
+fn framing_apart_server(gap: Duration) -> SocketAddr {
+    raw_server(move |stream, _| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        while read_request(&mut reader).is_some() {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+            if stream.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            let events: Vec<&str> = ANSWER.split_inclusive("\n\n").collect();
+            for (i, event) in events.iter().enumerate() {
+                if i > 0 {
+                    std::thread::sleep(gap);
+                }
+                let _ = stream.write_all(format!("{:x}\r\n{event}", event.len()).as_bytes());
+                std::thread::sleep(Duration::from_millis(1));
+                let _ = stream.write_all(b"\r\n");
+            }
+            let _ = stream.write_all(b"0\r\n\r\n");
+        }
+    })
+}
+
+#[test]
+fn the_stated_timing_error_is_against_the_bytes_that_carried_each_event() {
+    // main measured each event against the oldest read since the previous one: the previous
+    // chunk's CRLF, 300 ms before the token here, so it stated a 300 ms error on loopback.
+    let addr = framing_apart_server(Duration::from_millis(300));
+    let ids = ["a", "b", "c"];
+    let (output, out) = record("framing-apart", &format!("http://{addr}/v1"), &ids, &[]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let trace = load(&out);
+    assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::Success), "{:?}", trace.attempts);
+    for a in &trace.attempts {
+        assert!(a.ttft_ms.unwrap() > 290.0, "{}: the token came 300 ms after the role chunk", a.id);
+    }
+    let Some(timing) = trace.header.client.and_then(|c| c.timing) else {
+        assert!(!cfg!(target_os = "linux"), "Linux gives kernel receive times");
+        return;
+    };
+    assert_eq!(timing.first_token.n, 3);
+    assert!(timing.first_token.p99_ms < 100.0, "the token's own read is what it is judged against: {timing:?}");
+    assert!(timing.events.max_ms < 100.0, "{timing:?}");
+}
+
+#[test]
+fn the_stated_timing_error_stays_tight_when_events_are_coalesced_or_split() {
+    // Three tokens in one write after 200 ms, and (split) every event sent as two halves
+    // 150 ms apart: each event is judged against the read that brought its last bytes, so the
+    // stated error stays far below the gaps while every listed event is counted.
+    use crate::server::Step;
+    let server = ScriptedServer::start(|prompt| {
+        let steps = vec![
+            Step::Role,
+            Step::Sleep(Duration::from_millis(200)),
+            Step::Token("a ".into()),
+            Step::Token("b ".into()),
+            Step::Token("c ".into()),
+            Step::Sleep(Duration::from_millis(200)),
+            Step::Token("d".into()),
+            Step::Finish,
+            Step::Usage { prompt: 3, completion: 4 },
+            Step::Done,
+        ];
+        match prompt {
+            "split" => Script { split: Some(Duration::from_millis(150)), ..Script::new(steps) },
+            _ => Script { coalesce: true, ..Script::new(steps) },
+        }
+    });
+    for id in ["coalesce", "split"] {
+        let (record, out) = Record::fresh(&format!("timing-{id}"), &[id]);
+        let record = record.args(["--repetitions", "2"]);
+        let output = record.server(&server).run();
+        assert!(output.status.success(), "{id}: {}", String::from_utf8_lossy(&output.stderr));
+        let trace = load(&out);
+        assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::Success), "{id}: {:?}", trace.attempts);
+        let listed: usize = trace.attempts.iter().map(|a| a.events.len()).sum();
+        let Some(timing) = trace.header.client.and_then(|c| c.timing) else {
+            assert!(!cfg!(target_os = "linux"), "Linux gives kernel receive times");
+            return;
+        };
+        assert_eq!(timing.events.n as usize, listed, "{id}: one sample per listed event");
+        assert!(timing.first_token.p99_ms < 100.0 && timing.events.max_ms < 100.0, "{id}: {timing:?}");
+    }
+}
+
+#[test]
+fn the_runtime_probe_of_a_server_that_never_answers_is_short_and_says_what_it_waits_for() {
+    // main asked its seven endpoints one after another, 3 s each: 21 s of silence.
+    let addr = silent_server(Duration::from_secs(30));
+    let dir = temp_dir("probe-silent");
+    let out = dir.join("t.jsonl");
+    let started = std::time::Instant::now();
+    let output = Record::new(&out)
+        .prompts(&crate::prompts(&dir, &["a"]))
+        .base_url(format!("http://{addr}/v1"))
+        .ask_runtime()
+        .args(["--first-token-timeout", "0.5", "--timeout", "1"])
+        .run();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(took < Duration::from_secs(8), "the probe asks every endpoint at once: {took:?}\n{stderr}");
+    assert!(stderr.contains("asking the server what it is") && stderr.contains("/props"), "{stderr}");
+    let runtime = load(&out).header.conditions.runtime.expect("the runtime record");
+    assert_eq!(runtime.asked.len(), 7, "{:?}", runtime.asked);
+    assert!(runtime.asked.iter().all(|a| a.ends_with("no answer")), "{:?}", runtime.asked);
+}
+
 #[test]
 fn sequential_requests_ride_one_connection() {
     // Read to its end, each answer hands its connection back before the next request: main
@@ -447,4 +668,28 @@ fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failur
     let card = String::from_utf8_lossy(&card.stdout);
     let line = format!("{} of 120 measured attempts were never sent: the recorder ran out of open files", out_of_files.len());
     assert!(card.contains(&line) && card.contains("measures the recorder, not the server"), "{card}");
+}
+
+#[test]
+fn warmup_rounds_count_rounds_of_the_prompt_set_and_say_so() {
+    // `--warmup 2` sent 2 rounds of the prompt set (6 requests here) while its name read as a
+    // number of requests; its name is now `--warmup-rounds` (`--warmup` still works).
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 2));
+    let dir = temp_dir("warmup-rounds");
+    let out = dir.join("t.jsonl");
+    let output = crate::run(
+        crate::tracelab()
+            .args(["record", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe"])
+            .args(["--warmup-rounds", "2", "--repetitions", "1", "--output"])
+            .arg(&out)
+            .arg("--prompts")
+            .arg(crate::prompts(&dir, &["a", "b", "c"])),
+    );
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("6 requests in 2 rounds of warm-up"), "{stderr}");
+    let trace = load(&out);
+    assert_eq!(trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Warmup).count(), 6);
+    let help = crate::run(crate::tracelab().args(["record", "--help"]));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--warmup-rounds"), "the help names what it counts");
 }

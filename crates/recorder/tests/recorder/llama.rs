@@ -1,10 +1,11 @@
-//! The recorder against a real server: llama.cpp's OpenAI-compatible server from PyPI
-//! (`python -m llama_cpp.server`, llama-cpp-python), on CPU, serving a tiny random-weight model
+//! The recorder against real servers: llama.cpp's OpenAI-compatible server from PyPI
+//! (`python -m llama_cpp.server`, llama-cpp-python) and llama.cpp's own C++ `llama-server`
+//! (built from the llama.cpp that sdist vendors), on CPU, serving a tiny random-weight model
 //! that the test writes itself with the `gguf` package (`tests/llama/make_tiny_gguf.py`).
 //!
-//! Ignored by plain `cargo test`: `cargo xtask test` installs the server once into
-//! `~/.cache/tracelab/` and runs these with `--ignored`, naming its python in
-//! `TRACELAB_LLAMA_PYTHON`.
+//! Ignored by plain `cargo test`: `cargo xtask test` installs both once into
+//! `~/.cache/tracelab/` and runs these with `--ignored`, naming the python in
+//! `TRACELAB_LLAMA_PYTHON` and the C++ server in `TRACELAB_LLAMA_SERVER`.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -18,6 +19,17 @@ use tracelab_core::{Outcome, Phase, Trace};
 use crate::{load, prompts, temp_dir, Record};
 
 const PYTHON_VAR: &str = "TRACELAB_LLAMA_PYTHON";
+const SERVER_VAR: &str = "TRACELAB_LLAMA_SERVER";
+
+fn cpp_server() -> PathBuf {
+    match std::env::var_os(SERVER_VAR) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => panic!(
+            "{SERVER_VAR} is not set: run these tests through `cargo xtask test`, which builds llama.cpp's C++ \
+             llama-server into ~/.cache/tracelab/llama-server-<version>/ and sets it, or point it at a llama-server binary"
+        ),
+    }
+}
 
 fn python() -> PathBuf {
     match std::env::var_os(PYTHON_VAR) {
@@ -61,29 +73,47 @@ impl Llama {
     /// With more of the server's own flags (e.g. `--interrupt_requests False`).
     pub fn start_with(name: &str, extra: &[&str]) -> Llama {
         let port = crate::server::refused_addr().port();
-        let log = temp_dir(&format!("llama-log-{name}")).join("server.log");
-        let file = std::fs::File::create(&log).unwrap();
-        let child = Command::new(python())
+        let mut command = Command::new(python());
+        command
             .args(["-m", "llama_cpp.server", "--model"])
             .arg(model())
             .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--n_ctx", "8192", "--n_threads", "1"])
-            .args(extra)
+            .args(extra);
+        Llama::spawn(name, port, command)
+    }
+
+    /// llama.cpp's C++ `llama-server` with `extra` flags (`--metrics --parallel 4`).
+    pub fn start_cpp(name: &str, extra: &[&str]) -> Llama {
+        let port = crate::server::refused_addr().port();
+        let mut command = Command::new(cpp_server());
+        command
+            .arg("--model")
+            .arg(model())
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--ctx-size", "8192", "--threads", "1", "--no-webui"])
+            .args(extra);
+        Llama::spawn(name, port, command)
+    }
+
+    fn spawn(name: &str, port: u16, mut command: Command) -> Llama {
+        let log = temp_dir(&format!("llama-log-{name}")).join("server.log");
+        let file = std::fs::File::create(&log).unwrap();
+        let child = command
             .stdin(Stdio::null())
             .stdout(file.try_clone().unwrap())
             .stderr(file)
             .spawn()
-            .expect("start llama_cpp.server");
+            .expect("start the llama.cpp server");
         let mut server = Llama { child, port, log, warm_requests: 0, warm_totals: 0 };
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("llama_cpp.server exited ({status}) before it served:\n{}", server.log_tail());
+                panic!("the llama.cpp server exited ({status}) before it served:\n{}", server.log_tail());
             }
             if server.get("/v1/models").is_some_and(|r| r.starts_with("HTTP/1.1 200")) {
                 server.warm_up();
                 return server;
             }
-            assert!(Instant::now() < deadline, "llama_cpp.server did not come up in 120 s:\n{}", server.log_tail());
+            assert!(Instant::now() < deadline, "the llama.cpp server did not come up in 120 s:\n{}", server.log_tail());
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -501,4 +531,85 @@ fn llama_concurrency_sweep_gives_a_capacity_answer() {
     std::fs::write(dir.join("capacity-tight.txt"), &tight_text).unwrap();
     eprintln!("--target {tight}:\n{tight_text}");
     assert!(capacity.status.success() && tight_text.to_lowercase().contains("capacity"), "{tight_text}");
+}
+
+#[test]
+#[ignore = "needs llama.cpp's C++ server: run through `cargo xtask test`"]
+fn llama_cpp_server_loops_a_sweep_and_a_replay_have_no_false_failures() {
+    // llama-server closes the connection 17–140 µs after every streamed reply while its head
+    // says keep-alive: main recorded 26 of 160 attempts `connect_error` at concurrency 2 on
+    // this healthy server, requests it never read. Here every attempt must succeed, and the
+    // server's log must count exactly one request per attempt (nothing lost, nothing twice).
+    let server = Llama::start_cpp("cpp", &["--metrics", "--parallel", "4"]);
+    let metrics = format!("http://127.0.0.1:{}/metrics", server.port);
+    let loads: [(&str, &[&str]); 2] = [
+        ("llama-cpp-closed", &["--concurrency", "2", "--repetitions", "10", "--warmup", "1"]),
+        ("llama-cpp-open", &["--rate", "6", "--arrival", "poisson", "--repetitions", "10", "--warmup", "1"]),
+    ];
+    let mut sent = 0;
+    for (name, shape) in loads {
+        let dir = temp_dir(name);
+        let out = dir.join("trace.jsonl");
+        let args = [shape, &["--max-tokens", "8", "--server-metrics", &metrics]].concat();
+        let output = record_args(&server, &dir, &out).ask_runtime().args(args).command().output().unwrap();
+        let trace = load(&out);
+        assert!(output.status.success(), "{name}: {}\n{}", String::from_utf8_lossy(&output.stderr), server.log_tail());
+        assert_eq!(trace.attempts.len(), 44, "{name}");
+        let false_failures: Vec<_> =
+            trace.attempts.iter().filter(|a| a.outcome != Outcome::Success).map(|a| (&a.id, &a.detail)).collect();
+        assert!(false_failures.is_empty(), "{name}: {} of 44 attempts failed on a healthy server: {false_failures:?}", false_failures.len());
+        sent += trace.attempts.len();
+        let totals = server.server_totals_ms();
+        assert_eq!(totals.len(), sent, "{name}: the server finished exactly one request per attempt:\n{}", server.log_tail());
+        let runtime = trace.header.conditions.runtime.as_ref().expect("the runtime probe ran");
+        assert_eq!(runtime.engine.as_deref(), Some("llama.cpp"), "{name}: /props names llama.cpp: {runtime:?}");
+        assert!(!trace.engine.is_empty(), "{name}: /metrics was scraped");
+    }
+    // A concurrency sweep, judged on TTFT (the prompts carry no rubrics): every step whole.
+    let dir = temp_dir("llama-cpp-sweep");
+    let out_dir = dir.join("sweep");
+    let output = crate::run(
+        crate::tracelab()
+            .args(["sweep", "--base-url", &server.base_url(), "--model", "tiny", "--gpu", "off", "--keep-going"])
+            .arg("--prompts")
+            .arg(prompts(&dir, &PROMPTS))
+            .arg("--output-dir")
+            .arg(&out_dir)
+            .args(["--concurrencies", "1,2,4", "--repetitions", "3", "--warmup-rounds", "1", "--max-tokens", "8"])
+            .args(["--target", "ttft_p95<=10", "--server-metrics", &metrics]),
+    );
+    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), server.log_tail());
+    let sweep: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    let steps = sweep["steps"].as_array().expect("the steps");
+    assert_eq!(steps.len(), 3, "{sweep}");
+    for step in steps {
+        let trace = load(&out_dir.join(step["file"].as_str().unwrap()));
+        sent += trace.attempts.len();
+        let failed: Vec<_> = trace.attempts.iter().filter(|a| a.outcome != Outcome::Success).map(|a| (&a.id, &a.detail)).collect();
+        assert!(failed.is_empty(), "{step}: {failed:?}");
+    }
+    assert_eq!(server.server_totals_ms().len(), sent, "the sweep's requests, each finished once:\n{}", server.log_tail());
+
+    // A workload replay, its prompt lengths measured at llama-server's /tokenize: the server
+    // reads each prompt at about the length asked (plus the chat template's own tokens).
+    let file = dir.join("small.jsonl");
+    let rows: String = (0..8).map(|i| format!("{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 4}}\n", i * 150, 40 + 30 * i)).collect();
+    std::fs::write(&file, rows).unwrap();
+    let out = dir.join("replay.jsonl");
+    let output = Record::new(&out)
+        .base_url(server.base_url())
+        .args(["--model", "tiny", "--timeout", "120", "--workload"])
+        .args([file.as_os_str()])
+        .run();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["workload"]["input_lengths"]["method"], "tokenizer", "measured at /tokenize: {}", header["workload"]);
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), 8);
+    for (i, a) in trace.attempts.iter().enumerate() {
+        assert_eq!(a.outcome, Outcome::Success, "{}: {:?}", a.id, a.detail);
+        let (asked, read) = (40 + 30 * i as u32, a.input_tokens.expect("llama-server reports the prompt's tokens"));
+        assert!(read >= asked * 9 / 10 && read <= asked * 11 / 10 + 40, "{}: asked {asked} tokens, the server read {read}", a.id);
+    }
 }

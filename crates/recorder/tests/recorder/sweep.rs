@@ -170,3 +170,51 @@ fn ctrl_c_between_steps_stops_the_sweep_and_keeps_finished_steps() {
     assert!(!out_dir.join("step-03-concurrency-4.jsonl").exists(), "step 3 never begun");
     assert!(seen.contains("Ctrl-C"), "{seen}");
 }
+
+#[test]
+fn a_rate_sweep_takes_arrival_and_burstiness() {
+    // main refused both with "required: --rate": record's flags asked for the one rate a sweep
+    // never takes.
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(2), Duration::from_millis(1), 2));
+    let dir = temp_dir("sweep-arrival");
+    let p = super::prompts(&dir, &["a", "b"]);
+    for (name, shape) in [("constant", &["--arrival", "constant"][..]), ("bursty", &["--arrival", "poisson", "--burstiness", "0.5"][..])] {
+        let out_dir = dir.join(name);
+        let out = run(tracelab()
+            .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe", "--keep-going"])
+            .args(["--prompts".as_ref(), p.as_os_str(), "--output-dir".as_ref(), out_dir.as_os_str()])
+            .args(["--rates", "20,40", "--repetitions", "2", "--warmup", "0"])
+            .args(shape));
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+        let steps = sweep["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2, "{name}: {sweep}");
+        for step in steps {
+            let trace = load(&out_dir.join(step["file"].as_str().unwrap()));
+            let arrival = format!("{:?}", trace.header.conditions.arrival).to_lowercase();
+            let wanted = if name == "constant" { "constant" } else { "poisson" };
+            assert!(arrival.contains(wanted), "{name}: {arrival}");
+        }
+    }
+}
+
+#[test]
+fn a_sweep_whose_prompts_have_no_rubrics_says_why_it_stops() {
+    // Without rubrics every success is "quality not evaluated", so the joint rate is 0 % at
+    // any load: main stopped "saturated" at step 1 and named no cause.
+    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(2), Duration::from_millis(1), 2));
+    let dir = temp_dir("sweep-no-rubric");
+    let p = super::prompts(&dir, &["a", "b"]);
+    let out_dir = dir.join("sweep");
+    let out = run(tracelab()
+        .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe"])
+        .args(["--prompts".as_ref(), p.as_os_str(), "--output-dir".as_ref(), out_dir.as_os_str()])
+        .args(["--concurrencies", "1,2", "--repetitions", "20", "--warmup", "0"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    let why = sweep["stopped"]["why"].as_str().unwrap_or_default();
+    assert!(why.contains("no rubrics") && why.contains("ttft_p95"), "the stop names the cause and what to do: {sweep}");
+    assert!(!why.contains("saturated"), "it is not the load: {why}");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("no rubrics"), "{said}");
+}
