@@ -109,6 +109,16 @@ impl FigureCoverage {
         FigureCoverage { truth, runs, independent_covered, honest_covered }
     }
 
+    /// The share of runs whose interval, taken as independent draws, holds the truth.
+    pub fn independent_share(&self) -> f64 {
+        self.independent_covered as f64 / self.runs.len().max(1) as f64
+    }
+
+    /// The share of runs whose interval on the effective sample holds the truth.
+    pub fn honest_share(&self) -> f64 {
+        self.honest_covered as f64 / self.runs.len().max(1) as f64
+    }
+
     /// The mean effective sample over the runs.
     pub fn mean_effective_n(&self) -> f64 {
         self.runs.iter().map(|r| r.effective_n).sum::<f64>() / self.runs.len().max(1) as f64

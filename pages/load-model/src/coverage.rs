@@ -5,7 +5,8 @@
 
 use leptos::prelude::*;
 use tracelab_core::coverage::{critical_rate, run, Coverage, FigureCoverage, Setup};
-use tracelab_core::Lang;
+use tracelab_core::format::number_in_unit;
+use tracelab_core::{Lang, Unit as FigureUnit};
 
 use crate::words::w;
 
@@ -33,7 +34,7 @@ pub fn CoveragePanel(lang: RwSignal<Lang>) -> impl IntoView {
             <h2 id="coverage-title">{move || t("cov_title")}</h2>
             <p class="lm-intro">{move || t("cov_intro")}</p>
             <form class="lm-cov-params" on:submit=|e| e.prevent_default()>
-                <label for="cov-slots">{move || t("slots")}</label>
+                <div class="lm-cov-field"><label for="cov-slots">{move || t("slots")}</label>
                 <select id="cov-slots" data-testid="cov-slots" on:change=move |e| {
                     let c: u32 = event_target_value(&e).parse().unwrap_or(4);
                     slots.set(c);
@@ -41,8 +42,8 @@ pub fn CoveragePanel(lang: RwSignal<Lang>) -> impl IntoView {
                     result.set(None);
                 }>
                     {[1u32, 4, 16].map(|c| view! { <option value=c.to_string() selected=move || slots.get() == c>{c}</option> })}
-                </select>
-                <label for="cov-rate">{move || t("cov_rate")}</label>
+                </select></div>
+                <div class="lm-cov-field"><label for="cov-rate">{move || t("cov_rate")}</label>
                 <input id="cov-rate" data-testid="cov-rate" type="number" step="0.05" min="0.01"
                     prop:value=move || format!("{:.3}", rate.get())
                     on:change=move |e| {
@@ -50,17 +51,22 @@ pub fn CoveragePanel(lang: RwSignal<Lang>) -> impl IntoView {
                             rate.set(v);
                             result.set(None);
                         }
-                    } />
-                <label for="cov-runs">{move || t("cov_runs")}</label>
+                    } /></div>
+                <div class="lm-cov-field"><label for="cov-runs">{move || t("cov_runs")}</label>
                 <input id="cov-runs" data-testid="cov-runs" type="number" min="10" max="1000" step="10" prop:value=move || runs.get().to_string()
-                    on:change=move |e| { if let Ok(v) = event_target_value(&e).trim().parse::<u32>() { runs.set(v); result.set(None); } } />
-                <label for="cov-requests">{move || t("requests")}</label>
+                    on:change=move |e| { if let Ok(v) = event_target_value(&e).trim().parse::<u32>() { runs.set(v); result.set(None); } } /></div>
+                <div class="lm-cov-field"><label for="cov-requests">{move || t("requests")}</label>
                 <input id="cov-requests" data-testid="cov-requests" type="number" min="200" max="20000" step="500" prop:value=move || requests.get().to_string()
-                    on:change=move |e| { if let Ok(v) = event_target_value(&e).trim().parse::<u32>() { requests.set(v); result.set(None); } } />
+                    on:change=move |e| { if let Ok(v) = event_target_value(&e).trim().parse::<u32>() { requests.set(v); result.set(None); } } /></div>
                 <p class="lm-cov-wide">{move || {
                     let truth = Setup { slots: slots.get(), rate_per_s: rate.get(), threshold_s: THRESHOLD_S, runs: 1, requests: 200, seed: 1 }.truth();
                     match truth {
-                        Some(tr) => format!("{} {:.0} %; {} {:.2} %; P95 TTFT {:.3} s", t("cov_busy"), tr.busy * 100.0, t("cov_truth_joint"), tr.joint_rate * 100.0, tr.ttft_p95_s),
+                        Some(tr) => {
+                            let l = lang.get();
+                            let share = |v: f64| number_in_unit(v, &FigureUnit::Ratio, l);
+                            let semi = if l == Lang::Zh { "；" } else { "; " };
+                            format!("{} {}{semi}{} {}{semi}P95 TTFT {}", t("cov_busy"), share(tr.busy), t("cov_truth_joint"), share(tr.joint_rate), number_in_unit(tr.ttft_p95_s, &FigureUnit::Seconds, l))
+                        }
                         None => t("cov_unstable").to_string(),
                     }
                 }}</p>
@@ -95,32 +101,46 @@ enum Unit {
     Seconds,
 }
 
+impl Unit {
+    fn figure(self) -> FigureUnit {
+        match self {
+            Unit::Percent => FigureUnit::Ratio,
+            Unit::Seconds => FigureUnit::Seconds,
+        }
+    }
+}
+
 fn outcome(lang: Lang, fig: &FigureCoverage, unit: Unit, runs: u32, predicted: Option<u32>) -> impl IntoView {
-    let shown = |v: f64| match unit {
-        Unit::Percent => format!("{:.2} %", v * 100.0),
-        Unit::Seconds => format!("{v:.3} s"),
+    let zh = lang == Lang::Zh;
+    let shown = move |v: f64| number_in_unit(v, &unit.figure(), lang);
+    // Chinese takes full-width punctuation.
+    let (colon, stop, semi) = if zh { ("：", "。", "；") } else { (": ", ". ", "; ") };
+    let line = |key: &'static str, covered: usize, share: f64| {
+        let share = number_in_unit(share, &FigureUnit::Ratio, lang);
+        if zh {
+            format!("{}{colon}{covered} / {runs}（{share}）", w(lang, key))
+        } else {
+            format!("{}{colon}{covered} / {runs} ({share})", w(lang, key))
+        }
     };
-    let line = |key: &'static str, covered: usize| {
-        format!("{}: {covered} / {runs} ({:.0} %)", w(lang, key), 100.0 * covered as f64 / runs.max(1) as f64)
-    };
-    let eff = fig.mean_effective_n();
+    let eff = tracelab_core::format::integer(fig.mean_effective_n().round() as u64);
     view! {
         <p data-testid="cov-summary">
-            {format!("{} {}. ", w(lang, "cov_truth"), shown(fig.truth))}
-            {predicted.map(|p| format!("{} {p} / {runs}. ", w(lang, "cov_you_predicted")))}
-            <span data-testid="cov-independent">{line("cov_independent", fig.independent_covered)}</span>"; "
-            <span data-testid="cov-honest">{line("cov_honest", fig.honest_covered)}</span>". "
-            {format!("{} {:.0}.", w(lang, "cov_effective"), eff)}
+            {format!("{}{}{stop}", w(lang, "cov_truth"), shown(fig.truth))}
+            {predicted.map(|p| format!("{}{colon}{p} / {runs}{stop}", w(lang, "cov_you_predicted")))}
+            <span data-testid="cov-independent">{line("cov_independent", fig.independent_covered, fig.independent_share())}</span>{semi}
+            <span data-testid="cov-honest">{line("cov_honest", fig.honest_covered, fig.honest_share())}</span>{stop}
+            {format!("{}{eff}{}", w(lang, "cov_effective"), if zh { "。" } else { "." })}
         </p>
         <div class="lm-pair">
-            {forest(lang, "cov_independent", fig, |r| r.independent, unit)}
-            {forest(lang, "cov_honest", fig, |r| r.honest, unit)}
+            {forest(lang, "cov_independent", fig, |r| r.independent, fig.independent_covered, unit)}
+            {forest(lang, "cov_honest", fig, |r| r.honest, fig.honest_covered, unit)}
         </div>
     }
 }
 
 /// One line per run, its interval against the truth's vertical line: grey holds it, red misses.
-fn forest(lang: Lang, key: &'static str, fig: &FigureCoverage, pick: fn(&tracelab_core::coverage::RunIntervals) -> tracelab_core::compare::Bounds, unit: Unit) -> impl IntoView {
+fn forest(lang: Lang, key: &'static str, fig: &FigureCoverage, pick: fn(&tracelab_core::coverage::RunIntervals) -> tracelab_core::compare::Bounds, held: usize, unit: Unit) -> impl IntoView {
     let (width, pad, row) = (320.0, 16.0, 3.0);
     let height = pad * 2.0 + row * fig.runs.len() as f64;
     let all: Vec<f64> = fig.runs.iter().flat_map(|r| [pick(r).lo, pick(r).hi]).flatten().chain([fig.truth]).collect();
@@ -140,12 +160,8 @@ fn forest(lang: Lang, key: &'static str, fig: &FigureCoverage, pick: fn(&tracela
         })
         .collect();
     let tx = x(fig.truth);
-    let label = |v: f64| match unit {
-        Unit::Percent => format!("{:.1} %", v * 100.0),
-        Unit::Seconds => format!("{v:.2} s"),
-    };
-    let held = fig.runs.iter().filter(|r| pick(r).contains(fig.truth)).count();
-    let title = format!("{}: {held} / {}", w(lang, key), fig.runs.len());
+    let label = move |v: f64| number_in_unit(v, &unit.figure(), lang);
+    let title = format!("{}{}{held} / {}", w(lang, key), if lang == Lang::Zh { "：" } else { ": " }, fig.runs.len());
     view! {
         <figure class="lm-forest" data-testid=format!("forest-{key}")>
             <figcaption>{title.clone()}</figcaption>

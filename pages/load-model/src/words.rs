@@ -54,12 +54,12 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("cov_run", "Run the experiment", "运行实验"),
     ("cov_figure", "Figure", "指标"),
     ("cov_joint", "Joint qualification rate", "联合合格率"),
-    ("cov_truth", "Truth (Erlang C):", "真值（Erlang C）："),
+    ("cov_truth", "Truth (Erlang C): ", "真值（Erlang C）："),
     ("cov_truth_short", "truth", "真值"),
     ("cov_you_predicted", "You predicted", "你的预测"),
     ("cov_independent", "as independent draws", "当作独立抽样"),
     ("cov_honest", "on the effective sample", "按有效样本"),
-    ("cov_effective", "Each run was worth, on average, this many independent requests for this figure:", "对这个指标，每次运行平均相当于这么多个独立请求："),
+    ("cov_effective", "Each run was worth, on average, this many independent requests for this figure: ", "对这个指标，每次运行平均相当于这么多个独立请求："),
 ];
 
 /// The page's word for `key` in `lang`.
