@@ -106,11 +106,11 @@ impl Dependence {
             }
             (Independence::Correlated, Lang::En) => format!(
                 "{n} {what} ≈ {eff} independent ones ({}: batch means of {b} batches of {m} in start order swing ×{tau} the variance of independent draws, as when requests queue behind each other)",
-                strength_en(self.measured_inflation)
+                strength(self.measured_inflation).en
             ),
             (Independence::Correlated, Lang::Zh) => format!(
                 "{n} 个{what} ≈ {eff} 个独立样本（{}：按开始时间分成 {b} 批、每批 {m} 个，批均值的方差是独立抽样的 {tau} 倍，就像请求彼此排队时那样）",
-                strength_zh(self.measured_inflation)
+                strength(self.measured_inflation).zh
             ),
             (Independence::StillCorrelated, Lang::En) => format!(
                 "{n} {what} ≈ {eff} independent ones or fewer (even batches of {m} still correlate, lag-1 {:.2}: the interval may be too narrow; run longer or repeat the run)",
@@ -124,23 +124,14 @@ impl Dependence {
     }
 }
 
-fn strength_en(tau: f64) -> &'static str {
+/// How strong the correlation is, in words, from the variance inflation.
+fn strength(tau: f64) -> Text {
     if tau >= 5.0 {
-        "strongly correlated"
+        Text::new("strongly correlated", "强相关")
     } else if tau >= 2.0 {
-        "correlated"
+        Text::new("correlated", "相关")
     } else {
-        "mildly correlated"
-    }
-}
-
-fn strength_zh(tau: f64) -> &'static str {
-    if tau >= 5.0 {
-        "强相关"
-    } else if tau >= 2.0 {
-        "相关"
-    } else {
-        "弱相关"
+        Text::new("mildly correlated", "弱相关")
     }
 }
 
@@ -297,21 +288,7 @@ fn chi2_95(df: f64) -> f64 {
     df * (1.0 - a + Z_ONE_SIDED * a.sqrt()).powi(3)
 }
 
-/// Wilson's score interval on `k` of `n` with critical value `z` (k and n need not be whole:
-/// an effective sample's).
-pub fn wilson_z(k: f64, n: f64, z: f64) -> Option<Bounds> {
-    if n <= 0.0 || k > n || k < 0.0 {
-        return None;
-    }
-    let p = k / n;
-    let z2 = z * z;
-    let denom = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denom;
-    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    let lo = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
-    let hi = if k == n { 1.0 } else { (centre + half).min(1.0) };
-    Some(Bounds::closed(lo, hi))
-}
+pub use super::stats::wilson_z;
 
 /// The run's series, read for each figure.
 impl Index {

@@ -38,15 +38,23 @@ impl Bounds {
 
 /// Wilson score interval for `k` successes of `n` (None when n = 0: there is nothing to count).
 pub fn wilson(k: u64, n: u64) -> Option<Bounds> {
-    if n == 0 || k > n {
+    if n == 0 {
         return None;
     }
-    let (k, n) = (k as f64, n as f64);
+    wilson_z(k as f64, n as f64, Z95)
+}
+
+/// Wilson's score interval on `k` of `n` with critical value `z` (k and n need not be whole:
+/// an effective sample's, `dependence`); None when n is not above 0 or k lies outside 0..=n.
+pub fn wilson_z(k: f64, n: f64, z: f64) -> Option<Bounds> {
+    if !(n > 0.0) || k > n || k < 0.0 {
+        return None;
+    }
     let p = k / n;
-    let z2 = Z95 * Z95;
+    let z2 = z * z;
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
-    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
     // At 0 of n and n of n the bound is exactly 0 or 1; rounding must not push it past.
     let lo = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
     let hi = if k == n { 1.0 } else { (centre + half).min(1.0) };
