@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::dependence::t975;
+use super::dependence::{mean_var, t975};
 use super::diff::{Judgement, Worse};
 use super::stats::Bounds;
 use crate::figure::{Figure, Unit};
@@ -59,20 +59,14 @@ fn figures(m: &Metrics) -> [(&Figure, Worse); 8] {
     ]
 }
 
-/// Two-sided 95 % Student's t quantile for any df ≥ 1 (exact at 1 and 2, whose expansion is
-/// poor; a fractional df below 3 is rounded down, which only widens).
-fn t_quantile(df: f64) -> f64 {
-    match df {
-        d if d < 2.0 => 12.706_204_736_174_7,
-        d if d < 3.0 => 4.302_652_729_749_464,
-        d => t975(d),
-    }
-}
-
-fn mean_var(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    (mean, v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0))
+/// The mean of independent values (one per run) and its Student's t interval; None below two.
+pub(crate) fn mean_interval(values: &[f64]) -> Option<(f64, Bounds)> {
+    let r = values.len();
+    (r >= 2).then(|| {
+        let (mean, var) = mean_var(values);
+        let half = t975(r as f64 - 1.0) * (var / r as f64).sqrt();
+        (mean, Bounds::closed(mean - half, mean + half))
+    })
 }
 
 /// Every compared figure across `runs`.
@@ -84,14 +78,9 @@ pub fn between_runs(runs: &[&Metrics]) -> Vec<Replicated> {
         .map(|(i, (f, _))| {
             let values: Vec<Option<f64>> = runs.iter().map(|m| figures(m)[i].0.value).collect();
             let present: Vec<f64> = values.iter().flatten().copied().collect();
-            let (mean, bounds) = match present.len() {
-                0 => (None, None),
-                1 => (Some(present[0]), None),
-                r => {
-                    let (mean, var) = mean_var(&present);
-                    let half = t_quantile(r as f64 - 1.0) * (var / r as f64).sqrt();
-                    (Some(mean), Some(Bounds::closed(mean - half, mean + half)))
-                }
+            let (mean, bounds) = match mean_interval(&present) {
+                Some((mean, b)) => (Some(mean), Some(b)),
+                None => (present.first().copied(), None),
             };
             Replicated { key: f.key.clone(), name: f.name.clone(), unit: f.unit.clone(), values, mean, bounds, runs: present.len() }
         })
@@ -118,7 +107,7 @@ pub fn compare_sides(base: &[&Metrics], new: &[&Metrics]) -> Vec<ReplicatedRow> 
                 (Some((mb, sb, rb)), Some((mn, sn, rn))) => {
                     let se2 = sb + sn;
                     let df = if se2 > 0.0 { se2 * se2 / (sb * sb / (rb - 1.0) + sn * sn / (rn - 1.0)) } else { rb + rn - 2.0 };
-                    let half = t_quantile(df) * se2.sqrt();
+                    let half = t975(df) * se2.sqrt();
                     let d = mn - mb;
                     let iv = Bounds::closed(d - half, d + half);
                     let j = if d - half > 0.0 {

@@ -53,8 +53,9 @@ fn spread(indexes: &[&Index], p: f64, method: PercentileMethod) -> Spread {
     let intervals: Vec<Bounds> = indexes
         .iter()
         .map(|ix| {
-            let in_order = ix.in_start_order().then(|| ix.ttft_in_order());
-            super::uncertainty::quantile_in_order("p", &ix.ttft_ms, in_order.as_deref(), p, method)
+            let values = ix.in_start_order().then(|| ix.ttft_in_order());
+            let in_order = values.as_deref().map(super::uncertainty::InOrder::of);
+            super::uncertainty::quantile_in_order("p", &ix.ttft_ms, in_order.as_ref(), p, method)
                 .map_or_else(|| quantile_interval(&ix.ttft_ms, p / 100.0).scale(1.0 / 1000.0), |iv| iv.bounds)
         })
         .collect();
@@ -68,18 +69,7 @@ fn spread(indexes: &[&Index], p: f64, method: PercentileMethod) -> Spread {
         let hi = intervals.iter().filter_map(|b| b.hi).fold(f64::MAX, f64::min);
         if lo <= hi { Agreement::Agree } else { Agreement::Disagree }
     };
-    let between = (present.len() >= 2).then(|| {
-        let r = present.len() as f64;
-        let mean = present.iter().sum::<f64>() / r;
-        let var = present.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (r - 1.0);
-        let t = match present.len() {
-            2 => 12.706_204_736_174_7,
-            3 => 4.302_652_729_749_464,
-            _ => super::dependence::t975(r - 1.0),
-        };
-        let half = t * (var / r).sqrt();
-        (mean, Bounds::closed(mean - half, mean + half))
-    });
+    let between = super::replications::mean_interval(&present);
     Spread { label: percentile_label(p), p, values, intervals, range_s, agree, needed: min_n_for_quantile(p / 100.0), between }
 }
 

@@ -174,18 +174,18 @@ impl Intervals {
         // when the failures are fewer than the successes: no Wilson interval for it (the
         // figure's note says why).
         let not_a_share = s.population.failure_denominator == FailureDenominator::Successes;
-        let ttft = ix.ttft_in_order();
-        let e2e = ix.e2e_in_order();
+        let timed = ix.in_start_order();
+        // Each sample in start order, its values' dependence read once for the joint rate and
+        // every percentile of it; nothing to read where the order is unknown.
+        let (ttft_values, e2e_values) = if timed { (ix.ttft_in_order(), ix.e2e_in_order()) } else { (Vec::new(), Vec::new()) };
+        let (ttft, e2e) = (timed.then(|| InOrder::of(&ttft_values)), timed.then(|| InOrder::of(&e2e_values)));
+        let read = |n: usize, f: &dyn Fn() -> Dependence| if timed { f() } else { dependence::untimed(n) };
         // Whether an attempt qualifies turns on its wait; the waits themselves show the queue's
         // memory even in a run where few cross the threshold, so the joint rate is read both ways.
-        let timed = ix.in_start_order();
-        let read = |n: usize, f: &dyn Fn() -> Dependence| if timed { f() } else { dependence::untimed(n) };
-        let joint = read(ix.attempts, &|| {
-            dependence::wider(
-                dependence::of_indicator(&ix.joint_series(crate::verdict::threshold_ms(s), s.comparison)),
-                dependence::of_series(&ttft),
-            )
-        });
+        let joint = match &ttft {
+            Some(t) => dependence::wider(dependence::of_indicator(&ix.joint_series(crate::verdict::threshold_ms(s), s.comparison)), t.dependence.clone()),
+            None => dependence::untimed(ix.attempts),
+        };
         if !not_a_share {
             items.extend(proportion(&m.failure_rate, Some(read(ix.attempts, &|| dependence::of_indicator(&ix.failure_series())))));
         }
@@ -200,7 +200,7 @@ impl Intervals {
             (&m.e2e_p50.key, &ix.e2e_ms, &e2e, 50.0),
             (&m.e2e_tail.key, &ix.e2e_ms, &e2e, s.p),
         ] {
-            items.extend(quantile_in_order(key, sorted, timed.then_some(in_order.as_slice()), p, method));
+            items.extend(quantile_in_order(key, sorted, in_order.as_ref(), p, method));
         }
         if let Some(w) = s.window_s.filter(|w| *w > 0.0) {
             let (count, method, note) = qualified_count(m.qualified as u64, &joint);
@@ -297,11 +297,25 @@ fn proportion(f: &Figure, dep: Option<Dependence>) -> Option<FigureInterval> {
     Some(FigureInterval { key: f.key.clone(), bounds, method, note, dependence: dep })
 }
 
-/// [`quantile`], with the sample also in start order: on the effective sample when
-/// "at or below the estimate" is correlated along the run.
-pub(crate) fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order_ms: Option<&[f64]>, p: f64, method: crate::PercentileMethod) -> Option<FigureInterval> {
+/// A sample in start order with the dependence of its values, read once for all its
+/// percentiles.
+pub(crate) struct InOrder<'a> {
+    values: &'a [f64],
+    dependence: Dependence,
+}
+
+impl<'a> InOrder<'a> {
+    pub(crate) fn of(values: &'a [f64]) -> InOrder<'a> {
+        InOrder { values, dependence: dependence::of_series(values) }
+    }
+}
+
+/// [`quantile`], with the sample also in start order (None: its order is unknown): on the
+/// effective sample when "at or below the estimate", or the values themselves, are correlated
+/// along the run.
+pub(crate) fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order: Option<&InOrder>, p: f64, method: crate::PercentileMethod) -> Option<FigureInterval> {
     let mut iv = quantile(key, sorted_ms, p)?;
-    let Some(in_order_ms) = in_order_ms else {
+    let Some(in_order) = in_order else {
         let dep = dependence::untimed(sorted_ms.len());
         iv.note = iv.note.or_else(|| independence_note(&dep));
         iv.dependence = Some(dep);
@@ -310,7 +324,7 @@ pub(crate) fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order_ms: Optio
     let Some(estimate) = crate::percentile::percentile(sorted_ms, p, method) else {
         return Some(iv);
     };
-    let dep = dependence::wider(dependence::of_quantile(in_order_ms, estimate), dependence::of_series(in_order_ms));
+    let dep = dependence::wider(dependence::of_quantile(in_order.values, estimate), in_order.dependence.clone());
     if dep.widens() {
         iv.bounds = dependence::quantile_bounds(sorted_ms, p / 100.0, &dep).scale(1.0 / 1000.0);
         iv.method = IntervalMethod::EffectiveOrderStatistics { batches: dep.batches, batch_size: dep.batch_size };
