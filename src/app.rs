@@ -9,7 +9,8 @@ use tracelab_core::Lang;
 use tracelab_web::browser_lang;
 
 use crate::components::{
-    AttemptsTable, Charts, Controls, Exports, FigureStrip, LoadPanel, MetricsPanel, Notes, PeerPanel, StepPanel, TraceSummary,
+    AttemptsTable, Charts, Controls, Exports, FigureStrip, LoadPanel, MetricsPanel, Notes,
+    PeerPanel, StepPanel, TraceSummary,
 };
 use crate::i18n::tr;
 use crate::loader::fetch_sample;
@@ -26,7 +27,10 @@ pub fn App() -> impl IntoView {
         Ok(s) => (s, None),
         Err(e) => (None, Some(e)),
     };
-    let lang = url.lang.or(stored.as_ref().and_then(|s| s.lang)).unwrap_or_else(browser_lang);
+    let lang = url
+        .lang
+        .or(stored.as_ref().and_then(|s| s.lang))
+        .unwrap_or_else(browser_lang);
     let lab = Lab::new(lang);
     provide_context(lab);
     crate::embed::expose(lab);
@@ -36,25 +40,45 @@ pub fn App() -> impl IntoView {
     }
 
     // A link wins over what this browser saved; saved choices apply only to the same sample.
-    let link_has_state = url.sample.is_some() || !url.settings.is_empty() || url.uploaded.is_some() || !url.ignored.is_empty();
-    let first: Requested = if link_has_state { url.clone() } else { stored.unwrap_or_default() };
-    let sample = first.sample.clone().unwrap_or_else(|| DEFAULT_SAMPLE.to_string());
+    let link_has_state = url.sample.is_some()
+        || !url.settings.is_empty()
+        || url.uploaded.is_some()
+        || !url.ignored.is_empty();
+    let first: Requested = if link_has_state {
+        url.clone()
+    } else {
+        stored.unwrap_or_default()
+    };
+    let sample = first
+        .sample
+        .clone()
+        .unwrap_or_else(|| DEFAULT_SAMPLE.to_string());
     if let Some(name) = &url.uploaded {
-        lab.notice.set(Some(format!(
-            "{} {name}",
-            tr(lang, "uploaded_link")
-        )));
+        lab.notice
+            .set(Some(format!("{} {name}", tr(lang, "uploaded_link"))));
     }
     let row = url.row;
     spawn_local(async move {
         match fetch_sample(&sample).await {
             Ok((trace, text)) => {
-                let refused = lab.load(crate::state::Loaded::new(Origin::Sample(sample.clone()), trace, text), &first.settings);
+                let refused = lab.load(
+                    crate::state::Loaded::new(Origin::Sample(sample.clone()), trace, text),
+                    &first.settings,
+                );
                 // A mangled link is never dropped silently: say which parts were not used.
                 let mut ignored = first.ignored.clone();
-                ignored.extend(refused.iter().filter_map(|k| first.settings.iter().find(|(key, _)| key == k)).map(|(k, v)| format!("{k}={v}")));
+                ignored.extend(
+                    refused
+                        .iter()
+                        .filter_map(|k| first.settings.iter().find(|(key, _)| key == k))
+                        .map(|(k, v)| format!("{k}={v}")),
+                );
                 if !ignored.is_empty() && link_has_state {
-                    lab.notice.set(Some(format!("{} {}", tr(lab.lang.get_untracked(), "link_ignored"), ignored.join(", "))));
+                    lab.notice.set(Some(format!(
+                        "{} {}",
+                        tr(lab.lang.get_untracked(), "link_ignored"),
+                        ignored.join(", ")
+                    )));
                 }
                 if let Some(r) = row {
                     lab.selected.set(r.min(lab.row_count().saturating_sub(1)));
@@ -89,7 +113,14 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| {
         // The document's language follows the switch, for screen readers and CJK fonts.
         if let Some(root) = document().document_element() {
-            let _ = root.set_attribute("lang", if lab.lang.get() == Lang::Zh { "zh-CN" } else { "en" });
+            let _ = root.set_attribute(
+                "lang",
+                if lab.lang.get() == Lang::Zh {
+                    "zh-CN"
+                } else {
+                    "en"
+                },
+            );
         }
     });
 
@@ -101,7 +132,12 @@ pub fn App() -> impl IntoView {
         let typing = e
             .target()
             .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
-            .map(|el| matches!(el.tag_name().to_ascii_lowercase().as_str(), "input" | "select" | "textarea"))
+            .map(|el| {
+                matches!(
+                    el.tag_name().to_ascii_lowercase().as_str(),
+                    "input" | "select" | "textarea"
+                )
+            })
             .unwrap_or(false);
         if typing {
             return;
@@ -184,7 +220,11 @@ fn Header() -> impl IntoView {
 #[component]
 fn StartHere() -> impl IntoView {
     let lab = use_lab();
-    let on_sample = move || lab.loaded.with(|l| matches!(l, Some(l) if l.origin == Origin::Sample(DEFAULT_SAMPLE.to_string())));
+    let on_sample = move || {
+        lab.loaded.with(
+            |l| matches!(l, Some(l) if l.origin == Origin::Sample(DEFAULT_SAMPLE.to_string())),
+        )
+    };
     move || {
         let l = lab.lang.get();
         (on_sample() && !persist::in_frame()).then(|| view! {

@@ -49,10 +49,16 @@ pub async fn call_on_trace(
     working: impl FnOnce() -> (Arc<HeldText>, WhatIf),
     args: &[&str],
 ) -> Result<String, String> {
-    debug_assert!(function.on_held_trace(), "{function:?} does not work on the held trace");
+    debug_assert!(
+        function.on_held_trace(),
+        "{function:?} does not work on the held trace"
+    );
     let held = HELD.with(|h| h.borrow().as_deref() == Some(key.as_str()));
     let with = |text: JsValue, rest: &str| -> Vec<JsValue> {
-        [JsValue::from_str(&key), text, JsValue::from_str(rest)].into_iter().chain(args.iter().map(|a| JsValue::from_str(a))).collect()
+        [JsValue::from_str(&key), text, JsValue::from_str(rest)]
+            .into_iter()
+            .chain(args.iter().map(|a| JsValue::from_str(a)))
+            .collect()
     };
     if held {
         let answer = call_with(function, with(JsValue::from_str(""), "")).await;
@@ -73,7 +79,11 @@ pub async fn call_on_trace(
 /// Calls one of the bundle's functions with string arguments; its error (a string) comes back
 /// as the error.
 pub async fn call(function: Call, args: &[&str]) -> Result<String, String> {
-    call_with(function, args.iter().map(|a| JsValue::from_str(a)).collect()).await
+    call_with(
+        function,
+        args.iter().map(|a| JsValue::from_str(a)).collect(),
+    )
+    .await
 }
 
 async fn call_with(function: Call, args: Vec<JsValue>) -> Result<String, String> {
@@ -85,26 +95,41 @@ async fn call_with(function: Call, args: Vec<JsValue>) -> Result<String, String>
         .ok_or_else(|| format!("{MODULE} has no function `{function}`: reload the page"))?;
     let args: js_sys::Array = args.into_iter().collect();
     match f.apply(&JsValue::NULL, &args) {
-        Ok(v) => v.as_string().ok_or_else(|| format!("{MODULE}: `{function}` returned no text")),
+        Ok(v) => v
+            .as_string()
+            .ok_or_else(|| format!("{MODULE}: `{function}` returned no text")),
         Err(e) => Err(e.as_string().unwrap_or_else(|| format!("{e:?}"))),
     }
 }
 
 async fn module() -> Result<JsValue, String> {
     let failed = |e: JsValue| {
-        let why = e.as_string().or_else(|| js_sys::Error::from(e.clone()).message().as_string()).unwrap_or_default();
+        let why = e
+            .as_string()
+            .or_else(|| js_sys::Error::from(e.clone()).message().as_string())
+            .unwrap_or_default();
         format!("could not load the importers and downloads ({MODULE}): {why}. Check the connection and try again. / 无法加载导入与下载模块，请检查网络后重试。")
     };
     let promise = match LOADING.with(|p| p.borrow().clone()) {
         Some(p) => p,
         None => {
-            let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+            let document = web_sys::window()
+                .and_then(|w| w.document())
+                .ok_or("no document")?;
             let base = document.base_uri().ok().flatten().unwrap_or_default();
-            let url = web_sys::Url::new_with_base(MODULE, &base).map_err(failed)?.href();
+            let url = web_sys::Url::new_with_base(MODULE, &base)
+                .map_err(failed)?
+                .href();
             // A dynamic `import()`, then wasm-bindgen's default export, which instantiates the
             // module (its .wasm beside the .js): the one way to load a module on demand.
-            let load = Function::new_with_args("url", "return import(url).then(m => m.default().then(() => m))");
-            let p: Promise = load.call1(&JsValue::NULL, &url.into()).map_err(failed)?.unchecked_into();
+            let load = Function::new_with_args(
+                "url",
+                "return import(url).then(m => m.default().then(() => m))",
+            );
+            let p: Promise = load
+                .call1(&JsValue::NULL, &url.into())
+                .map_err(failed)?
+                .unchecked_into();
             LOADING.with(|l| *l.borrow_mut() = Some(p.clone()));
             p
         }

@@ -22,16 +22,23 @@ pub const LANG_FN: &str = "tracelabLang";
 /// Puts `window.tracelabSnapshot()` in place: it returns the state as JSON, or `null` while no
 /// trace is loaded.
 pub fn expose(lab: Lab) {
-    let Some(window) = web_sys::window() else { return };
-    let f = Closure::<dyn Fn() -> JsValue>::new(move || snapshot(lab).map(JsValue::from).unwrap_or(JsValue::NULL));
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let f = Closure::<dyn Fn() -> JsValue>::new(move || {
+        snapshot(lab).map(JsValue::from).unwrap_or(JsValue::NULL)
+    });
     let _ = js_sys::Reflect::set(&window, &SNAPSHOT_FN.into(), f.as_ref());
     // The page lives as long as the function may be called.
     f.forget();
-    let apply = Closure::<dyn Fn(String) -> bool>::new(move |query: String| apply_step(lab, &query));
+    let apply =
+        Closure::<dyn Fn(String) -> bool>::new(move |query: String| apply_step(lab, &query));
     let _ = js_sys::Reflect::set(&window, &APPLY_FN.into(), apply.as_ref());
     apply.forget();
     // The lessons page's language switch reaches the lab in its frame.
-    let lang = Closure::<dyn Fn(String)>::new(move |code: String| lab.lang.set(tracelab_core::Lang::from_tag(&code)));
+    let lang = Closure::<dyn Fn(String)>::new(move |code: String| {
+        lab.lang.set(tracelab_core::Lang::from_tag(&code))
+    });
     let _ = js_sys::Reflect::set(&window, &LANG_FN.into(), lang.as_ref());
     lang.forget();
 }
@@ -48,7 +55,12 @@ fn apply_step(lab: Lab, query: &str) -> bool {
     if !same {
         return false;
     }
-    let Some(header) = lab.loaded.with_untracked(|l| l.as_ref().map(|l| l.trace.header.clone())) else { return false };
+    let Some(header) = lab
+        .loaded
+        .with_untracked(|l| l.as_ref().map(|l| l.trace.header.clone()))
+    else {
+        return false;
+    };
     let mut settings = tracelab_core::Settings::from_header(&header);
     settings.apply_pairs(asked.settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     lab.whatif.set(Default::default());
@@ -63,7 +75,10 @@ fn apply_step(lab: Lab, query: &str) -> bool {
     // step is about the figures.
     if asked.row.is_some() {
         show_selected_row();
-    } else if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("metrics-h")) {
+    } else if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("metrics-h"))
+    {
         el.scroll_into_view();
     }
     true
@@ -80,12 +95,24 @@ pub fn show_selected_row() {
 
 fn show_selected_row_within(frames: u32) {
     request_animation_frame(move || {
-        let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
-        match doc.query_selector("[data-testid=attempt-row].selected").ok().flatten() {
+        let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        match doc
+            .query_selector("[data-testid=attempt-row].selected")
+            .ok()
+            .flatten()
+        {
             Some(row) => {
-                let Some(window) = web_sys::window() else { return };
+                let Some(window) = web_sys::window() else {
+                    return;
+                };
                 let r = row.get_bounding_client_rect();
-                let view = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+                let view = window
+                    .inner_height()
+                    .ok()
+                    .and_then(|h| h.as_f64())
+                    .unwrap_or(0.0);
                 window.scroll_by_with_x_and_y(0.0, r.top() + r.height() / 2.0 - view / 2.0);
             }
             None if frames > 0 => show_selected_row_within(frames - 1),
@@ -122,16 +149,28 @@ struct Shown {
 fn snapshot(lab: Lab) -> Option<String> {
     let trace = lab.working_text()?;
     let (source, uploaded) = lab.loaded.with_untracked(|l| {
-        l.as_ref().map(|l| (l.origin.name().to_string(), matches!(l.origin, Origin::Uploaded(_))))
+        l.as_ref().map(|l| {
+            (
+                l.origin.name().to_string(),
+                matches!(l.origin, Origin::Uploaded(_)),
+            )
+        })
     })?;
-    let settings: BTreeMap<&'static str, String> = lab.settings.with_untracked(|s| s.to_pairs()).into_iter().collect();
+    let settings: BTreeMap<&'static str, String> = lab
+        .settings
+        .with_untracked(|s| s.to_pairs())
+        .into_iter()
+        .collect();
     let metrics = lab.metrics.get_untracked()?;
     let snapshot = Snapshot {
         kind: "tracelab.lab-state",
         source,
         uploaded,
         settings,
-        shown: Shown { attempts: metrics.attempts, qualified: metrics.qualified },
+        shown: Shown {
+            attempts: metrics.attempts,
+            qualified: metrics.qualified,
+        },
         trace: &trace,
     };
     serde_json::to_string(&snapshot).ok()

@@ -10,8 +10,14 @@ use tracelab_web::js_text::HeldText;
 /// Fetches and parses a sample shipped with the lab (under `samples/`; the list is
 /// `tracelab_web::SAMPLES`), with the text it was read from.
 pub async fn fetch_sample(name: &str) -> Result<(Trace, HeldText), String> {
-    let text = TraceText::new(name, tracelab_web::fetch_text(&format!("samples/{name}")).await?);
-    Ok((text.read().map_err(|e| e.to_string())?, HeldText::moved(text)))
+    let text = TraceText::new(
+        name,
+        tracelab_web::fetch_text(&format!("samples/{name}")).await?,
+    );
+    Ok((
+        text.read().map_err(|e| e.to_string())?,
+        HeldText::moved(text),
+    ))
 }
 
 /// What an upload turned out to be.
@@ -47,17 +53,35 @@ pub async fn read_upload(file: web_sys::File) -> Result<Upload, String> {
     if handoff::is_ours(&head) {
         drop(head);
         let trace = tracelab_web::js_text::read_trace(&name, &text).map_err(|e| e.to_string())?;
-        return Ok(Upload::Traces(name.clone(), vec![(ImportedTrace { label: String::new(), trace }, HeldText::uploaded(&name, text))]));
+        return Ok(Upload::Traces(
+            name.clone(),
+            vec![(
+                ImportedTrace {
+                    label: String::new(),
+                    trace,
+                },
+                HeldText::uploaded(&name, text),
+            )],
+        ));
     }
     let text = String::from(text);
     let handed = crate::convert::call(crate::convert::Call::ImportUpload, &[&name, &text]).await?;
     match handoff::receive(&name, &handed).map_err(|e| e.to_string())? {
         Received::Summary => Ok(Upload::Summary(name, text)),
-        Received::Traces(traces) => Ok(Upload::Traces(name, traces.into_iter().map(|(t, text)| (t, HeldText::moved(text))).collect())),
+        Received::Traces(traces) => Ok(Upload::Traces(
+            name,
+            traces
+                .into_iter()
+                .map(|(t, text)| (t, HeldText::moved(text)))
+                .collect(),
+        )),
     }
 }
 
 /// The first file of a file input's selection.
 pub fn first_file(input: &web_sys::EventTarget) -> Option<web_sys::File> {
-    input.dyn_ref::<web_sys::HtmlInputElement>()?.files()?.get(0)
+    input
+        .dyn_ref::<web_sys::HtmlInputElement>()?
+        .files()?
+        .get(0)
 }

@@ -17,7 +17,9 @@ pub const FRAME_STORAGE_KEY: &str = "tracelab.v1.lesson-frame";
 
 /// Whether this lab runs inside another page's frame (the lessons page).
 pub fn in_frame() -> bool {
-    web_sys::window().and_then(|w| w.frame_element().ok().flatten()).is_some()
+    web_sys::window()
+        .and_then(|w| w.frame_element().ok().flatten())
+        .is_some()
 }
 
 fn storage_key() -> &'static str {
@@ -50,7 +52,9 @@ fn from_params(params: &UrlSearchParams) -> Requested {
         ignored.push(format!("sample={bad}"));
     }
     let row = get("row");
-    let row_number = row.as_ref().and_then(|r| r.parse::<usize>().ok().filter(|r| *r >= 1));
+    let row_number = row
+        .as_ref()
+        .and_then(|r| r.parse::<usize>().ok().filter(|r| *r >= 1));
     if let (Some(bad), None) = (&row, row_number) {
         ignored.push(format!("row={bad}"));
     }
@@ -60,7 +64,10 @@ fn from_params(params: &UrlSearchParams) -> Requested {
         uploaded: get("uploaded"),
         row: row_number.map(|r| r - 1),
         lang: get("lang").map(|l| Lang::from_tag(&l)),
-        settings: PAIR_KEYS.iter().filter_map(|k| get(k).map(|v| (k.to_string(), v))).collect(),
+        settings: PAIR_KEYS
+            .iter()
+            .filter_map(|k| get(k).map(|v| (k.to_string(), v)))
+            .collect(),
         notes: None,
     }
 }
@@ -69,13 +76,19 @@ fn from_params(params: &UrlSearchParams) -> Requested {
 pub fn is_sample_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() < 80
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
         && !name.starts_with('.')
 }
 
 /// The state in the page's URL, if any.
 pub fn read_url() -> Requested {
-    parse_query(&web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default())
+    parse_query(
+        &web_sys::window()
+            .and_then(|w| w.location().search().ok())
+            .unwrap_or_default(),
+    )
 }
 
 /// The state a permalink's query (`?sample=…&t=0.5`) asks for.
@@ -87,8 +100,16 @@ pub fn parse_query(search: &str) -> Requested {
 }
 
 /// Writes the state into the URL without adding a history entry per keystroke.
-pub fn write_url(origin_sample: Option<&str>, uploaded: Option<&str>, row: usize, lang: Lang, settings: &[(&'static str, String)]) {
-    let Ok(params) = UrlSearchParams::new() else { return };
+pub fn write_url(
+    origin_sample: Option<&str>,
+    uploaded: Option<&str>,
+    row: usize,
+    lang: Lang,
+    settings: &[(&'static str, String)],
+) {
+    let Ok(params) = UrlSearchParams::new() else {
+        return;
+    };
     if let Some(s) = origin_sample {
         params.append("sample", s);
     }
@@ -104,7 +125,11 @@ pub fn write_url(origin_sample: Option<&str>, uploaded: Option<&str>, row: usize
     if let Some(window) = web_sys::window() {
         if let Ok(history) = window.history() {
             let path = window.location().pathname().unwrap_or_else(|_| "/".into());
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}?{query}")));
+            let _ = history.replace_state_with_url(
+                &wasm_bindgen::JsValue::NULL,
+                "",
+                Some(&format!("{path}?{query}")),
+            );
         }
     }
 }
@@ -112,13 +137,20 @@ pub fn write_url(origin_sample: Option<&str>, uploaded: Option<&str>, row: usize
 /// What this browser saved last time. `Err` carries a message when the value was unreadable
 /// (it is then removed so it cannot break the next visit either).
 pub fn read_stored() -> Result<Option<Requested>, String> {
-    let Some(store) = storage() else { return Ok(None) };
-    let Ok(Some(raw)) = store.get_item(storage_key()) else { return Ok(None) };
+    let Some(store) = storage() else {
+        return Ok(None);
+    };
+    let Ok(Some(raw)) = store.get_item(storage_key()) else {
+        return Ok(None);
+    };
     match parse_stored(&raw) {
         Some(r) => Ok(Some(r)),
         None => {
             let _ = store.remove_item(storage_key());
-            Err(format!("The settings saved in this browser could not be read and were reset ({} bytes).", raw.len()))
+            Err(format!(
+                "The settings saved in this browser could not be read and were reset ({} bytes).",
+                raw.len()
+            ))
         }
     }
 }
@@ -134,12 +166,19 @@ fn parse_stored(raw: &str) -> Option<Requested> {
         .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
         .collect();
     Some(Requested {
-        sample: obj.get("sample").and_then(|s| s.as_str()).filter(|s| is_sample_name(s)).map(str::to_string),
+        sample: obj
+            .get("sample")
+            .and_then(|s| s.as_str())
+            .filter(|s| is_sample_name(s))
+            .map(str::to_string),
         uploaded: None,
         row: None,
         lang: obj.get("lang").and_then(|s| s.as_str()).map(Lang::from_tag),
         settings,
-        notes: obj.get("notes").and_then(|s| s.as_str()).map(str::to_string),
+        notes: obj
+            .get("notes")
+            .and_then(|s| s.as_str())
+            .map(str::to_string),
         ignored: Vec::new(),
     })
 }
@@ -154,9 +193,19 @@ struct Stored<'a> {
 }
 
 /// Saves the learner's choices in this browser only.
-pub fn write_stored(sample: Option<&str>, lang: Lang, settings: &[(&'static str, String)], notes: &str) {
+pub fn write_stored(
+    sample: Option<&str>,
+    lang: Lang,
+    settings: &[(&'static str, String)],
+    notes: &str,
+) {
     let Some(store) = storage() else { return };
-    let stored = Stored { sample, lang: lang.code(), settings: settings.iter().map(|(k, v)| (*k, v.as_str())).collect(), notes };
+    let stored = Stored {
+        sample,
+        lang: lang.code(),
+        settings: settings.iter().map(|(k, v)| (*k, v.as_str())).collect(),
+        notes,
+    };
     if let Ok(text) = serde_json::to_string(&stored) {
         let _ = store.set_item(storage_key(), &text);
     }

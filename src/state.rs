@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use tracelab_core::handoff::WorkingText;
-pub use tracelab_web::js_text::HeldText;
 use tracelab_core::whatif::Marked;
-use tracelab_core::{compare::Intervals, figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf};
+use tracelab_core::{
+    compare::Intervals, figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf,
+};
+pub use tracelab_web::js_text::HeldText;
 
 /// How long a result must stand before "what changed" takes it as the new baseline.
 const SETTLE_MS: u64 = 800;
@@ -55,7 +57,12 @@ impl Loaded {
     /// `trace` as read from `text`.
     pub fn new(origin: Origin, mut trace: Trace, text: HeldText) -> Loaded {
         let attempts = Arc::new(std::mem::take(&mut trace.attempts));
-        Loaded { origin, trace: Arc::new(trace), attempts, text: Arc::new(text) }
+        Loaded {
+            origin,
+            trace: Arc::new(trace),
+            attempts,
+            text: Arc::new(text),
+        }
     }
 }
 
@@ -135,7 +142,10 @@ impl Lab {
         let selected = RwSignal::new(0usize);
         let index = Memo::new(move |_| {
             let w = working.get()?;
-            Some(IndexRef(Arc::new(Index::build(&w.attempts, population.get()))))
+            Some(IndexRef(Arc::new(Index::build(
+                &w.attempts,
+                population.get(),
+            ))))
         });
         let running_index = Memo::new(move |_| {
             let w = working.get()?;
@@ -143,7 +153,8 @@ impl Lab {
             if selected.get() + 1 >= w.attempts.len() {
                 return Some((w.attempts.len(), index.get()?));
             }
-            let (rows, ix) = tracelab_core::compare::prefix_index(&w.attempts, population.get(), selected.get());
+            let (rows, ix) =
+                tracelab_core::compare::prefix_index(&w.attempts, population.get(), selected.get());
             Some((rows, IndexRef(Arc::new(ix))))
         });
         let metrics = Memo::new(move |_| {
@@ -156,11 +167,17 @@ impl Lab {
         });
         let lang_now = RwSignal::new(lang);
         let marked = Memo::new(move |_| {
-            let (Some(l), Some(w)) = (loaded.get(), working.get()) else { return Vec::new() };
+            let (Some(l), Some(w)) = (loaded.get(), working.get()) else {
+                return Vec::new();
+            };
             settings.with(|s| {
                 metrics.with(|m| {
-                    let Some(now) = m.as_ref() else { return Vec::new() };
-                    whatif.with(|edits| tracelab_core::whatif::marked(&l.attempts, &w.attempts, edits, s, now))
+                    let Some(now) = m.as_ref() else {
+                        return Vec::new();
+                    };
+                    whatif.with(|edits| {
+                        tracelab_core::whatif::marked(&l.attempts, &w.attempts, edits, s, now)
+                    })
                 })
             })
         });
@@ -169,7 +186,9 @@ impl Lab {
         // "0 → 4". A result settles once it has stood for SETTLE_MS.
         type Snapshot = Option<(usize, Metrics)>;
         let snapshot = Memo::new(move |_| {
-            loaded.with(|l| l.as_ref().map(|l| Arc::as_ptr(&l.trace) as usize)).zip(metrics.get())
+            loaded
+                .with(|l| l.as_ref().map(|l| Arc::as_ptr(&l.trace) as usize))
+                .zip(metrics.get())
         });
         let settled: RwSignal<(Snapshot, Snapshot)> = RwSignal::new((None, None));
         Effect::new(move |_| {
@@ -180,7 +199,8 @@ impl Lab {
                 }
                 settled.update(|(prev, current)| {
                     if *current != now {
-                        let same_trace = matches!((&*current, &now), (Some((a, _)), Some((b, _))) if a == b);
+                        let same_trace =
+                            matches!((&*current, &now), (Some((a, _)), Some((b, _))) if a == b);
                         *prev = if same_trace { current.take() } else { None };
                         *current = now.clone();
                     }
@@ -231,7 +251,8 @@ impl Lab {
         let rows = loaded.attempts.len();
         self.whatif.set(WhatIf::default());
         self.settings.set(s);
-        self.selected.update(|r| *r = (*r).min(rows.saturating_sub(1)));
+        self.selected
+            .update(|r| *r = (*r).min(rows.saturating_sub(1)));
         self.load_error.set(None);
         if matches!(loaded.origin, Origin::Sample(_)) {
             self.choices.set(Vec::new());
@@ -245,25 +266,49 @@ impl Lab {
     /// counts against the loaded attempts and answers with the trace's new header.
     pub async fn attach_summary(&self, file: &str, text: &str) {
         let Some(current) = self.loaded.get_untracked() else {
-            self.load_error.set(Some(format!("{file}: this is a summary; upload the per-request file of the same run first")));
+            self.load_error.set(Some(format!(
+                "{file}: this is a summary; upload the per-request file of the same run first"
+            )));
             return;
         };
-        let sent = WorkingText { trace: current.text.whole(), whatif: WhatIf::default() };
+        let sent = WorkingText {
+            trace: current.text.whole(),
+            whatif: WhatIf::default(),
+        };
         let attached = match serde_json::to_string(&sent) {
-            Ok(json) => crate::convert::call(crate::convert::Call::AttachSummary, &[file, text, &json]).await,
+            Ok(json) => {
+                crate::convert::call(crate::convert::Call::AttachSummary, &[file, text, &json])
+                    .await
+            }
             Err(e) => Err(e.to_string()),
         }
-        .and_then(|line| tracelab_core::handoff::received_header(file, &line).map(|h| (h, line)).map_err(|e| e.to_string()));
+        .and_then(|line| {
+            tracelab_core::handoff::received_header(file, &line)
+                .map(|h| (h, line))
+                .map_err(|e| e.to_string())
+        });
         // Another trace opened meanwhile: this answer is about one that is gone.
-        if !self.loaded.with_untracked(|l| l.as_ref().is_some_and(|l| Arc::ptr_eq(&l.trace, &current.trace))) {
+        if !self.loaded.with_untracked(|l| {
+            l.as_ref()
+                .is_some_and(|l| Arc::ptr_eq(&l.trace, &current.trace))
+        }) {
             return;
         }
         match attached {
             Ok((header, line)) => {
-                let trace = Trace { header, attempts: Vec::new(), ..(*current.trace).clone() };
+                let trace = Trace {
+                    header,
+                    attempts: Vec::new(),
+                    ..(*current.trace).clone()
+                };
                 let text = current.text.with_header(line);
                 self.load_error.set(None);
-                self.loaded.set(Some(Loaded { origin: current.origin, trace: Arc::new(trace), attempts: current.attempts, text: Arc::new(text) }));
+                self.loaded.set(Some(Loaded {
+                    origin: current.origin,
+                    trace: Arc::new(trace),
+                    attempts: current.attempts,
+                    text: Arc::new(text),
+                }));
             }
             Err(e) => self.load_error.set(Some(e)),
         }
@@ -272,7 +317,11 @@ impl Lab {
     /// The open trace as the lab's second bundle is handed it (`crate::convert::call_on_trace`):
     /// its key (a new trace or a new set of what-if edits is a new key) and its text with the
     /// edits, made only when it is sent.
-    pub fn sent(&self, loaded: Loaded, working: &Working) -> (String, impl FnOnce() -> (Arc<HeldText>, WhatIf) + 'static) {
+    pub fn sent(
+        &self,
+        loaded: Loaded,
+        working: &Working,
+    ) -> (String, impl FnOnce() -> (Arc<HeldText>, WhatIf) + 'static) {
         let key = crate::convert::key(&loaded.trace, &working.attempts);
         let whatif = self.whatif;
         (key, move || (loaded.text.clone(), whatif.get_untracked()))
@@ -282,12 +331,16 @@ impl Lab {
     /// copy: used on demand only).
     pub fn working_text(&self) -> Option<WorkingText> {
         let loaded = self.loaded.get_untracked()?;
-        Some(WorkingText { trace: loaded.text.whole(), whatif: self.whatif.get_untracked() })
+        Some(WorkingText {
+            trace: loaded.text.whole(),
+            whatif: self.whatif.get_untracked(),
+        })
     }
 
     /// How many rows the working trace has.
     pub fn row_count(&self) -> usize {
-        self.working.with(|w| w.as_ref().map_or(0, |w| w.attempts.len()))
+        self.working
+            .with(|w| w.as_ref().map_or(0, |w| w.attempts.len()))
     }
 
     pub fn step(&self, delta: isize) {
@@ -295,7 +348,8 @@ impl Lab {
         if n == 0 {
             return;
         }
-        self.selected.update(|r| *r = (*r as isize + delta).clamp(0, n as isize - 1) as usize);
+        self.selected
+            .update(|r| *r = (*r as isize + delta).clamp(0, n as isize - 1) as usize);
     }
 }
 

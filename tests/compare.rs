@@ -24,46 +24,94 @@ fn compare_view_shows_contract_table_and_both_distributions() {
     b.wait_text("[data-testid=compare-link]", |t| t.contains("Compare with"));
     b.click("[data-testid=compare-link]");
     b.wait_text("[data-testid=pick-base-name]", |t| t == "baseline-a.jsonl");
-    assert!(b.url().contains("/compare/?base=baseline-a.jsonl"), "{}", b.url());
+    assert!(
+        b.url().contains("/compare/?base=baseline-a.jsonl"),
+        "{}",
+        b.url()
+    );
 
     // A real change: slower beyond noise on TTFT, the contract holds.
     b.select("[data-testid=pick-new-sample]", "baseline-slower.jsonl");
     b.wait_text("[data-testid=contract]", |t| t.contains("Contract holds"));
     let tail = row_text(&b, "ttft_tail");
-    assert!(tail.contains("790 ms") && tail.contains("1.204 s") && tail.contains("+414 ms"), "{tail}");
-    assert!(tail.contains("slower beyond noise") && tail.contains("bootstrap, 2,000 resamples, seed 42"), "{tail}");
-    assert!(tail.contains("751 ms … 1.043 s"), "the base's own P95 interval: {tail}");
+    assert!(
+        tail.contains("790 ms") && tail.contains("1.204 s") && tail.contains("+414 ms"),
+        "{tail}"
+    );
+    assert!(
+        tail.contains("slower beyond noise")
+            && tail.contains("bootstrap, 2,000 resamples, seed 42"),
+        "{tail}"
+    );
+    assert!(
+        tail.contains("751 ms … 1.043 s"),
+        "the base's own P95 interval: {tail}"
+    );
     // One chart, both ECDFs, the threshold, and a closed interval bar for each run's P95.
     assert_eq!(b.find_all("[data-testid=compare-chart] svg").len(), 1);
-    for part in ["ecdf-base", "ecdf-new", "threshold", "tail-base", "tail-new"] {
-        b.find(&format!("[data-testid=compare-chart] [data-testid={part}]")).unwrap_or_else(|e| panic!("{part}: {e}"));
+    for part in [
+        "ecdf-base",
+        "ecdf-new",
+        "threshold",
+        "tail-base",
+        "tail-new",
+    ] {
+        b.find(&format!("[data-testid=compare-chart] [data-testid={part}]"))
+            .unwrap_or_else(|e| panic!("{part}: {e}"));
     }
-    assert!(b.find_all("[data-testid=compare-chart] .interval.open").is_empty());
+    assert!(b
+        .find_all("[data-testid=compare-chart] .interval.open")
+        .is_empty());
     b.screenshot(&screenshot_path("compare-slower"));
 
     // A rerun that agrees: no row claims a change.
     b.select("[data-testid=pick-new-sample]", "baseline-rerun.jsonl");
-    b.wait_text("[data-testid=pick-new-name]", |t| t == "baseline-rerun.jsonl");
-    let table = b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-rerun.jsonl"));
+    b.wait_text("[data-testid=pick-new-name]", |t| {
+        t == "baseline-rerun.jsonl"
+    });
+    let table = b.wait_text("[data-testid=compare-table]", |t| {
+        t.contains("baseline-rerun.jsonl")
+    });
     assert!(!table.contains("beyond noise"), "{table}");
     // The five checks for each run: the rerun is under the base's contract, and the two runs'
     // P50 and P95 intervals are compared (the fifth check).
-    let checks = b.wait_text("[data-testid=baseline-checks]", |t| t.contains("baseline-rerun.jsonl"));
-    assert!(checks.contains("This run counts as a baseline:") && checks.contains("the base's contract"), "{checks}");
-    assert!(checks.contains("does not record runtime, prefix_reuse"), "samples written before the runtime was recorded: {checks}");
-    assert!(checks.contains("Reruns in a similar range: yes — 2 runs"), "{checks}");
+    let checks = b.wait_text("[data-testid=baseline-checks]", |t| {
+        t.contains("baseline-rerun.jsonl")
+    });
+    assert!(
+        checks.contains("This run counts as a baseline:") && checks.contains("the base's contract"),
+        "{checks}"
+    );
+    assert!(
+        checks.contains("does not record runtime, prefix_reuse"),
+        "samples written before the runtime was recorded: {checks}"
+    );
+    assert!(
+        checks.contains("Reruns in a similar range: yes — 2 runs"),
+        "{checks}"
+    );
     // Which token ends TTFT is a choice here too (the same for runs that kept no reasoning apart).
     b.select("[data-testid=first-token]", "any");
-    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-rerun.jsonl"));
+    b.wait_text("[data-testid=compare-table]", |t| {
+        t.contains("baseline-rerun.jsonl")
+    });
     b.select("[data-testid=first-token]", "content");
     // The comparison is in the page's address: a reload shows the same two runs.
     let href = b.execute("return location.href", json!([]));
     let href = href.as_str().unwrap();
-    assert!(href.contains("base=baseline-a.jsonl") && href.contains("new=baseline-rerun.jsonl") && href.contains("ft=content"), "{href}");
+    assert!(
+        href.contains("base=baseline-a.jsonl")
+            && href.contains("new=baseline-rerun.jsonl")
+            && href.contains("ft=content"),
+        "{href}"
+    );
 
     // A broken contract: said at the top and on every row; a P95 from 8 samples is open above.
     b.select("[data-testid=pick-new-sample]", "ten-requests.jsonl");
-    b.wait_text("[data-testid=contract]", |t| t.contains("CONTRACT BROKEN") && t.contains("prompt_set: base lesson-baseline · new lesson-table"));
+    b.wait_text("[data-testid=contract]", |t| {
+        t.contains("CONTRACT BROKEN")
+            && t.contains("prompt_set: base lesson-baseline · new lesson-table")
+    });
     let rows = b.find_all("[data-testid=compare-table] tbody tr");
     assert_eq!(rows.len(), 8);
     for r in &rows {
@@ -71,25 +119,37 @@ fn compare_view_shows_contract_table_and_both_distributions() {
     }
     assert!(row_text(&b, "ttft_tail").contains("too few samples to tell (needs n ≥ 72 per run)"));
     assert!(row_text(&b, "ttft_tail").contains("no upper bound"));
-    assert_eq!(b.find_all("[data-testid=compare-chart] .interval.open").len(), 1, "the 8-sample P95 bar is open-ended");
+    assert_eq!(
+        b.find_all("[data-testid=compare-chart] .interval.open")
+            .len(),
+        1,
+        "the 8-sample P95 bar is open-ended"
+    );
 
     // An upload in another format (the classroom CSV) is the new run.
-    let csv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/samples/ten-requests.csv");
+    let csv =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/samples/ten-requests.csv");
     b.type_into("[data-testid=pick-new-file]", csv.to_str().unwrap());
     b.wait_text("[data-testid=pick-new-name]", |t| t == "ten-requests.csv");
-    b.wait_text("[data-testid=compare-table]", |t| t.contains("ten-requests.csv"));
+    b.wait_text("[data-testid=compare-table]", |t| {
+        t.contains("ten-requests.csv")
+    });
     // A bad file: a clear error, and the loaded run stays.
     let bad = std::env::temp_dir().join("tracelab-compare-bad.jsonl");
     std::fs::write(&bad, "{\"kind\": \"header\", \"schema\": \"nope\"}\n").unwrap();
     let before = b.text_of("[data-testid=pick-new-name]");
     b.type_into("[data-testid=pick-new-file]", bad.to_str().unwrap());
-    b.wait_text("[data-testid=compare-error]", |t| t.contains("tracelab-compare-bad.jsonl"));
+    b.wait_text("[data-testid=compare-error]", |t| {
+        t.contains("tracelab-compare-bad.jsonl")
+    });
     assert_eq!(b.text_of("[data-testid=pick-new-name]"), before);
 
     // Chinese: the core's words.
     b.select("[data-testid=pick-new-sample]", "baseline-slower.jsonl");
     b.click("[data-testid=lang-switch]");
-    b.wait_text("[data-testid=compare-table]", |t| t.contains("超出噪声：变慢"));
+    b.wait_text("[data-testid=compare-table]", |t| {
+        t.contains("超出噪声：变慢")
+    });
     assert!(b.text_of("[data-testid=contract]").contains("契约成立"));
     let html_lang = b.execute("return document.documentElement.lang", json!([]));
     assert_eq!(html_lang, json!("zh-CN"));
@@ -103,12 +163,26 @@ fn compare_view_shows_contract_table_and_both_distributions() {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn on_a_phone_each_figure_is_a_card_with_its_difference_interval_and_verdict() {
     let base = static_server::serve(dist());
-    for (lang, words) in [("en", ["Difference", "Verdict", "slower beyond noise"]), ("zh", ["差值", "结论", "超出噪声：变慢"])] {
+    for (lang, words) in [
+        ("en", ["Difference", "Verdict", "slower beyond noise"]),
+        ("zh", ["差值", "结论", "超出噪声：变慢"]),
+    ] {
         let b = Browser::start(360, 740, "en-US");
-        b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang={lang}"));
-        let tail = b.wait_text("[data-testid=compare-table] tr[data-key=ttft_tail]", |t| t.contains(words[2]));
-        let overflow = b.execute("return document.documentElement.scrollWidth > innerWidth", json!([]));
-        assert_eq!(overflow.as_bool(), Some(false), "{lang}: the page scrolls sideways");
+        b.goto(&format!(
+            "{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang={lang}"
+        ));
+        let tail = b.wait_text("[data-testid=compare-table] tr[data-key=ttft_tail]", |t| {
+            t.contains(words[2])
+        });
+        let overflow = b.execute(
+            "return document.documentElement.scrollWidth > innerWidth",
+            json!([]),
+        );
+        assert_eq!(
+            overflow.as_bool(),
+            Some(false),
+            "{lang}: the page scrolls sideways"
+        );
         b.execute("document.querySelector('[data-testid=compare-table] tr[data-key=ttft_tail]').scrollIntoView({block: 'start'})", json!([]));
         // Every cell of the row is inside the screen's width, and says which column it is.
         let cells = b.execute(
@@ -120,10 +194,20 @@ fn on_a_phone_each_figure_is_a_card_with_its_difference_interval_and_verdict() {
         let cells = cells.as_array().unwrap();
         assert_eq!(cells.len(), 6, "{cells:?}");
         for c in cells {
-            assert_eq!(c[0].as_bool(), Some(true), "{lang}: a cell outside the screen: {cells:?}");
+            assert_eq!(
+                c[0].as_bool(),
+                Some(true),
+                "{lang}: a cell outside the screen: {cells:?}"
+            );
         }
-        let labels: String = cells.iter().map(|c| c[1].as_str().unwrap_or("").to_string()).collect();
-        assert!(labels.contains(words[0]) && labels.contains(words[1]), "{lang}: {labels}");
+        let labels: String = cells
+            .iter()
+            .map(|c| c[1].as_str().unwrap_or("").to_string())
+            .collect();
+        assert!(
+            labels.contains(words[0]) && labels.contains(words[1]),
+            "{lang}: {labels}"
+        );
         assert!(tail.contains("+414 ms"), "{tail}");
         b.screenshot(&screenshot_path(&format!("compare-360-{lang}")));
     }
@@ -131,23 +215,38 @@ fn on_a_phone_each_figure_is_a_card_with_its_difference_interval_and_verdict() {
 
 /// The core's comparison of two samples as the page makes it: the base's settings with the
 /// link's choices, the new run judged alike.
-fn core_report(base: &str, new: &str, pairs: &[(&str, &str)]) -> (tracelab_core::Settings, tracelab_core::compare::Report) {
+fn core_report(
+    base: &str,
+    new: &str,
+    pairs: &[(&str, &str)],
+) -> (tracelab_core::Settings, tracelab_core::compare::Report) {
     use tracelab_core::compare::{judge_alike, Bootstrap, Report, Run};
     use tracelab_core::{parse::parse_trace, Settings};
     let read = |name: &str| {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/samples").join(name);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("public/samples")
+            .join(name);
         parse_trace(name, &std::fs::read_to_string(path).unwrap()).unwrap()
     };
     let (b, n) = (read(base), read(new));
     let mut settings = Settings::from_header(&b.header);
     assert!(settings.apply_pairs(pairs.iter().copied()).is_empty());
     let (new_settings, _) = judge_alike(&settings, Settings::from_header(&n.header));
-    let runs = [Run::new(base, b, settings.clone()), Run::new(new, n, new_settings)];
+    let runs = [
+        Run::new(base, b, settings.clone()),
+        Run::new(new, n, new_settings),
+    ];
     (settings, Report::build(&runs, Bootstrap::default()))
 }
 
 fn value_of(b: &Browser, css: &str) -> String {
-    b.execute("const e = document.querySelector(arguments[0]); return e ? e.value : null", json!([css])).as_str().unwrap_or_default().to_string()
+    b.execute(
+        "const e = document.querySelector(arguments[0]); return e ? e.value : null",
+        json!([css]),
+    )
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
 }
 
 /// Every choice of how both runs are judged (threshold, comparison, percentile method, where
@@ -158,20 +257,40 @@ fn value_of(b: &Browser, css: &str) -> String {
 fn every_choice_round_trips_through_the_address() {
     let base = static_server::serve(dist());
     let b = Browser::start(1280, 1000, "en-US");
-    let choices = [("t", "0.5"), ("cmp", "lt"), ("pm", "linear"), ("ft", "any"), ("wu", "include")];
+    let choices = [
+        ("t", "0.5"),
+        ("cmp", "lt"),
+        ("pm", "linear"),
+        ("ft", "any"),
+        ("wu", "include"),
+    ];
     let link: String = choices.iter().map(|(k, v)| format!("&{k}={v}")).collect();
-    b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang=en{link}"));
-    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+    b.goto(&format!(
+        "{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang=en{link}"
+    ));
+    b.wait_text("[data-testid=compare-table]", |t| {
+        t.contains("baseline-slower.jsonl")
+    });
     assert_eq!(value_of(&b, "[data-testid=threshold]"), "0.5");
     assert_eq!(value_of(&b, "[data-testid=comparison]"), "lt");
     assert_eq!(value_of(&b, "[data-testid=percentile-method]"), "linear");
     assert_eq!(value_of(&b, "[data-testid=first-token]"), "any");
     // The figures are the core's under exactly these choices.
     let (settings, report) = core_report("baseline-a.jsonl", "baseline-slower.jsonl", &choices);
-    let goodput = report.pairs[0].rows.iter().find(|r| r.key == "goodput").unwrap();
+    let goodput = report.pairs[0]
+        .rows
+        .iter()
+        .find(|r| r.key == "goodput")
+        .unwrap();
     let row = row_text(&b, "goodput");
-    assert!(row.contains(&format!("n = {}", goodput.n_base)) && row.contains(&format!("n = {}", goodput.n_new)), "{row}");
-    assert!(b.text_of("[data-testid=threshold-label]").contains("threshold 0.5 s"));
+    assert!(
+        row.contains(&format!("n = {}", goodput.n_base))
+            && row.contains(&format!("n = {}", goodput.n_new)),
+        "{row}"
+    );
+    assert!(b
+        .text_of("[data-testid=threshold-label]")
+        .contains("threshold 0.5 s"));
     // The wrong choices a link carries are named (< for ≤, warm-up mixed in).
     let mistakes = b.text_of("[data-testid=mistakes]");
     for m in settings.mistakes() {
@@ -188,28 +307,68 @@ fn every_choice_round_trips_through_the_address() {
     b.wait_text("[data-testid=threshold-label]", |t| t.contains("0.8 s"));
     b.select("[data-testid=comparison]", "le");
     b.select("[data-testid=percentile-method]", "nearest-rank");
-    b.wait_text("[data-testid=mistakes]", |t| !t.contains("Wrong comparison"));
+    b.wait_text("[data-testid=mistakes]", |t| {
+        !t.contains("Wrong comparison")
+    });
     let url = b.url();
-    assert!(url.contains("t=0.8") && url.contains("cmp=le") && url.contains("pm=nearest-rank") && url.contains("wu=include"), "{url}");
+    assert!(
+        url.contains("t=0.8")
+            && url.contains("cmp=le")
+            && url.contains("pm=nearest-rank")
+            && url.contains("wu=include"),
+        "{url}"
+    );
     b.goto(&url);
-    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+    b.wait_text("[data-testid=compare-table]", |t| {
+        t.contains("baseline-slower.jsonl")
+    });
     assert_eq!(value_of(&b, "[data-testid=threshold]"), "0.8");
     assert_eq!(value_of(&b, "[data-testid=comparison]"), "le");
-    assert_eq!(value_of(&b, "[data-testid=percentile-method]"), "nearest-rank");
+    assert_eq!(
+        value_of(&b, "[data-testid=percentile-method]"),
+        "nearest-rank"
+    );
     assert_eq!(value_of(&b, "[data-testid=first-token]"), "any");
-    let (_, report) = core_report("baseline-a.jsonl", "baseline-slower.jsonl", &[("t", "0.8"), ("cmp", "le"), ("pm", "nearest-rank"), ("ft", "any"), ("wu", "include")]);
-    let joint = report.pairs[0].rows.iter().find(|r| r.key == "joint_rate").unwrap();
-    assert!(row_text(&b, "joint_rate").contains(&joint.verdict.en), "{}", row_text(&b, "joint_rate"));
+    let (_, report) = core_report(
+        "baseline-a.jsonl",
+        "baseline-slower.jsonl",
+        &[
+            ("t", "0.8"),
+            ("cmp", "le"),
+            ("pm", "nearest-rank"),
+            ("ft", "any"),
+            ("wu", "include"),
+        ],
+    );
+    let joint = report.pairs[0]
+        .rows
+        .iter()
+        .find(|r| r.key == "joint_rate")
+        .unwrap();
+    assert!(
+        row_text(&b, "joint_rate").contains(&joint.verdict.en),
+        "{}",
+        row_text(&b, "joint_rate")
+    );
 
     // A typed value the core refuses is said where it was typed; the address keeps the last good one.
     b.select("[data-testid=threshold]", "abc");
     b.wait_text("[data-testid=threshold-error]", |t| !t.is_empty());
     assert!(b.url().contains("t=0.8"), "{}", b.url());
     // A link's unusable value is named, never used silently.
-    b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang=en&t=-1&pm=median"));
-    b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+    b.goto(&format!(
+        "{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang=en&t=-1&pm=median"
+    ));
+    b.wait_text("[data-testid=compare-table]", |t| {
+        t.contains("baseline-slower.jsonl")
+    });
     let error = b.text_of("[data-testid=link-ignored]");
-    assert!(error.starts_with("Not used from the link:") && error.contains("t=-1") && error.contains("pm=median"), "{error}");
+    assert!(
+        error.starts_with("Not used from the link:")
+            && error.contains("t=-1")
+            && error.contains("pm=median"),
+        "{error}"
+    );
     assert!(!b.url().contains("t=-1"), "{}", b.url());
 }
 
@@ -225,18 +384,48 @@ fn each_n_is_labelled_and_the_verdict_rule_is_beside_the_table() {
     let rule = tracelab_core::compare::verdict_rule(rows);
     for lang in [tracelab_core::Lang::En, tracelab_core::Lang::Zh] {
         let b = Browser::start(1280, 1000, "en-US");
-        b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang={}", lang.code()));
-        b.wait_text("[data-testid=compare-table]", |t| t.contains("baseline-slower.jsonl"));
+        b.goto(&format!(
+            "{base}/compare/?base=baseline-a.jsonl&new=baseline-slower.jsonl&lang={}",
+            lang.code()
+        ));
+        b.wait_text("[data-testid=compare-table]", |t| {
+            t.contains("baseline-slower.jsonl")
+        });
         for r in rows {
-            let th = b.text_of(&format!("[data-testid=compare-table] tr[data-key={}] th", r.key));
-            assert!(th.contains(&format!("n = {}", r.n_counts.get(lang))), "{}: {th}", r.key);
+            let th = b.text_of(&format!(
+                "[data-testid=compare-table] tr[data-key={}] th",
+                r.key
+            ));
+            assert!(
+                th.contains(&format!("n = {}", r.n_counts.get(lang))),
+                "{}: {th}",
+                r.key
+            );
         }
         let goodput = b.text_of("[data-testid=compare-table] tr[data-key=goodput] th");
-        assert!(goodput.contains(if lang == tracelab_core::Lang::Zh { "联合合格的尝试" } else { "jointly qualified attempts" }), "{goodput}");
+        assert!(
+            goodput.contains(if lang == tracelab_core::Lang::Zh {
+                "联合合格的尝试"
+            } else {
+                "jointly qualified attempts"
+            }),
+            "{goodput}"
+        );
         let aside = b.text_of("[data-testid=verdict-rule]");
-        assert!(aside.starts_with(if lang == tracelab_core::Lang::Zh { "结论如何判定" } else { "How the verdict is decided" }), "{aside}");
+        assert!(
+            aside.starts_with(if lang == tracelab_core::Lang::Zh {
+                "结论如何判定"
+            } else {
+                "How the verdict is decided"
+            }),
+            "{aside}"
+        );
         for line in &rule {
-            assert!(aside.contains(line.get(lang)), "{aside}\n---\n{}", line.get(lang));
+            assert!(
+                aside.contains(line.get(lang)),
+                "{aside}\n---\n{}",
+                line.get(lang)
+            );
         }
         // Beside the table at this width: the rule's box starts right of the table's.
         let beside = b.execute(
@@ -244,7 +433,10 @@ fn each_n_is_labelled_and_the_verdict_rule_is_beside_the_table() {
             json!([]),
         );
         assert_eq!(beside, json!(true));
-        b.execute("document.querySelector('[data-testid=compare-table]').scrollIntoView()", json!([]));
+        b.execute(
+            "document.querySelector('[data-testid=compare-table]').scrollIntoView()",
+            json!([]),
+        );
         b.screenshot(&screenshot_path(&format!("compare-rule-{}", lang.code())));
     }
 }
@@ -278,28 +470,46 @@ return [hits, inside, ticks, wide];
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn the_chart_has_round_ticks_and_a_threshold_label_that_collides_with_nothing() {
     let base = static_server::serve(dist());
-    for (pair, new) in [("slower", "baseline-slower.jsonl"), ("ten", "ten-requests.jsonl")] {
+    for (pair, new) in [
+        ("slower", "baseline-slower.jsonl"),
+        ("ten", "ten-requests.jsonl"),
+    ] {
         for width in [360, 1024, 1280] {
             for lang in ["en", "zh"] {
                 let b = Browser::start(width, 900, "en-US");
-                b.goto(&format!("{base}/compare/?base=baseline-a.jsonl&new={new}&lang={lang}"));
+                b.goto(&format!(
+                    "{base}/compare/?base=baseline-a.jsonl&new={new}&lang={lang}"
+                ));
                 b.wait_text("[data-testid=pick-new-name]", |t| t == new);
                 b.wait_text("[data-testid=compare-chart]", |t| !t.is_empty());
-                b.execute("document.querySelector('[data-testid=compare-chart]').scrollIntoView()", json!([]));
+                b.execute(
+                    "document.querySelector('[data-testid=compare-chart]').scrollIntoView()",
+                    json!([]),
+                );
                 let got = b.execute(CHART_JS, json!([]));
                 let at = format!("{pair} {width} px {lang}");
                 assert_eq!(got[0], json!([]), "{at}: the threshold's label overlaps");
                 assert_eq!(got[1], json!(true), "{at}: the label leaves the chart");
                 assert_eq!(got[3], json!([]), "{at}: wider than the window");
-                let ticks: Vec<f64> = got[2].as_array().unwrap().iter().map(|t| t.as_str().unwrap().trim_end_matches(" s").parse().unwrap()).collect();
+                let ticks: Vec<f64> = got[2]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_str().unwrap().trim_end_matches(" s").parse().unwrap())
+                    .collect();
                 assert!(ticks.len() >= 3 && ticks[0] == 0.0, "{at}: {ticks:?}");
                 let step = ticks[1];
                 let mantissa = step / 10f64.powi(step.log10().floor() as i32);
-                assert!([1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-9), "{at}: a step of {step}: {ticks:?}");
+                assert!(
+                    [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-9),
+                    "{at}: a step of {step}: {ticks:?}"
+                );
                 for (k, t) in ticks.iter().enumerate() {
                     assert!((t - step * k as f64).abs() < 1e-9, "{at}: {ticks:?}");
                 }
-                b.screenshot(&screenshot_path(&format!("compare-chart-{pair}-{width}-{lang}")));
+                b.screenshot(&screenshot_path(&format!(
+                    "compare-chart-{pair}-{width}-{lang}"
+                )));
             }
         }
     }

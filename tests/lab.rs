@@ -47,11 +47,15 @@ fn peer_fixture(name: &str) -> PathBuf {
         path.display()
     );
     // chromedriver takes only canonical paths for a file input (no `..`).
-    path.canonicalize().unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    path.canonicalize()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn mistakes(b: &Browser) -> Vec<String> {
-    b.find_all("[data-testid=mistake]").iter().map(|e| b.text(e)).collect()
+    b.find_all("[data-testid=mistake]")
+        .iter()
+        .map(|e| b.text(e))
+        .collect()
 }
 
 #[test]
@@ -59,26 +63,48 @@ fn mistakes(b: &Browser) -> Vec<String> {
 fn the_classroom_exercise_row_by_row_then_at_half_a_second() {
     let (b, _) = lab(1400, 1100, "en-US");
     assert_eq!(b.text_of(POSITION), "1 / 10");
-    assert!(b.text_of(TALLY).starts_with("After R1: 1 qualified so far"), "{}", b.text_of(TALLY));
+    assert!(
+        b.text_of(TALLY).starts_with("After R1: 1 qualified so far"),
+        "{}",
+        b.text_of(TALLY)
+    );
     // Step with the keyboard: → and j forward, ← and k back.
     b.press(&format!("{ARROW_RIGHT}jjjj"));
     b.wait_text(POSITION, |t| t == "6 / 10");
-    assert!(b.text_of(TALLY).starts_with("After R6: 5 qualified so far"), "{}", b.text_of(TALLY));
+    assert!(
+        b.text_of(TALLY).starts_with("After R6: 5 qualified so far"),
+        "{}",
+        b.text_of(TALLY)
+    );
     let why = b.text_of("[data-testid=why]");
-    assert!(why.contains("0.8 ≤ 1: within"), "the comparison is written out: {why}");
+    assert!(
+        why.contains("0.8 ≤ 1: within"),
+        "the comparison is written out: {why}"
+    );
     b.press(&format!("{ARROW_LEFT}"));
     b.wait_text(POSITION, |t| t == "5 / 10");
     let why = b.text_of("[data-testid=why]");
-    assert!(why.contains("first failing reason — its answer did not pass quality"), "{why}");
+    assert!(
+        why.contains("first failing reason — its answer did not pass quality"),
+        "{why}"
+    );
     b.press("k");
     b.wait_text(POSITION, |t| t == "4 / 10");
     for _ in 0..6 {
         b.click("[data-testid=next]");
     }
     b.wait_text(POSITION, |t| t == "10 / 10");
-    assert!(b.text_of(TALLY).starts_with("After R10: 5 qualified so far (10 counted, 8 successes, 2 failures)"), "{}", b.text_of(TALLY));
+    assert!(
+        b.text_of(TALLY)
+            .starts_with("After R10: 5 qualified so far (10 counted, 8 successes, 2 failures)"),
+        "{}",
+        b.text_of(TALLY)
+    );
     let why = b.text_of("[data-testid=why]");
-    assert!(why.contains("missing: no token came"), "a connection failure has no TTFT, not 0: {why}");
+    assert!(
+        why.contains("missing: no token came"),
+        "a connection failure has no TTFT, not 0: {why}"
+    );
     b.screenshot(&screenshot_path("lab-stepped-to-R10"));
 
     b.replace_text("[data-testid=threshold-input]", "0.5");
@@ -88,10 +114,16 @@ fn the_classroom_exercise_row_by_row_then_at_half_a_second() {
     assert_eq!(b.text_of(FAILURE_RATE), "20 %");
     assert_eq!(b.text_of(P95), "2 s");
     let changes = b.text_of("[data-testid=changes]");
-    assert!(changes.contains("qualified 5 → 4"), "what changed is shown: {changes}");
+    assert!(
+        changes.contains("qualified 5 → 4"),
+        "what changed is shown: {changes}"
+    );
     assert!(changes.contains("0.5 /s → 0.4 /s"), "{changes}");
     let p95_card = b.text_of("[data-testid=metric-ttft_p95]");
-    assert!(p95_card.contains("n = 8") && p95_card.contains("maximum"), "small-n warning: {p95_card}");
+    assert!(
+        p95_card.contains("n = 8") && p95_card.contains("maximum"),
+        "small-n warning: {p95_card}"
+    );
     b.screenshot(&screenshot_path("lab-threshold-0.5"));
 }
 
@@ -102,21 +134,52 @@ fn assert_lesson_figures(b: &Browser, qualified: &str, joint: &str, goodput: &st
     let card = |key: &str| b.text_of(&format!("[data-testid=metric-{key}]"));
     let value = |key: &str| b.text_of(&format!("[data-testid=value-{key}]"));
     let q = card("qualified_count");
-    assert!(q.contains("10 attempts") && q.contains("8 successes"), "{q}");
+    assert!(
+        q.contains("10 attempts") && q.contains("8 successes"),
+        "{q}"
+    );
     assert_eq!(value("ttft_p50"), "500 ms");
-    assert!(card("ttft_p50").contains("⌈50·8/100⌉ = 4 of 8") && card("ttft_p50").contains("n = 8"), "{}", card("ttft_p50"));
+    assert!(
+        card("ttft_p50").contains("⌈50·8/100⌉ = 4 of 8") && card("ttft_p50").contains("n = 8"),
+        "{}",
+        card("ttft_p50")
+    );
     assert_eq!(value("ttft_p95"), "2 s");
-    assert!(card("ttft_p95").contains("⌈95·8/100⌉ = 8 of 8"), "{}", card("ttft_p95"));
+    assert!(
+        card("ttft_p95").contains("⌈95·8/100⌉ = 8 of 8"),
+        "{}",
+        card("ttft_p95")
+    );
     assert_eq!(value("failure_rate"), "20 %");
-    assert!(card("failure_rate").contains("= 2 / 10 = 20 %"), "{}", card("failure_rate"));
+    assert!(
+        card("failure_rate").contains("= 2 / 10 = 20 %"),
+        "{}",
+        card("failure_rate")
+    );
     assert_eq!(value("quality_pass_rate"), "87.5 %");
-    assert!(card("quality_pass_rate").contains("= 7 / 8 = 87.5 %"), "{}", card("quality_pass_rate"));
+    assert!(
+        card("quality_pass_rate").contains("= 7 / 8 = 87.5 %"),
+        "{}",
+        card("quality_pass_rate")
+    );
     assert_eq!(value("joint_rate"), format!("{joint} %"));
-    assert!(card("joint_rate").contains(&format!("= {qualified} / 10 = {joint} %")), "{}", card("joint_rate"));
+    assert!(
+        card("joint_rate").contains(&format!("= {qualified} / 10 = {joint} %")),
+        "{}",
+        card("joint_rate")
+    );
     assert_eq!(value("goodput"), format!("{goodput} /s"));
-    assert!(card("goodput").contains(&format!("= {qualified} / 10 = {goodput} /s")), "{}", card("goodput"));
+    assert!(
+        card("goodput").contains(&format!("= {qualified} / 10 = {goodput} /s")),
+        "{}",
+        card("goodput")
+    );
     assert_eq!(value("cost_per_1000_qualified"), format!("{cost} CNY"));
-    assert!(card("cost_per_1000_qualified").contains(&format!("/ {qualified} = {cost} CNY")), "{}", card("cost_per_1000_qualified"));
+    assert!(
+        card("cost_per_1000_qualified").contains(&format!("/ {qualified} = {cost} CNY")),
+        "{}",
+        card("cost_per_1000_qualified")
+    );
 }
 
 #[test]
@@ -138,11 +201,25 @@ fn driver_errors_fail_instead_of_reading_as_nothing_shown() {
     let (b, _) = lab(1400, 1100, "en-US");
     let bad = "[[not a selector";
     for (what, r) in [
-        ("find_all", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.find_all(bad).len()))),
-        ("text_of", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.text_of(bad).len()))),
-        ("text", std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.text("no-such-element-id").len()))),
+        (
+            "find_all",
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.find_all(bad).len())),
+        ),
+        (
+            "text_of",
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.text_of(bad).len())),
+        ),
+        (
+            "text",
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                b.text("no-such-element-id").len()
+            })),
+        ),
     ] {
-        assert!(r.is_err(), "{what} on a driver error must fail, not return nothing");
+        assert!(
+            r.is_err(),
+            "{what} on a driver error must fail, not return nothing"
+        );
     }
     // Absence is still absence: a valid selector that matches nothing.
     assert!(b.find_all("[data-testid=no-such-thing]").is_empty());
@@ -157,29 +234,54 @@ fn every_wrong_choice_shows_its_figure_and_its_warning() {
 
     b.select("[data-testid=failure-denominator]", "successes");
     b.wait_text(FAILURE_RATE, |t| t == "25 %");
-    assert!(mistakes(&b).iter().any(|m| m.contains("divided by successes")), "{:?}", mistakes(&b));
+    assert!(
+        mistakes(&b)
+            .iter()
+            .any(|m| m.contains("divided by successes")),
+        "{:?}",
+        mistakes(&b)
+    );
 
     b.select("[data-testid=failure-denominator]", "failed_rows_deleted");
     b.wait_text(FAILURE_RATE, |t| t == "0 %");
-    assert!(mistakes(&b).iter().any(|m| m.contains("failed rows deleted")), "{:?}", mistakes(&b));
+    assert!(
+        mistakes(&b)
+            .iter()
+            .any(|m| m.contains("failed rows deleted")),
+        "{:?}",
+        mistakes(&b)
+    );
     b.select("[data-testid=failure-denominator]", "all_attempts");
     b.wait_text(FAILURE_RATE, |t| t == "20 %");
 
     b.select("[data-testid=missing-ttft]", "treat_as_zero");
     b.wait_text(P50, |t| t == "400 ms");
-    assert!(mistakes(&b).iter().any(|m| m.contains("counted as 0")), "{:?}", mistakes(&b));
+    assert!(
+        mistakes(&b).iter().any(|m| m.contains("counted as 0")),
+        "{:?}",
+        mistakes(&b)
+    );
     // The chart's caption says what it plots under this choice: the token-less attempts at 0 s.
     let caption = b.text_of("[data-testid=ttft-caption]");
-    assert!(caption.contains("sits at 0 s") && !caption.contains("not plotted as 0"), "{caption}");
+    assert!(
+        caption.contains("sits at 0 s") && !caption.contains("not plotted as 0"),
+        "{caption}"
+    );
     b.select("[data-testid=missing-ttft]", "keep_missing");
     b.wait_text(P50, |t| t == "500 ms");
-    assert!(b.text_of("[data-testid=ttft-caption]").contains("not plotted as 0"));
+    assert!(b
+        .text_of("[data-testid=ttft-caption]")
+        .contains("not plotted as 0"));
 
     b.replace_text("[data-testid=threshold-input]", "0.5");
     b.wait_text(QUALIFIED, |t| t == "4");
     b.select("[data-testid=comparison]", "lt");
     b.wait_text(QUALIFIED, |t| t == "3");
-    assert!(mistakes(&b).iter().any(|m| m.contains("written here as <")), "{:?}", mistakes(&b));
+    assert!(
+        mistakes(&b).iter().any(|m| m.contains("written here as <")),
+        "{:?}",
+        mistakes(&b)
+    );
     b.select("[data-testid=comparison]", "le");
     b.wait_text(QUALIFIED, |t| t == "4");
 
@@ -193,8 +295,17 @@ fn every_wrong_choice_shows_its_figure_and_its_warning() {
     b.click("[data-testid=delete-row]");
     b.wait_text(FAILURE_RATE, |t| t == "0 %");
     let warned = mistakes(&b);
-    assert!(warned.iter().any(|m| m.contains("failed attempts deleted (R9, R10)")), "{warned:?}");
-    assert_eq!(b.text_of(GOODPUT), "0.4 /s", "goodput is per window second, unchanged");
+    assert!(
+        warned
+            .iter()
+            .any(|m| m.contains("failed attempts deleted (R9, R10)")),
+        "{warned:?}"
+    );
+    assert_eq!(
+        b.text_of(GOODPUT),
+        "0.4 /s",
+        "goodput is per window second, unchanged"
+    );
     b.screenshot(&screenshot_path("lab-wrong-choices"));
 
     b.click("[data-testid=reset-edits]");
@@ -231,9 +342,22 @@ fn a_what_if_edit_of_one_row_recomputes() {
     // text with the same edits, so R7 is 0.9 s and qualifies, R5 passes quality.
     b.click("[data-testid=export-csv]");
     let csv = b.downloaded("ten-requests-verdicts.csv");
-    let row = |id: &str| csv.lines().find(|l| l.starts_with(&format!("{id},"))).unwrap_or_else(|| panic!("{id} in {csv}")).to_string();
-    assert!(row("R7").contains(",0.9,") && row("R7").contains(",within,true,"), "{}", row("R7"));
-    assert!(row("R5").contains(",pass,") && row("R5").contains(",within,true,"), "{}", row("R5"));
+    let row = |id: &str| {
+        csv.lines()
+            .find(|l| l.starts_with(&format!("{id},")))
+            .unwrap_or_else(|| panic!("{id} in {csv}"))
+            .to_string()
+    };
+    assert!(
+        row("R7").contains(",0.9,") && row("R7").contains(",within,true,"),
+        "{}",
+        row("R7")
+    );
+    assert!(
+        row("R5").contains(",pass,") && row("R5").contains(",within,true,"),
+        "{}",
+        row("R5")
+    );
     b.click("[data-testid=reset]");
     b.wait_text(QUALIFIED, |t| t == "5");
 }
@@ -248,13 +372,29 @@ fn a_bad_upload_keeps_the_trace_and_a_good_one_replaces_it() {
     let dir = std::env::temp_dir().join(format!("tracelab-upload-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("broken.csv");
-    std::fs::write(&bad, "id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,succes,0.3,pass\n").unwrap();
+    std::fs::write(
+        &bad,
+        "id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,succes,0.3,pass\n",
+    )
+    .unwrap();
     b.type_into("[data-testid=upload]", bad.to_str().unwrap());
     let err = b.wait_text("[data-testid=load-error]", |t| !t.is_empty());
-    assert!(err.contains("broken.csv") && err.contains("line 3") && err.contains("outcome"), "{err}");
-    assert!(err.contains("unchanged"), "the learner is told nothing was lost: {err}");
-    assert_eq!(b.text_of(QUALIFIED), "4", "the previous trace and settings are kept");
-    assert!(b.text_of("[data-testid=trace-summary]").contains("ten-requests.jsonl"));
+    assert!(
+        err.contains("broken.csv") && err.contains("line 3") && err.contains("outcome"),
+        "{err}"
+    );
+    assert!(
+        err.contains("unchanged"),
+        "the learner is told nothing was lost: {err}"
+    );
+    assert_eq!(
+        b.text_of(QUALIFIED),
+        "4",
+        "the previous trace and settings are kept"
+    );
+    assert!(b
+        .text_of("[data-testid=trace-summary]")
+        .contains("ten-requests.jsonl"));
     b.screenshot(&screenshot_path("lab-bad-upload"));
 
     let good = dir.join("class.csv");
@@ -262,7 +402,10 @@ fn a_bad_upload_keeps_the_trace_and_a_good_one_replaces_it() {
         .expect("write the upload");
     b.type_into("[data-testid=upload]", good.to_str().unwrap());
     b.wait_text("[data-testid=trace-summary]", |t| t.contains("class.csv"));
-    assert!(b.text_of("[data-testid=load-error]").is_empty(), "the error is cleared");
+    assert!(
+        b.text_of("[data-testid=load-error]").is_empty(),
+        "the error is cleared"
+    );
     b.wait_text(QUALIFIED, |t| t == "2");
     assert_eq!(b.text_of(FAILURE_RATE), "25 %");
     assert_eq!(b.text_of(GOODPUT), "0.5 /s");
@@ -283,7 +426,13 @@ fn a_permalink_opens_exactly_what_the_teacher_saw() {
     b.click("[data-testid=lang-switch]");
     b.wait_text("h1", |t| t.contains("追踪实验室"));
     let link = b.url();
-    assert!(link.contains("t=0.5") && link.contains("cmp=lt") && link.contains("row=6") && link.contains("lang=zh"), "{link}");
+    assert!(
+        link.contains("t=0.5")
+            && link.contains("cmp=lt")
+            && link.contains("row=6")
+            && link.contains("lang=zh"),
+        "{link}"
+    );
     let p95 = b.text_of(P95);
     drop(b);
 
@@ -308,10 +457,16 @@ fn settings_and_notes_survive_a_reload_and_a_corrupt_store_does_not_break_the_pa
     // Back to the bare address: this browser's saved copy restores the work.
     b.goto(&format!("{base}/"));
     b.wait_text(QUALIFIED, |t| t == "4");
-    let notes = b.execute("return document.querySelector('[data-testid=notes]').value", json!([]));
+    let notes = b.execute(
+        "return document.querySelector('[data-testid=notes]').value",
+        json!([]),
+    );
     assert_eq!(notes, json!("R4 sits exactly on the threshold"));
 
-    b.execute("localStorage.setItem('tracelab.v1.state', '{not json at all')", json!([]));
+    b.execute(
+        "localStorage.setItem('tracelab.v1.state', '{not json at all')",
+        json!([]),
+    );
     b.goto(&format!("{base}/"));
     b.wait_text(QUALIFIED, |t| t == "5");
     let notice = b.wait_text("[data-testid=notice]", |t| !t.is_empty());
@@ -324,7 +479,9 @@ fn a_vllm_result_file_shows_every_attempt_and_the_tools_figures_side_by_side() {
     let (b, _) = lab(1400, 1100, "en-US");
     let fixture = peer_fixture("vllm_bench_serving_llama33_70b_tp8_qps04.json");
     b.type_into("[data-testid=upload]", fixture.to_str().unwrap());
-    b.wait_text("[data-testid=trace-summary]", |t| t.contains("vllm_bench_serving"));
+    b.wait_text("[data-testid=trace-summary]", |t| {
+        t.contains("vllm_bench_serving")
+    });
     b.wait_text("#attempts-h", |t| t.contains("(200)"));
     let summary = b.wait_text("[data-testid=peer-summary]", |t| !t.is_empty());
     let rows = b.find_all("[data-testid=peer-row]");
@@ -332,20 +489,41 @@ fn a_vllm_result_file_shows_every_attempt_and_the_tools_figures_side_by_side() {
     let p99 = b.text_of("[data-testid=peer-row][data-key=ttft_p99]");
     assert!(p99.contains("✓"), "vLLM's p99 TTFT is reproduced: {p99}");
     let mismatches = b.find_all(".peer-table td.mismatch");
-    assert!(mismatches.is_empty(), "every figure recomputed exactly matches: {summary}");
-    let (matched, recomputed) = summary.split_once(" figures").unwrap().0.split_once(" / ").unwrap();
+    assert!(
+        mismatches.is_empty(),
+        "every figure recomputed exactly matches: {summary}"
+    );
+    let (matched, recomputed) = summary
+        .split_once(" figures")
+        .unwrap()
+        .0
+        .split_once(" / ")
+        .unwrap();
     assert_eq!(matched, recomputed, "{summary}");
-    b.execute("document.querySelector('[data-testid=peer-panel]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=peer-panel]').scrollIntoView()",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lab-vllm-side-by-side"));
 
     // The download buttons hand over what the core wrote.
     b.click("[data-testid=export-perfetto]");
     let stem = "vllm_bench_serving_llama33_70b_tp8_qps04";
-    let perfetto: serde_json::Value = serde_json::from_str(&b.downloaded(&format!("{stem}-perfetto.json"))).unwrap();
-    assert!(perfetto["traceEvents"].as_array().is_some_and(|e| e.len() > 200), "trace-event JSON");
+    let perfetto: serde_json::Value =
+        serde_json::from_str(&b.downloaded(&format!("{stem}-perfetto.json"))).unwrap();
+    assert!(
+        perfetto["traceEvents"]
+            .as_array()
+            .is_some_and(|e| e.len() > 200),
+        "trace-event JSON"
+    );
     b.click("[data-testid=export-csv]");
     let csv = b.downloaded(&format!("{stem}-verdicts.csv"));
-    assert_eq!(csv.lines().filter(|l| !l.starts_with('#')).count(), 201, "a header row and 200 attempts");
+    assert_eq!(
+        csv.lines().filter(|l| !l.starts_with('#')).count(),
+        201,
+        "a header row and 200 attempts"
+    );
 }
 
 #[test]
@@ -353,31 +531,62 @@ fn a_vllm_result_file_shows_every_attempt_and_the_tools_figures_side_by_side() {
 fn the_streaming_example_and_a_narrow_screen() {
     let (b, _) = lab(360, 740, "zh-CN");
     b.select("[data-testid=sample-picker]", "streaming-example.jsonl");
-    b.wait_text("[data-testid=trace-summary]", |t| t.contains("streaming-example.jsonl"));
-    b.execute("document.querySelectorAll('.chart details').forEach(d => d.open = true)", json!([]));
+    b.wait_text("[data-testid=trace-summary]", |t| {
+        t.contains("streaming-example.jsonl")
+    });
+    b.execute(
+        "document.querySelectorAll('.chart details').forEach(d => d.open = true)",
+        json!([]),
+    );
     let table = b.wait_text("[data-testid=request-table]", |t| t.contains("950"));
-    assert!(table.contains("700") && table.contains("800") && table.contains("1000"), "{table}");
-    let overflow = b.execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth", json!([]));
-    assert!(overflow.as_f64().unwrap_or(99.0) <= 1.0, "no sideways scrolling on a narrow screen: {overflow}");
-    b.execute("document.querySelector('.charts').scrollIntoView()", json!([]));
+    assert!(
+        table.contains("700") && table.contains("800") && table.contains("1000"),
+        "{table}"
+    );
+    let overflow = b.execute(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        json!([]),
+    );
+    assert!(
+        overflow.as_f64().unwrap_or(99.0) <= 1.0,
+        "no sideways scrolling on a narrow screen: {overflow}"
+    );
+    b.execute(
+        "document.querySelector('.charts').scrollIntoView()",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lab-streaming-narrow-zh"));
     // The table's hidden columns are announced, and the "no TTFT" strip stays inside its chart.
-    assert!(b.text_of("[data-testid=scroll-hint]").contains("TTFT"), "{}", b.text_of("[data-testid=scroll-hint]"));
+    assert!(
+        b.text_of("[data-testid=scroll-hint]").contains("TTFT"),
+        "{}",
+        b.text_of("[data-testid=scroll-hint]")
+    );
     b.select("[data-testid=sample-picker]", "ten-requests.jsonl");
     b.wait_text(QUALIFIED, |t| t == "5");
     let inside = b.execute(
         "const s = document.querySelector('[data-testid=ttft-chart]').getBoundingClientRect(); return [...document.querySelectorAll('[data-testid=no-ttft] text')].every(t => { const r = t.getBoundingClientRect(); return r.right <= s.right + 0.5 && r.left >= s.left - 0.5; });",
         json!([]),
     );
-    assert_eq!(inside, json!(true), "the no-TTFT panel is not clipped at 360 px");
-    b.execute("document.querySelector('.charts').scrollIntoView()", json!([]));
+    assert_eq!(
+        inside,
+        json!(true),
+        "the no-TTFT panel is not clipped at 360 px"
+    );
+    b.execute(
+        "document.querySelector('.charts').scrollIntoView()",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lab-charts-narrow-zh"));
 }
 
 #[test]
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn the_benchmark_page_reports_its_timings() {
-    let n: usize = std::env::var("TRACELAB_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let n: usize = std::env::var("TRACELAB_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     let jsonl = tracelab_core::write::to_jsonl(&synthetic(n)).into_bytes();
     let base = static_server::serve_with(dist(), vec![("/bench/bench.jsonl".into(), jsonl)]);
     let b = Browser::start(1000, 700, "en-US");
@@ -388,14 +597,24 @@ fn the_benchmark_page_reports_its_timings() {
         if t.starts_with('{') {
             break t;
         }
-        assert!(std::time::Instant::now() < deadline, "the benchmark did not finish");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the benchmark did not finish"
+        );
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
     let v: serde_json::Value = serde_json::from_str(&result).unwrap();
     assert_eq!(v["attempts"], json!(n));
     assert!(v["qualified_at_1s"].as_u64().unwrap() > 0, "{v}");
-    for key in ["parse_mb_per_s", "recompute_mean_ms", "load_index_metrics_ms"] {
-        assert!(v[key].as_f64().is_some_and(f64::is_finite), "{key} missing: {v}");
+    for key in [
+        "parse_mb_per_s",
+        "recompute_mean_ms",
+        "load_index_metrics_ms",
+    ] {
+        assert!(
+            v[key].as_f64().is_some_and(f64::is_finite),
+            "{key} missing: {v}"
+        );
     }
     // Timings are reported, never asserted: machines are noisy.
     println!("BROWSER BENCHMARK {result}");
@@ -410,10 +629,15 @@ fn the_benchmark_page_reports_its_timings() {
     b.type_into("[data-testid=upload]", file.to_str().unwrap());
     // The count as the lab writes every count, with thousands separators ("(20,000)").
     let count = format!("({})", tracelab_core::format::integer(n as u64));
-    b.wait_text_for("#attempts-h", std::time::Duration::from_secs(600), |t| t.contains(&count));
+    b.wait_text_for("#attempts-h", std::time::Duration::from_secs(600), |t| {
+        t.contains(&count)
+    });
     let loaded = t0.elapsed();
     let rows_in_dom = b.find_all("[data-testid=attempt-row]").len();
-    assert!(rows_in_dom < 100, "the table is virtualised: {rows_in_dom} rows in the DOM");
+    assert!(
+        rows_in_dom < 100,
+        "the table is virtualised: {rows_in_dom} rows in the DOM"
+    );
     let before = b.text_of(QUALIFIED);
     let t1 = std::time::Instant::now();
     b.execute(
@@ -440,7 +664,10 @@ fn the_benchmark_page_reports_its_timings() {
 fn the_page_follows_the_browser_language_and_switches() {
     let (b, _) = lab(360, 800, "zh-CN");
     let title = b.text_of("h1");
-    assert!(title.contains("追踪实验室"), "a Chinese browser gets Chinese: {title}");
+    assert!(
+        title.contains("追踪实验室"),
+        "a Chinese browser gets Chinese: {title}"
+    );
     assert_eq!(b.text_of(QUALIFIED), "5");
     b.screenshot(&screenshot_path("first-page-zh-360px"));
     b.click("[data-testid=lang-switch]");
@@ -454,7 +681,9 @@ fn synthetic(n: usize) -> tracelab_core::Trace {
     use tracelab_core::{trace::Window, Attempt, Header, Outcome, Quality, StreamEvent, Trace};
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 33) as f64 / (1u64 << 31) as f64
     };
     let mut attempts = Vec::with_capacity(n);
@@ -467,7 +696,9 @@ fn synthetic(n: usize) -> tracelab_core::Trace {
         } else {
             Outcome::Success
         };
-        let ttft = outcome.is_success().then(|| ((50.0 + next() * next() * 3000.0) * 1000.0).round() / 1000.0);
+        let ttft = outcome
+            .is_success()
+            .then(|| ((50.0 + next() * next() * 3000.0) * 1000.0).round() / 1000.0);
         let quality = if !outcome.is_success() {
             Quality::NotEvaluated
         } else if next() < 0.9 {
@@ -479,12 +710,34 @@ fn synthetic(n: usize) -> tracelab_core::Trace {
         a.start_ms = Some(i as f64 * 2.0);
         a.e2e_ms = Some(ttft.map_or(30_000.0, |t| (t + 400.0).round()));
         if let Some(t) = ttft {
-            a.events = vec![StreamEvent { at_ms: t, tokens: 1 }, StreamEvent { at_ms: t + 200.0, tokens: 4 }];
+            a.events = vec![
+                StreamEvent {
+                    at_ms: t,
+                    tokens: 1,
+                },
+                StreamEvent {
+                    at_ms: t + 200.0,
+                    tokens: 4,
+                },
+            ];
         }
         attempts.push(a);
     }
-    let header = Header { window: Some(Window { start_ms: 0.0, length_s: n as f64 * 2.0 / 1000.0 }), ..Header::default() };
-    Trace { header, attempts, gpu: Vec::new(), engine: Vec::new(), footer: None, warnings: Vec::new() }
+    let header = Header {
+        window: Some(Window {
+            start_ms: 0.0,
+            length_s: n as f64 * 2.0 / 1000.0,
+        }),
+        ..Header::default()
+    };
+    Trace {
+        header,
+        attempts,
+        gpu: Vec::new(),
+        engine: Vec::new(),
+        footer: None,
+        warnings: Vec::new(),
+    }
 }
 
 #[test]
@@ -492,24 +745,51 @@ fn synthetic(n: usize) -> tracelab_core::Trace {
 fn an_aiperf_run_and_then_its_summary_file_reproduce_the_tools_figures() {
     let (b, _) = lab(1400, 1100, "en-US");
     // The summary alone is refused with a message naming the per-request file to upload first.
-    b.type_into("[data-testid=upload]", peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
+    b.type_into(
+        "[data-testid=upload]",
+        peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json")
+            .to_str()
+            .unwrap(),
+    );
     let err = b.wait_text("[data-testid=load-error]", |t| !t.is_empty());
     assert!(err.contains("per-request"), "{err}");
     assert_eq!(b.text_of(QUALIFIED), "5", "the sample stays loaded");
 
-    b.type_into("[data-testid=upload]", peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export.jsonl").to_str().unwrap());
+    b.type_into(
+        "[data-testid=upload]",
+        peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export.jsonl")
+            .to_str()
+            .unwrap(),
+    );
     b.wait_text("#attempts-h", |t| t.contains("(100)"));
-    assert!(b.text_of(FAILURE_RATE).starts_with("11 %"), "11 cancellations stay in the denominator: {}", b.text_of(FAILURE_RATE));
+    assert!(
+        b.text_of(FAILURE_RATE).starts_with("11 %"),
+        "11 cancellations stay in the denominator: {}",
+        b.text_of(FAILURE_RATE)
+    );
     b.wait_text("[data-testid=peer-panel]", |t| !t.is_empty());
-    b.type_into("[data-testid=upload]", peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json").to_str().unwrap());
+    b.type_into(
+        "[data-testid=upload]",
+        peer_fixture("aiperf_gptoss20b_c100_cancel_profile_export_aiperf.json")
+            .to_str()
+            .unwrap(),
+    );
     let summary = b.wait_text("[data-testid=peer-summary]", |t| !t.is_empty());
-    let (matched, recomputed) = summary.split_once(" figures").unwrap().0.split_once(" / ").unwrap();
+    let (matched, recomputed) = summary
+        .split_once(" figures")
+        .unwrap()
+        .0
+        .split_once(" / ")
+        .unwrap();
     assert_eq!(matched, recomputed, "{summary}");
     assert!(matched.parse::<usize>().unwrap() >= 10, "{summary}");
     assert!(b.text_of("[data-testid=load-error]").is_empty());
     // The summary's 100 requests are checked against the 100 loaded attempts, not an empty list.
     let trace_summary = b.text_of("[data-testid=trace-summary]");
-    assert!(!trace_summary.contains("measured attempts"), "{trace_summary}");
+    assert!(
+        !trace_summary.contains("measured attempts"),
+        "{trace_summary}"
+    );
 }
 
 #[test]
@@ -538,8 +818,14 @@ fn a_mangled_permalink_says_what_it_ignored() {
     b.goto(&format!("{base}/?t=abc&cmp=zz&row=x&pm=linear"));
     b.wait_text(QUALIFIED, |t| t == "5");
     let notice = b.wait_text("[data-testid=notice]", |t| !t.is_empty());
-    assert!(notice.contains("t=abc") && notice.contains("cmp=zz") && notice.contains("row=x"), "{notice}");
-    assert!(!notice.contains("pm=linear"), "what was used is not listed: {notice}");
+    assert!(
+        notice.contains("t=abc") && notice.contains("cmp=zz") && notice.contains("row=x"),
+        "{notice}"
+    );
+    assert!(
+        !notice.contains("pm=linear"),
+        "what was used is not listed: {notice}"
+    );
 }
 
 #[test]
@@ -553,9 +839,18 @@ fn a_warm_up_row_is_not_judged_and_wrong_choices_are_marked_on_their_figures() {
     b.type_into("[data-testid=upload]", file.to_str().unwrap());
     b.wait_text("[data-testid=trace-summary]", |t| t.contains("warm.csv"));
     b.wait_text(QUALIFIED, |t| t == "1");
-    let verdicts: Vec<String> = b.find_all("[data-testid=verdict]").iter().map(|e| b.text(e)).collect();
-    assert_eq!(verdicts, ["warm-up — not counted", "qualified", "not qualified"]);
-    b.wait_text("[data-testid=why-verdict]", |t| t == "warm-up — not counted");
+    let verdicts: Vec<String> = b
+        .find_all("[data-testid=verdict]")
+        .iter()
+        .map(|e| b.text(e))
+        .collect();
+    assert_eq!(
+        verdicts,
+        ["warm-up — not counted", "qualified", "not qualified"]
+    );
+    b.wait_text("[data-testid=why-verdict]", |t| {
+        t == "warm-up — not counted"
+    });
 
     // Missing TTFT as 0: the TTFT figures carry the warning themselves.
     b.select("[data-testid=missing-ttft]", "treat_as_zero");
@@ -569,8 +864,13 @@ fn a_warm_up_row_is_not_judged_and_wrong_choices_are_marked_on_their_figures() {
     b.click("[data-testid=delete-row]");
     b.wait_text(FAILURE_RATE, |t| t == "0 %");
     let failure = b.text_of("[data-testid=metric-failure_rate]");
-    assert!(failure.contains("⚠") && failure.contains("failed attempts deleted (B)"), "{failure}");
-    assert!(b.text_of("[data-testid=hypothetical]").contains("1 row deleted"));
+    assert!(
+        failure.contains("⚠") && failure.contains("failed attempts deleted (B)"),
+        "{failure}"
+    );
+    assert!(b
+        .text_of("[data-testid=hypothetical]")
+        .contains("1 row deleted"));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -581,16 +881,33 @@ fn a_warm_up_row_is_not_judged_and_wrong_choices_are_marked_on_their_figures() {
 fn a_peer_file_without_quality_verdicts_says_not_evaluated() {
     let (b, _) = lab(1400, 1100, "en-US");
     let fixture = peer_fixture("llmperf_yi34b_vllm_c8_individual_responses.json");
-    assert!(fixture.is_file(), "missing real fixture {}: the shared fixtures sit beside the repository", fixture.display());
+    assert!(
+        fixture.is_file(),
+        "missing real fixture {}: the shared fixtures sit beside the repository",
+        fixture.display()
+    );
     b.type_into("[data-testid=upload]", fixture.to_str().unwrap());
-    b.wait_text("[data-testid=trace-summary]", |t| t.contains("llmperf_yi34b"));
+    b.wait_text("[data-testid=trace-summary]", |t| {
+        t.contains("llmperf_yi34b")
+    });
     b.wait_text(QUALIFIED, |t| t == "quality not evaluated");
     for key in ["quality_pass_rate", "joint_rate", "goodput"] {
-        assert_eq!(b.text_of(&format!("[data-testid=value-{key}]")), "quality not evaluated", "{key}");
+        assert_eq!(
+            b.text_of(&format!("[data-testid=value-{key}]")),
+            "quality not evaluated",
+            "{key}"
+        );
     }
     let why = b.text_of("[data-testid=not-evaluated]");
-    assert!(why.contains("none can be judged jointly qualified") && why.contains("not 0"), "{why}");
-    assert!(!b.text_of("[data-testid=metric-goodput]").contains("0 /s"), "{}", b.text_of("[data-testid=metric-goodput]"));
+    assert!(
+        why.contains("none can be judged jointly qualified") && why.contains("not 0"),
+        "{why}"
+    );
+    assert!(
+        !b.text_of("[data-testid=metric-goodput]").contains("0 /s"),
+        "{}",
+        b.text_of("[data-testid=metric-goodput]")
+    );
 }
 
 /// The lab at the same widths: settings, figures and step panel each keep to their column, and
@@ -599,15 +916,27 @@ fn a_peer_file_without_quality_verdicts_says_not_evaluated() {
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn the_lab_keeps_to_its_columns_at_every_width_and_says_where_to_start() {
     let base = static_server::serve(dist());
-    for (width, height) in [(1024, 768), (1280, 800), (1366, 768), (1440, 900), (1920, 1080), (360, 740)] {
+    for (width, height) in [
+        (1024, 768),
+        (1280, 800),
+        (1366, 768),
+        (1440, 900),
+        (1920, 1080),
+        (360, 740),
+    ] {
         let b = Browser::start(width, height, "en-US");
         b.goto(&format!("{base}/"));
         b.wait_text(QUALIFIED, |t| t == "5");
         let start = b.text_of("[data-testid=start-here]");
         assert!(start.contains("start here"), "{start}");
         let top = b.execute("return document.querySelector('[data-testid=start-here]').getBoundingClientRect().bottom", json!([]));
-        assert!(top.as_f64().unwrap() < height as f64, "the start is above the fold at {width} px");
-        assert!(b.text_of("[data-testid=gpu-status]").contains("constructed teaching sample"));
+        assert!(
+            top.as_f64().unwrap() < height as f64,
+            "the start is above the fold at {width} px"
+        );
+        assert!(b
+            .text_of("[data-testid=gpu-status]")
+            .contains("constructed teaching sample"));
         for column in [".controls", ".lab-main-col", ".load-row > section"] {
             let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([column, null]));
             assert_eq!(bad, json!([]), "{column} at {width} px");
@@ -620,10 +949,16 @@ fn the_lab_keeps_to_its_columns_at_every_width_and_says_where_to_start() {
         assert_eq!(cut, json!([]), "selects cut off at {width} px");
         b.screenshot(&screenshot_path(&format!("lab-layout-{width}")));
         b.click("[data-testid=start-button]");
-        let step = b.execute("return document.getElementById('step-h').getBoundingClientRect().top", json!([]));
+        let step = b.execute(
+            "return document.getElementById('step-h').getBoundingClientRect().top",
+            json!([]),
+        );
         // Scrolled to the top of the view, give or take a sub-pixel of layout rounding.
         let step = step.as_f64().unwrap();
-        assert!(step > -1.0 && step < height as f64, "the step panel is in view at {width} px: its top at {step} px");
+        assert!(
+            step > -1.0 && step < height as f64,
+            "the step panel is in view at {width} px: its top at {step} px"
+        );
     }
 }
 
@@ -644,8 +979,15 @@ return out;
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn charts_a_learner_can_read() {
     let (b, _) = lab(1400, 1100, "en-US");
-    b.execute("document.querySelector('[data-testid=ttft-chart]').scrollIntoView()", json!([]));
-    for chart in ["[data-testid=ttft-chart]", "[data-testid=request-chart]", "[data-testid=run-chart]"] {
+    b.execute(
+        "document.querySelector('[data-testid=ttft-chart]').scrollIntoView()",
+        json!([]),
+    );
+    for chart in [
+        "[data-testid=ttft-chart]",
+        "[data-testid=request-chart]",
+        "[data-testid=run-chart]",
+    ] {
         let overlaps = b.execute(OVERLAPPING_TEXT_JS, json!([chart]));
         assert_eq!(overlaps, json!([]), "{chart}: labels collide");
         let texts: Vec<String> = serde_json::from_value(b.execute(
@@ -654,15 +996,29 @@ fn charts_a_learner_can_read() {
         ))
         .unwrap();
         for t in &texts {
-            assert!(!t.contains("× ×") && !t.contains("✕"), "{chart}: doubled glyph in {t:?}");
-            let decimals = t.split(|c: char| !c.is_ascii_digit() && c != '.').filter_map(|n| n.split_once('.')).map(|(_, d)| d.len()).max().unwrap_or(0);
+            assert!(
+                !t.contains("× ×") && !t.contains("✕"),
+                "{chart}: doubled glyph in {t:?}"
+            );
+            let decimals = t
+                .split(|c: char| !c.is_ascii_digit() && c != '.')
+                .filter_map(|n| n.split_once('.'))
+                .map(|(_, d)| d.len())
+                .max()
+                .unwrap_or(0);
             assert!(decimals <= 3, "{chart}: {t:?} has {decimals} decimals");
             assert!(!t.ends_with(".0") && !t.contains(".0 "), "{chart}: {t:?}");
         }
     }
     let ttft = b.text_of("[data-testid=ttft-chart]");
-    assert!(ttft.contains("P95 = 2 s") && ttft.contains("threshold ≤ 1 s"), "{ttft}");
-    assert!(ttft.contains("2 failures") && ttft.contains("no TTFT"), "{ttft}");
+    assert!(
+        ttft.contains("P95 = 2 s") && ttft.contains("threshold ≤ 1 s"),
+        "{ttft}"
+    );
+    assert!(
+        ttft.contains("2 failures") && ttft.contains("no TTFT"),
+        "{ttft}"
+    );
     // The tail's label sits clear of its own line.
     let clear = b.execute(
         "const l = document.querySelector('[data-testid=tail-label]').getBoundingClientRect(); const y = document.querySelector('.tail').getBoundingClientRect().top; return l.bottom <= y + 0.5 || l.top >= y - 0.5;",
@@ -671,19 +1027,39 @@ fn charts_a_learner_can_read() {
     assert_eq!(clear, json!(true));
     // One colour meaning: R5 (quality fail, fast) is not green in either chart, and the legend says so.
     let r5_dot = b.execute("return document.querySelector('[data-testid=ttft-dot][data-row=\"5\"]').getAttribute('class')", json!([]));
-    assert!(r5_dot.as_str().unwrap().contains("m-not-qualified"), "{r5_dot}");
+    assert!(
+        r5_dot.as_str().unwrap().contains("m-not-qualified"),
+        "{r5_dot}"
+    );
     let r5_bar = b.execute("return [...document.querySelectorAll('[data-testid=run-bar][data-id=R5] rect')].map(r => r.getAttribute('class')).join(' ')", json!([]));
-    assert!(r5_bar.as_str().unwrap().contains("m-not-qualified") && !r5_bar.as_str().unwrap().contains("m-qualified "), "{r5_bar}");
-    assert!(b.text_of("[data-testid=chart-legend]").contains("too slow or failed quality"));
+    assert!(
+        r5_bar.as_str().unwrap().contains("m-not-qualified")
+            && !r5_bar.as_str().unwrap().contains("m-qualified "),
+        "{r5_bar}"
+    );
+    assert!(b
+        .text_of("[data-testid=chart-legend]")
+        .contains("too slow or failed quality"));
     // The selected row is marked in the TTFT chart and the run chart.
     b.click("[data-testid=attempt-row]:nth-of-type(4)");
     b.wait_text(POSITION, |t| t == "4 / 10");
-    let selected = b.execute("return document.querySelector('[data-testid=ttft-dot].selected').dataset.row", json!([]));
+    let selected = b.execute(
+        "return document.querySelector('[data-testid=ttft-dot].selected').dataset.row",
+        json!([]),
+    );
     assert_eq!(selected, json!("4"));
     // The run chart: rows in table order with their ids, R1 first and on top; a success is
     // waiting then streaming; requests in flight are drawn.
-    let labels: Vec<String> = b.find_all("[data-testid=run-row-label]").iter().map(|e| b.text(e)).collect();
-    assert_eq!(labels.first().map(String::as_str), Some("1 R1"), "{labels:?}");
+    let labels: Vec<String> = b
+        .find_all("[data-testid=run-row-label]")
+        .iter()
+        .map(|e| b.text(e))
+        .collect();
+    assert_eq!(
+        labels.first().map(String::as_str),
+        Some("1 R1"),
+        "{labels:?}"
+    );
     assert_eq!(labels.len(), 10, "{labels:?}");
     let parts = b.execute("return document.querySelectorAll('[data-testid=run-bar][data-id=R1] rect.wait, [data-testid=run-bar][data-id=R1] rect.stream').length", json!([]));
     assert_eq!(parts, json!(2));
@@ -694,9 +1070,15 @@ fn charts_a_learner_can_read() {
     let dir = std::env::temp_dir().join(format!("tracelab-charts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("durations.csv");
-    std::fs::write(&file, "id,outcome,ttft_s,quality\nA,success,0.2,pass\nB,success,3.826826,pass\n").unwrap();
+    std::fs::write(
+        &file,
+        "id,outcome,ttft_s,quality\nA,success,0.2,pass\nB,success,3.826826,pass\n",
+    )
+    .unwrap();
     b.type_into("[data-testid=upload]", file.to_str().unwrap());
-    b.wait_text("[data-testid=trace-summary]", |t| t.contains("durations.csv"));
+    b.wait_text("[data-testid=trace-summary]", |t| {
+        t.contains("durations.csv")
+    });
     let why = b.wait_text("[data-testid=no-timeline]", |t| !t.is_empty());
     assert!(why.contains("no start times"), "{why}");
     let ttft = b.text_of("[data-testid=ttft-chart]");
@@ -710,7 +1092,12 @@ fn each_figure_has_its_interval_and_the_run_checks_sit_beside_them() {
     let (b, base) = lab(1400, 1100, "en-US");
     // P95 of the 8 TTFTs: the order-statistic interval has no upper bound, and says so.
     let p95 = b.wait_text("[data-testid=interval-ttft_p95]", |t| !t.is_empty());
-    assert!(p95.contains("95 % interval") && p95.contains("no upper bound") && p95.contains("order statistics"), "{p95}");
+    assert!(
+        p95.contains("95 % interval")
+            && p95.contains("no upper bound")
+            && p95.contains("order statistics"),
+        "{p95}"
+    );
     let failures = b.text_of("[data-testid=interval-failure_rate]");
     assert!(failures.contains("Wilson"), "{failures}");
     // The ten requests carry no GPU telemetry: "unverified", never a guess. (The run checks
@@ -718,22 +1105,39 @@ fn each_figure_has_its_interval_and_the_run_checks_sit_beside_them() {
     let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("unverified"));
     assert!(checks.contains("unverified"), "{checks}");
     // The load-model page is one click from the lab.
-    let href = b.execute("return document.querySelector('[data-testid=load-model-link]').href", json!([]));
-    assert!(href.as_str().unwrap().ends_with("/load-model/?lang=en"), "{href}");
+    let href = b.execute(
+        "return document.querySelector('[data-testid=load-model-link]').href",
+        json!([]),
+    );
+    assert!(
+        href.as_str().unwrap().ends_with("/load-model/?lang=en"),
+        "{href}"
+    );
 
     // A run with GPU telemetry (constructed for the lesson): the GPU beside the slow attempts,
     // and the selected attempt's interval shaded on the GPU lanes, on the run chart's clock.
     b.goto(&format!("{base}/?sample=gpu-busy-users-slow.jsonl"));
     b.wait_text("#attempts-h", |t| t.contains("(457)"));
     let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("GPU"));
-    assert!(checks.contains("366 slow ran at 97 % util and 78 GiB") && checks.contains("91 fast at 62 % util"), "{checks}");
-    assert!(checks.contains("Client lag") && checks.contains("P95 0 ms"), "{checks}");
+    assert!(
+        checks.contains("366 slow ran at 97 % util and 78 GiB")
+            && checks.contains("91 fast at 62 % util"),
+        "{checks}"
+    );
+    assert!(
+        checks.contains("Client lag") && checks.contains("P95 0 ms"),
+        "{checks}"
+    );
     b.click("[data-testid=attempt-row]:nth-of-type(1)");
     b.wait_text(POSITION, |t| t.starts_with("1 /"));
-    b.execute("document.querySelector('[data-testid=run-chart]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=run-chart]').scrollIntoView()",
+        json!([]),
+    );
     let at = |selector: &str| -> f64 {
         let v = b.execute("const e = document.querySelector(arguments[0]); return e ? Number(e.getAttribute('x')) : null", json!([selector]));
-        v.as_f64().unwrap_or_else(|| panic!("{selector}: not drawn"))
+        v.as_f64()
+            .unwrap_or_else(|| panic!("{selector}: not drawn"))
     };
     let shaded = at("[data-testid=gpu-selected]");
     // 457 attempts: the run is drawn in time buckets (no bar per attempt), so row 1's start is
@@ -744,17 +1148,28 @@ fn each_figure_has_its_interval_and_the_run_checks_sit_beside_them() {
     ))
     .unwrap();
     let ((x0, s0), (x1, s1)) = (ticks[0], ticks[1]);
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/samples/gpu-busy-users-slow.jsonl");
-    let sample = tracelab_core::parse::parse_trace("gpu-busy-users-slow.jsonl", &std::fs::read_to_string(path).unwrap()).unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("public/samples/gpu-busy-users-slow.jsonl");
+    let sample = tracelab_core::parse::parse_trace(
+        "gpu-busy-users-slow.jsonl",
+        &std::fs::read_to_string(path).unwrap(),
+    )
+    .unwrap();
     let start_s = tracelab_core::units::s_from_ms(sample.attempts[0].start_ms.unwrap());
     let expected = x0 + (start_s - s0) * (x1 - x0) / (s1 - s0);
-    assert!((shaded - expected).abs() < 0.5, "the shading starts where row 1 starts: {shaded} vs {expected} (ticks {ticks:?})");
+    assert!(
+        (shaded - expected).abs() < 0.5,
+        "the shading starts where row 1 starts: {shaded} vs {expected} (ticks {ticks:?})"
+    );
     b.click("[data-testid=attempt-row]:nth-of-type(2)");
     b.wait_text(POSITION, |t| t.starts_with("2 /"));
     let moved = at("[data-testid=gpu-selected]");
     let bar2 = b.execute("const e = document.querySelector('[data-testid=run-bar][data-row=\"2\"] rect'); return e ? Number(e.getAttribute('x')) : null", json!([]));
     if let Some(bar2) = bar2.as_f64() {
-        assert!((moved - bar2).abs() < 0.5, "the shading follows the selection: {moved} vs {bar2}");
+        assert!(
+            (moved - bar2).abs() < 0.5,
+            "the shading follows the selection: {moved} vs {bar2}"
+        );
     }
     b.screenshot(&screenshot_path("lab-gpu-selected"));
 
@@ -774,10 +1189,19 @@ fn the_engine_lanes_and_the_engine_beside_the_slow_attempts() {
     b.goto(&format!("{base}/?sample=gpu-busy-queue-long.jsonl&row=251"));
     b.wait_text("#attempts-h", |t| t.contains("(457)"));
     let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("Engine beside"));
-    assert!(checks.contains("366 slow waited behind 50.8 queued, 8 running, at 93 % KV cache"), "{checks}");
+    assert!(
+        checks.contains("366 slow waited behind 50.8 queued, 8 running, at 93 % KV cache"),
+        "{checks}"
+    );
     assert!(checks.contains("91 fast behind 0 queued"), "{checks}");
-    assert!(checks.contains("The engine's own TTFT (vllm:time_to_first_token_seconds"), "{checks}");
-    b.execute("document.querySelector('[data-testid=run-chart]').scrollIntoView()", json!([]));
+    assert!(
+        checks.contains("The engine's own TTFT (vllm:time_to_first_token_seconds"),
+        "{checks}"
+    );
+    b.execute(
+        "document.querySelector('[data-testid=run-chart]').scrollIntoView()",
+        json!([]),
+    );
     let points = |selector: &str| -> usize {
         let v = b.execute(
             "const e = document.querySelector(arguments[0]); return e ? e.getAttribute('points').split(' ').length : 0",
@@ -785,7 +1209,10 @@ fn the_engine_lanes_and_the_engine_beside_the_slow_attempts() {
         );
         v.as_u64().unwrap_or(0) as usize
     };
-    assert!(points("[data-testid=engine-waiting]") > 150, "one point per scrape (every second of a 3-minute run)");
+    assert!(
+        points("[data-testid=engine-waiting]") > 150,
+        "one point per scrape (every second of a 3-minute run)"
+    );
     assert!(points("[data-testid=engine-kv]") > 150);
     let bounds = |selector: &str| -> (f64, f64) {
         let v = b.execute(
@@ -797,15 +1224,27 @@ fn the_engine_lanes_and_the_engine_beside_the_slow_attempts() {
     let shade = bounds("[data-testid=gpu-selected]");
     let kv = bounds("[data-testid=engine-kv]");
     let gpu = bounds("[data-testid=gpu-util]");
-    assert!(shade.0 <= gpu.0 + 1.0 && shade.1 >= kv.1 - 1.0, "the selection is shaded across the GPU and engine lanes: {shade:?} {gpu:?} {kv:?}");
-    b.execute("document.querySelector('[data-testid=engine-kv]').scrollIntoView({block: 'center'})", json!([]));
+    assert!(
+        shade.0 <= gpu.0 + 1.0 && shade.1 >= kv.1 - 1.0,
+        "the selection is shaded across the GPU and engine lanes: {shade:?} {gpu:?} {kv:?}"
+    );
+    b.execute(
+        "document.querySelector('[data-testid=engine-kv]').scrollIntoView({block: 'center'})",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lab-engine-lanes"));
     b.click("[data-testid=lang-switch]");
     let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("推理引擎"));
     assert!(checks.contains("慢请求旁的推理引擎（vllm；"), "{checks}");
-    b.execute("document.querySelector('[data-testid=engine-kv]').scrollIntoView({block: 'center'})", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=engine-kv]').scrollIntoView({block: 'center'})",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lab-engine-lanes-zh"));
-    b.execute("document.querySelector('[data-testid=run-checks]').scrollIntoView({block: 'center'})", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=run-checks]').scrollIntoView({block: 'center'})",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lab-engine-checks-zh"));
 }
 
@@ -817,20 +1256,37 @@ fn a_reasoning_model_ttft_follows_the_course_and_the_switch_shows_what_moves() {
     b.goto(&format!("{base}/?sample=reasoning-first-token.jsonl"));
     b.wait_text("#attempts-h", |t| t.contains("(24)"));
     // The course's definition by default: the answer's first token, said on the figure.
-    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| t.contains("first answer token"));
+    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| {
+        t.contains("first answer token")
+    });
     assert!(p95.contains("1.42 s"), "{p95}");
-    assert!(b.text_of("[data-testid=metric-qualified_count]").contains("16"), "{}", b.text_of("[data-testid=metric-qualified_count]"));
+    assert!(
+        b.text_of("[data-testid=metric-qualified_count]")
+            .contains("16"),
+        "{}",
+        b.text_of("[data-testid=metric-qualified_count]")
+    );
     // Timed from any output, reasoning included: the tail and the qualified count move, and the
     // "since the last edit" line says by how much.
     b.select("[data-testid=first-token]", "any");
-    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| t.contains("reasoning included"));
+    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| {
+        t.contains("reasoning included")
+    });
     assert!(p95.contains("510 ms"), "{p95}");
     let qualified = b.wait_text("[data-testid=metric-qualified_count]", |t| t.contains("22"));
     assert!(qualified.contains("22"), "{qualified}");
     // The five checks before a run counts as a baseline, beside the figures.
-    let checks = b.wait_text("[data-testid=run-checks]", |t| t.contains("counts as a baseline"));
-    assert!(checks.contains("This run counts as a baseline: not yet"), "{checks}");
-    assert!(checks.contains("One contract") && checks.contains("Reruns in a similar range"), "{checks}");
+    let checks = b.wait_text("[data-testid=run-checks]", |t| {
+        t.contains("counts as a baseline")
+    });
+    assert!(
+        checks.contains("This run counts as a baseline: not yet"),
+        "{checks}"
+    );
+    assert!(
+        checks.contains("One contract") && checks.contains("Reruns in a similar range"),
+        "{checks}"
+    );
     // A permalink carries the choice.
     let href = b.execute("return location.href", json!([]));
     assert!(href.as_str().unwrap().contains("ft=any"), "{href}");
@@ -861,9 +1317,16 @@ fn an_edit_and_the_figures_it_moves_share_the_screen_at_every_width() {
                 "return getComputedStyle(document.querySelector('[data-testid=figure-strip]')).display !== 'none'",
                 json!([]),
             );
-            assert_eq!(strip_shown.as_bool(), Some(width <= 720), "{width} px: the strip is for narrow screens only");
+            assert_eq!(
+                strip_shown.as_bool(),
+                Some(width <= 720),
+                "{width} px: the strip is for narrow screens only"
+            );
             let (qualified, p95) = if width <= 720 {
-                ("[data-testid=strip-qualified_count]", "[data-testid=strip-ttft_p95]")
+                (
+                    "[data-testid=strip-qualified_count]",
+                    "[data-testid=strip-ttft_p95]",
+                )
             } else {
                 (QUALIFIED, "[data-testid=value-ttft_p95]")
             };
@@ -875,21 +1338,51 @@ fn an_edit_and_the_figures_it_moves_share_the_screen_at_every_width() {
                 );
                 v.as_bool() == Some(true)
             };
-            assert!(in_view("[data-testid=threshold-input]"), "{width} px {lang}: the threshold box is off screen");
-            assert!(in_view(qualified), "{width} px {lang}: the qualified count is off screen after the edit");
-            assert!(in_view(p95), "{width} px {lang}: P95 TTFT is off screen after the edit");
-            assert!(b.text_of(qualified).contains('4'), "{width} px {lang}: {}", b.text_of(qualified));
+            assert!(
+                in_view("[data-testid=threshold-input]"),
+                "{width} px {lang}: the threshold box is off screen"
+            );
+            assert!(
+                in_view(qualified),
+                "{width} px {lang}: the qualified count is off screen after the edit"
+            );
+            assert!(
+                in_view(p95),
+                "{width} px {lang}: P95 TTFT is off screen after the edit"
+            );
+            assert!(
+                b.text_of(qualified).contains('4'),
+                "{width} px {lang}: {}",
+                b.text_of(qualified)
+            );
             if width <= 720 {
                 let strip = b.text_of("[data-testid=figure-strip]");
-                let words = if lang == "zh" { ["联合合格", "失败率"] } else { ["Qualified", "Failure rate"] };
+                let words = if lang == "zh" {
+                    ["联合合格", "失败率"]
+                } else {
+                    ["Qualified", "Failure rate"]
+                };
                 assert!(words.iter().all(|w| strip.contains(w)), "{lang}: {strip}");
                 // The strip is the same figure as the card's, written by the same formatter.
                 let card = b.text_of("[data-testid=value-ttft_p95]");
-                assert!(b.text_of(p95).contains(card.trim()), "{} vs {card}", b.text_of(p95));
-                let overflow = b.execute("return document.documentElement.scrollWidth > innerWidth", json!([]));
-                assert_eq!(overflow.as_bool(), Some(false), "{lang}: the strip widens the page");
+                assert!(
+                    b.text_of(p95).contains(card.trim()),
+                    "{} vs {card}",
+                    b.text_of(p95)
+                );
+                let overflow = b.execute(
+                    "return document.documentElement.scrollWidth > innerWidth",
+                    json!([]),
+                );
+                assert_eq!(
+                    overflow.as_bool(),
+                    Some(false),
+                    "{lang}: the strip widens the page"
+                );
             }
-            b.screenshot(&screenshot_path(&format!("lab-edit-in-view-{width}-{lang}")));
+            b.screenshot(&screenshot_path(&format!(
+                "lab-edit-in-view-{width}-{lang}"
+            )));
         }
     }
 }
@@ -907,25 +1400,51 @@ fn a_wrong_choice_is_marked_only_on_the_figures_it_moves() {
             "return [...document.querySelectorAll('[data-testid=figure-warning]')].map(w => w.closest('[data-testid^=metric-]').dataset.testid)",
             json!([]),
         );
-        let mut keys: Vec<String> = v.as_array().unwrap().iter().map(|k| k.as_str().unwrap().trim_start_matches("metric-").to_string()).collect();
+        let mut keys: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                k.as_str()
+                    .unwrap()
+                    .trim_start_matches("metric-")
+                    .to_string()
+            })
+            .collect();
         keys.sort();
         keys
     };
     b.select("[data-testid=failure-denominator]", "successes");
     b.wait_text(FAILURE_RATE, |t| t == "25 %");
-    assert_eq!(marked(&b), ["failure_rate"], "not the quality pass rate, not the joint rate");
+    assert_eq!(
+        marked(&b),
+        ["failure_rate"],
+        "not the quality pass rate, not the joint rate"
+    );
 
     b.select("[data-testid=failure-denominator]", "all_attempts");
     b.wait_text(FAILURE_RATE, |t| t == "20 %");
     b.select("[data-testid=comparison]", "lt");
     b.wait_text("section.controls", |t| t.contains("written here as <"));
     assert_eq!(b.text_of(QUALIFIED), "5");
-    assert!(marked(&b).is_empty(), "< at 1 s moves no figure: {:?}", marked(&b));
+    assert!(
+        marked(&b).is_empty(),
+        "< at 1 s moves no figure: {:?}",
+        marked(&b)
+    );
 
     b.replace_text("[data-testid=threshold-input]", "0.5");
     b.wait_text(QUALIFIED, |t| t == "3");
     b.wait_text("[data-testid=metric-joint_rate]", |t| t.contains("⚠"));
-    assert_eq!(marked(&b), ["cost_per_1000_qualified", "goodput", "joint_rate", "qualified_count"]);
+    assert_eq!(
+        marked(&b),
+        [
+            "cost_per_1000_qualified",
+            "goodput",
+            "joint_rate",
+            "qualified_count"
+        ]
+    );
     b.screenshot(&screenshot_path("lab-marks-moved"));
 }
 
@@ -941,18 +1460,27 @@ fn a_big_upload_writes_every_count_and_duration_as_the_card_does() {
     let file = dir.join("big.jsonl");
     std::fs::write(&file, tracelab_core::write::to_jsonl(&synthetic(100_000))).unwrap();
     b.type_into("[data-testid=upload]", file.to_str().unwrap());
-    b.wait_text_for("#attempts-h", std::time::Duration::from_secs(120), |t| t.contains("100,000"));
+    b.wait_text_for("#attempts-h", std::time::Duration::from_secs(120), |t| {
+        t.contains("100,000")
+    });
     let formula = b.text_of("[data-testid=metric-qualified_count]");
     assert!(formula.contains("100,000 attempts"), "{formula}");
     let count = b.text_of("[data-testid=no-ttft-count]");
-    assert!(count.contains(',') && count.ends_with("failures"), "{count}");
+    assert!(
+        count.contains(',') && count.ends_with("failures"),
+        "{count}"
+    );
     let inside = b.execute(
         "const svg = document.querySelector('[data-testid=ttft-chart]').getBoundingClientRect(); \
          const t = document.querySelector('[data-testid=no-ttft-count]').getBoundingClientRect(); \
          return t.right <= svg.right + 0.5 && t.left >= svg.left",
         json!([]),
     );
-    assert_eq!(inside, json!(true), "the failures' count is cut off: {count}");
+    assert_eq!(
+        inside,
+        json!(true),
+        "the failures' count is cut off: {count}"
+    );
     std::fs::remove_dir_all(&dir).ok();
     // The ten requests: R7's TTFT in the request chart as the card writes a duration.
     let (b, _) = lab(1280, 1000, "en-US");
@@ -968,51 +1496,119 @@ fn a_big_upload_writes_every_count_and_duration_as_the_card_does() {
 #[test]
 #[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
 fn names_intervals_and_the_why_panel_follow_the_choice_that_produced_them() {
-    for (lang, width) in [("en-US", 1280), ("en-US", 360), ("zh-CN", 1280), ("zh-CN", 360)] {
+    for (lang, width) in [
+        ("en-US", 1280),
+        ("en-US", 360),
+        ("zh-CN", 1280),
+        ("zh-CN", 360),
+    ] {
         let zh = lang == "zh-CN";
         let pick = |en: &'static str, zh_text: &'static str| if zh { zh_text } else { en };
         let (b, _) = lab(width, 900, lang);
-        let shot = |name: &str| b.screenshot(&screenshot_path(&format!("lab-follows-{name}-{}-{width}", &lang[..2])));
+        let shot = |name: &str| {
+            b.screenshot(&screenshot_path(&format!(
+                "lab-follows-{name}-{}-{width}",
+                &lang[..2]
+            )))
+        };
         let card_name = |key: &str| b.text_of(&format!("[data-testid=metric-{key}] h3"));
 
         // 1. Missing TTFT counted as 0: n = 10 (failures in), and the names say so.
-        assert_eq!(card_name("ttft_p95"), pick("P95 TTFT (successes)", "成功请求 TTFT P95"));
+        assert_eq!(
+            card_name("ttft_p95"),
+            pick("P95 TTFT (successes)", "成功请求 TTFT P95")
+        );
         b.select("[data-testid=missing-ttft]", "treat_as_zero");
-        b.wait_text("[data-testid=metric-ttft_p50] h3", |t| t != pick("P50 TTFT (successes)", "成功请求 TTFT P50"));
+        b.wait_text("[data-testid=metric-ttft_p50] h3", |t| {
+            t != pick("P50 TTFT (successes)", "成功请求 TTFT P50")
+        });
         for (key, label) in [("ttft_p50", "P50"), ("ttft_p95", "P95")] {
-            let want = if zh { format!("全部尝试 TTFT {label}（缺失按 0 秒计）") } else { format!("{label} TTFT (all attempts, missing counted as 0 s)") };
+            let want = if zh {
+                format!("全部尝试 TTFT {label}（缺失按 0 秒计）")
+            } else {
+                format!("{label} TTFT (all attempts, missing counted as 0 s)")
+            };
             assert_eq!(card_name(key), want, "{lang} {width}");
-            assert!(b.text_of(&format!("[data-testid=metric-{key}]")).contains("n = 10"), "{}", b.text_of(&format!("[data-testid=metric-{key}]")));
+            assert!(
+                b.text_of(&format!("[data-testid=metric-{key}]"))
+                    .contains("n = 10"),
+                "{}",
+                b.text_of(&format!("[data-testid=metric-{key}]"))
+            );
         }
         // The strip is shown on narrow screens only: read what it holds at every width.
-        let strip_text = || b.execute("return document.querySelector('[data-testid=strip-ttft_p95]').textContent", json!([])).as_str().unwrap().to_string();
+        let strip_text = || {
+            b.execute(
+                "return document.querySelector('[data-testid=strip-ttft_p95]').textContent",
+                json!([]),
+            )
+            .as_str()
+            .unwrap()
+            .to_string()
+        };
         let strip = strip_text();
-        assert!(strip.contains(pick("P95 TTFT (all attempts, missing as 0 s)", "P95 TTFT（全部尝试，缺失按 0 秒）")), "{strip}");
+        assert!(
+            strip.contains(pick(
+                "P95 TTFT (all attempts, missing as 0 s)",
+                "P95 TTFT（全部尝试，缺失按 0 秒）"
+            )),
+            "{strip}"
+        );
         if width == 360 {
             b.execute("document.querySelector('[data-testid=missing-ttft]').scrollIntoView({block: 'center'})", json!([]));
         } else {
-            b.execute("document.querySelector('[data-testid=metrics]').scrollIntoView()", json!([]));
+            b.execute(
+                "document.querySelector('[data-testid=metrics]').scrollIntoView()",
+                json!([]),
+            );
         }
         shot("missing-as-zero");
         if width == 1280 {
             b.click("[data-testid=export-card-md]");
             let md = b.downloaded("ten-requests-metric-card.md");
-            assert!(md.contains(pick("P95 TTFT (all attempts, missing counted as 0 s)", "全部尝试 TTFT P95（缺失按 0 秒计）")), "{md}");
-            assert!(!md.contains(pick("TTFT (successes)", "成功请求 TTFT")), "{md}");
+            assert!(
+                md.contains(pick(
+                    "P95 TTFT (all attempts, missing counted as 0 s)",
+                    "全部尝试 TTFT P95（缺失按 0 秒计）"
+                )),
+                "{md}"
+            );
+            assert!(
+                !md.contains(pick("TTFT (successes)", "成功请求 TTFT")),
+                "{md}"
+            );
         }
         b.select("[data-testid=missing-ttft]", "keep_missing");
-        b.wait_text("[data-testid=metric-ttft_p95] h3", |t| t == pick("P95 TTFT (successes)", "成功请求 TTFT P95"));
+        b.wait_text("[data-testid=metric-ttft_p95] h3", |t| {
+            t == pick("P95 TTFT (successes)", "成功请求 TTFT P95")
+        });
         assert!(strip_text().starts_with("P95 TTFT 2 s"), "{}", strip_text());
 
         // 2. Failures ÷ successes = 25 %: below 100 %, yet no Wilson interval, and the card says why.
-        assert!(b.try_find("[data-testid=interval-failure_rate]").is_some(), "2 of 10 has its interval");
+        assert!(
+            b.try_find("[data-testid=interval-failure_rate]").is_some(),
+            "2 of 10 has its interval"
+        );
         b.select("[data-testid=failure-denominator]", "successes");
         b.wait_text(FAILURE_RATE, |t| t == "25 %");
-        assert!(b.try_find("[data-testid=interval-failure_rate]").is_none(), "no Wilson interval for failures ÷ successes ({lang} {width})");
-        assert!(b.try_find("[data-testid=interval-joint_rate]").is_some(), "the joint rate keeps its interval");
+        assert!(
+            b.try_find("[data-testid=interval-failure_rate]").is_none(),
+            "no Wilson interval for failures ÷ successes ({lang} {width})"
+        );
+        assert!(
+            b.try_find("[data-testid=interval-joint_rate]").is_some(),
+            "the joint rate keeps its interval"
+        );
         let card = b.text_of("[data-testid=metric-failure_rate]");
-        assert!(card.contains(pick("No 95 % interval", "不给 95 % 区间")) && card.contains(pick("not a proportion", "不是比例")), "{card}");
-        assert!(!card.contains("Wilson score") && !card.contains("Wilson 得分区间"), "{card}");
+        assert!(
+            card.contains(pick("No 95 % interval", "不给 95 % 区间"))
+                && card.contains(pick("not a proportion", "不是比例")),
+            "{card}"
+        );
+        assert!(
+            !card.contains("Wilson score") && !card.contains("Wilson 得分区间"),
+            "{card}"
+        );
         b.execute("document.querySelector('[data-testid=metric-failure_rate]').scrollIntoView({block: 'center'})", json!([]));
         shot("failures-over-successes");
         b.select("[data-testid=failure-denominator]", "all_attempts");
@@ -1024,24 +1620,57 @@ fn names_intervals_and_the_why_panel_follow_the_choice_that_produced_them() {
         b.click("[data-testid=attempt-row]:nth-of-type(3)");
         b.wait_text(POSITION, |t| t == "3 / 10");
         let why = b.text_of("[data-testid=why]");
-        assert!(why.contains(pick("0.4 ≤ 1: within", "0.4 ≤ 1：达标")), "a success is timed against the threshold: {why}");
+        assert!(
+            why.contains(pick("0.4 ≤ 1: within", "0.4 ≤ 1：达标")),
+            "a success is timed against the threshold: {why}"
+        );
         b.execute("const e = document.querySelector('.row-edit'); e.open = true; e.scrollIntoView({block: 'center'})", json!([]));
         b.select("[data-testid=edit-outcome]", "stream_broken");
         b.wait_text(QUALIFIED, |t| t == "4");
-        let why = b.wait_text("[data-testid=why]", |t| t.contains(pick("this attempt failed", "这个请求失败了")));
-        assert!(why.contains(pick("not in the TTFT sample", "不在 TTFT 样本里")), "{why}");
-        assert!(why.contains(pick("does not qualify whatever its TTFT", "无论 TTFT 多少，它都不合格")), "{why}");
-        assert!(!why.contains(pick(": within", "：达标")), "no 'within' for a failure: {why}");
+        let why = b.wait_text("[data-testid=why]", |t| {
+            t.contains(pick("this attempt failed", "这个请求失败了"))
+        });
+        assert!(
+            why.contains(pick("not in the TTFT sample", "不在 TTFT 样本里")),
+            "{why}"
+        );
+        assert!(
+            why.contains(pick(
+                "does not qualify whatever its TTFT",
+                "无论 TTFT 多少，它都不合格"
+            )),
+            "{why}"
+        );
+        assert!(
+            !why.contains(pick(": within", "：达标")),
+            "no 'within' for a failure: {why}"
+        );
         // No green pass on the TTFT line (the second check): it is marked failed.
         let ttft_line = b.execute(
             "const li = document.querySelectorAll('[data-testid=why] .checks li')[1]; return [li.className, li.textContent]",
             json!([]),
         );
-        assert_eq!(ttft_line[0], json!("fail"), "the TTFT line of a failed attempt ({lang} {width}): {ttft_line}");
-        assert!(ttft_line[1].as_str().unwrap().contains(pick("TTFT within the threshold?", "TTFT 在门槛内？")), "{ttft_line}");
-        b.execute("document.querySelector('[data-testid=why]').scrollIntoView({block: 'start'})", json!([]));
+        assert_eq!(
+            ttft_line[0],
+            json!("fail"),
+            "the TTFT line of a failed attempt ({lang} {width}): {ttft_line}"
+        );
+        assert!(
+            ttft_line[1]
+                .as_str()
+                .unwrap()
+                .contains(pick("TTFT within the threshold?", "TTFT 在门槛内？")),
+            "{ttft_line}"
+        );
+        b.execute(
+            "document.querySelector('[data-testid=why]').scrollIntoView({block: 'start'})",
+            json!([]),
+        );
         shot("failed-with-a-first-token");
-        b.execute("document.querySelector('[data-testid=reset-edits]').scrollIntoView({block: 'center'})", json!([]));
+        b.execute(
+            "document.querySelector('[data-testid=reset-edits]').scrollIntoView({block: 'center'})",
+            json!([]),
+        );
         b.click("[data-testid=reset-edits]");
         b.wait_text(QUALIFIED, |t| t == "5");
     }

@@ -19,7 +19,10 @@ fn lessons(lang: &str, query: &str) -> (Browser, String) {
 
 fn answer(b: &Browser, exercise: &str, value: &str) -> String {
     let at = format!("[data-testid=exercise-{exercise}]");
-    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.execute(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([at]),
+    );
     b.replace_text(&format!("{at} [data-testid=answer]"), value);
     b.click(&format!("{at} [data-testid=check]"));
     b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty())
@@ -29,7 +32,9 @@ fn answer(b: &Browser, exercise: &str, value: &str) -> String {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports() {
     let (b, _) = lessons("en-US", "?lesson=denominators");
-    assert!(b.text_of("[data-testid=lesson]").contains("One trace, different denominators"));
+    assert!(b
+        .text_of("[data-testid=lesson]")
+        .contains("One trace, different denominators"));
 
     // At 1 s, then at 0.5 s: right answers are marked right; a classic mistake is explained.
     assert!(answer(&b, "t1-qualified", "5").starts_with("✓"));
@@ -44,9 +49,15 @@ fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports()
 
     // A step drives the lab beside the lesson through its permalink.
     b.click("[data-testid=step-ten-at-05s]");
-    let src = b.execute("return document.querySelector('[data-testid=open-lab]').getAttribute('href')", json!([]));
+    let src = b.execute(
+        "return document.querySelector('[data-testid=open-lab]').getAttribute('href')",
+        json!([]),
+    );
     let src = src.as_str().unwrap_or_default().to_string();
-    assert!(src.contains("sample=ten-requests.jsonl") && src.contains("t=0.5"), "{src}");
+    assert!(
+        src.contains("sample=ten-requests.jsonl") && src.contains("t=0.5"),
+        "{src}"
+    );
     // The lab inside the frame shows the step's figures.
     let qualified = (0..100)
         .find_map(|_| {
@@ -61,25 +72,47 @@ fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports()
     assert_eq!(qualified, "4");
 
     // The card, pre-filled by the core from what the lab shows, then exported.
-    b.execute("document.querySelector('[data-testid=card-panel]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=card-panel]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=prefill]");
     let card = b.wait_text("[data-testid=card-preview]", |t| !t.is_empty());
-    assert!(card.contains("TTFT ≤ 0.5 s"), "the card has the 0.5 s threshold: {card}");
+    assert!(
+        card.contains("TTFT ≤ 0.5 s"),
+        "the card has the 0.5 s threshold: {card}"
+    );
     let (_, r) = card_results(&b);
     assert_eq!(r["goodput"].0, "0.4 /s", "{r:?}");
     assert_eq!(r["cost_per_1000_qualified"].0, "5 CNY", "{r:?}");
     assert_eq!(r["joint_rate"].0, "40 %", "{r:?}");
-    assert!(r["joint_rate"].1.ends_with("= 4") && r["joint_rate"].2.ends_with("= 10"), "{r:?}");
+    assert!(
+        r["joint_rate"].1.ends_with("= 4") && r["joint_rate"].2.ends_with("= 10"),
+        "{r:?}"
+    );
     b.click("[data-testid=card-md]");
     let md = b.downloaded("metric-card.md");
-    assert!(md.contains("TTFT ≤ 0.5 s") && md.contains("| Goodput | 0.4 /s |") && md.contains("| 5 CNY |"), "the exported card: {md}");
+    assert!(
+        md.contains("TTFT ≤ 0.5 s")
+            && md.contains("| Goodput | 0.4 /s |")
+            && md.contains("| 5 CNY |"),
+        "the exported card: {md}"
+    );
     b.click("[data-testid=card-json]");
-    let card: serde_json::Value = serde_json::from_str(&b.downloaded("metric-card.json")).expect("the card as JSON");
+    let card: serde_json::Value =
+        serde_json::from_str(&b.downloaded("metric-card.json")).expect("the card as JSON");
     assert!(card.is_object(), "{card}");
     b.screenshot(&screenshot_path("lessons-threshold-exercise"));
-    let stored = b.execute("return localStorage.getItem('tracelab.v1.lessons')", json!([]));
+    let stored = b.execute(
+        "return localStorage.getItem('tracelab.v1.lessons')",
+        json!([]),
+    );
     let stored: serde_json::Value = serde_json::from_str(stored.as_str().unwrap()).unwrap();
-    assert_eq!(stored["answers"]["t05-qualified"]["correct"], json!(true), "{stored}");
+    assert_eq!(
+        stored["answers"]["t05-qualified"]["correct"],
+        json!(true),
+        "{stored}"
+    );
     assert!(stored["card"].is_object(), "the card is kept: {stored}");
 }
 
@@ -89,23 +122,36 @@ fn a_lesson_switches_language_and_progress_survives_export_and_import() {
     let (b, base) = lessons("en-US", "?lesson=client-timeline");
     let en = b.text_of("[data-testid=lesson]");
     b.click("[data-testid=lang-switch]");
-    b.wait_text("[data-testid=lesson]", |t| t != en && t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)));
+    b.wait_text("[data-testid=lesson]", |t| {
+        t != en && t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+    });
     // The lab in the frame follows the page's language, in place, and the link to it too.
     frame_shows(&b, "5");
     b.enter_frame("[data-testid=lab-frame]");
-    b.wait_text("#metrics-h", |t| t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)));
+    b.wait_text("#metrics-h", |t| {
+        t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+    });
     b.leave_frame();
-    let link = b.execute("return document.querySelector('[data-testid=open-lab]').getAttribute('href')", json!([]));
+    let link = b.execute(
+        "return document.querySelector('[data-testid=open-lab]').getAttribute('href')",
+        json!([]),
+    );
     assert!(link.as_str().unwrap().ends_with("lang=zh"), "{link}");
     b.screenshot(&screenshot_path("lessons-zh"));
 
     // Self-check ticks are the learner's own; then the progress file goes round trip.
-    b.execute("document.querySelector('[data-testid=self-check]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=self-check]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=self-no-failure-deleted]");
     b.type_into("[data-testid=lesson-notes]", "E2E is not the sum of ITLs");
     b.click("[data-testid=export-progress]");
     let exported = b.downloaded("trace-lab-progress.json");
-    assert!(exported.contains("no-failure-deleted") && exported.contains("E2E is not the sum"), "{exported}");
+    assert!(
+        exported.contains("no-failure-deleted") && exported.contains("E2E is not the sum"),
+        "{exported}"
+    );
 
     // A fresh browser: nothing yet; importing the file brings everything back.
     drop(b);
@@ -116,13 +162,22 @@ fn a_lesson_switches_language_and_progress_survives_export_and_import() {
     std::fs::write(&file, "{\"kind\": \"tracelab.progress\", \"answers\": {\"x\": {\"answer\": {\"kind\": \"number\"}}}}").unwrap();
     b.type_into("[data-testid=import-progress]", file.to_str().unwrap());
     let err = b.wait_text("[data-testid=lesson-error]", |t| !t.is_empty());
-    assert!(err.contains("tracelab-progress"), "a corrupt file is refused with its name: {err}");
+    assert!(
+        err.contains("tracelab-progress"),
+        "a corrupt file is refused with its name: {err}"
+    );
     std::fs::write(&file, &exported).unwrap();
     b.type_into("[data-testid=import-progress]", file.to_str().unwrap());
     b.wait_text("[data-testid=notice]", |t| t.contains("imported"));
-    let ticked = b.execute("return document.querySelector('[data-testid=self-no-failure-deleted]').checked", json!([]));
+    let ticked = b.execute(
+        "return document.querySelector('[data-testid=self-no-failure-deleted]').checked",
+        json!([]),
+    );
     assert_eq!(ticked, json!(true));
-    let notes = b.execute("return document.querySelector('[data-testid=lesson-notes]').value", json!([]));
+    let notes = b.execute(
+        "return document.querySelector('[data-testid=lesson-notes]').value",
+        json!([]),
+    );
     assert_eq!(notes, json!("E2E is not the sum of ITLs"));
     std::fs::remove_file(&file).ok();
 }
@@ -136,8 +191,15 @@ fn teacher_mode_never_reveals_an_answer() {
     let second = answer(&b, "t1-p95", "1.5");
     assert!(second.starts_with("✗"));
     let expected = b.find_all("[data-testid=exercise-t1-p95] [data-testid=expected]");
-    assert!(expected.is_empty(), "teacher mode hides the computed answer");
-    assert!(b.find_all("[data-testid=exercise-t1-p95] [data-testid=show-answer]").is_empty(), "and offers no button for it");
+    assert!(
+        expected.is_empty(),
+        "teacher mode hides the computed answer"
+    );
+    assert!(
+        b.find_all("[data-testid=exercise-t1-p95] [data-testid=show-answer]")
+            .is_empty(),
+        "and offers no button for it"
+    );
 }
 
 /// The positive control of teacher mode, and feedback that answers the answer shown: a hint
@@ -149,20 +211,38 @@ fn feedback_gives_a_hint_first_and_never_goes_stale() {
     let at = "[data-testid=exercise-t1-p95]";
     let first = answer(&b, "t1-p95", "1");
     assert!(first.starts_with("✗"), "{first}");
-    assert!(!first.contains("The core computes"), "a hint first, not the answer: {first}");
-    assert!(b.find_all(&format!("{at} [data-testid=expected]")).is_empty());
-    assert_eq!(b.find_all(&format!("{at} [data-testid=show-answer]")).len(), 1, "the answer is offered on request");
+    assert!(
+        !first.contains("The core computes"),
+        "a hint first, not the answer: {first}"
+    );
+    assert!(b
+        .find_all(&format!("{at} [data-testid=expected]"))
+        .is_empty());
+    assert_eq!(
+        b.find_all(&format!("{at} [data-testid=show-answer]")).len(),
+        1,
+        "the answer is offered on request"
+    );
     let second = answer(&b, "t1-p95", "1.5");
-    assert!(second.contains("The core computes: 2"), "after a second wrong try, the core's figure: {second}");
+    assert!(
+        second.contains("The core computes: 2"),
+        "after a second wrong try, the core's figure: {second}"
+    );
 
     // Right, then "abc" and Check: the tick does not stay beside an answer it did not judge.
     let right = answer(&b, "t1-qualified", "5");
     assert!(right.starts_with("✓"), "{right}");
     let q = "[data-testid=exercise-t1-qualified]";
     b.replace_text(&format!("{q} [data-testid=answer]"), "abc");
-    assert_eq!(b.text_of(&format!("{q} [data-testid=feedback]")), "", "typing clears the old verdict");
+    assert_eq!(
+        b.text_of(&format!("{q} [data-testid=feedback]")),
+        "",
+        "typing clears the old verdict"
+    );
     b.click(&format!("{q} [data-testid=check]"));
-    let said = b.wait_text(&format!("{q} [data-testid=not-a-number]"), |t| !t.is_empty());
+    let said = b.wait_text(&format!("{q} [data-testid=not-a-number]"), |t| {
+        !t.is_empty()
+    });
     assert!(said.contains("Not a number"), "{said}");
     assert_eq!(b.text_of(&format!("{q} [data-testid=feedback]")), "");
 
@@ -173,7 +253,12 @@ fn feedback_gives_a_hint_first_and_never_goes_stale() {
     );
     let values: Vec<String> = serde_json::from_value(values).unwrap();
     assert!(values.len() > 6, "{values:?}");
-    assert!(values.iter().all(|v| v.is_empty() || v.starts_with("option-")), "neutral values: {values:?}");
+    assert!(
+        values
+            .iter()
+            .all(|v| v.is_empty() || v.starts_with("option-")),
+        "neutral values: {values:?}"
+    );
 }
 
 #[test]
@@ -182,23 +267,37 @@ fn a_step_keeps_the_labs_baseline_so_what_changed_is_shown() {
     let (b, _) = lessons("en-US", "?lesson=denominators");
     reveal_all(&b);
     frame_shows(&b, "5");
-    b.execute("document.querySelector('[data-testid=step-ten-at-1s]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=step-ten-at-1s]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=step-ten-at-1s]");
     std::thread::sleep(std::time::Duration::from_millis(1200)); // the lab's figures settle
-    b.execute("document.querySelector('[data-testid=step-ten-at-05s]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=step-ten-at-05s]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=step-ten-at-05s]");
     frame_shows(&b, "4");
     b.enter_frame("[data-testid=lab-frame]");
     let changes = b.wait_text("[data-testid=changes]", |t| t.contains("qualified 5 → 4"));
     assert!(!changes.contains("P95"), "P95 does not move: {changes}");
-    assert!(!changes.contains("Failure rate"), "nor the failure rate: {changes}");
-    let top = b.execute("return document.getElementById('metrics-h').getBoundingClientRect().top", json!([]));
+    assert!(
+        !changes.contains("Failure rate"),
+        "nor the failure rate: {changes}"
+    );
+    let top = b.execute(
+        "return document.getElementById('metrics-h').getBoundingClientRect().top",
+        json!([]),
+    );
     let height = b.execute("return window.innerHeight", json!([]));
-    assert!(top.as_f64().unwrap() >= -1.0 && top.as_f64().unwrap() < height.as_f64().unwrap(), "the figures are in view (to a pixel): {top}");
+    assert!(
+        top.as_f64().unwrap() >= -1.0 && top.as_f64().unwrap() < height.as_f64().unwrap(),
+        "the figures are in view (to a pixel): {top}"
+    );
     b.leave_frame();
     b.screenshot(&screenshot_path("lessons-step-keeps-baseline"));
 }
-
 
 #[test]
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
@@ -214,7 +313,10 @@ fn the_system_path_diagram_is_marked_by_clicking_its_parts() {
         .to_string();
     assert!(!id.is_empty(), "lesson 1 has a diagram exercise");
     let at = format!("[data-testid={id}]");
-    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.execute(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([at]),
+    );
     // Wait for the drawing, then click a sample point on it.
     let part = (0..100)
         .find_map(|_| {
@@ -227,9 +329,15 @@ fn the_system_path_diagram_is_marked_by_clicking_its_parts() {
         })
         .expect("the diagram's sample points are on the page");
     b.click(&format!("{at} [data-testid=diagram] [id='{part}']"));
-    let pressed = b.execute("return document.querySelector(arguments[0]).getAttribute('aria-pressed')", json!([format!("{at} [id='{part}']")]));
+    let pressed = b.execute(
+        "return document.querySelector(arguments[0]).getAttribute('aria-pressed')",
+        json!([format!("{at} [id='{part}']")]),
+    );
     assert_eq!(pressed, json!("true"));
-    let listed = b.execute("const o = document.querySelector(arguments[0]); return o ? o.checked : null;", json!([format!("{at} [data-testid=option-{part}]")]));
+    let listed = b.execute(
+        "const o = document.querySelector(arguments[0]); return o ? o.checked : null;",
+        json!([format!("{at} [data-testid=option-{part}]")]),
+    );
     assert_eq!(listed, json!(true), "the list below mirrors the drawing");
     b.click(&format!("{at} [data-testid=check]"));
     b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
@@ -237,9 +345,19 @@ fn the_system_path_diagram_is_marked_by_clicking_its_parts() {
 }
 
 /// The learner's card as the lessons page saved it, by figure key: (value, numerator, denominator).
-fn card_results(b: &Browser) -> (serde_json::Value, std::collections::HashMap<String, (String, String, String)>) {
-    let stored = b.execute("return localStorage.getItem('tracelab.v1.lessons')", json!([]));
-    let stored: serde_json::Value = serde_json::from_str(stored.as_str().expect("progress is saved")).expect("progress is JSON");
+fn card_results(
+    b: &Browser,
+) -> (
+    serde_json::Value,
+    std::collections::HashMap<String, (String, String, String)>,
+) {
+    let stored = b.execute(
+        "return localStorage.getItem('tracelab.v1.lessons')",
+        json!([]),
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(stored.as_str().expect("progress is saved"))
+            .expect("progress is JSON");
     let card = stored["card"].clone();
     let results = card["results"]
         .as_array()
@@ -255,7 +373,10 @@ fn card_results(b: &Browser) -> (serde_json::Value, std::collections::HashMap<St
 
 fn prefill(b: &Browser) {
     b.execute("localStorage.removeItem('tracelab.v1.lessons')", json!([]));
-    b.execute("document.querySelector('[data-testid=card-panel]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=card-panel]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=prefill]");
     // The card is saved once the pre-fill is written (a blank card is on the page before).
     for _ in 0..100 {
@@ -265,7 +386,10 @@ fn prefill(b: &Browser) {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    panic!("the card was not pre-filled: {}", b.text_of("[data-testid=lesson-error]"));
+    panic!(
+        "the card was not pre-filled: {}",
+        b.text_of("[data-testid=lesson-error]")
+    );
 }
 
 /// Types into a card field and leaves it, as a learner does (the field saves on change).
@@ -284,7 +408,15 @@ fn review(b: &Browser, list: &str) -> std::collections::HashMap<String, (String,
     v.as_array()
         .unwrap()
         .iter()
-        .map(|l| (l[0].as_str().unwrap().to_string(), (l[1].as_str().unwrap().to_string(), l[2].as_str().unwrap().to_string())))
+        .map(|l| {
+            (
+                l[0].as_str().unwrap().to_string(),
+                (
+                    l[1].as_str().unwrap().to_string(),
+                    l[2].as_str().unwrap().to_string(),
+                ),
+            )
+        })
         .collect()
 }
 
@@ -294,35 +426,71 @@ fn the_card_is_written_first_then_checked_and_a_classmates_card_is_recomputed() 
     let (b, _) = lessons("en-US", "?lesson=denominators");
     reveal_all(&b);
     frame_shows(&b, "5");
-    b.execute("document.querySelector('[data-testid=card-panel]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=card-panel]').scrollIntoView()",
+        json!([]),
+    );
     // Every field is there before any pre-fill, its help written under it.
     let help = b.text_of("#card-help-percentile_method");
     assert!(!help.is_empty(), "the help stands under the field");
-    assert_eq!(b.text_of("[data-testid=card-percentile_method]"), "", "nothing is written for the learner");
-    assert!(b.text_of("[data-testid=card-choice-pm]").contains("not stated"));
+    assert_eq!(
+        b.text_of("[data-testid=card-percentile_method]"),
+        "",
+        "nothing is written for the learner"
+    );
+    assert!(b
+        .text_of("[data-testid=card-choice-pm]")
+        .contains("not stated"));
     assert!(b.try_find("[data-testid=card-result-ttft_tail]").is_some());
 
     // The learner writes first: the attempts, the failure rate, and a P95 as linear
     // interpolation gives it while stating nearest-rank.
     write(&b, "[data-testid=card-attempts]", "10 attempts");
     b.select("[data-testid=card-choice-pm]", "nearest-rank");
-    let results = b.execute("return [...document.querySelectorAll('.card-result')].map(f => f.dataset.testid)", json!([]));
-    let index = |key: &str| results.as_array().unwrap().iter().position(|k| k.as_str() == Some(&format!("card-result-{key}"))).unwrap();
-    write(&b, &format!("[data-testid=card-card_value-{}]", index("failure_rate")), "20 %");
-    write(&b, &format!("[data-testid=card-card_value-{}]", index("ttft_tail")), "1.72 s");
+    let results = b.execute(
+        "return [...document.querySelectorAll('.card-result')].map(f => f.dataset.testid)",
+        json!([]),
+    );
+    let index = |key: &str| {
+        results
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|k| k.as_str() == Some(&format!("card-result-{key}")))
+            .unwrap()
+    };
+    write(
+        &b,
+        &format!("[data-testid=card-card_value-{}]", index("failure_rate")),
+        "20 %",
+    );
+    write(
+        &b,
+        &format!("[data-testid=card-card_value-{}]", index("ttft_tail")),
+        "1.72 s",
+    );
     b.click("[data-testid=card-check-lab]");
     let r = review(&b, "card-check");
     assert_eq!(r["field:attempts"].0, "agrees", "{r:?}");
     assert_eq!(r["figure:failure_rate"].0, "agrees", "{r:?}");
     assert_eq!(r["figure:ttft_tail"].0, "differs", "{r:?}");
-    assert!(r["figure:ttft_tail"].1.contains("linear"), "the why names the cause: {r:?}");
+    assert!(
+        r["figure:ttft_tail"].1.contains("linear"),
+        "the why names the cause: {r:?}"
+    );
     assert_eq!(r["choice:cmp"].0, "not_written", "{r:?}");
     assert_eq!(r["figure:goodput"].0, "not_written", "{r:?}");
     b.screenshot(&screenshot_path("lessons-card-check"));
     // What the learner wrote is kept through a reload.
     b.goto(&b.url());
     b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
-    let kept = b.execute(&format!("return document.querySelector('[data-testid=card-card_value-{}]').value", index("ttft_tail")), json!([]));
+    let kept = b.execute(
+        &format!(
+            "return document.querySelector('[data-testid=card-card_value-{}]').value",
+            index("ttft_tail")
+        ),
+        json!([]),
+    );
     assert_eq!(kept, json!("1.72 s"));
 
     // A pre-fill after a step left a wrong choice in the lab says which settings it used.
@@ -332,15 +500,28 @@ fn the_card_is_written_first_then_checked_and_a_classmates_card_is_recomputed() 
     frame_shows(&b, "4");
     prefill(&b);
     let note = b.wait_text("[data-testid=prefill-note]", |t| !t.is_empty());
-    assert!(note.contains("TTFT threshold (s): 0.5 s") && note.contains("Percentile method: nearest-rank"), "{note}");
+    assert!(
+        note.contains("TTFT threshold (s): 0.5 s")
+            && note.contains("Percentile method: nearest-rank"),
+        "{note}"
+    );
     b.click("[data-testid=card-check-lab]");
     let r = review(&b, "card-check");
-    assert!(r.values().all(|(a, _)| a == "agrees" || a == "for_a_reader"), "a pre-filled card agrees with the lab: {r:?}");
+    assert!(
+        r.values()
+            .all(|(a, _)| a == "agrees" || a == "for_a_reader"),
+        "a pre-filled card agrees with the lab: {r:?}"
+    );
 
     // The classmate's card: exported, one figure altered, loaded with the trace it names.
     b.click("[data-testid=card-json]");
-    let mut theirs: serde_json::Value = serde_json::from_str(&b.downloaded("metric-card.json")).unwrap();
-    assert_eq!(theirs["choices"]["t"], json!("0.5"), "the card states its choices: {theirs}");
+    let mut theirs: serde_json::Value =
+        serde_json::from_str(&b.downloaded("metric-card.json")).unwrap();
+    assert_eq!(
+        theirs["choices"]["t"],
+        json!("0.5"),
+        "the card states its choices: {theirs}"
+    );
     for r in theirs["results"].as_array_mut().unwrap() {
         if r["key"] == json!("joint_rate") {
             r["value"] = json!("50 %");
@@ -351,27 +532,50 @@ fn the_card_is_written_first_then_checked_and_a_classmates_card_is_recomputed() 
     let card_file = dir.join("their-card.json");
     std::fs::write(&card_file, theirs.to_string()).unwrap();
     let trace_file = dir.join("ten-requests.jsonl");
-    std::fs::copy(support::dist().join("samples/ten-requests.jsonl"), &trace_file).unwrap();
+    std::fs::copy(
+        support::dist().join("samples/ten-requests.jsonl"),
+        &trace_file,
+    )
+    .unwrap();
     b.type_into("[data-testid=classmate-card]", card_file.to_str().unwrap());
-    b.type_into("[data-testid=classmate-trace]", trace_file.to_str().unwrap());
+    b.type_into(
+        "[data-testid=classmate-trace]",
+        trace_file.to_str().unwrap(),
+    );
     let r = review(&b, "classmate-check");
     assert_eq!(r["field:source"].0, "agrees", "{r:?}");
     assert_eq!(r["figure:goodput"].0, "agrees", "{r:?}");
     assert_eq!(r["figure:joint_rate"].0, "differs", "{r:?}");
-    assert!(r["figure:joint_rate"].1.contains("40 %"), "the card's own choices give 40 %: {r:?}");
+    assert!(
+        r["figure:joint_rate"].1.contains("40 %"),
+        "the card's own choices give 40 %: {r:?}"
+    );
     b.screenshot(&screenshot_path("lessons-card-classmate"));
     // The same review in Chinese, every line and its why.
     b.click("[data-testid=lang-switch]");
     let zh = b.wait_text("[data-testid=classmate-check]", |t| t.contains("推不出来"));
-    assert!(zh.contains("同学的口径卡，重算结果") && zh.contains("40 %"), "{zh}");
-    b.execute("document.querySelector('[data-testid=classmate-check]').scrollIntoView()", json!([]));
+    assert!(
+        zh.contains("同学的口径卡，重算结果") && zh.contains("40 %"),
+        "{zh}"
+    );
+    b.execute(
+        "document.querySelector('[data-testid=classmate-check]').scrollIntoView()",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lessons-card-classmate-zh"));
     b.click("[data-testid=lang-switch]");
     // A file that is not a card is refused, naming it.
-    std::fs::write(&card_file, "{\"kind\": \"tracelab.learner_card\", \"version\": 1, \"choices\": {\"t\": 1}}").unwrap();
+    std::fs::write(
+        &card_file,
+        "{\"kind\": \"tracelab.learner_card\", \"version\": 1, \"choices\": {\"t\": 1}}",
+    )
+    .unwrap();
     b.type_into("[data-testid=classmate-card]", card_file.to_str().unwrap());
     let err = b.wait_text("[data-testid=lesson-error]", |t| !t.is_empty());
-    assert!(err.contains("their-card.json") && err.contains("choices.t"), "{err}");
+    assert!(
+        err.contains("their-card.json") && err.contains("choices.t"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -416,14 +620,35 @@ fn the_card_is_prefilled_from_what_the_lab_shows_upload_and_what_if_edits_includ
     prefill(&b);
     let (card, r) = card_results(&b);
     let source = card["source"].as_str().unwrap_or_default();
-    assert!(source.contains("class.csv") && !source.contains("ten-requests"), "the upload, not the sample: {card}");
+    assert!(
+        source.contains("class.csv") && !source.contains("ten-requests"),
+        "the upload, not the sample: {card}"
+    );
     assert!(!source.contains("hypothetical"), "{source}");
     assert_eq!(r["goodput"].0, "0.5 /s", "{r:?}");
-    assert!(r["goodput"].1.ends_with(") = 2") && r["goodput"].2 == "window seconds = 4", "{r:?}");
+    assert!(
+        r["goodput"].1.ends_with(") = 2") && r["goodput"].2 == "window seconds = 4",
+        "{r:?}"
+    );
     assert_eq!(r["failure_rate"].0, "25 %", "{r:?}");
-    assert!(r["failure_rate"].1.ends_with("= 1") && r["failure_rate"].2.ends_with("= 4"), "{r:?}");
-    assert!(card["window"].as_str().unwrap_or_default().starts_with("4 s"), "{card}");
-    assert!(card["window"].as_str().unwrap_or_default().contains("cost not given"), "{card}");
+    assert!(
+        r["failure_rate"].1.ends_with("= 1") && r["failure_rate"].2.ends_with("= 4"),
+        "{r:?}"
+    );
+    assert!(
+        card["window"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("4 s"),
+        "{card}"
+    );
+    assert!(
+        card["window"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cost not given"),
+        "{card}"
+    );
 
     // A what-if edit in the frame: D's quality fail marked as a pass. The lab says the figures
     // are hypothetical and names the false conclusion; the card says the same.
@@ -434,21 +659,39 @@ fn the_card_is_prefilled_from_what_the_lab_shows_upload_and_what_if_edits_includ
     b.select("[data-testid=edit-quality]", "pass");
     b.wait_text("[data-testid=value-qualified_count]", |t| t == "3");
     let note = b.wait_text("[data-testid=hypothetical]", |t| !t.is_empty());
-    assert!(note.contains("Hypothetical figures (1 row edited)"), "{note}");
-    assert!(note.contains("D edited from “not qualified — quality”") && note.contains("wrong answer"), "{note}");
+    assert!(
+        note.contains("Hypothetical figures (1 row edited)"),
+        "{note}"
+    );
+    assert!(
+        note.contains("D edited from “not qualified — quality”") && note.contains("wrong answer"),
+        "{note}"
+    );
     b.leave_frame();
     prefill(&b);
     let (card, r) = card_results(&b);
     let source = card["source"].as_str().unwrap_or_default();
-    assert!(source.contains("class.csv (hypothetical: 1 row edited, not the trace as recorded)"), "{card}");
+    assert!(
+        source.contains("class.csv (hypothetical: 1 row edited, not the trace as recorded)"),
+        "{card}"
+    );
     assert_eq!(r["goodput"].0, "0.75 /s", "{r:?}");
-    assert!(r["goodput"].1.ends_with(") = 3") && r["goodput"].2 == "window seconds = 4", "{r:?}");
+    assert!(
+        r["goodput"].1.ends_with(") = 3") && r["goodput"].2 == "window seconds = 4",
+        "{r:?}"
+    );
     let notes = card["notes"].as_str().unwrap_or_default();
-    assert!(notes.contains("D's answer failed the quality check"), "the card names the false conclusion: {notes}");
+    assert!(
+        notes.contains("D's answer failed the quality check"),
+        "the card names the false conclusion: {notes}"
+    );
     b.screenshot(&screenshot_path("lessons-prefill-upload-whatif"));
 
     // A frame that is not the lab: the card is refused, with the reason, and the old one kept.
-    b.execute("document.querySelector('[data-testid=lab-frame]').src = 'about:blank'", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=lab-frame]').src = 'about:blank'",
+        json!([]),
+    );
     std::thread::sleep(std::time::Duration::from_millis(500));
     b.click("[data-testid=prefill]");
     let err = b.wait_text("[data-testid=lesson-error]", |t| !t.is_empty());
@@ -470,18 +713,47 @@ fn lesson_steps_never_overwrite_the_learners_own_lab_settings() {
     b.goto(&format!("{base}/lessons/?lesson=denominators"));
     b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
     reveal_all(&b);
-    b.execute("document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=step-ten-lt-mistake]");
     frame_shows(&b, "3");
     // Back in the lab itself: the learner's 0.7 s and ≤ are still there.
     b.goto(&format!("{base}/"));
     b.wait_text("[data-testid=value-qualified_count]", |t| t == "4");
-    assert_eq!(b.execute("return document.querySelector('[data-testid=threshold-input]').value", json!([])), json!("0.7"));
-    assert_eq!(b.execute("return document.querySelector('[data-testid=comparison]').value", json!([])), json!("le"));
-    let own = b.execute("return JSON.parse(localStorage.getItem('tracelab.v1.state')).settings", json!([]));
-    assert_eq!((own["t"].clone(), own["cmp"].clone()), (json!("0.7"), json!("le")), "{own}");
-    let frame = b.execute("return JSON.parse(localStorage.getItem('tracelab.v1.lesson-frame')).settings", json!([]));
-    assert_eq!((frame["t"].clone(), frame["cmp"].clone()), (json!("0.5"), json!("lt")), "the frame keeps its own: {frame}");
+    assert_eq!(
+        b.execute(
+            "return document.querySelector('[data-testid=threshold-input]').value",
+            json!([])
+        ),
+        json!("0.7")
+    );
+    assert_eq!(
+        b.execute(
+            "return document.querySelector('[data-testid=comparison]').value",
+            json!([])
+        ),
+        json!("le")
+    );
+    let own = b.execute(
+        "return JSON.parse(localStorage.getItem('tracelab.v1.state')).settings",
+        json!([]),
+    );
+    assert_eq!(
+        (own["t"].clone(), own["cmp"].clone()),
+        (json!("0.7"), json!("le")),
+        "{own}"
+    );
+    let frame = b.execute(
+        "return JSON.parse(localStorage.getItem('tracelab.v1.lesson-frame')).settings",
+        json!([]),
+    );
+    assert_eq!(
+        (frame["t"].clone(), frame["cmp"].clone()),
+        (json!("0.5"), json!("lt")),
+        "the frame keeps its own: {frame}"
+    );
 }
 
 /// At laptop widths, a projector and a phone, every lesson keeps to its column and nothing of it
@@ -490,28 +762,49 @@ fn lesson_steps_never_overwrite_the_learners_own_lab_settings() {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn every_lesson_keeps_to_its_column_at_every_width() {
     let base = static_server::serve(dist());
-    for (width, height) in [(1024, 768), (1280, 800), (1366, 768), (1440, 900), (1920, 1080), (360, 740)] {
+    for (width, height) in [
+        (1024, 768),
+        (1280, 800),
+        (1366, 768),
+        (1440, 900),
+        (1920, 1080),
+        (360, 740),
+    ] {
         let b = Browser::start(width, height, "en-US");
         b.goto(&format!("{base}/lessons/?lesson=system-path"));
         b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
         let tabs = b.find_all(".lesson-tab").len();
         assert_eq!(tabs, 5, "five lessons at {width} px");
         for i in 0..tabs {
-            b.execute("document.querySelectorAll('.lesson-tab')[arguments[0]].click()", json!([i]));
+            b.execute(
+                "document.querySelectorAll('.lesson-tab')[arguments[0]].click()",
+                json!([i]),
+            );
             std::thread::sleep(std::time::Duration::from_millis(400));
             b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
             // Below 761 px the lab is docked over the bottom of the window on purpose (the
             // lesson scrolls above it and is padded to clear it), so only the column is checked.
-            let avoid = if width > 760 { json!("#lab-frame") } else { json!(null) };
+            let avoid = if width > 760 {
+                json!("#lab-frame")
+            } else {
+                json!(null)
+            };
             let bad = b.execute(support::OUT_OF_COLUMN_JS, json!([".lesson-col", avoid]));
             assert_eq!(bad, json!([]), "lesson {i} at {width} px");
             let tab = b.execute(
                 "const t = document.querySelectorAll('.lesson-tab')[4].getBoundingClientRect(); const f = document.querySelector('#lab-frame').getBoundingClientRect(); return t.right <= f.left || t.top >= f.bottom || t.bottom <= f.top || t.left >= f.right;",
                 json!([]),
             );
-            assert_eq!(tab, json!(true), "the fifth lesson tab is clear of the frame at {width} px");
+            assert_eq!(
+                tab,
+                json!(true),
+                "the fifth lesson tab is clear of the frame at {width} px"
+            );
         }
-        b.execute("document.querySelectorAll('.lesson-tab')[2].click(); window.scrollTo(0, 0)", json!([]));
+        b.execute(
+            "document.querySelectorAll('.lesson-tab')[2].click(); window.scrollTo(0, 0)",
+            json!([]),
+        );
         std::thread::sleep(std::time::Duration::from_millis(400));
         b.screenshot(&screenshot_path(&format!("lessons-layout-{width}")));
     }
@@ -533,15 +826,30 @@ fn frame_settles(b: &Browser, css: &str, shown: bool) {
         std::thread::sleep(std::time::Duration::from_millis(100));
         frame_visible(b, css) == Some(shown)
     });
-    assert!(ok, "the lab's {css} should be {}: {:?}", if shown { "shown" } else { "hidden" }, frame_visible(b, css));
+    assert!(
+        ok,
+        "the lab's {css} should be {}: {:?}",
+        if shown { "shown" } else { "hidden" },
+        frame_visible(b, css)
+    );
 }
 
 fn body_text(b: &Browser) -> String {
-    b.execute("return document.body.innerText", json!([])).as_str().unwrap_or_default().to_string()
+    b.execute("return document.body.innerText", json!([]))
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Lesson 3's worked figures as they read on the page.
-const LESSON_THREE_ANSWERS: [&str; 6] = ["2 / 10 = 20", "7 / 8 = 87.5", "5 / 10 s = 0.5", "/ 5 = 4 CNY", "0.5 s to 0.4 s", "R6 (0.8 s) no longer qualifies"];
+const LESSON_THREE_ANSWERS: [&str; 6] = [
+    "2 / 10 = 20",
+    "7 / 8 = 87.5",
+    "5 / 10 s = 0.5",
+    "/ 5 = 4 CNY",
+    "0.5 s to 0.4 s",
+    "R6 (0.8 s) no longer qualifies",
+];
 
 /// Teacher mode hides every answer: no worked text, feedback that names nothing (a wrong
 /// multi-select, a one-character free text, a known numeric mistake), the lab beside with the
@@ -556,33 +864,60 @@ fn teacher_mode_hides_every_answer_and_the_answer_key_has_them() {
         assert!(!text.contains(worked), "teacher mode shows `{worked}`");
     }
     assert!(!b.find_all("[data-testid=worked-locked]").is_empty());
-    assert!(b.find_all("[data-testid=show-worked]").is_empty(), "no offer to open a worked answer");
+    assert!(
+        b.find_all("[data-testid=show-worked]").is_empty(),
+        "no offer to open a worked answer"
+    );
     let said = answer(&b, "t1-failure", "25");
-    assert!(said.starts_with("✗") && !said.contains('/') && !said.contains("20"), "names no figure: {said}");
+    assert!(
+        said.starts_with("✗") && !said.contains('/') && !said.contains("20"),
+        "names no figure: {said}"
+    );
     // The lab beside: each asked figure is hidden, its heading stays.
     frame_settles(&b, "[data-testid=metric-ttft_p95] h3", true);
-    for key in ["ttft_p95", "failure_rate", "qualified_count", "goodput", "cost_per_1000_qualified", "quality_pass_rate", "joint_rate", "ttft_p50"] {
+    for key in [
+        "ttft_p95",
+        "failure_rate",
+        "qualified_count",
+        "goodput",
+        "cost_per_1000_qualified",
+        "quality_pass_rate",
+        "joint_rate",
+        "ttft_p50",
+    ] {
         frame_settles(&b, &format!("[data-testid=value-{key}]"), false);
     }
     b.screenshot(&screenshot_path("lessons-teacher"));
     // The printed worksheet: no feedback at all.
     b.emulate_media("print");
     let printed = body_text(&b);
-    assert!(!printed.contains("Not yet") && !printed.contains("Teacher mode shows"), "{printed}");
+    assert!(
+        !printed.contains("Not yet") && !printed.contains("Teacher mode shows"),
+        "{printed}"
+    );
     b.emulate_media("");
 
     // Lesson 1: a wrong multi-select names nothing; a one-character free text shows no model answer.
     b.goto(&format!("{base}/lessons/?lesson=system-path&teacher=1"));
     b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
     let at = "[data-testid=exercise-mark-failure-points]";
-    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.execute(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([at]),
+    );
     b.click(&format!("{at} [data-testid=option-fp-connect]"));
     b.click(&format!("{at} [data-testid=option-fp-checkpoint]"));
     b.click(&format!("{at} [data-testid=check]"));
     let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
-    assert!(said.starts_with("✗") && !said.contains("F2 ·") && !said.contains("F6 ·"), "{said}");
+    assert!(
+        said.starts_with("✗") && !said.contains("F2 ·") && !said.contains("F6 ·"),
+        "{said}"
+    );
     let at = "[data-testid=exercise-gpu-busy-counterexample]";
-    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.execute(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([at]),
+    );
     b.type_into(&format!("{at} [data-testid=free-text]"), "x");
     b.click(&format!("{at} [data-testid=check]"));
     let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
@@ -591,15 +926,35 @@ fn teacher_mode_hides_every_answer_and_the_answer_key_has_them() {
     // The answer key: every exercise, the numbers from the core.
     b.goto(&format!("{base}/lessons/?key=1"));
     b.wait_text("[data-testid=key-table]", |t| t.contains("t05-cost"));
-    assert_eq!(b.text_of("[data-testid=key-t1-p95] [data-testid=key-answer]"), "2 s");
-    assert_eq!(b.text_of("[data-testid=key-t05-cost] [data-testid=key-answer]"), "5 CNY");
-    assert_eq!(b.text_of("[data-testid=key-stream-ttft] [data-testid=key-answer]"), "700 ms");
-    assert!(b.text_of("[data-testid=key-mark-failure-points] [data-testid=key-answer]").contains("F2 ·"));
-    assert!(b.find_all("[data-testid^=key-] [data-testid=key-answer]").len() >= 40);
+    assert_eq!(
+        b.text_of("[data-testid=key-t1-p95] [data-testid=key-answer]"),
+        "2 s"
+    );
+    assert_eq!(
+        b.text_of("[data-testid=key-t05-cost] [data-testid=key-answer]"),
+        "5 CNY"
+    );
+    assert_eq!(
+        b.text_of("[data-testid=key-stream-ttft] [data-testid=key-answer]"),
+        "700 ms"
+    );
+    assert!(b
+        .text_of("[data-testid=key-mark-failure-points] [data-testid=key-answer]")
+        .contains("F2 ·"));
+    assert!(
+        b.find_all("[data-testid^=key-] [data-testid=key-answer]")
+            .len()
+            >= 40
+    );
     b.screenshot(&screenshot_path("lessons-answer-key"));
     b.click("[data-testid=lang-switch]");
-    b.wait_text("[data-testid=key-t1-p95] [data-testid=key-answer]", |t| t == "2 s");
-    assert_eq!(b.text_of("[data-testid=key-t1-qualified] [data-testid=key-answer]"), "5 个");
+    b.wait_text("[data-testid=key-t1-p95] [data-testid=key-answer]", |t| {
+        t == "2 s"
+    });
+    assert_eq!(
+        b.text_of("[data-testid=key-t1-qualified] [data-testid=key-answer]"),
+        "5 个"
+    );
     b.screenshot(&screenshot_path("lessons-answer-key-zh"));
 }
 
@@ -610,14 +965,25 @@ fn teacher_mode_hides_every_answer_and_the_answer_key_has_them() {
 fn a_learners_wrong_answer_never_lists_the_answer() {
     let (b, _) = lessons("en-US", "?lesson=system-path");
     let at = "[data-testid=exercise-mark-failure-points]";
-    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.execute(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([at]),
+    );
     b.click(&format!("{at} [data-testid=option-fp-connect]"));
     b.click(&format!("{at} [data-testid=option-fp-checkpoint]"));
     b.click(&format!("{at} [data-testid=check]"));
     let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
-    assert!(said.contains("F6 ·") && !said.contains("F2 ·") && said.contains("4 right options are still unmarked"), "{said}");
+    assert!(
+        said.contains("F6 ·")
+            && !said.contains("F2 ·")
+            && said.contains("4 right options are still unmarked"),
+        "{said}"
+    );
     let at = "[data-testid=exercise-gpu-busy-counterexample]";
-    b.execute("document.querySelector(arguments[0]).scrollIntoView()", json!([at]));
+    b.execute(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([at]),
+    );
     b.type_into(&format!("{at} [data-testid=free-text]"), "x");
     b.click(&format!("{at} [data-testid=check]"));
     let said = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
@@ -633,7 +999,10 @@ fn exercises_come_first_and_the_answer_is_revealed_after() {
     let (b, _) = lessons("en-US", "?lesson=denominators");
     let text = body_text(&b);
     for worked in LESSON_THREE_ANSWERS {
-        assert!(!text.contains(worked), "`{worked}` is shown before the exercises are answered");
+        assert!(
+            !text.contains(worked),
+            "`{worked}` is shown before the exercises are answered"
+        );
     }
     assert!(b.find_all("[data-testid=worked]").is_empty());
     frame_settles(&b, "[data-testid=value-ttft_p95]", false);
@@ -647,22 +1016,45 @@ fn exercises_come_first_and_the_answer_is_revealed_after() {
     frame_settles(&b, "[data-testid=value-ttft_p95]", false);
     b.screenshot(&screenshot_path("lessons-predict-lab-hides"));
     // Answering every exercise of the section (wrong ones too) opens its worked answer.
-    for (id, v) in [("t1-failure", "25"), ("t1-qualified", "5"), ("t1-goodput", "0.5"), ("t1-cost", "4"), ("joint-rate", "50")] {
+    for (id, v) in [
+        ("t1-failure", "25"),
+        ("t1-qualified", "5"),
+        ("t1-goodput", "0.5"),
+        ("t1-cost", "4"),
+        ("joint-rate", "50"),
+    ] {
         answer(&b, id, v);
-        assert!(b.find_all("[data-testid=worked]").is_empty(), "open before every exercise is answered ({id})");
+        assert!(
+            b.find_all("[data-testid=worked]").is_empty(),
+            "open before every exercise is answered ({id})"
+        );
     }
     answer(&b, "ttft-p50", "0.5");
     let worked = b.wait_text("[data-testid=worked]", |t| !t.is_empty());
     assert!(worked.contains("2 / 10 = 20"), "{worked}");
     frame_settles(&b, "[data-testid=value-failure_rate]", false); // answered, but wrong
-    // Asking for a worked answer opens it and is recorded.
+                                                                  // Asking for a worked answer opens it and is recorded.
     let locked = b.find_all("[data-testid=show-worked]").len();
-    b.execute("document.querySelector('[data-testid=show-worked]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=show-worked]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=show-worked]");
-    b.wait_text("[data-testid=lesson]", |t| t.contains("no longer qualifies"));
+    b.wait_text("[data-testid=lesson]", |t| {
+        t.contains("no longer qualifies")
+    });
     assert_eq!(b.find_all("[data-testid=show-worked]").len(), locked - 1);
-    let stored = b.execute("return localStorage.getItem('tracelab.v1.lessons')", json!([]));
-    assert!(stored.as_str().unwrap_or_default().contains("worked:t05-p95"), "{stored}");
+    let stored = b.execute(
+        "return localStorage.getItem('tracelab.v1.lessons')",
+        json!([]),
+    );
+    assert!(
+        stored
+            .as_str()
+            .unwrap_or_default()
+            .contains("worked:t05-p95"),
+        "{stored}"
+    );
     b.screenshot(&screenshot_path("lessons-predict-revealed"));
 
     // Lesson 2's one-request sample: its row's TTFT is the answer, hidden until answered.
@@ -697,14 +1089,25 @@ fn judge_first_scores_each_call_and_the_tally_shows_how_sure_it_is() {
             b.click("[data-testid=lab-toggle]");
             frame_settles(&b, "[data-testid=why-verdict]", false);
         }
-        b.execute("document.querySelector('[data-testid=judge]').scrollIntoView()", json!([]));
+        b.execute(
+            "document.querySelector('[data-testid=judge]').scrollIntoView()",
+            json!([]),
+        );
         b.click("[data-testid=judge-start]");
         b.wait_text("[data-testid=judge-row]", |t| t.starts_with("R1 "));
         frame_settles(&b, "[data-testid=why-verdict]", false);
         frame_settles(&b, "[data-testid=verdict]", false);
         // R1–R4 qualified (right), R5 called qualified (wrong: quality).
-        for (row, call) in [("R1", "qualified"), ("R2", "qualified"), ("R3", "qualified"), ("R4", "qualified"), ("R5", "qualified")] {
-            b.wait_text("[data-testid=judge-row]", |t| t.starts_with(&format!("{row} ")));
+        for (row, call) in [
+            ("R1", "qualified"),
+            ("R2", "qualified"),
+            ("R3", "qualified"),
+            ("R4", "qualified"),
+            ("R5", "qualified"),
+        ] {
+            b.wait_text("[data-testid=judge-row]", |t| {
+                t.starts_with(&format!("{row} "))
+            });
             b.click(&format!("[data-testid=call-{call}]"));
             let judged = b.wait_text("[data-testid=judged]", |t| !t.is_empty());
             assert_eq!(judged.starts_with('✓'), row != "R5", "{row}: {judged}");
@@ -715,25 +1118,45 @@ fn judge_first_scores_each_call_and_the_tally_shows_how_sure_it_is() {
         let judged = b.text_of("[data-testid=judged]");
         let score = b.text_of("[data-testid=judge-score]");
         if lang == "en" {
-            assert_eq!(judged, "✗ You said qualified; the row is not qualified: quality.");
-            assert_eq!(score, "Judged 5 of 10 rows: 4 verdicts right; 0 of 0 reasons right.");
+            assert_eq!(
+                judged,
+                "✗ You said qualified; the row is not qualified: quality."
+            );
+            assert_eq!(
+                score,
+                "Judged 5 of 10 rows: 4 verdicts right; 0 of 0 reasons right."
+            );
         } else {
-            assert!(judged.starts_with('✗') && judged.contains("质量"), "{judged}");
+            assert!(
+                judged.starts_with('✗') && judged.contains("质量"),
+                "{judged}"
+            );
         }
         // The lab beside shows the row being judged.
         b.enter_frame("[data-testid=lab-frame]");
         b.wait_text("[data-testid=position]", |t| t.starts_with("5 /"));
         b.leave_frame();
-        b.screenshot(&screenshot_path(&format!("lessons-judge-first-{width}-{lang}")));
+        b.screenshot(&screenshot_path(&format!(
+            "lessons-judge-first-{width}-{lang}"
+        )));
         // R6 … R8: a latency call on R7 and R8 is right, reason and all.
         for (row, call) in [("R6", "qualified"), ("R7", "latency"), ("R8", "latency")] {
             b.click("[data-testid=judge-next]");
-            b.wait_text("[data-testid=judge-row]", |t| t.starts_with(&format!("{row} ")));
+            b.wait_text("[data-testid=judge-row]", |t| {
+                t.starts_with(&format!("{row} "))
+            });
             b.click(&format!("[data-testid=call-{call}]"));
-            assert!(b.wait_text("[data-testid=judged]", |t| !t.is_empty()).starts_with('✓'), "{row}");
+            assert!(
+                b.wait_text("[data-testid=judged]", |t| !t.is_empty())
+                    .starts_with('✓'),
+                "{row}"
+            );
         }
         if lang == "en" {
-            assert_eq!(b.text_of("[data-testid=judge-score]"), "Judged 8 of 10 rows: 7 verdicts right; 2 of 2 reasons right.");
+            assert_eq!(
+                b.text_of("[data-testid=judge-score]"),
+                "Judged 8 of 10 rows: 7 verdicts right; 2 of 2 reasons right."
+            );
         }
         // Stopping shows the lab's verdicts again, and its running tally at R8 says n = 8 cannot
         // bound the tail.
@@ -742,9 +1165,28 @@ fn judge_first_scores_each_call_and_the_tally_shows_how_sure_it_is() {
         b.enter_frame("[data-testid=lab-frame]");
         let running = b.wait_text("[data-testid=running]", |t| t.contains("P95"));
         b.leave_frame();
-        let tail = running.lines().find(|l| l.contains("P95")).unwrap_or_default().to_string();
-        assert!(tail.contains("n = 8") && tail.contains(if lang == "en" { "no upper bound" } else { "无上界" }), "{running}");
-        assert!(running.contains(if lang == "en" { "95 % interval" } else { "95 % 区间" }), "{running}");
+        let tail = running
+            .lines()
+            .find(|l| l.contains("P95"))
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            tail.contains("n = 8")
+                && tail.contains(if lang == "en" {
+                    "no upper bound"
+                } else {
+                    "无上界"
+                }),
+            "{running}"
+        );
+        assert!(
+            running.contains(if lang == "en" {
+                "95 % interval"
+            } else {
+                "95 % 区间"
+            }),
+            "{running}"
+        );
     }
 }
 
@@ -760,11 +1202,17 @@ fn predict_first_and_the_answer_key_fit_a_phone_and_a_laptop() {
             let b = Browser::start(width, height, "en-US");
             b.goto(&format!("{base}/lessons/?lesson=denominators&lang={lang}"));
             b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
-            b.execute("document.querySelector('[data-testid=exercise-t1-p95]').scrollIntoView()", json!([]));
+            b.execute(
+                "document.querySelector('[data-testid=exercise-t1-p95]').scrollIntoView()",
+                json!([]),
+            );
             let locked = b.text_of("[data-testid=worked-locked]");
             assert!(!locked.is_empty());
             let right = b.execute("return document.querySelector('[data-testid=worked-locked]').getBoundingClientRect().right", json!([]));
-            assert!(right.as_f64().unwrap() <= width as f64 + 0.5, "{width} px {lang}: {right}");
+            assert!(
+                right.as_f64().unwrap() <= width as f64 + 0.5,
+                "{width} px {lang}: {right}"
+            );
             frame_settles(&b, "[data-testid=value-ttft_p95]", false);
             // Nor in the figure strip a narrow frame keeps at its bottom.
             frame_settles(&b, "[data-testid=strip-ttft_p95]", false);
@@ -772,7 +1220,10 @@ fn predict_first_and_the_answer_key_fit_a_phone_and_a_laptop() {
             b.goto(&format!("{base}/lessons/?key=1&lang={lang}"));
             b.wait_text("[data-testid=key-table]", |t| t.contains("t05-cost"));
             let wide = b.execute("return document.documentElement.scrollWidth", json!([]));
-            assert!(wide.as_f64().unwrap() <= width as f64 + 0.5, "the key fits {width} px ({lang}): {wide}");
+            assert!(
+                wide.as_f64().unwrap() <= width as f64 + 0.5,
+                "the key fits {width} px ({lang}): {wide}"
+            );
             b.screenshot(&screenshot_path(&format!("lessons-key-{width}-{lang}")));
         }
     }
@@ -798,22 +1249,36 @@ fn the_labs_lessons_link_in_the_frame_opens_the_lessons_in_the_window() {
         std::thread::sleep(std::time::Duration::from_millis(100));
         b.execute("return window.tlMark === undefined", json!([])) == json!(true)
     });
-    assert!(left, "the link opened inside the frame, not in the window: {}", b.url());
+    assert!(
+        left,
+        "the link opened inside the frame, not in the window: {}",
+        b.url()
+    );
     b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
     assert!(b.url().contains("/lessons/"), "{}", b.url());
-    assert_eq!(b.execute("return document.querySelectorAll('#lab-frame').length", json!([])), json!(1), "one frame, not a lessons page inside it");
+    assert_eq!(
+        b.execute(
+            "return document.querySelectorAll('#lab-frame').length",
+            json!([])
+        ),
+        json!(1),
+        "one frame, not a lessons page inside it"
+    );
 }
 
 /// Waits until the lab's document in the frame counts `qualified`, drawn or not.
 fn frame_counts(b: &Browser, qualified: &str) {
-    wait_for(&format!("the lab in the frame to count {qualified} qualified"), || {
-        b.execute(
+    wait_for(
+        &format!("the lab in the frame to count {qualified} qualified"),
+        || {
+            b.execute(
             "const d = document.querySelector('[data-testid=lab-frame]').contentDocument; const e = d && d.querySelector('[data-testid=value-qualified_count]'); return e ? e.textContent : '';",
             json!([]),
         )
         .as_str()
             == Some(qualified)
-    });
+        },
+    );
 }
 
 /// Where the step and the figure it moves are, after the step was clicked: the step under the
@@ -853,24 +1318,47 @@ fn a_step_and_the_figure_it_moves_share_the_screen_at_every_width() {
         b.execute("document.querySelector('[data-testid=step-ten-at-05s]').scrollIntoView({block: 'center'})", json!([]));
         std::thread::sleep(std::time::Duration::from_millis(300));
         let before = b.execute(STEP_AND_FIGURE_JS, json!([]));
-        assert_eq!(before["step"], json!(true), "the step is visible and not under the lab at {width} px: {before}");
+        assert_eq!(
+            before["step"],
+            json!(true),
+            "the step is visible and not under the lab at {width} px: {before}"
+        );
         b.click("[data-testid=step-ten-at-05s]");
         frame_shows(&b, "4");
         std::thread::sleep(std::time::Duration::from_millis(600));
         let after = b.execute(STEP_AND_FIGURE_JS, json!([]));
-        b.screenshot(&screenshot_path(&format!("lessons-step-and-figure-{width}")));
-        assert_eq!(after["step"], json!(true), "the step is still where the reader was at {width} px: {after}");
-        assert_eq!(after["figure"], json!(true), "the figure it moved is on the same screen at {width} px: {after}");
+        b.screenshot(&screenshot_path(&format!(
+            "lessons-step-and-figure-{width}"
+        )));
+        assert_eq!(
+            after["step"],
+            json!(true),
+            "the step is still where the reader was at {width} px: {after}"
+        );
+        assert_eq!(
+            after["figure"],
+            json!(true),
+            "the figure it moved is on the same screen at {width} px: {after}"
+        );
         // At most a nudge that lifts the step above the raised dock; never a jump to the frame.
         let moved = (after["y"].as_i64().unwrap() - before["y"].as_i64().unwrap()).abs();
-        assert!(moved < 300, "the page did not jump ({moved} px) at {width} px");
+        assert!(
+            moved < 300,
+            "the page did not jump ({moved} px) at {width} px"
+        );
         if width == 360 {
             // Lowered to a bar, the lab gives the lesson the whole screen; raised, it is back.
             b.click("[data-testid=lab-toggle]");
-            let h = b.execute("return document.querySelector('#lab-frame').getBoundingClientRect().height", json!([]));
+            let h = b.execute(
+                "return document.querySelector('#lab-frame').getBoundingClientRect().height",
+                json!([]),
+            );
             assert_eq!(h, json!(0), "{h}");
             b.click("[data-testid=lab-toggle]");
-            let h = b.execute("return document.querySelector('#lab-frame').getBoundingClientRect().height", json!([]));
+            let h = b.execute(
+                "return document.querySelector('#lab-frame').getBoundingClientRect().height",
+                json!([]),
+            );
             assert!(h.as_f64().unwrap() > 250.0, "{h}");
         }
     }
@@ -905,15 +1393,34 @@ return out;
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn the_system_path_diagram_is_readable_at_every_width() {
     // The file's smallest font size, read from the file itself (the image's text cannot be measured).
-    let file = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/lessons/system-path.svg")).unwrap();
+    let file = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/lessons/system-path.svg"),
+    )
+    .unwrap();
     let smallest = file
         .split("font-size:")
         .skip(1)
-        .map(|rest| rest.trim_start().split("px").next().unwrap().trim().parse::<f64>().unwrap())
+        .map(|rest| {
+            rest.trim_start()
+                .split("px")
+                .next()
+                .unwrap()
+                .trim()
+                .parse::<f64>()
+                .unwrap()
+        })
         .fold(f64::INFINITY, f64::min);
-    assert!(smallest >= 12.0, "the drawing's smallest text is {smallest} px");
+    assert!(
+        smallest >= 12.0,
+        "the drawing's smallest text is {smallest} px"
+    );
     let base = static_server::serve(dist());
-    for (lang, width) in [("en-US", 1280), ("en-US", 360), ("zh-CN", 1280), ("zh-CN", 360)] {
+    for (lang, width) in [
+        ("en-US", 1280),
+        ("en-US", 360),
+        ("zh-CN", 1280),
+        ("zh-CN", 360),
+    ] {
         let b = Browser::start(width, 900, lang);
         b.goto(&format!("{base}/lessons/?lesson=system-path"));
         b.wait_text("[data-testid=lesson]", |t| t.len() > 200);
@@ -925,21 +1432,56 @@ fn the_system_path_diagram_is_readable_at_every_width() {
             })
             .unwrap_or_else(|| panic!("both drawings are on the page ({lang} {width})"));
         let px = |k: &str| measured[k].as_f64().unwrap();
-        assert!(measured["inline_texts"].as_u64().unwrap() > 40, "{measured}");
-        assert!(px("inline") >= 11.99, "the exercise's drawing at {lang} {width} px: smallest text {measured}");
-        assert!(px("figure") >= 11.99, "the lesson's figure at {lang} {width} px: smallest text {measured}");
-        assert!(px("page_overflow") <= 0.0, "the page itself does not scroll sideways at {width} px: {measured}");
+        assert!(
+            measured["inline_texts"].as_u64().unwrap() > 40,
+            "{measured}"
+        );
+        assert!(
+            px("inline") >= 11.99,
+            "the exercise's drawing at {lang} {width} px: smallest text {measured}"
+        );
+        assert!(
+            px("figure") >= 11.99,
+            "the lesson's figure at {lang} {width} px: smallest text {measured}"
+        );
+        assert!(
+            px("page_overflow") <= 0.0,
+            "the page itself does not scroll sideways at {width} px: {measured}"
+        );
         if width == 360 {
-            assert_eq!((&measured["figure_scrolls"], &measured["inline_scrolls"]), (&json!(true), &json!(true)), "{measured}");
+            assert_eq!(
+                (&measured["figure_scrolls"], &measured["inline_scrolls"]),
+                (&json!(true), &json!(true)),
+                "{measured}"
+            );
         }
         let hint = b.text_of("[data-testid=diagram-figure] figcaption");
-        assert!(hint.contains(if lang == "zh-CN" { "左右滚动" } else { "scroll sideways" }), "{hint}");
-        let open = b.execute("return document.querySelector('[data-testid=diagram-open]').getAttribute('href')", json!([]));
+        assert!(
+            hint.contains(if lang == "zh-CN" {
+                "左右滚动"
+            } else {
+                "scroll sideways"
+            }),
+            "{hint}"
+        );
+        let open = b.execute(
+            "return document.querySelector('[data-testid=diagram-open]').getAttribute('href')",
+            json!([]),
+        );
         assert_eq!(open, json!("content/system-path.svg"));
         b.execute("document.querySelector('[data-testid=diagram-figure]').scrollIntoView({block: 'start'})", json!([]));
-        b.screenshot(&screenshot_path(&format!("lessons-diagram-figure-{}-{width}", &lang[..2])));
-        b.execute("document.querySelector('[data-testid=diagram]').scrollIntoView({block: 'start'})", json!([]));
-        b.screenshot(&screenshot_path(&format!("lessons-diagram-exercise-{}-{width}", &lang[..2])));
+        b.screenshot(&screenshot_path(&format!(
+            "lessons-diagram-figure-{}-{width}",
+            &lang[..2]
+        )));
+        b.execute(
+            "document.querySelector('[data-testid=diagram]').scrollIntoView({block: 'start'})",
+            json!([]),
+        );
+        b.screenshot(&screenshot_path(&format!(
+            "lessons-diagram-exercise-{}-{width}",
+            &lang[..2]
+        )));
     }
 }
 
@@ -981,34 +1523,66 @@ fn switching_lessons_updates_the_address_and_starts_the_lab_afresh() {
     let (b, _) = lessons("en-US", "?lesson=denominators&lang=en");
     reveal_all(&b);
     frame_shows(&b, "5");
-    b.execute("document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=step-ten-lt-mistake]");
-    b.wait_text("[data-testid=notice]", |t| t.contains("The lab now shows this step."));
+    b.wait_text("[data-testid=notice]", |t| {
+        t.contains("The lab now shows this step.")
+    });
     frame_shows(&b, "3");
-    wait_for("the frame's address to carry cmp=lt", || frame_search(&b).contains("cmp=lt"));
+    wait_for("the frame's address to carry cmp=lt", || {
+        frame_search(&b).contains("cmp=lt")
+    });
 
     // Lesson 2 starts on its own sample (the streaming example), lesson 4 on the ten requests.
-    b.execute("document.querySelector('[data-testid=lesson-client-timeline]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=lesson-client-timeline]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=lesson-client-timeline]");
-    b.wait_text("[data-testid=lesson]", |t| t.contains("The client timeline"));
-    assert!(b.url().contains("lesson=client-timeline") && b.url().contains("lang=en"), "{}", b.url());
-    wait_for("the frame to load the streaming example", || frame_search(&b).contains("sample=streaming-example.jsonl"));
-    assert!(b.find_all("[data-testid=notice]").is_empty(), "the step's notice stayed: {}", b.text_of("body"));
+    b.wait_text("[data-testid=lesson]", |t| {
+        t.contains("The client timeline")
+    });
+    assert!(
+        b.url().contains("lesson=client-timeline") && b.url().contains("lang=en"),
+        "{}",
+        b.url()
+    );
+    wait_for("the frame to load the streaming example", || {
+        frame_search(&b).contains("sample=streaming-example.jsonl")
+    });
+    assert!(
+        b.find_all("[data-testid=notice]").is_empty(),
+        "the step's notice stayed: {}",
+        b.text_of("body")
+    );
 
     b.click("[data-testid=lesson-baseline]");
-    b.wait_text("[data-testid=lesson]", |t| t.contains("A baseline you can rerun"));
-    assert!(b.url().contains("lesson=baseline"), "{}", b.url());
-    wait_for("the frame to start on the ten requests with their own settings", || {
-        let q = frame_search(&b);
-        q.contains("sample=ten-requests.jsonl") && q.contains("cmp=le") && !q.contains("cmp=lt")
+    b.wait_text("[data-testid=lesson]", |t| {
+        t.contains("A baseline you can rerun")
     });
-    assert!(b.find_all("[data-testid=notice]").is_empty(), "the step's notice stayed");
+    assert!(b.url().contains("lesson=baseline"), "{}", b.url());
+    wait_for(
+        "the frame to start on the ten requests with their own settings",
+        || {
+            let q = frame_search(&b);
+            q.contains("sample=ten-requests.jsonl") && q.contains("cmp=le") && !q.contains("cmp=lt")
+        },
+    );
+    assert!(
+        b.find_all("[data-testid=notice]").is_empty(),
+        "the step's notice stayed"
+    );
     b.screenshot(&screenshot_path("lessons-switch-lesson"));
 
     // A reload (or the address shared) opens the lesson that was open.
     let here = b.url();
     b.goto(&here);
-    b.wait_text("[data-testid=lesson]", |t| t.contains("A baseline you can rerun"));
+    b.wait_text("[data-testid=lesson]", |t| {
+        t.contains("A baseline you can rerun")
+    });
     let current = b.execute("return document.querySelector('[data-testid=lesson-baseline]').getAttribute('aria-current')", json!([]));
     assert_eq!(current, json!("page"));
 }
@@ -1037,30 +1611,47 @@ fn a_step_that_names_a_row_shows_that_row_in_the_lab() {
     reveal_all(&b);
     frame_shows(&b, "5");
     // The figures' step first, so the frame is scrolled away from the table.
-    b.execute("document.querySelector('[data-testid=step-ten-at-05s]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=step-ten-at-05s]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=step-ten-at-05s]");
     frame_shows(&b, "4");
-    b.execute("document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=step-ten-lt-mistake]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=step-ten-lt-mistake]");
-    wait_for("R4 selected and in the frame's view", || frame_row_in_view(&b, "R4"));
+    wait_for("R4 selected and in the frame's view", || {
+        frame_row_in_view(&b, "R4")
+    });
     b.screenshot(&screenshot_path("lessons-step-row-r4"));
 
     // Another lesson starts the lab afresh, even on the address the frame was first given.
     b.click("[data-testid=lesson-baseline]");
-    b.wait_text("[data-testid=lesson]", |t| t.contains("A baseline you can rerun"));
+    b.wait_text("[data-testid=lesson]", |t| {
+        t.contains("A baseline you can rerun")
+    });
     wait_for("the frame back on the sample's own settings", || {
         let q = frame_search(&b);
         q.contains("sample=ten-requests.jsonl") && q.contains("cmp=le")
     });
     // Another sample: the step loads the lab by its address, then shows the row.
-    b.execute("document.querySelector('[data-testid=step-gpu-busy-sample]').scrollIntoView()", json!([]));
+    b.execute(
+        "document.querySelector('[data-testid=step-gpu-busy-sample]').scrollIntoView()",
+        json!([]),
+    );
     b.click("[data-testid=step-gpu-busy-sample]");
     let ok = (0..150).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(100));
         frame_row_in_view(&b, "R251")
     });
     b.screenshot(&screenshot_path("lessons-step-row-251"));
-    assert!(ok, "row 251 (R251) selected and in the frame's view: {}", frame_row_state(&b));
+    assert!(
+        ok,
+        "row 251 (R251) selected and in the frame's view: {}",
+        frame_row_state(&b)
+    );
 }
 
 /// The metric card pre-filled in Chinese names the percentile method in Chinese (the glossary's
@@ -1070,15 +1661,28 @@ fn a_step_that_names_a_row_shows_that_row_in_the_lab() {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn the_card_names_the_percentile_method_in_the_pages_language() {
     // "nearest-rank:" is the English method line; the card's choices table keeps the code `pm=nearest-rank` in both languages.
-    for (lang, want, not) in [("zh", "最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）", "nearest-rank:"), ("en", "nearest-rank: ⌈95·8/100⌉ = 8 of 8", "最近秩")] {
+    for (lang, want, not) in [
+        (
+            "zh",
+            "最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）",
+            "nearest-rank:",
+        ),
+        ("en", "nearest-rank: ⌈95·8/100⌉ = 8 of 8", "最近秩"),
+    ] {
         let (b, _) = lessons("en-US", &format!("?lesson=denominators&lang={lang}"));
         reveal_all(&b);
         frame_shows(&b, "5");
         prefill(&b);
-        let method = b.execute("return document.querySelector('[data-testid=card-percentile_method]').value", json!([]));
+        let method = b.execute(
+            "return document.querySelector('[data-testid=card-percentile_method]').value",
+            json!([]),
+        );
         assert_eq!(method, json!(want), "{lang}");
         let preview = b.text_of("[data-testid=card-preview]");
-        assert!(preview.contains(want) && !preview.contains(not), "{lang}: {preview}");
+        assert!(
+            preview.contains(want) && !preview.contains(not),
+            "{lang}: {preview}"
+        );
         b.execute("document.querySelector('[data-testid=card-percentile_method]').scrollIntoView({block: 'center'})", json!([]));
         b.screenshot(&screenshot_path(&format!("lessons-card-method-{lang}")));
     }

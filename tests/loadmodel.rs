@@ -8,7 +8,9 @@ mod support;
 
 use support::webdriver::Browser;
 use support::{dist, screenshot_path, static_server};
-use tracelab_core::simulate::{compare_loads, Arrival, Load, Params, Service, Stall, DEFAULT_FIRST_TOKEN_SHARE};
+use tracelab_core::simulate::{
+    compare_loads, Arrival, Load, Params, Service, Stall, DEFAULT_FIRST_TOKEN_SHARE,
+};
 
 /// The page's defaults: the lesson's stall demonstration.
 fn expected(stall: bool) -> (String, String) {
@@ -16,10 +18,16 @@ fn expected(stall: bool) -> (String, String) {
         slots: 8,
         service: Service::Exponential { mean_s: 1.0 },
         first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
-        load: Load::Closed { clients: 16, think_s: 4.0 },
+        load: Load::Closed {
+            clients: 16,
+            think_s: 4.0,
+        },
         requests: 600,
         seed: 11,
-        stall: stall.then_some(Stall { at_s: 60.0, for_s: 20.0 }),
+        stall: stall.then_some(Stall {
+            at_s: 60.0,
+            for_s: 20.0,
+        }),
     };
     let c = compare_loads(&params, Arrival::Poisson, 1.0).unwrap();
     let s = |v: Option<f64>| format!("{:.3} s", v.unwrap());
@@ -33,11 +41,21 @@ fn the_stall_demonstration_shows_the_cores_figures() {
     let b = Browser::start(1280, 1000, "en-US");
     b.goto(&format!("{base}/load-model/"));
     let (closed, open) = expected(true);
-    assert_eq!(b.wait_text("[data-testid=p95-closed]", |t| t.ends_with(" s")), closed);
+    assert_eq!(
+        b.wait_text("[data-testid=p95-closed]", |t| t.ends_with(" s")),
+        closed
+    );
     assert_eq!(b.text_of("[data-testid=p95-open]"), open);
-    let (c, o): (f64, f64) = (closed.trim_end_matches(" s").parse().unwrap(), open.trim_end_matches(" s").parse().unwrap());
+    let (c, o): (f64, f64) = (
+        closed.trim_end_matches(" s").parse().unwrap(),
+        open.trim_end_matches(" s").parse().unwrap(),
+    );
     assert!(c < 5.0 && o > 10.0, "closed {c} s, open {o} s");
-    assert!(b.text_of("[data-testid=matched]").contains("λ = 3."), "{}", b.text_of("[data-testid=matched]"));
+    assert!(
+        b.text_of("[data-testid=matched]").contains("λ = 3."),
+        "{}",
+        b.text_of("[data-testid=matched]")
+    );
     assert!(b.text_of("[data-testid=cli]").contains("--stall 60:20"));
     assert_eq!(b.find_all("[data-testid=in-flight] .stall").len(), 1);
     b.screenshot(&screenshot_path("load-model-stall"));
@@ -57,15 +75,23 @@ fn the_stall_demonstration_shows_the_cores_figures() {
     b.wait_text("h1", |t| t.contains("负载模型"));
 
     // The link to the capacity page, in the reader's language, opens it in that language.
-    assert_eq!(b.wait_text("[data-testid=capacity-link]", |t| t.contains("容量")), "负载扫描的容量……");
+    assert_eq!(
+        b.wait_text("[data-testid=capacity-link]", |t| t.contains("容量")),
+        "负载扫描的容量……"
+    );
     b.click("[data-testid=capacity-link]");
     let zh = b.wait_text("[data-testid=capacity]", |t| t.starts_with("容量："));
     assert!(zh.contains("速率 2.5 个/秒"), "{zh}");
     let b = Browser::start(1280, 1000, "en-US");
     b.goto(&format!("{base}/load-model/?lang=en"));
-    assert_eq!(b.wait_text("[data-testid=capacity-link]", |t| !t.is_empty()), "Capacity of a load sweep…");
+    assert_eq!(
+        b.wait_text("[data-testid=capacity-link]", |t| !t.is_empty()),
+        "Capacity of a load sweep…"
+    );
     b.click("[data-testid=capacity-link]");
-    assert!(b.wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:")).contains("rate 2.5 /s"));
+    assert!(b
+        .wait_text("[data-testid=capacity]", |t| t.starts_with("Capacity:"))
+        .contains("rate 2.5 /s"));
     // Nothing wider than a 360 px window, the extra link in the header included.
     let b = Browser::start(360, 800, "en-US");
     b.goto(&format!("{base}/load-model/"));
@@ -75,12 +101,30 @@ fn the_stall_demonstration_shows_the_cores_figures() {
         serde_json::json!([]),
     );
     assert_eq!(wide, serde_json::json!([]), "wider than a 360 px window");
-    let overflow = b.execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth", serde_json::json!([]));
-    assert_eq!(overflow, serde_json::json!(0), "horizontal overflow at 360 px");
-    let head = b.execute(support::OUT_OF_COLUMN_JS, serde_json::json!([".lm-head", null]));
-    assert_eq!(head, serde_json::json!([]), "the header and its links at 360 px");
+    let overflow = b.execute(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        serde_json::json!([]),
+    );
+    assert_eq!(
+        overflow,
+        serde_json::json!(0),
+        "horizontal overflow at 360 px"
+    );
+    let head = b.execute(
+        support::OUT_OF_COLUMN_JS,
+        serde_json::json!([".lm-head", null]),
+    );
+    assert_eq!(
+        head,
+        serde_json::json!([]),
+        "the header and its links at 360 px"
+    );
     let link = b.execute("return document.querySelector('[data-testid=capacity-link]').getBoundingClientRect().right <= document.documentElement.clientWidth", serde_json::json!([]));
-    assert_eq!(link, serde_json::json!(true), "the capacity link inside a 360 px window");
+    assert_eq!(
+        link,
+        serde_json::json!(true),
+        "the capacity link inside a 360 px window"
+    );
     b.screenshot(&screenshot_path("load-model-360"));
 }
 
@@ -109,38 +153,92 @@ fn the_percentile_method_is_named_in_the_readers_language() {
 #[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
 fn the_coverage_experiment_asks_first_then_draws_each_run_against_the_truth() {
     use tracelab_core::coverage::{critical_rate, run, Setup};
-    let setup = Setup { slots: 4, rate_per_s: critical_rate(4, 0.5, 0.05), threshold_s: 0.5, runs: 100, requests: 2_000, seed: 1 };
+    let setup = Setup {
+        slots: 4,
+        rate_per_s: critical_rate(4, 0.5, 0.05),
+        threshold_s: 0.5,
+        runs: 100,
+        requests: 2_000,
+        seed: 1,
+    };
     let want = run(setup).unwrap();
-    assert!(want.joint_rate.independent_covered + 10 < want.joint_rate.honest_covered, "{} vs {}", want.joint_rate.independent_covered, want.joint_rate.honest_covered);
+    assert!(
+        want.joint_rate.independent_covered + 10 < want.joint_rate.honest_covered,
+        "{} vs {}",
+        want.joint_rate.independent_covered,
+        want.joint_rate.honest_covered
+    );
     let base = static_server::serve(dist());
     for (lang, width) in [("en", 1280), ("zh", 360)] {
         let b = Browser::start(width, 1000, "en-US");
         b.goto(&format!("{base}/load-model/?lang={lang}"));
         b.wait_text("[data-testid=coverage]", |t| !t.is_empty());
-        let disabled = b.execute("return document.querySelector('[data-testid=cov-run]').disabled", serde_json::json!([]));
-        assert_eq!(disabled, serde_json::json!(true), "the experiment waits for a prediction");
-        assert!(!b.wait_text("[data-testid=cov-predict-first]", |t| !t.is_empty()).is_empty());
+        let disabled = b.execute(
+            "return document.querySelector('[data-testid=cov-run]').disabled",
+            serde_json::json!([]),
+        );
+        assert_eq!(
+            disabled,
+            serde_json::json!(true),
+            "the experiment waits for a prediction"
+        );
+        assert!(!b
+            .wait_text("[data-testid=cov-predict-first]", |t| !t.is_empty())
+            .is_empty());
         b.type_into("[data-testid=cov-predict]", "90");
         b.click("[data-testid=cov-run]");
-        let independent = b.wait_text_for("[data-testid=cov-independent]", std::time::Duration::from_secs(60), |t| !t.is_empty());
-        assert!(independent.contains(&format!("{} / 100", want.joint_rate.independent_covered)), "{independent}");
+        let independent = b.wait_text_for(
+            "[data-testid=cov-independent]",
+            std::time::Duration::from_secs(60),
+            |t| !t.is_empty(),
+        );
+        assert!(
+            independent.contains(&format!("{} / 100", want.joint_rate.independent_covered)),
+            "{independent}"
+        );
         let honest = b.wait_text("[data-testid=cov-honest]", |t| !t.is_empty());
-        assert!(honest.contains(&format!("{} / 100", want.joint_rate.honest_covered)), "{honest}");
+        assert!(
+            honest.contains(&format!("{} / 100", want.joint_rate.honest_covered)),
+            "{honest}"
+        );
         let summary = b.wait_text("[data-testid=cov-summary]", |t| !t.is_empty());
-        assert!(summary.contains("90 / 100"), "the prediction is shown beside the result: {summary}");
+        assert!(
+            summary.contains("90 / 100"),
+            "the prediction is shown beside the result: {summary}"
+        );
         if lang == "zh" {
-            assert!(summary.contains("你的预测") && summary.contains("按有效样本"), "{summary}");
+            assert!(
+                summary.contains("你的预测") && summary.contains("按有效样本"),
+                "{summary}"
+            );
         }
         let lines = b.execute("return [...document.querySelectorAll('[data-testid=forest-cov_honest] line.cov')].length", serde_json::json!([]));
         assert_eq!(lines, serde_json::json!(100));
         let missed = b.execute("return [...document.querySelectorAll('[data-testid=forest-cov_independent] line.cov.missed')].length", serde_json::json!([]));
-        assert_eq!(missed, serde_json::json!(100 - want.joint_rate.independent_covered));
+        assert_eq!(
+            missed,
+            serde_json::json!(100 - want.joint_rate.independent_covered)
+        );
         b.click("[data-testid=cov-figure-p95]");
-        let p95 = b.wait_text("[data-testid=cov-honest]", |t| t.contains(&format!("{} / 100", want.ttft_p95.honest_covered)));
+        let p95 = b.wait_text("[data-testid=cov-honest]", |t| {
+            t.contains(&format!("{} / 100", want.ttft_p95.honest_covered))
+        });
         assert!(!p95.is_empty());
-        let overflow = b.execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth", serde_json::json!([]));
-        assert_eq!(overflow, serde_json::json!(0), "horizontal overflow at {width} px");
-        b.execute("document.querySelector('[data-testid=coverage]').scrollIntoView()", serde_json::json!([]));
-        b.screenshot(&screenshot_path(&format!("load-model-coverage-{lang}-{width}")));
+        let overflow = b.execute(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+            serde_json::json!([]),
+        );
+        assert_eq!(
+            overflow,
+            serde_json::json!(0),
+            "horizontal overflow at {width} px"
+        );
+        b.execute(
+            "document.querySelector('[data-testid=coverage]').scrollIntoView()",
+            serde_json::json!([]),
+        );
+        b.screenshot(&screenshot_path(&format!(
+            "load-model-coverage-{lang}-{width}"
+        )));
     }
 }

@@ -4,7 +4,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let (pairs, rest) = text.split_once('\n').unwrap_or((text, ""));
     if let Ok(imported) = tracelab_peers::import::load_any("fuzz", rest) {
         for t in &imported.traces {

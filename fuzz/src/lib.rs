@@ -13,7 +13,12 @@ pub fn exercise(trace: &Trace, settings: &Settings) {
     let index = Index::build(&trace.attempts, settings.population);
     let metrics = Metrics::compute(&index, settings);
     for f in card::figures(&metrics) {
-        assert!(f.value.is_none_or(f64::is_finite), "{} is {:?}", f.key, f.value);
+        assert!(
+            f.value.is_none_or(f64::is_finite),
+            "{} is {:?}",
+            f.key,
+            f.value
+        );
     }
     let _ = metrics.summary_json(settings);
     for lang in [Lang::En, Lang::Zh] {
@@ -30,9 +35,19 @@ pub fn exercise(trace: &Trace, settings: &Settings) {
     // Our own writer's output must read back: the same attempts, ids and outcomes (times may
     // move by the microsecond rounding an imported trace had not had yet).
     let text = to_jsonl(trace);
-    let again = parse_trace("again.jsonl", &text).unwrap_or_else(|e| panic!("written trace does not read back: {e}"));
-    let key = |t: &Trace| t.attempts.iter().map(|a| (a.id.clone(), a.outcome, a.ttft_ms.is_some())).collect::<Vec<_>>();
-    assert_eq!(key(&again), key(trace), "JSON Lines round trip changed the attempts");
+    let again = parse_trace("again.jsonl", &text)
+        .unwrap_or_else(|e| panic!("written trace does not read back: {e}"));
+    let key = |t: &Trace| {
+        t.attempts
+            .iter()
+            .map(|a| (a.id.clone(), a.outcome, a.ttft_ms.is_some()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        key(&again),
+        key(trace),
+        "JSON Lines round trip changed the attempts"
+    );
 }
 
 /// The settings a trace opens with, then the ones a permalink in `pairs` sets (`k=v&k=v`).

@@ -2,7 +2,10 @@
 //! Only the rows in view are in the DOM, so a 1,000,000-attempt trace scrolls as easily as ten.
 
 use leptos::prelude::*;
-use tracelab_core::{format::{integer, trim_num}, verdict, Phase, WarmupPolicy};
+use tracelab_core::{
+    format::{integer, trim_num},
+    verdict, Phase, WarmupPolicy,
+};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -66,7 +69,9 @@ fn rows_in_view(scroll: f64, n: usize) -> (usize, usize, f64, f64) {
     let first = overscanned.max(in_box).min(n);
     let above = (scroll - (top - first as f64 * ROW_PX)).max(0.0);
     let fit = ((boxed - above) / ROW_PX).floor().max(0.0) as usize;
-    let last = (first + (VIEW_PX / ROW_PX) as usize + 2 * OVERSCAN).min(first + fit).min(n);
+    let last = (first + (VIEW_PX / ROW_PX) as usize + 2 * OVERSCAN)
+        .min(first + fit)
+        .min(n);
     let below = (boxed - above - (last - first) as f64 * ROW_PX).max(0.0);
     (first, last, above, below)
 }
@@ -192,7 +197,10 @@ mod tests {
         assert_eq!(table_top(0.0, n), 0.0);
         // A row's position and back again.
         for top in [0.0, ROW_PX * 123_456.0, full - VIEW_PX] {
-            assert!((table_top(scroll_to(top, n), n) - top).abs() < 1e-6, "{top}");
+            assert!(
+                (table_top(scroll_to(top, n), n) - top).abs() < 1e-6,
+                "{top}"
+            );
         }
     }
 
@@ -203,20 +211,35 @@ mod tests {
             let end = (boxed - VIEW_PX).max(0.0);
             let steps = 5_000;
             // Evenly over the box, and pixel by pixel at its start and its end.
-            let scrolls = (0..=steps).map(|k| (end * k as f64 / steps as f64).floor()).chain((0..400).map(f64::from)).chain((0..400).map(|k| (end - f64::from(k)).max(0.0)));
+            let scrolls = (0..=steps)
+                .map(|k| (end * k as f64 / steps as f64).floor())
+                .chain((0..400).map(f64::from))
+                .chain((0..400).map(|k| (end - f64::from(k)).max(0.0)));
             for scroll in scrolls {
                 let (first, last, above, below) = rows_in_view(scroll, n);
                 let top = table_top(scroll, n);
                 let row = ((top / ROW_PX) as usize).min(n.saturating_sub(1));
-                assert!(first <= row && row < last, "n {n}, scroll {scroll}: row {row} not in {first}..{last}");
+                assert!(
+                    first <= row && row < last,
+                    "n {n}, scroll {scroll}: row {row} not in {first}..{last}"
+                );
                 // Where that row is drawn in the box, against where the view is.
                 let drawn = above + (row - first) as f64 * ROW_PX;
                 let expected = scroll - (top - row as f64 * ROW_PX);
-                assert!((drawn - expected).abs() < 1e-6, "n {n}, scroll {scroll}: row {row} drawn at {drawn}, wanted {expected}");
+                assert!(
+                    (drawn - expected).abs() < 1e-6,
+                    "n {n}, scroll {scroll}: row {row} drawn at {drawn}, wanted {expected}"
+                );
                 // The rows fill the view, and the box keeps its height.
                 let view_end = ((top + VIEW_PX) / ROW_PX).ceil() as usize;
-                assert!(last >= view_end.min(n), "n {n}, scroll {scroll}: the view's last row {view_end} is past {last}");
-                assert!((above + (last - first) as f64 * ROW_PX + below - boxed).abs() < 1e-6 || n == 0, "n {n}, scroll {scroll}: {above} + {first}..{last} + {below} != {boxed}");
+                assert!(
+                    last >= view_end.min(n),
+                    "n {n}, scroll {scroll}: the view's last row {view_end} is past {last}"
+                );
+                assert!(
+                    (above + (last - first) as f64 * ROW_PX + below - boxed).abs() < 1e-6 || n == 0,
+                    "n {n}, scroll {scroll}: {above} + {first}..{last} + {below} != {boxed}"
+                );
             }
         }
     }

@@ -7,13 +7,15 @@
 
 use leptos::ev;
 use leptos::prelude::*;
-use tracelab_core::timeline::{in_flight, ttft_points};
 use tracelab_core::format::{self, axis_label as label, trim_num};
-use tracelab_core::{trace::GPU_UNSUPPORTED, units, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy};
+use tracelab_core::timeline::{in_flight, ttft_points};
+use tracelab_core::{
+    trace::GPU_UNSUPPORTED, units, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy,
+};
 
 use crate::i18n::tr;
-use tracelab_web::ticks;
 use crate::state::use_lab;
+use tracelab_web::ticks;
 
 /// At most this many points or bars are drawn; beyond it the chart shows evenly spaced ranks.
 const MAX_MARKS: usize = 2000;
@@ -77,12 +79,21 @@ pub fn Charts() -> impl IntoView {
     // trace for the run chart and the canvas views both.
     let clock: Memo<RunClock> = Memo::new(move |_| {
         lab.working.with(|w| {
-            let timed: Vec<&Attempt> = w.as_ref()?.attempts.iter().filter(|a| a.start_ms.is_some()).collect();
+            let timed: Vec<&Attempt> = w
+                .as_ref()?
+                .attempts
+                .iter()
+                .filter(|a| a.start_ms.is_some())
+                .collect();
             if timed.is_empty() {
                 return None;
             }
             let end = timed.iter().map(|a| end_of(a)).fold(0.0, f64::max);
-            let start = timed.iter().map(|a| a.start_ms.unwrap_or(0.0)).chain(timed.iter().filter_map(|a| a.intended_start_ms)).fold(0.0, f64::min);
+            let start = timed
+                .iter()
+                .map(|a| a.start_ms.unwrap_or(0.0))
+                .chain(timed.iter().filter_map(|a| a.intended_start_ms))
+                .fold(0.0, f64::min);
             Some((timed.len(), start, end))
         })
     });
@@ -130,19 +141,37 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
     let points = Memo::new(move |_| {
         let population = population.get();
         lab.working
-            .with(|w| w.as_ref().map(|w| lab.settings.with_untracked(|s| ttft_points(&w.attempts, &Settings { population, ..s.clone() }))))
+            .with(|w| {
+                w.as_ref().map(|w| {
+                    lab.settings.with_untracked(|s| {
+                        ttft_points(
+                            &w.attempts,
+                            &Settings {
+                                population,
+                                ..s.clone()
+                            },
+                        )
+                    })
+                })
+            })
             .unwrap_or_default()
     });
     let svg = move || {
         let l = lab.lang.get();
         let w = width.get();
-        let (Some(m), s) = (lab.metrics.get(), lab.settings.get()) else { return None };
+        let (Some(m), s) = (lab.metrics.get(), lab.settings.get()) else {
+            return None;
+        };
         if w <= 0.0 {
             return None;
         }
         let pts = points.get();
         let selected = lab.selected.get();
-        let failures = if s.population.missing_ttft == tracelab_core::MissingTtft::TreatAsZero { 0 } else { m.failures };
+        let failures = if s.population.missing_ttft == tracelab_core::MissingTtft::TreatAsZero {
+            0
+        } else {
+            m.failures
+        };
         let h = 250.0;
         let (left, top, bottom) = (46.0, 26.0, 40.0);
         // The failures' strip is as wide as its longest line ("9,981 failures" at 100 k attempts).
@@ -153,27 +182,54 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
         ];
         // The count is written larger and bold (15 px against 11.5 px): about 1.4 times as wide.
         let strip = if failures > 0 {
-            [text_width(&strip_lines[0]) * 1.1, text_width(&strip_lines[1]) * 1.4, text_width(&strip_lines[2])].into_iter().fold(96.0, f64::max) + 10.0
+            [
+                text_width(&strip_lines[0]) * 1.1,
+                text_width(&strip_lines[1]) * 1.4,
+                text_width(&strip_lines[2]),
+            ]
+            .into_iter()
+            .fold(96.0, f64::max)
+                + 10.0
         } else {
             0.0
         };
         let right = w - 12.0 - strip;
         let n = pts.len();
-        let max_s = pts.last().map_or(0.0, |p| units::s_from_ms(p.ttft_ms)).max(s.ttft_threshold_s).max(0.1);
+        let max_s = pts
+            .last()
+            .map_or(0.0, |p| units::s_from_ms(p.ttft_ms))
+            .max(s.ttft_threshold_s)
+            .max(0.1);
         let yt = ticks(max_s * 1.05, 5);
         let ymax = *yt.last().unwrap_or(&1.0);
         let y = move |v: f64| top + (h - top - bottom) * (1.0 - v / ymax);
         let x = move |rank: f64| left + (right - left) * (rank - 0.5) / n.max(1) as f64;
         // As many rank ticks as their labels have room for ("80,000" is about 40 px wide).
-        let room = ((right - left) / (text_width(&format::integer(n as u64)) + 16.0)).floor().clamp(2.0, 6.0) as usize;
-        let xt: Vec<usize> = if n <= 10 { (1..=n).collect() } else { ticks(n as f64, room).into_iter().map(|v| v as usize).filter(|v| *v >= 1 && *v <= n).collect() };
+        let room = ((right - left) / (text_width(&format::integer(n as u64)) + 16.0))
+            .floor()
+            .clamp(2.0, 6.0) as usize;
+        let xt: Vec<usize> = if n <= 10 {
+            (1..=n).collect()
+        } else {
+            ticks(n as f64, room)
+                .into_iter()
+                .map(|v| v as usize)
+                .filter(|v| *v >= 1 && *v <= n)
+                .collect()
+        };
         let threshold = s.ttft_threshold_s;
         let tail = m.ttft_tail.value;
         let tail_name = tracelab_core::format::percentile_label(s.p);
         // The two line labels sit above their lines, at opposite ends; when the lines are close
         // the tail's label goes below its line so neither strikes the other.
         let ty = y(threshold);
-        let tail_label_y = tail.map(|t| if (y(t) - ty).abs() < 16.0 && y(t) >= ty { y(t) + 14.0 } else { y(t) - 5.0 });
+        let tail_label_y = tail.map(|t| {
+            if (y(t) - ty).abs() < 16.0 && y(t) >= ty {
+                y(t) + 14.0
+            } else {
+                y(t) - 5.0
+            }
+        });
         let step = n.div_ceil(MAX_MARKS).max(1);
         let dots = working_rows(lab, &pts, step, selected, &s);
         let many = n > BARS_FIT;
@@ -270,7 +326,14 @@ fn working_rows(
         pts.iter()
             .enumerate()
             .filter(|(k, p)| k % step == 0 || p.row == selected)
-            .map(|(k, p)| (k + 1, *p, Mark::of(&w.attempts[p.row], &verdict(&w.attempts[p.row], s), s), p.row == selected))
+            .map(|(k, p)| {
+                (
+                    k + 1,
+                    *p,
+                    Mark::of(&w.attempts[p.row], &verdict(&w.attempts[p.row], s), s),
+                    p.row == selected,
+                )
+            })
             .collect()
     })
 }
@@ -278,7 +341,9 @@ fn working_rows(
 /// Up to MAX_MARKS ranks spread evenly over 0..n (all of them when n is small).
 fn spread(n: usize) -> impl Iterator<Item = usize> {
     let step = n.div_ceil(MAX_MARKS).max(1);
-    (0..n).step_by(step).chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n - 1))
+    (0..n)
+        .step_by(step)
+        .chain((n > 0 && !(n - 1).is_multiple_of(step)).then_some(n - 1))
 }
 
 /// When an attempt's bar ends on the run's clock (the core's `distribution::end_ms`).
@@ -291,7 +356,9 @@ const TEXT_PX: f64 = 6.5;
 
 /// About how wide a label is on screen: a Chinese character is about twice a Latin one.
 fn text_width(text: &str) -> f64 {
-    text.chars().map(|c| if c.is_ascii() { TEXT_PX } else { 2.0 * TEXT_PX }).sum()
+    text.chars()
+        .map(|c| if c.is_ascii() { TEXT_PX } else { 2.0 * TEXT_PX })
+        .sum()
 }
 
 #[component]
@@ -301,7 +368,8 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
     let width = use_width(holder, resized);
     let selected = move || {
         let i = lab.selected.get();
-        lab.working.with(|w| w.as_ref().and_then(|w| w.attempts.get(i).cloned()))
+        lab.working
+            .with(|w| w.as_ref().and_then(|w| w.attempts.get(i).cloned()))
     };
     let svg = move || {
         let l = lab.lang.get();
@@ -313,12 +381,24 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
         let mark = lab.settings.with(|s| Mark::of(&a, &verdict(&a, s), s));
         let h = 262.0;
         let (left, right, axis) = (14.0, w - 14.0, h - 56.0);
-        let end = a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0).max(1.0);
+        let end = a
+            .e2e_ms
+            .or(a.events.last().map(|e| e.at_ms))
+            .or(a.ttft_ms)
+            .unwrap_or(0.0)
+            .max(1.0);
         let xt = ticks(end, 5);
         let xmax = *xt.last().unwrap_or(&end);
         let x = move |ms: f64| left + (right - left) * ms / xmax;
         let bar_y = 120.0;
-        let gaps: Vec<(f64, f64)> = if a.events.len() <= 12 { a.event_gaps_ms().zip(a.events.iter()).map(|(g, e)| (e.at_ms, g)).collect() } else { Vec::new() };
+        let gaps: Vec<(f64, f64)> = if a.events.len() <= 12 {
+            a.event_gaps_ms()
+                .zip(a.events.iter())
+                .map(|(g, e)| (e.at_ms, g))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Some(view! {
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="request-chart"
                 aria-label=tr(l, "request_chart_alt")>
@@ -417,11 +497,26 @@ pub(super) type RunAxis = Option<(f64, f64, f64, f64, f64, f64)>;
 type RunClock = Option<(usize, f64, f64)>;
 
 #[component]
-fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<RunClock>, big: Memo<bool>) -> impl IntoView {
+fn RunTimeline(
+    resized: RwSignal<u32>,
+    run_axis: RwSignal<RunAxis>,
+    clock: Memo<RunClock>,
+    big: Memo<bool>,
+) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
-    let flight = Memo::new(move |_| if big.get() { Vec::new() } else { lab.working.with(|w| w.as_ref().map(|w| in_flight(&w.attempts)).unwrap_or_default()) });
+    let flight = Memo::new(move |_| {
+        if big.get() {
+            Vec::new()
+        } else {
+            lab.working.with(|w| {
+                w.as_ref()
+                    .map(|w| in_flight(&w.attempts))
+                    .unwrap_or_default()
+            })
+        }
+    });
     let svg = move || {
         let l = lab.lang.get();
         let w = width.get();
@@ -438,9 +533,20 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<
         };
         let big = big.get();
         // A bar per timed attempt; a big trace draws none, so its rows are not gathered on each edit.
-        let rows: Vec<(usize, &Attempt)> = if big { Vec::new() } else { working.attempts.iter().enumerate().filter(|(_, a)| a.start_ms.is_some()).collect() };
+        let rows: Vec<(usize, &Attempt)> = if big {
+            Vec::new()
+        } else {
+            working
+                .attempts
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.start_ms.is_some())
+                .collect()
+        };
         let gpu = &loaded.trace.gpu;
-        let t_end = attempts_end.max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max)).max(1.0);
+        let t_end = attempts_end
+            .max(gpu.iter().map(|g| g.t_ms).fold(0.0, f64::max))
+            .max(1.0);
         let xt = ticks(units::s_from_ms(t_end - t_start), 8);
         let span = units::ms_from_s(xt.last().copied().unwrap_or(1.0));
         let labels = timed_n <= 40;
@@ -459,12 +565,26 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<
         let gpu_h = if gpu.is_empty() { 0.0 } else { 80.0 };
         // The engine's own signals (`--server-metrics`, source 0) under the GPU lanes: its queue
         // and running batch on one lane (scaled to their peak), its KV cache on another (0–1).
-        let engine: Vec<&tracelab_core::trace::engine::EngineSample> = loaded.trace.engine.iter().filter(|e| e.source == 0).collect();
+        let engine: Vec<&tracelab_core::trace::engine::EngineSample> = loaded
+            .trace
+            .engine
+            .iter()
+            .filter(|e| e.source == 0)
+            .collect();
         let engine_top = gpu_top + gpu_h + if gpu.is_empty() { 0.0 } else { 34.0 };
         let engine_h = if engine.is_empty() { 0.0 } else { 60.0 };
         let kv_top = engine_top + engine_h + 26.0;
-        let below = if engine.is_empty() { gpu_top + gpu_h } else { kv_top + engine_h };
-        let axis = below + (if gpu.is_empty() && engine.is_empty() { -14.0 } else { 8.0 });
+        let below = if engine.is_empty() {
+            gpu_top + gpu_h
+        } else {
+            kv_top + engine_h
+        };
+        let axis = below
+            + (if gpu.is_empty() && engine.is_empty() {
+                -14.0
+            } else {
+                8.0
+            });
         let h = axis + 36.0;
         let steps = flight.get();
         let peak = steps.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
@@ -483,22 +603,42 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<
             ids.dedup();
             ids
         };
-        let gy = move |pct: f64| gpu_top + gpu_h * (1.0 - units::share_from_percent(pct.clamp(0.0, 100.0)));
+        let gy = move |pct: f64| {
+            gpu_top + gpu_h * (1.0 - units::share_from_percent(pct.clamp(0.0, 100.0)))
+        };
         let lanes: Vec<(u32, String, String)> = gpu_ids
             .iter()
             .map(|id| {
                 let line = |f: &dyn Fn(&tracelab_core::GpuSample) -> Option<f64>| {
-                    gpu.iter().filter(|g| g.gpu == *id).filter_map(|g| f(g).map(|v| format!("{},{}", x(g.t_ms), gy(v)))).collect::<Vec<_>>().join(" ")
+                    gpu.iter()
+                        .filter(|g| g.gpu == *id)
+                        .filter_map(|g| f(g).map(|v| format!("{},{}", x(g.t_ms), gy(v))))
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 };
-                (*id, line(&|g| Some(g.util_pct)), line(&|g| g.mem_used_pct()))
+                (
+                    *id,
+                    line(&|g| Some(g.util_pct)),
+                    line(&|g| g.mem_used_pct()),
+                )
             })
             .collect();
-        let queue_peak = engine.iter().flat_map(|e| [e.waiting, e.running]).flatten().fold(1.0, f64::max);
+        let queue_peak = engine
+            .iter()
+            .flat_map(|e| [e.waiting, e.running])
+            .flatten()
+            .fold(1.0, f64::max);
         let qy = move |n: f64| engine_top + engine_h * (1.0 - n / queue_peak);
         let ky = move |share: f64| kv_top + engine_h * (1.0 - share.clamp(0.0, 1.0));
-        let engine_line = |f: &dyn Fn(&tracelab_core::trace::engine::EngineSample) -> Option<f64>, y: &dyn Fn(f64) -> f64| {
-            engine.iter().filter_map(|e| f(e).map(|v| format!("{},{}", x(e.t_ms), y(v)))).collect::<Vec<_>>().join(" ")
-        };
+        let engine_line =
+            |f: &dyn Fn(&tracelab_core::trace::engine::EngineSample) -> Option<f64>,
+             y: &dyn Fn(f64) -> f64| {
+                engine
+                    .iter()
+                    .filter_map(|e| f(e).map(|v| format!("{},{}", x(e.t_ms), y(v))))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
         let waiting_line = engine_line(&|e| e.waiting, &qy);
         let running_line = engine_line(&|e| e.running, &qy);
         let kv_line = engine_line(&|e| e.kv_cache, &ky);
@@ -506,10 +646,18 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<
         let shade_top = if gpu.is_empty() { engine_top } else { gpu_top };
         // From the selected attempt itself: a big trace draws no bars, and its GPU and engine lanes
         // still show when that attempt ran.
-        let shade = working.attempts.get(selected).filter(|a| a.start_ms.is_some()).filter(|_| !(gpu.is_empty() && engine.is_empty())).map(|a| {
-            let start = a.start_ms.unwrap_or(0.0);
-            (x(start), (x(end_of(a).max(start + span * 0.003)) - x(start)).max(1.0))
-        });
+        let shade = working
+            .attempts
+            .get(selected)
+            .filter(|a| a.start_ms.is_some())
+            .filter(|_| !(gpu.is_empty() && engine.is_empty()))
+            .map(|a| {
+                let start = a.start_ms.unwrap_or(0.0);
+                (
+                    x(start),
+                    (x(end_of(a).max(start + span * 0.003)) - x(start)).max(1.0),
+                )
+            });
         let engine_name = engine.first().map(|e| e.engine.clone()).unwrap_or_default();
         Some(view! {
             <svg class="chart-svg" width=w height=h viewBox=format!("0 0 {w} {h}") role="img" data-testid="run-chart"
@@ -584,10 +732,20 @@ fn RunTimeline(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, clock: Memo<
             x.as_ref().map(|x| {
                 let g = &x.trace.header.capabilities.gpu_telemetry;
                 if g == GPU_UNSUPPORTED || x.trace.gpu.is_empty() {
-                    let key = if matches!(x.origin, crate::state::Origin::Sample(_)) { "gpu_constructed" } else { "not_verified" };
+                    let key = if matches!(x.origin, crate::state::Origin::Sample(_)) {
+                        "gpu_constructed"
+                    } else {
+                        "not_verified"
+                    };
                     format!("{}: {}", tr(l, "gpu"), tr(l, key))
                 } else {
-                    format!("{}: {g} · {} {} ({})", tr(l, "gpu"), format::integer(x.trace.gpu.len() as u64), tr(l, "samples"), tr(l, "gpu_lines"))
+                    format!(
+                        "{}: {g} · {} {} ({})",
+                        tr(l, "gpu"),
+                        format::integer(x.trace.gpu.len() as u64),
+                        tr(l, "samples"),
+                        tr(l, "gpu_lines")
+                    )
                 }
             })
         })

@@ -5,7 +5,8 @@
 use leptos::prelude::*;
 use tracelab_core::settings::CHOICES;
 use tracelab_core::{
-    units, Comparison, FailureDenominator, FirstToken, Lang, MissingTtft, PercentileMethod, QualityRule, Settings, Text, WarmupPolicy,
+    units, Comparison, FailureDenominator, FirstToken, Lang, MissingTtft, PercentileMethod,
+    QualityRule, Settings, Text, WarmupPolicy,
 };
 
 use crate::i18n::tr;
@@ -76,7 +77,10 @@ fn choice<T: Copy + PartialEq + Send + Sync + 'static>(
 ) -> impl IntoView {
     let lab = use_lab();
     let lang = lab.lang;
-    let spec = CHOICES.iter().find(|c| c.key == key).expect("a choice the core names");
+    let spec = CHOICES
+        .iter()
+        .find(|c| c.key == key)
+        .expect("a choice the core names");
     let codes = options.clone();
     view! {
         <label for=id>{move || tr(lang.get(), label)}</label>

@@ -25,7 +25,11 @@ const COLUMN_PX: f64 = 8.0;
 const BUCKET_PX: f64 = 4.0;
 
 /// A figure's value and 95 % interval, in ms, as a marker on the histogram.
-fn marker(label: String, f: &Figure, interval: Option<&tracelab_core::compare::FigureInterval>) -> Option<Marker> {
+fn marker(
+    label: String,
+    f: &Figure,
+    interval: Option<&tracelab_core::compare::FigureInterval>,
+) -> Option<Marker> {
     Some(Marker {
         label,
         value_ms: units::ms_from_s(f.value?),
@@ -35,7 +39,11 @@ fn marker(label: String, f: &Figure, interval: Option<&tracelab_core::compare::F
 }
 
 #[component]
-pub fn Distribution(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, big: Memo<bool>) -> impl IntoView {
+pub fn Distribution(
+    resized: RwSignal<u32>,
+    run_axis: RwSignal<RunAxis>,
+    big: Memo<bool>,
+) -> impl IntoView {
     let lab = use_lab();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = use_width(holder, resized);
@@ -52,27 +60,49 @@ pub fn Distribution(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, big: Me
     // calls run in order, one task.
     Effect::new(move |_| {
         let (show_run, show_dist) = (big.get(), open.get());
-        let (Some(loaded), Some(working)) = (lab.loaded.get(), lab.working.get()) else { return };
+        let (Some(loaded), Some(working)) = (lab.loaded.get(), lab.working.get()) else {
+            return;
+        };
         if !show_run && !show_dist {
             return;
         }
         let (s, m, l) = (lab.settings.get(), lab.metrics.get(), lab.lang.get());
-        let run = run_axis.get().filter(|_| show_run).map(|(w, left, right, start_ms, _, span_ms)| RunRequest {
-            lang: l,
-            settings: s.clone(),
-            buckets: ((w - 60.0) / BUCKET_PX).clamp(20.0, 400.0) as usize,
-            width_px: w as u32,
-            left_px: left,
-            right_px: right,
-            start_ms,
-            span_ms,
-        });
+        let run =
+            run_axis
+                .get()
+                .filter(|_| show_run)
+                .map(|(w, left, right, start_ms, _, span_ms)| RunRequest {
+                    lang: l,
+                    settings: s.clone(),
+                    buckets: ((w - 60.0) / BUCKET_PX).clamp(20.0, 400.0) as usize,
+                    width_px: w as u32,
+                    left_px: left,
+                    right_px: right,
+                    start_ms,
+                    span_ms,
+                });
         let dist = show_dist.then(|| {
             let markers = lab.intervals.with(|iv| {
-                let Some(m) = m.as_ref() else { return Vec::new() };
-                let (p50, tail) = if measure.get() == Measure::Ttft { (&m.ttft_p50, &m.ttft_tail) } else { (&m.e2e_p50, &m.e2e_tail) };
+                let Some(m) = m.as_ref() else {
+                    return Vec::new();
+                };
+                let (p50, tail) = if measure.get() == Measure::Ttft {
+                    (&m.ttft_p50, &m.ttft_tail)
+                } else {
+                    (&m.e2e_p50, &m.e2e_tail)
+                };
                 let get = |f: &Figure| iv.as_ref().and_then(|iv| iv.get(&f.key));
-                [marker("P50".into(), p50, get(p50)), marker(tracelab_core::format::percentile_label(s.p), tail, get(tail))].into_iter().flatten().collect()
+                [
+                    marker("P50".into(), p50, get(p50)),
+                    marker(
+                        tracelab_core::format::percentile_label(s.p),
+                        tail,
+                        get(tail),
+                    ),
+                ]
+                .into_iter()
+                .flatten()
+                .collect()
             });
             DistributionRequest {
                 lang: l,
@@ -85,18 +115,33 @@ pub fn Distribution(resized: RwSignal<u32>, run_axis: RwSignal<RunAxis>, big: Me
                 failures: m.as_ref().map_or(0, |m| m.failures as u64),
             }
         });
-        let (run, dist) = (run.and_then(|r| serde_json::to_string(&r).ok()), dist.and_then(|d| serde_json::to_string(&d).ok()));
+        let (run, dist) = (
+            run.and_then(|r| serde_json::to_string(&r).ok()),
+            dist.and_then(|d| serde_json::to_string(&d).ok()),
+        );
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {
             let result = async {
                 if let Some(r) = run {
                     let (key, working_text) = lab.sent(loaded.clone(), &working);
-                    crate::convert::call_on_trace(Call::ShowRun, key, working_text, &["run-lanes-box", &r]).await?;
+                    crate::convert::call_on_trace(
+                        Call::ShowRun,
+                        key,
+                        working_text,
+                        &["run-lanes-box", &r],
+                    )
+                    .await?;
                 }
                 if let Some(d) = dist {
                     let (key, working_text) = lab.sent(loaded, &working);
-                    crate::convert::call_on_trace(Call::ShowDistribution, key, working_text, &["dist-box", &d]).await?;
+                    crate::convert::call_on_trace(
+                        Call::ShowDistribution,
+                        key,
+                        working_text,
+                        &["dist-box", &d],
+                    )
+                    .await?;
                 }
                 Ok::<(), String>(())
             };

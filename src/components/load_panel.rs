@@ -22,7 +22,12 @@ pub fn LoadPanel() -> impl IntoView {
                 Ok(Upload::Traces(name, mut traces)) => {
                     let (first, text) = traces.remove(0);
                     let origin = Origin::Uploaded(name);
-                    lab.choices.set(traces.into_iter().map(|(t, text)| (t.label, Loaded::new(origin.clone(), t.trace, text))).collect());
+                    lab.choices.set(
+                        traces
+                            .into_iter()
+                            .map(|(t, text)| (t.label, Loaded::new(origin.clone(), t.trace, text)))
+                            .collect(),
+                    );
                     lab.choice_label.set(first.label.clone());
                     lab.load(Loaded::new(origin, first.trace, text), &[]);
                 }

@@ -93,11 +93,19 @@ fn count(lang: Lang, n: usize, noun: &str) -> String {
 /// The wrong choices and edits in force, each with the figures it moves (the core's
 /// `whatif::marked`), as (figure keys, label).
 fn figure_warnings(lab: crate::state::Lab) -> Vec<(Vec<String>, tracelab_core::Text)> {
-    lab.marked.get().into_iter().map(|m| (m.figures, m.label)).collect()
+    lab.marked
+        .get()
+        .into_iter()
+        .map(|m| (m.figures, m.label))
+        .collect()
 }
 
 /// The warnings of the mistakes that move this figure, and of no other.
-fn warnings_for(key: &str, warnings: &[(Vec<String>, tracelab_core::Text)], lang: Lang) -> impl IntoView {
+fn warnings_for(
+    key: &str,
+    warnings: &[(Vec<String>, tracelab_core::Text)],
+    lang: Lang,
+) -> impl IntoView {
     warnings
         .iter()
         .filter(|(figures, _)| figures.iter().any(|f| f == key))
@@ -107,15 +115,38 @@ fn warnings_for(key: &str, warnings: &[(Vec<String>, tracelab_core::Text)], lang
 
 /// `unjudged`: no success carries a quality verdict, so the quality and qualification figures
 /// are "not evaluated" rather than a 0 that reads as a finding.
-fn figure_card(f: &Figure, lang: Lang, warnings: &[(Vec<String>, tracelab_core::Text)], unjudged: bool, intervals: Option<&Intervals>) -> impl IntoView {
+fn figure_card(
+    f: &Figure,
+    lang: Lang,
+    warnings: &[(Vec<String>, tracelab_core::Text)],
+    unjudged: bool,
+    intervals: Option<&Intervals>,
+) -> impl IntoView {
     let key = f.key.clone();
-    let unjudged = unjudged && matches!(key.as_str(), "quality_pass_rate" | "joint_rate" | "goodput" | "cost_per_1000_qualified");
-    let value = if unjudged { tr(lang, "not_evaluated").to_string() } else { format::value(f, lang) };
-    let formula = format::formula(f, lang).filter(|_| !unjudged).map(|f| format!("{f} = {value}"));
+    let unjudged = unjudged
+        && matches!(
+            key.as_str(),
+            "quality_pass_rate" | "joint_rate" | "goodput" | "cost_per_1000_qualified"
+        );
+    let value = if unjudged {
+        tr(lang, "not_evaluated").to_string()
+    } else {
+        format::value(f, lang)
+    };
+    let formula = format::formula(f, lang)
+        .filter(|_| !unjudged)
+        .map(|f| format!("{f} = {value}"));
     let method = format::method_line(f, lang);
-    let remark = if unjudged { Some(tr(lang, "not_evaluated_why").to_string()) } else { format::remark(f, lang) };
+    let remark = if unjudged {
+        Some(tr(lang, "not_evaluated_why").to_string())
+    } else {
+        format::remark(f, lang)
+    };
     // The figure's 95 % interval, with its method; a missing bound is said, not hidden.
-    let interval = intervals.and_then(|iv| iv.get(&key)).filter(|_| !unjudged && f.value.is_some()).map(|iv| iv.describe(&f.unit, lang));
+    let interval = intervals
+        .and_then(|iv| iv.get(&key))
+        .filter(|_| !unjudged && f.value.is_some())
+        .map(|iv| iv.describe(&f.unit, lang));
     view! {
         <article class="metric" class:undefined=f.value.is_none() || unjudged data-testid=format!("metric-{key}")>
             <h3>{f.name.get(lang).to_string()}</h3>

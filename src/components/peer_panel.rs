@@ -18,24 +18,37 @@ pub fn PeerPanel() -> impl IntoView {
     // Which request is the latest (an older answer arriving late is dropped).
     let latest = StoredValue::new(0u64);
     Effect::new(move |_| {
-        let (Some(loaded), Some(working)) = (lab.loaded.get(), lab.working.get()) else { return table.set(None) };
+        let (Some(loaded), Some(working)) = (lab.loaded.get(), lab.working.get()) else {
+            return table.set(None);
+        };
         if !loaded.trace.has_peer_figures() {
             return table.set(None);
         }
-        let settings = lab.settings.with(|s| serde_json::to_string(s).unwrap_or_default());
+        let settings = lab
+            .settings
+            .with(|s| serde_json::to_string(s).unwrap_or_default());
         let lang = serde_json::to_string(&lab.lang.get()).unwrap_or_default();
         let (key, working_text) = lab.sent(loaded, &working);
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {
-            let answer = crate::convert::call_on_trace(Call::PeerTable, key, working_text, &[&settings, &lang]).await;
+            let answer = crate::convert::call_on_trace(
+                Call::PeerTable,
+                key,
+                working_text,
+                &[&settings, &lang],
+            )
+            .await;
             // The panel may be gone by now (a new trace lays the page out afresh).
             if latest.try_get_value() == Some(mine) {
                 table.try_set(Some(answer));
             }
         });
     });
-    let source = move || lab.loaded.with(|l| l.as_ref().and_then(|l| l.trace.header.source.clone()));
+    let source = move || {
+        lab.loaded
+            .with(|l| l.as_ref().and_then(|l| l.trace.header.source.clone()))
+    };
     view! {
         {move || source().map(|src| {
             let l = lab.lang.get();

@@ -30,15 +30,22 @@ pub fn RunChecks() -> impl IntoView {
         if shown != Some(trace) {
             checks.set(None);
         }
-        let settings = lab.settings.with(|s| serde_json::to_string(s).unwrap_or_default());
+        let settings = lab
+            .settings
+            .with(|s| serde_json::to_string(s).unwrap_or_default());
         let lang = serde_json::to_string(&lab.lang.get()).unwrap_or_default();
         let (key, working_text) = lab.sent(loaded, &working);
         latest.update_value(|n| *n += 1);
         let mine = latest.get_value();
         spawn_local(async move {
-            let answer = crate::convert::call_on_trace(Call::RunChecks, key, working_text, &[&settings, &lang])
-                .await
-                .and_then(|json| serde_json::from_str::<Vec<String>>(&json).map_err(|e| e.to_string()));
+            let answer = crate::convert::call_on_trace(
+                Call::RunChecks,
+                key,
+                working_text,
+                &[&settings, &lang],
+            )
+            .await
+            .and_then(|json| serde_json::from_str::<Vec<String>>(&json).map_err(|e| e.to_string()));
             // The panel may be gone by now (a new trace lays the page out afresh).
             if latest.try_get_value() == Some(mine) {
                 checks.try_set(Some(answer));

@@ -3,7 +3,11 @@
 //! over the rows so far, from the core), and what-if edits of the row.
 
 use leptos::prelude::*;
-use tracelab_core::{explain, format::{integer, trim_num}, tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy};
+use tracelab_core::{
+    explain,
+    format::{integer, trim_num},
+    tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy,
+};
 
 use crate::i18n::tr;
 use crate::state::use_lab;
@@ -14,7 +18,14 @@ pub fn StepPanel() -> impl IntoView {
     let lang = lab.lang;
     let row = move || {
         let i = lab.selected.get();
-        lab.working.with(|w| w.as_ref().and_then(|w| w.attempts.get(i).cloned().map(|a| (i, w.original_rows[i], a))))
+        lab.working.with(|w| {
+            w.as_ref().and_then(|w| {
+                w.attempts
+                    .get(i)
+                    .cloned()
+                    .map(|a| (i, w.original_rows[i], a))
+            })
+        })
     };
     let n = move || lab.row_count();
     view! {
@@ -68,12 +79,18 @@ pub fn StepPanel() -> impl IntoView {
 /// What-if edits of one row: its outcome, TTFT and quality; or delete it. The original trace
 /// is never changed, so "reset" always brings it back.
 #[component]
-fn RowEditor(original: usize, outcome: Outcome, ttft_ms: Option<f64>, quality: Quality) -> impl IntoView {
+fn RowEditor(
+    original: usize,
+    outcome: Outcome,
+    ttft_ms: Option<f64>,
+    quality: Quality,
+) -> impl IntoView {
     let lab = use_lab();
     let lang = lab.lang;
     let refused = RwSignal::new(None::<tracelab_core::Text>);
     let edit = move |f: Box<dyn FnOnce(&mut RowEdit)>| {
-        lab.whatif.update(|w| f(w.edits.entry(original).or_default()));
+        lab.whatif
+            .update(|w| f(w.edits.entry(original).or_default()));
     };
     view! {
         <details class="row-edit">

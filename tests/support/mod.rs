@@ -23,7 +23,9 @@ pub fn dist() -> PathBuf {
 
 /// Where screenshots go, to be looked at after a run.
 pub fn screenshot_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/e2e-screenshots").join(format!("{name}.png"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/e2e-screenshots")
+        .join(format!("{name}.png"))
 }
 
 /// Elements whose box leaves the column `column` (a CSS selector) or, when given, overlaps

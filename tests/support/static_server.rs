@@ -32,16 +32,19 @@ pub fn serve_with(dist: PathBuf, extra: Vec<(String, Vec<u8>)>) -> String {
                 }
                 let path = request_line.split_whitespace().nth(1).unwrap_or("/");
                 let path = path.split(['?', '#']).next().unwrap_or("/");
-                let in_memory = extra.iter().find(|(p, _)| p == path).map(|(_, bytes)| bytes.clone());
+                let in_memory = extra
+                    .iter()
+                    .find(|(p, _)| p == path)
+                    .map(|(_, bytes)| bytes.clone());
                 let (status, body, mime) = if let Some(bytes) = in_memory {
                     ("200 OK", bytes, "text/plain; charset=utf-8")
                 } else {
                     match resolve(&dist, path) {
-                    Some(file) => match std::fs::read(&file) {
-                        Ok(bytes) => ("200 OK", bytes, mime_of(&file)),
-                        Err(_) => ("404 Not Found", b"not found".to_vec(), "text/plain"),
-                    },
-                    None => ("404 Not Found", b"not found".to_vec(), "text/plain"),
+                        Some(file) => match std::fs::read(&file) {
+                            Ok(bytes) => ("200 OK", bytes, mime_of(&file)),
+                            Err(_) => ("404 Not Found", b"not found".to_vec(), "text/plain"),
+                        },
+                        None => ("404 Not Found", b"not found".to_vec(), "text/plain"),
                     }
                 };
                 let head = format!(
@@ -61,7 +64,11 @@ fn resolve(dist: &Path, path: &str) -> Option<PathBuf> {
     if rel.split('/').any(|part| part == "..") {
         return None;
     }
-    let file = if rel.is_empty() { dist.join("index.html") } else { dist.join(rel) };
+    let file = if rel.is_empty() {
+        dist.join("index.html")
+    } else {
+        dist.join(rel)
+    };
     if file.is_dir() && file.join("index.html").is_file() {
         // A folder's own page (the lessons live at /lessons/).
         Some(file.join("index.html"))

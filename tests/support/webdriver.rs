@@ -14,29 +14,41 @@ pub const ARROW_LEFT: char = '\u{E012}';
 
 /// A free port on the loopback interface.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect to chromedriver: {e}"))?;
+    let mut stream = TcpStream::connect(("127.0.0.1", port))
+        .map_err(|e| format!("connect to chromedriver: {e}"))?;
     stream.set_read_timeout(Some(Duration::from_secs(60))).ok();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| e.to_string())?;
     // chromedriver may keep the connection open, so read exactly what the headers announce.
     let mut raw = Vec::new();
     let mut buf = [0u8; 16384];
     let (head, body_start) = loop {
-        let n = stream.read(&mut buf).map_err(|e| format!("read from chromedriver: {e}"))?;
+        let n = stream
+            .read(&mut buf)
+            .map_err(|e| format!("read from chromedriver: {e}"))?;
         if n == 0 {
             return Err("chromedriver closed the connection before answering".into());
         }
         raw.extend_from_slice(&buf[..n]);
         if let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break (String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase(), split + 4);
+            break (
+                String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase(),
+                split + 4,
+            );
         }
     };
     let content_length = head
@@ -54,7 +66,9 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Val
         if complete {
             break;
         }
-        let n = stream.read(&mut buf).map_err(|e| format!("read from chromedriver: {e}"))?;
+        let n = stream
+            .read(&mut buf)
+            .map_err(|e| format!("read from chromedriver: {e}"))?;
         if n == 0 {
             break;
         }
@@ -66,10 +80,17 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Val
     } else if chunked {
         payload = dechunk(&payload);
     }
-    let value: Value = serde_json::from_slice(&payload)
-        .map_err(|e| format!("chromedriver sent non-JSON ({e}): {}", String::from_utf8_lossy(&payload)))?;
+    let value: Value = serde_json::from_slice(&payload).map_err(|e| {
+        format!(
+            "chromedriver sent non-JSON ({e}): {}",
+            String::from_utf8_lossy(&payload)
+        )
+    })?;
     if let Some(err) = value.get("value").and_then(|v| v.get("error")) {
-        return Err(format!("webdriver {method} {path}: {err}: {}", value["value"]["message"]));
+        return Err(format!(
+            "webdriver {method} {path}: {err}: {}",
+            value["value"]["message"]
+        ));
     }
     Ok(value["value"].clone())
 }
@@ -82,7 +103,8 @@ fn element_id(v: &Value) -> Option<String> {
 fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
-        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
         if size == 0 {
             break;
         }
@@ -110,7 +132,8 @@ impl Drop for TempDir {
 impl Browser {
     /// Starts chromedriver and a fresh headless Chromium profile, window `width`×`height`.
     pub fn start(width: u32, height: u32, lang: &str) -> Browser {
-        let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+        let chromedriver =
+            std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
         let chrome = std::env::var("CHROME").unwrap_or_else(|_| "/usr/bin/chromium".into());
         let port = free_port();
         let driver = Command::new(&chromedriver)
@@ -118,13 +141,24 @@ impl Browser {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e} (run the tests through `cargo xtask test`)"));
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {chromedriver}: {e} (run the tests through `cargo xtask test`)"
+                )
+            });
         let deadline = Instant::now() + Duration::from_secs(20);
-        while http(port, "GET", "/status", None).map(|v| v["ready"] != json!(true)).unwrap_or(true) {
-            assert!(Instant::now() < deadline, "chromedriver did not become ready on port {port}");
+        while http(port, "GET", "/status", None)
+            .map(|v| v["ready"] != json!(true))
+            .unwrap_or(true)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "chromedriver did not become ready on port {port}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
-        let profile = std::env::temp_dir().join(format!("tracelab-e2e-{}-{port}", std::process::id()));
+        let profile =
+            std::env::temp_dir().join(format!("tracelab-e2e-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&profile).unwrap();
         let mut caps = json!({
             "capabilities": {"alwaysMatch": {
@@ -152,27 +186,49 @@ impl Browser {
                 json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0}});
         }
         let session = http(port, "POST", "/session", Some(&caps)).expect("new WebDriver session");
-        let session = session["sessionId"].as_str().expect("session id").to_string();
-        Browser { driver, port, session, _profile: TempDir(profile) }
+        let session = session["sessionId"]
+            .as_str()
+            .expect("session id")
+            .to_string();
+        Browser {
+            driver,
+            port,
+            session,
+            _profile: TempDir(profile),
+        }
     }
 
     fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
-        http(self.port, method, &format!("/session/{}{path}", self.session), body.as_ref())
+        http(
+            self.port,
+            method,
+            &format!("/session/{}{path}", self.session),
+            body.as_ref(),
+        )
     }
 
     /// Renders the page for `media` ("print", or "" for the screen again), through Chromium's
     /// DevTools (chromedriver's `goog/cdp/execute`): what a printed worksheet would show.
     pub fn emulate_media(&self, media: &str) {
-        self.cmd("POST", "/goog/cdp/execute", Some(json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": media}})))
-            .expect("emulate a media type");
+        self.cmd(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": media}})),
+        )
+        .expect("emulate a media type");
     }
 
     pub fn goto(&self, url: &str) {
-        self.cmd("POST", "/url", Some(json!({"url": url}))).expect("navigate");
+        self.cmd("POST", "/url", Some(json!({"url": url})))
+            .expect("navigate");
     }
 
     pub fn find(&self, css: &str) -> Result<String, String> {
-        let v = self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css})))?;
+        let v = self.cmd(
+            "POST",
+            "/element",
+            Some(json!({"using": "css selector", "value": css})),
+        )?;
         element_id(&v).ok_or_else(|| format!("no element id for {css} in {v}"))
     }
 
@@ -189,10 +245,20 @@ impl Browser {
     /// Every element matching `css` (possibly none); a driver error fails the test.
     pub fn find_all(&self, css: &str) -> Vec<String> {
         let v = self
-            .cmd("POST", "/elements", Some(json!({"using": "css selector", "value": css})))
+            .cmd(
+                "POST",
+                "/elements",
+                Some(json!({"using": "css selector", "value": css})),
+            )
             .unwrap_or_else(|e| panic!("finding all {css}: {e}"));
-        let list = v.as_array().unwrap_or_else(|| panic!("finding all {css}: not a list: {v}"));
-        list.iter().map(|o| element_id(o).unwrap_or_else(|| panic!("finding all {css}: no element id in {o}"))).collect()
+        let list = v
+            .as_array()
+            .unwrap_or_else(|| panic!("finding all {css}: not a list: {v}"));
+        list.iter()
+            .map(|o| {
+                element_id(o).unwrap_or_else(|| panic!("finding all {css}: no element id in {o}"))
+            })
+            .collect()
     }
 
     /// An element's rendered text; a driver error (a stale element included) fails the test.
@@ -202,7 +268,9 @@ impl Browser {
 
     fn try_text(&self, element: &str) -> Result<String, String> {
         let v = self.cmd("GET", &format!("/element/{element}/text"), None)?;
-        v.as_str().map(str::to_string).ok_or_else(|| format!("element text is not a string: {v}"))
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("element text is not a string: {v}"))
     }
 
     /// The text of the first element matching `css`; empty only when there is no such element.
@@ -210,7 +278,9 @@ impl Browser {
     pub fn text_of(&self, css: &str) -> String {
         let mut last = String::new();
         for _ in 0..20 {
-            let Some(e) = self.try_find(css) else { return String::new() };
+            let Some(e) = self.try_find(css) else {
+                return String::new();
+            };
             match self.try_text(&e) {
                 Ok(t) => return t,
                 Err(err) if err.contains("stale element") => last = err,
@@ -227,7 +297,12 @@ impl Browser {
     }
 
     /// [`Browser::wait_text`] with a longer patience, for big files.
-    pub fn wait_text_for(&self, css: &str, patience: Duration, ok: impl Fn(&str) -> bool) -> String {
+    pub fn wait_text_for(
+        &self,
+        css: &str,
+        patience: Duration,
+        ok: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = Instant::now() + patience;
         loop {
             let t = self.text_of(css);
@@ -235,7 +310,10 @@ impl Browser {
                 return t;
             }
             if Instant::now() > deadline {
-                panic!("timed out waiting on `{css}`; last text: {t:?}\npage: {}", self.text_of("body"));
+                panic!(
+                    "timed out waiting on `{css}`; last text: {t:?}\npage: {}",
+                    self.text_of("body")
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -243,19 +321,26 @@ impl Browser {
 
     pub fn click(&self, css: &str) {
         let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
-        self.cmd("POST", &format!("/element/{e}/click"), Some(json!({}))).expect("click");
+        self.cmd("POST", &format!("/element/{e}/click"), Some(json!({})))
+            .expect("click");
     }
 
     /// Types into an element as a user would (keyboard events, one per character).
     pub fn type_into(&self, css: &str, text: &str) {
         let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
-        self.cmd("POST", &format!("/element/{e}/value"), Some(json!({"text": text}))).expect("send keys");
+        self.cmd(
+            "POST",
+            &format!("/element/{e}/value"),
+            Some(json!({"text": text})),
+        )
+        .expect("send keys");
     }
 
     /// Empties an input (WebDriver "clear") and types `text` into it.
     pub fn replace_text(&self, css: &str, text: &str) {
         let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
-        self.cmd("POST", &format!("/element/{e}/clear"), Some(json!({}))).expect("clear");
+        self.cmd("POST", &format!("/element/{e}/clear"), Some(json!({})))
+            .expect("clear");
         self.type_into(css, text);
     }
 
@@ -267,7 +352,8 @@ impl Browser {
             actions.push(json!({"type": "keyUp", "value": c.to_string()}));
         }
         let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
-        self.cmd("POST", "/actions", Some(body)).expect("key actions");
+        self.cmd("POST", "/actions", Some(body))
+            .expect("key actions");
         let _ = self.cmd("DELETE", "/actions", None);
     }
 
@@ -290,7 +376,11 @@ impl Browser {
                     return text;
                 }
             }
-            assert!(Instant::now() < deadline, "no download {name} in {}", path.display());
+            assert!(
+                Instant::now() < deadline,
+                "no download {name} in {}",
+                path.display()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -299,22 +389,33 @@ impl Browser {
     pub fn enter_frame(&self, css: &str) {
         let e = self.find(css).unwrap_or_else(|e| panic!("{e}"));
         let reference = json!({"element-6066-11e4-a52e-4f735466cecf": e});
-        self.cmd("POST", "/frame", Some(json!({"id": reference}))).unwrap_or_else(|e| panic!("entering {css}: {e}"));
+        self.cmd("POST", "/frame", Some(json!({"id": reference})))
+            .unwrap_or_else(|e| panic!("entering {css}: {e}"));
     }
 
     /// Back to the top-level page.
     pub fn leave_frame(&self) {
-        self.cmd("POST", "/frame", Some(json!({"id": null}))).unwrap_or_else(|e| panic!("leaving the frame: {e}"));
+        self.cmd("POST", "/frame", Some(json!({"id": null})))
+            .unwrap_or_else(|e| panic!("leaving the frame: {e}"));
     }
 
     /// The page's current address.
     pub fn url(&self) -> String {
-        let v = self.cmd("GET", "/url", None).unwrap_or_else(|e| panic!("the page's address: {e}"));
-        v.as_str().unwrap_or_else(|| panic!("the page's address is not a string: {v}")).to_string()
+        let v = self
+            .cmd("GET", "/url", None)
+            .unwrap_or_else(|e| panic!("the page's address: {e}"));
+        v.as_str()
+            .unwrap_or_else(|| panic!("the page's address is not a string: {v}"))
+            .to_string()
     }
 
     pub fn execute(&self, script: &str, args: Value) -> Value {
-        self.cmd("POST", "/execute/sync", Some(json!({"script": script, "args": args}))).expect("execute script")
+        self.cmd(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .expect("execute script")
     }
 
     /// Saves a PNG screenshot of the viewport.
@@ -330,7 +431,12 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = http(self.port, "DELETE", &format!("/session/{}", self.session), None);
+        let _ = http(
+            self.port,
+            "DELETE",
+            &format!("/session/{}", self.session),
+            None,
+        );
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }

@@ -9,7 +9,9 @@ use crate::tools::{chromium_paths, install_tools};
 use crate::Result;
 
 pub(crate) fn bench() -> Result {
-    run(Command::new(cargo()).args(["bench", "-p", "tracelab-core", "--bench", "metrics"]).current_dir(root()))
+    run(Command::new(cargo())
+        .args(["bench", "-p", "tracelab-core", "--bench", "metrics"])
+        .current_dir(root()))
 }
 
 pub(crate) fn bench_lab(rest: &[String]) -> Result {
@@ -18,7 +20,19 @@ pub(crate) fn bench_lab(rest: &[String]) -> Result {
     build_release()?;
     let (chrome, driver) = chromium_paths();
     run(Command::new(cargo())
-        .args(["test", "--release", "--locked", "-p", "trace-lab", "--test", "lab", "the_benchmark_page", "--", "--ignored", "--nocapture"])
+        .args([
+            "test",
+            "--release",
+            "--locked",
+            "-p",
+            "trace-lab",
+            "--test",
+            "lab",
+            "the_benchmark_page",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ])
         .env("TRACELAB_DIST", root().join("dist"))
         .env("TRACELAB_BENCH_N", n)
         .env("CHROME", chrome)
@@ -27,5 +41,7 @@ pub(crate) fn bench_lab(rest: &[String]) -> Result {
 }
 
 pub(crate) fn bench_recorder() -> Result {
-    run(Command::new(cargo()).args(["bench", "-p", "tracelab-recorder", "--bench", "fidelity"]).current_dir(root()))
+    run(Command::new(cargo())
+        .args(["bench", "-p", "tracelab-recorder", "--bench", "fidelity"])
+        .current_dir(root()))
 }

@@ -72,20 +72,40 @@ pub fn parse(text: &str) -> Result<Vec<Fixture>, String> {
         }
         let cells: Vec<&str> = line.split('\t').collect();
         if cells.len() != 8 {
-            return Err(format!("fixtures.tsv line {n}: expected 8 tab-separated columns, found {}", cells.len()));
+            return Err(format!(
+                "fixtures.tsv line {n}: expected 8 tab-separated columns, found {}",
+                cells.len()
+            ));
         }
-        let bytes = cells[2].parse::<u64>().map_err(|_| format!("fixtures.tsv line {n}: `bytes` is not a number: {:?}", cells[2]))?;
+        let bytes = cells[2].parse::<u64>().map_err(|_| {
+            format!(
+                "fixtures.tsv line {n}: `bytes` is not a number: {:?}",
+                cells[2]
+            )
+        })?;
         let sha256 = cells[3].to_string();
-        if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
-            return Err(format!("fixtures.tsv line {n}: `sha256` should be 64 lower-case hex digits, found {:?}", cells[3]));
+        if sha256.len() != 64
+            || !sha256
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        {
+            return Err(format!(
+                "fixtures.tsv line {n}: `sha256` should be 64 lower-case hex digits, found {:?}",
+                cells[3]
+            ));
         }
         if cells[5].len() != 40 || !cells[5].bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format!("fixtures.tsv line {n}: `commit` should be 40 hex digits, found {:?}", cells[5]));
+            return Err(format!(
+                "fixtures.tsv line {n}: `commit` should be 40 hex digits, found {:?}",
+                cells[5]
+            ));
         }
         for (col, name) in [(0, "folder"), (1, "name")] {
             let v = cells[col];
             if v.is_empty() || v.contains('/') || v.contains("..") {
-                return Err(format!("fixtures.tsv line {n}: `{name}` must be one plain path component, found {v:?}"));
+                return Err(format!(
+                    "fixtures.tsv line {n}: `{name}` must be one plain path component, found {v:?}"
+                ));
             }
         }
         let derive = match cells[7].split_once(' ').unwrap_or((cells[7], "")) {
@@ -116,7 +136,11 @@ pub fn parse(text: &str) -> Result<Vec<Fixture>, String> {
             line: n,
         };
         if let Some(first) = out.iter().find(|o| o.relative() == f.relative()) {
-            return Err(format!("fixtures.tsv line {n}: {} is listed twice (first on line {})", f.relative(), first.line));
+            return Err(format!(
+                "fixtures.tsv line {n}: {} is listed twice (first on line {})",
+                f.relative(),
+                first.line
+            ));
         }
         out.push(f);
     }
@@ -124,7 +148,10 @@ pub fn parse(text: &str) -> Result<Vec<Fixture>, String> {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Whether `dir/FOLDER/NAME` is there with the manifest's size and hash.
@@ -136,7 +163,11 @@ fn verified(dir: &Path, f: &Fixture) -> Result<(), String> {
 
 fn check(bytes: &[u8], f: &Fixture) -> Result<(), String> {
     if bytes.len() as u64 != f.bytes {
-        return Err(format!("{} bytes where the manifest says {}", bytes.len(), f.bytes));
+        return Err(format!(
+            "{} bytes where the manifest says {}",
+            bytes.len(),
+            f.bytes
+        ));
     }
     let got = sha256_hex(bytes);
     if got != f.sha256 {
@@ -157,7 +188,10 @@ pub struct Sources {
 impl Sources {
     pub fn from_env() -> Sources {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        Sources { mirror: var("TRACELAB_FIXTURES_MIRROR"), upstream: var("TRACELAB_FIXTURES_UPSTREAM").unwrap_or_else(|| UPSTREAM.into()) }
+        Sources {
+            mirror: var("TRACELAB_FIXTURES_MIRROR"),
+            upstream: var("TRACELAB_FIXTURES_UPSTREAM").unwrap_or_else(|| UPSTREAM.into()),
+        }
     }
 }
 
@@ -166,7 +200,9 @@ fn url_path(path: &str) -> String {
     let mut out = String::new();
     for b in path.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }
@@ -198,11 +234,24 @@ fn get(url: &str) -> Result<Vec<u8>, String> {
         return std::fs::read(&path).map_err(|e| format!("{url}: {e}"));
     }
     let out = Command::new("curl")
-        .args(["--fail", "--silent", "--show-error", "--location", "--connect-timeout", "10", "--max-time", "120", url])
+        .args([
+            "--fail",
+            "--silent",
+            "--show-error",
+            "--location",
+            "--connect-timeout",
+            "10",
+            "--max-time",
+            "120",
+            url,
+        ])
         .output()
         .map_err(|e| format!("could not run curl for {url}: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{url}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "{url}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     Ok(out.stdout)
 }
@@ -237,7 +286,10 @@ fn fetch_one(f: &Fixture, sources: &Sources) -> Result<Vec<u8>, String> {
             Err(e) => tried.push(format!("mirror: {e}")),
         }
     }
-    let upstream = join(&sources.upstream, &url_path(&format!("{}/{}/{}", f.repo, f.commit, f.path)));
+    let upstream = join(
+        &sources.upstream,
+        &url_path(&format!("{}/{}/{}", f.repo, f.commit, f.path)),
+    );
     let from_upstream = match &f.derive {
         Derive::Blob => get(&upstream),
         Derive::Lines(a, b) => get(&upstream).and_then(|bytes| cut_lines(&bytes, *a, *b)),
@@ -274,7 +326,8 @@ pub fn fill(dir: &Path, manifest: &[Fixture], sources: &Sources) -> Result<Vec<S
                 let folder = dir.join(&f.folder);
                 let partial = dir.join(".partial");
                 for d in [&folder, &partial] {
-                    std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+                    std::fs::create_dir_all(d)
+                        .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
                 }
                 let tmp = partial.join(format!("{}-{}", f.folder, f.name));
                 let path = folder.join(&f.name);
@@ -291,7 +344,10 @@ pub fn fill(dir: &Path, manifest: &[Fixture], sources: &Sources) -> Result<Vec<S
     if missing.is_empty() {
         return Ok(fetched);
     }
-    let list: Vec<String> = missing.iter().map(|(name, why)| format!("  - {name}: {why}")).collect();
+    let list: Vec<String> = missing
+        .iter()
+        .map(|(name, why)| format!("  - {name}: {why}"))
+        .collect();
     Err(format!(
         "{} of the {} real fixtures the tests read are missing from {} and could not be fetched:\n{}\n\
          Fetch them with `{FETCH_COMMAND}` where raw.githubusercontent.com is reachable, or point TRACELAB_FIXTURES_MIRROR at a copy \
@@ -306,7 +362,11 @@ pub fn fill(dir: &Path, manifest: &[Fixture], sources: &Sources) -> Result<Vec<S
 
 /// Lists the fixtures absent from `dir` (a folder given by TRACELAB_FIXTURES or ../shared).
 fn absent(dir: &Path, manifest: &[Fixture]) -> Vec<String> {
-    manifest.iter().filter(|f| !dir.join(&f.folder).join(&f.name).is_file()).map(Fixture::relative).collect()
+    manifest
+        .iter()
+        .filter(|f| !dir.join(&f.folder).join(&f.name).is_file())
+        .map(Fixture::relative)
+        .collect()
 }
 
 /// The folder the tests read the fixtures from, filled when it is the cache; see the module docs.
@@ -317,7 +377,9 @@ pub fn folder() -> Result<PathBuf, String> {
 
 pub fn ensure(root: &Path, cache: &Path) -> Result<PathBuf, String> {
     let manifest = parse(MANIFEST)?;
-    let given = std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let given = std::env::var_os("TRACELAB_FIXTURES")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
     let shared = root.join("../shared/fixtures");
     let (dir, whose) = match given {
         Some(dir) => (dir, "TRACELAB_FIXTURES"),
@@ -326,7 +388,11 @@ pub fn ensure(root: &Path, cache: &Path) -> Result<PathBuf, String> {
             let dir = cache.join("fixtures");
             let fetched = fill(&dir, &manifest, &Sources::from_env())?;
             if !fetched.is_empty() {
-                eprintln!("xtask: fetched {} real fixtures into {} (each checked by sha256)", fetched.len(), dir.display());
+                eprintln!(
+                    "xtask: fetched {} real fixtures into {} (each checked by sha256)",
+                    fetched.len(),
+                    dir.display()
+                );
             }
             return Ok(dir);
         }
@@ -349,7 +415,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("xtask-fixtures-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("xtask-fixtures-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -374,20 +441,39 @@ mod tests {
             }
         }
         // And every file there (but the SOURCES.md notes) is in the manifest.
-        for folder in std::fs::read_dir(&shared).unwrap().flatten().filter(|e| e.path().is_dir()) {
+        for folder in std::fs::read_dir(&shared)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+        {
             for file in std::fs::read_dir(folder.path()).unwrap().flatten() {
-                let rel = format!("{}/{}", folder.file_name().to_string_lossy(), file.file_name().to_string_lossy());
+                let rel = format!(
+                    "{}/{}",
+                    folder.file_name().to_string_lossy(),
+                    file.file_name().to_string_lossy()
+                );
                 if !rel.ends_with("/SOURCES.md") && !manifest.iter().any(|f| f.relative() == rel) {
                     bad.push(format!("{rel}: not in fixtures.tsv"));
                 }
             }
         }
-        assert!(bad.is_empty(), "fixtures.tsv disagrees with {}:\n{}", shared.display(), bad.join("\n"));
+        assert!(
+            bad.is_empty(),
+            "fixtures.tsv disagrees with {}:\n{}",
+            shared.display(),
+            bad.join("\n")
+        );
     }
 
     #[test]
     fn bad_manifest_lines_are_named() {
-        let row = |derive: &str| format!("peers\ta.json\t2\t{}\to/r\t{}\tp/a.json\t{derive}\n", "0".repeat(64), "a".repeat(40));
+        let row = |derive: &str| {
+            format!(
+                "peers\ta.json\t2\t{}\to/r\t{}\tp/a.json\t{derive}\n",
+                "0".repeat(64),
+                "a".repeat(40)
+            )
+        };
         assert!(parse(&row("blob")).is_ok());
         let err = parse(&format!("# c\n{}", row("lines 3-1"))).unwrap_err();
         assert!(err.contains("line 2") && err.contains("lines 3-1"), "{err}");
@@ -424,7 +510,11 @@ mod tests {
             cassette.len(),
             sha256_hex(&cassette)
         );
-        let files = vec![("peers/one.json".into(), blob), ("dcgm/two.txt".into(), cut), ("streams/three.sse".into(), cassette)];
+        let files = vec![
+            ("peers/one.json".into(), blob),
+            ("dcgm/two.txt".into(), cut),
+            ("streams/three.sse".into(), cassette),
+        ];
         (parse(&text).unwrap(), files)
     }
 
@@ -433,19 +523,39 @@ mod tests {
         let root = scratch("upstream");
         let (upstream, cache) = (root.join("upstream"), root.join("cache"));
         let (manifest, files) = constructed(&upstream);
-        let sources = Sources { mirror: None, upstream: url(&upstream) };
+        let sources = Sources {
+            mirror: None,
+            upstream: url(&upstream),
+        };
         let err = fill(&cache, &manifest, &sources).unwrap_err();
         // The blob and the line range came; the cassette body is listed, with the command.
-        assert_eq!(std::fs::read(cache.join("peers/one.json")).unwrap(), files[0].1);
-        assert_eq!(std::fs::read(cache.join("dcgm/two.txt")).unwrap(), files[1].1);
+        assert_eq!(
+            std::fs::read(cache.join("peers/one.json")).unwrap(),
+            files[0].1
+        );
+        assert_eq!(
+            std::fs::read(cache.join("dcgm/two.txt")).unwrap(),
+            files[1].1
+        );
         assert!(err.starts_with("1 of the 3 real fixtures"), "{err}");
-        assert!(err.contains("streams/three.sse: cannot be re-derived from its public source") && err.contains(FETCH_COMMAND), "{err}");
+        assert!(
+            err.contains("streams/three.sse: cannot be re-derived from its public source")
+                && err.contains(FETCH_COMMAND),
+            "{err}"
+        );
         assert!(!err.contains("peers/one.json"), "{err}");
         // A file changed upstream (or on disk) fails its hash and is not kept.
         std::fs::write(cache.join("peers/one.json"), b"edited").unwrap();
-        std::fs::write(upstream.join("owner/repo/0123456789abcdef0123456789abcdef01234567/dir/a b.json"), b"{\"other\": 1}\n").unwrap();
+        std::fs::write(
+            upstream.join("owner/repo/0123456789abcdef0123456789abcdef01234567/dir/a b.json"),
+            b"{\"other\": 1}\n",
+        )
+        .unwrap();
         let err = fill(&cache, &manifest, &sources).unwrap_err();
-        assert!(err.contains("peers/one.json") && err.contains("where the manifest says"), "{err}");
+        assert!(
+            err.contains("peers/one.json") && err.contains("where the manifest says"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -455,30 +565,45 @@ mod tests {
         let (mirror, cache) = (root.join("mirror"), root.join("cache"));
         let (manifest, files) = constructed(&root.join("unused-upstream"));
         // Nothing reachable: one message, every file named once, and the command.
-        let nowhere = Sources { mirror: None, upstream: url(&root.join("nowhere")) };
+        let nowhere = Sources {
+            mirror: None,
+            upstream: url(&root.join("nowhere")),
+        };
         let err = fill(&cache, &manifest, &nowhere).unwrap_err();
         assert!(err.starts_with("3 of the 3 real fixtures"), "{err}");
         for (rel, _) in &files {
             assert_eq!(err.matches(rel.as_str()).count(), 1, "{rel} in {err}");
         }
-        assert!(err.contains("`cargo xtask fixtures`") && err.contains("TRACELAB_FIXTURES_MIRROR"), "{err}");
+        assert!(
+            err.contains("`cargo xtask fixtures`") && err.contains("TRACELAB_FIXTURES_MIRROR"),
+            "{err}"
+        );
         // A mirror laid out as FOLDER/NAME has them all, cassette body included.
         for (rel, bytes) in &files {
             let p = mirror.join(rel);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, bytes).unwrap();
         }
-        let with_mirror = Sources { mirror: Some(url(&mirror)), upstream: nowhere.upstream.clone() };
+        let with_mirror = Sources {
+            mirror: Some(url(&mirror)),
+            upstream: nowhere.upstream.clone(),
+        };
         let fetched = fill(&cache, &manifest, &with_mirror).unwrap();
         assert_eq!(fetched.len(), 3);
         // Once there and verified, nothing is fetched again, even with no source at all.
-        assert_eq!(fill(&cache, &manifest, &nowhere).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            fill(&cache, &manifest, &nowhere).unwrap(),
+            Vec::<String>::new()
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn urls_are_percent_encoded_and_file_urls_decoded() {
-        assert_eq!(url_path("github-data/issues/467 - Bug_ x[1].md"), "github-data/issues/467%20-%20Bug_%20x%5B1%5D.md");
+        assert_eq!(
+            url_path("github-data/issues/467 - Bug_ x[1].md"),
+            "github-data/issues/467%20-%20Bug_%20x%5B1%5D.md"
+        );
         assert_eq!(percent_decode("/tmp/a%20b%5B1%5D"), "/tmp/a b[1]");
         assert_eq!(cut_lines(b"a\nb\nc", 2, 3).unwrap(), b"b\nc");
         assert!(cut_lines(b"a\n", 1, 2).is_err());

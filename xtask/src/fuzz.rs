@@ -25,7 +25,9 @@ pub(crate) const EXPORTS_SEED_PAIRS: [&str; 3] = [
 
 pub(crate) fn fuzz(rest: &[String]) -> Result {
     let seconds = match rest.first() {
-        Some(s) => s.parse::<u64>().map_err(|_| format!("`{s}` is not a number of seconds"))?,
+        Some(s) => s
+            .parse::<u64>()
+            .map_err(|_| format!("`{s}` is not a number of seconds"))?,
         None => 60,
     };
     run_fuzzers(seconds)
@@ -34,18 +36,36 @@ pub(crate) fn fuzz(rest: &[String]) -> Result {
 /// The nightly toolchain cargo-fuzz builds with (installed with rustup when missing), and
 /// cargo-fuzz itself from crates.io.
 pub(crate) fn ensure_cargo_fuzz() -> Result<String> {
-    let list = output("rustup", &["toolchain", "list"]).ok_or("the fuzz targets need rustup (they build on nightly)")?;
-    let nightly = list.lines().filter_map(|l| l.split_whitespace().next()).find(|t| t.starts_with("nightly")).map(str::to_string);
+    let list = output("rustup", &["toolchain", "list"])
+        .ok_or("the fuzz targets need rustup (they build on nightly)")?;
+    let nightly = list
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .find(|t| t.starts_with("nightly"))
+        .map(str::to_string);
     let nightly = match nightly {
         Some(n) => n,
         None => {
-            run(Command::new("rustup").args(["toolchain", "install", "nightly", "--profile", "minimal"]))?;
+            run(Command::new("rustup").args([
+                "toolchain",
+                "install",
+                "nightly",
+                "--profile",
+                "minimal",
+            ]))?;
             "nightly".to_string()
         }
     };
-    let installed = output(&cargo(), &["fuzz", "--version"]).is_some_and(|v| v.contains(CARGO_FUZZ_VERSION));
+    let installed =
+        output(&cargo(), &["fuzz", "--version"]).is_some_and(|v| v.contains(CARGO_FUZZ_VERSION));
     if !installed {
-        run(Command::new(cargo()).args(["install", "cargo-fuzz", "--locked", "--version", CARGO_FUZZ_VERSION]))?;
+        run(Command::new(cargo()).args([
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--version",
+            CARGO_FUZZ_VERSION,
+        ]))?;
     }
     Ok(nightly)
 }
@@ -71,9 +91,18 @@ pub(crate) fn run_fuzzers(seconds: u64) -> Result {
         // Through rustup: under `cargo xtask`, CARGO is the stable toolchain's own cargo, which
         // does not understand `+nightly`.
         let mut cmd = Command::new("rustup");
-        cmd.args(["run", &nightly, "cargo", "fuzz", "run", "--sanitizer", "none", target])
-            .arg(&corpus)
-            .current_dir(&fuzz_dir);
+        cmd.args([
+            "run",
+            &nightly,
+            "cargo",
+            "fuzz",
+            "run",
+            "--sanitizer",
+            "none",
+            target,
+        ])
+        .arg(&corpus)
+        .current_dir(&fuzz_dir);
         if target == "exports" {
             // Its input starts with a line of permalink pairs: seed copies of the files with one.
             write_exports_seeds(&seeds, &corpus)?;
@@ -81,18 +110,30 @@ pub(crate) fn run_fuzzers(seconds: u64) -> Result {
             cmd.args(seeds.iter().filter(|s| s.is_dir()));
         }
         // Large seeds (a 1 MB vLLM result) are cut to 64 KiB: cut-off files are inputs too.
-        cmd.args(["--", &format!("-max_total_time={seconds}"), "-max_len=65536", "-timeout=10", "-rss_limit_mb=4096"]);
+        cmd.args([
+            "--",
+            &format!("-max_total_time={seconds}"),
+            "-max_len=65536",
+            "-timeout=10",
+            "-rss_limit_mb=4096",
+        ]);
         if seconds <= FUZZ_SMOKE_SECONDS {
             // The smoke in `cargo xtask test` mutates from a fixed seed, so a red CI is a
             // reproducible finding, not luck; the long runs explore afresh each time.
             cmd.arg("-seed=1");
         }
         eprintln!("xtask: $ {}", describe(&cmd));
-        let out = cmd.output().map_err(|e| format!("could not start cargo fuzz: {e}"))?;
+        let out = cmd
+            .output()
+            .map_err(|e| format!("could not start cargo fuzz: {e}"))?;
         let log = String::from_utf8_lossy(&out.stderr);
         let runs = log
             .lines()
-            .filter_map(|l| l.strip_prefix("Done ").and_then(|r| r.split_whitespace().next()).and_then(|n| n.parse::<u64>().ok()))
+            .filter_map(|l| {
+                l.strip_prefix("Done ")
+                    .and_then(|r| r.split_whitespace().next())
+                    .and_then(|n| n.parse::<u64>().ok())
+            })
             .last();
         match (out.status.success(), runs) {
             (true, Some(n)) => {
@@ -106,11 +147,17 @@ pub(crate) fn run_fuzzers(seconds: u64) -> Result {
             }
         }
     }
-    eprintln!("xtask: fuzz: {total} executions in total over {} targets", FUZZ_TARGETS.len());
+    eprintln!(
+        "xtask: fuzz: {total} executions in total over {} targets",
+        FUZZ_TARGETS.len()
+    );
     if found.is_empty() {
         Ok(())
     } else {
-        Err(format!("fuzz targets failed: {} (inputs in fuzz/artifacts/)", found.join(", ")))
+        Err(format!(
+            "fuzz targets failed: {} (inputs in fuzz/artifacts/)",
+            found.join(", ")
+        ))
     }
 }
 
@@ -120,11 +167,16 @@ pub(crate) fn write_exports_seeds(seeds: &[PathBuf], corpus: &Path) -> Result {
         let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         for entry in entries.flatten() {
             let path = entry.path();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if name.ends_with(".md") || !path.is_file() {
                 continue;
             }
-            let Ok(body) = std::fs::read(&path) else { continue };
+            let Ok(body) = std::fs::read(&path) else {
+                continue;
+            };
             let body = &body[..body.len().min(65536)];
             for (i, pairs) in EXPORTS_SEED_PAIRS.iter().enumerate() {
                 let mut seed = format!("{pairs}\n").into_bytes();

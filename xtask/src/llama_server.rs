@@ -23,12 +23,20 @@ pub(crate) fn ensure_llama_server() -> Result<PathBuf> {
          into {}: about 10 minutes on 2 idle cores (41 measured on 2 shared ones), once",
         home.display()
     );
-    if output("cmake", &["--version"]).is_none() || output("ninja", &["--version"]).is_none() || output("c++", &["--version"]).is_none() {
+    if output("cmake", &["--version"]).is_none()
+        || output("ninja", &["--version"]).is_none()
+        || output("c++", &["--version"]).is_none()
+    {
         apt_install(&["cmake", "ninja-build", "build-essential"])?;
     }
     let work = home.join("build");
     let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}; check the disk and its permissions", work.display()))?;
+    std::fs::create_dir_all(&work).map_err(|e| {
+        format!(
+            "cannot create {}: {e}; check the disk and its permissions",
+            work.display()
+        )
+    })?;
     let started = Instant::now();
     let source = unpack_sdist(&work)?;
     let build = work.join("cmake");
@@ -37,39 +45,99 @@ pub(crate) fn ensure_llama_server() -> Result<PathBuf> {
         .arg(&source)
         .arg("-B")
         .arg(&build)
-        .args(["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF"])
+        .args([
+            "-G",
+            "Ninja",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DBUILD_SHARED_LIBS=OFF",
+        ])
         // The server and what it links; no tests, examples, web UI (it would be fetched), TLS.
-        .args(["-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF"])
-        .args(["-DLLAMA_BUILD_APP=OFF", "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_OPENSSL=OFF"])
+        .args([
+            "-DLLAMA_BUILD_SERVER=ON",
+            "-DLLAMA_BUILD_TOOLS=ON",
+            "-DLLAMA_BUILD_TESTS=OFF",
+            "-DLLAMA_BUILD_EXAMPLES=OFF",
+        ])
+        .args([
+            "-DLLAMA_BUILD_APP=OFF",
+            "-DLLAMA_BUILD_UI=OFF",
+            "-DLLAMA_USE_PREBUILT_UI=OFF",
+            "-DLLAMA_OPENSSL=OFF",
+        ])
         // A binary for any x86-64 with AVX2 rather than this CPU only; no OpenMP runtime.
-        .args(["-DGGML_NATIVE=OFF", "-DGGML_OPENMP=OFF", "-DGGML_CCACHE=OFF"]))?;
-    run(Command::new("cmake").arg("--build").arg(&build).args(["--target", "llama-server"]))?;
+        .args([
+            "-DGGML_NATIVE=OFF",
+            "-DGGML_OPENMP=OFF",
+            "-DGGML_CCACHE=OFF",
+        ]))?;
+    run(Command::new("cmake")
+        .arg("--build")
+        .arg(&build)
+        .args(["--target", "llama-server"]))?;
     let built = build.join("bin").join("llama-server");
     std::fs::create_dir_all(home.join("bin")).map_err(|e| e.to_string())?;
-    std::fs::copy(&built, &binary).map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), binary.display()))?;
+    std::fs::copy(&built, &binary).map_err(|e| {
+        format!(
+            "cannot copy {} to {}: {e}",
+            built.display(),
+            binary.display()
+        )
+    })?;
     let _ = std::fs::remove_dir_all(&work);
     if !runs(&binary) {
-        return Err(format!("{} was built but `llama-server --version` fails; delete {} and run again", binary.display(), home.display()));
+        return Err(format!(
+            "{} was built but `llama-server --version` fails; delete {} and run again",
+            binary.display(),
+            home.display()
+        ));
     }
-    eprintln!("xtask: llama-server built in {:.0} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "xtask: llama-server built in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     Ok(binary)
 }
 
 fn runs(binary: &Path) -> bool {
-    Command::new(binary).arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new(binary)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Downloads the pinned sdist with pip (only that package from source, its build tools as
 /// wheels) and unpacks it; returns the vendored llama.cpp folder.
 fn unpack_sdist(work: &Path) -> Result<PathBuf> {
-    let python = if output("python3", &["-m", "pip", "--version"]).is_some() { "python3" } else { "python" };
+    let python = if output("python3", &["-m", "pip", "--version"]).is_some() {
+        "python3"
+    } else {
+        "python"
+    };
     run(Command::new(python)
-        .args(["-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--no-binary", "llama-cpp-python", "--dest"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-binary",
+            "llama-cpp-python",
+            "--dest",
+        ])
         .arg(work)
         .arg(format!("llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}")))?;
-    let sdist = work.join(format!("llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"));
-    run(Command::new("tar").arg("-xzf").arg(&sdist).arg("-C").arg(work))?;
-    let source = work.join(format!("llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}")).join("vendor").join("llama.cpp");
+    let sdist = work.join(format!(
+        "llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
+    ));
+    run(Command::new("tar")
+        .arg("-xzf")
+        .arg(&sdist)
+        .arg("-C")
+        .arg(work))?;
+    let source = work
+        .join(format!("llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}"))
+        .join("vendor")
+        .join("llama.cpp");
     if !source.join("CMakeLists.txt").is_file() {
         return Err(format!("{} holds no llama.cpp source (vendor/llama.cpp/CMakeLists.txt): has the sdist's layout changed?", sdist.display()));
     }

@@ -25,25 +25,53 @@ pub(crate) struct Page {
 
 /// Every page with a bundle of its own: the one list (the builds, the browser tests).
 pub(crate) const PAGES: [Page; 6] = [
-    Page { name: "lessons", hashed: true, test: Some("lessons") },
-    Page { name: "compare", hashed: true, test: Some("compare") },
-    Page { name: "capacity", hashed: true, test: Some("capacity") },
-    Page { name: "load-model", hashed: true, test: Some("loadmodel") },
+    Page {
+        name: "lessons",
+        hashed: true,
+        test: Some("lessons"),
+    },
+    Page {
+        name: "compare",
+        hashed: true,
+        test: Some("compare"),
+    },
+    Page {
+        name: "capacity",
+        hashed: true,
+        test: Some("capacity"),
+    },
+    Page {
+        name: "load-model",
+        hashed: true,
+        test: Some("loadmodel"),
+    },
     // Its canvas views are tested on the lab with a big trace (`tests/charts.rs`).
-    Page { name: "convert", hashed: false, test: Some("charts") },
-    Page { name: "bench", hashed: true, test: None },
+    Page {
+        name: "convert",
+        hashed: false,
+        test: Some("charts"),
+    },
+    Page {
+        name: "bench",
+        hashed: true,
+        test: None,
+    },
 ];
 
 /// `--test lab --test lessons …`: the lab's browser test, then each page's.
 pub(crate) fn browser_tests() -> Vec<String> {
-    std::iter::once("lab").chain(PAGES.iter().filter_map(|p| p.test)).flat_map(|t| ["--test".to_string(), t.to_string()]).collect()
+    std::iter::once("lab")
+        .chain(PAGES.iter().filter_map(|p| p.test))
+        .flat_map(|t| ["--test".to_string(), t.to_string()])
+        .collect()
 }
 
 pub(crate) fn build_pages(release: bool) -> Result {
     // Only the listed pages: a page removed from the list leaves nothing behind in dist/.
     let build = root().join(".build");
     if build.is_dir() {
-        std::fs::remove_dir_all(&build).map_err(|e| format!("cannot clear {}: {e}", build.display()))?;
+        std::fs::remove_dir_all(&build)
+            .map_err(|e| format!("cannot clear {}: {e}", build.display()))?;
     }
     for Page { name, hashed, .. } in PAGES {
         let mut cmd = trunk_command();
@@ -81,17 +109,27 @@ pub(crate) fn build_release() -> Result<u64> {
     run(trunk_command().args(["build", "--release"]))?;
     let dist = root().join("dist");
     let mut total = 0;
-    for entry in std::fs::read_dir(&dist).map_err(|e| format!("cannot read {}: {e}", dist.display()))? {
+    for entry in
+        std::fs::read_dir(&dist).map_err(|e| format!("cannot read {}: {e}", dist.display()))?
+    {
         let path = entry.map_err(|e| e.to_string())?.path();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         if ["wasm", "js", "css", "html"].contains(&ext) {
             let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
             let size = gzip_size(&path, bytes.len() as u64);
-            eprintln!("xtask:   {:<48} {:>9} B raw {:>9} B gzip", path.file_name().unwrap().to_string_lossy(), bytes.len(), size);
+            eprintln!(
+                "xtask:   {:<48} {:>9} B raw {:>9} B gzip",
+                path.file_name().unwrap().to_string_lossy(),
+                bytes.len(),
+                size
+            );
             total += size;
         }
     }
-    eprintln!("xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)", total as f64 / 1024.0);
+    eprintln!(
+        "xtask: initial download (html + wasm + js + css, gzip -9): {total} B ({:.1} KiB)",
+        total as f64 / 1024.0
+    );
     if total > INITIAL_DOWNLOAD_BUDGET {
         return Err(format!(
             "the lab's initial download is {total} B gzipped, over its budget of {INITIAL_DOWNLOAD_BUDGET} B: move what a first \
@@ -99,7 +137,11 @@ pub(crate) fn build_release() -> Result<u64> {
         ));
     }
     // Named from the one page list, so a new page shows up here by itself.
-    let pages: Vec<&str> = PAGES.iter().map(|p| p.name).filter(|n| *n != "convert").collect();
+    let pages: Vec<&str> = PAGES
+        .iter()
+        .map(|p| p.name)
+        .filter(|n| *n != "convert")
+        .collect();
     eprintln!(
         "xtask: (the {} pages under dist/NAME/ are separate bundles, loaded only there; dist/convert/, the importers and download writers, is fetched on first use)",
         pages.join(", ")

@@ -8,7 +8,10 @@ use std::process::Command;
 use crate::Result;
 
 pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 pub(crate) fn cargo() -> String {
@@ -18,14 +21,18 @@ pub(crate) fn cargo() -> String {
 pub(crate) fn cargo_bin_dir() -> PathBuf {
     let home = env::var_os("CARGO_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cargo"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cargo")
+        });
     home.join("bin")
 }
 
 /// Runs a command, echoing it, and fails with its exit status.
 pub(crate) fn run(cmd: &mut Command) -> Result {
     eprintln!("xtask: $ {}", describe(cmd));
-    let status = cmd.status().map_err(|e| format!("could not start `{}`: {e}", describe(cmd)))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not start `{}`: {e}", describe(cmd)))?;
     if status.success() {
         Ok(())
     } else {
@@ -45,7 +52,9 @@ pub(crate) fn describe(cmd: &Command) -> String {
 /// The stdout of a command, or None when it cannot run.
 pub(crate) fn output(program: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(program).args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Puts `dir` first on this process's PATH (children inherit it).
@@ -68,7 +77,9 @@ pub(crate) fn cache_dir() -> PathBuf {
 
 /// Installs Debian packages (as root, or through `sudo -n`).
 pub(crate) fn apt_install(packages: &[&str]) -> Result {
-    let is_root = output("id", &["-u"]).map(|s| s.trim() == "0").unwrap_or(false);
+    let is_root = output("id", &["-u"])
+        .map(|s| s.trim() == "0")
+        .unwrap_or(false);
     let apt = |args: &[&str]| -> Command {
         let mut cmd = if is_root {
             Command::new("apt-get")
@@ -82,7 +93,12 @@ pub(crate) fn apt_install(packages: &[&str]) -> Result {
     };
     run(&mut apt(&["update"]))
         .and_then(|_| run(apt(&["install", "-y", "--no-install-recommends"]).args(packages)))
-        .map_err(|e| format!("{e}\nInstall them by hand: `sudo apt-get install {}`", packages.join(" ")))
+        .map_err(|e| {
+            format!(
+                "{e}\nInstall them by hand: `sudo apt-get install {}`",
+                packages.join(" ")
+            )
+        })
 }
 
 /// The space free on the disk that holds `dir`, in bytes, as `df` reports it.
@@ -92,8 +108,21 @@ pub(crate) fn free_bytes(dir: &Path) -> std::result::Result<u64, String> {
         .arg(dir)
         .output()
         .map_err(|e| format!("could not start `df`: {e}"))
-        .and_then(|o| if o.status.success() { Ok(String::from_utf8_lossy(&o.stdout).into_owned()) } else { Err(format!("`df -Pk {}` failed ({})", dir.display(), o.status)) })?;
-    free_kib_from_df(&text).map(|kib| kib * 1024).ok_or_else(|| format!("cannot read the free space from `df -Pk {}`:\n{text}", dir.display()))
+        .and_then(|o| {
+            if o.status.success() {
+                Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+            } else {
+                Err(format!("`df -Pk {}` failed ({})", dir.display(), o.status))
+            }
+        })?;
+    free_kib_from_df(&text)
+        .map(|kib| kib * 1024)
+        .ok_or_else(|| {
+            format!(
+                "cannot read the free space from `df -Pk {}`:\n{text}",
+                dir.display()
+            )
+        })
 }
 
 /// The "Available" column (1 KiB blocks) of `df -P`'s one data line: the field before the
@@ -131,7 +160,10 @@ mod tests {
     fn the_available_column_is_read_from_df() {
         let text = "Filesystem     1024-blocks     Used Available Capacity Mounted on\n/dev/vda        263174212 90123456 5967832      94% /\n";
         assert_eq!(free_kib_from_df(text), Some(5_967_832));
-        assert_eq!(free_kib_from_df("Filesystem 1024-blocks Used Available Capacity Mounted on\n"), None);
+        assert_eq!(
+            free_kib_from_df("Filesystem 1024-blocks Used Available Capacity Mounted on\n"),
+            None
+        );
         let spaced = "Filesystem 1024-blocks Used Available Capacity Mounted on\nmy disk  1000 400 600 40% /mnt/my disk\n";
         assert_eq!(free_kib_from_df(spaced), Some(600));
     }

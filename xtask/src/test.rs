@@ -18,7 +18,8 @@ pub(crate) fn test(rest: &[String]) -> Result {
     let fixtures = fixtures_folder()?;
     // A fresh clone's run leaves about 4.4 GB in target/ and fuzz/target (measured on main at
     // 43f78eb), beside the per-user installs.
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), std::path::PathBuf::from);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root().join("target"), std::path::PathBuf::from);
     warn_if_disk_is_short(&target, 6_000_000_000, "`cargo xtask test`");
     install_tools(true)?;
     let llama_python = ensure(&Venv::llama_server())?.join("bin").join("python");
@@ -29,7 +30,13 @@ pub(crate) fn test(rest: &[String]) -> Result {
     // bench, so one could stop compiling unnoticed (the recorder's fidelity bench did). Built in
     // the test profile, so the run below reuses it.
     run(Command::new(cargo())
-        .args(["test", "--workspace", "--locked", "--all-targets", "--no-run"])
+        .args([
+            "test",
+            "--workspace",
+            "--locked",
+            "--all-targets",
+            "--no-run",
+        ])
         .current_dir(root()))?;
     // Unit, integration, property and process tests of every crate (native).
     run(Command::new(cargo())
@@ -45,7 +52,17 @@ pub(crate) fn test(rest: &[String]) -> Result {
     // workspace gives them, so the test built above is reused rather than everything rebuilt
     // (`recorder` is the one test target of that name).
     run(Command::new(cargo())
-        .args(["test", "--workspace", "--locked", "--test", "recorder", "llama::", "--", "--ignored", "--test-threads=1"])
+        .args([
+            "test",
+            "--workspace",
+            "--locked",
+            "--test",
+            "recorder",
+            "llama::",
+            "--",
+            "--ignored",
+            "--test-threads=1",
+        ])
         .env("TRACELAB_LLAMA_PYTHON", &llama_python)
         .env("TRACELAB_LLAMA_SERVER", &llama_server)
         .env("TRACELAB_FIXTURES", &fixtures)

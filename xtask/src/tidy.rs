@@ -26,25 +26,50 @@ use lex::{lex, Tok};
 
 /// The workspace's root.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 /// Folders never read: build outputs, installed tools, git's own.
-const SKIPPED: [&str; 9] = ["target", ".git", ".build", "dist", ".tools", "node_modules", "corpus", "artifacts", "coverage"];
+const SKIPPED: [&str; 9] = [
+    "target",
+    ".git",
+    ".build",
+    "dist",
+    ".tools",
+    "node_modules",
+    "corpus",
+    "artifacts",
+    "coverage",
+];
 
 /// Every `.rs` file of the workspace (the fuzz targets included), relative to the root.
 fn workspace_rust_files() -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).expect("a folder reads").map(|e| e.expect("an entry").path()).collect();
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("a folder reads")
+            .map(|e| e.expect("an entry").path())
+            .collect();
         entries.sort();
         for p in entries {
-            let name = p.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             if p.is_dir() {
                 if !SKIPPED.contains(&name.as_str()) && !name.starts_with("target") {
                     walk(&p, root, out);
                 }
             } else if name.ends_with(".rs") {
-                out.push(p.strip_prefix(root).expect("under the root").to_string_lossy().replace('\\', "/"));
+                out.push(
+                    p.strip_prefix(root)
+                        .expect("under the root")
+                        .to_string_lossy()
+                        .replace('\\', "/"),
+                );
             }
         }
     }
@@ -64,11 +89,17 @@ fn circles(root_file: &str, files: &[(String, String)]) -> Result<Vec<String>, S
     for (rel, src) in files {
         let path = module_path(rel);
         let Some(unit) = path.first() else { continue };
-        if path.len() == 1 && matches!(unit.as_str(), "main" | "lib") || !root.modules.contains(unit) {
+        if path.len() == 1 && matches!(unit.as_str(), "main" | "lib")
+            || !root.modules.contains(unit)
+        {
             continue; // the root itself, or a file no module of this root declares
         }
         for (dep, line) in dependencies(rel, src, &root)? {
-            edges.entry(unit.clone()).or_default().entry(dep).or_insert((rel.clone(), line));
+            edges
+                .entry(unit.clone())
+                .or_default()
+                .entry(dep)
+                .or_insert((rel.clone(), line));
         }
     }
     Ok(strongly_connected(&root.modules, &edges)
@@ -78,16 +109,31 @@ fn circles(root_file: &str, files: &[(String, String)]) -> Result<Vec<String>, S
             let inside: Vec<String> = c
                 .iter()
                 .flat_map(|m| {
-                    edges.get(m).into_iter().flatten().filter(|(to, _)| c.contains(*to)).map(|(to, (file, line))| format!("{file}:{line} uses `{to}`"))
+                    edges
+                        .get(m)
+                        .into_iter()
+                        .flatten()
+                        .filter(|(to, _)| c.contains(*to))
+                        .map(|(to, (file, line))| format!("{file}:{line} uses `{to}`"))
                 })
                 .collect();
-            format!("a circle among {}: {}", c.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "), inside.join("; "))
+            format!(
+                "a circle among {}: {}",
+                c.iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                inside.join("; ")
+            )
         })
         .collect())
 }
 
 /// Tarjan's strongly connected components, each sorted.
-fn strongly_connected(nodes: &BTreeSet<String>, edges: &BTreeMap<String, BTreeMap<String, (String, usize)>>) -> Vec<BTreeSet<String>> {
+fn strongly_connected(
+    nodes: &BTreeSet<String>,
+    edges: &BTreeMap<String, BTreeMap<String, (String, usize)>>,
+) -> Vec<BTreeSet<String>> {
     struct State<'a> {
         edges: &'a BTreeMap<String, BTreeMap<String, (String, usize)>>,
         index: BTreeMap<&'a str, usize>,
@@ -126,7 +172,14 @@ fn strongly_connected(nodes: &BTreeSet<String>, edges: &BTreeMap<String, BTreeMa
             s.out.push(component);
         }
     }
-    let mut s = State { edges, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), on_stack: BTreeSet::new(), out: Vec::new() };
+    let mut s = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
     for v in nodes.iter().chain(edges.keys()) {
         if !s.index.contains_key(v.as_str()) {
             visit(v, &mut s);
@@ -156,8 +209,18 @@ fn crate_roots() -> Vec<(String, String)> {
 #[test]
 fn no_crate_has_an_import_circle() {
     let roots = crate_roots();
-    for expected in ["crates/core/src/lib.rs", "crates/course/src/lib.rs", "crates/web/src/lib.rs", "src/lib.rs", "pages/compare/src/main.rs", "pages/lessons/src/main.rs"] {
-        assert!(roots.iter().any(|(f, _)| f == expected), "{expected} was not found among the crate roots: {roots:?}");
+    for expected in [
+        "crates/core/src/lib.rs",
+        "crates/course/src/lib.rs",
+        "crates/web/src/lib.rs",
+        "src/lib.rs",
+        "pages/compare/src/main.rs",
+        "pages/lessons/src/main.rs",
+    ] {
+        assert!(
+            roots.iter().any(|(f, _)| f == expected),
+            "{expected} was not found among the crate roots: {roots:?}"
+        );
     }
     let mut problems = Vec::new();
     for (root_file, dir) in &roots {
@@ -170,20 +233,58 @@ fn no_crate_has_an_import_circle() {
             Err(e) => problems.push(format!("{dir}/: {e}")),
         }
     }
-    assert!(problems.is_empty(), "the modules of a crate must not import each other in a circle:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "the modules of a crate must not import each other in a circle:\n  {}",
+        problems.join("\n  ")
+    );
 }
 
 #[test]
 fn a_circle_is_named_with_its_files_and_lines() {
     let lib = "mod a;\nmod b;\nmod c;\nmod d;\nfn t() {}\n";
-    let files = |list: &[(&str, &str)]| list.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect::<Vec<_>>();
-    let found = circles(lib, &files(&[("a.rs", "use crate::b::X;\n"), ("b.rs", "\nuse crate::c::Y;\n"), ("c.rs", "use crate::a;\nuse crate::t;\n"), ("d.rs", "use crate::a;\n")]))
-        .unwrap();
-    assert_eq!(found, ["a circle among `a`, `b`, `c`: a.rs:1 uses `b`; b.rs:2 uses `c`; c.rs:1 uses `a`"]);
+    let files = |list: &[(&str, &str)]| {
+        list.iter()
+            .map(|(p, s)| (p.to_string(), s.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let found = circles(
+        lib,
+        &files(&[
+            ("a.rs", "use crate::b::X;\n"),
+            ("b.rs", "\nuse crate::c::Y;\n"),
+            ("c.rs", "use crate::a;\nuse crate::t;\n"),
+            ("d.rs", "use crate::a;\n"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        found,
+        ["a circle among `a`, `b`, `c`: a.rs:1 uses `b`; b.rs:2 uses `c`; c.rs:1 uses `a`"]
+    );
     // Downward only, an item of the root, and `super::` inside a test module: no circle.
-    assert!(circles(lib, &files(&[("a.rs", "use crate::b;\nmod tests { use super::*; }\n"), ("b.rs", "use crate::t;\n")])).unwrap().is_empty());
+    assert!(circles(
+        lib,
+        &files(&[
+            ("a.rs", "use crate::b;\nmod tests { use super::*; }\n"),
+            ("b.rs", "use crate::t;\n")
+        ])
+    )
+    .unwrap()
+    .is_empty());
     // Two modules naming each other are a circle too.
-    assert_eq!(circles(lib, &files(&[("a.rs", "fn f() { crate::b::g() }\n"), ("b/mod.rs", "use super::a;\n")])).unwrap().len(), 1);
+    assert_eq!(
+        circles(
+            lib,
+            &files(&[
+                ("a.rs", "fn f() { crate::b::g() }\n"),
+                ("b/mod.rs", "use super::a;\n")
+            ])
+        )
+        .unwrap()
+        .len(),
+        1
+    );
     // A path that cannot be placed is an error.
     assert!(circles(lib, &files(&[("a.rs", "use crate::Nowhere;\n")])).is_err());
 }
@@ -192,7 +293,9 @@ fn a_circle_is_named_with_its_files_and_lines() {
 
 /// Whether a file's first non-blank line is a `//!` doc.
 fn opens_with_doc(src: &str) -> bool {
-    src.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim_start().starts_with("//!"))
+    src.lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim_start().starts_with("//!"))
 }
 
 #[test]
@@ -201,13 +304,21 @@ fn every_rust_file_opens_with_a_module_doc() {
     assert!(files.len() > 150, "found only {} .rs files", files.len());
     let missing: Vec<String> = files
         .iter()
-        .filter(|f| !opens_with_doc(&std::fs::read_to_string(root().join(f)).expect("a source file reads")))
+        .filter(|f| {
+            !opens_with_doc(&std::fs::read_to_string(root().join(f)).expect("a source file reads"))
+        })
         .map(|f| format!("{f}:1: no `//!` doc saying what the file holds"))
         .collect();
-    assert!(missing.is_empty(), "every .rs file opens with a `//!` module doc:\n  {}", missing.join("\n  "));
+    assert!(
+        missing.is_empty(),
+        "every .rs file opens with a `//!` module doc:\n  {}",
+        missing.join("\n  ")
+    );
     assert!(opens_with_doc("\n//! Doc.\nfn f() {}\n"));
     assert!(!opens_with_doc("use std::fs;\n//! Too late.\n"));
-    assert!(!opens_with_doc("/// An item's doc, not the module's.\nfn f() {}\n"));
+    assert!(!opens_with_doc(
+        "/// An item's doc, not the module's.\nfn f() {}\n"
+    ));
 }
 
 // --- ARCHITECTURE.md names every package and test suite ---------------------------------------
@@ -215,14 +326,26 @@ fn every_rust_file_opens_with_a_module_doc() {
 /// Every manifest of the workspace (and the fuzz targets'), relative to the root: the root's,
 /// each library's (`crates/*`), each page's (`pages/*`), xtask's and the fuzz targets'.
 fn manifests() -> Vec<String> {
-    let mut manifests = vec!["Cargo.toml".to_string(), "fuzz/Cargo.toml".to_string(), "xtask/Cargo.toml".to_string()];
+    let mut manifests = vec![
+        "Cargo.toml".to_string(),
+        "fuzz/Cargo.toml".to_string(),
+        "xtask/Cargo.toml".to_string(),
+    ];
     for folder in ["crates", "pages"] {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join(folder)).expect("a folder reads").map(|e| e.unwrap().path()).collect();
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join(folder))
+            .expect("a folder reads")
+            .map(|e| e.unwrap().path())
+            .collect();
         dirs.sort();
         manifests.extend(
             dirs.into_iter()
                 .filter(|p| p.join("Cargo.toml").is_file())
-                .map(|p| format!("{}/Cargo.toml", p.strip_prefix(root()).unwrap().to_string_lossy())),
+                .map(|p| {
+                    format!(
+                        "{}/Cargo.toml",
+                        p.strip_prefix(root()).unwrap().to_string_lossy()
+                    )
+                }),
         );
     }
     manifests
@@ -239,7 +362,10 @@ fn packages() -> Vec<(String, String)> {
             if line.starts_with('[') {
                 in_package = line == "[package]";
             } else if in_package {
-                if let Some(name) = line.strip_prefix("name = \"").and_then(|r| r.strip_suffix('"')) {
+                if let Some(name) = line
+                    .strip_prefix("name = \"")
+                    .and_then(|r| r.strip_suffix('"'))
+                {
                     out.push((manifest.clone(), name.to_string()));
                 }
             }
@@ -261,14 +387,19 @@ fn test_suites() -> Vec<String> {
 
 #[test]
 fn architecture_names_every_package_and_test_suite() {
-    let architecture = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
-    let tests_section = &architecture[architecture.find("\n## Tests").expect("ARCHITECTURE.md has a \"## Tests\" section")..];
+    let architecture =
+        std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+    let tests_section = &architecture[architecture
+        .find("\n## Tests")
+        .expect("ARCHITECTURE.md has a \"## Tests\" section")..];
     let packages = packages();
     assert!(packages.len() >= 7, "found only {packages:?}");
     let mut problems = Vec::new();
     for (manifest, name) in packages {
         if !architecture.contains(&format!("`{name}`")) {
-            problems.push(format!("{manifest}: the package `{name}` is not named in ARCHITECTURE.md"));
+            problems.push(format!(
+                "{manifest}: the package `{name}` is not named in ARCHITECTURE.md"
+            ));
         }
     }
     let suites = test_suites();
@@ -284,10 +415,16 @@ fn architecture_names_every_package_and_test_suite() {
                 entry.contains(&format!("`{file}`"))
             });
         if !named {
-            problems.push(format!("{suite}: the test suite is not named in ARCHITECTURE.md's \"Tests\" section"));
+            problems.push(format!(
+                "{suite}: the test suite is not named in ARCHITECTURE.md's \"Tests\" section"
+            ));
         }
     }
-    assert!(problems.is_empty(), "ARCHITECTURE.md must name every package and test suite:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md must name every package and test suite:\n  {}",
+        problems.join("\n  ")
+    );
 }
 
 // --- #[path] ----------------------------------------------------------------------------------
@@ -302,7 +439,11 @@ const PATH_ATTRIBUTES_TO_GO: [(&str, usize); 0] = [];
 fn path_attributes(src: &str) -> Vec<usize> {
     let toks = lex(src);
     toks.windows(3)
-        .filter(|w| w[0].0 == Tok::Punct('#') && w[1].0 == Tok::Punct('[') && w[2].0 == Tok::Ident("path".into()))
+        .filter(|w| {
+            w[0].0 == Tok::Punct('#')
+                && w[1].0 == Tok::Punct('[')
+                && w[2].0 == Tok::Ident("path".into())
+        })
         .map(|w| w[0].1)
         .collect()
 }
@@ -327,11 +468,21 @@ fn no_path_attributes_beyond_the_listed_ones() {
     }
     for (file, count) in &allowed {
         if found.get(*file).map_or(0, Vec::len) != *count {
-            problems.push(format!("{file}: listed in PATH_ATTRIBUTES_TO_GO with {count}, found {}: update the list", found.get(*file).map_or(0, Vec::len)));
+            problems.push(format!(
+                "{file}: listed in PATH_ATTRIBUTES_TO_GO with {count}, found {}: update the list",
+                found.get(*file).map_or(0, Vec::len)
+            ));
         }
     }
-    assert!(problems.is_empty(), "no `#[path]` attributes (tidy.rs, PATH_ATTRIBUTES_TO_GO):\n  {}", problems.join("\n  "));
-    assert_eq!(path_attributes("// #[path = \"x.rs\"]\n#[cfg(test)]\n#[path = \"y.rs\"]\nmod y;\n"), [3]);
+    assert!(
+        problems.is_empty(),
+        "no `#[path]` attributes (tidy.rs, PATH_ATTRIBUTES_TO_GO):\n  {}",
+        problems.join("\n  ")
+    );
+    assert_eq!(
+        path_attributes("// #[path = \"x.rs\"]\n#[cfg(test)]\n#[path = \"y.rs\"]\nmod y;\n"),
+        [3]
+    );
 }
 
 // --- version pins -----------------------------------------------------------------------------
@@ -339,7 +490,10 @@ fn no_path_attributes_beyond_the_listed_ones() {
 /// The value of `const NAME: &str = "…";` in `src`, with its line.
 fn const_str(src: &str, name: &str) -> Option<(String, usize)> {
     src.lines().enumerate().find_map(|(i, l)| {
-        let rest = l.trim().trim_start_matches("pub ").strip_prefix(&format!("const {name}: &str = \""))?;
+        let rest = l
+            .trim()
+            .trim_start_matches("pub ")
+            .strip_prefix(&format!("const {name}: &str = \""))?;
         Some((rest.strip_suffix("\";")?.to_string(), i + 1))
     })
 }
@@ -349,11 +503,21 @@ fn version_pins_written_twice_agree() {
     use crate::versions::{DUCKDB_VERSION, KUBERNETES_VALIDATE_VERSION};
     let mut problems = Vec::new();
     for (file, name, pin) in [
-        ("crates/recorder/tests/recorder/parquet.rs", "DUCKDB_VERSION", DUCKDB_VERSION),
-        ("crates/recorder/tests/recorder/deploy.rs", "KUBERNETES_VALIDATE_VERSION", KUBERNETES_VALIDATE_VERSION),
+        (
+            "crates/recorder/tests/recorder/parquet.rs",
+            "DUCKDB_VERSION",
+            DUCKDB_VERSION,
+        ),
+        (
+            "crates/recorder/tests/recorder/deploy.rs",
+            "KUBERNETES_VALIDATE_VERSION",
+            KUBERNETES_VALIDATE_VERSION,
+        ),
     ] {
         match const_str(&std::fs::read_to_string(root().join(file)).unwrap(), name) {
-            Some((v, line)) if v != pin => problems.push(format!("{file}:{line}: {name} is {v}, xtask/src/versions.rs says {pin}")),
+            Some((v, line)) if v != pin => problems.push(format!(
+                "{file}:{line}: {name} is {v}, xtask/src/versions.rs says {pin}"
+            )),
             Some(_) => {}
             None => problems.push(format!("{file}: no `const {name}: &str = \"…\";` found")),
         }
@@ -362,15 +526,32 @@ fn version_pins_written_twice_agree() {
     let locked = crate::tools::locked_wasm_bindgen_version().unwrap();
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
     let trunk = std::fs::read_to_string(root().join("Trunk.toml")).unwrap();
-    for (file, text, prefix) in [("Cargo.toml", &manifest, "wasm-bindgen = \"="), ("Trunk.toml", &trunk, "wasm_bindgen = \"")] {
-        match text.lines().enumerate().find_map(|(i, l)| Some((l.strip_prefix(prefix)?.trim_end_matches('"').to_string(), i + 1))) {
-            Some((v, line)) if v != locked => problems.push(format!("{file}:{line}: wasm-bindgen {v}, Cargo.lock has {locked}")),
+    for (file, text, prefix) in [
+        ("Cargo.toml", &manifest, "wasm-bindgen = \"="),
+        ("Trunk.toml", &trunk, "wasm_bindgen = \""),
+    ] {
+        match text.lines().enumerate().find_map(|(i, l)| {
+            Some((
+                l.strip_prefix(prefix)?.trim_end_matches('"').to_string(),
+                i + 1,
+            ))
+        }) {
+            Some((v, line)) if v != locked => problems.push(format!(
+                "{file}:{line}: wasm-bindgen {v}, Cargo.lock has {locked}"
+            )),
             Some(_) => {}
             None => problems.push(format!("{file}: no wasm-bindgen pin found")),
         }
     }
-    assert!(problems.is_empty(), "every version pin written twice agrees:\n  {}", problems.join("\n  "));
-    assert_eq!(const_str("pub const X: &str = \"1.2\";\n", "X"), Some(("1.2".into(), 1)));
+    assert!(
+        problems.is_empty(),
+        "every version pin written twice agrees:\n  {}",
+        problems.join("\n  ")
+    );
+    assert_eq!(
+        const_str("pub const X: &str = \"1.2\";\n", "X"),
+        Some(("1.2".into(), 1))
+    );
 }
 
 // --- the lab's words ----------------------------------------------------------------------------
@@ -379,11 +560,20 @@ fn version_pins_written_twice_agree() {
 fn word_keys(i18n: &str) -> (BTreeSet<String>, Vec<String>) {
     let (mut keys, mut problems) = (BTreeSet::new(), Vec::new());
     for (i, line) in i18n.lines().enumerate() {
-        let Some(row) = line.trim().strip_prefix("(\"").and_then(|r| r.strip_suffix("),")) else { continue };
+        let Some(row) = line
+            .trim()
+            .strip_prefix("(\"")
+            .and_then(|r| r.strip_suffix("),"))
+        else {
+            continue;
+        };
         let cells: Vec<&str> = row.split("\", \"").collect();
         let key = cells[0].to_string();
         if cells.len() != 3 || cells[1].is_empty() || cells[2].trim_end_matches('"').is_empty() {
-            problems.push(format!("src/i18n.rs:{}: `{key}` needs its English and its Chinese", i + 1));
+            problems.push(format!(
+                "src/i18n.rs:{}: `{key}` needs its English and its Chinese",
+                i + 1
+            ));
         }
         if !keys.insert(key.clone()) {
             problems.push(format!("src/i18n.rs:{}: `{key}` is listed twice", i + 1));
@@ -398,7 +588,8 @@ fn asked_words(src: &str) -> Vec<(String, usize)> {
     for (i, line) in src.lines().enumerate() {
         let mut rest = line;
         while let Some(at) = rest.find("tr(") {
-            let before_ok = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+            let before_ok =
+                at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
             rest = &rest[at + 3..];
             if !before_ok || line.trim_start().starts_with("//") {
                 continue;
@@ -418,7 +609,12 @@ fn asked_words(src: &str) -> Vec<(String, usize)> {
                 }
             }
             let Some(comma) = comma else { continue };
-            if let Some(key) = rest[comma + 1..].trim_start().strip_prefix('"').and_then(|r| r.split_once('"')).map(|(k, _)| k) {
+            if let Some(key) = rest[comma + 1..]
+                .trim_start()
+                .strip_prefix('"')
+                .and_then(|r| r.split_once('"'))
+                .map(|(k, _)| k)
+            {
                 out.push((key.to_string(), i + 1));
             }
         }
@@ -429,10 +625,18 @@ fn asked_words(src: &str) -> Vec<(String, usize)> {
 /// `src/i18n.rs` promises that every key the lab asks for is there, in both languages.
 #[test]
 fn every_word_the_lab_asks_for_is_there_in_both_languages() {
-    let (keys, mut problems) = word_keys(&std::fs::read_to_string(root().join("src/i18n.rs")).unwrap());
-    assert!(keys.len() > 100, "read only {} keys from src/i18n.rs", keys.len());
+    let (keys, mut problems) =
+        word_keys(&std::fs::read_to_string(root().join("src/i18n.rs")).unwrap());
+    assert!(
+        keys.len() > 100,
+        "read only {} keys from src/i18n.rs",
+        keys.len()
+    );
     let mut asked = 0;
-    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/")) {
+    for file in workspace_rust_files()
+        .into_iter()
+        .filter(|f| f.starts_with("src/"))
+    {
         for (key, line) in asked_words(&std::fs::read_to_string(root().join(&file)).unwrap()) {
             asked += 1;
             if !keys.contains(&key) {
@@ -441,16 +645,34 @@ fn every_word_the_lab_asks_for_is_there_in_both_languages() {
         }
     }
     assert!(asked > 100, "found only {asked} words asked for");
-    assert!(problems.is_empty(), "the lab's words:\n  {}", problems.join("\n  "));
-    assert_eq!(asked_words("x(tr(l, \"a\"), attr(\"b\", 1), tr(lang.get(), \"c\"), str(1, \"d\"))"), [("a".into(), 1), ("c".into(), 1)]);
-    assert_eq!(word_keys("(\"a\", \"A\", \"甲\"),\n(\"b\", \"\", \"乙\"),\n(\"a\", \"A\", \"甲\"),\n").1.len(), 2);
+    assert!(
+        problems.is_empty(),
+        "the lab's words:\n  {}",
+        problems.join("\n  ")
+    );
+    assert_eq!(
+        asked_words("x(tr(l, \"a\"), attr(\"b\", 1), tr(lang.get(), \"c\"), str(1, \"d\"))"),
+        [("a".into(), 1), ("c".into(), 1)]
+    );
+    assert_eq!(
+        word_keys("(\"a\", \"A\", \"甲\"),\n(\"b\", \"\", \"乙\"),\n(\"a\", \"A\", \"甲\"),\n")
+            .1
+            .len(),
+        2
+    );
 }
 
 // --- what the lab's own bundle links ------------------------------------------------------------
 
 /// Where a file names one of `crates` (`tracelab_peers::…`), by line.
 fn names_crate(src: &str, crates: &[&str]) -> Vec<(String, usize)> {
-    lex(src).into_iter().filter_map(|(t, line)| matches!(&t, Tok::Ident(n) if crates.contains(&n.as_str())).then(|| (format!("{t:?}"), line))).collect()
+    lex(src)
+        .into_iter()
+        .filter_map(|(t, line)| {
+            matches!(&t, Tok::Ident(n) if crates.contains(&n.as_str()))
+                .then(|| (format!("{t:?}"), line))
+        })
+        .collect()
 }
 
 /// The lab's own bundle (`src/lib.rs`, its modules, and `src/main.rs`) reads our formats through
@@ -461,22 +683,48 @@ fn names_crate(src: &str, crates: &[&str]) -> Vec<(String, usize)> {
 fn the_labs_own_bundle_names_neither_the_importers_nor_the_course() {
     let mut problems = Vec::new();
     let mut read = 0;
-    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/")) {
+    for file in workspace_rust_files()
+        .into_iter()
+        .filter(|f| f.starts_with("src/"))
+    {
         read += 1;
-        for (name, line) in names_crate(&std::fs::read_to_string(root().join(&file)).unwrap(), &["tracelab_peers", "tracelab_course"]) {
+        for (name, line) in names_crate(
+            &std::fs::read_to_string(root().join(&file)).unwrap(),
+            &["tracelab_peers", "tracelab_course"],
+        ) {
             problems.push(format!("{file}:{line}: {name}: the lab's first download would link it; hand the work to its second bundle (src/convert.rs)"));
         }
     }
     assert!(read >= 20, "read only {read} of the lab's files");
-    assert!(problems.is_empty(), "the lab's own bundle:\n  {}", problems.join("\n  "));
-    assert_eq!(names_crate("// tracelab_peers\nuse tracelab_peers::import;\n", &["tracelab_peers"]).len(), 1);
+    assert!(
+        problems.is_empty(),
+        "the lab's own bundle:\n  {}",
+        problems.join("\n  ")
+    );
+    assert_eq!(
+        names_crate(
+            "// tracelab_peers\nuse tracelab_peers::import;\n",
+            &["tracelab_peers"]
+        )
+        .len(),
+        1
+    );
 }
 
 // --- the lab's calls into its second bundle ---------------------------------------------------
 
 /// The names `tracelab_web::bridge::Call` gives the second bundle's functions (`Call::X => "name"`).
 fn bridge_names(src: &str) -> Vec<String> {
-    src.lines().filter_map(|l| l.trim().strip_prefix("Call::")?.split_once("=> \"")?.1.strip_suffix("\",").map(str::to_string)).collect()
+    src.lines()
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix("Call::")?
+                .split_once("=> \"")?
+                .1
+                .strip_suffix("\",")
+                .map(str::to_string)
+        })
+        .collect()
 }
 
 /// The lab names its second bundle's functions through `tracelab_web::bridge::Call`, never as a
@@ -484,8 +732,12 @@ fn bridge_names(src: &str) -> Vec<String> {
 /// a renamed function fails here, not in a learner's browser.
 #[test]
 fn every_call_into_the_second_bundle_is_a_named_export_of_it() {
-    let names = bridge_names(&std::fs::read_to_string(root().join("crates/web/src/bridge.rs")).unwrap());
-    assert!(names.len() >= 5, "read only {names:?} from crates/web/src/bridge.rs");
+    let names =
+        bridge_names(&std::fs::read_to_string(root().join("crates/web/src/bridge.rs")).unwrap());
+    assert!(
+        names.len() >= 5,
+        "read only {names:?} from crates/web/src/bridge.rs"
+    );
     let bundle = std::fs::read_to_string(root().join("pages/convert/src/main.rs")).unwrap();
     let mut problems = Vec::new();
     for name in &names {
@@ -494,15 +746,29 @@ fn every_call_into_the_second_bundle_is_a_named_export_of_it() {
             problems.push(format!("pages/convert/src/main.rs: no `#[wasm_bindgen] pub fn {name}(` for tracelab_web::bridge::Call"));
         }
     }
-    for file in workspace_rust_files().into_iter().filter(|f| f.starts_with("src/")) {
-        for (n, line) in std::fs::read_to_string(root().join(&file)).unwrap().lines().enumerate() {
+    for file in workspace_rust_files()
+        .into_iter()
+        .filter(|f| f.starts_with("src/"))
+    {
+        for (n, line) in std::fs::read_to_string(root().join(&file))
+            .unwrap()
+            .lines()
+            .enumerate()
+        {
             if line.contains("convert::call(\"") || line.contains("call_on_trace(\"") {
                 problems.push(format!("{file}:{}: a call into the second bundle by a string: name it with tracelab_web::bridge::Call", n + 1));
             }
         }
     }
-    assert!(problems.is_empty(), "the second bundle's calls:\n  {}", problems.join("\n  "));
-    assert_eq!(bridge_names("            Call::PeerTable => \"peer_table\",\n"), ["peer_table"]);
+    assert!(
+        problems.is_empty(),
+        "the second bundle's calls:\n  {}",
+        problems.join("\n  ")
+    );
+    assert_eq!(
+        bridge_names("            Call::PeerTable => \"peer_table\",\n"),
+        ["peer_table"]
+    );
 }
 
 // --- which package depends on what ------------------------------------------------------------
@@ -518,14 +784,32 @@ const DEPENDS_ON: [(&str, &[&str]); 15] = [
     ("tracelab-recorder", &["tracelab-core", "tracelab-peers"]),
     ("tracelab-scripted-server", &[]),
     ("tracelab-web", &["tracelab-core"]),
-    ("tracelab-lessons-page", &["tracelab-core", "tracelab-course", "tracelab-web"]),
-    ("tracelab-compare-page", &["tracelab-core", "tracelab-peers", "tracelab-web"]),
+    (
+        "tracelab-lessons-page",
+        &["tracelab-core", "tracelab-course", "tracelab-web"],
+    ),
+    (
+        "tracelab-compare-page",
+        &["tracelab-core", "tracelab-peers", "tracelab-web"],
+    ),
     ("tracelab-capacity-page", &["tracelab-core", "tracelab-web"]),
-    ("tracelab-load-model-page", &["tracelab-core", "tracelab-web"]),
-    ("tracelab-convert-page", &["tracelab-core", "tracelab-peers", "tracelab-web"]),
-    ("tracelab-bench-page", &["trace-lab", "tracelab-core", "tracelab-web"]),
+    (
+        "tracelab-load-model-page",
+        &["tracelab-core", "tracelab-web"],
+    ),
+    (
+        "tracelab-convert-page",
+        &["tracelab-core", "tracelab-peers", "tracelab-web"],
+    ),
+    (
+        "tracelab-bench-page",
+        &["trace-lab", "tracelab-core", "tracelab-web"],
+    ),
     ("xtask", &[]),
-    ("tracelab-fuzz", &["tracelab-core", "tracelab-course", "tracelab-peers"]),
+    (
+        "tracelab-fuzz",
+        &["tracelab-core", "tracelab-course", "tracelab-peers"],
+    ),
 ];
 
 /// A manifest's dependencies by section (`dependencies`, `dev-dependencies`, …; the
@@ -538,13 +822,22 @@ fn manifest_dependencies(text: &str) -> Vec<(String, String, usize)> {
         if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             // `[target.'cfg(…)'.dependencies]` counts as its last part.
             let last = header.rsplit('.').next().unwrap_or(header);
-            section = if header.starts_with("workspace") { String::new() } else { last.to_string() };
+            section = if header.starts_with("workspace") {
+                String::new()
+            } else {
+                last.to_string()
+            };
             continue;
         }
         if !section.ends_with("dependencies") || line.starts_with('#') {
             continue;
         }
-        if let Some(name) = line.split(['=', '.']).next().map(str::trim).filter(|n| !n.is_empty()) {
+        if let Some(name) = line
+            .split(['=', '.'])
+            .next()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
             out.push((section.clone(), name.trim_matches('"').to_string(), i + 1));
         }
     }
@@ -553,14 +846,21 @@ fn manifest_dependencies(text: &str) -> Vec<(String, String, usize)> {
 
 #[test]
 fn each_package_depends_on_what_it_is_listed_with() {
-    let expected: BTreeMap<&str, BTreeSet<&str>> = DEPENDS_ON.iter().map(|(p, d)| (*p, d.iter().copied().collect())).collect();
+    let expected: BTreeMap<&str, BTreeSet<&str>> = DEPENDS_ON
+        .iter()
+        .map(|(p, d)| (*p, d.iter().copied().collect()))
+        .collect();
     let packages = packages();
     let ours: BTreeSet<String> = packages.iter().map(|(_, n)| n.clone()).collect();
     let mut problems = Vec::new();
     for (manifest, name) in &packages {
         let text = std::fs::read_to_string(root().join(manifest)).unwrap();
         let deps = manifest_dependencies(&text);
-        let found: BTreeSet<&str> = deps.iter().filter(|(s, d, _)| s == "dependencies" && ours.contains(d)).map(|(_, d, _)| d.as_str()).collect();
+        let found: BTreeSet<&str> = deps
+            .iter()
+            .filter(|(s, d, _)| s == "dependencies" && ours.contains(d))
+            .map(|(_, d, _)| d.as_str())
+            .collect();
         match expected.get(name.as_str()) {
             None => problems.push(format!("{manifest}: the package `{name}` is not in DEPENDS_ON (xtask/src/tidy.rs): add it with what it may depend on")),
             Some(want) if *want != found => {
@@ -579,13 +879,22 @@ fn each_package_depends_on_what_it_is_listed_with() {
     }
     for (name, _) in DEPENDS_ON {
         if !ours.contains(name) {
-            problems.push(format!("DEPENDS_ON lists `{name}`, which is no package of the workspace"));
+            problems.push(format!(
+                "DEPENDS_ON lists `{name}`, which is no package of the workspace"
+            ));
         }
     }
-    assert!(problems.is_empty(), "which package depends on what:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "which package depends on what:\n  {}",
+        problems.join("\n  ")
+    );
     let sample = "[workspace.dependencies]\ntracelab-peers = { path = \"p\" }\n[dependencies]\ntracelab-core.workspace = true\n# tracelab-course\n[target.'cfg(unix)'.dev-dependencies]\n\"x\" = \"1\"\n";
     assert_eq!(
         manifest_dependencies(sample),
-        [("dependencies".to_string(), "tracelab-core".to_string(), 4), ("dev-dependencies".to_string(), "x".to_string(), 7)]
+        [
+            ("dependencies".to_string(), "tracelab-core".to_string(), 4),
+            ("dev-dependencies".to_string(), "x".to_string(), 7)
+        ]
     );
 }

@@ -13,13 +13,16 @@ use crate::Result;
 pub(crate) fn trunk_command() -> Command {
     let mut cmd = Command::new("trunk");
     // trunk must not try to download anything: the tools are on PATH at the right versions.
-    cmd.env("TRUNK_OFFLINE", "true").env("TRUNK_SKIP_VERSION_CHECK", "true").current_dir(root());
+    cmd.env("TRUNK_OFFLINE", "true")
+        .env("TRUNK_SKIP_VERSION_CHECK", "true")
+        .current_dir(root());
     cmd
 }
 
 /// The wasm-bindgen version the lab is locked to (it must equal the CLI's).
 pub(crate) fn locked_wasm_bindgen_version() -> Result<String> {
-    let lock = std::fs::read_to_string(root().join("Cargo.lock")).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
         if line == "name = \"wasm-bindgen\"" {
@@ -35,7 +38,11 @@ pub(crate) fn ensure_wasm_opt() -> Result {
     let dir = root().join(".tools/binaryen");
     prepend_path(dir.join("node_modules/.bin"))?;
     let have = output("wasm-opt", &["--version"]).unwrap_or_default();
-    let version = have.split_whitespace().nth(2).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+    let version = have
+        .split_whitespace()
+        .nth(2)
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(0);
     if version >= 118 {
         return Ok(());
     }
@@ -55,22 +62,39 @@ pub(crate) fn install_tools(with_browser: bool) -> Result {
     prepend_path(cargo_bin_dir())?;
 
     let targets = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
-    if !targets.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+    if !targets
+        .lines()
+        .any(|l| l.trim() == "wasm32-unknown-unknown")
+    {
         run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
     }
 
     let trunk = output("trunk", &["--version"]).unwrap_or_default();
     if !trunk.contains(TRUNK_VERSION) {
         eprintln!("xtask: installing trunk {TRUNK_VERSION} (a few minutes, once)");
-        run(Command::new(cargo()).args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"]))?;
+        run(Command::new(cargo()).args([
+            "install",
+            "trunk",
+            "--version",
+            TRUNK_VERSION,
+            "--locked",
+        ]))?;
     }
 
     let wanted = locked_wasm_bindgen_version()?;
     let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
     if !have.split_whitespace().any(|w| w == wanted) {
-        eprintln!("xtask: installing wasm-bindgen-cli {wanted} to match Cargo.lock (a few minutes, once)");
+        eprintln!(
+            "xtask: installing wasm-bindgen-cli {wanted} to match Cargo.lock (a few minutes, once)"
+        );
         // Not --locked: the registry mirror can lag the CLI's own lockfile.
-        run(Command::new(cargo()).args(["install", "wasm-bindgen-cli", "--version", &wanted, "--force"]))?;
+        run(Command::new(cargo()).args([
+            "install",
+            "wasm-bindgen-cli",
+            "--version",
+            &wanted,
+            "--force",
+        ]))?;
     }
 
     ensure_wasm_opt()?;
@@ -81,9 +105,12 @@ pub(crate) fn install_tools(with_browser: bool) -> Result {
 }
 
 pub(crate) fn chromium_paths() -> (PathBuf, PathBuf) {
-    let chrome = env::var_os("CHROME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    let driver =
-        env::var_os("CHROMEDRIVER").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/chromedriver"));
+    let chrome = env::var_os("CHROME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    let driver = env::var_os("CHROMEDRIVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromedriver"));
     (chrome, driver)
 }
 
@@ -96,7 +123,11 @@ pub(crate) fn ensure_chromium() -> Result {
     apt_install(&["chromium", "chromium-driver", "fonts-noto-cjk"])
         .map_err(|e| format!("{e}, or point CHROME and CHROMEDRIVER at a matching pair"))?;
     if !(chrome.exists() && driver.exists()) {
-        return Err(format!("Chromium was installed but {} or {} is still missing", chrome.display(), driver.display()));
+        return Err(format!(
+            "Chromium was installed but {} or {} is still missing",
+            chrome.display(),
+            driver.display()
+        ));
     }
     Ok(())
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::process::{apt_install, cache_dir, output, run};
-use crate::versions::{DUCKDB_VERSION, GGUF_VERSION, KUBERNETES_VALIDATE_VERSION, LLAMA_CPP_PYTHON_VERSION};
+use crate::versions::{
+    DUCKDB_VERSION, GGUF_VERSION, KUBERNETES_VALIDATE_VERSION, LLAMA_CPP_PYTHON_VERSION,
+};
 use crate::Result;
 
 /// A cached virtual environment: what it installs and what must import in it.
@@ -52,7 +54,11 @@ impl Venv {
 
     /// kubernetes-validate checks deploy/kubernetes/ against the Kubernetes schemas it ships.
     pub fn kubernetes_validate() -> Venv {
-        Venv::small("kubernetes-validate", KUBERNETES_VALIDATE_VERSION, "kubernetes_validate")
+        Venv::small(
+            "kubernetes-validate",
+            KUBERNETES_VALIDATE_VERSION,
+            "kubernetes_validate",
+        )
     }
 
     fn small(package: &'static str, version: &'static str, module: &'static str) -> Venv {
@@ -88,11 +94,17 @@ pub(crate) fn ensure(v: &Venv) -> Result<PathBuf> {
     if let Some(note) = &v.note {
         eprintln!("xtask: {note}");
     }
-    if v.builds_from_source && (output("python3", &["-c", "import venv, ensurepip"]).is_none() || output("c++", &["--version"]).is_none()) {
+    if v.builds_from_source
+        && (output("python3", &["-c", "import venv, ensurepip"]).is_none()
+            || output("c++", &["--version"]).is_none())
+    {
         apt_install(&["python3-venv", "python3-dev", "build-essential", "cmake"])?;
     }
     // --clear: a half-made or stale environment (another Python) is started afresh.
-    let runs = Command::new(&python).args(["-c", "pass"]).status().is_ok_and(|s| s.success());
+    let runs = Command::new(&python)
+        .args(["-c", "pass"])
+        .status()
+        .is_ok_and(|s| s.success());
     let mut create = Command::new("python3");
     create.arg("-m").arg("venv");
     if !runs {
@@ -106,7 +118,11 @@ pub(crate) fn ensure(v: &Venv) -> Result<PathBuf> {
     }
     run(pip.args(&v.packages))?;
     if !imports_work(&python, v.imports) {
-        return Err(format!("{} was installed but `import {}` still fails in it", venv.display(), v.imports));
+        return Err(format!(
+            "{} was installed but `import {}` still fails in it",
+            venv.display(),
+            v.imports
+        ));
     }
     Ok(venv)
 }

@@ -88,14 +88,25 @@ pub struct OtherRuns<'a> {
 
 /// The conditions a run's contract writes down (the course's list): without them the contract
 /// cannot be checked.
-const CONTRACT_CONDITIONS: [&str; 9] =
-    ["model", "runtime", "max_tokens", "prompt_set_sha256", "arrival", "timeout_s", "warmup", "prefix_reuse", "window"];
+const CONTRACT_CONDITIONS: [&str; 9] = [
+    "model",
+    "runtime",
+    "max_tokens",
+    "prompt_set_sha256",
+    "arrival",
+    "timeout_s",
+    "warmup",
+    "prefix_reuse",
+    "window",
+];
 
 fn missing_conditions(h: &Header) -> Vec<&'static str> {
     let c = &h.conditions;
     let present = [
         c.model.is_some(),
-        c.runtime.as_ref().is_some_and(|r| r.engine.is_some() || r.engine_version.is_some()),
+        c.runtime
+            .as_ref()
+            .is_some_and(|r| r.engine.is_some() || r.engine_version.is_some()),
         c.max_tokens.is_some(),
         c.prompt_set_sha256.is_some(),
         c.arrival.is_some(),
@@ -104,7 +115,12 @@ fn missing_conditions(h: &Header) -> Vec<&'static str> {
         c.prefix_reuse.is_some(),
         h.window.is_some(),
     ];
-    CONTRACT_CONDITIONS.iter().zip(present).filter(|(_, p)| !p).map(|(n, _)| *n).collect()
+    CONTRACT_CONDITIONS
+        .iter()
+        .zip(present)
+        .filter(|(_, p)| !p)
+        .map(|(n, _)| *n)
+        .collect()
 }
 
 fn s(v: f64) -> String {
@@ -113,12 +129,26 @@ fn s(v: f64) -> String {
 
 /// The five checks on one run.
 pub fn baseline_checks(run: &RunEvidence, others: &OtherRuns) -> BaselineVerdict {
-    let checks = vec![contract(run, others), warmup(run), tail_gap(run), signals(run), reruns(others)];
-    BaselineVerdict { counts: checks.iter().all(|c| c.status == CheckStatus::Pass), checks }
+    let checks = vec![
+        contract(run, others),
+        warmup(run),
+        tail_gap(run),
+        signals(run),
+        reruns(others),
+    ];
+    BaselineVerdict {
+        counts: checks.iter().all(|c| c.status == CheckStatus::Pass),
+        checks,
+    }
 }
 
 fn check(key: &'static str, name: Text, status: CheckStatus, evidence: Text) -> BaselineCheck {
-    BaselineCheck { key, name, status, evidence }
+    BaselineCheck {
+        key,
+        name,
+        status,
+        evidence,
+    }
 }
 
 fn contract(run: &RunEvidence, others: &OtherRuns) -> BaselineCheck {
@@ -158,29 +188,55 @@ fn contract(run: &RunEvidence, others: &OtherRuns) -> BaselineCheck {
             "记录头写明了整份契约（模型、运行时、长度、提示、前缀复用、到达方式、超时、预热、窗口），每个尝试都在它之下发出",
         ))
     } else {
-        check("contract", name, CheckStatus::Unverified, Text::new(
-            format!("the header does not record {}: the contract is not written down whole", missing.join(", ")),
-            format!("记录头没有写明 {}：契约没有完整写下", missing.join("、")),
-        ))
+        check(
+            "contract",
+            name,
+            CheckStatus::Unverified,
+            Text::new(
+                format!(
+                    "the header does not record {}: the contract is not written down whole",
+                    missing.join(", ")
+                ),
+                format!("记录头没有写明 {}：契约没有完整写下", missing.join("、")),
+            ),
+        )
     }
 }
 
 fn warmup(run: &RunEvidence) -> BaselineCheck {
     let name = Text::new("Warm-up apart", "预热分开");
     let (status, evidence) = if run.settings.population.warmup == WarmupPolicy::Include {
-        (CheckStatus::Fail, Text::new("warm-up attempts are mixed into the samples (the warm-up setting)", "预热请求被混进了样本（预热设置）"))
+        (
+            CheckStatus::Fail,
+            Text::new(
+                "warm-up attempts are mixed into the samples (the warm-up setting)",
+                "预热请求被混进了样本（预热设置）",
+            ),
+        )
     } else if run.warmup_attempts > 0 {
-        (CheckStatus::Pass, Text::new(
-            format!("{} warm-up attempts are kept apart from the samples", run.warmup_attempts),
-            format!("{} 个预热尝试与样本分开", run.warmup_attempts),
-        ))
+        (
+            CheckStatus::Pass,
+            Text::new(
+                format!(
+                    "{} warm-up attempts are kept apart from the samples",
+                    run.warmup_attempts
+                ),
+                format!("{} 个预热尝试与样本分开", run.warmup_attempts),
+            ),
+        )
     } else if run.header.conditions.warmup == Some(0) {
         (CheckStatus::NotYet, Text::new(
             "no warm-up was sent: the first measured requests paid the cold start (rerun with --warmup 1 or more)",
             "没有发送预热：最先测量的请求承担了冷启动（用 --warmup 1 或更多重跑）",
         ))
     } else {
-        (CheckStatus::Unverified, Text::new("the trace does not say whether a warm-up was sent", "这份记录没有说明是否发送过预热"))
+        (
+            CheckStatus::Unverified,
+            Text::new(
+                "the trace does not say whether a warm-up was sent",
+                "这份记录没有说明是否发送过预热",
+            ),
+        )
     };
     check("warmup", name, status, evidence)
 }
@@ -193,25 +249,59 @@ fn tail_gap(run: &RunEvidence) -> BaselineCheck {
     let iv50 = run.intervals.get(&m.ttft_p50.key);
     let iv95 = run.intervals.get(&m.ttft_p95.key);
     let (Some(p50), Some(p95)) = (p50, p95) else {
-        return check("tail_gap", name, CheckStatus::NotYet, Text::new("no TTFT sample: there is no P50 or P95 yet", "没有 TTFT 样本：还没有 P50 或 P95"));
+        return check(
+            "tail_gap",
+            name,
+            CheckStatus::NotYet,
+            Text::new(
+                "no TTFT sample: there is no P50 or P95 yet",
+                "没有 TTFT 样本：还没有 P50 或 P95",
+            ),
+        );
     };
     let bounds = |iv: Option<&crate::compare::FigureInterval>, lang: Lang| match iv {
         Some(i) => crate::compare::bounds_text(&i.bounds, &crate::figure::Unit::Seconds, lang),
-        None => if lang == Lang::Zh { "无区间".into() } else { "no interval".into() },
+        None => {
+            if lang == Lang::Zh {
+                "无区间".into()
+            } else {
+                "no interval".into()
+            }
+        }
     };
     let said = |lang: Lang| {
         if lang == Lang::Zh {
-            format!("P50 {}（95 % 区间 {}），{label} {}（{}）：差距 {}", s(p50), bounds(iv50, lang), s(p95), bounds(iv95, lang), s(p95 - p50))
+            format!(
+                "P50 {}（95 % 区间 {}），{label} {}（{}）：差距 {}",
+                s(p50),
+                bounds(iv50, lang),
+                s(p95),
+                bounds(iv95, lang),
+                s(p95 - p50)
+            )
         } else {
-            format!("P50 {} (95 % interval {}), {label} {} ({}): a gap of {}", s(p50), bounds(iv50, lang), s(p95), bounds(iv95, lang), s(p95 - p50))
+            format!(
+                "P50 {} (95 % interval {}), {label} {} ({}): a gap of {}",
+                s(p50),
+                bounds(iv50, lang),
+                s(p95),
+                bounds(iv95, lang),
+                s(p95 - p50)
+            )
         }
     };
-    let closed = iv50.is_some_and(|i| i.bounds.is_closed()) && iv95.is_some_and(|i| i.bounds.is_closed());
+    let closed =
+        iv50.is_some_and(|i| i.bounds.is_closed()) && iv95.is_some_and(|i| i.bounds.is_closed());
     let n = m.ttft_p95.n.unwrap_or(0);
     let need = crate::compare::stats::min_n_for_quantile(0.95);
     // The samples a percentile's interval stands on: fewer than n where the attempts are
     // correlated in start order.
-    let correlated = [iv50, iv95].into_iter().flatten().filter_map(|i| i.dependence.as_ref()).filter(|d| d.widens()).min_by(|a, b| a.effective_n.total_cmp(&b.effective_n));
+    let correlated = [iv50, iv95]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.dependence.as_ref())
+        .filter(|d| d.widens())
+        .min_by(|a, b| a.effective_n.total_cmp(&b.effective_n));
     let (status, en_tail, zh_tail) = if closed {
         (CheckStatus::Pass, String::new(), String::new())
     } else if let Some(d) = correlated {
@@ -228,11 +318,22 @@ fn tail_gap(run: &RunEvidence) -> BaselineCheck {
             format!("；n = {n} 时 {label} 没有闭合区间（需要 n ≥ {need}）：先收集更多样本再谈尾部"),
         )
     };
-    check("tail_gap", name, status, Text::new(format!("{}{en_tail}", said(Lang::En)), format!("{}{zh_tail}", said(Lang::Zh))))
+    check(
+        "tail_gap",
+        name,
+        status,
+        Text::new(
+            format!("{}{en_tail}", said(Lang::En)),
+            format!("{}{zh_tail}", said(Lang::Zh)),
+        ),
+    )
 }
 
 fn signals(run: &RunEvidence) -> BaselineCheck {
-    let name = Text::new("Slow requests against system signals", "慢请求与系统信号对照");
+    let name = Text::new(
+        "Slow requests against system signals",
+        "慢请求与系统信号对照",
+    );
     let gpu = !matches!(run.gpu, GpuSummary::Unverified);
     let engine = !matches!(run.engine, EngineSummary::Unverified);
     let (status, evidence) = match (gpu, engine) {
@@ -299,8 +400,16 @@ fn reruns(others: &OtherRuns) -> BaselineCheck {
             }
         })
     };
-    let en = format!("{en}{}{}", between(&p50, Lang::En).unwrap_or_default(), between(&tail, Lang::En).unwrap_or_default());
-    let zh = format!("{zh}{}{}", between(&p50, Lang::Zh).unwrap_or_default(), between(&tail, Lang::Zh).unwrap_or_default());
+    let en = format!(
+        "{en}{}{}",
+        between(&p50, Lang::En).unwrap_or_default(),
+        between(&tail, Lang::En).unwrap_or_default()
+    );
+    let zh = format!(
+        "{zh}{}{}",
+        between(&p50, Lang::Zh).unwrap_or_default(),
+        between(&tail, Lang::Zh).unwrap_or_default()
+    );
     check("reruns", name, status, Text::new(en, zh))
 }
 
@@ -308,15 +417,31 @@ impl BaselineVerdict {
     /// The headline: "This run counts as a baseline: yes" or "not yet, because …".
     pub fn headline(&self) -> Text {
         if self.counts {
-            return Text::new("This run counts as a baseline: yes — all five checks pass.", "这次运行可以作为基线：是——五项检查全部通过。");
+            return Text::new(
+                "This run counts as a baseline: yes — all five checks pass.",
+                "这次运行可以作为基线：是——五项检查全部通过。",
+            );
         }
         let (mut en, mut zh) = (Vec::new(), Vec::new());
-        for (i, c) in self.checks.iter().enumerate().filter(|(_, c)| c.status != CheckStatus::Pass) {
+        for (i, c) in self
+            .checks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.status != CheckStatus::Pass)
+        {
             en.push(format!("({}) {}: {}", i + 1, c.name.en, c.status.word().en));
-            zh.push(format!("（{}）{}：{}", i + 1, c.name.zh, c.status.word().zh));
+            zh.push(format!(
+                "（{}）{}：{}",
+                i + 1,
+                c.name.zh,
+                c.status.word().zh
+            ));
         }
         Text::new(
-            format!("This run counts as a baseline: not yet, because {}.", en.join("; ")),
+            format!(
+                "This run counts as a baseline: not yet, because {}.",
+                en.join("; ")
+            ),
             format!("这次运行可以作为基线：尚未，因为{}。", zh.join("；")),
         )
     }
@@ -326,8 +451,22 @@ impl BaselineVerdict {
         let mut out = vec![self.headline().get(lang).to_string()];
         for (i, c) in self.checks.iter().enumerate() {
             out.push(match lang {
-                Lang::En => format!("  {} {} {}: {} — {}", c.status.mark(), i + 1, c.name.en, c.status.word().en, c.evidence.en),
-                Lang::Zh => format!("  {} {} {}：{}——{}", c.status.mark(), i + 1, c.name.zh, c.status.word().zh, c.evidence.zh),
+                Lang::En => format!(
+                    "  {} {} {}: {} — {}",
+                    c.status.mark(),
+                    i + 1,
+                    c.name.en,
+                    c.status.word().en,
+                    c.evidence.en
+                ),
+                Lang::Zh => format!(
+                    "  {} {} {}：{}——{}",
+                    c.status.mark(),
+                    i + 1,
+                    c.name.zh,
+                    c.status.word().zh,
+                    c.evidence.zh
+                ),
             });
         }
         out
@@ -344,11 +483,21 @@ pub struct RunBaseline {
 /// The five checks for every run of a comparison, in order: the base with the others as its
 /// reruns, each later run against the base's contract. Runs compared to change a condition
 /// (`report.varied`) or across a broken contract are not reruns: their spread is not checked.
-pub fn of_comparison(runs: &[crate::compare::Run], report: &crate::compare::Report) -> Vec<RunBaseline> {
+pub fn of_comparison(
+    runs: &[crate::compare::Run],
+    report: &crate::compare::Report,
+) -> Vec<RunBaseline> {
     let indexes: Vec<&crate::index::Index> = runs.iter().map(|r| &r.index).collect();
-    let (p, method) = runs.first().map(|r| (r.settings.p, r.settings.percentile)).unwrap_or((95.0, Default::default()));
+    let (p, method) = runs
+        .first()
+        .map(|r| (r.settings.p, r.settings.percentile))
+        .unwrap_or((95.0, Default::default()));
     let reruns = report.varied.is_empty() && !report.contract_broken();
-    let spread = if reruns { crate::compare::spreads(&indexes, p, method) } else { None };
+    let spread = if reruns {
+        crate::compare::spreads(&indexes, p, method)
+    } else {
+        None
+    };
     runs.iter()
         .enumerate()
         .map(|(i, r)| {
@@ -364,11 +513,17 @@ pub fn of_comparison(runs: &[crate::compare::Run], report: &crate::compare::Repo
                 engine: &engine,
             };
             let others = OtherRuns {
-                against_base: i.checked_sub(1).and_then(|k| report.pairs.get(k)).map(|p| &p.contract),
+                against_base: i
+                    .checked_sub(1)
+                    .and_then(|k| report.pairs.get(k))
+                    .map(|p| &p.contract),
                 spreads: spread.as_ref().map(|(a, b)| (a, b)),
                 runs: runs.len(),
             };
-            RunBaseline { run: r.name.clone(), verdict: baseline_checks(&evidence, &others) }
+            RunBaseline {
+                run: r.name.clone(),
+                verdict: baseline_checks(&evidence, &others),
+            }
         })
         .collect()
 }

@@ -15,11 +15,11 @@ use crate::index::Index;
 use crate::lag::{client_lag, ClientLag};
 use crate::metrics::Metrics;
 use crate::settings::Settings;
-use crate::text::{Lang, Text};
 use crate::simulate::{
-    record as simulation_record, simulate, simulate_listed, ArrivalName, Listed, Load, Params, Service, SimulateError, TokenCost,
-    DEFAULT_FIRST_TOKEN_SHARE,
+    record as simulation_record, simulate, simulate_listed, ArrivalName, Listed, Load, Params,
+    Service, SimulateError, TokenCost, DEFAULT_FIRST_TOKEN_SHARE,
 };
+use crate::text::{Lang, Text};
 use crate::trace::{Comparison, Trace};
 use crate::workload::{Replay, Replayed, Workload};
 
@@ -45,7 +45,9 @@ impl LoadKind {
     }
 
     pub fn from_code(code: &str) -> Option<LoadKind> {
-        [LoadKind::Rate, LoadKind::Concurrency, LoadKind::Speedup].into_iter().find(|k| k.code() == code)
+        [LoadKind::Rate, LoadKind::Concurrency, LoadKind::Speedup]
+            .into_iter()
+            .find(|k| k.code() == code)
     }
 
     /// "rate 4 /s", "concurrency 16", "speed-up 2×".
@@ -97,8 +99,15 @@ impl Target {
     /// may be written as a percentage, `joint_rate>=90%`).
     pub fn parse(spec: &str) -> Result<Target, Text> {
         let s: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
-        let forms = [("joint_rate>=", Measure::JointRate), ("ttft_p95<=", Measure::TtftP95), ("goodput>=", Measure::Goodput)];
-        let Some((measure, rest)) = forms.iter().find_map(|(p, m)| s.strip_prefix(p).map(|r| (*m, r))) else {
+        let forms = [
+            ("joint_rate>=", Measure::JointRate),
+            ("ttft_p95<=", Measure::TtftP95),
+            ("goodput>=", Measure::Goodput),
+        ];
+        let Some((measure, rest)) = forms
+            .iter()
+            .find_map(|(p, m)| s.strip_prefix(p).map(|r| (*m, r)))
+        else {
             return Err(Text::new(
                 format!("target `{spec}` is not one of joint_rate>=X (0–1 or X%), ttft_p95<=SECONDS, goodput>=PER_SECOND"),
                 format!("目标 `{spec}` 无法识别：应为 joint_rate>=X（0–1 或 X%）、ttft_p95<=秒数、goodput>=每秒合格数"),
@@ -108,9 +117,16 @@ impl Target {
             Some(n) if measure == Measure::JointRate => (n, true),
             _ => (rest, false),
         };
-        let v: f64 = num.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
-            Text::new(format!("target `{spec}`: `{rest}` is not a number"), format!("目标 `{spec}`：`{rest}` 不是数字"))
-        })?;
+        let v: f64 = num
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| {
+                Text::new(
+                    format!("target `{spec}`: `{rest}` is not a number"),
+                    format!("目标 `{spec}`：`{rest}` 不是数字"),
+                )
+            })?;
         let v = if percent { v / 100.0 } else { v };
         let ok = match measure {
             Measure::JointRate => v > 0.0 && v <= 1.0,
@@ -131,11 +147,19 @@ impl Target {
         match self.measure {
             Measure::JointRate => {
                 let v = number_in_unit(self.value, &Unit::Ratio, lang);
-                if zh { format!("联合合格率 ≥ {v}") } else { format!("joint qualification rate ≥ {v}") }
+                if zh {
+                    format!("联合合格率 ≥ {v}")
+                } else {
+                    format!("joint qualification rate ≥ {v}")
+                }
             }
             Measure::TtftP95 => {
                 let v = number_in_unit(self.value, &Unit::Seconds, lang);
-                if zh { format!("成功请求 P95 TTFT ≤ {v}") } else { format!("P95 TTFT of successes ≤ {v}") }
+                if zh {
+                    format!("成功请求 P95 TTFT ≤ {v}")
+                } else {
+                    format!("P95 TTFT of successes ≤ {v}")
+                }
             }
             Measure::Goodput => {
                 let v = number_in_unit(self.value, &Unit::PerSecond, lang);
@@ -177,7 +201,9 @@ impl StepVerdict {
             StepVerdict::Passes => Text::new("passes", "通过"),
             StepVerdict::Fails => Text::new("fails", "未通过"),
             StepVerdict::Inconclusive => Text::new("inconclusive", "无法判定"),
-            StepVerdict::Interrupted => Text::new("stopped early, not judged", "被提前停止，不评判"),
+            StepVerdict::Interrupted => {
+                Text::new("stopped early, not judged", "被提前停止，不评判")
+            }
         }
     }
 }
@@ -253,16 +279,27 @@ pub struct Capacity {
 /// step or another sweep would otherwise be judged as this load.
 fn check_step_load(kind: LoadKind, step: &Step) -> Result<(), Text> {
     let c = &step.trace.header.conditions;
-    let sim = step.trace.header.simulation.as_ref().and_then(|s| s.read().ok());
+    let sim = step
+        .trace
+        .header
+        .simulation
+        .as_ref()
+        .and_then(|s| s.read().ok());
     let own = match kind {
         LoadKind::Rate => c.rate_per_s.or_else(|| match sim.as_ref().map(|s| s.load) {
             Some(crate::trace::simulation::Load::Open { rate_per_s, .. }) => Some(rate_per_s),
             _ => None,
         }),
-        LoadKind::Concurrency => c.concurrency.map(f64::from).or_else(|| match sim.as_ref().map(|s| s.load) {
-            Some(crate::trace::simulation::Load::Closed { clients, .. }) => Some(f64::from(clients)),
-            _ => None,
-        }),
+        LoadKind::Concurrency => {
+            c.concurrency
+                .map(f64::from)
+                .or_else(|| match sim.as_ref().map(|s| s.load) {
+                    Some(crate::trace::simulation::Load::Closed { clients, .. }) => {
+                        Some(f64::from(clients))
+                    }
+                    _ => None,
+                })
+        }
         LoadKind::Speedup => None,
     };
     match own {
@@ -296,8 +333,16 @@ pub fn check_loads(loads: &[f64]) -> Result<(), Text> {
     for (i, &l) in loads.iter().enumerate() {
         if !(l.is_finite() && l > 0.0) {
             return Err(Text::new(
-                format!("load {} (step {}) must be a finite number above 0", trim_num(l), i + 1),
-                format!("负载 {}（第 {} 步）必须是大于 0 的有限数", trim_num(l), i + 1),
+                format!(
+                    "load {} (step {}) must be a finite number above 0",
+                    trim_num(l),
+                    i + 1
+                ),
+                format!(
+                    "负载 {}（第 {} 步）必须是大于 0 的有限数",
+                    trim_num(l),
+                    i + 1
+                ),
             ));
         }
         if i > 0 && l <= loads[i - 1] {
@@ -332,14 +377,19 @@ pub fn step_settings(common: &Settings, trace: &Trace) -> Settings {
 }
 
 fn estimate(f: &Figure, iv: &Intervals) -> Estimate {
-    Estimate { value: f.value, interval: iv.get(&f.key).map(|i| i.bounds) }
+    Estimate {
+        value: f.value,
+        interval: iv.get(&f.key).map(|i| i.bounds),
+    }
 }
 
 /// Whether the interval clears `target` on the right side (`at_least`: higher is better).
 /// Every success's answer went unjudged (the prompt set has no rubrics), so none can qualify:
 /// a joint-rate or goodput target then fails at any load, whatever the server did.
 fn unjudged_quality(ix: &Index, measure: Measure) -> bool {
-    matches!(measure, Measure::JointRate | Measure::Goodput) && ix.successes > 0 && ix.quality_not_evaluated == ix.successes
+    matches!(measure, Measure::JointRate | Measure::Goodput)
+        && ix.successes > 0
+        && ix.quality_not_evaluated == ix.successes
 }
 
 fn no_rubric_text() -> Text {
@@ -353,7 +403,13 @@ fn no_rubric_text() -> Text {
 
 fn judge(interval: Option<Bounds>, target: f64, at_least: bool) -> (StepVerdict, Option<Text>) {
     let Some(b) = interval else {
-        return (StepVerdict::Inconclusive, Some(Text::new("no interval: no attempts counted", "没有区间：没有计入的尝试")));
+        return (
+            StepVerdict::Inconclusive,
+            Some(Text::new(
+                "no interval: no attempts counted",
+                "没有区间：没有计入的尝试",
+            )),
+        );
     };
     let (good_side, bad_side) = if at_least { (b.lo, b.hi) } else { (b.hi, b.lo) };
     let clears = |v: f64| if at_least { v >= target } else { v <= target };
@@ -374,7 +430,12 @@ fn judge(interval: Option<Bounds>, target: f64, at_least: bool) -> (StepVerdict,
 impl Capacity {
     /// Every step's figures under `common` (window and cost per step, [`step_settings`]), each
     /// judged against `target`, and the answer. Refuses loads that are not increasing.
-    pub fn compute(kind: LoadKind, steps: &[Step], common: &Settings, target: Target) -> Result<Capacity, Text> {
+    pub fn compute(
+        kind: LoadKind,
+        steps: &[Step],
+        common: &Settings,
+        target: Target,
+    ) -> Result<Capacity, Text> {
         check_loads(&steps.iter().map(|s| s.load).collect::<Vec<_>>())?;
         for step in steps {
             check_step_load(kind, step)?;
@@ -429,9 +490,22 @@ impl Capacity {
                 }
             };
             // No answer judged (no rubrics): whatever the verdict, the load is not its cause.
-            let why = if verdict != StepVerdict::Interrupted && unjudged_quality(&ix, target.measure) { Some(no_rubric_text()) } else { why };
-            let joint_iv = iv.get(&m.joint_rate.key).filter(|i| i.dependence.as_ref().is_some_and(|d| d.widens())).map(|i| i.bounds);
-            joint_counts.push((m.qualified as u64, m.attempts as u64, step.interrupted, m.joint_rate.value.zip(joint_iv)));
+            let why =
+                if verdict != StepVerdict::Interrupted && unjudged_quality(&ix, target.measure) {
+                    Some(no_rubric_text())
+                } else {
+                    why
+                };
+            let joint_iv = iv
+                .get(&m.joint_rate.key)
+                .filter(|i| i.dependence.as_ref().is_some_and(|d| d.widens()))
+                .map(|i| i.bounds);
+            joint_counts.push((
+                m.qualified as u64,
+                m.attempts as u64,
+                step.interrupted,
+                m.joint_rate.value.zip(joint_iv),
+            ));
             let lag: Option<ClientLag> = client_lag(step.trace);
             results.push(StepResult {
                 load: step.load,
@@ -450,25 +524,42 @@ impl Capacity {
                 why,
             });
         }
-        let mut judged: Vec<&StepResult> = results.iter().filter(|r| r.verdict != StepVerdict::Interrupted).collect();
+        let mut judged: Vec<&StepResult> = results
+            .iter()
+            .filter(|r| r.verdict != StepVerdict::Interrupted)
+            .collect();
         // Goodput rises with load until the server saturates: steps that fall short below the
         // first passing one offered too little, and say nothing about where capacity ends.
         let short_of_goodput: Vec<f64> = if target.measure == Measure::Goodput {
             let first_pass = judged.iter().position(|r| r.verdict == StepVerdict::Passes);
             let below = first_pass.unwrap_or(0);
-            let short = judged[..below].iter().filter(|r| r.verdict == StepVerdict::Fails).map(|r| r.load).collect();
+            let short = judged[..below]
+                .iter()
+                .filter(|r| r.verdict == StepVerdict::Fails)
+                .map(|r| r.load)
+                .collect();
             judged.drain(..below);
             short
         } else {
             Vec::new()
         };
-        let first_fail = judged.iter().find(|r| r.verdict == StepVerdict::Fails).map(|r| r.load);
+        let first_fail = judged
+            .iter()
+            .find(|r| r.verdict == StepVerdict::Fails)
+            .map(|r| r.load);
         let below = |r: &&&StepResult| first_fail.is_none_or(|f| r.load < f);
-        let last_pass = judged.iter().filter(below).filter(|r| r.verdict == StepVerdict::Passes).map(|r| r.load).next_back();
+        let last_pass = judged
+            .iter()
+            .filter(below)
+            .filter(|r| r.verdict == StepVerdict::Passes)
+            .map(|r| r.load)
+            .next_back();
         let inconclusive = judged
             .iter()
             .filter(below)
-            .filter(|r| r.verdict == StepVerdict::Inconclusive && last_pass.is_none_or(|p| r.load > p))
+            .filter(|r| {
+                r.verdict == StepVerdict::Inconclusive && last_pass.is_none_or(|p| r.load > p)
+            })
             .map(|r| r.load)
             .collect();
         let passes_above_fail = judged
@@ -484,31 +575,62 @@ impl Capacity {
             if int0 || int1 {
                 return None;
             }
-            let exact = |k: u64, n: u64| (n > 0).then(|| k as f64 / n as f64).zip(crate::compare::stats::wilson(k, n));
+            let exact = |k: u64, n: u64| {
+                (n > 0)
+                    .then(|| k as f64 / n as f64)
+                    .zip(crate::compare::stats::wilson(k, n))
+            };
             let drop = if c0.is_some() || c1.is_some() {
-                let ((p0, b0), (p1, b1)) = (c0.or_else(|| exact(k0, n0))?, c1.or_else(|| exact(k1, n1))?);
+                let ((p0, b0), (p1, b1)) =
+                    (c0.or_else(|| exact(k0, n0))?, c1.or_else(|| exact(k1, n1))?);
                 mover(p0, b0, p1, b1)
             } else {
                 newcombe(k1, n1, k0, n0)
             };
-            drop.and_then(|d| d.hi).filter(|hi| *hi < 0.0).map(|_| steps[i - 1].load)
+            drop.and_then(|d| d.hi)
+                .filter(|hi| *hi < 0.0)
+                .map(|_| steps[i - 1].load)
         });
         let contract = steps
             .iter()
             .enumerate()
             .skip(1)
             .filter_map(|(i, s)| {
-                let check = check_contract_varying(&steps[0].trace.header, &s.trace.header, &["load".to_string()]).ok()?;
-                let diffs: Vec<String> = check.differences.iter().filter(|d| d.strictness == Strictness::Must).map(|d| d.field.clone()).collect();
+                let check = check_contract_varying(
+                    &steps[0].trace.header,
+                    &s.trace.header,
+                    &["load".to_string()],
+                )
+                .ok()?;
+                let diffs: Vec<String> = check
+                    .differences
+                    .iter()
+                    .filter(|d| d.strictness == Strictness::Must)
+                    .map(|d| d.field.clone())
+                    .collect();
                 (!diffs.is_empty()).then(|| {
                     Text::new(
-                        format!("step {} ({}) differs from step 1 in more than the load: {}", i + 1, s.name, diffs.join(", ")),
-                        format!("第 {} 步（{}）与第 1 步的差别不止负载：{}", i + 1, s.name, diffs.join("、")),
+                        format!(
+                            "step {} ({}) differs from step 1 in more than the load: {}",
+                            i + 1,
+                            s.name,
+                            diffs.join(", ")
+                        ),
+                        format!(
+                            "第 {} 步（{}）与第 1 步的差别不止负载：{}",
+                            i + 1,
+                            s.name,
+                            diffs.join("、")
+                        ),
                     )
                 })
             })
             .collect();
-        let simulated: Vec<f64> = steps.iter().filter(|s| s.trace.header.simulation.is_some()).map(|s| s.load).collect();
+        let simulated: Vec<f64> = steps
+            .iter()
+            .filter(|s| s.trace.header.simulation.is_some())
+            .map(|s| s.load)
+            .collect();
         let mut contract: Vec<Text> = contract;
         if !simulated.is_empty() && simulated.len() < steps.len() {
             let list: Vec<String> = simulated.iter().map(|l| trim_num(*l)).collect();
@@ -523,7 +645,13 @@ impl Capacity {
             threshold_s: common.ttft_threshold_s,
             comparison: common.comparison.symbol().to_string(),
             steps: results,
-            answer: Answer { last_pass, first_fail, inconclusive, passes_above_fail, short_of_goodput },
+            answer: Answer {
+                last_pass,
+                first_fail,
+                inconclusive,
+                passes_above_fail,
+                short_of_goodput,
+            },
             knee,
             contract,
             simulated,
@@ -538,7 +666,12 @@ impl Capacity {
         let mut out = match (a.last_pass, a.first_fail) {
             (Some(p), Some(f)) => {
                 if zh {
-                    format!("容量：通过目标的最高负载是 {}；容量介于 {}（通过）与 {}（未通过）之间", d(p), d(p), d(f))
+                    format!(
+                        "容量：通过目标的最高负载是 {}；容量介于 {}（通过）与 {}（未通过）之间",
+                        d(p),
+                        d(p),
+                        d(f)
+                    )
                 } else {
                     format!("Capacity: the highest load that passes is {}; capacity lies between {} (passes) and {} (fails)", d(p), d(p), d(f))
                 }
@@ -559,14 +692,18 @@ impl Capacity {
             }
             (None, Some(f)) => {
                 if zh {
-                    format!("容量：没有一步通过；{} 已未通过，容量低于测试的负载（请从更低的负载开始）", d(f))
+                    format!(
+                        "容量：没有一步通过；{} 已未通过，容量低于测试的负载（请从更低的负载开始）",
+                        d(f)
+                    )
                 } else {
                     format!("Capacity: no step passes; {} already fails, so capacity lies below the tested loads (start the sweep lower)", d(f))
                 }
             }
             (None, None) => {
                 if zh {
-                    "容量：无法判定——没有一步的区间完全通过或完全未通过（每步多发一些请求）".to_string()
+                    "容量：无法判定——没有一步的区间完全通过或完全未通过（每步多发一些请求）"
+                        .to_string()
                 } else {
                     "Capacity: inconclusive — no step's interval clears the target or misses it entirely (send more requests per step)".to_string()
                 }
@@ -577,7 +714,10 @@ impl Capacity {
             out.push_str(&if zh {
                 format!("；无法判定的步：{}（区间跨越目标）", list.join("、"))
             } else {
-                format!("; inconclusive: {} (its interval straddles the target)", list.join(", "))
+                format!(
+                    "; inconclusive: {} (its interval straddles the target)",
+                    list.join(", ")
+                )
             });
         }
         if !a.short_of_goodput.is_empty() {
@@ -612,11 +752,21 @@ impl Capacity {
                 "Simulated, not measured: every step comes from tracelab's simulator (its parameters and seed in each step's header), not from a server; simulated successes count as passing quality (the simulator writes no answers)".to_string()
             });
         }
-        let list: Vec<String> = self.simulated.iter().map(|l| self.kind.describe(*l, lang)).collect();
+        let list: Vec<String> = self
+            .simulated
+            .iter()
+            .map(|l| self.kind.describe(*l, lang))
+            .collect();
         Some(if zh {
-            format!("注意：{} 是模拟的，不是测量；其余步是测量的", list.join("、"))
+            format!(
+                "注意：{} 是模拟的，不是测量；其余步是测量的",
+                list.join("、")
+            )
         } else {
-            format!("Note: {} simulated, not measured; the other steps were measured", list.join(", ") + if list.len() == 1 { " is" } else { " are" })
+            format!(
+                "Note: {} simulated, not measured; the other steps were measured",
+                list.join(", ") + if list.len() == 1 { " is" } else { " are" }
+            )
         })
     }
 
@@ -634,19 +784,32 @@ impl Capacity {
         for (i, r) in self.steps.iter().enumerate() {
             out.push_str(&format!(
                 "\n{} {} — {} ({})\n",
-                if zh { "第".to_string() + &(i + 1).to_string() + " 步" } else { format!("Step {}", i + 1) },
+                if zh {
+                    "第".to_string() + &(i + 1).to_string() + " 步"
+                } else {
+                    format!("Step {}", i + 1)
+                },
                 self.kind.describe(r.load, lang),
                 r.verdict.text().get(lang),
                 r.name
             ));
             if zh {
-                out.push_str(&format!("  尝试 {}，失败 {}，合格 {}\n", r.attempts, r.failures, r.qualified));
+                out.push_str(&format!(
+                    "  尝试 {}，失败 {}，合格 {}\n",
+                    r.attempts, r.failures, r.qualified
+                ));
             } else {
-                out.push_str(&format!("  attempts {}, failures {}, qualified {}\n", r.attempts, r.failures, r.qualified));
+                out.push_str(&format!(
+                    "  attempts {}, failures {}, qualified {}\n",
+                    r.attempts, r.failures, r.qualified
+                ));
             }
             for row in self.figure_rows(i, lang) {
                 let range = if zh { "95 % 区间" } else { "95 % interval" };
-                out.push_str(&format!("  {}: {} ({range} {})\n", row.name, row.value, row.interval));
+                out.push_str(&format!(
+                    "  {}: {} ({range} {})\n",
+                    row.name, row.value, row.interval
+                ));
             }
             if r.client_behind == Some(true) {
                 out.push_str(if zh {
@@ -665,7 +828,11 @@ impl Capacity {
         out.push_str(&self.knee_text(lang));
         out.push('\n');
         for c in &self.contract {
-            out.push_str(&format!("{}: {}\n", if zh { "契约" } else { "Contract" }, c.get(lang)));
+            out.push_str(&format!(
+                "{}: {}\n",
+                if zh { "契约" } else { "Contract" },
+                c.get(lang)
+            ));
         }
         out
     }
@@ -693,16 +860,23 @@ impl Capacity {
     pub fn knee_text(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         match self.knee {
-            Some(k) => if zh {
-                format!("拐点：{}——下一步的联合合格率下降超出噪声（下降量的区间完全低于 0）", self.kind.describe(k, lang))
-            } else {
-                format!("Knee: {} — the joint rate fell beyond noise at the next step (the interval of the drop lies wholly below 0)", self.kind.describe(k, lang))
-            },
-            None => if zh {
-                "拐点：未见——相邻两步之间联合合格率的下降都没有超出噪声".to_string()
-            } else {
-                "Knee: not seen — no drop of the joint rate between neighbouring steps is beyond noise".to_string()
-            },
+            Some(k) => {
+                if zh {
+                    format!(
+                        "拐点：{}——下一步的联合合格率下降超出噪声（下降量的区间完全低于 0）",
+                        self.kind.describe(k, lang)
+                    )
+                } else {
+                    format!("Knee: {} — the joint rate fell beyond noise at the next step (the interval of the drop lies wholly below 0)", self.kind.describe(k, lang))
+                }
+            }
+            None => {
+                if zh {
+                    "拐点：未见——相邻两步之间联合合格率的下降都没有超出噪声".to_string()
+                } else {
+                    "Knee: not seen — no drop of the joint rate between neighbouring steps is beyond noise".to_string()
+                }
+            }
         }
     }
 
@@ -713,10 +887,28 @@ impl Capacity {
         let r = &self.steps[i];
         let money = Unit::MoneyPer1000(r.currency.clone());
         let rows: [(&str, &str, &str, &Estimate, Unit); 4] = [
-            ("joint_rate", "joint qualification rate", "联合合格率", &r.joint_rate, Unit::Ratio),
-            ("ttft_p95", "P95 TTFT (successes)", "成功请求 P95 TTFT", &r.ttft_p95, Unit::Seconds),
+            (
+                "joint_rate",
+                "joint qualification rate",
+                "联合合格率",
+                &r.joint_rate,
+                Unit::Ratio,
+            ),
+            (
+                "ttft_p95",
+                "P95 TTFT (successes)",
+                "成功请求 P95 TTFT",
+                &r.ttft_p95,
+                Unit::Seconds,
+            ),
             ("goodput", "goodput", "goodput", &r.goodput, Unit::PerSecond),
-            ("cost_per_1000_qualified", "cost per 1,000 qualified", "每千次合格成本", &r.cost_per_1000_qualified, money),
+            (
+                "cost_per_1000_qualified",
+                "cost per 1,000 qualified",
+                "每千次合格成本",
+                &r.cost_per_1000_qualified,
+                money,
+            ),
         ];
         rows.into_iter()
             .map(|(key, en, zh_name, e, unit)| FigureRow {
@@ -748,11 +940,18 @@ impl Capacity {
         let iv = e.interval.map(|b| bounds_text(&b, &unit, lang));
         let base = match (r.verdict, iv) {
             (StepVerdict::Interrupted, _) => {
-                if zh { "这一步被提前停止（Ctrl-C）：显示但不计入答案".to_string() } else { "this step was stopped early (Ctrl-C): shown, never counted in the answer".to_string() }
+                if zh {
+                    "这一步被提前停止（Ctrl-C）：显示但不计入答案".to_string()
+                } else {
+                    "this step was stopped early (Ctrl-C): shown, never counted in the answer"
+                        .to_string()
+                }
             }
             (StepVerdict::Passes, Some(iv)) => match (zh, above) {
                 (false, true) => format!("its 95 % interval {iv} lies wholly at or above {target}"),
-                (false, false) => format!("its 95 % interval {iv} lies wholly at or below {target}"),
+                (false, false) => {
+                    format!("its 95 % interval {iv} lies wholly at or below {target}")
+                }
                 (true, true) => format!("95 % 区间 {iv} 完全不低于 {target}"),
                 (true, false) => format!("95 % 区间 {iv} 完全不高于 {target}"),
             },
@@ -763,9 +962,19 @@ impl Capacity {
                 (true, false) => format!("95 % 区间 {iv} 完全高于 {target}"),
             },
             (StepVerdict::Inconclusive, Some(iv)) => {
-                if zh { format!("95 % 区间 {iv} 跨越 {target}") } else { format!("its 95 % interval {iv} straddles {target}") }
+                if zh {
+                    format!("95 % 区间 {iv} 跨越 {target}")
+                } else {
+                    format!("its 95 % interval {iv} straddles {target}")
+                }
             }
-            (_, None) => if zh { "没有区间".to_string() } else { "no interval".to_string() },
+            (_, None) => {
+                if zh {
+                    "没有区间".to_string()
+                } else {
+                    "no interval".to_string()
+                }
+            }
         };
         match &r.why {
             Some(why) => format!("{base}; {}", why.get(lang)),
@@ -792,7 +1001,12 @@ pub fn saturation(step: &StepResult, target: &Target, max_failure_rate: f64) -> 
         return None;
     }
     let share = trim_num(max_failure_rate);
-    if step.failure_rate.interval.and_then(|b| b.lo).is_some_and(|lo| lo > max_failure_rate) {
+    if step
+        .failure_rate
+        .interval
+        .and_then(|b| b.lo)
+        .is_some_and(|lo| lo > max_failure_rate)
+    {
         Some(Text::new(
             format!("saturated: the failure rate's whole 95 % interval lies above {share}"),
             format!("已饱和：失败率的整个 95 % 区间高于 {share}"),
@@ -804,15 +1018,33 @@ pub fn saturation(step: &StepResult, target: &Target, max_failure_rate: f64) -> 
         ))
     } else if step.verdict == StepVerdict::Fails && step.why.is_some() {
         // Failing for a reason other than the load (no rubrics): the stop names it.
-        let why = step.why.as_ref().map(|w| (w.get(Lang::En).to_string(), w.get(Lang::Zh).to_string())).unwrap_or_default();
+        let why = step
+            .why
+            .as_ref()
+            .map(|w| (w.get(Lang::En).to_string(), w.get(Lang::Zh).to_string()))
+            .unwrap_or_default();
         Some(Text::new(
-            format!("stopped: the step fails the target ({}) but not for its load: {}", target.describe(Lang::En), why.0),
-            format!("已停止：这一步未达到目标（{}），但原因不在负载：{}", target.describe(Lang::Zh), why.1),
+            format!(
+                "stopped: the step fails the target ({}) but not for its load: {}",
+                target.describe(Lang::En),
+                why.0
+            ),
+            format!(
+                "已停止：这一步未达到目标（{}），但原因不在负载：{}",
+                target.describe(Lang::Zh),
+                why.1
+            ),
         ))
     } else if step.verdict == StepVerdict::Fails {
         Some(Text::new(
-            format!("saturated: the step fails the target ({}) with its whole 95 % interval", target.describe(Lang::En)),
-            format!("已饱和：这一步的整个 95 % 区间未达到目标（{}）", target.describe(Lang::Zh)),
+            format!(
+                "saturated: the step fails the target ({}) with its whole 95 % interval",
+                target.describe(Lang::En)
+            ),
+            format!(
+                "已饱和：这一步的整个 95 % 区间未达到目标（{}）",
+                target.describe(Lang::Zh)
+            ),
         ))
     } else {
         None
@@ -855,8 +1087,12 @@ impl SweepFile {
     /// Reads `sweep.json` (`name` for the messages). A step's file must be a plain name inside
     /// the folder.
     pub fn parse(name: &str, text: &str) -> Result<SweepFile, Text> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| Text::new(format!("{name}: not JSON ({e})"), format!("{name}：不是 JSON（{e}）")))?;
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            Text::new(
+                format!("{name}: not JSON ({e})"),
+                format!("{name}：不是 JSON（{e}）"),
+            )
+        })?;
         let bad = |field: &str| {
             Text::new(
                 format!("{name}: field `{field}` is missing or wrong (a sweep file as `tracelab sweep` writes it)"),
@@ -866,31 +1102,56 @@ impl SweepFile {
         if v["tracelab_sweep"].as_u64() != Some(1) {
             return Err(bad("tracelab_sweep"));
         }
-        let kind = v["kind"].as_str().and_then(LoadKind::from_code).ok_or_else(|| bad("kind"))?;
+        let kind = v["kind"]
+            .as_str()
+            .and_then(LoadKind::from_code)
+            .ok_or_else(|| bad("kind"))?;
         let mut steps = Vec::new();
         for s in v["steps"].as_array().ok_or_else(|| bad("steps"))? {
             let load = s["load"].as_f64().ok_or_else(|| bad("steps[].load"))?;
-            let file = s["file"].as_str().filter(|f| !f.is_empty() && !f.contains('/') && !f.contains('\\')).ok_or_else(|| bad("steps[].file"))?;
-            steps.push(SweepStep { load, file: file.to_string(), interrupted: s["interrupted"].as_bool().unwrap_or(false) });
+            let file = s["file"]
+                .as_str()
+                .filter(|f| !f.is_empty() && !f.contains('/') && !f.contains('\\'))
+                .ok_or_else(|| bad("steps[].file"))?;
+            steps.push(SweepStep {
+                load,
+                file: file.to_string(),
+                interrupted: s["interrupted"].as_bool().unwrap_or(false),
+            });
         }
         if steps.is_empty() {
-            return Err(Text::new(format!("{name}: the sweep has no finished step"), format!("{name}：扫描没有完成的步")));
+            return Err(Text::new(
+                format!("{name}: the sweep has no finished step"),
+                format!("{name}：扫描没有完成的步"),
+            ));
         }
         check_loads(&steps.iter().map(|s| s.load).collect::<Vec<_>>())?;
         let loads = match &v["loads"] {
             serde_json::Value::Null => steps.iter().map(|s| s.load).collect(),
-            l => l.as_array().and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>()).ok_or_else(|| bad("loads"))?,
+            l => l
+                .as_array()
+                .and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>())
+                .ok_or_else(|| bad("loads"))?,
         };
         let comparison = match &v["comparison"] {
             serde_json::Value::Null => None,
-            c => Some(c.as_str().and_then(Comparison::from_code).ok_or_else(|| bad("comparison"))?),
+            c => Some(
+                c.as_str()
+                    .and_then(Comparison::from_code)
+                    .ok_or_else(|| bad("comparison"))?,
+            ),
         };
         let simulated = match &v["simulated"] {
             serde_json::Value::Null => None,
             sim @ serde_json::Value::Object(_) => Some(sim.clone()),
             _ => return Err(bad("simulated")),
         };
-        let stopped = v["stopped"]["step"].as_u64().map(|n| (n, v["stopped"]["why"].as_str().unwrap_or_default().to_string()));
+        let stopped = v["stopped"]["step"].as_u64().map(|n| {
+            (
+                n,
+                v["stopped"]["why"].as_str().unwrap_or_default().to_string(),
+            )
+        });
         Ok(SweepFile {
             kind,
             loads,
@@ -933,12 +1194,19 @@ pub fn step_file_name(i: usize, kind: LoadKind, load: f64) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimulatedLoad {
     /// Open loop at each step's rate (requests per second).
-    Rates { arrival: ArrivalName, burstiness: f64 },
+    Rates {
+        arrival: ArrivalName,
+        burstiness: f64,
+    },
     /// Closed loop of each step's number of clients, each waiting `think_s` after a reply.
     Concurrencies { think_s: f64 },
     /// A workload file replayed at each step's speed-up (`replay`'s window and idle cap; its
     /// own speed-up is the step's), with an optional per-token service on top of the draw.
-    Speedups { workload: Workload, replay: Replay, tokens: Option<TokenCost> },
+    Speedups {
+        workload: Workload,
+        replay: Replay,
+        tokens: Option<TokenCost>,
+    },
 }
 
 /// A load sweep on the simulator: one simulated trace per load, the same server at every step.
@@ -965,7 +1233,12 @@ pub struct SimulatedStep {
 
 fn sim_error(i: usize, e: SimulateError) -> Text {
     Text::new(
-        format!("simulated sweep, step {}: --{}: {}", i + 1, e.field, e.message),
+        format!(
+            "simulated sweep, step {}: --{}: {}",
+            i + 1,
+            e.field,
+            e.message
+        ),
         format!("模拟扫描，第 {} 步：--{}：{}", i + 1, e.field, e.message),
     )
 }
@@ -984,14 +1257,24 @@ impl SimulatedSweepPlan {
     pub fn check(&self) -> Result<(), Text> {
         check_loads(&self.loads)?;
         if let SimulatedLoad::Concurrencies { .. } = self.load {
-            if let Some(l) = self.loads.iter().find(|l| l.fract() != 0.0 || **l > u32::MAX as f64) {
+            if let Some(l) = self
+                .loads
+                .iter()
+                .find(|l| l.fract() != 0.0 || **l > u32::MAX as f64)
+            {
                 return Err(Text::new(
-                    format!("concurrency {} is not a whole number of clients", trim_num(*l)),
+                    format!(
+                        "concurrency {} is not a whole number of clients",
+                        trim_num(*l)
+                    ),
                     format!("并发 {} 不是整数个客户端", trim_num(*l)),
                 ));
             }
         }
-        if let SimulatedLoad::Speedups { tokens: Some(t), .. } = &self.load {
+        if let SimulatedLoad::Speedups {
+            tokens: Some(t), ..
+        } = &self.load
+        {
             t.check().map_err(|e| sim_error(0, e))?;
         }
         Ok(())
@@ -999,43 +1282,108 @@ impl SimulatedSweepPlan {
 
     /// Step `i` (from 0) simulated: the same parameters and seed always give the same trace.
     pub fn step(&self, i: usize) -> Result<SimulatedStep, Text> {
-        let load = *self.loads.get(i).ok_or_else(|| Text::new(format!("no step {}", i + 1), format!("没有第 {} 步", i + 1)))?;
+        let load = *self.loads.get(i).ok_or_else(|| {
+            Text::new(format!("no step {}", i + 1), format!("没有第 {} 步", i + 1))
+        })?;
         let seed = self.server.seed.wrapping_add(i as u64);
         let (mut trace, replayed) = match &self.load {
-            SimulatedLoad::Rates { arrival, burstiness } => {
-                let p = Params { load: Load::Open { rate_per_s: load, arrival: *arrival, burstiness: *burstiness }, seed, ..self.server.clone() };
+            SimulatedLoad::Rates {
+                arrival,
+                burstiness,
+            } => {
+                let p = Params {
+                    load: Load::Open {
+                        rate_per_s: load,
+                        arrival: *arrival,
+                        burstiness: *burstiness,
+                    },
+                    seed,
+                    ..self.server.clone()
+                };
                 (simulate(&p).map_err(|e| sim_error(i, e))?, None)
             }
             SimulatedLoad::Concurrencies { think_s } => {
-                let p = Params { load: Load::Closed { clients: load as u32, think_s: *think_s }, seed, ..self.server.clone() };
+                let p = Params {
+                    load: Load::Closed {
+                        clients: load as u32,
+                        think_s: *think_s,
+                    },
+                    seed,
+                    ..self.server.clone()
+                };
                 (simulate(&p).map_err(|e| sim_error(i, e))?, None)
             }
-            SimulatedLoad::Speedups { workload, replay, tokens } => {
-                let planned = workload.replay(&Replay { speedup: load, ..*replay }).map_err(|e| {
-                    Text::new(
-                        format!("simulated sweep, step {}: --{}: {}", i + 1, e.field, e.message),
-                        format!("模拟扫描，第 {} 步：--{}：{}", i + 1, e.field, e.message),
-                    )
-                })?;
-                let listed: Vec<Listed> =
-                    planned.requests.iter().map(|r| Listed { at_ms: r.at_ms, input_tokens: r.input_tokens, output_tokens: r.output_tokens }).collect();
-                let p = Params { seed, ..self.server.clone() };
-                (simulate_listed(&p, &listed, *tokens).map_err(|e| sim_error(i, e))?, Some(planned))
+            SimulatedLoad::Speedups {
+                workload,
+                replay,
+                tokens,
+            } => {
+                let planned = workload
+                    .replay(&Replay {
+                        speedup: load,
+                        ..*replay
+                    })
+                    .map_err(|e| {
+                        Text::new(
+                            format!(
+                                "simulated sweep, step {}: --{}: {}",
+                                i + 1,
+                                e.field,
+                                e.message
+                            ),
+                            format!("模拟扫描，第 {} 步：--{}：{}", i + 1, e.field, e.message),
+                        )
+                    })?;
+                let listed: Vec<Listed> = planned
+                    .requests
+                    .iter()
+                    .map(|r| Listed {
+                        at_ms: r.at_ms,
+                        input_tokens: r.input_tokens,
+                        output_tokens: r.output_tokens,
+                    })
+                    .collect();
+                let p = Params {
+                    seed,
+                    ..self.server.clone()
+                };
+                (
+                    simulate_listed(&p, &listed, *tokens).map_err(|e| sim_error(i, e))?,
+                    Some(planned),
+                )
             }
         };
         // The simulator writes no answers: every success counts as passing quality, so the
         // joint rate is the share served in time (failures would stay in the denominator).
-        trace.attempts.iter_mut().filter(|a| a.outcome == crate::Outcome::Success).for_each(|a| a.quality = crate::Quality::Pass);
-        Ok(SimulatedStep { load, file: step_file_name(i, self.kind(), load), trace, replayed })
+        trace
+            .attempts
+            .iter_mut()
+            .filter(|a| a.outcome == crate::Outcome::Success)
+            .for_each(|a| a.quality = crate::Quality::Pass);
+        Ok(SimulatedStep {
+            load,
+            file: step_file_name(i, self.kind(), load),
+            trace,
+            replayed,
+        })
     }
 
     /// `sweep.json`'s `simulated`: what every step ran on, and that none was measured.
     pub fn record(&self) -> serde_json::Value {
         let server = simulation_record(&self.server);
         let load = match &self.load {
-            SimulatedLoad::Rates { arrival, burstiness } => serde_json::json!({"kind": "open", "arrival": arrival.name(), "burstiness": burstiness}),
-            SimulatedLoad::Concurrencies { think_s } => serde_json::json!({"kind": "closed", "think_s": think_s}),
-            SimulatedLoad::Speedups { workload, replay, .. } => serde_json::json!({
+            SimulatedLoad::Rates {
+                arrival,
+                burstiness,
+            } => {
+                serde_json::json!({"kind": "open", "arrival": arrival.name(), "burstiness": burstiness})
+            }
+            SimulatedLoad::Concurrencies { think_s } => {
+                serde_json::json!({"kind": "closed", "think_s": think_s})
+            }
+            SimulatedLoad::Speedups {
+                workload, replay, ..
+            } => serde_json::json!({
                 "kind": "workload", "file": workload.file, "sha256": workload.sha256, "layout": workload.layout.name(),
                 "from_s": replay.from_s, "for_s": replay.for_s, "max_idle_s": replay.max_idle_s,
             }),
@@ -1079,14 +1427,23 @@ impl SimulatedSweep {
         SimulatedSweepPlan {
             server: Params {
                 slots: self.slots,
-                service: Service::Exponential { mean_s: self.mean_service_s },
+                service: Service::Exponential {
+                    mean_s: self.mean_service_s,
+                },
                 first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
-                load: Load::Open { rate_per_s: 1.0, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+                load: Load::Open {
+                    rate_per_s: 1.0,
+                    arrival: ArrivalName::Poisson,
+                    burstiness: 1.0,
+                },
                 requests: self.requests_per_step,
                 seed: self.seed,
                 stall: None,
             },
-            load: SimulatedLoad::Rates { arrival: ArrivalName::Poisson, burstiness: 1.0 },
+            load: SimulatedLoad::Rates {
+                arrival: ArrivalName::Poisson,
+                burstiness: 1.0,
+            },
             loads: self.rates.clone(),
         }
     }
@@ -1096,6 +1453,8 @@ impl SimulatedSweep {
     pub fn run(&self) -> Result<Vec<(f64, String, Trace)>, Text> {
         let plan = self.plan();
         plan.check()?;
-        (0..plan.loads.len()).map(|i| plan.step(i).map(|s| (s.load, s.file, s.trace))).collect()
+        (0..plan.loads.len())
+            .map(|i| plan.step(i).map(|s| (s.load, s.file, s.trace)))
+            .collect()
     }
 }

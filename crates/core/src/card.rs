@@ -2,10 +2,10 @@
 //! plus the conditions a reader needs to recompute it. `tracelab report` prints this.
 
 use crate::baseline::{BaselineVerdict, OtherRuns, RunEvidence};
-use crate::figure::Figure;
-use crate::format::{self, trim_num};
 use crate::compare::Intervals;
 use crate::engine_beside::{ClientP50, EngineSummary};
+use crate::figure::Figure;
+use crate::format::{self, trim_num};
 use crate::gpu_beside::GpuSummary;
 use crate::index::Index;
 use crate::lag::ClientLag;
@@ -65,8 +65,21 @@ pub struct CardHead {
 }
 
 /// Builds the lines above the figures.
-pub fn head(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> CardHead {
-    head_of(source, &trace.header, trace.completeness(), settings, metrics, lang)
+pub fn head(
+    source: &str,
+    trace: &Trace,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> CardHead {
+    head_of(
+        source,
+        &trace.header,
+        trace.completeness(),
+        settings,
+        metrics,
+        lang,
+    )
 }
 
 /// [`head`] from the header and completeness alone.
@@ -79,7 +92,11 @@ pub fn head_of(
     lang: Lang,
 ) -> CardHead {
     let zh = lang == Lang::Zh;
-    let title = if zh { format!("指标口径卡 — {source}") } else { format!("Metric card — {source}") };
+    let title = if zh {
+        format!("指标口径卡 — {source}")
+    } else {
+        format!("Metric card — {source}")
+    };
     let observation = if zh {
         format!("观测点：{}", observation_point(lang))
     } else {
@@ -90,10 +107,17 @@ pub fn head_of(
     } else {
         format!("Attempts: {}", attempts_summary(metrics, lang))
     };
-    let window = settings.window_s.map(|w| format!("{} s", trim_num(w))).unwrap_or_else(|| "—".into());
+    let window = settings
+        .window_s
+        .map(|w| format!("{} s", trim_num(w)))
+        .unwrap_or_else(|| "—".into());
     let cost = settings
         .window_cost
-        .map(|c| format!("{} {}", trim_num(c), settings.currency).trim_end().to_string())
+        .map(|c| {
+            format!("{} {}", trim_num(c), settings.currency)
+                .trim_end()
+                .to_string()
+        })
         .unwrap_or_else(|| "—".into());
     let settings_line = if zh {
         format!(
@@ -101,7 +125,8 @@ pub fn head_of(
             settings.comparison.symbol(),
             trim_num(settings.ttft_threshold_s),
             settings.percentile.name().zh,
-            crate::settings::pair_value_label("fd", settings.population.failure_denominator.code()).zh
+            crate::settings::pair_value_label("fd", settings.population.failure_denominator.code())
+                .zh
         )
     } else {
         format!(
@@ -114,7 +139,11 @@ pub fn head_of(
     };
     let gpu = &header.capabilities.gpu_telemetry;
     let gpu = if gpu == GPU_UNSUPPORTED {
-        if zh { "不支持 — 未验证".to_string() } else { "unsupported — not verified".to_string() }
+        if zh {
+            "不支持 — 未验证".to_string()
+        } else {
+            "unsupported — not verified".to_string()
+        }
     } else {
         gpu.clone()
     };
@@ -125,7 +154,13 @@ pub fn head_of(
     } else {
         format!("Trace: {completeness} · GPU telemetry: {gpu}")
     };
-    CardHead { title, observation, attempts, settings: settings_line, trace: trace_line }
+    CardHead {
+        title,
+        observation,
+        attempts,
+        settings: settings_line,
+        trace: trace_line,
+    }
 }
 
 /// Where the clock was read, without the card's label (the head's "Observation point" line).
@@ -142,7 +177,11 @@ pub fn attempts_summary(metrics: &Metrics, lang: Lang) -> String {
     let failures = if metrics.failures_by_outcome.is_empty() {
         String::new()
     } else {
-        let parts: Vec<String> = metrics.failures_by_outcome.iter().map(|(o, n)| format!("{o} {}", format::integer(*n as u64))).collect();
+        let parts: Vec<String> = metrics
+            .failures_by_outcome
+            .iter()
+            .map(|(o, n)| format!("{o} {}", format::integer(*n as u64)))
+            .collect();
         format!(" ({})", parts.join(", "))
     };
     let no_token = format::integer(metrics.successes_without_token as u64);
@@ -150,7 +189,11 @@ pub fn attempts_summary(metrics: &Metrics, lang: Lang) -> String {
     let int = |n: usize| format::integer(n as u64);
     match lang {
         Lang::Zh => {
-            let no_token = if has_no_token { format!("（其中 {no_token} 个没有任何输出 token）") } else { String::new() };
+            let no_token = if has_no_token {
+                format!("（其中 {no_token} 个没有任何输出 token）")
+            } else {
+                String::new()
+            };
             format!(
                 "计入 {} 次 — 完整成功 {}{no_token}，失败 {}{failures}；排除的预热 {}",
                 int(metrics.attempts),
@@ -160,7 +203,11 @@ pub fn attempts_summary(metrics: &Metrics, lang: Lang) -> String {
             )
         }
         Lang::En => {
-            let no_token = if has_no_token { format!(" ({no_token} with no output token)") } else { String::new() };
+            let no_token = if has_no_token {
+                format!(" ({no_token} with no output token)")
+            } else {
+                String::new()
+            };
             format!(
                 "{} counted — {}{no_token}, {}{failures}; warm-up excluded: {}",
                 int(metrics.attempts),
@@ -182,7 +229,11 @@ pub fn intervals_json(metrics: &Metrics, intervals: &Intervals) -> serde_json::V
 /// [`intervals_json`] with each figure under the key `key` gives it (`report --json` keys its
 /// intervals as its figures: [`Metrics::summary_key`]); P95 TTFT is there even when the tail is
 /// another percentile.
-pub fn intervals_json_keyed(metrics: &Metrics, intervals: &Intervals, key: &dyn Fn(&str) -> String) -> serde_json::Value {
+pub fn intervals_json_keyed(
+    metrics: &Metrics,
+    intervals: &Intervals,
+    key: &dyn Fn(&str) -> String,
+) -> serde_json::Value {
     let mut out = serde_json::Map::new();
     let mut all: Vec<&Figure> = figures(metrics).to_vec();
     all.insert(1, &metrics.ttft_p95);
@@ -220,7 +271,10 @@ pub fn setting_warnings(index: &Index, settings: &Settings) -> Vec<crate::text::
     }
     if let (Some(w), Some(span)) = (settings.window_s, index.start_span_ms()) {
         if w * 1000.0 < span {
-            let (w, span) = (trim_num(w), trim_num((span / 1000.0 * 100.0).round() / 100.0));
+            let (w, span) = (
+                trim_num(w),
+                trim_num((span / 1000.0 * 100.0).round() / 100.0),
+            );
             out.push(crate::text::Text::new(
                 format!("the window ({w} s) is shorter than the run (attempts started over {span} s): goodput and cost count every qualified attempt of the run over the window, so goodput reads too high; give the run's own window"),
                 format!("窗口（{w} 秒）比运行短（尝试的开始时间跨越 {span} 秒）：goodput 和成本把整个运行里的合格尝试都算进这个窗口，goodput 会偏高；请给出运行自己的窗口"),
@@ -234,14 +288,21 @@ pub fn setting_warnings(index: &Index, settings: &Settings) -> Vec<crate::text::
 /// have their own line): what was checked, or why nothing could be.
 pub fn independence_line(intervals: &Intervals, lang: Lang) -> Option<String> {
     use crate::compare::Independence as I;
-    let deps: Vec<&crate::compare::Dependence> = intervals.items.iter().filter_map(|i| i.dependence.as_ref()).collect();
+    let deps: Vec<&crate::compare::Dependence> = intervals
+        .items
+        .iter()
+        .filter_map(|i| i.dependence.as_ref())
+        .collect();
     let all = |v: I| !deps.is_empty() && deps.iter().all(|d| d.verdict == v);
     let zh = lang == Lang::Zh;
     if deps.is_empty() || deps.iter().all(|d| d.widens()) {
         None
     } else if all(I::NoStartTimes) {
         Some(if zh { "独立性：trace 没有开始时间，不知道各次尝试的先后，每个区间都假定它们相互独立" } else { "Independence: the trace has no start times, so the attempts' order is unknown; every interval assumes they are independent" }.into())
-    } else if deps.iter().all(|d| matches!(d.verdict, I::Unchecked | I::NoStartTimes)) {
+    } else if deps
+        .iter()
+        .all(|d| matches!(d.verdict, I::Unchecked | I::NoStartTimes))
+    {
         let n = format::integer(deps.iter().map(|d| d.n).max().unwrap_or(0) as u64);
         let min = crate::compare::dependence::MIN_SERIES;
         Some(if zh {
@@ -251,10 +312,18 @@ pub fn independence_line(intervals: &Intervals, lang: Lang) -> Option<String> {
         })
     } else {
         Some(if zh {
-            let rest = if deps.iter().any(|d| d.widens()) { "其余指标" } else { "每个指标" };
+            let rest = if deps.iter().any(|d| d.widens()) {
+                "其余指标"
+            } else {
+                "每个指标"
+            };
             format!("独立性：{rest}按开始时间排列的批均值未能否定独立性，沿用精确区间")
         } else {
-            let rest = if deps.iter().any(|d| d.widens()) { "the other figures" } else { "every figure" };
+            let rest = if deps.iter().any(|d| d.widens()) {
+                "the other figures"
+            } else {
+                "every figure"
+            };
             format!("Independence: for {rest}, batch means of the attempts in start order did not reject independence; their exact intervals stand")
         })
     }
@@ -273,9 +342,15 @@ pub fn no_interval(f: &Figure) -> crate::text::Text {
             "没有区间：同一个请求的 token 彼此不独立，计数区间会偏窄",
         )
     } else if f.value.is_none() {
-        crate::text::Text::new("no interval: the figure itself is undefined", "没有区间：这个指标本身没有定义")
+        crate::text::Text::new(
+            "no interval: the figure itself is undefined",
+            "没有区间：这个指标本身没有定义",
+        )
     } else {
-        crate::text::Text::new("no interval: it needs a fixed window (goodput and cost are per window)", "没有区间：需要固定窗口（goodput 与成本按窗口计）")
+        crate::text::Text::new(
+            "no interval: it needs a fixed window (goodput and cost are per window)",
+            "没有区间：需要固定窗口（goodput 与成本按窗口计）",
+        )
     }
 }
 
@@ -319,19 +394,44 @@ pub fn figure_detail(f: &Figure, lang: Lang) -> String {
 }
 
 /// Renders the card for a terminal.
-pub fn render_text(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+pub fn render_text(
+    source: &str,
+    trace: &Trace,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> String {
     let index = crate::Index::build(&trace.attempts, settings.population);
-    render(source, &CardView::of_trace(trace, settings, &index), settings, metrics, lang)
+    render(
+        source,
+        &CardView::of_trace(trace, settings, &index),
+        settings,
+        metrics,
+        lang,
+    )
 }
 
 /// Renders the card for a terminal from a [`CardView`] (`metrics` computed from its index).
-pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+pub fn render(
+    source: &str,
+    view: &CardView,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> String {
     let mut out = String::new();
     let mut line = |s: String| {
         out.push_str(&s);
         out.push('\n');
     };
-    let head = head_of(source, view.header, view.completeness, settings, metrics, lang);
+    let head = head_of(
+        source,
+        view.header,
+        view.completeness,
+        settings,
+        metrics,
+        lang,
+    );
     line(head.title);
     line(head.observation);
     line(head.attempts);
@@ -340,30 +440,52 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
     if let Some(simulation) = &view.header.simulation {
         line(match simulation.read() {
             Ok(s) => s.describe(lang),
-            Err(e) => format!("{}: {e}", crate::text::Text::new("simulated", "模拟").get(lang)),
+            Err(e) => format!(
+                "{}: {e}",
+                crate::text::Text::new("simulated", "模拟").get(lang)
+            ),
         });
     }
     // Each figure's 95 % interval (crate::compare), from the same attempts and settings.
     let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
-    view_run_checks(view, settings, metrics, &intervals, lang).into_iter().for_each(&mut line);
+    view_run_checks(view, settings, metrics, &intervals, lang)
+        .into_iter()
+        .for_each(&mut line);
     line(String::new());
     let figures = figures(metrics);
-    let width = figures.iter().map(|f| display_width(f.name.get(lang))).max().unwrap_or(0);
+    let width = figures
+        .iter()
+        .map(|f| display_width(f.name.get(lang)))
+        .max()
+        .unwrap_or(0);
     for f in figures {
         let name = f.name.get(lang);
         let pad = " ".repeat(width.saturating_sub(display_width(name)));
         let value = format::value(f, lang);
         let detail = figure_detail(f, lang);
-        line(format!("  {name}{pad}  {value:<12} {detail}").trim_end().to_string());
+        line(
+            format!("  {name}{pad}  {value:<12} {detail}")
+                .trim_end()
+                .to_string(),
+        );
         if let Some(remark) = format::remark(f, lang) {
             line(format!("  {}  ↳ {remark}", " ".repeat(width)));
         }
         if let Some(iv) = intervals.get(&f.key) {
-            line(format!("  {}  ± {}", " ".repeat(width), iv.describe(&f.unit, lang)));
+            line(format!(
+                "  {}  ± {}",
+                " ".repeat(width),
+                iv.describe(&f.unit, lang)
+            ));
             if let (false, Some(note)) = (iv.bounds.is_closed(), &iv.note) {
                 line(format!("  {}    {}", " ".repeat(width), note.get(lang)));
             }
-            if let Some(text) = iv.dependence.as_ref().filter(|d| d.widens()).and(iv.dependence_text(lang)) {
+            if let Some(text) = iv
+                .dependence
+                .as_ref()
+                .filter(|d| d.widens())
+                .and(iv.dependence_text(lang))
+            {
                 line(format!("  {}    {text}", " ".repeat(width)));
             }
         }
@@ -371,7 +493,11 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
     if let Some(text) = independence_line(&intervals, lang) {
         line(format!("  {text}"));
     }
-    let acf = crate::compare::dependence::autocorrelations(view.index, crate::units::ms_from_s(settings.ttft_threshold_s), settings.comparison);
+    let acf = crate::compare::dependence::autocorrelations(
+        view.index,
+        crate::units::ms_from_s(settings.ttft_threshold_s),
+        settings.comparison,
+    );
     if let Some(text) = crate::compare::dependence::autocorrelation_line(&acf, lang) {
         line(format!("  {text}"));
     }
@@ -388,7 +514,11 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
     if !mistakes.is_empty() || !odd.is_empty() {
         line(String::new());
         for m in mistakes {
-            line(format!("⚠ {} — {}", m.label.get(lang), m.false_conclusion.get(lang)));
+            line(format!(
+                "⚠ {} — {}",
+                m.label.get(lang),
+                m.false_conclusion.get(lang)
+            ));
         }
         for w in odd {
             line(format!("⚠ {}", w.get(lang)));
@@ -403,7 +533,13 @@ pub fn render(source: &str, view: &CardView, settings: &Settings, metrics: &Metr
 /// Terminal columns: CJK characters take two.
 fn display_width(s: &str) -> usize {
     s.chars()
-        .map(|c| if ('\u{1100}'..='\u{ffdc}').contains(&c) && !('\u{2000}'..='\u{2bff}').contains(&c) { 2 } else { 1 })
+        .map(|c| {
+            if ('\u{1100}'..='\u{ffdc}').contains(&c) && !('\u{2000}'..='\u{2bff}').contains(&c) {
+                2
+            } else {
+                1
+            }
+        })
         .sum()
 }
 
@@ -413,7 +549,12 @@ fn display_width(s: &str) -> usize {
 /// (`crate::gpu_beside`; "unverified" without telemetry). The terminal card and the lab show
 /// these; `metrics` (the figures under the same settings) lets the timing error be weighed
 /// against the run's ITL.
-pub fn run_checks(trace: &Trace, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
+pub fn run_checks(
+    trace: &Trace,
+    settings: &Settings,
+    figures: Option<(&Metrics, &Intervals)>,
+    lang: Lang,
+) -> Vec<String> {
     run_checks_held(trace, &RunFacts::of(trace), settings, figures, lang)
 }
 
@@ -440,11 +581,26 @@ impl RunFacts {
 }
 
 /// [`run_checks`] with the trace's [`RunFacts`] already found.
-pub fn run_checks_held(trace: &Trace, facts: &RunFacts, settings: &Settings, figures: Option<(&Metrics, &Intervals)>, lang: Lang) -> Vec<String> {
+pub fn run_checks_held(
+    trace: &Trace,
+    facts: &RunFacts,
+    settings: &Settings,
+    figures: Option<(&Metrics, &Intervals)>,
+    lang: Lang,
+) -> Vec<String> {
     let gpu = crate::gpu_beside::gpu_beside(trace, settings).summary();
     let engine = crate::engine_beside::engine_beside(trace, settings);
-    let reuse = facts.says_prompts.then(|| crate::reuse::reuse_split(&trace.attempts, settings)).flatten();
-    let checks = RunChecks { lag: facts.lag.as_ref(), gpu: &gpu, engine: &engine, reuse: reuse.as_ref(), warmup_attempts: facts.warmup_attempts };
+    let reuse = facts
+        .says_prompts
+        .then(|| crate::reuse::reuse_split(&trace.attempts, settings))
+        .flatten();
+    let checks = RunChecks {
+        lag: facts.lag.as_ref(),
+        gpu: &gpu,
+        engine: &engine,
+        reuse: reuse.as_ref(),
+        warmup_attempts: facts.warmup_attempts,
+    };
     run_check_lines(&trace.header, &checks, settings, figures, lang)
 }
 
@@ -455,21 +611,67 @@ fn runtime_line(header: &Header, lang: Lang) -> Option<String> {
     let zh = lang == Lang::Zh;
     let unknown = if zh { "未知" } else { "unknown" };
     let v = |x: &Option<String>| x.clone().unwrap_or_else(|| unknown.to_string());
-    let context = r.max_context.map_or_else(|| unknown.to_string(), |c| c.to_string());
+    let context = r
+        .max_context
+        .map_or_else(|| unknown.to_string(), |c| c.to_string());
     let reuse = header.conditions.prefix_reuse.as_ref();
-    let reuse_en = reuse.map(|p| format!(" · prompts repeated: {} · cache before the run: {}", if p.by_design { "yes" } else { "no" }, p.before_run)).unwrap_or_default();
-    let reuse_zh = reuse.map(|p| format!(" · 提示重复发送：{} · 运行前的缓存：{}", if p.by_design { "是" } else { "否" }, p.before_run)).unwrap_or_default();
+    let reuse_en = reuse
+        .map(|p| {
+            format!(
+                " · prompts repeated: {} · cache before the run: {}",
+                if p.by_design { "yes" } else { "no" },
+                p.before_run
+            )
+        })
+        .unwrap_or_default();
+    let reuse_zh = reuse
+        .map(|p| {
+            format!(
+                " · 提示重复发送：{} · 运行前的缓存：{}",
+                if p.by_design { "是" } else { "否" },
+                p.before_run
+            )
+        })
+        .unwrap_or_default();
     Some(if zh {
-        format!("运行时（服务端自述）：引擎 {} {} · 模型 {} · 上下文 {context}{reuse_zh}", v(&r.engine), v(&r.engine_version), v(&r.model_id))
+        format!(
+            "运行时（服务端自述）：引擎 {} {} · 模型 {} · 上下文 {context}{reuse_zh}",
+            v(&r.engine),
+            v(&r.engine_version),
+            v(&r.model_id)
+        )
     } else {
-        format!("Runtime (as the server said): {} {} · model {} · context {context}{reuse_en}", v(&r.engine), v(&r.engine_version), v(&r.model_id))
+        format!(
+            "Runtime (as the server said): {} {} · model {} · context {context}{reuse_en}",
+            v(&r.engine),
+            v(&r.engine_version),
+            v(&r.model_id)
+        )
     })
 }
 
 /// The run checks of a [`CardView`] (the terminal card's lines, and `report --json`'s).
-pub fn view_run_checks(view: &CardView, settings: &Settings, metrics: &Metrics, intervals: &Intervals, lang: Lang) -> Vec<String> {
-    let checks = RunChecks { lag: view.lag.as_ref(), gpu: &view.gpu, engine: &view.engine, reuse: view.reuse.as_ref(), warmup_attempts: view.warmup_attempts };
-    run_check_lines(view.header, &checks, settings, Some((metrics, intervals)), lang)
+pub fn view_run_checks(
+    view: &CardView,
+    settings: &Settings,
+    metrics: &Metrics,
+    intervals: &Intervals,
+    lang: Lang,
+) -> Vec<String> {
+    let checks = RunChecks {
+        lag: view.lag.as_ref(),
+        gpu: &view.gpu,
+        engine: &view.engine,
+        reuse: view.reuse.as_ref(),
+        warmup_attempts: view.warmup_attempts,
+    };
+    run_check_lines(
+        view.header,
+        &checks,
+        settings,
+        Some((metrics, intervals)),
+        lang,
+    )
 }
 
 /// What the run checks read besides the header.
@@ -482,8 +684,24 @@ struct RunChecks<'a> {
 }
 
 /// The five checks on one run alone (no base, no reruns), from what the card reads.
-pub fn baseline_alone(header: &Header, warmup_attempts: usize, settings: &Settings, metrics: &Metrics, intervals: &Intervals, gpu: &GpuSummary, engine: &EngineSummary) -> BaselineVerdict {
-    let run = RunEvidence { header, warmup_attempts, settings, metrics, intervals, gpu, engine };
+pub fn baseline_alone(
+    header: &Header,
+    warmup_attempts: usize,
+    settings: &Settings,
+    metrics: &Metrics,
+    intervals: &Intervals,
+    gpu: &GpuSummary,
+    engine: &EngineSummary,
+) -> BaselineVerdict {
+    let run = RunEvidence {
+        header,
+        warmup_attempts,
+        settings,
+        metrics,
+        intervals,
+        gpu,
+        engine,
+    };
     crate::baseline::baseline_checks(&run, &OtherRuns::default())
 }
 
@@ -497,7 +715,11 @@ fn run_check_lines(
     let itl_p50_s = figures.and_then(|(m, _)| m.itl_p50.value);
     let client_p50 = figures.and_then(|(m, iv)| {
         let bounds = iv.get(&m.ttft_p50.key).map(|i| i.bounds);
-        Some(ClientP50 { value: m.ttft_p50.value?, lo: bounds.and_then(|b| b.lo), hi: bounds.and_then(|b| b.hi) })
+        Some(ClientP50 {
+            value: m.ttft_p50.value?,
+            lo: bounds.and_then(|b| b.lo),
+            hi: bounds.and_then(|b| b.hi),
+        })
     });
     let mut lines = runtime_line(header, lang).into_iter().collect::<Vec<_>>();
     lines.extend(crate::client::card_lines(header, settings, itl_p50_s, lang));
@@ -510,7 +732,15 @@ fn run_check_lines(
         lines.extend(reuse.card_lines(lang));
     }
     if let Some((metrics, intervals)) = figures {
-        let verdict = baseline_alone(header, checks.warmup_attempts, settings, metrics, intervals, checks.gpu, checks.engine);
+        let verdict = baseline_alone(
+            header,
+            checks.warmup_attempts,
+            settings,
+            metrics,
+            intervals,
+            checks.gpu,
+            checks.engine,
+        );
         lines.extend(verdict.lines(lang));
     }
     lines
@@ -526,7 +756,12 @@ pub fn run_checks_apart(
     lang: Lang,
 ) -> Vec<String> {
     let open_loop = crate::lag::is_open_loop(&trace.header);
-    let reads_attempts = open_loop || !trace.gpu.is_empty() || !trace.engine.is_empty() || attempts.iter().any(|a| a.prompt.is_some() || a.phase == crate::trace::Phase::Warmup);
+    let reads_attempts = open_loop
+        || !trace.gpu.is_empty()
+        || !trace.engine.is_empty()
+        || attempts
+            .iter()
+            .any(|a| a.prompt.is_some() || a.phase == crate::trace::Phase::Warmup);
     if !reads_attempts {
         return run_checks(trace, settings, figures, lang);
     }

@@ -20,8 +20,15 @@ fn ms(v_ms: f64) -> String {
 /// The card's lines about the recorder's share; none for a trace that does not say it (another
 /// tool's, an import, a simulation, a run that was killed). `itl_p50_s` is the run's ITL P50
 /// under the current settings, when known.
-pub fn card_lines(header: &Header, settings: &Settings, itl_p50_s: Option<f64>, lang: Lang) -> Vec<String> {
-    let Some(c) = &header.client else { return Vec::new() };
+pub fn card_lines(
+    header: &Header,
+    settings: &Settings,
+    itl_p50_s: Option<f64>,
+    lang: Lang,
+) -> Vec<String> {
+    let Some(c) = &header.client else {
+        return Vec::new();
+    };
     let zh = lang == Lang::Zh;
     let mut lines = vec![connections_line(c, zh)];
     lines.extend(timing_lines(c, settings, itl_p50_s, zh));
@@ -35,7 +42,10 @@ fn connections_line(c: &ClientShare, zh: bool) -> String {
     let warm = match (zh, c.warm_connections) {
         (_, 0) => String::new(),
         (true, w) => format!("，预热先打开了 {} 个连接", format::integer(w)),
-        (false, w) => format!("; the warm-up opened {} before measuring", format::integer(w)),
+        (false, w) => format!(
+            "; the warm-up opened {} before measuring",
+            format::integer(w)
+        ),
     };
     let resent = match (zh, c.resent) {
         (_, 0) => String::new(),
@@ -65,13 +75,28 @@ fn connections_line(c: &ClientShare, zh: bool) -> String {
     }
 }
 
-fn timing_lines(c: &ClientShare, settings: &Settings, itl_p50_s: Option<f64>, zh: bool) -> Vec<String> {
+fn timing_lines(
+    c: &ClientShare,
+    settings: &Settings,
+    itl_p50_s: Option<f64>,
+    zh: bool,
+) -> Vec<String> {
     let cpu = match (zh, c.cpu_cores_busy) {
         (_, None) => String::new(),
-        (true, Some(cores)) => format!("；记录器占用 CPU {} 核", trim_num((cores * 100.0).round() / 100.0)),
-        (false, Some(cores)) => format!("; the recorder kept {} CPU cores busy", trim_num((cores * 100.0).round() / 100.0)),
+        (true, Some(cores)) => format!(
+            "；记录器占用 CPU {} 核",
+            trim_num((cores * 100.0).round() / 100.0)
+        ),
+        (false, Some(cores)) => format!(
+            "; the recorder kept {} CPU cores busy",
+            trim_num((cores * 100.0).round() / 100.0)
+        ),
     };
-    let Some(t) = c.timing.as_ref().filter(|t| t.first_token.n > 0 || t.events.n > 0) else {
+    let Some(t) = c
+        .timing
+        .as_ref()
+        .filter(|t| t.first_token.n > 0 || t.events.n > 0)
+    else {
         return vec![if zh {
             format!("客户端计时误差：未测量（本机不提供内核接收时间戳）{cpu}")
         } else {

@@ -53,23 +53,46 @@ impl Setup {
         let wait = erlang_c(self.slots, self.rate_per_s, 1.0)?;
         let decay = c - self.rate_per_s;
         let joint_rate = 1.0 - wait * (-decay * self.threshold_s).exp();
-        let ttft_p95_s = if wait <= 0.05 { 0.0 } else { (wait / 0.05).ln() / decay };
-        Some(Truth { joint_rate, ttft_p95_s, busy: self.rate_per_s / c })
+        let ttft_p95_s = if wait <= 0.05 {
+            0.0
+        } else {
+            (wait / 0.05).ln() / decay
+        };
+        Some(Truth {
+            joint_rate,
+            ttft_p95_s,
+            busy: self.rate_per_s / c,
+        })
     }
 
     /// Refuses what cannot run or has no steady state, naming the field.
     pub fn check(&self) -> Result<Truth, SimulateError> {
         if !(1..=MAX_RUNS).contains(&self.runs) {
-            return Err(SimulateError::new("runs", format!("must be between 1 and {MAX_RUNS}, got {}", self.runs)));
+            return Err(SimulateError::new(
+                "runs",
+                format!("must be between 1 and {MAX_RUNS}, got {}", self.runs),
+            ));
         }
         if !(200..=MAX_REQUESTS).contains(&self.requests) {
-            return Err(SimulateError::new("requests", format!("must be between 200 and {MAX_REQUESTS}, got {}", self.requests)));
+            return Err(SimulateError::new(
+                "requests",
+                format!(
+                    "must be between 200 and {MAX_REQUESTS}, got {}",
+                    self.requests
+                ),
+            ));
         }
         if !(self.threshold_s.is_finite() && self.threshold_s > 0.0) {
-            return Err(SimulateError::new("threshold", format!("must be above 0 s, got {}", self.threshold_s)));
+            return Err(SimulateError::new(
+                "threshold",
+                format!("must be above 0 s, got {}", self.threshold_s),
+            ));
         }
         if !(self.rate_per_s.is_finite() && self.rate_per_s > 0.0) {
-            return Err(SimulateError::new("rate", format!("must be above 0, got {}", self.rate_per_s)));
+            return Err(SimulateError::new(
+                "rate",
+                format!("must be above 0, got {}", self.rate_per_s),
+            ));
         }
         self.truth().ok_or_else(|| {
             SimulateError::new(
@@ -104,9 +127,17 @@ pub struct FigureCoverage {
 
 impl FigureCoverage {
     fn new(truth: f64, runs: Vec<RunIntervals>) -> FigureCoverage {
-        let independent_covered = runs.iter().filter(|r| r.independent.contains(truth)).count();
+        let independent_covered = runs
+            .iter()
+            .filter(|r| r.independent.contains(truth))
+            .count();
         let honest_covered = runs.iter().filter(|r| r.honest.contains(truth)).count();
-        FigureCoverage { truth, runs, independent_covered, honest_covered }
+        FigureCoverage {
+            truth,
+            runs,
+            independent_covered,
+            honest_covered,
+        }
     }
 
     /// The share of runs whose interval, taken as independent draws, holds the truth.
@@ -140,7 +171,11 @@ pub fn simulated_run(setup: &Setup, i: u32) -> Result<crate::trace::Trace, Simul
         slots: setup.slots,
         service: Service::Exponential { mean_s: 1.0 },
         first_token_share: 0.0,
-        load: Load::Open { rate_per_s: setup.rate_per_s, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+        load: Load::Open {
+            rate_per_s: setup.rate_per_s,
+            arrival: ArrivalName::Poisson,
+            burstiness: 1.0,
+        },
         requests: setup.requests + warmup,
         seed: setup.seed.wrapping_add(u64::from(i)),
         stall: None,
@@ -148,9 +183,17 @@ pub fn simulated_run(setup: &Setup, i: u32) -> Result<crate::trace::Trace, Simul
     let mut trace = simulate(&p)?;
     // The simulator does not judge answers; here every answer passes, so the joint rate is the
     // share served within the threshold.
-    trace.attempts.iter_mut().for_each(|a| a.quality = Quality::Pass);
+    trace
+        .attempts
+        .iter_mut()
+        .for_each(|a| a.quality = Quality::Pass);
     let mut by_start: Vec<usize> = (0..trace.attempts.len()).collect();
-    by_start.sort_by(|&a, &b| trace.attempts[a].start_ms.unwrap_or(0.0).total_cmp(&trace.attempts[b].start_ms.unwrap_or(0.0)));
+    by_start.sort_by(|&a, &b| {
+        trace.attempts[a]
+            .start_ms
+            .unwrap_or(0.0)
+            .total_cmp(&trace.attempts[b].start_ms.unwrap_or(0.0))
+    });
     for &i in by_start.iter().take(warmup as usize) {
         trace.attempts[i].phase = Phase::Warmup;
     }
@@ -160,14 +203,21 @@ pub fn simulated_run(setup: &Setup, i: u32) -> Result<crate::trace::Trace, Simul
 /// Runs the experiment: `setup.runs` simulated runs, each judged both ways.
 pub fn run(setup: Setup) -> Result<Coverage, SimulateError> {
     let truth = setup.check()?;
-    let s = Settings { ttft_threshold_s: setup.threshold_s, ..Settings::default() };
+    let s = Settings {
+        ttft_threshold_s: setup.threshold_s,
+        ..Settings::default()
+    };
     let (mut joint, mut p95) = (Vec::new(), Vec::new());
     for i in 0..setup.runs {
         let trace = simulated_run(&setup, i)?;
         let ix = Index::build(&trace.attempts, s.population);
         let m = Metrics::compute(&ix, &s);
         let iv = Intervals::compute(&ix, &s, &m);
-        let eff = |key: &str| iv.get(key).and_then(|i| i.dependence.as_ref()).map_or(0.0, |d| d.effective_n);
+        let eff = |key: &str| {
+            iv.get(key)
+                .and_then(|i| i.dependence.as_ref())
+                .map_or(0.0, |d| d.effective_n)
+        };
         let none = Bounds { lo: None, hi: None };
         joint.push(RunIntervals {
             value: m.joint_rate.value,
@@ -182,14 +232,21 @@ pub fn run(setup: Setup) -> Result<Coverage, SimulateError> {
             effective_n: eff(&m.ttft_p95.key),
         });
     }
-    Ok(Coverage { setup, truth, joint_rate: FigureCoverage::new(truth.joint_rate, joint), ttft_p95: FigureCoverage::new(truth.ttft_p95_s, p95) })
+    Ok(Coverage {
+        setup,
+        truth,
+        joint_rate: FigureCoverage::new(truth.joint_rate, joint),
+        ttft_p95: FigureCoverage::new(truth.ttft_p95_s, p95),
+    })
 }
 
 /// The rate at which P(W > threshold) = `late` on `slots` slots (the critical load of a target
 /// "share within the threshold ≥ 1 − late"), by bisection.
 pub fn critical_rate(slots: u32, threshold_s: f64, late: f64) -> f64 {
     let c = slots as f64;
-    let p_late = |lambda: f64| erlang_c(slots, lambda, 1.0).map_or(1.0, |pc| pc * (-(c - lambda) * threshold_s).exp());
+    let p_late = |lambda: f64| {
+        erlang_c(slots, lambda, 1.0).map_or(1.0, |pc| pc * (-(c - lambda) * threshold_s).exp())
+    };
     let (mut lo, mut hi) = (1e-9, c - 1e-9);
     for _ in 0..80 {
         let mid = (lo + hi) / 2.0;

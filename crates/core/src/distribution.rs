@@ -16,7 +16,11 @@ use crate::verdict::{effective_ttft_ms, is_counted, threshold_ms};
 /// An attempt's end on the run's clock, from its `start` there: its E2E, else its last event,
 /// else its first token (the run chart's bars end there too).
 pub fn end_ms(a: &Attempt, start: f64) -> f64 {
-    start + a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0)
+    start
+        + a.e2e_ms
+            .or(a.events.last().map(|e| e.at_ms))
+            .or(a.ttft_ms)
+            .unwrap_or(0.0)
 }
 
 /// How many attempts have a position on the run's clock (a start): what decides whether the run
@@ -28,7 +32,11 @@ pub fn timed_count(attempts: &[Attempt]) -> usize {
 /// The run's clock over the attempts that have a position on it: from the earliest start
 /// (actual or intended) to the latest end; `None` when no attempt has a start.
 pub fn run_clock(attempts: &[Attempt]) -> Option<(f64, f64)> {
-    clock(attempts.iter().filter_map(|a| a.start_ms.map(|s| (s, a.intended_start_ms, end_ms(a, s)))))
+    clock(
+        attempts
+            .iter()
+            .filter_map(|a| a.start_ms.map(|s| (s, a.intended_start_ms, end_ms(a, s)))),
+    )
 }
 
 /// The attempts as the big views read them, a column per field under one population: what the
@@ -74,8 +82,10 @@ impl Columns {
             c.start_ms.push(a.start_ms.unwrap_or(f64::NAN));
             c.end_ms.push(a.start_ms.map_or(f64::NAN, |s| end_ms(a, s)));
             c.intended_ms.push(a.intended_start_ms.unwrap_or(f64::NAN));
-            c.ttft_ms.push(Measure::Ttft.of(a, &population).unwrap_or(f64::NAN));
-            c.e2e_ms.push(Measure::E2e.of(a, &population).unwrap_or(f64::NAN));
+            c.ttft_ms
+                .push(Measure::Ttft.of(a, &population).unwrap_or(f64::NAN));
+            c.e2e_ms
+                .push(Measure::E2e.of(a, &population).unwrap_or(f64::NAN));
             let flag = |on: bool, f: u8| if on { f } else { 0 };
             c.flags.push(
                 flag(is_counted(a, &population), COUNTED)
@@ -102,7 +112,17 @@ impl Columns {
 
     /// [`run_clock`] over the columns.
     pub fn clock(&self) -> Option<(f64, f64)> {
-        clock((0..self.len()).filter(|i| !self.start_ms[*i].is_nan()).map(|i| (self.start_ms[i], Some(self.intended_ms[i]).filter(|v| !v.is_nan()), self.end_ms[i])))
+        clock(
+            (0..self.len())
+                .filter(|i| !self.start_ms[*i].is_nan())
+                .map(|i| {
+                    (
+                        self.start_ms[i],
+                        Some(self.intended_ms[i]).filter(|v| !v.is_nan()),
+                        self.end_ms[i],
+                    )
+                }),
+        )
     }
 
     fn value(&self, measure: Measure, i: usize) -> f64 {
@@ -184,7 +204,11 @@ impl RunBucket {
 
 impl RunBuckets {
     /// `buckets` equal buckets over [`run_clock`]; `None` when no attempt has a start.
-    pub fn build(attempts: &[Attempt], population: Population, buckets: usize) -> Option<RunBuckets> {
+    pub fn build(
+        attempts: &[Attempt],
+        population: Population,
+        buckets: usize,
+    ) -> Option<RunBuckets> {
         RunBuckets::of(&Columns::of(attempts, population), buckets)
     }
 
@@ -244,7 +268,11 @@ impl RunBuckets {
             carried = now.max(0) as u32;
             b.in_flight_peak = peak;
         }
-        Some(RunBuckets { start_ms: t0, width_ms, base })
+        Some(RunBuckets {
+            start_ms: t0,
+            width_ms,
+            base,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -267,7 +295,10 @@ impl RunBuckets {
                 started: b.started,
                 intended: b.intended,
                 counted: b.counted,
-                qualified: b.candidates.partition_point(|t| settings.comparison.holds(*t, threshold)) as u32,
+                qualified: b
+                    .candidates
+                    .partition_point(|t| settings.comparison.holds(*t, threshold))
+                    as u32,
                 failed: b.failed,
                 in_flight_peak: b.in_flight_peak,
                 lag_mean_ms: (b.lagged > 0).then(|| b.lag_sum_ms / f64::from(b.lagged)),
@@ -310,9 +341,16 @@ pub struct LogScale {
 impl LogScale {
     /// From the smallest positive and the largest value; 1 ms … 10 s when there are none.
     pub fn covering(min_ms: Option<f64>, max_ms: Option<f64>) -> LogScale {
-        let lo = min_ms.filter(|v| *v > 0.0 && v.is_finite()).map_or(1.0, |v| 10f64.powf(v.log10().floor()));
-        let hi = max_ms.filter(|v| v.is_finite()).map_or(10_000.0, |v| 10f64.powf(v.log10().ceil()));
-        LogScale { lo_ms: lo, hi_ms: if hi > lo { hi } else { lo * 10.0 } }
+        let lo = min_ms
+            .filter(|v| *v > 0.0 && v.is_finite())
+            .map_or(1.0, |v| 10f64.powf(v.log10().floor()));
+        let hi = max_ms
+            .filter(|v| v.is_finite())
+            .map_or(10_000.0, |v| 10f64.powf(v.log10().ceil()));
+        LogScale {
+            lo_ms: lo,
+            hi_ms: if hi > lo { hi } else { lo * 10.0 },
+        }
     }
 
     /// Where `v` lies, 0 at `lo_ms` and 1 at `hi_ms` (outside for values beyond them).
@@ -323,7 +361,9 @@ impl LogScale {
     /// `n + 1` edges of `n` equal steps on the log scale.
     pub fn edges(&self, n: usize) -> Vec<f64> {
         let (a, b) = (self.lo_ms.log10(), self.hi_ms.log10());
-        (0..=n).map(|k| 10f64.powf(a + (b - a) * k as f64 / n as f64)).collect()
+        (0..=n)
+            .map(|k| 10f64.powf(a + (b - a) * k as f64 / n as f64))
+            .collect()
     }
 
     /// Which of `n` steps holds `v` (values at or below `lo_ms` in the first, beyond `hi_ms` in the last).
@@ -334,12 +374,18 @@ impl LogScale {
     /// Tick values: every power of ten, with 2 and 5 × 10ⁿ when the scale spans three decades or fewer.
     pub fn ticks(&self) -> Vec<f64> {
         let decades = (self.hi_ms / self.lo_ms).log10().round() as i32;
-        let mults: &[f64] = if decades <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        let mults: &[f64] = if decades <= 3 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
         let mut out = Vec::new();
         let mut p = self.lo_ms;
         while p <= self.hi_ms * 1.000001 {
             for m in mults {
-                let v = crate::format::round_to(p * m, 6).parse::<f64>().unwrap_or(p * m);
+                let v = crate::format::round_to(p * m, 6)
+                    .parse::<f64>()
+                    .unwrap_or(p * m);
                 if v <= self.hi_ms * 1.000001 {
                     out.push(v);
                 }
@@ -376,7 +422,13 @@ pub struct HeatMap {
 
 impl HeatMap {
     /// `None` when no attempt has a start on the run's clock.
-    pub fn build(attempts: &[Attempt], population: Population, measure: Measure, columns: usize, rows: usize) -> Option<HeatMap> {
+    pub fn build(
+        attempts: &[Attempt],
+        population: Population,
+        measure: Measure,
+        columns: usize,
+        rows: usize,
+    ) -> Option<HeatMap> {
         HeatMap::of(&Columns::of(attempts, population), measure, columns, rows)
     }
 
@@ -437,12 +489,20 @@ impl HeatMap {
 
     /// The column's span on the run's clock, in ms.
     pub fn column_span(&self, column: usize) -> (f64, f64) {
-        (self.start_ms + self.width_ms * column as f64, self.start_ms + self.width_ms * (column + 1) as f64)
+        (
+            self.start_ms + self.width_ms * column as f64,
+            self.start_ms + self.width_ms * (column + 1) as f64,
+        )
     }
 
     /// The row's latency span, in ms.
     pub fn row_span(&self, row: usize) -> (f64, f64) {
-        let e = |k: usize| 10f64.powf(self.scale.lo_ms.log10() + (self.scale.hi_ms / self.scale.lo_ms).log10() * k as f64 / self.rows as f64);
+        let e = |k: usize| {
+            10f64.powf(
+                self.scale.lo_ms.log10()
+                    + (self.scale.hi_ms / self.scale.lo_ms).log10() * k as f64 / self.rows as f64,
+            )
+        };
         (e(row), e(row + 1))
     }
 
@@ -450,7 +510,8 @@ impl HeatMap {
     pub fn cell_of(&self, a: &Attempt, population: &Population) -> Option<(usize, usize)> {
         let start = a.start_ms?;
         let v = self.measure.of(a, population).filter(|v| *v > 0.0)?;
-        let col = (((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize).min(self.columns - 1);
+        let col = (((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize)
+            .min(self.columns - 1);
         Some((col, self.scale.step_of(v, self.rows)))
     }
 
@@ -460,14 +521,21 @@ impl HeatMap {
         if let Some((c, r)) = self.cell_of(a, population) {
             return Some((c, Some(r)));
         }
-        let start = a.start_ms.filter(|_| is_counted(a, population) && !a.outcome.is_success())?;
-        Some(((((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize).min(self.columns - 1), None))
+        let start = a
+            .start_ms
+            .filter(|_| is_counted(a, population) && !a.outcome.is_success())?;
+        Some((
+            (((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize)
+                .min(self.columns - 1),
+            None,
+        ))
     }
 
     /// [`HeatMap::selected`] for row `i` of the columns the map was built from.
     pub fn selected_row(&self, c: &Columns, i: usize) -> Option<(usize, Option<usize>)> {
         let start = *c.start_ms.get(i).filter(|s| !s.is_nan())?;
-        let col = (((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize).min(self.columns - 1);
+        let col = (((start - self.start_ms) / self.width_ms).floor().max(0.0) as usize)
+            .min(self.columns - 1);
         let v = c.value(self.measure, i);
         if v > 0.0 {
             Some((col, Some(self.scale.step_of(v, self.rows))))
@@ -500,7 +568,11 @@ pub fn sample(attempts: &[Attempt], population: Population, measure: Measure) ->
 
 /// The same from the columns.
 pub fn sample_of(c: &Columns, measure: Measure) -> Vec<f64> {
-    let mut out: Vec<f64> = (0..c.len()).filter(|i| c.flags[*i] & COUNTED != 0).map(|i| c.value(measure, i)).filter(|v| !v.is_nan()).collect();
+    let mut out: Vec<f64> = (0..c.len())
+        .filter(|i| c.flags[*i] & COUNTED != 0)
+        .map(|i| c.value(measure, i))
+        .filter(|v| !v.is_nan())
+        .collect();
     out.sort_by(f64::total_cmp);
     out
 }
@@ -527,16 +599,32 @@ impl Histogram {
         let mut counts = Vec::with_capacity(bins);
         let mut from = 0usize;
         for (k, edge) in edges.iter().enumerate().skip(1) {
-            let to = if k == bins { positive.len() } else { positive.partition_point(|v| v < edge) };
+            let to = if k == bins {
+                positive.len()
+            } else {
+                positive.partition_point(|v| v < edge)
+            };
             counts.push((to - from) as u32);
             from = to;
         }
-        Histogram { scale, max_count: counts.iter().copied().max().unwrap_or(0), counts, zeros: zeros as u64, n: sorted_ms.len() as u64 }
+        Histogram {
+            scale,
+            max_count: counts.iter().copied().max().unwrap_or(0),
+            counts,
+            zeros: zeros as u64,
+            n: sorted_ms.len() as u64,
+        }
     }
 
     /// The bin's span in ms.
     pub fn bin_span(&self, bin: usize) -> (f64, f64) {
-        let e = |k: usize| 10f64.powf(self.scale.lo_ms.log10() + (self.scale.hi_ms / self.scale.lo_ms).log10() * k as f64 / self.counts.len() as f64);
+        let e = |k: usize| {
+            10f64.powf(
+                self.scale.lo_ms.log10()
+                    + (self.scale.hi_ms / self.scale.lo_ms).log10() * k as f64
+                        / self.counts.len() as f64,
+            )
+        };
         (e(bin), e(bin + 1))
     }
 }
@@ -638,36 +726,77 @@ mod tests {
     }
 
     fn ok(start: f64, ttft: f64) -> Attempt {
-        at(start, Some(ttft), ttft + 100.0, Outcome::Success, Quality::Pass)
+        at(
+            start,
+            Some(ttft),
+            ttft + 100.0,
+            Outcome::Success,
+            Quality::Pass,
+        )
     }
 
     fn fail(start: f64) -> Attempt {
-        at(start, None, 50.0, Outcome::ConnectError, Quality::NotEvaluated)
+        at(
+            start,
+            None,
+            50.0,
+            Outcome::ConnectError,
+            Quality::NotEvaluated,
+        )
     }
 
     #[test]
     fn buckets_count_rates_and_follow_the_threshold_without_a_rebuild() {
         // Bucket 0 (0–500 ms): two successes (200, 800 ms TTFT) and a failure; bucket 1: one
         // success of 300 ms whose quality failed.
-        let attempts = vec![ok(0.0, 200.0), ok(100.0, 800.0), fail(200.0), at(600.0, Some(300.0), 400.0, Outcome::Success, Quality::Fail)];
+        let attempts = vec![
+            ok(0.0, 200.0),
+            ok(100.0, 800.0),
+            fail(200.0),
+            at(600.0, Some(300.0), 400.0, Outcome::Success, Quality::Fail),
+        ];
         let b = RunBuckets::build(&attempts, Population::default(), 2).unwrap();
         assert_eq!((b.start_ms, b.width_ms), (0.0, 500.0));
-        let mut s = Settings { ttft_threshold_s: 0.5, ..Settings::default() };
+        let mut s = Settings {
+            ttft_threshold_s: 0.5,
+            ..Settings::default()
+        };
         let at_half = b.at(&s);
-        assert_eq!((at_half[0].started, at_half[0].counted, at_half[0].qualified, at_half[0].failed), (3, 3, 1, 1));
+        assert_eq!(
+            (
+                at_half[0].started,
+                at_half[0].counted,
+                at_half[0].qualified,
+                at_half[0].failed
+            ),
+            (3, 3, 1, 1)
+        );
         assert_eq!(at_half[0].qualified_rate(), Some(1.0 / 3.0));
         assert_eq!(at_half[0].failure_rate(), Some(1.0 / 3.0));
-        assert_eq!((at_half[1].started, at_half[1].qualified), (1, 0), "quality failed: never qualified");
+        assert_eq!(
+            (at_half[1].started, at_half[1].qualified),
+            (1, 0),
+            "quality failed: never qualified"
+        );
         s.ttft_threshold_s = 0.8;
         assert_eq!(b.at(&s)[0].qualified, 2, "≤ 0.8 s takes the 800 ms one");
         s.comparison = Comparison::Lt;
         assert_eq!(b.at(&s)[0].qualified, 1, "< 0.8 s does not");
         // In flight: 0–300, 100–1000, 200–250 overlap three at once in bucket 0; bucket 1
         // carries the one still running and the one that starts at 600.
-        assert_eq!((at_half[0].in_flight_peak, at_half[1].in_flight_peak), (3, 2));
+        assert_eq!(
+            (at_half[0].in_flight_peak, at_half[1].in_flight_peak),
+            (3, 2)
+        );
         // The independent check: the qualified count over all buckets equals the verdicts'.
         let total: u32 = b.at(&s).iter().map(|x| x.qualified).sum();
-        assert_eq!(total as usize, attempts.iter().filter(|a| crate::verdict::verdict(a, &s).qualified).count());
+        assert_eq!(
+            total as usize,
+            attempts
+                .iter()
+                .filter(|a| crate::verdict::verdict(a, &s).qualified)
+                .count()
+        );
     }
 
     #[test]
@@ -676,9 +805,17 @@ mod tests {
         late.intended_start_ms = Some(100.0);
         let mut on_time = ok(0.0, 100.0);
         on_time.intended_start_ms = Some(0.0);
-        let b = RunBuckets::build(&[on_time, late], Population::default(), 2).unwrap().at(&Settings::default());
-        assert_eq!((b[0].intended, b[0].started, b[1].intended, b[1].started), (2, 1, 0, 1));
-        assert_eq!((b[1].lag_mean_ms, b[1].lag_max_ms), (Some(600.0), Some(600.0)));
+        let b = RunBuckets::build(&[on_time, late], Population::default(), 2)
+            .unwrap()
+            .at(&Settings::default());
+        assert_eq!(
+            (b[0].intended, b[0].started, b[1].intended, b[1].started),
+            (2, 1, 0, 1)
+        );
+        assert_eq!(
+            (b[1].lag_mean_ms, b[1].lag_max_ms),
+            (Some(600.0), Some(600.0))
+        );
         assert_eq!(b[0].lag_max_ms, Some(0.0));
     }
 
@@ -693,60 +830,151 @@ mod tests {
     #[test]
     fn the_heat_map_keeps_failures_apart_and_places_each_value_once() {
         // The run's clock is 0–2600 ms (the last success ends at 1500 + 1100): two columns of 1300 ms.
-        let attempts = vec![ok(0.0, 10.0), ok(10.0, 99.0), ok(1500.0, 1000.0), fail(500.0), fail(2000.0)];
+        let attempts = vec![
+            ok(0.0, 10.0),
+            ok(10.0, 99.0),
+            ok(1500.0, 1000.0),
+            fail(500.0),
+            fail(2000.0),
+        ];
         let h = HeatMap::build(&attempts, Population::default(), Measure::Ttft, 2, 4).unwrap();
-        assert_eq!(h.scale, LogScale { lo_ms: 10.0, hi_ms: 1000.0 });
+        assert_eq!(
+            h.scale,
+            LogScale {
+                lo_ms: 10.0,
+                hi_ms: 1000.0
+            }
+        );
         // Two decades in four rows: 10–31.6, 31.6–100, 100–316, 316–1000.
         assert_eq!((h.count(0, 0), h.count(0, 1), h.count(1, 3)), (1, 1, 1));
-        assert_eq!(h.failures, vec![1, 1], "failures counted in their band, by start");
+        assert_eq!(
+            h.failures,
+            vec![1, 1],
+            "failures counted in their band, by start"
+        );
         assert_eq!(h.column_span(1), (1300.0, 2600.0));
         assert_eq!((h.plotted, h.failed, h.zero, h.max_count), (3, 2, 0, 1));
         assert_eq!(h.filled(), vec![(0, 0, 1), (0, 1, 1), (1, 3, 1)]);
-        assert_eq!(h.cell_of(&attempts[1], &Population::default()), Some((0, 1)));
-        assert_eq!(h.cell_of(&attempts[3], &Population::default()), None, "a failure has no cell");
-        assert_eq!(h.selected(&attempts[1], &Population::default()), Some((0, Some(1))));
-        assert_eq!(h.selected(&attempts[4], &Population::default()), Some((1, None)), "a failure is marked in its band");
+        assert_eq!(
+            h.cell_of(&attempts[1], &Population::default()),
+            Some((0, 1))
+        );
+        assert_eq!(
+            h.cell_of(&attempts[3], &Population::default()),
+            None,
+            "a failure has no cell"
+        );
+        assert_eq!(
+            h.selected(&attempts[1], &Population::default()),
+            Some((0, Some(1)))
+        );
+        assert_eq!(
+            h.selected(&attempts[4], &Population::default()),
+            Some((1, None)),
+            "a failure is marked in its band"
+        );
         let c = Columns::of(&attempts, Population::default());
-        assert_eq!((h.selected_row(&c, 1), h.selected_row(&c, 4), c.timed()), (Some((0, Some(1))), Some((1, None)), 5));
+        assert_eq!(
+            (h.selected_row(&c, 1), h.selected_row(&c, 4), c.timed()),
+            (Some((0, Some(1))), Some((1, None)), 5)
+        );
         assert_eq!(sample_of(&c, Measure::Ttft), vec![10.0, 99.0, 1000.0]);
         let (lo, hi) = h.row_span(1);
         assert!((lo - 31.6227766).abs() < 1e-6 && (hi - 100.0).abs() < 1e-9);
         // Missing TTFTs counted as 0 (the wrong choice): a failure still stays a failure; a
         // success without a token becomes a zero, kept apart.
-        let p = Population { missing_ttft: MissingTtft::TreatAsZero, ..Population::default() };
+        let p = Population {
+            missing_ttft: MissingTtft::TreatAsZero,
+            ..Population::default()
+        };
         let no_token = at(20.0, None, 30.0, Outcome::Success, Quality::Pass);
-        let h = HeatMap::build(&[ok(0.0, 10.0), no_token, fail(30.0)], p, Measure::Ttft, 1, 2).unwrap();
+        let h = HeatMap::build(
+            &[ok(0.0, 10.0), no_token, fail(30.0)],
+            p,
+            Measure::Ttft,
+            1,
+            2,
+        )
+        .unwrap();
         assert_eq!((h.plotted, h.zero, h.failed), (1, 1, 1));
         // E2E is the other latency.
         let h = HeatMap::build(&attempts, Population::default(), Measure::E2e, 1, 1).unwrap();
-        assert_eq!(h.scale, LogScale { lo_ms: 100.0, hi_ms: 10_000.0 });
+        assert_eq!(
+            h.scale,
+            LogScale {
+                lo_ms: 100.0,
+                hi_ms: 10_000.0
+            }
+        );
     }
 
     #[test]
     fn the_histogram_bins_a_sorted_sample_on_a_log_scale() {
         let sample = [0.0, 10.0, 20.0, 50.0, 99.0, 100.0, 999.0];
         let h = Histogram::build(&sample, 2);
-        assert_eq!(h.scale, LogScale { lo_ms: 10.0, hi_ms: 1000.0 });
-        assert_eq!((h.counts.clone(), h.zeros, h.n, h.max_count), (vec![4, 2], 1, 7, 4));
+        assert_eq!(
+            h.scale,
+            LogScale {
+                lo_ms: 10.0,
+                hi_ms: 1000.0
+            }
+        );
+        assert_eq!(
+            (h.counts.clone(), h.zeros, h.n, h.max_count),
+            (vec![4, 2], 1, 7, 4)
+        );
         assert_eq!(h.bin_span(1), (100.0, 1000.0));
-        assert_eq!(h.counts.iter().map(|c| u64::from(*c)).sum::<u64>() + h.zeros, h.n, "every value in exactly one bin");
+        assert_eq!(
+            h.counts.iter().map(|c| u64::from(*c)).sum::<u64>() + h.zeros,
+            h.n,
+            "every value in exactly one bin"
+        );
         let empty = Histogram::build(&[], 3);
-        assert_eq!((empty.n, empty.counts, empty.scale.lo_ms), (0, vec![0, 0, 0], 1.0));
+        assert_eq!(
+            (empty.n, empty.counts, empty.scale.lo_ms),
+            (0, vec![0, 0, 0], 1.0)
+        );
     }
 
     #[test]
     fn heat_levels_grow_with_the_count_on_a_log_scale() {
-        assert_eq!((heat_level(0, 10), heat_level(5, 0), heat_level(10, 10)), (0.0, 0.0, 1.0));
-        assert!(heat_level(1, 1000) > 0.09, "one attempt still shows beside a thousand");
+        assert_eq!(
+            (heat_level(0, 10), heat_level(5, 0), heat_level(10, 10)),
+            (0.0, 0.0, 1.0)
+        );
+        assert!(
+            heat_level(1, 1000) > 0.09,
+            "one attempt still shows beside a thousand"
+        );
         assert!(heat_level(10, 1000) < heat_level(100, 1000));
     }
 
     #[test]
     fn log_ticks_and_the_sample() {
-        assert_eq!(LogScale { lo_ms: 10.0, hi_ms: 1000.0 }.ticks(), vec![10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]);
-        assert_eq!(LogScale { lo_ms: 1.0, hi_ms: 10_000.0 }.ticks(), vec![1.0, 10.0, 100.0, 1000.0, 10_000.0]);
+        assert_eq!(
+            LogScale {
+                lo_ms: 10.0,
+                hi_ms: 1000.0
+            }
+            .ticks(),
+            vec![10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
+        );
+        assert_eq!(
+            LogScale {
+                lo_ms: 1.0,
+                hi_ms: 10_000.0
+            }
+            .ticks(),
+            vec![1.0, 10.0, 100.0, 1000.0, 10_000.0]
+        );
         let attempts = vec![ok(0.0, 30.0), ok(1.0, 10.0), fail(2.0)];
-        assert_eq!(sample(&attempts, Population::default(), Measure::Ttft), vec![10.0, 30.0]);
-        assert_eq!(sample(&attempts, Population::default(), Measure::E2e), vec![110.0, 130.0]);
+        assert_eq!(
+            sample(&attempts, Population::default(), Measure::Ttft),
+            vec![10.0, 30.0]
+        );
+        assert_eq!(
+            sample(&attempts, Population::default(), Measure::E2e),
+            vec![110.0, 130.0]
+        );
     }
 }

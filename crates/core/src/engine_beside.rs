@@ -50,7 +50,12 @@ pub struct ClientP50 {
 pub enum EngineSummary {
     /// No engine metrics were scraped: nothing can be said about the engine.
     Unverified,
-    Measured { engine: String, slow: EngineGroup, fast: EngineGroup, server_ttft: Option<ServerTtft> },
+    Measured {
+        engine: String,
+        slow: EngineGroup,
+        fast: EngineGroup,
+        server_ttft: Option<ServerTtft>,
+    },
 }
 
 /// Whether a trace with this header scraped an engine (it then keeps [`Span`]s when streamed).
@@ -70,7 +75,12 @@ fn inside(samples: &[EngineSample], span: &Span) -> Option<[Option<f64>; 4]> {
         let v: Vec<f64> = inside.iter().filter_map(f).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
-    Some([mean(|s| s.waiting), mean(|s| s.running), mean(|s| s.kv_cache), mean(|s| s.preemptions_per_s)])
+    Some([
+        mean(|s| s.waiting),
+        mean(|s| s.running),
+        mean(|s| s.kv_cache),
+        mean(|s| s.preemptions_per_s),
+    ])
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -112,9 +122,19 @@ impl GroupSum {
 /// The engine's TTFT histogram over the measured window: the last scrape's counts minus the
 /// last scrape before the window began (or the first scrape, when none came before).
 fn server_ttft(header: &Header, samples: &[EngineSample]) -> Option<ServerTtft> {
-    let start = header.window.map(|w| w.start_ms).unwrap_or(f64::NEG_INFINITY);
-    let with: Vec<(&EngineSample, &EngineHistogram)> = samples.iter().filter_map(|s| Some((s, s.ttft.as_ref()?))).collect();
-    let before = with.iter().rev().find(|(s, _)| s.t_ms <= start).or(with.first())?;
+    let start = header
+        .window
+        .map(|w| w.start_ms)
+        .unwrap_or(f64::NEG_INFINITY);
+    let with: Vec<(&EngineSample, &EngineHistogram)> = samples
+        .iter()
+        .filter_map(|s| Some((s, s.ttft.as_ref()?)))
+        .collect();
+    let before = with
+        .iter()
+        .rev()
+        .find(|(s, _)| s.t_ms <= start)
+        .or(with.first())?;
     let last = with.last()?;
     let run = last.1.since(before.1)?;
     let metric = match last.0.engine.as_str() {
@@ -141,7 +161,11 @@ pub fn summarise(header: &Header, spans: &[Span], engine: &[EngineSample]) -> En
     let slowest = slowest_e2e(spans.iter());
     let (mut slow, mut fast) = (GroupSum::default(), GroupSum::default());
     for span in spans {
-        let group = if span.is_slow(slowest) { &mut slow } else { &mut fast };
+        let group = if span.is_slow(slowest) {
+            &mut slow
+        } else {
+            &mut fast
+        };
         group.add(inside(&samples, span));
     }
     EngineSummary::Measured {
@@ -159,7 +183,11 @@ pub fn engine_beside(trace: &Trace, settings: &Settings) -> EngineSummary {
     if !has_engine(&trace.header) || !trace.engine.iter().any(|s| s.source == 0) {
         return EngineSummary::Unverified;
     }
-    let spans: Vec<Span> = trace.attempts.iter().filter_map(|a| Span::of(a, settings)).collect();
+    let spans: Vec<Span> = trace
+        .attempts
+        .iter()
+        .filter_map(|a| Span::of(a, settings))
+        .collect();
     summarise(&trace.header, &spans, &trace.engine)
 }
 
@@ -175,40 +203,79 @@ impl EngineSummary {
     /// The card's lines: the engine beside the slow attempts and, when the engine counts its
     /// own TTFT, its distribution beside the client's (`client_ttft_p50`: the run's P50 and its
     /// 95 % interval's bounds, seconds).
-    pub fn card_lines(&self, settings: &Settings, client_ttft_p50: Option<ClientP50>, lang: Lang) -> Vec<String> {
+    pub fn card_lines(
+        &self,
+        settings: &Settings,
+        client_ttft_p50: Option<ClientP50>,
+        lang: Lang,
+    ) -> Vec<String> {
         let zh = lang == Lang::Zh;
         let (engine, slow, fast, server) = match self {
             EngineSummary::Unverified => {
                 return vec![if zh {
-                    "慢请求旁的推理引擎：未验证 — 这次运行没有抓取引擎指标（--server-metrics）".into()
+                    "慢请求旁的推理引擎：未验证 — 这次运行没有抓取引擎指标（--server-metrics）"
+                        .into()
                 } else {
                     "Engine beside slow attempts: unverified — this run scraped no engine metrics (--server-metrics)".into()
                 }]
             }
-            EngineSummary::Measured { engine, slow, fast, server_ttft } => (engine, slow, fast, server_ttft),
+            EngineSummary::Measured {
+                engine,
+                slow,
+                fast,
+                server_ttft,
+            } => (engine, slow, fast, server_ttft),
         };
         let group = |g: &EngineGroup| {
             if g.with_samples == 0 {
                 let attempts = integer(g.attempts as u64);
-                return if zh { format!("区间内无抓取（{attempts} 个）") } else { format!("no scrape inside ({attempts} attempts)") };
+                return if zh {
+                    format!("区间内无抓取（{attempts} 个）")
+                } else {
+                    format!("no scrape inside ({attempts} attempts)")
+                };
             }
             let mut parts = Vec::new();
             if let Some(w) = g.waiting {
-                parts.push(if zh { format!("排队 {} 个", num(w)) } else { format!("behind {} queued", num(w)) });
+                parts.push(if zh {
+                    format!("排队 {} 个", num(w))
+                } else {
+                    format!("behind {} queued", num(w))
+                });
             }
             if let Some(r) = g.running {
-                parts.push(if zh { format!("运行中 {} 个", num(r)) } else { format!("{} running", num(r)) });
+                parts.push(if zh {
+                    format!("运行中 {} 个", num(r))
+                } else {
+                    format!("{} running", num(r))
+                });
             }
             if let Some(k) = g.kv_cache {
-                parts.push(if zh { format!("KV 缓存 {} %", trim_num((k * 100.0).round())) } else { format!("at {} % KV cache", trim_num((k * 100.0).round())) });
+                parts.push(if zh {
+                    format!("KV 缓存 {} %", trim_num((k * 100.0).round()))
+                } else {
+                    format!("at {} % KV cache", trim_num((k * 100.0).round()))
+                });
             }
             if let Some(p) = g.preemptions_per_s {
-                parts.push(if zh { format!("抢占 {}/秒", num(p)) } else { format!("{} preemptions/s", num(p)) });
+                parts.push(if zh {
+                    format!("抢占 {}/秒", num(p))
+                } else {
+                    format!("{} preemptions/s", num(p))
+                });
             }
             let with = if zh {
-                format!("（{} 个中 {} 个区间内有抓取）", integer(g.attempts as u64), integer(g.with_samples as u64))
+                format!(
+                    "（{} 个中 {} 个区间内有抓取）",
+                    integer(g.attempts as u64),
+                    integer(g.with_samples as u64)
+                )
             } else {
-                format!(" ({} of {} with a scrape inside)", integer(g.with_samples as u64), integer(g.attempts as u64))
+                format!(
+                    " ({} of {} with a scrape inside)",
+                    integer(g.with_samples as u64),
+                    integer(g.attempts as u64)
+                )
             };
             format!("{}{with}", parts.join(if zh { "、" } else { ", " }))
         };
@@ -302,7 +369,12 @@ impl EngineSummary {
                 "status": "unverified",
                 "why": "the run scraped no engine metrics (--server-metrics)",
             }),
-            EngineSummary::Measured { engine, slow, fast, server_ttft } => serde_json::json!({
+            EngineSummary::Measured {
+                engine,
+                slow,
+                fast,
+                server_ttft,
+            } => serde_json::json!({
                 "status": "measured",
                 "engine": engine,
                 "slow": slow.to_json(),

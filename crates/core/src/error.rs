@@ -19,7 +19,12 @@ pub struct ParseError {
 
 impl ParseError {
     pub fn new(message: impl Into<String>) -> ParseError {
-        ParseError { file: String::new(), line: None, field: None, message: message.into() }
+        ParseError {
+            file: String::new(),
+            line: None,
+            field: None,
+            message: message.into(),
+        }
     }
 
     pub fn at_line(mut self, line: usize) -> ParseError {

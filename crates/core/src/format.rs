@@ -53,8 +53,14 @@ pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
         },
         Unit::TokensPerSecond => format!("{} tokens/s", round_to(v, 2)),
         Unit::MoneyPer1000(currency) => {
-            let currency = if currency.is_empty() { "" } else { currency.as_str() };
-            format!("{} {currency}", round_small(v)).trim_end().to_string()
+            let currency = if currency.is_empty() {
+                ""
+            } else {
+                currency.as_str()
+            };
+            format!("{} {currency}", round_small(v))
+                .trim_end()
+                .to_string()
         }
     }
 }
@@ -62,7 +68,11 @@ pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
 /// Four decimals, or four significant digits where that takes more (a rate's lower bound of
 /// 0.002532 /s is not 0.0025 /s).
 fn round_small(v: f64) -> String {
-    let decimals = if v != 0.0 && v.abs() < 0.1 { (3.0 - v.abs().log10().floor()).min(12.0) as i32 } else { 4 };
+    let decimals = if v != 0.0 && v.abs() < 0.1 {
+        (3.0 - v.abs().log10().floor()).min(12.0) as i32
+    } else {
+        4
+    };
     round_to(v, decimals)
 }
 
@@ -70,15 +80,32 @@ fn round_small(v: f64) -> String {
 pub fn unit_name(unit: &Unit) -> Text {
     match unit {
         Unit::Count => Text::new("a count of requests", "请求个数"),
-        Unit::Ratio => Text::new("a share with no unit (0–1, shown as %)", "无单位的比例（0–1，以 % 显示）"),
+        Unit::Ratio => Text::new(
+            "a share with no unit (0–1, shown as %)",
+            "无单位的比例（0–1，以 % 显示）",
+        ),
         Unit::Seconds => Text::new("seconds", "秒"),
         Unit::PerSecond => Text::new("requests per second of the window", "窗口内每秒的请求数"),
         Unit::MoneyPer1000(currency) => {
-            let c = if currency.is_empty() { "money".to_string() } else { currency.clone() };
-            let zh = if currency.is_empty() { "金额".to_string() } else { currency.clone() };
-            Text::new(format!("{c} per 1,000 qualified requests"), format!("每 1000 个合格请求的 {zh}"))
+            let c = if currency.is_empty() {
+                "money".to_string()
+            } else {
+                currency.clone()
+            };
+            let zh = if currency.is_empty() {
+                "金额".to_string()
+            } else {
+                currency.clone()
+            };
+            Text::new(
+                format!("{c} per 1,000 qualified requests"),
+                format!("每 1000 个合格请求的 {zh}"),
+            )
         }
-        Unit::TokensPerSecond => Text::new("output tokens per second of the window", "窗口内每秒的输出 token 数"),
+        Unit::TokensPerSecond => Text::new(
+            "output tokens per second of the window",
+            "窗口内每秒的输出 token 数",
+        ),
     }
 }
 
@@ -93,7 +120,11 @@ pub fn duration(seconds: f64) -> String {
     if ms < 1000.0 {
         let decimals = (3 - ms.log10().floor() as i32).clamp(0, 9) as usize;
         let text = format!("{:.*}", decimals, ms);
-        let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text.as_str() };
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            text.as_str()
+        };
         if text.parse::<f64>().is_ok_and(|r| r < 1000.0) {
             let sign = if seconds < 0.0 { "-" } else { "" };
             return format!("{sign}{text} ms");
@@ -105,7 +136,13 @@ pub fn duration(seconds: f64) -> String {
 /// A number on a chart's axis: at most three decimals, fewer as it grows, no trailing zeros,
 /// thousands grouped ("3.827", "12.5", "100", "30,000").
 pub fn axis_label(v: f64) -> String {
-    let digits = if v.abs() >= 100.0 { 0 } else if v.abs() >= 10.0 { 1 } else { 3 };
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        3
+    };
     let scale = 10f64.powi(digits);
     // Grouped like every number the lab writes: "30,000" ms, not "30000".
     count_value((v * scale).round() / scale)
@@ -135,7 +172,9 @@ pub fn integer(n: u64) -> String {
 /// stand side by side.
 pub fn count_value(v: f64) -> String {
     let text = trim_num(v);
-    let (sign, digits) = text.strip_prefix('-').map_or(("", text.as_str()), |rest| ("-", rest));
+    let (sign, digits) = text
+        .strip_prefix('-')
+        .map_or(("", text.as_str()), |rest| ("-", rest));
     let (whole, fraction) = digits.split_once('.').map_or((digits, ""), |(w, f)| (w, f));
     match whole.parse::<u64>() {
         Ok(w) if fraction.is_empty() => format!("{sign}{}", integer(w)),
@@ -160,14 +199,27 @@ pub fn round_to(v: f64, digits: i32) -> String {
 /// parts through [`count_value`], as every count is written).
 pub fn formula(figure: &Figure, lang: Lang) -> Option<String> {
     let (num, den) = (figure.numerator?, figure.denominator?);
-    let num_label = figure.numerator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
-    let den_label = figure.denominator_label.as_ref().map(|t| t.get(lang).to_string()).unwrap_or_default();
+    let num_label = figure
+        .numerator_label
+        .as_ref()
+        .map(|t| t.get(lang).to_string())
+        .unwrap_or_default();
+    let den_label = figure
+        .denominator_label
+        .as_ref()
+        .map(|t| t.get(lang).to_string())
+        .unwrap_or_default();
     // The window cost's numerator is money: it carries its currency ("20 CNY / 5", not "20 / 5").
     let num = match &figure.unit {
-        Unit::MoneyPer1000(currency) if !currency.is_empty() => format!("{} {currency}", count_value(num)),
+        Unit::MoneyPer1000(currency) if !currency.is_empty() => {
+            format!("{} {currency}", count_value(num))
+        }
         _ => count_value(num),
     };
-    Some(format!("{num_label} / {den_label} = {num} / {}", count_value(den)))
+    Some(format!(
+        "{num_label} / {den_label} = {num} / {}",
+        count_value(den)
+    ))
 }
 
 /// How the figure was picked, in the reader's language, with its sample's size:
@@ -175,8 +227,15 @@ pub fn formula(figure: &Figure, lang: Lang) -> Option<String> {
 /// method (a rate is its formula).
 pub fn method_line(figure: &Figure, lang: Lang) -> Option<String> {
     // The method in the reader's language (`method_text`); `method` alone is English.
-    let method = figure.method_text.as_ref().map(|m| m.get(lang)).or(figure.method.as_deref())?;
-    Some(format!("{method}, n = {}", integer(figure.n.unwrap_or(0) as u64)))
+    let method = figure
+        .method_text
+        .as_ref()
+        .map(|m| m.get(lang))
+        .or(figure.method.as_deref())?;
+    Some(format!(
+        "{method}, n = {}",
+        integer(figure.n.unwrap_or(0) as u64)
+    ))
 }
 
 /// The reason a figure is undefined, or its caution note.
@@ -231,7 +290,11 @@ mod tests {
             (0.0, "0 s"),
         ] {
             assert_eq!(duration(seconds), shown, "{seconds}");
-            assert_eq!(number_in_unit(seconds, &Unit::Seconds, Lang::Zh), shown, "{seconds} (zh)");
+            assert_eq!(
+                number_in_unit(seconds, &Unit::Seconds, Lang::Zh),
+                shown,
+                "{seconds} (zh)"
+            );
         }
     }
 
@@ -245,7 +308,15 @@ mod tests {
 
     #[test]
     fn integers_have_thousands_separators() {
-        for (n, shown) in [(0, "0"), (7, "7"), (999, "999"), (1000, "1,000"), (64646, "64,646"), (100000, "100,000"), (1234567, "1,234,567")] {
+        for (n, shown) in [
+            (0, "0"),
+            (7, "7"),
+            (999, "999"),
+            (1000, "1,000"),
+            (64646, "64,646"),
+            (100000, "100,000"),
+            (1234567, "1,234,567"),
+        ] {
             assert_eq!(integer(n), shown);
         }
         assert_eq!(count_value(64646.0), "64,646");

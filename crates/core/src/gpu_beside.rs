@@ -38,7 +38,11 @@ pub struct GroupGpu {
 pub enum GpuBeside {
     /// The trace has no GPU telemetry: nothing can be said about the GPU.
     Unverified,
-    Measured { slow: GroupGpu, fast: GroupGpu, attempts: Vec<AttemptGpu> },
+    Measured {
+        slow: GroupGpu,
+        fast: GroupGpu,
+        attempts: Vec<AttemptGpu>,
+    },
 }
 
 /// The measured attempts that have a place on the clock: `(index, start, end)`.
@@ -79,7 +83,12 @@ impl Clock {
         let mean = |f: fn(&crate::trace::GpuSample) -> f64| {
             (!inside.is_empty()).then(|| inside.iter().map(f).sum::<f64>() / inside.len() as f64)
         };
-        (slow, inside.len(), mean(|g| g.util_pct), mean(|g| g.mem_used_mib))
+        (
+            slow,
+            inside.len(),
+            mean(|g| g.util_pct),
+            mean(|g| g.mem_used_mib),
+        )
     }
 }
 
@@ -117,8 +126,12 @@ pub fn gpu_beside(trace: &Trace, settings: &Settings) -> GpuBeside {
     if !has_telemetry(&trace.header) || trace.gpu.is_empty() {
         return GpuBeside::Unverified;
     }
-    let spans: Vec<(usize, Span)> =
-        trace.attempts.iter().enumerate().filter_map(|(i, a)| Some((i, Span::of(a, settings)?))).collect();
+    let spans: Vec<(usize, Span)> = trace
+        .attempts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| Some((i, Span::of(a, settings)?)))
+        .collect();
     let clock = Clock::new(spans.iter().map(|(_, s)| s), &trace.gpu);
     let (mut slow_sum, mut fast_sum) = (GroupSum::default(), GroupSum::default());
     let attempts: Vec<AttemptGpu> = spans
@@ -138,12 +151,20 @@ pub fn gpu_beside(trace: &Trace, settings: &Settings) -> GpuBeside {
             }
         })
         .collect();
-    GpuBeside::Measured { slow: slow_sum.done(), fast: fast_sum.done(), attempts }
+    GpuBeside::Measured {
+        slow: slow_sum.done(),
+        fast: fast_sum.done(),
+        attempts,
+    }
 }
 
 /// The card's two groups from spans kept while reading a trace as a stream (the same sums as
 /// [`gpu_beside`], without the per-attempt list).
-pub fn summarise(header: &crate::trace::Header, spans: &[Span], gpu: &[crate::trace::GpuSample]) -> GpuSummary {
+pub fn summarise(
+    header: &crate::trace::Header,
+    spans: &[Span],
+    gpu: &[crate::trace::GpuSample],
+) -> GpuSummary {
     if !has_telemetry(header) || gpu.is_empty() {
         return GpuSummary::Unverified;
     }
@@ -153,7 +174,10 @@ pub fn summarise(header: &crate::trace::Header, spans: &[Span], gpu: &[crate::tr
         let (slow, samples, util, mem) = clock.place(span);
         if slow { &mut slow_sum } else { &mut fast_sum }.add(samples, util, mem);
     }
-    GpuSummary::Measured { slow: slow_sum.done(), fast: fast_sum.done() }
+    GpuSummary::Measured {
+        slow: slow_sum.done(),
+        fast: fast_sum.done(),
+    }
 }
 
 /// [`GpuBeside`] without the per-attempt list: what the card's line says.
@@ -167,7 +191,10 @@ impl GpuBeside {
     pub fn summary(&self) -> GpuSummary {
         match self {
             GpuBeside::Unverified => GpuSummary::Unverified,
-            GpuBeside::Measured { slow, fast, .. } => GpuSummary::Measured { slow: *slow, fast: *fast },
+            GpuBeside::Measured { slow, fast, .. } => GpuSummary::Measured {
+                slow: *slow,
+                fast: *fast,
+            },
         }
     }
 
@@ -200,10 +227,19 @@ impl GpuSummary {
             GpuSummary::Measured { slow, fast } => (slow, fast),
         };
         let at = |g: &GroupGpu| {
-            let (attempts, with_samples) = (integer(g.attempts as u64), integer(g.with_samples as u64));
+            let (attempts, with_samples) =
+                (integer(g.attempts as u64), integer(g.with_samples as u64));
             match (g.util_pct, g.mem_used_mib) {
-                (Some(u), Some(m)) if zh => format!("利用率 {} %、显存 {} GiB（{attempts} 个中 {with_samples} 个区间内有采样）", pct(u), gib(m)),
-                (Some(u), Some(m)) => format!("{} % util and {} GiB ({with_samples} of {attempts} with samples inside)", pct(u), gib(m)),
+                (Some(u), Some(m)) if zh => format!(
+                    "利用率 {} %、显存 {} GiB（{attempts} 个中 {with_samples} 个区间内有采样）",
+                    pct(u),
+                    gib(m)
+                ),
+                (Some(u), Some(m)) => format!(
+                    "{} % util and {} GiB ({with_samples} of {attempts} with samples inside)",
+                    pct(u),
+                    gib(m)
+                ),
                 _ if zh => format!("无采样（{attempts} 个）"),
                 _ => format!("no samples inside ({attempts} attempts)"),
             }

@@ -43,7 +43,12 @@ pub struct TraceText {
 
 impl TraceText {
     pub fn new(file: &str, text: String) -> TraceText {
-        TraceText { file: file.to_string(), text, warnings: None, header: None }
+        TraceText {
+            file: file.to_string(),
+            text,
+            warnings: None,
+            header: None,
+        }
     }
 
     /// The trace, read as the lab read it.
@@ -79,8 +84,16 @@ impl WorkingText {
     /// itself goes as the JavaScript string the lab keeps it in: at 1,000,000 attempts it is
     /// 225 MB, and escaping it into JSON made two more copies of it.
     pub fn rest_json(trace: &TraceText, whatif: &WhatIf) -> Result<String, serde_json::Error> {
-        let rest = TraceText { file: trace.file.clone(), text: String::new(), warnings: trace.warnings.clone(), header: trace.header.clone() };
-        serde_json::to_string(&WorkingText { trace: rest, whatif: whatif.clone() })
+        let rest = TraceText {
+            file: trace.file.clone(),
+            text: String::new(),
+            warnings: trace.warnings.clone(),
+            header: trace.header.clone(),
+        };
+        serde_json::to_string(&WorkingText {
+            trace: rest,
+            whatif: whatif.clone(),
+        })
     }
 
     /// The trace with the edits applied (its attempts are the lab's working attempts).
@@ -118,20 +131,43 @@ pub enum Received {
 
 /// Reads what the importers' `hand_over` (`tracelab_peers::handoff`) wrote.
 pub fn receive(file: &str, handed: &str) -> Result<Received, ParseError> {
-    let unreadable = |why: &str| ParseError::new(format!("the importer's answer is unreadable ({why}); reload the page")).in_file(file);
+    let unreadable = |why: &str| {
+        ParseError::new(format!(
+            "the importer's answer is unreadable ({why}); reload the page"
+        ))
+        .in_file(file)
+    };
     let value: Value = serde_json::from_str(handed).map_err(|e| unreadable(&e.to_string()))?;
     if value.get("summary").and_then(Value::as_bool) == Some(true) {
         return Ok(Received::Summary);
     }
-    let traces = value.get("traces").and_then(Value::as_array).ok_or_else(|| unreadable("no `traces`"))?;
+    let traces = value
+        .get("traces")
+        .and_then(Value::as_array)
+        .ok_or_else(|| unreadable("no `traces`"))?;
     let mut out = Vec::with_capacity(traces.len());
     for t in traces {
-        let jsonl = t.get("jsonl").and_then(Value::as_str).ok_or_else(|| unreadable("a trace without `jsonl`"))?;
-        let warnings =
-            t.get("warnings").and_then(Value::as_array).into_iter().flatten().filter_map(|w| w.as_str().map(String::from)).collect();
-        let text = TraceText { warnings: Some(warnings), ..TraceText::new(file, jsonl.to_string()) };
+        let jsonl = t
+            .get("jsonl")
+            .and_then(Value::as_str)
+            .ok_or_else(|| unreadable("a trace without `jsonl`"))?;
+        let warnings = t
+            .get("warnings")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w.as_str().map(String::from))
+            .collect();
+        let text = TraceText {
+            warnings: Some(warnings),
+            ..TraceText::new(file, jsonl.to_string())
+        };
         let trace = text.read()?;
-        let label = t.get("label").and_then(Value::as_str).unwrap_or_default().to_string();
+        let label = t
+            .get("label")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         out.push((ImportedTrace { label, trace }, text));
     }
     if out.is_empty() {
@@ -151,7 +187,10 @@ pub fn is_ours(text: &str) -> bool {
         return false;
     }
     let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    if !matches!(first_line.trim_start().chars().next(), Some('{') | Some('[')) {
+    if !matches!(
+        first_line.trim_start().chars().next(),
+        Some('{') | Some('[')
+    ) {
         return !is_summary_table(first_line);
     }
     match serde_json::from_str::<Value>(first_line) {
@@ -167,7 +206,9 @@ pub fn is_ours(text: &str) -> bool {
 /// upload instead.
 pub fn is_summary_table(first_line: &str) -> bool {
     let cells: Vec<&str> = first_line.trim().split(',').map(str::trim).collect();
-    cells.first() == Some(&"Metric") && cells.contains(&"avg") && cells.iter().any(|c| c.starts_with('p'))
+    cells.first() == Some(&"Metric")
+        && cells.contains(&"avg")
+        && cells.iter().any(|c| c.starts_with('p'))
 }
 
 /// Reads the header line the importers' `attach_handed` (`tracelab_peers::handoff`) wrote.
@@ -190,19 +231,33 @@ mod tests {
         // What-if edits are applied as the lab applies them: row 2 deleted, row 0 loses its TTFT.
         let mut whatif = WhatIf::default();
         whatif.deleted.insert(2);
-        whatif.edits.insert(0, RowEdit { ttft_ms: Some(None), ..Default::default() });
-        let working = WorkingText { trace: text.clone(), whatif: whatif.clone() };
+        whatif.edits.insert(
+            0,
+            RowEdit {
+                ttft_ms: Some(None),
+                ..Default::default()
+            },
+        );
+        let working = WorkingText {
+            trace: text.clone(),
+            whatif: whatif.clone(),
+        };
         let edited = working.read().unwrap();
         assert_eq!(edited.attempts, whatif.apply(&plain.attempts));
         assert_eq!(edited.attempts.len(), plain.attempts.len() - 1);
         // Through JSON, as it crosses between the lab's bundles.
-        let back: WorkingText = serde_json::from_str(&serde_json::to_string(&working).unwrap()).unwrap();
+        let back: WorkingText =
+            serde_json::from_str(&serde_json::to_string(&working).unwrap()).unwrap();
         assert_eq!(back.read().unwrap(), edited);
         // A summary's new header line and an importer's warnings are kept beside the text.
         let mut header = plain.header.clone();
         header.conditions.model = Some("another-model".into());
         let line = crate::write::header_line(&header);
-        let set = TraceText { header: Some(line), warnings: Some(vec!["w".into()]), ..text };
+        let set = TraceText {
+            header: Some(line),
+            warnings: Some(vec!["w".into()]),
+            ..text
+        };
         let read = set.read().unwrap();
         assert_eq!(read.header, header);
         assert_eq!(read.warnings, ["w"]);
@@ -211,23 +266,44 @@ mod tests {
         // and the rest carries no copy of the text.
         let working = WorkingText { trace: set, whatif };
         let rest = WorkingText::rest_json(&working.trace, &working.whatif).unwrap();
-        assert!(rest.len() < working.trace.text.len() / 4, "the rest holds the text: {rest}");
+        assert!(
+            rest.len() < working.trace.text.len() / 4,
+            "the rest holds the text: {rest}"
+        );
         let rest: WorkingText = serde_json::from_str(&rest).unwrap();
         assert_eq!(rest.trace.text, "");
-        assert_eq!(rest, WorkingText { trace: TraceText { text: String::new(), ..working.trace.clone() }, whatif: working.whatif.clone() });
+        assert_eq!(
+            rest,
+            WorkingText {
+                trace: TraceText {
+                    text: String::new(),
+                    ..working.trace.clone()
+                },
+                whatif: working.whatif.clone()
+            }
+        );
         // The text read in pieces of 7 characters, the rest set on it.
         let mut reader = crate::parse::TraceReader::new(&rest.trace.file);
         let chars: Vec<char> = working.trace.text.chars().collect();
         for piece in chars.chunks(7) {
             reader.feed(&piece.iter().collect::<String>()).unwrap();
         }
-        assert_eq!(rest.set_on(reader.finish().unwrap()).unwrap(), working.read().unwrap());
+        assert_eq!(
+            rest.set_on(reader.finish().unwrap()).unwrap(),
+            working.read().unwrap()
+        );
     }
 
     #[test]
     fn a_damaged_trace_text_is_refused_naming_its_file_and_line() {
         let broken = TEN.replacen("\"outcome\"", "\"outcome_\"", 1);
-        let e = TraceText::new("ten-requests.jsonl", broken).read().unwrap_err().to_string();
-        assert!(e.contains("ten-requests.jsonl") && e.contains("line"), "{e}");
+        let e = TraceText::new("ten-requests.jsonl", broken)
+            .read()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ten-requests.jsonl") && e.contains("line"),
+            "{e}"
+        );
     }
 }

@@ -98,7 +98,10 @@ pub struct IndexBuilder {
 impl IndexBuilder {
     pub fn new(population: Population) -> IndexBuilder {
         IndexBuilder {
-            ix: Index { population, ..Index::default() },
+            ix: Index {
+                population,
+                ..Index::default()
+            },
             failures: HashMap::new(),
             business: StrTable::default(),
             gaps: HashMap::new(),
@@ -110,7 +113,9 @@ impl IndexBuilder {
         let population = self.ix.population;
         let ix = &mut self.ix;
         if !is_counted(a, &population) {
-            if a.phase == crate::trace::Phase::Warmup && population.warmup == crate::settings::WarmupPolicy::Exclude {
+            if a.phase == crate::trace::Phase::Warmup
+                && population.warmup == crate::settings::WarmupPolicy::Exclude
+            {
                 ix.warmup_excluded += 1;
             } else {
                 ix.failed_deleted += 1;
@@ -178,7 +183,10 @@ impl IndexBuilder {
                 step.flags |= Step::QUALITY_PASS;
             }
         }
-        if success && (a.quality == Quality::Pass || population.quality == crate::settings::QualityRule::Ignored) {
+        if success
+            && (a.quality == Quality::Pass
+                || population.quality == crate::settings::QualityRule::Ignored)
+        {
             if let Some(t) = ttft {
                 ix.candidate_ttft_ms.push(t);
                 step.flags |= Step::CANDIDATE;
@@ -205,7 +213,12 @@ impl IndexBuilder {
         if ix.series_timed {
             ix.series.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
         }
-        ix.itl_ms = CountedSample::from_counts(self.gaps.into_iter().map(|(bits, n)| (f64::from_bits(bits), n)).collect());
+        ix.itl_ms = CountedSample::from_counts(
+            self.gaps
+                .into_iter()
+                .map(|(bits, n)| (f64::from_bits(bits), n))
+                .collect(),
+        );
         ix
     }
 }
@@ -242,8 +255,12 @@ impl Index {
     /// How many candidates are within `threshold_ms` under `comparison` — one binary search.
     pub(crate) fn qualified(&self, threshold_ms: f64, comparison: crate::Comparison) -> usize {
         match comparison {
-            crate::Comparison::Le => self.candidate_ttft_ms.partition_point(|&t| t <= threshold_ms),
-            crate::Comparison::Lt => self.candidate_ttft_ms.partition_point(|&t| t < threshold_ms),
+            crate::Comparison::Le => self
+                .candidate_ttft_ms
+                .partition_point(|&t| t <= threshold_ms),
+            crate::Comparison::Lt => self
+                .candidate_ttft_ms
+                .partition_point(|&t| t < threshold_ms),
         }
     }
 }

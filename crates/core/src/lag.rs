@@ -35,13 +35,19 @@ pub fn client_lag(trace: &Trace) -> Option<ClientLag> {
     if !is_open_loop(&trace.header) {
         return None;
     }
-    client_lag_of(&trace.header, trace.attempts.iter().filter_map(lag_ms).collect())
+    client_lag_of(
+        &trace.header,
+        trace.attempts.iter().filter_map(lag_ms).collect(),
+    )
 }
 
 /// Whether the header describes an open loop, the only runs with a client lag: a rate
 /// (`constant`, `poisson`) or a workload file's own times (`workload`).
 pub fn is_open_loop(header: &Header) -> bool {
-    matches!(header.conditions.arrival.as_deref(), Some("constant" | "poisson" | "workload"))
+    matches!(
+        header.conditions.arrival.as_deref(),
+        Some("constant" | "poisson" | "workload")
+    )
 }
 
 /// One measured attempt's lag (actual − intended start), when it has both times.
@@ -59,8 +65,15 @@ pub fn client_lag_of(header: &Header, mut lags: Vec<f64>) -> Option<ClientLag> {
         return None;
     }
     lags.sort_unstable_by(f64::total_cmp);
-    let mean_gap_ms = header.conditions.rate_per_s.filter(|r| *r > 0.0).map(|r| 1000.0 / r);
-    let limit_ms = mean_gap_ms.map(|g| g * LAG_WARN_SHARE_OF_GAP).unwrap_or(0.0).max(LAG_WARN_FLOOR_MS);
+    let mean_gap_ms = header
+        .conditions
+        .rate_per_s
+        .filter(|r| *r > 0.0)
+        .map(|r| 1000.0 / r);
+    let limit_ms = mean_gap_ms
+        .map(|g| g * LAG_WARN_SHARE_OF_GAP)
+        .unwrap_or(0.0)
+        .max(LAG_WARN_FLOOR_MS);
     let p95_ms = percentile(&lags, 95.0, LAG_METHOD)?;
     Some(ClientLag {
         n: lags.len(),
@@ -81,7 +94,8 @@ impl ClientLag {
     /// The limit is the floor, not 10 % of the mean gap (a gap under 10 ms): the warning must
     /// not call the floor "10 %".
     pub fn limit_is_floor(&self) -> bool {
-        self.mean_gap_ms.is_none_or(|g| g * LAG_WARN_SHARE_OF_GAP < LAG_WARN_FLOOR_MS)
+        self.mean_gap_ms
+            .is_none_or(|g| g * LAG_WARN_SHARE_OF_GAP < LAG_WARN_FLOOR_MS)
     }
 
     /// The card's line, and a second one when the client fell behind.

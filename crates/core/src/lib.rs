@@ -37,8 +37,8 @@ pub mod lag;
 pub mod metrics;
 pub mod parse;
 pub mod percentile;
-pub mod reuse;
 pub mod reproduce;
+pub mod reuse;
 pub mod settings;
 pub mod simulate;
 mod strtable;
@@ -53,13 +53,18 @@ pub mod workload;
 pub mod write;
 
 pub use error::{ParseError, SettingsError};
-pub use index::{Index, IndexBuilder};
 pub use figure::{Figure, Unit};
+pub use index::{Index, IndexBuilder};
 pub use metrics::Metrics;
 pub use percentile::PercentileMethod;
-pub use settings::{FailureDenominator, MissingTtft, Mistake, Population, QualityRule, Settings, WarmupPolicy};
-pub use text::{Lang, Text};
-pub use trace::{Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent, Trace};
+pub use settings::{
+    FailureDenominator, MissingTtft, Mistake, Population, QualityRule, Settings, WarmupPolicy,
+};
 pub use tally::{check_call, explain, judgeable, score, tally, Call, Check, Score, Tally};
-pub use whatif::{RowEdit, WhatIf};
+pub use text::{Lang, Text};
+pub use trace::{
+    Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, Outcome, Phase,
+    PromptSend, Quality, ReasoningStart, StreamEvent, Trace,
+};
 pub use verdict::{verdict, Latency, Reason, Verdict};
+pub use whatif::{RowEdit, WhatIf};

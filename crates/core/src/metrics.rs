@@ -84,20 +84,48 @@ impl TtftSample {
     /// "P95 TTFT (successes)", "P95 TTFT (all attempts, missing counted as 0 s)".
     fn name(&self, label: &str) -> Text {
         let (first_en, first_zh) = self.first;
-        let with_first_en = |s: &str| if first_en.is_empty() { s.to_string() } else { format!("{s}, {first_en}") };
-        let with_first_zh = |s: &str| if first_zh.is_empty() { s.to_string() } else { format!("{s}；{first_zh}") };
+        let with_first_en = |s: &str| {
+            if first_en.is_empty() {
+                s.to_string()
+            } else {
+                format!("{s}, {first_en}")
+            }
+        };
+        let with_first_zh = |s: &str| {
+            if first_zh.is_empty() {
+                s.to_string()
+            } else {
+                format!("{s}；{first_zh}")
+            }
+        };
         match (self.missing_as_zero, self.failures_counted) {
             (false, _) => Text::new(
                 format!("{label} TTFT ({})", with_first_en("successes")),
-                if first_zh.is_empty() { format!("成功请求 TTFT {label}") } else { format!("成功请求 TTFT {label}（{first_zh}）") },
+                if first_zh.is_empty() {
+                    format!("成功请求 TTFT {label}")
+                } else {
+                    format!("成功请求 TTFT {label}（{first_zh}）")
+                },
             ),
             (true, true) => Text::new(
-                format!("{label} TTFT ({})", with_first_en("all attempts, missing counted as 0 s")),
-                format!("全部尝试 TTFT {label}（{}）", with_first_zh("缺失按 0 秒计")),
+                format!(
+                    "{label} TTFT ({})",
+                    with_first_en("all attempts, missing counted as 0 s")
+                ),
+                format!(
+                    "全部尝试 TTFT {label}（{}）",
+                    with_first_zh("缺失按 0 秒计")
+                ),
             ),
             (true, false) => Text::new(
-                format!("{label} TTFT ({})", with_first_en("successes, missing counted as 0 s")),
-                format!("成功请求 TTFT {label}（{}）", with_first_zh("缺失按 0 秒计")),
+                format!(
+                    "{label} TTFT ({})",
+                    with_first_en("successes, missing counted as 0 s")
+                ),
+                format!(
+                    "成功请求 TTFT {label}（{}）",
+                    with_first_zh("缺失按 0 秒计")
+                ),
             ),
         }
     }
@@ -107,8 +135,14 @@ impl TtftSample {
     fn short_name(&self, label: &str) -> Text {
         match (self.missing_as_zero, self.failures_counted) {
             (false, _) => Text::new(format!("{label} TTFT"), format!("{label} TTFT")),
-            (true, true) => Text::new(format!("{label} TTFT (all attempts, missing as 0 s)"), format!("{label} TTFT（全部尝试，缺失按 0 秒）")),
-            (true, false) => Text::new(format!("{label} TTFT (missing as 0 s)"), format!("{label} TTFT（缺失按 0 秒）")),
+            (true, true) => Text::new(
+                format!("{label} TTFT (all attempts, missing as 0 s)"),
+                format!("{label} TTFT（全部尝试，缺失按 0 秒）"),
+            ),
+            (true, false) => Text::new(
+                format!("{label} TTFT (missing as 0 s)"),
+                format!("{label} TTFT（缺失按 0 秒）"),
+            ),
         }
     }
 
@@ -116,8 +150,14 @@ impl TtftSample {
     fn what(&self) -> Text {
         match (self.missing_as_zero, self.failures_counted) {
             (false, _) => t("success TTFT", "成功请求的 TTFT"),
-            (true, true) => t("attempt TTFT (missing counted as 0 s)", "尝试的 TTFT（缺失按 0 秒计）"),
-            (true, false) => t("success TTFT (missing counted as 0 s)", "成功请求的 TTFT（缺失按 0 秒计）"),
+            (true, true) => t(
+                "attempt TTFT (missing counted as 0 s)",
+                "尝试的 TTFT（缺失按 0 秒计）",
+            ),
+            (true, false) => t(
+                "success TTFT (missing counted as 0 s)",
+                "成功请求的 TTFT（缺失按 0 秒计）",
+            ),
         }
     }
 }
@@ -161,7 +201,14 @@ fn t(en: &str, zh: &str) -> Text {
     Text::new(en, zh)
 }
 
-fn distribution<S: Ranked + ?Sized>(key: &str, name: Text, sorted_ms: &S, p: f64, method: PercentileMethod, what: &Text) -> Figure {
+fn distribution<S: Ranked + ?Sized>(
+    key: &str,
+    name: Text,
+    sorted_ms: &S,
+    p: f64,
+    method: PercentileMethod,
+    what: &Text,
+) -> Figure {
     let mut f = Figure::new(key, name, Unit::Seconds);
     f.n = Some(sorted_ms.len());
     f.method = Some(describe(p, sorted_ms.len(), method));
@@ -227,7 +274,10 @@ impl Metrics {
     pub fn compute(ix: &Index, s: &Settings) -> Metrics {
         let attempts = ix.attempts as f64;
         let all_attempts_label = if ix.deletes_failures() {
-            t("attempts left after deleting failed rows", "删除失败行之后剩下的尝试")
+            t(
+                "attempts left after deleting failed rows",
+                "删除失败行之后剩下的尝试",
+            )
         } else {
             t("all attempts", "全部尝试")
         };
@@ -253,7 +303,13 @@ impl Metrics {
                     ));
                     f
                 }
-                _ => f.ratio(ix.failures as f64, failures_label, attempts, all_attempts_label.clone(), no_attempts.clone()),
+                _ => f.ratio(
+                    ix.failures as f64,
+                    failures_label,
+                    attempts,
+                    all_attempts_label.clone(),
+                    no_attempts.clone(),
+                ),
             }
         };
 
@@ -262,7 +318,14 @@ impl Metrics {
         let sample = TtftSample::of(ix, s);
         let ttft_what = sample.what();
         let ttft_name = |label: String| sample.name(&label);
-        let mut ttft_p50 = distribution("ttft_p50", ttft_name("P50".into()), &ix.ttft_ms, 50.0, s.percentile, &ttft_what);
+        let mut ttft_p50 = distribution(
+            "ttft_p50",
+            ttft_name("P50".into()),
+            &ix.ttft_ms,
+            50.0,
+            s.percentile,
+            &ttft_what,
+        );
         if ix.successes_without_token > 0 {
             let n = ix.successes_without_token;
             ttft_p50.note = Some(Text::new(
@@ -277,26 +340,47 @@ impl Metrics {
             ));
         }
         ttft_p50.short_name = Some(sample.short_name("P50"));
-        let mut ttft_p95 = distribution("ttft_p95", ttft_name("P95".into()), &ix.ttft_ms, 95.0, s.percentile, &ttft_what);
+        let mut ttft_p95 = distribution(
+            "ttft_p95",
+            ttft_name("P95".into()),
+            &ix.ttft_ms,
+            95.0,
+            s.percentile,
+            &ttft_what,
+        );
         ttft_p95.short_name = Some(sample.short_name("P95"));
-        let mut ttft_tail = distribution("ttft_tail", ttft_name(percentile_label(s.p)), &ix.ttft_ms, s.p, s.percentile, &ttft_what);
+        let mut ttft_tail = distribution(
+            "ttft_tail",
+            ttft_name(percentile_label(s.p)),
+            &ix.ttft_ms,
+            s.p,
+            s.percentile,
+            &ttft_what,
+        );
         ttft_tail.short_name = Some(sample.short_name(&percentile_label(s.p)));
 
-        let mut quality_pass_rate = Figure::new("quality_pass_rate", t("Quality pass rate among successes", "成功请求质量通过率"), Unit::Ratio)
-            .ratio(
-                ix.quality_pass as f64,
-                t("quality passes", "质量通过"),
-                ix.successes as f64,
-                t("complete successes", "完整成功"),
-                t("no complete successes to judge", "没有完整成功的请求可评判"),
-            );
+        let mut quality_pass_rate = Figure::new(
+            "quality_pass_rate",
+            t("Quality pass rate among successes", "成功请求质量通过率"),
+            Unit::Ratio,
+        )
+        .ratio(
+            ix.quality_pass as f64,
+            t("quality passes", "质量通过"),
+            ix.successes as f64,
+            t("complete successes", "完整成功"),
+            t("no complete successes to judge", "没有完整成功的请求可评判"),
+        );
         if ix.quality_not_evaluated > 0 {
             quality_pass_rate.note = Some(Text::new(
                 match ix.quality_not_evaluated {
                     1 => "1 success was not evaluated and counts as not passed".to_string(),
                     n => format!("{n} successes were not evaluated and count as not passed"),
                 },
-                format!("{} 个成功请求未做质量评估，按未通过计", ix.quality_not_evaluated),
+                format!(
+                    "{} 个成功请求未做质量评估，按未通过计",
+                    ix.quality_not_evaluated
+                ),
             ));
         }
 
@@ -308,15 +392,28 @@ impl Metrics {
                 if ignored { "" } else { "quality pass ∧ " },
                 s.comparison.symbol(),
                 trim_num(s.ttft_threshold_s)
-            ) + if ignored { "; quality ignored (wrong)" } else { "" },
+            ) + if ignored {
+                "; quality ignored (wrong)"
+            } else {
+                ""
+            },
             format!(
                 "联合合格（完整成功 ∧ {}TTFT {} {} 秒）",
                 if ignored { "" } else { "质量通过 ∧ " },
                 s.comparison.symbol(),
                 trim_num(s.ttft_threshold_s)
-            ) + if ignored { "；漏掉了质量（错误）" } else { "" },
+            ) + if ignored {
+                "；漏掉了质量（错误）"
+            } else {
+                ""
+            },
         );
-        let joint_rate = Figure::new("joint_rate", t("Joint qualification rate", "联合合格率"), Unit::Ratio).ratio(
+        let joint_rate = Figure::new(
+            "joint_rate",
+            t("Joint qualification rate", "联合合格率"),
+            Unit::Ratio,
+        )
+        .ratio(
             qualified as f64,
             qualified_label.clone(),
             attempts,
@@ -368,20 +465,40 @@ impl Metrics {
         };
 
         let e2e_what = t("success E2E", "成功请求的端到端时延");
-        let e2e_p50 = distribution("e2e_p50", t("P50 E2E (successes)", "成功请求 E2E P50"), &ix.e2e_ms, 50.0, s.percentile, &e2e_what);
+        let e2e_p50 = distribution(
+            "e2e_p50",
+            t("P50 E2E (successes)", "成功请求 E2E P50"),
+            &ix.e2e_ms,
+            50.0,
+            s.percentile,
+            &e2e_what,
+        );
         let e2e_tail = distribution(
             "e2e_tail",
-            Text::new(format!("{} E2E (successes)", percentile_label(s.p)), format!("成功请求 E2E {}", percentile_label(s.p))),
+            Text::new(
+                format!("{} E2E (successes)", percentile_label(s.p)),
+                format!("成功请求 E2E {}", percentile_label(s.p)),
+            ),
             &ix.e2e_ms,
             s.p,
             s.percentile,
             &e2e_what,
         );
         let itl_what = t("gap between stream events", "流事件间隔");
-        let itl_p50 = distribution("itl_p50", t("P50 ITL (per event)", "ITL P50（按事件）"), &ix.itl_ms, 50.0, s.percentile, &itl_what);
+        let itl_p50 = distribution(
+            "itl_p50",
+            t("P50 ITL (per event)", "ITL P50（按事件）"),
+            &ix.itl_ms,
+            50.0,
+            s.percentile,
+            &itl_what,
+        );
         let itl_tail = distribution(
             "itl_tail",
-            Text::new(format!("{} ITL (per event)", percentile_label(s.p)), format!("ITL {}（按事件）", percentile_label(s.p))),
+            Text::new(
+                format!("{} ITL (per event)", percentile_label(s.p)),
+                format!("ITL {}（按事件）", percentile_label(s.p)),
+            ),
             &ix.itl_ms,
             s.p,
             s.percentile,
@@ -389,7 +506,11 @@ impl Metrics {
         );
 
         let output_tokens_per_s = {
-            let f = Figure::new("output_tokens_per_s", t("Output tokens/s", "输出 token/秒"), Unit::TokensPerSecond);
+            let f = Figure::new(
+                "output_tokens_per_s",
+                t("Output tokens/s", "输出 token/秒"),
+                Unit::TokensPerSecond,
+            );
             if ix.attempts == 0 {
                 f.undefined(no_attempts.clone())
             } else if ix.successes == 0 {
@@ -407,7 +528,10 @@ impl Metrics {
                     Some(w) => {
                         let mut f = f.ratio(
                             ix.usage_output_tokens as f64,
-                            t("output tokens of successes (server usage)", "成功请求的输出 token（服务端 usage）"),
+                            t(
+                                "output tokens of successes (server usage)",
+                                "成功请求的输出 token（服务端 usage）",
+                            ),
                             w,
                             t("window seconds", "窗口秒数"),
                             t("the window must be longer than 0 s", "窗口必须长于 0 秒"),
@@ -427,7 +551,10 @@ impl Metrics {
         )
         .ratio(
             ix.business_answered as f64,
-            t("business requests with at least one complete success", "至少有一次完整成功的业务请求"),
+            t(
+                "business requests with at least one complete success",
+                "至少有一次完整成功的业务请求",
+            ),
             ix.business_requests as f64,
             t("business requests", "业务请求"),
             t("no business requests", "没有业务请求"),
@@ -438,7 +565,11 @@ impl Metrics {
             successes: ix.successes,
             successes_without_token: ix.successes_without_token,
             failures: ix.failures,
-            failures_by_outcome: ix.failures_by_outcome.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
+            failures_by_outcome: ix
+                .failures_by_outcome
+                .iter()
+                .map(|(o, n)| (o.to_string(), *n))
+                .collect(),
             warmup_excluded: ix.warmup_excluded,
             failed_rows_deleted: ix.failed_deleted,
             qualified,
@@ -559,7 +690,10 @@ impl Metrics {
             (&self.quality_pass_rate, &other.quality_pass_rate),
             (&self.joint_rate, &other.joint_rate),
             (&self.goodput, &other.goodput),
-            (&self.cost_per_1000_qualified, &other.cost_per_1000_qualified),
+            (
+                &self.cost_per_1000_qualified,
+                &other.cost_per_1000_qualified,
+            ),
             (&self.e2e_p50, &other.e2e_p50),
             (&self.e2e_tail, &other.e2e_tail),
             (&self.itl_p50, &other.itl_p50),
@@ -569,7 +703,12 @@ impl Metrics {
         ];
         // A figure moved when its value or its n did (a denominator can change under the same
         // value: 0 failures of 8 or of 10).
-        out.extend(pairs.into_iter().filter(|(a, b)| a.value != b.value || a.n != b.n).map(|(a, _)| a.key.clone()));
+        out.extend(
+            pairs
+                .into_iter()
+                .filter(|(a, b)| a.value != b.value || a.n != b.n)
+                .map(|(a, _)| a.key.clone()),
+        );
         out
     }
 
@@ -601,10 +740,15 @@ impl Metrics {
             (&self.quality_pass_rate, &before.quality_pass_rate),
             (&self.joint_rate, &before.joint_rate),
             (&self.goodput, &before.goodput),
-            (&self.cost_per_1000_qualified, &before.cost_per_1000_qualified),
+            (
+                &self.cost_per_1000_qualified,
+                &before.cost_per_1000_qualified,
+            ),
         ];
         for (now, then) in pairs {
-            if now.key == "ttft_tail" && (now.name == self.ttft_p95.name || then.name == before.ttft_p95.name) {
+            if now.key == "ttft_tail"
+                && (now.name == self.ttft_p95.name || then.name == before.ttft_p95.name)
+            {
                 continue; // the tail is P95: already listed
             }
             if now.value != then.value {
@@ -627,56 +771,114 @@ mod tests {
     use crate::settings::MissingTtft;
     use crate::trace::test_data::ten;
 
-
     #[test]
     fn the_ttft_names_say_which_attempts_the_sample_holds() {
         let a = ten();
         let right = Metrics::of(&a, &Settings::default());
-        assert_eq!(right.ttft_p95.name, Text::new("P95 TTFT (successes)", "成功请求 TTFT P95"));
+        assert_eq!(
+            right.ttft_p95.name,
+            Text::new("P95 TTFT (successes)", "成功请求 TTFT P95")
+        );
         assert_eq!(right.ttft_p95.n, Some(8));
-        assert_eq!(right.ttft_p95.short_name, Some(Text::new("P95 TTFT", "P95 TTFT")));
+        assert_eq!(
+            right.ttft_p95.short_name,
+            Some(Text::new("P95 TTFT", "P95 TTFT"))
+        );
 
         // Missing counted as 0: n is every attempt, failures included, and every name says so.
         let mut zero = Settings::default();
         zero.population.missing_ttft = MissingTtft::TreatAsZero;
         let m = Metrics::of(&a, &zero);
         assert_eq!(m.ttft_p50.n, Some(10));
-        for (f, label) in [(&m.ttft_p50, "P50"), (&m.ttft_p95, "P95"), (&m.ttft_tail, "P95")] {
-            assert_eq!(f.name.en, format!("{label} TTFT (all attempts, missing counted as 0 s)"), "{}", f.key);
-            assert_eq!(f.name.zh, format!("全部尝试 TTFT {label}（缺失按 0 秒计）"), "{}", f.key);
-            assert!(!f.name.en.contains("successes") && !f.name.zh.contains("成功"), "{:?}", f.name);
+        for (f, label) in [
+            (&m.ttft_p50, "P50"),
+            (&m.ttft_p95, "P95"),
+            (&m.ttft_tail, "P95"),
+        ] {
+            assert_eq!(
+                f.name.en,
+                format!("{label} TTFT (all attempts, missing counted as 0 s)"),
+                "{}",
+                f.key
+            );
+            assert_eq!(
+                f.name.zh,
+                format!("全部尝试 TTFT {label}（缺失按 0 秒计）"),
+                "{}",
+                f.key
+            );
+            assert!(
+                !f.name.en.contains("successes") && !f.name.zh.contains("成功"),
+                "{:?}",
+                f.name
+            );
         }
-        assert_eq!(m.ttft_p95.short_name, Some(Text::new("P95 TTFT (all attempts, missing as 0 s)", "P95 TTFT（全部尝试，缺失按 0 秒）")));
+        assert_eq!(
+            m.ttft_p95.short_name,
+            Some(Text::new(
+                "P95 TTFT (all attempts, missing as 0 s)",
+                "P95 TTFT（全部尝试，缺失按 0 秒）"
+            ))
+        );
         // What moved is named as the sample now is.
         let moved = m.changes_since(&right);
-        assert!(moved.iter().any(|c| c.name.en == "P50 TTFT (all attempts, missing counted as 0 s)"), "{moved:?}");
+        assert!(
+            moved
+                .iter()
+                .any(|c| c.name.en == "P50 TTFT (all attempts, missing counted as 0 s)"),
+            "{moved:?}"
+        );
 
         // With failed rows deleted too, only successes are left: the ones without a token at 0 s.
         let mut deleted = zero.clone();
         deleted.population.failure_denominator = FailureDenominator::FailedRowsDeleted;
         let d = Metrics::of(&a, &deleted);
         assert_eq!(d.ttft_p95.n, Some(8));
-        assert_eq!(d.ttft_p95.name, Text::new("P95 TTFT (successes, missing counted as 0 s)", "成功请求 TTFT P95（缺失按 0 秒计）"));
+        assert_eq!(
+            d.ttft_p95.name,
+            Text::new(
+                "P95 TTFT (successes, missing counted as 0 s)",
+                "成功请求 TTFT P95（缺失按 0 秒计）"
+            )
+        );
 
         // With the other choice of first token, both are said.
         zero.population.first_token = crate::FirstToken::AnyOutput;
         let r = Metrics::of(&a, &zero);
         assert_eq!(
             r.ttft_p95.name,
-            Text::new("P95 TTFT (all attempts, missing counted as 0 s, reasoning included)", "全部尝试 TTFT P95（缺失按 0 秒计；含推理）")
+            Text::new(
+                "P95 TTFT (all attempts, missing counted as 0 s, reasoning included)",
+                "全部尝试 TTFT P95（缺失按 0 秒计；含推理）"
+            )
         );
     }
 
     #[test]
     fn failures_over_successes_says_why_it_has_no_interval() {
         let a = ten();
-        assert_eq!(Metrics::of(&a, &Settings::default()).failure_rate.note, None);
+        assert_eq!(
+            Metrics::of(&a, &Settings::default()).failure_rate.note,
+            None
+        );
         let mut s = Settings::default();
         s.population.failure_denominator = FailureDenominator::Successes;
         let f = Metrics::of(&a, &s).failure_rate;
         assert_eq!(f.value, Some(0.25));
         let note = f.note.expect("the reason there is no interval");
-        assert!(note.en.contains("No 95 % interval") && note.en.contains("not a proportion") && note.en.contains("Wilson"), "{}", note.en);
-        assert!(note.zh.contains("不给 95 % 区间") && note.zh.contains("不是比例") && note.zh.contains("Wilson"), "{}", note.zh);
+        assert!(
+            note.en.contains("No 95 % interval")
+                && note.en.contains("not a proportion")
+                && note.en.contains("Wilson"),
+            "{}",
+            note.en
+        );
+        assert!(
+            note.zh.contains("不给 95 % 区间")
+                && note.zh.contains("不是比例")
+                && note.zh.contains("Wilson"),
+            "{}",
+            note.zh
+        );
     }
 }

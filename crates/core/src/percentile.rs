@@ -20,8 +20,12 @@ pub enum PercentileMethod {
 }
 
 impl PercentileMethod {
-    pub const ALL: [PercentileMethod; 4] =
-        [PercentileMethod::NearestRank, PercentileMethod::Linear, PercentileMethod::Lower, PercentileMethod::Higher];
+    pub const ALL: [PercentileMethod; 4] = [
+        PercentileMethod::NearestRank,
+        PercentileMethod::Linear,
+        PercentileMethod::Lower,
+        PercentileMethod::Higher,
+    ];
 
     pub fn code(self) -> &'static str {
         match self {
@@ -33,7 +37,9 @@ impl PercentileMethod {
     }
 
     pub fn from_code(code: &str) -> Option<PercentileMethod> {
-        Self::ALL.into_iter().find(|m| m.code() == code || m.code().replace('-', "_") == code)
+        Self::ALL
+            .into_iter()
+            .find(|m| m.code() == code || m.code().replace('-', "_") == code)
     }
 
     /// The method's name for a page, in both languages (the code stays the file's word).
@@ -136,7 +142,11 @@ pub fn percentile(sorted: &[f64], p: f64, method: PercentileMethod) -> Option<f6
 }
 
 /// [`percentile`] of any sample read by rank.
-pub fn percentile_of<S: Ranked + ?Sized>(sorted: &S, p: f64, method: PercentileMethod) -> Option<f64> {
+pub fn percentile_of<S: Ranked + ?Sized>(
+    sorted: &S,
+    p: f64,
+    method: PercentileMethod,
+) -> Option<f64> {
     let n = sorted.len();
     if n == 0 {
         return None;
@@ -174,10 +184,20 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
 pub fn describe(p: f64, n: usize, method: PercentileMethod) -> String {
     match method {
         PercentileMethod::NearestRank if n > 0 => {
-            format!("nearest-rank: ⌈{}·{}/100⌉ = {} of {}", trim(p), integer(n as u64), integer(nearest_rank(p, n) as u64), integer(n as u64))
+            format!(
+                "nearest-rank: ⌈{}·{}/100⌉ = {} of {}",
+                trim(p),
+                integer(n as u64),
+                integer(nearest_rank(p, n) as u64),
+                integer(n as u64)
+            )
         }
         PercentileMethod::Linear if n > 0 => {
-            format!("linear: index (n−1)·p = {:.2} of 0…{}", (n - 1) as f64 * p / 100.0, integer(n as u64 - 1))
+            format!(
+                "linear: index (n−1)·p = {:.2} of 0…{}",
+                (n - 1) as f64 * p / 100.0,
+                integer(n as u64 - 1)
+            )
         }
         _ => method.code().to_string(),
     }
@@ -187,10 +207,20 @@ pub fn describe(p: f64, n: usize, method: PercentileMethod) -> String {
 pub fn describe_text(p: f64, n: usize, method: PercentileMethod) -> crate::text::Text {
     let zh = match method {
         PercentileMethod::NearestRank if n > 0 => {
-            format!("最近秩：⌈{}·{}/100⌉ = 第 {} 个（共 {} 个）", trim(p), integer(n as u64), integer(nearest_rank(p, n) as u64), integer(n as u64))
+            format!(
+                "最近秩：⌈{}·{}/100⌉ = 第 {} 个（共 {} 个）",
+                trim(p),
+                integer(n as u64),
+                integer(nearest_rank(p, n) as u64),
+                integer(n as u64)
+            )
         }
         PercentileMethod::Linear if n > 0 => {
-            format!("线性插值：下标 (n−1)·p = {:.2}（0…{}）", (n - 1) as f64 * p / 100.0, integer(n as u64 - 1))
+            format!(
+                "线性插值：下标 (n−1)·p = {:.2}（0…{}）",
+                (n - 1) as f64 * p / 100.0,
+                integer(n as u64 - 1)
+            )
         }
         PercentileMethod::NearestRank => "最近秩".to_string(),
         PercentileMethod::Linear => "线性插值".to_string(),

@@ -14,7 +14,9 @@ use crate::metrics::Metrics;
 use crate::percentile::{describe_text, percentile, PercentileMethod};
 use crate::settings::{Population, Settings};
 use crate::text::Text;
-use crate::trace::peer::{Over, PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat};
+use crate::trace::peer::{
+    Over, PeerFigure, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility, Stat,
+};
 use crate::trace::{Outcome, Phase, Trace};
 
 /// Said wherever the tool's figures and ours are compared: a converted trace keeps its times to
@@ -75,8 +77,14 @@ pub struct ReproSummary {
 
 impl ReproSummary {
     pub fn of(rows: &[ReproRow]) -> ReproSummary {
-        let exact: Vec<&ReproRow> = rows.iter().filter(|r| r.tool_method.is_some() && r.reproducibility.is_exact()).collect();
-        ReproSummary { recomputed: exact.len(), matching: exact.iter().filter(|r| r.matches == Some(true)).count() }
+        let exact: Vec<&ReproRow> = rows
+            .iter()
+            .filter(|r| r.tool_method.is_some() && r.reproducibility.is_exact())
+            .collect();
+        ReproSummary {
+            recomputed: exact.len(),
+            matching: exact.iter().filter(|r| r.matches == Some(true)).count(),
+        }
     }
 }
 
@@ -129,7 +137,9 @@ pub(crate) fn failure_code(a: &crate::trace::Attempt) -> Option<i64> {
         return Some(i64::from(status));
     }
     let rest = a.detail.as_deref()?.strip_prefix("error_code ")?;
-    let end = rest.find(|c: char| c != '-' && !c.is_ascii_digit()).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| c != '-' && !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     rest[..end].parse().ok()
 }
 
@@ -237,7 +247,8 @@ impl Samples {
                 (Some(first), Some(last), Some(o)) if o > 1.0 => (last - first) / (o - 1.0),
                 _ => 0.0,
             };
-            s.itl_weighted.push((itl, out.unwrap_or(1.0).max(1.0) - 1.0));
+            s.itl_weighted
+                .push((itl, out.unwrap_or(1.0).max(1.0) - 1.0));
             let tpot = match (a.last_token_at_ms().or(a.e2e_ms), out) {
                 (Some(last), Some(o)) if o > 0.0 => last / o,
                 _ => 0.0,
@@ -310,11 +321,20 @@ fn weighted_stat(sorted: &[(f64, f64)], stat: Stat) -> Option<f64> {
         total = kept.len() as f64;
     }
     let probabilities: Vec<f64> = kept.iter().map(|&(_, w)| w / total).collect();
-    let mean: f64 = kept.iter().zip(&probabilities).map(|(&(v, _), p)| v * p).sum();
+    let mean: f64 = kept
+        .iter()
+        .zip(&probabilities)
+        .map(|(&(v, _), p)| v * p)
+        .sum();
     Some(match stat {
         Stat::Value | Stat::Sum => return None,
         Stat::Mean => mean,
-        Stat::Std { .. } => kept.iter().zip(&probabilities).map(|(&(v, _), p)| (v - mean) * (v - mean) * p).sum::<f64>().sqrt(),
+        Stat::Std { .. } => kept
+            .iter()
+            .zip(&probabilities)
+            .map(|(&(v, _), p)| (v - mean) * (v - mean) * p)
+            .sum::<f64>()
+            .sqrt(),
         Stat::Min => kept[0].0,
         Stat::Max => kept[kept.len() - 1].0,
         Stat::Percentile { p, .. } => {
@@ -359,8 +379,14 @@ fn tool_stat(sorted: &[f64], stat: Stat) -> Option<f64> {
         Stat::Min => sorted[0],
         Stat::Max => sorted[n - 1],
         Stat::Sum => sorted.iter().sum(),
-        Stat::Percentile { p, method: PeerPercentile::Linear } => percentile(sorted, p, PercentileMethod::Linear)?,
-        Stat::Percentile { p, method: PeerPercentile::CumulativeShare } => cumulative_share(sorted, p),
+        Stat::Percentile {
+            p,
+            method: PeerPercentile::Linear,
+        } => percentile(sorted, p, PercentileMethod::Linear)?,
+        Stat::Percentile {
+            p,
+            method: PeerPercentile::CumulativeShare,
+        } => cumulative_share(sorted, p),
     })
 }
 
@@ -406,7 +432,12 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
             }
         }
     }
-    let tool = trace.header.source.as_ref().map(|s| s.tool.clone()).unwrap_or_else(|| "the tool".into());
+    let tool = trace
+        .header
+        .source
+        .as_ref()
+        .map(|s| s.tool.clone())
+        .unwrap_or_else(|| "the tool".into());
     let mut lesson_settings = settings.clone();
     lesson_settings.percentile = PercentileMethod::NearestRank;
     lesson_settings.population = Population::default();
@@ -419,10 +450,17 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
     figures
         .iter()
         .map(|f| {
-            let samples = &by_sample.iter().find(|(w, _)| *w == (f.over, f.missing_as_zero)).expect("built above").1;
+            let samples = &by_sample
+                .iter()
+                .find(|(w, _)| *w == (f.over, f.missing_as_zero))
+                .expect("built above")
+                .1;
             // A figure over the tool's own per-request values (`source.samples`) reads them, not
             // the attempts' times.
-            let kept = f.sample.as_deref().map(|name| kept_sample(trace, name, f.over, f.quantity.weighted()));
+            let kept = f
+                .sample
+                .as_deref()
+                .map(|name| kept_sample(trace, name, f.over, f.quantity.weighted()));
             let (sample, weighted) = match &kept {
                 Some(Some(Kept::Plain(values))) => (Some(values.as_slice()), None),
                 Some(Some(Kept::Weighted(pairs))) => (None, Some(pairs.as_slice())),
@@ -435,7 +473,9 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                 _ if weighted.is_some() => match weighted.and_then(|w| weighted_stat(w, f.stat)) {
                     Some(v) => Some(f.unit.from_ms(v)),
                     // guidellm writes 0 for a distribution with no weight at all.
-                    None if f.empty_as_zero && !matches!(f.stat, Stat::Value | Stat::Sum) => Some(0.0),
+                    None if f.empty_as_zero && !matches!(f.stat, Stat::Value | Stat::Sum) => {
+                        Some(0.0)
+                    }
                     None => None,
                 },
                 (_, Some(values)) => match tool_stat(values, f.stat) {
@@ -444,15 +484,28 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                     None => None,
                 },
                 (_, None) => match (f.duration, f.quantity, trace.header.window) {
-                    (RateSpan::EndsInWindow, Quantity::RequestThroughput, Some(w)) if w.length_s > 0.0 => {
-                        let (from, to) = (w.start_ms - 1e-3, w.start_ms + w.length_s * 1000.0 + 1e-3);
-                        let ended = samples.success_ends_ms.iter().filter(|e| (from..=to).contains(*e)).count();
+                    (RateSpan::EndsInWindow, Quantity::RequestThroughput, Some(w))
+                        if w.length_s > 0.0 =>
+                    {
+                        let (from, to) =
+                            (w.start_ms - 1e-3, w.start_ms + w.length_s * 1000.0 + 1e-3);
+                        let ended = samples
+                            .success_ends_ms
+                            .iter()
+                            .filter(|e| (from..=to).contains(*e))
+                            .count();
                         Some(ended as f64 / w.length_s)
                     }
                     (RateSpan::EndsInWindow, ..) => None,
-                    (RateSpan::OverlapWithWindow, Quantity::MeanConcurrency, Some(w)) if w.length_s > 0.0 => {
+                    (RateSpan::OverlapWithWindow, Quantity::MeanConcurrency, Some(w))
+                        if w.length_s > 0.0 =>
+                    {
                         let (from, to) = (w.start_ms, w.start_ms + w.length_s * 1000.0);
-                        let inside: f64 = samples.intervals.iter().map(|&(s, e)| (e.min(to) - s.max(from)).max(0.0)).sum();
+                        let inside: f64 = samples
+                            .intervals
+                            .iter()
+                            .map(|&(s, e)| (e.min(to) - s.max(from)).max(0.0))
+                            .sum();
                         Some(inside / 1000.0 / w.length_s)
                     }
                     (RateSpan::OverlapWithWindow, ..) => None,
@@ -467,10 +520,19 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                     ),
                 },
             };
-            let plain = &by_sample.iter().find(|(w, _)| *w == (f.over, false)).expect("built above").1;
+            let plain = &by_sample
+                .iter()
+                .find(|(w, _)| *w == (f.over, false))
+                .expect("built above")
+                .1;
             // The lesson has no figure over a tool's own per-request values.
-            let lesson_sample = if kept.is_some() { None } else { plain.sample(f.quantity) };
-            let (lesson, how_lesson, note) = lesson_view(f, lesson_sample, plain, &metrics, &lesson_settings, &tool);
+            let lesson_sample = if kept.is_some() {
+                None
+            } else {
+                plain.sample(f.quantity)
+            };
+            let (lesson, how_lesson, note) =
+                lesson_view(f, lesson_sample, plain, &metrics, &lesson_settings, &tool);
             ReproRow {
                 key: f.key(),
                 label: f.label(),
@@ -487,20 +549,28 @@ pub fn reproduce(trace: &Trace, figures: &[PeerFigure], settings: &Settings) -> 
                     match (span, f.duration, window_s) {
                         // A span read back from JSON Lines keeps each end to the microsecond.
                         (Some(span), ..) if f.reproducibility.is_exact() => {
-                            (v - f.value).abs() <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
+                            (v - f.value).abs()
+                                <= (1e-9 * f.value.abs()).max(f.value.abs() * 2e-6 / span)
                         }
                         // So does each request's time inside the window: 2 µs per request at most.
-                        (None, RateSpan::OverlapWithWindow, Some(w)) if f.reproducibility.is_exact() => {
-                            (v - f.value).abs() <= (1e-9 * f.value.abs()).max(2e-6 * samples.intervals.len() as f64 / w)
+                        (None, RateSpan::OverlapWithWindow, Some(w))
+                            if f.reproducibility.is_exact() =>
+                        {
+                            (v - f.value).abs()
+                                <= (1e-9 * f.value.abs())
+                                    .max(2e-6 * samples.intervals.len() as f64 / w)
                         }
                         _ => {
                             close(v, f.value, f.unit, f.reproducibility.is_exact())
-                                || std_noise(f, sample, weighted).is_some_and(|tol| (v - f.value).abs() <= tol)
+                                || std_noise(f, sample, weighted)
+                                    .is_some_and(|tol| (v - f.value).abs() <= tol)
                         }
                     }
                 }),
                 lesson,
-                n: sample.map(<[f64]>::len).or(weighted.map(<[(f64, f64)]>::len)),
+                n: sample
+                    .map(<[f64]>::len)
+                    .or(weighted.map(<[(f64, f64)]>::len)),
                 how_tool: f.how.clone(),
                 how_lesson,
                 note,
@@ -522,7 +592,10 @@ enum Kept {
 /// keep that sample (imported by an older version: import the file again).
 fn kept_sample(trace: &Trace, name: &str, over: Over, weighted: bool) -> Option<Kept> {
     let list = trace.header.source.as_ref()?.samples.get(name)?;
-    let by_id: std::collections::HashMap<&str, (f64, f64)> = list.iter().map(|v| (v.id.as_str(), (v.value, v.weight))).collect();
+    let by_id: std::collections::HashMap<&str, (f64, f64)> = list
+        .iter()
+        .map(|v| (v.id.as_str(), (v.value, v.weight)))
+        .collect();
     let mut pairs: Vec<(f64, f64)> = trace
         .attempts
         .iter()
@@ -530,20 +603,31 @@ fn kept_sample(trace: &Trace, name: &str, over: Over, weighted: bool) -> Option<
         .filter_map(|a| by_id.get(a.id.as_str()).copied())
         .collect();
     pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    Some(if weighted { Kept::Weighted(pairs) } else { Kept::Plain(pairs.into_iter().map(|p| p.0).collect()) })
+    Some(if weighted {
+        Kept::Weighted(pairs)
+    } else {
+        Kept::Plain(pairs.into_iter().map(|p| p.0).collect())
+    })
 }
 
 /// How far a standard deviation may be from the tool's and still match: 10⁻⁹ × the largest
 /// |value| of its sample (in the figure's unit). The float noise of a std scales with the values,
 /// not with the std: guidellm writes 5.68e-14 for a sample of equal values whose std is 0.
 /// [`resolution_note`] states it.
-fn std_noise(f: &PeerFigure, sample: Option<&[f64]>, weighted: Option<&[(f64, f64)]>) -> Option<f64> {
+fn std_noise(
+    f: &PeerFigure,
+    sample: Option<&[f64]>,
+    weighted: Option<&[(f64, f64)]>,
+) -> Option<f64> {
     if !matches!(f.stat, Stat::Std { .. }) || !f.reproducibility.is_exact() {
         return None;
     }
     let largest = match (sample, weighted) {
         (Some(values), _) => values.iter().fold(0.0f64, |m, v| m.max(v.abs())),
-        (None, Some(pairs)) => pairs.iter().filter(|p| p.1 > 0.0).fold(0.0f64, |m, p| m.max(p.0.abs())),
+        (None, Some(pairs)) => pairs
+            .iter()
+            .filter(|p| p.1 > 0.0)
+            .fold(0.0f64, |m, p| m.max(p.0.abs())),
         (None, None) => return None,
     };
     Some(1e-9 * f.unit.from_ms(largest).abs())
@@ -596,7 +680,9 @@ fn lesson_view(
     }
     if matches!(
         f.quantity,
-        Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted
+        Quantity::TimePerOutputToken
+            | Quantity::ItlPerRequestTokenWeighted
+            | Quantity::TpotFromStartTokenWeighted
     ) {
         return (
             None,
@@ -639,7 +725,10 @@ fn lesson_view(
             Stat::Std { .. } | Stat::Value | Stat::Sum => (None, t("—", "—"), None),
         };
     }
-    let failure_rate = metrics.failure_rate.value.map(|r| format!("{} %", trim_num((r * 10000.0).round() / 100.0)));
+    let failure_rate = metrics
+        .failure_rate
+        .value
+        .map(|r| format!("{} %", trim_num((r * 10000.0).round() / 100.0)));
     match f.quantity {
         Quantity::Successes => (
             Some(s.successes as f64),

@@ -105,24 +105,38 @@ fn split(sides: [(Vec<f64>, usize, u64, u64); 2], settings: &Settings) -> Option
     };
     let [first, repeat] = sides;
     let (first, repeat) = (group(first), group(repeat));
-    let below = |fast: &ReuseGroup, slow: &ReuseGroup| {
-        match (fast.p50_interval.as_ref().and_then(|i| i.bounds.hi), slow.p50_interval.as_ref().and_then(|i| i.bounds.lo)) {
-            (Some(hi), Some(lo)) => hi < lo,
-            _ => false,
-        }
+    let below = |fast: &ReuseGroup, slow: &ReuseGroup| match (
+        fast.p50_interval.as_ref().and_then(|i| i.bounds.hi),
+        slow.p50_interval.as_ref().and_then(|i| i.bounds.lo),
+    ) {
+        (Some(hi), Some(lo)) => hi < lo,
+        _ => false,
     };
     let mixes_cold_and_warm = below(&repeat, &first);
-    Some(ReuseSplit { first, repeat, tail_label: percentile_label(settings.p), mixes_cold_and_warm })
+    Some(ReuseSplit {
+        first,
+        repeat,
+        tail_label: percentile_label(settings.p),
+        mixes_cold_and_warm,
+    })
 }
 
 fn seconds(v: Option<f64>) -> String {
-    v.map_or_else(|| "—".to_string(), |v| crate::format::number_in_unit(v, &crate::figure::Unit::Seconds, Lang::En))
+    v.map_or_else(
+        || "—".to_string(),
+        |v| crate::format::number_in_unit(v, &crate::figure::Unit::Seconds, Lang::En),
+    )
 }
 
 fn interval(iv: &Option<FigureInterval>, lang: Lang) -> String {
     match iv {
         Some(i) => crate::compare::bounds_text(&i.bounds, &crate::figure::Unit::Seconds, lang),
-        None => if lang == Lang::Zh { "无区间" } else { "no interval" }.to_string(),
+        None => if lang == Lang::Zh {
+            "无区间"
+        } else {
+            "no interval"
+        }
+        .to_string(),
     }
 }
 
@@ -134,13 +148,27 @@ impl ReuseSplit {
         let t = &self.tail_label;
         let side = |g: &ReuseGroup, en: &str, zh_name: &str| {
             if g.n == 0 {
-                return if zh { format!("  {zh_name}：n = 0，没有样本") } else { format!("  {en}: n = 0, no sample") };
+                return if zh {
+                    format!("  {zh_name}：n = 0，没有样本")
+                } else {
+                    format!("  {en}: n = 0, no sample")
+                };
             }
-            let cached = match (g.cached_reported, g.cached_share.map(|s| (integer(g.cached_reported as u64), s))) {
+            let cached = match (
+                g.cached_reported,
+                g.cached_share
+                    .map(|s| (integer(g.cached_reported as u64), s)),
+            ) {
                 (0, _) if zh => "服务端未报告缓存的提示 token".to_string(),
                 (0, _) => "the server reported no cached prompt tokens".to_string(),
-                (_, Some((k, share))) if zh => format!("{k} 个报告了缓存的提示 token，占提示的 {} %", trim_num((share * 1000.0).round() / 10.0)),
-                (_, Some((k, share))) => format!("{k} reported cached prompt tokens, {} % of their prompt", trim_num((share * 1000.0).round() / 10.0)),
+                (_, Some((k, share))) if zh => format!(
+                    "{k} 个报告了缓存的提示 token，占提示的 {} %",
+                    trim_num((share * 1000.0).round() / 10.0)
+                ),
+                (_, Some((k, share))) => format!(
+                    "{k} reported cached prompt tokens, {} % of their prompt",
+                    trim_num((share * 1000.0).round() / 10.0)
+                ),
                 (k, None) if zh => format!("{} 个报告了缓存的提示 token", integer(k as u64)),
                 (k, None) => format!("{} reported cached prompt tokens", integer(k as u64)),
             };
@@ -165,9 +193,17 @@ impl ReuseSplit {
             }
         };
         let mut out = vec![
-            if zh { "按提示是否重复拆分的 TTFT（成功请求）：".to_string() } else { "TTFT by prompt reuse (successes):".to_string() },
+            if zh {
+                "按提示是否重复拆分的 TTFT（成功请求）：".to_string()
+            } else {
+                "TTFT by prompt reuse (successes):".to_string()
+            },
             side(&self.first, "first send of a prompt", "提示首次发送"),
-            side(&self.repeat, "repeat (sent before in this run)", "重复发送（本次运行中发过）"),
+            side(
+                &self.repeat,
+                "repeat (sent before in this run)",
+                "重复发送（本次运行中发过）",
+            ),
         ];
         if self.mixes_cold_and_warm {
             out.push(self.mix_warning().get(lang).to_string());

@@ -27,8 +27,11 @@ pub enum FailureDenominator {
 }
 
 impl FailureDenominator {
-    pub const ALL: [FailureDenominator; 3] =
-        [FailureDenominator::AllAttempts, FailureDenominator::Successes, FailureDenominator::FailedRowsDeleted];
+    pub const ALL: [FailureDenominator; 3] = [
+        FailureDenominator::AllAttempts,
+        FailureDenominator::Successes,
+        FailureDenominator::FailedRowsDeleted,
+    ];
 
     pub fn code(self) -> &'static str {
         match self {
@@ -193,17 +196,34 @@ impl Settings {
 
     /// Refuses settings no figure can be computed with, saying why in both languages.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        let bad = |setting, en: String, zh: String| Err(SettingsError { setting, message: Text::new(en, zh) });
+        let bad = |setting, en: String, zh: String| {
+            Err(SettingsError {
+                setting,
+                message: Text::new(en, zh),
+            })
+        };
         let t = self.ttft_threshold_s;
         if !(t.is_finite() && t >= 0.0) {
-            return bad("threshold", format!("the TTFT threshold must be 0 s or more, got {t}"), format!("TTFT 门槛必须不小于 0 秒，输入的是 {t}"));
+            return bad(
+                "threshold",
+                format!("the TTFT threshold must be 0 s or more, got {t}"),
+                format!("TTFT 门槛必须不小于 0 秒，输入的是 {t}"),
+            );
         }
         if t > MAX_WINDOW_S {
-            return bad("threshold", format!("the TTFT threshold may be at most 10^12 s, got {t}"), format!("TTFT 门槛最多为 10^12 秒，输入的是 {t}"));
+            return bad(
+                "threshold",
+                format!("the TTFT threshold may be at most 10^12 s, got {t}"),
+                format!("TTFT 门槛最多为 10^12 秒，输入的是 {t}"),
+            );
         }
         if let Some(w) = self.window_s {
             if !(w.is_finite() && w > 0.0) {
-                return bad("window", format!("the window must be longer than 0 s, got {w}"), format!("窗口必须长于 0 秒，输入的是 {w}"));
+                return bad(
+                    "window",
+                    format!("the window must be longer than 0 s, got {w}"),
+                    format!("窗口必须长于 0 秒，输入的是 {w}"),
+                );
             }
             if !(MIN_WINDOW_S..=MAX_WINDOW_S).contains(&w) {
                 return bad(
@@ -215,10 +235,18 @@ impl Settings {
         }
         if let Some(c) = self.window_cost {
             if !(c.is_finite() && c >= 0.0) {
-                return bad("cost", format!("a cost cannot be negative, got {c}"), format!("成本不能为负数，输入的是 {c}"));
+                return bad(
+                    "cost",
+                    format!("a cost cannot be negative, got {c}"),
+                    format!("成本不能为负数，输入的是 {c}"),
+                );
             }
             if c > MAX_COST {
-                return bad("cost", format!("a window cost may be at most 10^12, got {c}"), format!("窗口成本最多为 10^12，输入的是 {c}"));
+                return bad(
+                    "cost",
+                    format!("a window cost may be at most 10^12, got {c}"),
+                    format!("窗口成本最多为 10^12，输入的是 {c}"),
+                );
             }
         }
         if self.currency.chars().any(char::is_control) {
@@ -230,7 +258,11 @@ impl Settings {
         }
         let p = self.p;
         if !(p.is_finite() && p > 0.0 && p <= 100.0) {
-            return bad("percentile p", format!("p must be in (0, 100], got {p}"), format!("p 必须在 (0, 100] 之内，输入的是 {p}"));
+            return bad(
+                "percentile p",
+                format!("p must be in (0, 100], got {p}"),
+                format!("p 必须在 (0, 100] 之内，输入的是 {p}"),
+            );
         }
         Ok(())
     }
@@ -249,7 +281,10 @@ impl Settings {
             _ => {
                 return Err(SettingsError {
                     setting: "key",
-                    message: Text::new(format!("`{key}` is not a number setting"), format!("“{key}”不是数值类设置")),
+                    message: Text::new(
+                        format!("`{key}` is not a number setting"),
+                        format!("“{key}”不是数值类设置"),
+                    ),
                 })
             }
         };
@@ -367,7 +402,9 @@ impl Settings {
     pub fn corrected(&self, setting: &str) -> Settings {
         let mut s = self.clone();
         match setting {
-            "failure_denominator" => s.population.failure_denominator = FailureDenominator::AllAttempts,
+            "failure_denominator" => {
+                s.population.failure_denominator = FailureDenominator::AllAttempts
+            }
             "missing_ttft" => s.population.missing_ttft = MissingTtft::KeepMissing,
             "warmup" => s.population.warmup = WarmupPolicy::Exclude,
             "quality" => s.population.quality = QualityRule::Required,
@@ -381,7 +418,9 @@ impl Settings {
 /// The keys of [`Settings::to_pairs`] and [`Settings::apply_pairs`]: threshold, comparison,
 /// percentile method, percentile p, failure denominator, missing TTFT, warm-up, window, window
 /// cost, currency, first token, quality rule. Lessons bind the lab with them (see the `tracelab-course` crate).
-pub const PAIR_KEYS: [&str; 12] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft", "qr"];
+pub const PAIR_KEYS: [&str; 12] = [
+    "t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft", "qr",
+];
 
 /// One choice a learner makes among named options (a `key=value` pair of [`Settings::to_pairs`]):
 /// its name and each option's, in both languages. The one home of the options' words: the
@@ -400,20 +439,45 @@ impl ChoiceSpec {
 
     /// The option's words, or `None` for a code this choice does not have.
     pub fn option(&self, code: &str) -> Option<Text> {
-        self.options.iter().find(|o| o.0 == code).map(|o| Text::new(o.1, o.2))
+        self.options
+            .iter()
+            .find(|o| o.0 == code)
+            .map(|o| Text::new(o.1, o.2))
     }
 }
 
 /// Every choice with named options, in the lab's order.
 pub const CHOICES: [ChoiceSpec; 7] = [
-    ChoiceSpec { key: "cmp", label: ("Comparison", "比较方式"), options: &[("le", "≤ within the threshold", "≤ 不超过门槛"), ("lt", "< strictly below", "< 严格小于")] },
-    ChoiceSpec { key: "ft", label: ("TTFT ends at", "TTFT 截止于"), options: &[("content", "first answer token", "首个回答 token"), ("any", "any output (reasoning too)", "任何输出（含推理）")] },
+    ChoiceSpec {
+        key: "cmp",
+        label: ("Comparison", "比较方式"),
+        options: &[
+            ("le", "≤ within the threshold", "≤ 不超过门槛"),
+            ("lt", "< strictly below", "< 严格小于"),
+        ],
+    },
+    ChoiceSpec {
+        key: "ft",
+        label: ("TTFT ends at", "TTFT 截止于"),
+        options: &[
+            ("content", "first answer token", "首个回答 token"),
+            ("any", "any output (reasoning too)", "任何输出（含推理）"),
+        ],
+    },
     ChoiceSpec {
         key: "pm",
         label: ("Percentile method", "分位数方法"),
         options: &[
-            ("nearest-rank", "nearest-rank (lesson)", "最近秩（课程采用）"),
-            ("linear", "linear (numpy, most tools)", "线性插值（numpy 及多数工具）"),
+            (
+                "nearest-rank",
+                "nearest-rank (lesson)",
+                "最近秩（课程采用）",
+            ),
+            (
+                "linear",
+                "linear (numpy, most tools)",
+                "线性插值（numpy 及多数工具）",
+            ),
             ("lower", "lower", "取下侧样本"),
             ("higher", "higher", "取上侧样本"),
         ],
@@ -424,15 +488,43 @@ pub const CHOICES: [ChoiceSpec; 7] = [
         options: &[
             ("all_attempts", "all attempts (right)", "全部尝试（正确）"),
             ("successes", "successes only (wrong)", "只用成功数（错误）"),
-            ("failed_rows_deleted", "attempts after deleting failed rows (wrong)", "删掉失败行之后的尝试（错误）"),
+            (
+                "failed_rows_deleted",
+                "attempts after deleting failed rows (wrong)",
+                "删掉失败行之后的尝试（错误）",
+            ),
         ],
     },
-    ChoiceSpec { key: "mt", label: ("A missing TTFT is", "缺失的 TTFT"), options: &[("keep_missing", "kept missing (right)", "保持缺失（正确）"), ("treat_as_zero", "counted as 0 s (wrong)", "当作 0 秒（错误）")] },
-    ChoiceSpec { key: "wu", label: ("Warm-up attempts are", "预热尝试"), options: &[("exclude", "excluded (right)", "排除（正确）"), ("include", "mixed in (wrong)", "混入统计（错误）")] },
+    ChoiceSpec {
+        key: "mt",
+        label: ("A missing TTFT is", "缺失的 TTFT"),
+        options: &[
+            ("keep_missing", "kept missing (right)", "保持缺失（正确）"),
+            (
+                "treat_as_zero",
+                "counted as 0 s (wrong)",
+                "当作 0 秒（错误）",
+            ),
+        ],
+    },
+    ChoiceSpec {
+        key: "wu",
+        label: ("Warm-up attempts are", "预热尝试"),
+        options: &[
+            ("exclude", "excluded (right)", "排除（正确）"),
+            ("include", "mixed in (wrong)", "混入统计（错误）"),
+        ],
+    },
     ChoiceSpec {
         key: "qr",
-        label: ("A quality pass in the joint condition is", "联合条件中的质量通过"),
-        options: &[("required", "required (right)", "必须通过（正确）"), ("ignored", "ignored (wrong)", "被忽略（错误）")],
+        label: (
+            "A quality pass in the joint condition is",
+            "联合条件中的质量通过",
+        ),
+        options: &[
+            ("required", "required (right)", "必须通过（正确）"),
+            ("ignored", "ignored (wrong)", "被忽略（错误）"),
+        ],
     },
 ];
 
@@ -450,7 +542,11 @@ pub fn pair_label(key: &str) -> Text {
     if let Some(c) = CHOICES.iter().find(|c| c.key == key) {
         return c.label();
     }
-    NUMBER_CHOICES.iter().find(|c| c.0 == key).map(|c| Text::new(c.1, c.2)).unwrap_or_else(|| Text::new(key, key))
+    NUMBER_CHOICES
+        .iter()
+        .find(|c| c.0 == key)
+        .map(|c| Text::new(c.1, c.2))
+        .unwrap_or_else(|| Text::new(key, key))
 }
 
 /// A pair's value in words ("≤ within the threshold", "1 s", "P95"); a code no option has is
@@ -494,7 +590,10 @@ impl Settings {
     }
 
     /// Applies pairs made by [`Settings::to_pairs`]; returns the keys that were refused.
-    pub fn apply_pairs<'a>(&mut self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    pub fn apply_pairs<'a>(
+        &mut self,
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Vec<String> {
         let mut refused = Vec::new();
         for (key, value) in pairs {
             // A value past the limits `validate` keeps (a 5e-324 s window from a hand-edited
@@ -509,13 +608,27 @@ impl Settings {
                     }
                     Ok(None) | Err(_) => false,
                 },
-                "cmp" => Comparison::from_code(value).map(|c| self.comparison = c).is_some(),
-                "pm" => PercentileMethod::from_code(value).map(|m| self.percentile = m).is_some(),
-                "fd" => FailureDenominator::from_code(value).map(|d| self.population.failure_denominator = d).is_some(),
-                "mt" => MissingTtft::from_code(value).map(|d| self.population.missing_ttft = d).is_some(),
-                "wu" => WarmupPolicy::from_code(value).map(|d| self.population.warmup = d).is_some(),
-                "ft" => FirstToken::from_code(value).map(|f| self.population.first_token = f).is_some(),
-                "qr" => QualityRule::from_code(value).map(|q| self.population.quality = q).is_some(),
+                "cmp" => Comparison::from_code(value)
+                    .map(|c| self.comparison = c)
+                    .is_some(),
+                "pm" => PercentileMethod::from_code(value)
+                    .map(|m| self.percentile = m)
+                    .is_some(),
+                "fd" => FailureDenominator::from_code(value)
+                    .map(|d| self.population.failure_denominator = d)
+                    .is_some(),
+                "mt" => MissingTtft::from_code(value)
+                    .map(|d| self.population.missing_ttft = d)
+                    .is_some(),
+                "wu" => WarmupPolicy::from_code(value)
+                    .map(|d| self.population.warmup = d)
+                    .is_some(),
+                "ft" => FirstToken::from_code(value)
+                    .map(|f| self.population.first_token = f)
+                    .is_some(),
+                "qr" => QualityRule::from_code(value)
+                    .map(|q| self.population.quality = q)
+                    .is_some(),
                 "cur" => {
                     self.currency = value.chars().take(12).collect();
                     true
@@ -541,18 +654,34 @@ mod tests {
             assert!(PAIR_KEYS.contains(&spec.key), "{}", spec.key);
             for (code, en, zh) in spec.options {
                 let mut s = Settings::default();
-                assert!(s.apply_pairs([(spec.key, *code)]).is_empty(), "{}={code}", spec.key);
-                assert!(s.to_pairs().contains(&(spec.key, code.to_string())), "{}={code}", spec.key);
+                assert!(
+                    s.apply_pairs([(spec.key, *code)]).is_empty(),
+                    "{}={code}",
+                    spec.key
+                );
+                assert!(
+                    s.to_pairs().contains(&(spec.key, code.to_string())),
+                    "{}={code}",
+                    spec.key
+                );
                 assert!(!en.is_empty() && !zh.is_empty());
             }
             // Every value the setting takes has words.
-            let written = Settings::default().to_pairs().into_iter().find(|(k, _)| *k == spec.key).unwrap().1;
+            let written = Settings::default()
+                .to_pairs()
+                .into_iter()
+                .find(|(k, _)| *k == spec.key)
+                .unwrap()
+                .1;
             assert!(spec.option(&written).is_some(), "{}", spec.key);
         }
         for key in PAIR_KEYS {
             assert_ne!(pair_label(key).en, key, "{key} has a name");
         }
-        assert_eq!(pair_value_label("pm", "linear").zh, "线性插值（numpy 及多数工具）");
+        assert_eq!(
+            pair_value_label("pm", "linear").zh,
+            "线性插值（numpy 及多数工具）"
+        );
         assert_eq!(pair_value_label("t", "0.5").en, "0.5 s");
     }
 
@@ -561,8 +690,14 @@ mod tests {
         let s = Settings::default();
         let t = s.with_typed("t", " 2.007 ").unwrap().unwrap();
         assert_eq!(t.ttft_threshold_s, 2.007);
-        assert_eq!(s.with_typed("w", "10").unwrap().unwrap().window_s, Some(10.0));
-        assert_eq!(s.with_typed("cost", "0.02").unwrap().unwrap().window_cost, Some(0.02));
+        assert_eq!(
+            s.with_typed("w", "10").unwrap().unwrap().window_s,
+            Some(10.0)
+        );
+        assert_eq!(
+            s.with_typed("cost", "0.02").unwrap().unwrap().window_cost,
+            Some(0.02)
+        );
         assert_eq!(s.with_typed("p", "99.9").unwrap().unwrap().p, 99.9);
         // An empty box changes nothing.
         for key in ["t", "w", "cost", "p"] {
@@ -570,7 +705,13 @@ mod tests {
         }
         for (key, raw, setting, en, zh) in [
             ("t", "-1", "threshold", "negative", "负数"),
-            ("t", "abc", "threshold", "`abc` is not a number", "不是一个数字"),
+            (
+                "t",
+                "abc",
+                "threshold",
+                "`abc` is not a number",
+                "不是一个数字",
+            ),
             ("w", "0", "window", "longer than 0 s", "长于 0 秒"),
             ("cost", "-0.5", "cost", "cannot be negative", "不能为负数"),
             ("cost", "1e13", "cost", "at most 10^12", "最多为 10^12"),
@@ -589,9 +730,24 @@ mod tests {
     #[test]
     fn a_link_is_read_as_the_boxes_read_it() {
         let mut s = Settings::default();
-        let refused = s.apply_pairs([("t", "2.007"), ("p", "99"), ("w", "-3"), ("cost", "x"), ("cmp", "lt")]);
+        let refused = s.apply_pairs([
+            ("t", "2.007"),
+            ("p", "99"),
+            ("w", "-3"),
+            ("cost", "x"),
+            ("cmp", "lt"),
+        ]);
         assert_eq!(refused, ["w", "cost"]);
-        assert_eq!((s.ttft_threshold_s, s.p, s.window_s, s.window_cost, s.comparison), (2.007, 99.0, None, None, Comparison::Lt));
+        assert_eq!(
+            (
+                s.ttft_threshold_s,
+                s.p,
+                s.window_s,
+                s.window_cost,
+                s.comparison
+            ),
+            (2.007, 99.0, None, None, Comparison::Lt)
+        );
         // Every key a permalink writes is read back to the same settings.
         let mut back = Settings::default();
         s.window_s = Some(10.0);
@@ -599,7 +755,15 @@ mod tests {
         s.currency = "CNY".into();
         let pairs = s.to_pairs();
         assert_eq!(pairs.iter().map(|(k, _)| *k).collect::<Vec<_>>(), PAIR_KEYS);
-        assert!(back.apply_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str()))).is_empty());
-        assert_eq!(back, Settings { slo_comparison: back.slo_comparison, ..s });
+        assert!(back
+            .apply_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+            .is_empty());
+        assert_eq!(
+            back,
+            Settings {
+                slo_comparison: back.slo_comparison,
+                ..s
+            }
+        );
     }
 }

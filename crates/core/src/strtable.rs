@@ -23,7 +23,13 @@ pub(crate) struct TableFull;
 
 impl<V> Default for StrTable<V> {
     fn default() -> Self {
-        StrTable { bytes: Vec::new(), ends: Vec::new(), values: Vec::new(), slots: Vec::new(), hasher: Default::default() }
+        StrTable {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            values: Vec::new(),
+            slots: Vec::new(),
+            hasher: Default::default(),
+        }
     }
 }
 
@@ -63,7 +69,11 @@ impl<V> StrTable<V> {
     }
 
     /// The value of `key`, inserting `make()` when it is new.
-    pub(crate) fn entry(&mut self, key: &str, make: impl FnOnce() -> V) -> Result<&mut V, TableFull> {
+    pub(crate) fn entry(
+        &mut self,
+        key: &str,
+        make: impl FnOnce() -> V,
+    ) -> Result<&mut V, TableFull> {
         if (self.ends.len() + 1) * 2 > self.slots.len() {
             if self.ends.len() >= u32::MAX as usize - 1 {
                 return Err(TableFull);
@@ -103,7 +113,11 @@ mod tests {
         assert_eq!(t.len(), 3000);
         assert_eq!(t.values().iter().sum::<usize>(), 5000);
         assert_eq!(*t.entry("id0", || 99).unwrap(), 2);
-        assert_eq!(*t.entry("", || 7).unwrap(), 7, "the empty string is a key like any other");
+        assert_eq!(
+            *t.entry("", || 7).unwrap(),
+            7,
+            "the empty string is a key like any other"
+        );
         assert_eq!(t.len(), 3001);
     }
 }

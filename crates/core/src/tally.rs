@@ -80,7 +80,12 @@ pub enum Call {
 
 impl Call {
     /// Every call a learner can make, in the order the lesson checks a row.
-    pub const ALL: [Call; 4] = [Call::Qualified, Call::Not(Reason::Failure), Call::Not(Reason::Quality), Call::Not(Reason::Latency)];
+    pub const ALL: [Call; 4] = [
+        Call::Qualified,
+        Call::Not(Reason::Failure),
+        Call::Not(Reason::Quality),
+        Call::Not(Reason::Latency),
+    ];
 
     /// A short code for a button or a test id (`qualified`, `failure`, `quality`, `latency`).
     pub fn code(self) -> &'static str {
@@ -94,7 +99,10 @@ impl Call {
     pub fn text(self) -> Text {
         match self {
             Call::Qualified => Text::new("qualified", "合格"),
-            Call::Not(r) => Text::new(format!("not qualified: {}", r.text().en), format!("不合格：{}", r.text().zh)),
+            Call::Not(r) => Text::new(
+                format!("not qualified: {}", r.text().en),
+                format!("不合格：{}", r.text().zh),
+            ),
         }
     }
 
@@ -114,18 +122,35 @@ pub fn judgeable(attempt: &Attempt, settings: &Settings) -> bool {
 pub fn check_call(attempt: &Attempt, settings: &Settings, call: Call) -> (bool, Text) {
     let truth = Call::of(&verdict(attempt, settings));
     let right = call == truth;
-    let verdict_right = matches!((call, truth), (Call::Qualified, Call::Qualified) | (Call::Not(_), Call::Not(_)));
+    let verdict_right = matches!(
+        (call, truth),
+        (Call::Qualified, Call::Qualified) | (Call::Not(_), Call::Not(_))
+    );
     let said = call.text();
     let is = truth.text();
     let text = if right {
-        Text::new(format!("✓ You said {}: right.", said.en), format!("✓ 你判断为{}：正确。", said.zh))
+        Text::new(
+            format!("✓ You said {}: right.", said.en),
+            format!("✓ 你判断为{}：正确。", said.zh),
+        )
     } else if verdict_right {
         Text::new(
-            format!("½ You said {}: not qualified is right, but the first failing reason is {}.", said.en, is.en.trim_start_matches("not qualified: ")),
-            format!("½ 你判断为{}：不合格是对的，但首个不合格原因是{}。", said.zh, is.zh.trim_start_matches("不合格：")),
+            format!(
+                "½ You said {}: not qualified is right, but the first failing reason is {}.",
+                said.en,
+                is.en.trim_start_matches("not qualified: ")
+            ),
+            format!(
+                "½ 你判断为{}：不合格是对的，但首个不合格原因是{}。",
+                said.zh,
+                is.zh.trim_start_matches("不合格：")
+            ),
         )
     } else {
-        Text::new(format!("✗ You said {}; the row is {}.", said.en, is.en), format!("✗ 你判断为{}；这一行是{}。", said.zh, is.zh))
+        Text::new(
+            format!("✗ You said {}; the row is {}.", said.en, is.en),
+            format!("✗ 你判断为{}；这一行是{}。", said.zh, is.zh),
+        )
     };
     (right, text)
 }
@@ -152,7 +177,9 @@ pub fn score(attempts: &[Attempt], settings: &Settings, calls: &[Option<Call>]) 
             continue;
         }
         s.rows += 1;
-        let Some(&Some(call)) = calls.get(i) else { continue };
+        let Some(&Some(call)) = calls.get(i) else {
+            continue;
+        };
         s.judged += 1;
         match (call, Call::of(&verdict(a, settings))) {
             (Call::Qualified, Call::Qualified) => s.verdicts_right += 1,
@@ -176,15 +203,29 @@ impl Score {
 
     /// "Judged 4 of 10 rows: 3 verdicts right; 1 of 2 reasons right." (with "Score:" at the end).
     pub fn sentence(&self) -> Text {
-        let lead = if self.done() { ("Score: judged all", "得分：全部") } else { ("Judged", "已判断") };
+        let lead = if self.done() {
+            ("Score: judged all", "得分：全部")
+        } else {
+            ("Judged", "已判断")
+        };
         Text::new(
             format!(
                 "{} {} of {} rows: {} verdicts right; {} of {} reasons right.",
-                lead.0, self.judged, self.rows, self.verdicts_right, self.reasons_right, self.reasons_asked
+                lead.0,
+                self.judged,
+                self.rows,
+                self.verdicts_right,
+                self.reasons_right,
+                self.reasons_asked
             ),
             format!(
                 "{} {} / {} 行：判断对 {} 行；不合格原因对 {} / {} 个。",
-                lead.1, self.judged, self.rows, self.verdicts_right, self.reasons_right, self.reasons_asked
+                lead.1,
+                self.judged,
+                self.rows,
+                self.verdicts_right,
+                self.reasons_right,
+                self.reasons_asked
             ),
         )
     }
@@ -211,7 +252,10 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
             )
         } else {
             Text::new(
-                format!("no: {} — a failure stays in the denominator", attempt.outcome),
+                format!(
+                    "no: {} — a failure stays in the denominator",
+                    attempt.outcome
+                ),
                 format!("否：{} —— 失败仍然留在分母里", attempt.outcome),
             )
         },
@@ -219,14 +263,21 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
     });
     let threshold = trim_num(settings.ttft_threshold_s);
     let symbol = settings.comparison.symbol();
-    let missing_as_zero = settings.population.missing_ttft == crate::settings::MissingTtft::TreatAsZero;
-    let (answer, ok) = match (v.latency, v.ttft_s, attempt.ttft_under(settings.population.first_token)) {
+    let missing_as_zero =
+        settings.population.missing_ttft == crate::settings::MissingTtft::TreatAsZero;
+    let (answer, ok) = match (
+        v.latency,
+        v.ttft_s,
+        attempt.ttft_under(settings.population.first_token),
+    ) {
         // A failure never passes this check, whatever its TTFT: a stream broken after its first
         // token has a TTFT, but the TTFT sample is the successes' (unless a missing TTFT is
         // wrongly counted as 0, which lets every attempt in). A no-break space keeps "0.4 s"
         // on one line.
         _ if !v.complete_success => {
-            let timed = attempt.ttft_under(settings.population.first_token).is_some();
+            let timed = attempt
+                .ttft_under(settings.population.first_token)
+                .is_some();
             let answer = match (timed, v.ttft_s, missing_as_zero) {
                 (true, Some(t), false) => Text::new(
                     format!("{}\u{a0}s, but this attempt failed: a failure's TTFT is not in the TTFT sample (successes only), and it does not qualify whatever its TTFT", trim_num(t)),
@@ -255,23 +306,36 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
             v.latency == Latency::Within,
         ),
         (Latency::NoToken, _, _) => (
-            Text::new("missing: no token came, so there is nothing to time (not 0)", "缺失：没有收到 token，无从计时（不是 0）"),
+            Text::new(
+                "missing: no token came, so there is nothing to time (not 0)",
+                "缺失：没有收到 token，无从计时（不是 0）",
+            ),
             false,
         ),
         (Latency::Within, Some(t), _) => (
-            Text::new(format!("{} {symbol} {threshold}: within", trim_num(t)), format!("{} {symbol} {threshold}：达标", trim_num(t))),
+            Text::new(
+                format!("{} {symbol} {threshold}: within", trim_num(t)),
+                format!("{} {symbol} {threshold}：达标", trim_num(t)),
+            ),
             true,
         ),
         (_, Some(t), _) => {
             let not = if symbol == "≤" { ">" } else { "≥" };
             (
-                Text::new(format!("{} {not} {threshold}: too slow", trim_num(t)), format!("{} {not} {threshold}：太慢", trim_num(t))),
+                Text::new(
+                    format!("{} {not} {threshold}: too slow", trim_num(t)),
+                    format!("{} {not} {threshold}：太慢", trim_num(t)),
+                ),
                 false,
             )
         }
         _ => (Text::new("—", "—"), false),
     };
-    checks.push(Check { question: Text::new("TTFT within the threshold?", "TTFT 在门槛内？"), answer, ok });
+    checks.push(Check {
+        question: Text::new("TTFT within the threshold?", "TTFT 在门槛内？"),
+        answer,
+        ok,
+    });
     checks.push(Check {
         question: Text::new("Quality pass?", "质量通过？"),
         answer: match (attempt.quality, settings.population.quality) {
@@ -281,21 +345,35 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
                 "未通过，但这里被忽略了（错误）：它不再妨碍这个请求合格",
             ),
             (Quality::Fail, _) => Text::new("fail", "未通过"),
-            (Quality::NotEvaluated, _) => Text::new("not evaluated (counts as not passed)", "未评估（按未通过计）"),
+            (Quality::NotEvaluated, _) => Text::new(
+                "not evaluated (counts as not passed)",
+                "未评估（按未通过计）",
+            ),
         },
         ok: attempt.quality == Quality::Pass,
     });
     checks.push(Check {
         question: Text::new("Jointly qualified?", "联合合格？"),
         answer: match v.reason {
-            None => Text::new("yes: all three hold for this one request", "是：这一个请求同时满足三个条件"),
+            None => Text::new(
+                "yes: all three hold for this one request",
+                "是：这一个请求同时满足三个条件",
+            ),
             Some(r) => {
                 let first = match r {
                     Reason::Failure => Text::new("it failed", "它失败了"),
-                    Reason::Quality => Text::new("its answer did not pass quality", "它的回答没有通过质量检查"),
-                    Reason::Latency => Text::new("its first token came too late", "它的首个 token 来得太晚"),
+                    Reason::Quality => Text::new(
+                        "its answer did not pass quality",
+                        "它的回答没有通过质量检查",
+                    ),
+                    Reason::Latency => {
+                        Text::new("its first token came too late", "它的首个 token 来得太晚")
+                    }
                 };
-                Text::new(format!("no: first failing reason — {}", first.en), format!("否：首个不合格原因 —— {}", first.zh))
+                Text::new(
+                    format!("no: first failing reason — {}", first.en),
+                    format!("否：首个不合格原因 —— {}", first.zh),
+                )
             }
         },
         ok: v.qualified,
@@ -315,59 +393,149 @@ mod tests {
             ok("R1", 200.0, Quality::Pass),
             ok("R5", 600.0, Quality::Fail),
             ok("R7", 1200.0, Quality::Pass),
-            Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated),
+            Attempt::new(
+                "R9",
+                Outcome::TimeoutBeforeFirstToken,
+                None,
+                Quality::NotEvaluated,
+            ),
         ];
         let s = Settings::default();
         // R5 called qualified (wrong), R7 not qualified for quality (verdict right, reason wrong),
         // R9 a failure (right); R1 not judged yet.
-        let calls = vec![None, Some(Call::Qualified), Some(Call::Not(Reason::Quality)), Some(Call::Not(Reason::Failure))];
+        let calls = vec![
+            None,
+            Some(Call::Qualified),
+            Some(Call::Not(Reason::Quality)),
+            Some(Call::Not(Reason::Failure)),
+        ];
         let sc = score(&rows, &s, &calls);
-        assert_eq!(sc, Score { rows: 4, judged: 3, verdicts_right: 2, reasons_asked: 2, reasons_right: 1 });
+        assert_eq!(
+            sc,
+            Score {
+                rows: 4,
+                judged: 3,
+                verdicts_right: 2,
+                reasons_asked: 2,
+                reasons_right: 1
+            }
+        );
         assert!(!sc.done());
-        assert_eq!(sc.sentence().en, "Judged 3 of 4 rows: 2 verdicts right; 1 of 2 reasons right.");
+        assert_eq!(
+            sc.sentence().en,
+            "Judged 3 of 4 rows: 2 verdicts right; 1 of 2 reasons right."
+        );
         let mut all = calls.clone();
         all[0] = Some(Call::Qualified);
         assert!(score(&rows, &s, &all).done());
-        assert!(score(&rows, &s, &all).sentence().en.starts_with("Score: judged all 4 of 4"));
+        assert!(score(&rows, &s, &all)
+            .sentence()
+            .en
+            .starts_with("Score: judged all 4 of 4"));
         let (right, text) = check_call(&rows[1], &s, Call::Qualified);
-        assert!(!right && text.en.contains("not qualified: quality"), "{}", text.en);
+        assert!(
+            !right && text.en.contains("not qualified: quality"),
+            "{}",
+            text.en
+        );
         let (right, text) = check_call(&rows[2], &s, Call::Not(Reason::Quality));
-        assert!(!right && text.en.starts_with("½") && text.en.ends_with("latency."), "{}", text.en);
+        assert!(
+            !right && text.en.starts_with("½") && text.en.ends_with("latency."),
+            "{}",
+            text.en
+        );
         assert!(check_call(&rows[1], &s, Call::Not(Reason::Quality)).0);
         // With quality left out (the wrong rule), R5 is qualified and the score follows.
         let mut wrong = s.clone();
         wrong.population.quality = crate::settings::QualityRule::Ignored;
         assert_eq!(score(&rows, &wrong, &calls).verdicts_right, 3);
-        assert_eq!(Call::ALL.map(Call::code), ["qualified", "failure", "quality", "latency"]);
+        assert_eq!(
+            Call::ALL.map(Call::code),
+            ["qualified", "failure", "quality", "latency"]
+        );
     }
 
     #[test]
     fn a_failure_with_a_first_token_never_passes_the_ttft_check() {
         // R3 (0.4 s) whose stream broke after its first token: a failure with a TTFT.
-        let broken = Attempt::new("R3", Outcome::StreamBroken, Some(400.0), Quality::NotEvaluated);
+        let broken = Attempt::new(
+            "R3",
+            Outcome::StreamBroken,
+            Some(400.0),
+            Quality::NotEvaluated,
+        );
         let s = Settings::default();
         let (v, checks) = explain(&broken, &s);
         assert!(!v.qualified && v.reason == Some(Reason::Failure));
         let ttft = &checks[1];
         assert!(!ttft.ok, "no green pass for a failure: {:?}", ttft);
         assert!(!ttft.answer.en.contains("within"), "{}", ttft.answer.en);
-        assert!(ttft.answer.en.starts_with("0.4\u{a0}s, but this attempt failed"), "{}", ttft.answer.en);
-        assert!(ttft.answer.en.contains("not in the TTFT sample") && ttft.answer.en.contains("does not qualify whatever its TTFT"), "{}", ttft.answer.en);
-        assert!(ttft.answer.zh.contains("失败") && ttft.answer.zh.contains("不在 TTFT 样本里") && !ttft.answer.zh.contains("达标"), "{}", ttft.answer.zh);
+        assert!(
+            ttft.answer
+                .en
+                .starts_with("0.4\u{a0}s, but this attempt failed"),
+            "{}",
+            ttft.answer.en
+        );
+        assert!(
+            ttft.answer.en.contains("not in the TTFT sample")
+                && ttft
+                    .answer
+                    .en
+                    .contains("does not qualify whatever its TTFT"),
+            "{}",
+            ttft.answer.en
+        );
+        assert!(
+            ttft.answer.zh.contains("失败")
+                && ttft.answer.zh.contains("不在 TTFT 样本里")
+                && !ttft.answer.zh.contains("达标"),
+            "{}",
+            ttft.answer.zh
+        );
         // Under the wrong "missing as 0" the failure is in the sample, and the panel says why.
         let mut zero = s.clone();
         zero.population.missing_ttft = crate::settings::MissingTtft::TreatAsZero;
         let (_, checks) = explain(&broken, &zero);
-        assert!(!checks[1].ok && checks[1].answer.en.contains("only because a missing TTFT counted as 0"), "{:?}", checks[1]);
+        assert!(
+            !checks[1].ok
+                && checks[1]
+                    .answer
+                    .en
+                    .contains("only because a missing TTFT counted as 0"),
+            "{:?}",
+            checks[1]
+        );
         // A failure with no token, counted as 0: not a green 0 ≤ 1 either.
-        let timeout = Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated);
+        let timeout = Attempt::new(
+            "R9",
+            Outcome::TimeoutBeforeFirstToken,
+            None,
+            Quality::NotEvaluated,
+        );
         let (_, checks) = explain(&timeout, &zero);
-        assert!(!checks[1].ok && checks[1].answer.en.starts_with("missing, counted as 0 s (wrong), and this attempt failed"), "{:?}", checks[1]);
+        assert!(
+            !checks[1].ok
+                && checks[1]
+                    .answer
+                    .en
+                    .starts_with("missing, counted as 0 s (wrong), and this attempt failed"),
+            "{:?}",
+            checks[1]
+        );
         let (_, checks) = explain(&timeout, &s);
-        assert!(!checks[1].ok && checks[1].answer.en.contains("nothing to time (not 0)"), "{:?}", checks[1]);
+        assert!(
+            !checks[1].ok && checks[1].answer.en.contains("nothing to time (not 0)"),
+            "{:?}",
+            checks[1]
+        );
         // A success keeps its comparison written out.
         let ok = Attempt::new("R3", Outcome::Success, Some(400.0), Quality::Pass);
         let (_, checks) = explain(&ok, &s);
-        assert!(checks[1].ok && checks[1].answer.en == "0.4 ≤ 1: within", "{:?}", checks[1]);
+        assert!(
+            checks[1].ok && checks[1].answer.en == "0.4 ≤ 1: within",
+            "{:?}",
+            checks[1]
+        );
     }
 }

@@ -39,7 +39,10 @@ pub struct Text {
 
 impl Text {
     pub fn new(en: impl Into<String>, zh: impl Into<String>) -> Text {
-        Text { en: en.into(), zh: zh.into() }
+        Text {
+            en: en.into(),
+            zh: zh.into(),
+        }
     }
 
     pub fn get(&self, lang: Lang) -> &str {

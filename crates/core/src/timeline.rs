@@ -26,10 +26,17 @@ pub fn ttft_points(attempts: &[Attempt], settings: &Settings) -> Vec<TtftPoint> 
         .iter()
         .enumerate()
         .filter(|(_, a)| is_counted(a, &population))
-        .filter(|(_, a)| a.outcome.is_success() || population.missing_ttft == MissingTtft::TreatAsZero)
+        .filter(|(_, a)| {
+            a.outcome.is_success() || population.missing_ttft == MissingTtft::TreatAsZero
+        })
         .filter_map(|(row, a)| {
             let ttft_ms = effective_ttft_ms(a, &population)?;
-            Some(TtftPoint { ttft_ms, row, verdict: verdict(a, settings), zero_for_missing: a.ttft_under(population.first_token).is_none() })
+            Some(TtftPoint {
+                ttft_ms,
+                row,
+                verdict: verdict(a, settings),
+                zero_for_missing: a.ttft_under(population.first_token).is_none(),
+            })
         })
         .collect();
     out.sort_by(|a, b| a.ttft_ms.total_cmp(&b.ttft_ms).then(a.row.cmp(&b.row)));
@@ -43,7 +50,11 @@ pub fn in_flight(attempts: &[Attempt]) -> Vec<(f64, usize)> {
     let mut edges: Vec<(f64, i8)> = Vec::with_capacity(attempts.len() * 2);
     for a in attempts {
         let Some(start) = a.start_ms else { continue };
-        let length = a.e2e_ms.or(a.events.last().map(|e| e.at_ms)).or(a.ttft_ms).unwrap_or(0.0);
+        let length = a
+            .e2e_ms
+            .or(a.events.last().map(|e| e.at_ms))
+            .or(a.ttft_ms)
+            .unwrap_or(0.0);
         edges.push((start, 1));
         edges.push((start + length, -1));
     }
@@ -75,8 +86,15 @@ mod tests {
 
     #[test]
     fn in_flight_counts_overlaps_and_back_to_back_once() {
-        let steps = in_flight(&[at("a", 0.0, 100.0), at("b", 50.0, 100.0), at("c", 150.0, 10.0)]);
-        assert_eq!(steps, vec![(0.0, 1), (50.0, 2), (100.0, 1), (150.0, 1), (160.0, 0)]);
+        let steps = in_flight(&[
+            at("a", 0.0, 100.0),
+            at("b", 50.0, 100.0),
+            at("c", 150.0, 10.0),
+        ]);
+        assert_eq!(
+            steps,
+            vec![(0.0, 1), (50.0, 2), (100.0, 1), (150.0, 1), (160.0, 0)]
+        );
     }
 
     #[test]

@@ -47,12 +47,19 @@ impl Trace {
     /// trace was not imported from a tool that reports any. Parsing checks them (natively; the
     /// lab's second bundle checks them on entry with [`Trace::check_peer_figures`]).
     pub fn peer_figures(&self) -> Vec<peer::PeerFigure> {
-        self.header.source.as_ref().and_then(|s| s.figures.read().ok()).unwrap_or_default()
+        self.header
+            .source
+            .as_ref()
+            .and_then(|s| s.figures.read().ok())
+            .unwrap_or_default()
     }
 
     /// Refuses a trace whose peer figures cannot be read, naming the field.
     pub fn check_peer_figures(&self) -> Result<(), crate::error::ParseError> {
-        self.header.source.as_ref().map_or(Ok(()), |s| s.figures.read().map(|_| ()))
+        self.header
+            .source
+            .as_ref()
+            .map_or(Ok(()), |s| s.figures.read().map(|_| ()))
     }
 
     /// Whether the trace carries a peer tool's own figures (without reading them).
@@ -73,7 +80,10 @@ impl Completeness {
             return Completeness::CapabilityScan;
         }
         match footer {
-            Some(Footer { finished_cleanly: true, .. }) => Completeness::Complete,
+            Some(Footer {
+                finished_cleanly: true,
+                ..
+            }) => Completeness::Complete,
             Some(_) => Completeness::StoppedEarly,
             None => Completeness::Incomplete,
         }
@@ -103,9 +113,17 @@ impl Completeness {
     pub fn text(self) -> Text {
         match self {
             Completeness::Complete => Text::new("complete run", "运行完整"),
-            Completeness::StoppedEarly => Text::new("stopped early (every started attempt kept)", "提前停止（已开始的尝试都保留了）"),
-            Completeness::Incomplete => Text::new("incomplete run (no footer)", "运行不完整（没有结束记录）"),
-            Completeness::CapabilityScan => Text::new("capability scan only: no requests were sent", "仅能力扫描：没有发送任何请求"),
+            Completeness::StoppedEarly => Text::new(
+                "stopped early (every started attempt kept)",
+                "提前停止（已开始的尝试都保留了）",
+            ),
+            Completeness::Incomplete => {
+                Text::new("incomplete run (no footer)", "运行不完整（没有结束记录）")
+            }
+            Completeness::CapabilityScan => Text::new(
+                "capability scan only: no requests were sent",
+                "仅能力扫描：没有发送任何请求",
+            ),
         }
     }
 }
@@ -161,7 +179,10 @@ impl Default for Header {
         Header {
             schema: SCHEMA_NAME.to_string(),
             version: SCHEMA_VERSION,
-            tool: Tool { name: "tracelab".into(), version: env!("CARGO_PKG_VERSION").into() },
+            tool: Tool {
+                name: "tracelab".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
             wall_clock_anchor_utc: None,
             conditions: Conditions::default(),
             capabilities: Capabilities::default(),
@@ -479,7 +500,9 @@ pub enum Outcome {
     TimeoutBeforeFirstToken,
     TimeoutAfterFirstToken,
     ConnectError,
-    HttpError { status: u16 },
+    HttpError {
+        status: u16,
+    },
     /// HTTP 2xx, then the stream stopped early or was malformed.
     StreamBroken,
     /// Stopped by the user (Ctrl-C) or by the benchmark tool.
@@ -716,15 +739,26 @@ impl FirstToken {
     /// What the TTFT figures measure under this choice, for their labels.
     pub fn text(self) -> Text {
         match self {
-            FirstToken::Content => Text::new("first answer token (the course's definition)", "首个回答 token（课程的定义）"),
-            FirstToken::AnyOutput => Text::new("first output token, reasoning included", "首个输出 token（含推理）"),
+            FirstToken::Content => Text::new(
+                "first answer token (the course's definition)",
+                "首个回答 token（课程的定义）",
+            ),
+            FirstToken::AnyOutput => Text::new(
+                "first output token, reasoning included",
+                "首个输出 token（含推理）",
+            ),
         }
     }
 }
 
 impl Attempt {
     /// A minimal attempt for tests and what-if edits: measured, first try, no timeline.
-    pub fn new(id: impl Into<String>, outcome: Outcome, ttft_ms: Option<f64>, quality: Quality) -> Attempt {
+    pub fn new(
+        id: impl Into<String>,
+        outcome: Outcome,
+        ttft_ms: Option<f64>,
+        quality: Quality,
+    ) -> Attempt {
         let id = id.into();
         Attempt {
             business_id: id.clone(),
@@ -801,7 +835,13 @@ pub struct Footer {
 impl Footer {
     /// Whether a trace with this footer (or none) says its run finished cleanly.
     pub fn finished(footer: Option<Footer>) -> bool {
-        matches!(footer, Some(Footer { finished_cleanly: true, .. }))
+        matches!(
+            footer,
+            Some(Footer {
+                finished_cleanly: true,
+                ..
+            })
+        )
     }
 }
 
@@ -822,7 +862,12 @@ pub(crate) mod test_data {
             ok("R6", 800.0, Quality::Pass),
             ok("R7", 1200.0, Quality::Pass),
             ok("R8", 2000.0, Quality::Pass),
-            Attempt::new("R9", Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated),
+            Attempt::new(
+                "R9",
+                Outcome::TimeoutBeforeFirstToken,
+                None,
+                Quality::NotEvaluated,
+            ),
             Attempt::new("R10", Outcome::ConnectError, None, Quality::NotEvaluated),
         ]
     }

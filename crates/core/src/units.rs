@@ -38,7 +38,10 @@ pub fn parse_seconds(raw: &str) -> Result<Option<f64>, Text> {
     }
     let v = parse_number(raw)?;
     if v < 0.0 {
-        return Err(Text::new(format!("a time cannot be negative, got {raw} s"), format!("时间不能为负数，输入的是 {raw} 秒")));
+        return Err(Text::new(
+            format!("a time cannot be negative, got {raw} s"),
+            format!("时间不能为负数，输入的是 {raw} 秒"),
+        ));
     }
     if v > MAX_WINDOW_S || ms_from_s(v) > MAX_TIME_MS {
         return Err(Text::new(
@@ -60,7 +63,10 @@ pub fn parse_number(raw: &str) -> Result<f64, Text> {
     let raw = raw.trim();
     match raw.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(Text::new(format!("`{raw}` is not a number"), format!("“{raw}”不是一个数字"))),
+        _ => Err(Text::new(
+            format!("`{raw}` is not a number"),
+            format!("“{raw}”不是一个数字"),
+        )),
     }
 }
 
@@ -98,7 +104,14 @@ mod tests {
 
     #[test]
     fn milliseconds_read_back_as_the_seconds_typed() {
-        for typed in ["2.007", "0.3", "1.001", "4893.211", "0.000001", "123456.789012"] {
+        for typed in [
+            "2.007",
+            "0.3",
+            "1.001",
+            "4893.211",
+            "0.000001",
+            "123456.789012",
+        ] {
             let s: f64 = typed.parse().unwrap();
             assert_eq!(s_from_ms(ms_from_s(s)), s, "{typed}");
         }
@@ -110,15 +123,24 @@ mod tests {
     fn what_is_not_a_duration_is_named_in_both_languages() {
         assert_eq!(parse_seconds("  "), Ok(None));
         let not_a_number = parse_seconds("2,5").unwrap_err();
-        assert!(not_a_number.en.contains("`2,5` is not a number"), "{not_a_number:?}");
+        assert!(
+            not_a_number.en.contains("`2,5` is not a number"),
+            "{not_a_number:?}"
+        );
         assert!(not_a_number.zh.contains("不是一个数字"), "{not_a_number:?}");
         for bad in ["NaN", "inf", "-inf", "abc"] {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }
         let negative = parse_seconds("-0.5").unwrap_err();
-        assert!(negative.en.contains("negative") && negative.zh.contains("负数"), "{negative:?}");
+        assert!(
+            negative.en.contains("negative") && negative.zh.contains("负数"),
+            "{negative:?}"
+        );
         let huge = parse_seconds("1e13").unwrap_err();
-        assert!(huge.en.contains("10^12 s") && huge.zh.contains("10^12 秒"), "{huge:?}");
+        assert!(
+            huge.en.contains("10^12 s") && huge.zh.contains("10^12 秒"),
+            "{huge:?}"
+        );
         assert_eq!(parse_seconds("1e12"), Ok(Some(1e12)));
     }
 

@@ -3,9 +3,11 @@
 
 use serde::Serialize;
 
-use crate::settings::{FailureDenominator, MissingTtft, Population, QualityRule, Settings, WarmupPolicy};
-use crate::text::Text;
 use crate::percentile::{percentile, PercentileMethod};
+use crate::settings::{
+    FailureDenominator, MissingTtft, Population, QualityRule, Settings, WarmupPolicy,
+};
+use crate::text::Text;
 use crate::trace::{Attempt, Outcome, Phase, Quality};
 use crate::units::ms_from_s;
 
@@ -68,7 +70,10 @@ pub(crate) fn threshold_ms(settings: &Settings) -> f64 {
 
 /// The TTFT an attempt contributes under the population's missing-TTFT choice.
 pub(crate) fn effective_ttft_ms(attempt: &Attempt, population: &Population) -> Option<f64> {
-    match (attempt.ttft_under(population.first_token), population.missing_ttft) {
+    match (
+        attempt.ttft_under(population.first_token),
+        population.missing_ttft,
+    ) {
         (Some(t), _) => Some(t),
         (None, MissingTtft::TreatAsZero) => Some(0.0),
         (None, MissingTtft::KeepMissing) => None,
@@ -80,7 +85,9 @@ pub fn is_counted(attempt: &Attempt, population: &Population) -> bool {
     if attempt.phase == Phase::Warmup && population.warmup == WarmupPolicy::Exclude {
         return false;
     }
-    if population.failure_denominator == FailureDenominator::FailedRowsDeleted && !attempt.outcome.is_success() {
+    if population.failure_denominator == FailureDenominator::FailedRowsDeleted
+        && !attempt.outcome.is_success()
+    {
         return false;
     }
     true
@@ -97,7 +104,9 @@ pub fn verdict(attempt: &Attempt, settings: &Settings) -> Verdict {
     };
     let reason = if !complete_success {
         Some(Reason::Failure)
-    } else if attempt.quality != Quality::Pass && settings.population.quality == QualityRule::Required {
+    } else if attempt.quality != Quality::Pass
+        && settings.population.quality == QualityRule::Required
+    {
         Some(Reason::Quality)
     } else if latency != Latency::Within {
         Some(Reason::Latency)
@@ -135,8 +144,15 @@ impl Span {
             return None;
         }
         let (start_ms, end_ms) = (a.start_ms?, a.start_ms? + a.e2e_ms?);
-        let timeout = matches!(a.outcome, Outcome::TimeoutBeforeFirstToken | Outcome::TimeoutAfterFirstToken);
-        Some(Span { start_ms, end_ms, late: verdict(a, settings).latency == Latency::Over || timeout })
+        let timeout = matches!(
+            a.outcome,
+            Outcome::TimeoutBeforeFirstToken | Outcome::TimeoutAfterFirstToken
+        );
+        Some(Span {
+            start_ms,
+            end_ms,
+            late: verdict(a, settings).latency == Latency::Over || timeout,
+        })
     }
 
     /// Slow: late, or among the slowest E2E (at or above `slowest`, from [`slowest_e2e`]).

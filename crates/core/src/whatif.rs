@@ -22,7 +22,11 @@ pub struct RowEdit {
     pub http_status: Option<u16>,
     /// `Some(None)` removes the TTFT (no token came); `Some(Some(ms))` sets it. Written as
     /// `null` and as a number, absent when kept (`present_or_null`).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "present_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "present_or_null"
+    )]
     pub ttft_ms: Option<Option<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<Quality>,
@@ -57,21 +61,39 @@ pub struct Marked {
 /// figures it moves: a wrong choice against the same attempts with that one choice put right
 /// ([`Settings::corrected`]); the edits against the attempts as recorded. `now` are the figures
 /// shown (the working attempts under `settings`).
-pub fn marked(original: &[Attempt], working: &[Attempt], whatif: &WhatIf, settings: &Settings, now: &Metrics) -> Vec<Marked> {
+pub fn marked(
+    original: &[Attempt],
+    working: &[Attempt],
+    whatif: &WhatIf,
+    settings: &Settings,
+    now: &Metrics,
+) -> Vec<Marked> {
     let mut out: Vec<Marked> = settings
         .mistakes()
         .into_iter()
         .map(|m| {
             let right = Metrics::of(working, &settings.corrected(m.setting));
-            Marked { setting: m.setting, label: m.label, figures: now.moved_from(&right) }
+            Marked {
+                setting: m.setting,
+                label: m.label,
+                figures: now.moved_from(&right),
+            }
         })
         .collect();
     if !whatif.is_empty() {
-        let edits = whatif.mistakes(original).into_iter().chain(whatif.verdict_flips(original, settings)).collect::<Vec<_>>();
+        let edits = whatif
+            .mistakes(original)
+            .into_iter()
+            .chain(whatif.verdict_flips(original, settings))
+            .collect::<Vec<_>>();
         if !edits.is_empty() {
             let recorded = Metrics::of(original, settings);
             let figures = now.moved_from(&recorded);
-            out.extend(edits.into_iter().map(|m| Marked { setting: m.setting, label: m.label, figures: figures.clone() }));
+            out.extend(edits.into_iter().map(|m| Marked {
+                setting: m.setting,
+                label: m.label,
+                figures: figures.clone(),
+            }));
         }
     }
     out
@@ -108,7 +130,9 @@ impl WhatIf {
 
     /// Positions in the edited list back to positions in the original trace.
     pub fn kept_rows(&self, original_len: usize) -> Vec<usize> {
-        (0..original_len).filter(|i| !self.deleted.contains(i)).collect()
+        (0..original_len)
+            .filter(|i| !self.deleted.contains(i))
+            .collect()
     }
 
     /// Deleting failed rows by hand is the same mistake as the "failed rows deleted" choice.
@@ -146,7 +170,10 @@ impl WhatIf {
         let en = match (e, d) {
             (e, 0) => format!("{e} row{} edited", if e == 1 { "" } else { "s" }),
             (0, d) => format!("{d} row{} deleted", if d == 1 { "" } else { "s" }),
-            (e, d) => format!("{e} row{} edited, {d} deleted", if e == 1 { "" } else { "s" }),
+            (e, d) => format!(
+                "{e} row{} edited, {d} deleted",
+                if e == 1 { "" } else { "s" }
+            ),
         };
         let zh = match (e, d) {
             (e, 0) => format!("修改了 {e} 行"),
@@ -211,7 +238,10 @@ fn edited(original: &Attempt, edit: &RowEdit) -> Attempt {
     if let Some(q) = edit.quality {
         a.quality = q;
     }
-    if matches!(a.outcome, Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError) {
+    if matches!(
+        a.outcome,
+        Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError
+    ) {
         a.ttft_ms = None;
     }
     if let (Some(t), Some(e)) = (a.ttft_ms, a.e2e_ms) {

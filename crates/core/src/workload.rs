@@ -77,7 +77,12 @@ pub struct Replay {
 
 impl Default for Replay {
     fn default() -> Replay {
-        Replay { speedup: 1.0, from_s: 0.0, for_s: None, max_idle_s: None }
+        Replay {
+            speedup: 1.0,
+            from_s: 0.0,
+            for_s: None,
+            max_idle_s: None,
+        }
     }
 }
 
@@ -119,13 +124,19 @@ impl std::fmt::Display for ReplayError {
 impl std::error::Error for ReplayError {}
 
 fn replay_error(field: &str, message: impl Into<String>) -> ReplayError {
-    ReplayError { field: field.into(), message: message.into() }
+    ReplayError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 /// The hexadecimal sha256 of `bytes`, for the header (a rerun proves it replayed the same file).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The file name of `path` without its directory, for errors and the header.
@@ -137,17 +148,37 @@ pub fn file_name(path: &str) -> String {
 /// dropped). Every request is checked before any is returned: nothing is sent from a bad file.
 pub fn read(name: &str, bytes: &[u8]) -> Result<Workload, ParseError> {
     let file = file_name(name);
-    let err = |line: usize, field: &str, message: String| ParseError::new(message).at_line(line).field(field).in_file(&file);
+    let err = |line: usize, field: &str, message: String| {
+        ParseError::new(message)
+            .at_line(line)
+            .field(field)
+            .in_file(&file)
+    };
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        err(line, "layout", "the file is not UTF-8 text; a workload is Azure's CSV or Mooncake's JSON Lines".into())
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        err(
+            line,
+            "layout",
+            "the file is not UTF-8 text; a workload is Azure's CSV or Mooncake's JSON Lines".into(),
+        )
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // Lines with their 1-based numbers; CRLF (Azure's) and a missing final newline are fine.
-    let lines = text.split('\n').enumerate().map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l))).filter(|(_, l)| !l.trim().is_empty());
+    let lines = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
+        .filter(|(_, l)| !l.trim().is_empty());
     let mut lines = lines.peekable();
     let Some(&(first_line, first)) = lines.peek() else {
-        return Err(ParseError::new("the file is empty: a workload needs at least one request").in_file(&file));
+        return Err(
+            ParseError::new("the file is empty: a workload needs at least one request")
+                .in_file(&file),
+        );
     };
     let (layout, mut requests, sub_us_rounded) = if first.trim_start().starts_with('{') {
         let (requests, rounded) = read_mooncake(lines, &err)?;
@@ -177,14 +208,24 @@ pub fn read(name: &str, bytes: &[u8]) -> Result<Workload, ParseError> {
     for r in &mut requests {
         r.at_us -= origin;
     }
-    Ok(Workload { file, sha256: sha256_hex(bytes), layout, requests, sub_us_rounded })
+    Ok(Workload {
+        file,
+        sha256: sha256_hex(bytes),
+        layout,
+        requests,
+        sub_us_rounded,
+    })
 }
 
 /// The positions of Azure's three columns, in any order; None when the header is not Azure's.
 fn csv_columns(header: &str) -> Option<[usize; 3]> {
     let names: Vec<&str> = header.split(',').map(str::trim).collect();
     let at = |n: &str| names.iter().position(|c| c.eq_ignore_ascii_case(n));
-    Some([at("TIMESTAMP")?, at("ContextTokens")?, at("GeneratedTokens")?])
+    Some([
+        at("TIMESTAMP")?,
+        at("ContextTokens")?,
+        at("GeneratedTokens")?,
+    ])
 }
 
 type Err<'a> = &'a dyn Fn(usize, &str, String) -> ParseError;
@@ -201,7 +242,11 @@ fn read_azure<'a>(
     for (line, text) in lines {
         let cells: Vec<&str> = text.split(',').map(str::trim).collect();
         let cell = |i: usize, name: &str| {
-            cells.get(i).copied().filter(|c| !c.is_empty()).ok_or_else(|| err(line, name, format!("{name} is missing")))
+            cells
+                .get(i)
+                .copied()
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| err(line, name, format!("{name} is missing")))
         };
         let stamp = cell(t, names[0])?;
         let ns = azure_ns(stamp).ok_or_else(|| {
@@ -225,7 +270,8 @@ fn read_azure<'a>(
         });
         // Keep the absolute time in µs (rounded to nearest) until the origin is known.
         let us = (ns + 500).div_euclid(1000);
-        out.last_mut().expect("just pushed").at_us = u64::try_from(us).map_err(|_| err(line, names[0], format!("`{stamp}` is before 1970")))?;
+        out.last_mut().expect("just pushed").at_us = u64::try_from(us)
+            .map_err(|_| err(line, names[0], format!("`{stamp}` is before 1970")))?;
     }
     Ok((out, rounded))
 }
@@ -233,10 +279,26 @@ fn read_azure<'a>(
 /// A token count: a whole number of at least 1.
 fn tokens(cell: &str, line: usize, field: &str, err: Err) -> Result<u32, ParseError> {
     match cell.parse::<u64>() {
-        Ok(0) => Err(err(line, field, format!("{field} is 0: every request has at least one token in and one out"))),
-        Ok(n) => u32::try_from(n).map_err(|_| err(line, field, format!("{field} {n} is more tokens than any server takes"))),
-        Err(_) if cell.starts_with('-') => Err(err(line, field, format!("{field} `{cell}` is negative"))),
-        Err(_) => Err(err(line, field, format!("{field} `{cell}` is not a whole number of tokens"))),
+        Ok(0) => Err(err(
+            line,
+            field,
+            format!("{field} is 0: every request has at least one token in and one out"),
+        )),
+        Ok(n) => u32::try_from(n).map_err(|_| {
+            err(
+                line,
+                field,
+                format!("{field} {n} is more tokens than any server takes"),
+            )
+        }),
+        Err(_) if cell.starts_with('-') => {
+            Err(err(line, field, format!("{field} `{cell}` is negative")))
+        }
+        Err(_) => Err(err(
+            line,
+            field,
+            format!("{field} `{cell}` is not a whole number of tokens"),
+        )),
     }
 }
 
@@ -245,7 +307,11 @@ fn tokens(cell: &str, line: usize, field: &str, err: Err) -> Result<u32, ParseEr
 fn azure_ns(s: &str) -> Option<i128> {
     let (date, time) = s.split_once([' ', 'T'])?;
     let mut d = date.splitn(3, '-');
-    let num = |p: &str, len: usize| (p.len() == len && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse::<i64>().ok()).flatten();
+    let num = |p: &str, len: usize| {
+        (p.len() == len && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<i64>().ok())
+            .flatten()
+    };
     let (y, m, day) = (num(d.next()?, 4)?, num(d.next()?, 2)?, num(d.next()?, 2)?);
     let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
     let mut t = hms.splitn(3, ':');
@@ -253,10 +319,17 @@ fn azure_ns(s: &str) -> Option<i128> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
         return None;
     }
-    if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) || (time.contains('.') && frac.is_empty()) {
+    if frac.len() > 9
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || (time.contains('.') && frac.is_empty())
+    {
         return None;
     }
-    let frac_ns = if frac.is_empty() { 0 } else { frac.parse::<i128>().ok()? * 10i128.pow(9 - frac.len() as u32) };
+    let frac_ns = if frac.is_empty() {
+        0
+    } else {
+        frac.parse::<i128>().ok()? * 10i128.pow(9 - frac.len() as u32)
+    };
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -268,11 +341,20 @@ fn azure_ns(s: &str) -> Option<i128> {
     Some(i128::from(secs) * 1_000_000_000 + frac_ns)
 }
 
-fn read_mooncake<'a>(lines: impl Iterator<Item = (usize, &'a str)>, err: Err) -> Result<(Vec<Request>, usize), ParseError> {
+fn read_mooncake<'a>(
+    lines: impl Iterator<Item = (usize, &'a str)>,
+    err: Err,
+) -> Result<(Vec<Request>, usize), ParseError> {
     let mut out: Vec<Request> = Vec::new();
     let mut rounded = 0;
     for (line, text) in lines {
-        let value: Value = serde_json::from_str(text).map_err(|e| err(line, "layout", format!("not a JSON object on one line: {e}")))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            err(
+                line,
+                "layout",
+                format!("not a JSON object on one line: {e}"),
+            )
+        })?;
         let Value::Object(row) = value else {
             return Err(err(line, "layout", "not a JSON object; Mooncake's rows are {\"timestamp\", \"input_length\", \"output_length\", \"hash_ids\"}".into()));
         };
@@ -284,12 +366,24 @@ fn read_mooncake<'a>(lines: impl Iterator<Item = (usize, &'a str)>, err: Err) ->
             ));
         }
         let ms = match row.get("timestamp") {
-            None | Some(Value::Null) => return Err(err(line, "timestamp", "timestamp is missing".into())),
+            None | Some(Value::Null) => {
+                return Err(err(line, "timestamp", "timestamp is missing".into()))
+            }
             Some(Value::Number(n)) => n.as_f64().filter(|v| v.is_finite()).unwrap_or(f64::NAN),
-            Some(other) => return Err(err(line, "timestamp", format!("timestamp {other} is not a number of ms"))),
+            Some(other) => {
+                return Err(err(
+                    line,
+                    "timestamp",
+                    format!("timestamp {other} is not a number of ms"),
+                ))
+            }
         };
         if !(0.0..=1e15).contains(&ms) {
-            return Err(err(line, "timestamp", format!("timestamp {ms} must be a number of ms from 0 (the first request) up")));
+            return Err(err(
+                line,
+                "timestamp",
+                format!("timestamp {ms} must be a number of ms from 0 (the first request) up"),
+            ));
         }
         let us_exact = ms * 1000.0;
         let us = us_exact.round();
@@ -310,7 +404,11 @@ fn read_mooncake<'a>(lines: impl Iterator<Item = (usize, &'a str)>, err: Err) ->
             match row.get(field) {
                 None | Some(Value::Null) => Err(err(line, field, format!("{field} is missing"))),
                 Some(Value::Number(n)) => tokens(&n.to_string(), line, field, err),
-                Some(other) => Err(err(line, field, format!("{field} {other} is not a whole number of tokens"))),
+                Some(other) => Err(err(
+                    line,
+                    field,
+                    format!("{field} {other} is not a whole number of tokens"),
+                )),
             }
         };
         let (input_tokens, output_tokens) = (length("input_length")?, length("output_length")?);
@@ -318,9 +416,23 @@ fn read_mooncake<'a>(lines: impl Iterator<Item = (usize, &'a str)>, err: Err) ->
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(ids)) => ids
                 .iter()
-                .map(|v| v.as_u64().ok_or_else(|| err(line, "hash_ids", format!("hash_ids holds {v}, not a block id (a whole number from 0)"))))
+                .map(|v| {
+                    v.as_u64().ok_or_else(|| {
+                        err(
+                            line,
+                            "hash_ids",
+                            format!("hash_ids holds {v}, not a block id (a whole number from 0)"),
+                        )
+                    })
+                })
                 .collect::<Result<Vec<u64>, _>>()?,
-            Some(other) => return Err(err(line, "hash_ids", format!("hash_ids {other} is not a list of block ids"))),
+            Some(other) => {
+                return Err(err(
+                    line,
+                    "hash_ids",
+                    format!("hash_ids {other} is not a list of block ids"),
+                ))
+            }
         };
         let needed = input_tokens.div_ceil(MOONCAKE_BLOCK_TOKENS) as usize;
         if !blocks.is_empty() && blocks.len() != needed {
@@ -333,7 +445,13 @@ fn read_mooncake<'a>(lines: impl Iterator<Item = (usize, &'a str)>, err: Err) ->
                 ),
             ));
         }
-        out.push(Request { line, at_us: us, input_tokens, output_tokens, blocks });
+        out.push(Request {
+            line,
+            at_us: us,
+            input_tokens,
+            output_tokens,
+            blocks,
+        });
     }
     Ok((out, rounded))
 }
@@ -342,10 +460,19 @@ impl Replay {
     /// Every parameter checked, each refusal naming its flag.
     pub fn check(&self) -> Result<(), ReplayError> {
         if !(self.speedup.is_finite() && self.speedup > 0.0 && self.speedup <= 1e6) {
-            return Err(replay_error("speedup", format!("must be above 0 (2 replays twice as fast), got {}", self.speedup)));
+            return Err(replay_error(
+                "speedup",
+                format!(
+                    "must be above 0 (2 replays twice as fast), got {}",
+                    self.speedup
+                ),
+            ));
         }
         if !(self.from_s.is_finite() && self.from_s >= 0.0) {
-            return Err(replay_error("from", format!("must be 0 s or later in the file, got {}", self.from_s)));
+            return Err(replay_error(
+                "from",
+                format!("must be 0 s or later in the file, got {}", self.from_s),
+            ));
         }
         if let Some(f) = self.for_s {
             if !(f.is_finite() && f > 0.0) {
@@ -354,7 +481,10 @@ impl Replay {
         }
         if let Some(m) = self.max_idle_s {
             if !(m.is_finite() && m > 0.0) {
-                return Err(replay_error("max-idle", format!("must be above 0 s, got {m}")));
+                return Err(replay_error(
+                    "max-idle",
+                    format!("must be above 0 s, got {m}"),
+                ));
             }
         }
         Ok(())
@@ -380,8 +510,12 @@ impl Workload {
         replay.check()?;
         let from_us = replay.from_s * 1e6;
         let until_us = replay.for_s.map_or(f64::INFINITY, |f| from_us + f * 1e6);
-        let window: Vec<(usize, &Request)> =
-            self.requests.iter().enumerate().filter(|(_, r)| (r.at_us as f64) >= from_us && (r.at_us as f64) < until_us).collect();
+        let window: Vec<(usize, &Request)> = self
+            .requests
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| (r.at_us as f64) >= from_us && (r.at_us as f64) < until_us)
+            .collect();
         let Some(&(_, first)) = window.first() else {
             return Err(replay_error(
                 "from",
@@ -416,7 +550,11 @@ impl Workload {
                 blocks: r.blocks.clone(),
             });
         }
-        Ok(Replayed { requests, idle_cut_s: ms_at_us(shift_ms) / 1000.0, gaps_cut })
+        Ok(Replayed {
+            requests,
+            idle_cut_s: ms_at_us(shift_ms) / 1000.0,
+            gaps_cut,
+        })
     }
 
     /// The header's `workload` record: the file by name and hash (never a path), its layout and
@@ -460,15 +598,24 @@ mod tests {
     use super::*;
 
     fn azure(rows: &str) -> Result<Workload, ParseError> {
-        read("dir/a.csv", format!("TIMESTAMP,ContextTokens,GeneratedTokens\r\n{rows}").as_bytes())
+        read(
+            "dir/a.csv",
+            format!("TIMESTAMP,ContextTokens,GeneratedTokens\r\n{rows}").as_bytes(),
+        )
     }
 
     #[test]
     fn azure_keeps_every_fractional_digit_to_the_microsecond() {
         let w = azure("2023-11-16 18:15:46.6805900,374,44\r\n2023-11-16 18:15:50.9951690,396,109\r\n2023-11-16 18:15:50.9951695,1,1").unwrap();
         assert_eq!(w.file, "a.csv", "no directory");
-        assert_eq!(w.requests.iter().map(|r| r.at_us).collect::<Vec<_>>(), [0, 4_314_579, 4_314_580]);
-        assert_eq!(w.sub_us_rounded, 1, "the 7th digit 5 is rounded and counted");
+        assert_eq!(
+            w.requests.iter().map(|r| r.at_us).collect::<Vec<_>>(),
+            [0, 4_314_579, 4_314_580]
+        );
+        assert_eq!(
+            w.sub_us_rounded, 1,
+            "the 7th digit 5 is rounded and counted"
+        );
         // A day boundary and a month boundary count whole days.
         let w = azure("2023-02-28 23:59:59.9,1,1\r\n2023-03-01 00:00:00.1,1,1").unwrap();
         assert_eq!(w.requests[1].at_us, 200_000);
@@ -477,12 +624,21 @@ mod tests {
     #[test]
     fn bad_rows_name_file_line_and_field() {
         let e = azure("2023-11-16 18:15:46.68,374,44\r\n2023-11-16 18:15:45.00,1,1").unwrap_err();
-        assert_eq!((e.file.as_str(), e.line, e.field.as_deref()), ("a.csv", Some(3), Some("TIMESTAMP")));
+        assert_eq!(
+            (e.file.as_str(), e.line, e.field.as_deref()),
+            ("a.csv", Some(3), Some("TIMESTAMP"))
+        );
         assert!(e.to_string().contains("never decrease"), "{e}");
         let e = azure("2023-11-16 18:15:46.68,0,44").unwrap_err();
-        assert_eq!((e.line, e.field.as_deref()), (Some(2), Some("ContextTokens")));
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(2), Some("ContextTokens"))
+        );
         let e = azure("2023-11-16 18:15:46.68,12,").unwrap_err();
-        assert_eq!((e.line, e.field.as_deref()), (Some(2), Some("GeneratedTokens")));
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(2), Some("GeneratedTokens"))
+        );
         assert!(e.message.contains("missing"));
         let e = azure("2023-11-16 18:15:46.68,-3,4").unwrap_err();
         assert!(e.message.contains("negative"), "{e}");
@@ -490,7 +646,11 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("TIMESTAMP"));
         let e = read("x.csv", b"time,in,out\n1,2,3").unwrap_err();
         assert_eq!((e.line, e.field.as_deref()), (Some(1), Some("layout")));
-        assert!(e.message.contains("TIMESTAMP,ContextTokens,GeneratedTokens"), "{e}");
+        assert!(
+            e.message
+                .contains("TIMESTAMP,ContextTokens,GeneratedTokens"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -522,20 +682,71 @@ mod tests {
                     {\"timestamp\": 61500, \"input_length\": 4, \"output_length\": 1}\n\
                     {\"timestamp\": 62000, \"input_length\": 5, \"output_length\": 1}\n";
         let w = read("m.jsonl", text.as_bytes()).unwrap();
-        let at = |r: Replay| w.replay(&r).unwrap().requests.iter().map(|p| (p.index, p.at_ms)).collect::<Vec<_>>();
-        assert_eq!(at(Replay { speedup: 2.0, ..Replay::default() }), [(0, 0.0), (1, 500.0), (2, 750.0), (3, 30750.0), (4, 31000.0)]);
-        assert_eq!(at(Replay { from_s: 1.0, for_s: Some(60.6), ..Replay::default() }), [(1, 0.0), (2, 500.0), (3, 60500.0)]);
-        let capped = w.replay(&Replay { speedup: 2.0, max_idle_s: Some(1.0), ..Replay::default() }).unwrap();
-        assert_eq!(capped.requests.iter().map(|p| p.at_ms).collect::<Vec<_>>(), [0.0, 500.0, 750.0, 1750.0, 2000.0]);
+        let at = |r: Replay| {
+            w.replay(&r)
+                .unwrap()
+                .requests
+                .iter()
+                .map(|p| (p.index, p.at_ms))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            at(Replay {
+                speedup: 2.0,
+                ..Replay::default()
+            }),
+            [(0, 0.0), (1, 500.0), (2, 750.0), (3, 30750.0), (4, 31000.0)]
+        );
+        assert_eq!(
+            at(Replay {
+                from_s: 1.0,
+                for_s: Some(60.6),
+                ..Replay::default()
+            }),
+            [(1, 0.0), (2, 500.0), (3, 60500.0)]
+        );
+        let capped = w
+            .replay(&Replay {
+                speedup: 2.0,
+                max_idle_s: Some(1.0),
+                ..Replay::default()
+            })
+            .unwrap();
+        assert_eq!(
+            capped.requests.iter().map(|p| p.at_ms).collect::<Vec<_>>(),
+            [0.0, 500.0, 750.0, 1750.0, 2000.0]
+        );
         assert_eq!((capped.gaps_cut, capped.idle_cut_s), (1, 29.0));
-        let e = w.replay(&Replay { from_s: 100.0, ..Replay::default() }).unwrap_err();
+        let e = w
+            .replay(&Replay {
+                from_s: 100.0,
+                ..Replay::default()
+            })
+            .unwrap_err();
         assert_eq!(e.field, "from");
-        assert_eq!(w.replay(&Replay { speedup: 0.0, ..Replay::default() }).unwrap_err().field, "speedup");
+        assert_eq!(
+            w.replay(&Replay {
+                speedup: 0.0,
+                ..Replay::default()
+            })
+            .unwrap_err()
+            .field,
+            "speedup"
+        );
     }
 
     #[test]
     fn blocks_seen_before_counts_shared_prefixes() {
-        let p = |blocks: &[u64]| Planned { index: 0, at_ms: 0.0, input_tokens: 1, output_tokens: 1, blocks: blocks.to_vec() };
-        assert_eq!(blocks_seen_before(&[p(&[0, 1, 2]), p(&[0, 3]), p(&[0, 1, 3, 4])]), [0, 1, 3]);
+        let p = |blocks: &[u64]| Planned {
+            index: 0,
+            at_ms: 0.0,
+            input_tokens: 1,
+            output_tokens: 1,
+            blocks: blocks.to_vec(),
+        };
+        assert_eq!(
+            blocks_seen_before(&[p(&[0, 1, 2]), p(&[0, 3]), p(&[0, 1, 3, 4])]),
+            [0, 1, 3]
+        );
     }
 }

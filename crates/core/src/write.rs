@@ -65,7 +65,10 @@ fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
     if let Some(v) = attempt.intended_start_ms {
         m.insert("intended_start_ms".into(), ms(v));
     }
-    m.insert("start_ms".into(), attempt.start_ms.map(ms).unwrap_or(Value::Null));
+    m.insert(
+        "start_ms".into(),
+        attempt.start_ms.map(ms).unwrap_or(Value::Null),
+    );
     if let Some(v) = at(attempt.first_byte_ms) {
         m.insert("first_byte_ms".into(), v);
     }
@@ -73,8 +76,11 @@ fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
         m.insert("first_token_ms".into(), v);
     }
     if !attempt.events.is_empty() {
-        let events: Vec<Value> =
-            attempt.events.iter().map(|e| json!([ms(origin + e.at_ms), e.tokens])).collect();
+        let events: Vec<Value> = attempt
+            .events
+            .iter()
+            .map(|e| json!([ms(origin + e.at_ms), e.tokens]))
+            .collect();
         m.insert("events".into(), Value::Array(events));
     }
     if let Some(v) = at(attempt.last_token_ms) {
@@ -102,8 +108,14 @@ fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
         m.insert("event_tokens_estimated".into(), json!(true));
     }
     if let Some(r) = attempt.reasoning {
-        m.insert("first_reasoning_ms".into(), ms(origin + r.first_reasoning_ms));
-        m.insert("first_content_ms".into(), at(r.first_content_ms).unwrap_or(Value::Null));
+        m.insert(
+            "first_reasoning_ms".into(),
+            ms(origin + r.first_reasoning_ms),
+        );
+        m.insert(
+            "first_content_ms".into(),
+            at(r.first_content_ms).unwrap_or(Value::Null),
+        );
     }
     if let Some(p) = attempt.prompt {
         m.insert("prompt_index".into(), json!(p.index));
@@ -207,7 +219,10 @@ pub(crate) fn classroom_cells(a: &Attempt) -> Vec<String> {
             Phase::Measure => "measure".into(),
         },
         a.outcome.name().to_string(),
-        a.outcome.http_status().map(|s| s.to_string()).unwrap_or_default(),
+        a.outcome
+            .http_status()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
         seconds(a.start_ms),
         seconds(a.first_byte_ms),
         seconds(a.ttft_ms),
@@ -226,7 +241,10 @@ pub fn to_csv(trace: &Trace) -> String {
         out.push_str(&format!("# window_s: {}\n", w.length_s));
     }
     if let Some(c) = &h.window_cost {
-        out.push_str(&format!("# window_cost: {}\n# currency: {}\n", c.amount, c.currency));
+        out.push_str(&format!(
+            "# window_cost: {}\n# currency: {}\n",
+            c.amount, c.currency
+        ));
     }
     if let Some(d) = &h.defaults {
         if let Some(t) = d.ttft_threshold_s {

@@ -39,41 +39,76 @@ fn reasoning_trace() -> String {
 fn the_course_definition_and_any_output_give_different_verdicts() {
     let trace = parse_trace("reasoning.jsonl", &reasoning_trace()).unwrap();
     let course = Settings::default();
-    assert_eq!(course.population.first_token, FirstToken::Content, "the course's definition is the default");
+    assert_eq!(
+        course.population.first_token,
+        FirstToken::Content,
+        "the course's definition is the default"
+    );
     let mut any = Settings::default();
     any.population.first_token = FirstToken::AnyOutput;
-    let (m_course, m_any) = (Metrics::of(&trace.attempts, &course), Metrics::of(&trace.attempts, &any));
+    let (m_course, m_any) = (
+        Metrics::of(&trace.attempts, &course),
+        Metrics::of(&trace.attempts, &any),
+    );
     // Any output: every attempt's first token at 0.2 s, all ten qualify under 1 s.
     assert_eq!(m_any.qualified, 10);
     assert_eq!(m_any.ttft_p95.value, Some(0.2));
     // The course: the answer's first token; three came at 1.5 s, one never came.
     assert_eq!(m_course.qualified, 6);
     assert_eq!(m_course.ttft_p95.value, Some(1.5));
-    assert_eq!(m_course.ttft_p95.n, Some(9), "the attempt with no answer has no TTFT (missing, not 0)");
+    assert_eq!(
+        m_course.ttft_p95.n,
+        Some(9),
+        "the attempt with no answer has no TTFT (missing, not 0)"
+    );
     // A verdict flips: r7 is within under any output, over under the course.
     let r7 = &trace.attempts[7];
     assert!(verdict(r7, &any).qualified && !verdict(r7, &course).qualified);
     let r9 = &trace.attempts[9];
-    assert_eq!(verdict(r9, &course).latency, tracelab_core::Latency::NoToken);
+    assert_eq!(
+        verdict(r9, &course).latency,
+        tracelab_core::Latency::NoToken
+    );
     // Each TTFT figure says which token it used, in both languages.
-    assert!(m_course.ttft_p95.name.en.contains("first answer token") && m_course.ttft_p95.name.zh.contains("首个回答"));
-    assert!(m_any.ttft_p95.name.en.contains("reasoning included") && m_any.ttft_p95.name.zh.contains("含推理"));
+    assert!(
+        m_course.ttft_p95.name.en.contains("first answer token")
+            && m_course.ttft_p95.name.zh.contains("首个回答")
+    );
+    assert!(
+        m_any.ttft_p95.name.en.contains("reasoning included")
+            && m_any.ttft_p95.name.zh.contains("含推理")
+    );
     // A permalink carries the choice.
     let mut back = Settings::default();
-    assert!(back.apply_pairs(any.to_pairs().iter().map(|(k, v)| (*k, v.as_str()))).is_empty());
+    assert!(back
+        .apply_pairs(any.to_pairs().iter().map(|(k, v)| (*k, v.as_str())))
+        .is_empty());
     assert_eq!(back.population.first_token, FirstToken::AnyOutput);
 }
 
 #[test]
 fn a_trace_without_the_new_fields_reads_as_before() {
     // No reasoning kept apart: both choices give the same figures (every lesson trace).
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/ten-requests.jsonl")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../public/samples/ten-requests.jsonl"
+    ))
+    .unwrap();
     let trace = parse_trace("ten-requests.jsonl", &text).unwrap();
     let mut any = Settings::default();
     any.population.first_token = FirstToken::AnyOutput;
-    let (a, b) = (Metrics::of(&trace.attempts, &Settings::default()), Metrics::of(&trace.attempts, &any));
-    assert_eq!((a.ttft_p95.value, a.qualified), (b.ttft_p95.value, b.qualified));
-    assert_eq!(a.ttft_p95.name.en, "P95 TTFT (successes)", "the label is unchanged where the choice cannot matter");
+    let (a, b) = (
+        Metrics::of(&trace.attempts, &Settings::default()),
+        Metrics::of(&trace.attempts, &any),
+    );
+    assert_eq!(
+        (a.ttft_p95.value, a.qualified),
+        (b.ttft_p95.value, b.qualified)
+    );
+    assert_eq!(
+        a.ttft_p95.name.en, "P95 TTFT (successes)",
+        "the label is unchanged where the choice cannot matter"
+    );
 }
 
 #[test]
@@ -82,10 +117,17 @@ fn an_older_recording_is_read_from_its_reasoning_events() {
     let line = r#"{"kind":"attempt","id":"a","phase":"measure","start_ms":0,"first_token_ms":100,"events":[[100,1],[150,1],[200,1],[900,1],[950,1]],"reasoning_events":[[0,3]],"end_ms":1000,"outcome":"success","quality":"pass"}"#;
     let trace = parse_trace("old.jsonl", &format!("{HEADER}\n{line}\n")).unwrap();
     let r = trace.attempts[0].reasoning.expect("derived");
-    assert_eq!((r.first_reasoning_ms, r.first_content_ms), (100.0, Some(900.0)));
+    assert_eq!(
+        (r.first_reasoning_ms, r.first_content_ms),
+        (100.0, Some(900.0))
+    );
     // The writer writes the fields out, and they read back the same.
     let written = tracelab_core::write::attempt_line(&trace.attempts[0]);
-    assert!(written.contains("\"first_reasoning_ms\":100") && written.contains("\"first_content_ms\":900"), "{written}");
+    assert!(
+        written.contains("\"first_reasoning_ms\":100")
+            && written.contains("\"first_content_ms\":900"),
+        "{written}"
+    );
     let again = parse_trace("again.jsonl", &format!("{HEADER}\n{written}\n")).unwrap();
     assert_eq!(again.attempts[0].reasoning, Some(r));
 }
@@ -125,7 +167,11 @@ fn reuse_trace() -> String {
     let mut lines = vec![HEADER.to_string()];
     for i in 0..120 {
         let repeat = i >= 40;
-        let ttft = if repeat { 200.0 + (i % 7) as f64 } else { 800.0 + (i % 5) as f64 };
+        let ttft = if repeat {
+            200.0 + (i % 7) as f64
+        } else {
+            800.0 + (i % 5) as f64
+        };
         let start = i as f64 * 2000.0;
         lines.push(format!(
             r#"{{"kind":"attempt","id":"p{i}","phase":"measure","start_ms":{start},"first_token_ms":{},"end_ms":{},"outcome":"success","quality":"pass","input_tokens":100,"output_tokens":10,"tokens_from_usage":true,"prompt_index":{},"repetition":{},"prompt_repeat":{repeat},"cached_tokens":{}}}"#,
@@ -143,15 +189,24 @@ fn reuse_trace() -> String {
 fn repeats_served_from_a_warm_cache_are_split_out_and_flagged() {
     let trace = parse_trace("reuse.jsonl", &reuse_trace()).unwrap();
     let s = Settings::default();
-    let split = tracelab_core::reuse::reuse_split(&trace.attempts, &s).expect("the attempts say which prompt they sent");
+    let split = tracelab_core::reuse::reuse_split(&trace.attempts, &s)
+        .expect("the attempts say which prompt they sent");
     assert_eq!((split.first.n, split.repeat.n), (40, 80));
     assert!(split.first.p50_s.unwrap() > 0.79 && split.repeat.p50_s.unwrap() < 0.21);
     assert_eq!(split.repeat.cached_share, Some(0.96));
     assert_eq!(split.first.cached_share, Some(0.0));
     assert!(split.mixes_cold_and_warm);
     let lines = split.card_lines(Lang::En).join("\n");
-    assert!(lines.contains("first send of a prompt: n = 40") && lines.contains("96 % of their prompt") && lines.contains("mixes a cold cache with a warm one"), "{lines}");
-    assert!(split.card_lines(Lang::Zh).join("\n").contains("冷缓存与热缓存"));
+    assert!(
+        lines.contains("first send of a prompt: n = 40")
+            && lines.contains("96 % of their prompt")
+            && lines.contains("mixes a cold cache with a warm one"),
+        "{lines}"
+    );
+    assert!(split
+        .card_lines(Lang::Zh)
+        .join("\n")
+        .contains("冷缓存与热缓存"));
     // A trace that does not say which prompt was sent has no split.
     let plain = parse_trace("plain.jsonl", &reasoning_trace()).unwrap();
     assert!(tracelab_core::reuse::reuse_split(&plain.attempts, &s).is_none());
@@ -177,29 +232,66 @@ fn the_five_checks_say_what_each_needs() {
     let status: Vec<CheckStatus> = v.checks.iter().map(|c| c.status).collect();
     assert_eq!(
         status,
-        [CheckStatus::Unverified, CheckStatus::Unverified, CheckStatus::Pass, CheckStatus::Unverified, CheckStatus::NotYet],
+        [
+            CheckStatus::Unverified,
+            CheckStatus::Unverified,
+            CheckStatus::Pass,
+            CheckStatus::Unverified,
+            CheckStatus::NotYet
+        ],
         "{:#?}",
         v.checks
     );
     assert!(!v.counts);
     let text = v.lines(Lang::En).join("\n");
-    assert!(text.starts_with("This run counts as a baseline: not yet, because (1) One contract: unverified"), "{text}");
+    assert!(
+        text.starts_with(
+            "This run counts as a baseline: not yet, because (1) One contract: unverified"
+        ),
+        "{text}"
+    );
     assert!(text.contains("does not record model, runtime"), "{text}");
     assert!(v.lines(Lang::Zh).join("\n").contains("尚未"));
     // Eight samples cannot bound a P95: the third check says so and what closes it.
-    let small = parse_trace("ten.jsonl", &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/ten-requests.jsonl")).unwrap()).unwrap();
+    let small = parse_trace(
+        "ten.jsonl",
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../public/samples/ten-requests.jsonl"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
     let ix = Index::build(&small.attempts, s.population);
     let m = Metrics::compute(&ix, &s);
     let iv = Intervals::compute(&ix, &s, &m);
-    let run = RunEvidence { header: &small.header, warmup_attempts: 0, settings: &s, metrics: &m, intervals: &iv, gpu: &GpuSummary::Unverified, engine: &EngineSummary::Unverified };
+    let run = RunEvidence {
+        header: &small.header,
+        warmup_attempts: 0,
+        settings: &s,
+        metrics: &m,
+        intervals: &iv,
+        gpu: &GpuSummary::Unverified,
+        engine: &EngineSummary::Unverified,
+    };
     let gap = &baseline_checks(&run, &OtherRuns::default()).checks[2];
     assert_eq!(gap.status, CheckStatus::NotYet);
-    assert!(gap.evidence.en.contains("n = 8") && gap.evidence.en.contains("needs n ≥ 72"), "{}", gap.evidence.en);
+    assert!(
+        gap.evidence.en.contains("n = 8") && gap.evidence.en.contains("needs n ≥ 72"),
+        "{}",
+        gap.evidence.en
+    );
     // Warm-up mixed in is a failure of the second check.
     let mut wrong = s.clone();
     wrong.population.warmup = tracelab_core::WarmupPolicy::Include;
-    let run = RunEvidence { settings: &wrong, ..run };
-    assert_eq!(baseline_checks(&run, &OtherRuns::default()).checks[1].status, CheckStatus::Fail);
+    let run = RunEvidence {
+        settings: &wrong,
+        ..run
+    };
+    assert_eq!(
+        baseline_checks(&run, &OtherRuns::default()).checks[1].status,
+        CheckStatus::Fail
+    );
 }
 
 /// A run that starts cold and turns warm: 100 first sends at ~800 ms, then 300 repeats at
@@ -209,7 +301,11 @@ fn the_five_checks_say_what_each_needs() {
 fn a_run_that_changes_along_the_way_is_not_a_stable_tail() {
     let mut lines = vec![HEADER.to_string()];
     for i in 0..400 {
-        let ttft = if i < 100 { 800.0 + (i % 5) as f64 } else { 200.0 + (i % 7) as f64 };
+        let ttft = if i < 100 {
+            800.0 + (i % 5) as f64
+        } else {
+            200.0 + (i % 7) as f64
+        };
         let start = i as f64 * 2000.0;
         lines.push(format!(
             r#"{{"kind":"attempt","id":"p{i}","phase":"measure","start_ms":{start},"first_token_ms":{},"end_ms":{},"outcome":"success","quality":"pass"}}"#,
@@ -222,14 +318,35 @@ fn a_run_that_changes_along_the_way_is_not_a_stable_tail() {
     let index = Index::build(&trace.attempts, s.population);
     let metrics = Metrics::compute(&index, &s);
     let intervals = Intervals::compute(&index, &s, &metrics);
-    let run = RunEvidence { header: &trace.header, warmup_attempts: 0, settings: &s, metrics: &metrics, intervals: &intervals, gpu: &GpuSummary::Unverified, engine: &EngineSummary::Unverified };
+    let run = RunEvidence {
+        header: &trace.header,
+        warmup_attempts: 0,
+        settings: &s,
+        metrics: &metrics,
+        intervals: &intervals,
+        gpu: &GpuSummary::Unverified,
+        engine: &EngineSummary::Unverified,
+    };
     let gap = &baseline_checks(&run, &OtherRuns::default()).checks[2];
     assert_eq!(gap.status, CheckStatus::NotYet, "{}", gap.evidence.en);
-    assert!(gap.evidence.en.contains("correlated in start order and worth about"), "{}", gap.evidence.en);
-    assert!(gap.evidence.zh.contains("按开始时间相关"), "{}", gap.evidence.zh);
+    assert!(
+        gap.evidence
+            .en
+            .contains("correlated in start order and worth about"),
+        "{}",
+        gap.evidence.en
+    );
+    assert!(
+        gap.evidence.zh.contains("按开始时间相关"),
+        "{}",
+        gap.evidence.zh
+    );
 }
 
-const REASONING_SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/reasoning-first-token.jsonl");
+const REASONING_SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../public/samples/reasoning-first-token.jsonl"
+);
 
 /// The lab's reasoning-model sample (constructed here, not measured): 24 requests to a model
 /// that thinks before it answers. Reasoning starts at 0.30–0.52 s for all; the answer follows at
@@ -269,7 +386,10 @@ fn reasoning_sample() -> String {
         lines.push(a.to_string());
         t += end + 50.0;
     }
-    lines.push(json!({"kind": "footer", "finished_cleanly": true, "attempts": 24, "gpu_samples": 0}).to_string());
+    lines.push(
+        json!({"kind": "footer", "finished_cleanly": true, "attempts": 24, "gpu_samples": 0})
+            .to_string(),
+    );
     lines.join("\n") + "\n"
 }
 
@@ -279,15 +399,28 @@ fn the_reasoning_sample_is_what_its_generator_writes() {
     if std::env::var_os("TRACELAB_BLESS").is_some() {
         std::fs::write(REASONING_SAMPLE, &generated).unwrap();
     }
-    let on_disk = std::fs::read_to_string(REASONING_SAMPLE).unwrap_or_else(|e| panic!("{REASONING_SAMPLE}: {e} (TRACELAB_BLESS=1 writes it)"));
-    assert!(on_disk == generated, "the sample differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff");
+    let on_disk = std::fs::read_to_string(REASONING_SAMPLE)
+        .unwrap_or_else(|e| panic!("{REASONING_SAMPLE}: {e} (TRACELAB_BLESS=1 writes it)"));
+    assert!(
+        on_disk == generated,
+        "the sample differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff"
+    );
     let trace = parse_trace("reasoning-first-token.jsonl", &on_disk).unwrap();
     let s = Settings::from_header(&trace.header);
     let mut any = s.clone();
     any.population.first_token = FirstToken::AnyOutput;
-    let (course, all) = (Metrics::of(&trace.attempts, &s), Metrics::of(&trace.attempts, &any));
-    println!("course: P95 {:?} qualified {}; any output: P95 {:?} qualified {}", course.ttft_p95.value, course.qualified, all.ttft_p95.value, all.qualified);
+    let (course, all) = (
+        Metrics::of(&trace.attempts, &s),
+        Metrics::of(&trace.attempts, &any),
+    );
+    println!(
+        "course: P95 {:?} qualified {}; any output: P95 {:?} qualified {}",
+        course.ttft_p95.value, course.qualified, all.ttft_p95.value, all.qualified
+    );
     assert_eq!(course.qualified, 16);
-    assert_eq!(all.qualified, 22, "any output: every answered, evaluated attempt is within 1 s");
+    assert_eq!(
+        all.qualified, 22,
+        "any output: every answered, evaluated attempt is within 1 s"
+    );
     assert!(course.ttft_p95.value.unwrap() > 1.0 && all.ttft_p95.value.unwrap() < 0.6);
 }

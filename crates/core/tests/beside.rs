@@ -12,10 +12,16 @@ use tracelab_core::simulate::{Arrival, Rng, Schedule};
 use tracelab_core::trace::*;
 use tracelab_core::{card, write, Index, Lang, Metrics, Settings};
 
-const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/gpu-busy-users-slow.jsonl");
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../public/samples/gpu-busy-users-slow.jsonl"
+);
 /// The same run with the engine's own signals scraped beside it (lesson 4, "GPU busy, queue
 /// long, users slow").
-const QUEUE_SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/gpu-busy-queue-long.jsonl");
+const QUEUE_SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../public/samples/gpu-busy-queue-long.jsonl"
+);
 
 /// "GPU busy, users slow", constructed for teaching: one GPU, 8 slots, about 2.8 s of work per
 /// request (so about 2.9 requests/s at most). For 90 s requests arrive at 0.8/s and are served
@@ -35,8 +41,14 @@ fn queue_long_sample() -> String {
 }
 
 fn teaching_sample(with_engine: bool) -> String {
-    let mut arrivals: Vec<f64> = Schedule::new(Arrival::Poisson, 0.8, 1.0, 1).take_while(|&t| t < 90_000.0).collect();
-    arrivals.extend(Schedule::new(Arrival::Poisson, 4.0, 1.0, 2).map(|t| t + 90_000.0).take_while(|&t| t < 180_000.0));
+    let mut arrivals: Vec<f64> = Schedule::new(Arrival::Poisson, 0.8, 1.0, 1)
+        .take_while(|&t| t < 90_000.0)
+        .collect();
+    arrivals.extend(
+        Schedule::new(Arrival::Poisson, 4.0, 1.0, 2)
+            .map(|t| t + 90_000.0)
+            .take_while(|&t| t < 180_000.0),
+    );
     let mut rng = Rng::new(2026);
     let timeout_ms = 15_000.0;
     let mut slots = [0.0_f64; 8];
@@ -48,7 +60,15 @@ fn teaching_sample(with_engine: bool) -> String {
         let prefill = 250.0 + rng.exponential(150.0);
         let tokens = 60 + rng.index(121) as u32;
         let decode = tokens as f64 * 20.0;
-        let (slot, free) = slots.iter().copied().enumerate().fold((0, f64::INFINITY), |b, (i, f)| if f < b.1 { (i, f) } else { b });
+        let (slot, free) =
+            slots
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, f64::INFINITY),
+                    |b, (i, f)| if f < b.1 { (i, f) } else { b },
+                );
         let begin = at.max(free);
         let id = format!("R{:03}", i + 1);
         let mut a = if begin + prefill > at + timeout_ms {
@@ -57,14 +77,24 @@ fn teaching_sample(with_engine: bool) -> String {
                 slots[slot] = at + timeout_ms;
                 busy.push((begin, at + timeout_ms));
             }
-            let mut a = Attempt::new(id, Outcome::TimeoutBeforeFirstToken, None, Quality::NotEvaluated);
+            let mut a = Attempt::new(
+                id,
+                Outcome::TimeoutBeforeFirstToken,
+                None,
+                Quality::NotEvaluated,
+            );
             a.e2e_ms = Some(timeout_ms);
             a
         } else {
             let end = begin + prefill + decode;
             slots[slot] = end;
             busy.push((begin, end));
-            let mut a = Attempt::new(id, Outcome::Success, Some(begin + prefill - at), Quality::Pass);
+            let mut a = Attempt::new(
+                id,
+                Outcome::Success,
+                Some(begin + prefill - at),
+                Quality::Pass,
+            );
             a.e2e_ms = Some(end - at);
             a.output_tokens = Some(tokens);
             a.tokens_from_usage = true;
@@ -75,15 +105,29 @@ fn teaching_sample(with_engine: bool) -> String {
         attempts.push(a);
         starts.push((at, begin));
     }
-    let last = attempts.iter().map(|a| a.start_ms.unwrap() + a.e2e_ms.unwrap()).fold(0.0, f64::max);
+    let last = attempts
+        .iter()
+        .map(|a| a.start_ms.unwrap() + a.e2e_ms.unwrap())
+        .fold(0.0, f64::max);
     let gpu: Vec<GpuSample> = (0..=(last / 1000.0) as u32)
         .map(|s| {
             let t = s as f64 * 1000.0;
             let n = busy.iter().filter(|(b, e)| *b <= t && t < *e).count() as f64;
-            let util = if n == 0.0 { rng.uniform() * 2.0 } else { 25.0 + 9.0 * n + (rng.uniform() - 0.5) * 3.0 };
+            let util = if n == 0.0 {
+                rng.uniform() * 2.0
+            } else {
+                25.0 + 9.0 * n + (rng.uniform() - 0.5) * 3.0
+            };
             let mem = 16_384.0 + 7_936.0 * n + rng.uniform() * 64.0;
             let r = |v: f64| (v * 10.0).round() / 10.0;
-            GpuSample { t_ms: t, node: None, gpu: 0, util_pct: r(util.min(100.0)), mem_used_mib: r(mem), mem_total_mib: 81_559.0 }
+            GpuSample {
+                t_ms: t,
+                node: None,
+                gpu: 0,
+                util_pct: r(util.min(100.0)),
+                mem_used_mib: r(mem),
+                mem_total_mib: 81_559.0,
+            }
         })
         .collect();
     let engine: Vec<engine::EngineSample> = if !with_engine {
@@ -94,18 +138,26 @@ fn teaching_sample(with_engine: bool) -> String {
             .map(|s| {
                 let t = s as f64 * 1000.0;
                 let running = busy.iter().filter(|(b, e)| *b <= t && t < *e).count() as f64;
-                let waiting = starts.iter().filter(|(at, begin)| *at <= t && t < begin.min(at + timeout_ms)).count() as f64;
+                let waiting = starts
+                    .iter()
+                    .filter(|(at, begin)| *at <= t && t < begin.min(at + timeout_ms))
+                    .count() as f64;
                 // The engine's first tokens so far, 3 ms before the client saw each.
                 let served: Vec<f64> = attempts
                     .iter()
-                    .filter_map(|a| Some((a.start_ms? + a.ttft_ms? - 3.0, (a.ttft_ms? - 3.0) / 1000.0)))
+                    .filter_map(|a| {
+                        Some((a.start_ms? + a.ttft_ms? - 3.0, (a.ttft_ms? - 3.0) / 1000.0))
+                    })
                     .filter(|(at, _)| *at <= t)
                     .map(|(_, ttft_s)| ttft_s)
                     .collect();
                 let ttft = engine::EngineHistogram {
                     count: served.len() as f64,
                     sum_s: (served.iter().sum::<f64>() * 1e6).round() / 1e6,
-                    buckets: bounds.iter().map(|b| [*b, served.iter().filter(|v| **v <= *b).count() as f64]).collect(),
+                    buckets: bounds
+                        .iter()
+                        .map(|b| [*b, served.iter().filter(|v| **v <= *b).count() as f64])
+                        .collect(),
                 };
                 engine::EngineSample {
                     t_ms: t,
@@ -122,25 +174,53 @@ fn teaching_sample(with_engine: bool) -> String {
             .collect()
     };
     let header = Header {
-        tool: Tool { name: "constructed for teaching".into(), version: "1".into() },
+        tool: Tool {
+            name: "constructed for teaching".into(),
+            version: "1".into(),
+        },
         engine_metrics: with_engine.then(|| engine::EngineScrape {
             sources: 1,
             interval_ms: 1000.0,
             engines: vec![Some("vllm".into())],
-            signals: ["waiting", "running", "kv_cache", "preemptions_per_s", "ttft"].map(String::from).to_vec(),
+            signals: [
+                "waiting",
+                "running",
+                "kv_cache",
+                "preemptions_per_s",
+                "ttft",
+            ]
+            .map(String::from)
+            .to_vec(),
         }),
         conditions: Conditions {
             model: Some("teaching-sample (constructed, not measured)".into()),
-            prompt_set: Some(if with_engine { "gpu-busy-queue-long" } else { "gpu-busy-users-slow" }.into()),
+            prompt_set: Some(
+                if with_engine {
+                    "gpu-busy-queue-long"
+                } else {
+                    "gpu-busy-users-slow"
+                }
+                .into(),
+            ),
             arrival: Some("poisson".into()),
             seed: Some(1),
             timeout_s: Some(60.0),
             first_token_timeout_s: Some(15.0),
             ..Conditions::default()
         },
-        capabilities: Capabilities { workload_executed: true, inference_benchmark: true, gpu_telemetry: "constructed".into() },
-        window: Some(Window { start_ms: 0.0, length_s: 180.0 }),
-        defaults: Some(HeaderDefaults { ttft_threshold_s: Some(2.0), comparison: Some(tracelab_core::Comparison::Le) }),
+        capabilities: Capabilities {
+            workload_executed: true,
+            inference_benchmark: true,
+            gpu_telemetry: "constructed".into(),
+        },
+        window: Some(Window {
+            start_ms: 0.0,
+            length_s: 180.0,
+        }),
+        defaults: Some(HeaderDefaults {
+            ttft_threshold_s: Some(2.0),
+            comparison: Some(tracelab_core::Comparison::Le),
+        }),
         ..Header::default()
     };
     let mut note = Map::new();
@@ -162,37 +242,75 @@ fn teaching_sample(with_engine: bool) -> String {
     for e in &engine {
         out += &(write::engine_line(e) + "\n");
     }
-    out += &(write::footer_line(&Footer { finished_cleanly: true, attempts: attempts.len() as u64, gpu_samples: gpu.len() as u64 }) + "\n");
+    out += &(write::footer_line(&Footer {
+        finished_cleanly: true,
+        attempts: attempts.len() as u64,
+        gpu_samples: gpu.len() as u64,
+    }) + "\n");
     out
 }
 
 #[test]
 fn the_teaching_sample_is_what_its_generator_writes() {
-    for (path, generated) in [(SAMPLE, gpu_busy_sample()), (QUEUE_SAMPLE, queue_long_sample())] {
+    for (path, generated) in [
+        (SAMPLE, gpu_busy_sample()),
+        (QUEUE_SAMPLE, queue_long_sample()),
+    ] {
         if std::env::var_os("TRACELAB_BLESS").is_some() {
             std::fs::write(path, &generated).unwrap();
         }
-        let on_disk = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e} (TRACELAB_BLESS=1 writes it)"));
-        assert!(on_disk == generated, "{path} differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff");
+        let on_disk = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("{path}: {e} (TRACELAB_BLESS=1 writes it)"));
+        assert!(
+            on_disk == generated,
+            "{path} differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff"
+        );
     }
 }
 
 #[test]
 fn on_the_queue_sample_slow_attempts_waited_behind_a_long_queue() {
     let (trace, settings) = load(&std::fs::read_to_string(QUEUE_SAMPLE).unwrap());
-    let EngineSummary::Measured { engine, slow, fast, server_ttft } = engine_beside(&trace, &settings) else { panic!("measured") };
+    let EngineSummary::Measured {
+        engine,
+        slow,
+        fast,
+        server_ttft,
+    } = engine_beside(&trace, &settings)
+    else {
+        panic!("measured")
+    };
     assert_eq!(engine, "vllm");
     let (sw, fw) = (slow.waiting.unwrap(), fast.waiting.unwrap());
-    println!("slow {} waited behind {sw} at {:?}; fast {} behind {fw} at {:?}", slow.attempts, slow.kv_cache, fast.attempts, fast.kv_cache);
+    println!(
+        "slow {} waited behind {sw} at {:?}; fast {} behind {fw} at {:?}",
+        slow.attempts, slow.kv_cache, fast.attempts, fast.kv_cache
+    );
     assert!(sw > 10.0 && fw < 2.0, "slow behind {sw}, fast behind {fw}");
     assert!(slow.kv_cache.unwrap() > 0.9 && fast.kv_cache.unwrap() < slow.kv_cache.unwrap());
     let server = server_ttft.expect("the engine counts its own TTFT");
-    let successes = trace.attempts.iter().filter(|a| a.ttft_ms.is_some()).count() as f64;
-    assert_eq!(server.count, successes, "every first token the engine served in the window");
-    let m = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+    let successes = trace
+        .attempts
+        .iter()
+        .filter(|a| a.ttft_ms.is_some())
+        .count() as f64;
+    assert_eq!(
+        server.count, successes,
+        "every first token the engine served in the window"
+    );
+    let m = Metrics::compute(
+        &Index::build(&trace.attempts, settings.population),
+        &settings,
+    );
     let text = card::render_text("s", &trace, &settings, &m, Lang::En);
-    assert!(text.contains("Engine beside slow attempts (vllm;"), "{text}");
-    assert!(text.contains("The engine's own TTFT (vllm:time_to_first_token_seconds"), "{text}");
+    assert!(
+        text.contains("Engine beside slow attempts (vllm;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("The engine's own TTFT (vllm:time_to_first_token_seconds"),
+        "{text}"
+    );
     let zh = card::render_text("s", &trace, &settings, &m, Lang::Zh);
     assert!(zh.contains("慢请求旁的推理引擎（vllm；"), "{zh}");
 }
@@ -203,13 +321,26 @@ fn the_engine_beside_slow_attempts_on_a_trace_whose_answer_is_known() {
     // scrapes inside B read 14 queued at 97 %, inside D 12, 16, 14 at 95, 99, 97 % (mean 14,
     // 97 %); inside A and C 0 at 40 %. Slow: median of (14, 14) = 14 at 97 %; fast: 0 at 40 %.
     let mut trace = Trace::default();
-    for (id, start, ttft, e2e) in [("A", 0.0, 200.0, 1000.0), ("B", 1000.0, 1500.0, 2000.0), ("C", 3000.0, 300.0, 1000.0), ("D", 4000.0, 2500.0, 3000.0)] {
+    for (id, start, ttft, e2e) in [
+        ("A", 0.0, 200.0, 1000.0),
+        ("B", 1000.0, 1500.0, 2000.0),
+        ("C", 3000.0, 300.0, 1000.0),
+        ("D", 4000.0, 2500.0, 3000.0),
+    ] {
         let mut a = Attempt::new(id, Outcome::Success, Some(ttft), Quality::Pass);
         a.start_ms = Some(start);
         a.e2e_ms = Some(e2e);
         trace.attempts.push(a);
     }
-    for (t, w, k) in [(500.0, 0.0, 0.4), (1500.0, 14.0, 0.97), (2500.0, 14.0, 0.97), (3500.0, 0.0, 0.4), (4500.0, 12.0, 0.95), (5500.0, 16.0, 0.99), (6500.0, 14.0, 0.97)] {
+    for (t, w, k) in [
+        (500.0, 0.0, 0.4),
+        (1500.0, 14.0, 0.97),
+        (2500.0, 14.0, 0.97),
+        (3500.0, 0.0, 0.4),
+        (4500.0, 12.0, 0.95),
+        (5500.0, 16.0, 0.99),
+        (6500.0, 14.0, 0.97),
+    ] {
         trace.engine.push(engine::EngineSample {
             t_ms: t,
             source: 0,
@@ -248,7 +379,14 @@ fn load(text: &str) -> (Trace, Settings) {
 #[test]
 fn on_the_teaching_sample_slow_attempts_ran_on_a_busy_gpu() {
     let (trace, settings) = load(&std::fs::read_to_string(SAMPLE).unwrap());
-    let GpuBeside::Measured { slow, fast, attempts } = gpu_beside(&trace, &settings) else { panic!("measured") };
+    let GpuBeside::Measured {
+        slow,
+        fast,
+        attempts,
+    } = gpu_beside(&trace, &settings)
+    else {
+        panic!("measured")
+    };
     let (su, fu) = (slow.util_pct.unwrap(), fast.util_pct.unwrap());
     println!(
         "slow {} ({} sampled) at {su:.1} % and {:.1} GiB; fast {} ({} sampled) at {fu:.1} % and {:.1} GiB",
@@ -261,23 +399,46 @@ fn on_the_teaching_sample_slow_attempts_ran_on_a_busy_gpu() {
     );
     assert!(su > 90.0 && fu < su - 20.0, "slow {su} %, fast {fu} %");
     // Every timeout is slow, and the rows that refute "busy, so fast" exist: slow at ≥ 95 %.
-    let timeouts = trace.attempts.iter().filter(|a| a.outcome == Outcome::TimeoutBeforeFirstToken).count();
+    let timeouts = trace
+        .attempts
+        .iter()
+        .filter(|a| a.outcome == Outcome::TimeoutBeforeFirstToken)
+        .count();
     assert!(timeouts >= 20, "{timeouts} timeouts");
     assert!(attempts.iter().filter(|a| a.slow).count() >= timeouts);
-    let refuting = attempts.iter().filter(|a| a.slow && a.util_pct.is_some_and(|u| u >= 95.0)).count();
+    let refuting = attempts
+        .iter()
+        .filter(|a| a.slow && a.util_pct.is_some_and(|u| u >= 95.0))
+        .count();
     assert!(refuting > 100, "{refuting} refuting rows");
-    let line = card::render_text("s", &trace, &settings, &Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings), Lang::En);
+    let line = card::render_text(
+        "s",
+        &trace,
+        &settings,
+        &Metrics::compute(
+            &Index::build(&trace.attempts, settings.population),
+            &settings,
+        ),
+        Lang::En,
+    );
     assert!(line.contains("GPU beside slow attempts (TTFT over 2 s, a timeout, or the slowest 5 % E2E; mean per GPU):"), "{line}");
     assert!(line.contains("GPU telemetry: constructed"), "{line}");
 }
 
 #[test]
 fn without_telemetry_the_gpu_is_unverified() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/ten-requests.jsonl")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../public/samples/ten-requests.jsonl"
+    ))
+    .unwrap();
     let (trace, settings) = load(&text);
     let beside = gpu_beside(&trace, &settings);
     assert_eq!(beside, GpuBeside::Unverified);
-    assert_eq!(beside.card_line(&settings, Lang::En), "GPU beside slow attempts: unverified — this trace has no GPU telemetry");
+    assert_eq!(
+        beside.card_line(&settings, Lang::En),
+        "GPU beside slow attempts: unverified — this trace has no GPU telemetry"
+    );
     assert!(beside.card_line(&settings, Lang::Zh).contains("未验证"));
     // Telemetry declared but no sample: still unverified, not "0 %".
     let mut declared = trace.clone();
@@ -291,7 +452,12 @@ fn open_loop(rate: f64, n: usize, lag: impl Fn(usize) -> f64) -> Trace {
     trace.header.conditions.arrival = Some("constant".into());
     trace.header.conditions.rate_per_s = Some(rate);
     for i in 0..n {
-        let mut a = Attempt::new(format!("a{i}"), Outcome::Success, Some(100.0), Quality::Pass);
+        let mut a = Attempt::new(
+            format!("a{i}"),
+            Outcome::Success,
+            Some(100.0),
+            Quality::Pass,
+        );
         let at = i as f64 * 1000.0 / rate;
         a.intended_start_ms = Some(at);
         a.start_ms = Some(at + lag(i));
@@ -305,7 +471,10 @@ fn open_loop(rate: f64, n: usize, lag: impl Fn(usize) -> f64) -> Trace {
 fn client_lag_percentiles_and_the_warning() {
     // 10/s (100 ms gap): lags 0, 1, …, 19 ms. Nearest rank over 20: P50 = 10th = 9, P95 = 19th = 18.
     let lag = client_lag(&open_loop(10.0, 20, |i| i as f64)).unwrap();
-    assert_eq!((lag.n, lag.p50_ms, lag.p95_ms, lag.max_ms), (20, 9.0, 18.0, 19.0));
+    assert_eq!(
+        (lag.n, lag.p50_ms, lag.p95_ms, lag.max_ms),
+        (20, 9.0, 18.0, 19.0)
+    );
     // The limit is 10 % of the gap: 10 ms. 18 ms is over it.
     assert_eq!(lag.limit_ms, 10.0);
     assert!(lag.behind);
@@ -313,7 +482,12 @@ fn client_lag_percentiles_and_the_warning() {
     assert_eq!(lines[0], "Client lag (actual − intended start, n = 20, nearest-rank): P50 9 ms · P95 18 ms · max 19 ms");
     assert!(lines[1].starts_with("⚠ The client could not keep its schedule: P95 lag 18 ms is over 10 % of the 100 ms mean gap (10 ms)"), "{}", lines[1]);
     assert!(lag.card_lines(Lang::Zh)[1].contains("测的是客户端"));
-    assert!(lag.card_lines(Lang::Zh)[0].starts_with("客户端滞后（实际开始 − 计划开始，n = 20，最近秩）"), "{}", lag.card_lines(Lang::Zh)[0]);
+    assert!(
+        lag.card_lines(Lang::Zh)[0]
+            .starts_with("客户端滞后（实际开始 − 计划开始，n = 20，最近秩）"),
+        "{}",
+        lag.card_lines(Lang::Zh)[0]
+    );
     // At 1/s the same lags are well inside 100 ms: no warning, one line.
     let calm = client_lag(&open_loop(1.0, 20, |i| i as f64)).unwrap();
     assert!(!calm.behind);
@@ -323,7 +497,9 @@ fn client_lag_percentiles_and_the_warning() {
     closed.header.conditions.arrival = Some("closed".into());
     assert_eq!(client_lag(&closed), None);
     let mut bare = open_loop(1.0, 5, |_| 0.0);
-    bare.attempts.iter_mut().for_each(|a| a.intended_start_ms = None);
+    bare.attempts
+        .iter_mut()
+        .for_each(|a| a.intended_start_ms = None);
     assert_eq!(client_lag(&bare), None);
 }
 
@@ -334,8 +510,14 @@ fn a_lag_warning_under_the_floor_does_not_call_the_floor_ten_percent() {
     assert_eq!(lag.limit_ms, 1.0);
     assert!(lag.behind && lag.limit_is_floor());
     let en = &lag.card_lines(Lang::En)[1];
-    assert!(en.contains("over the 1 ms floor") && en.contains("0.5 ms mean gap is less"), "{en}");
-    assert!(!en.contains("over 10 % of"), "the floor is not 10 % of the gap: {en}");
+    assert!(
+        en.contains("over the 1 ms floor") && en.contains("0.5 ms mean gap is less"),
+        "{en}"
+    );
+    assert!(
+        !en.contains("over 10 % of"),
+        "the floor is not 10 % of the gap: {en}"
+    );
     let zh = &lag.card_lines(Lang::Zh)[1];
     assert!(zh.contains("下限") && !zh.contains("的 10 %（"), "{zh}");
 }
@@ -346,7 +528,14 @@ fn a_slow_attempt_is_judged_by_the_threshold_the_timeout_and_the_tail() {
     let mut trace = open_loop(1.0, 0, |_| 0.0);
     trace.header.capabilities.gpu_telemetry = "nvml".into();
     trace.gpu = (0..30)
-        .map(|i| GpuSample { t_ms: i as f64 * 100.0, node: None, gpu: 0, util_pct: if i <= 10 { 90.0 } else { 20.0 }, mem_used_mib: 1024.0, mem_total_mib: 2048.0 })
+        .map(|i| GpuSample {
+            t_ms: i as f64 * 100.0,
+            node: None,
+            gpu: 0,
+            util_pct: if i <= 10 { 90.0 } else { 20.0 },
+            mem_used_mib: 1024.0,
+            mem_total_mib: 2048.0,
+        })
         .collect();
     let mut add = |id: &str, start: f64, ttft: Option<f64>, e2e: f64, outcome: Outcome| {
         let mut a = Attempt::new(id, outcome, ttft, Quality::Pass);
@@ -355,20 +544,43 @@ fn a_slow_attempt_is_judged_by_the_threshold_the_timeout_and_the_tail() {
         trace.attempts.push(a);
     };
     add("over", 0.0, Some(1500.0), 1000.0, Outcome::Success); // TTFT over 1 s
-    add("timeout", 1500.0, None, 500.0, Outcome::TimeoutBeforeFirstToken);
+    add(
+        "timeout",
+        1500.0,
+        None,
+        500.0,
+        Outcome::TimeoutBeforeFirstToken,
+    );
     add("fast", 2000.0, Some(100.0), 500.0, Outcome::Success);
     add("blink", 2050.0, Some(10.0), 20.0, Outcome::Success); // no sample inside
     let mut settings = Settings::from_header(&trace.header);
     settings.ttft_threshold_s = 1.0;
-    let GpuBeside::Measured { slow, fast, attempts } = gpu_beside(&trace, &settings) else { panic!() };
-    let slow_ids: Vec<&str> = attempts.iter().filter(|a| a.slow).map(|a| a.id.as_str()).collect();
+    let GpuBeside::Measured {
+        slow,
+        fast,
+        attempts,
+    } = gpu_beside(&trace, &settings)
+    else {
+        panic!()
+    };
+    let slow_ids: Vec<&str> = attempts
+        .iter()
+        .filter(|a| a.slow)
+        .map(|a| a.id.as_str())
+        .collect();
     // "over" is also the slowest E2E (P95 of 4 = the 4th).
     assert_eq!(slow_ids, ["over", "timeout"]);
     assert_eq!((slow.attempts, slow.with_samples), (2, 2));
     // over: samples 0..=1000 ms → 11 at 90 %; timeout: 1500..=2000 ms → 6 at 20 %. Mean of means 55 %.
     assert_eq!(slow.util_pct, Some(55.0));
-    assert_eq!((fast.attempts, fast.with_samples, fast.util_pct), (2, 1, Some(20.0)));
-    assert_eq!(attempts.iter().find(|a| a.id == "blink").unwrap().util_pct, None);
+    assert_eq!(
+        (fast.attempts, fast.with_samples, fast.util_pct),
+        (2, 1, Some(20.0))
+    );
+    assert_eq!(
+        attempts.iter().find(|a| a.id == "blink").unwrap().util_pct,
+        None
+    );
 }
 
 #[test]
@@ -376,8 +588,14 @@ fn the_lessons_refuting_rows_are_the_cores() {
     // Lesson 4's "which rows refute 'busy, so fast'": an option is right exactly when the core
     // calls that attempt slow and the GPU samples inside it average 95 % or more; its text quotes
     // the attempt's start, TTFT (or timeout) and utilisation as the core computes them.
-    let course: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../lessons/course.json")).unwrap()).unwrap();
+    let course: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../lessons/course.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
     let exercise = course["lessons"]
         .as_array()
         .unwrap()
@@ -387,19 +605,35 @@ fn the_lessons_refuting_rows_are_the_cores() {
         .expect("exercise gpu-busy-rows");
     assert_eq!(exercise["multiple"], true);
     let (trace, settings) = load(&std::fs::read_to_string(SAMPLE).unwrap());
-    let GpuBeside::Measured { attempts, .. } = gpu_beside(&trace, &settings) else { panic!() };
+    let GpuBeside::Measured { attempts, .. } = gpu_beside(&trace, &settings) else {
+        panic!()
+    };
     for option in exercise["options"].as_array().unwrap() {
         let id = option["id"].as_str().unwrap();
-        let a = attempts.iter().find(|a| a.id == id).unwrap_or_else(|| panic!("{id} is not in the sample"));
+        let a = attempts
+            .iter()
+            .find(|a| a.id == id)
+            .unwrap_or_else(|| panic!("{id} is not in the sample"));
         let util = a.util_pct.unwrap();
         let refutes = a.slow && util >= 95.0;
-        assert_eq!(option["correct"].as_bool(), Some(refutes), "{id}: slow {}, {util:.1} %", a.slow);
+        assert_eq!(
+            option["correct"].as_bool(),
+            Some(refutes),
+            "{id}: slow {}, {util:.1} %",
+            a.slow
+        );
         let text = option["text"]["en"].as_str().unwrap();
         let attempt = &trace.attempts[a.index];
-        assert!(text.contains(&format!("started at {:.1} s", a.start_ms / 1000.0)), "{text}");
+        assert!(
+            text.contains(&format!("started at {:.1} s", a.start_ms / 1000.0)),
+            "{text}"
+        );
         assert!(text.contains(&format!("GPU {} %", util.round())), "{text}");
         match attempt.ttft_ms {
-            Some(t) => assert!(text.contains(&format!("TTFT {:.3} s", t / 1000.0)), "{text}"),
+            Some(t) => assert!(
+                text.contains(&format!("TTFT {:.3} s", t / 1000.0)),
+                "{text}"
+            ),
             None => assert!(text.contains("timeout before first token"), "{text}"),
         }
     }

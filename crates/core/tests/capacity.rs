@@ -4,12 +4,13 @@
 //! answer agrees with Erlang C.
 
 use tracelab_core::capacity::{
-    check_loads, saturation, Capacity, LoadKind, Measure, SimulatedLoad, SimulatedSweep, SimulatedSweepPlan, Step, StepVerdict, SweepFile, SweepStep, Target,
+    check_loads, saturation, Capacity, LoadKind, Measure, SimulatedLoad, SimulatedSweep,
+    SimulatedSweepPlan, Step, StepVerdict, SweepFile, SweepStep, Target,
 };
-use tracelab_core::write::to_jsonl;
 use tracelab_core::parse::parse_trace;
 use tracelab_core::simulate::theory::erlang_c;
 use tracelab_core::simulate::*;
+use tracelab_core::write::to_jsonl;
 use tracelab_core::{Comparison, Lang, Quality, Settings, Trace};
 
 /// A step of `fast` qualified answers (TTFT 0.2 s), `slow` successes over any threshold up to
@@ -28,7 +29,17 @@ fn step(fast: usize, slow: usize, failed: usize) -> Trace {
 }
 
 fn steps<'a>(loads: &[f64], traces: &'a [Trace]) -> Vec<Step<'a>> {
-    loads.iter().zip(traces).enumerate().map(|(i, (l, t))| Step { load: *l, name: format!("step-{:02}", i + 1), trace: t, interrupted: false }).collect()
+    loads
+        .iter()
+        .zip(traces)
+        .enumerate()
+        .map(|(i, (l, t))| Step {
+            load: *l,
+            name: format!("step-{:02}", i + 1),
+            trace: t,
+            interrupted: false,
+        })
+        .collect()
 }
 
 fn target(spec: &str) -> Target {
@@ -39,11 +50,30 @@ fn target(spec: &str) -> Target {
 fn passes_inconclusive_fails_and_the_answer_between() {
     // 40/40 qualified: Wilson [0.912, 1] clears 0.8. 30/40: [0.598, 0.858] straddles it.
     // 10/40: [0.142, 0.406] lies wholly below. 2/40 at the last step fails too.
-    let traces = [step(40, 0, 0), step(30, 10, 0), step(10, 30, 0), step(2, 38, 0)];
+    let traces = [
+        step(40, 0, 0),
+        step(30, 10, 0),
+        step(10, 30, 0),
+        step(2, 38, 0),
+    ];
     let loads = [1.0, 2.0, 4.0, 8.0];
-    let c = Capacity::compute(LoadKind::Concurrency, &steps(&loads, &traces), &Settings::default(), target("joint_rate>=0.8")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Concurrency,
+        &steps(&loads, &traces),
+        &Settings::default(),
+        target("joint_rate>=0.8"),
+    )
+    .unwrap();
     let verdicts: Vec<StepVerdict> = c.steps.iter().map(|s| s.verdict).collect();
-    assert_eq!(verdicts, [StepVerdict::Passes, StepVerdict::Inconclusive, StepVerdict::Fails, StepVerdict::Fails]);
+    assert_eq!(
+        verdicts,
+        [
+            StepVerdict::Passes,
+            StepVerdict::Inconclusive,
+            StepVerdict::Fails,
+            StepVerdict::Fails
+        ]
+    );
     let b = c.steps[1].joint_rate.interval.unwrap();
     assert!(b.lo.unwrap() < 0.8 && b.hi.unwrap() > 0.8, "{b:?}");
     assert_eq!(c.answer.last_pass, Some(1.0));
@@ -52,11 +82,17 @@ fn passes_inconclusive_fails_and_the_answer_between() {
     // 40/40 → 30/40: Newcombe's interval of the drop is wholly below 0, so the knee is at 1.
     assert_eq!(c.knee, Some(1.0));
     let en = c.render_text(Lang::En);
-    assert!(en.contains("capacity lies between concurrency 1 (passes) and concurrency 4 (fails)"), "{en}");
+    assert!(
+        en.contains("capacity lies between concurrency 1 (passes) and concurrency 4 (fails)"),
+        "{en}"
+    );
     assert!(en.contains("inconclusive: concurrency 2"), "{en}");
     assert!(en.contains("Knee: concurrency 1"), "{en}");
     let zh = c.render_text(Lang::Zh);
-    assert!(zh.contains("容量介于 并发 1（通过）与 并发 4（未通过）之间"), "{zh}");
+    assert!(
+        zh.contains("容量介于 并发 1（通过）与 并发 4（未通过）之间"),
+        "{zh}"
+    );
     println!("{en}\n{zh}");
 }
 
@@ -64,28 +100,70 @@ fn passes_inconclusive_fails_and_the_answer_between() {
 fn failures_stay_in_the_denominator() {
     // 30 qualified of 40 attempts, the other 10 failed: 75 %, not 30/30.
     let traces = [step(30, 0, 10)];
-    let c = Capacity::compute(LoadKind::Rate, &steps(&[2.0], &traces), &Settings::default(), target("joint_rate>=0.9")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[2.0], &traces),
+        &Settings::default(),
+        target("joint_rate>=0.9"),
+    )
+    .unwrap();
     assert_eq!(c.steps[0].joint_rate.value, Some(0.75));
     assert_eq!((c.steps[0].attempts, c.steps[0].failures), (40, 10));
-    assert_eq!(c.steps[0].verdict, StepVerdict::Fails, "Wilson(30, 40) tops out at 0.858 < 0.9");
+    assert_eq!(
+        c.steps[0].verdict,
+        StepVerdict::Fails,
+        "Wilson(30, 40) tops out at 0.858 < 0.9"
+    );
     assert_eq!(c.answer.last_pass, None);
-    assert!(c.answer_text(Lang::En).contains("no step passes; rate 2 /s already fails"));
+    assert!(c
+        .answer_text(Lang::En)
+        .contains("no step passes; rate 2 /s already fails"));
 }
 
 #[test]
 fn the_threshold_and_comparison_recompute_every_verdict() {
     let traces = [step(40, 0, 0), step(40, 0, 0)];
     let loads = [1.0, 2.0];
-    let ok = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &Settings::default(), target("joint_rate>=90%")).unwrap();
+    let ok = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&loads, &traces),
+        &Settings::default(),
+        target("joint_rate>=90%"),
+    )
+    .unwrap();
     assert_eq!(ok.answer.last_pass, Some(2.0));
     assert_eq!(ok.answer.first_fail, None);
-    assert!(ok.answer_text(Lang::En).contains("no step failed, so capacity is at least rate 2 /s"));
+    assert!(ok
+        .answer_text(Lang::En)
+        .contains("no step failed, so capacity is at least rate 2 /s"));
     // A threshold of exactly 0.2 s with `<`: the 0.2 s answers no longer qualify.
-    let strict = Settings { ttft_threshold_s: 0.2, comparison: Comparison::Lt, ..Settings::default() };
-    let c = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &strict, target("joint_rate>=0.9")).unwrap();
-    assert!(c.steps.iter().all(|s| s.verdict == StepVerdict::Fails && s.qualified == 0));
-    let le = Settings { ttft_threshold_s: 0.2, ..Settings::default() };
-    let c = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &le, target("joint_rate>=0.9")).unwrap();
+    let strict = Settings {
+        ttft_threshold_s: 0.2,
+        comparison: Comparison::Lt,
+        ..Settings::default()
+    };
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&loads, &traces),
+        &strict,
+        target("joint_rate>=0.9"),
+    )
+    .unwrap();
+    assert!(c
+        .steps
+        .iter()
+        .all(|s| s.verdict == StepVerdict::Fails && s.qualified == 0));
+    let le = Settings {
+        ttft_threshold_s: 0.2,
+        ..Settings::default()
+    };
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&loads, &traces),
+        &le,
+        target("joint_rate>=0.9"),
+    )
+    .unwrap();
     assert!(c.steps.iter().all(|s| s.verdict == StepVerdict::Passes));
 }
 
@@ -96,22 +174,54 @@ fn p95_ttft_and_goodput_targets() {
     // bound is 5 s.
     let traces = [step(80, 0, 0), step(8, 0, 0), step(20, 20, 0)];
     let loads = [1.0, 2.0, 3.0];
-    let c = Capacity::compute(LoadKind::Speedup, &steps(&loads, &traces), &Settings::default(), target("ttft_p95<=1")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Speedup,
+        &steps(&loads, &traces),
+        &Settings::default(),
+        target("ttft_p95<=1"),
+    )
+    .unwrap();
     let verdicts: Vec<StepVerdict> = c.steps.iter().map(|s| s.verdict).collect();
-    assert_eq!(verdicts, [StepVerdict::Passes, StepVerdict::Inconclusive, StepVerdict::Fails]);
+    assert_eq!(
+        verdicts,
+        [
+            StepVerdict::Passes,
+            StepVerdict::Inconclusive,
+            StepVerdict::Fails
+        ]
+    );
     assert!(c.steps[1].why.as_ref().unwrap().en.contains("bound"));
-    assert_eq!((c.answer.last_pass, c.answer.first_fail), (Some(1.0), Some(3.0)));
+    assert_eq!(
+        (c.answer.last_pass, c.answer.first_fail),
+        (Some(1.0), Some(3.0))
+    );
     // Goodput over the 10 s window: 80 qualified → exact Poisson [6.34, 9.96] /s clears 2;
     // 8 → [0.35, 1.58] /s lies below 2; 20 → [1.22, 3.09] straddles it.
-    let c = Capacity::compute(LoadKind::Speedup, &steps(&loads, &traces), &Settings::default(), target("goodput>=2")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Speedup,
+        &steps(&loads, &traces),
+        &Settings::default(),
+        target("goodput>=2"),
+    )
+    .unwrap();
     let verdicts: Vec<StepVerdict> = c.steps.iter().map(|s| s.verdict).collect();
-    assert_eq!(verdicts, [StepVerdict::Passes, StepVerdict::Fails, StepVerdict::Inconclusive]);
+    assert_eq!(
+        verdicts,
+        [
+            StepVerdict::Passes,
+            StepVerdict::Fails,
+            StepVerdict::Inconclusive
+        ]
+    );
     assert_eq!(c.answer.first_fail, Some(2.0));
     // A step above the first failing one that cannot be judged is not named as inconclusive
     // below the answer, and a pass there would be flagged as not monotone.
     assert!(c.answer.inconclusive.is_empty());
     let g = c.steps[0].goodput.interval.unwrap();
-    assert!((g.lo.unwrap() - 6.343).abs() < 0.01 && (g.hi.unwrap() - 9.957).abs() < 0.01, "{g:?}");
+    assert!(
+        (g.lo.unwrap() - 6.343).abs() < 0.01 && (g.hi.unwrap() - 9.957).abs() < 0.01,
+        "{g:?}"
+    );
 }
 
 #[test]
@@ -119,7 +229,13 @@ fn an_interrupted_step_is_shown_but_never_judged() {
     let traces = [step(40, 0, 0), step(0, 0, 40)];
     let mut s = steps(&[1.0, 2.0], &traces);
     s[1].interrupted = true;
-    let c = Capacity::compute(LoadKind::Concurrency, &s, &Settings::default(), target("joint_rate>=0.9")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Concurrency,
+        &s,
+        &Settings::default(),
+        target("joint_rate>=0.9"),
+    )
+    .unwrap();
     assert_eq!(c.steps[1].verdict, StepVerdict::Interrupted);
     assert_eq!((c.answer.last_pass, c.answer.first_fail), (Some(1.0), None));
     assert_eq!(c.knee, None, "an interrupted step gives no knee");
@@ -127,15 +243,43 @@ fn an_interrupted_step_is_shown_but_never_judged() {
 
 #[test]
 fn bad_loads_and_targets_are_refused_with_what_to_do() {
-    assert!(check_loads(&[]).unwrap_err().en.contains("at least one load"));
+    assert!(check_loads(&[])
+        .unwrap_err()
+        .en
+        .contains("at least one load"));
     let e = check_loads(&[1.0, 4.0, 4.0]).unwrap_err();
-    assert!(e.en.contains("step 3 (4) is not above step 2 (4)"), "{}", e.en);
-    assert!(check_loads(&[2.0, 1.0]).unwrap_err().en.contains("sort them"));
-    assert!(check_loads(&[0.0]).unwrap_err().en.contains("a finite number above 0"));
-    assert!(check_loads(&[f64::INFINITY]).unwrap_err().en.contains("a finite number above 0"));
+    assert!(
+        e.en.contains("step 3 (4) is not above step 2 (4)"),
+        "{}",
+        e.en
+    );
+    assert!(check_loads(&[2.0, 1.0])
+        .unwrap_err()
+        .en
+        .contains("sort them"));
+    assert!(check_loads(&[0.0])
+        .unwrap_err()
+        .en
+        .contains("a finite number above 0"));
+    assert!(check_loads(&[f64::INFINITY])
+        .unwrap_err()
+        .en
+        .contains("a finite number above 0"));
     let traces = [step(1, 0, 0), step(1, 0, 0)];
-    assert!(Capacity::compute(LoadKind::Rate, &steps(&[2.0, 1.0], &traces), &Settings::default(), target("joint_rate>=0.9")).is_err());
-    for bad in ["joint_rate>0.9", "p95<=1", "joint_rate>=1.5", "ttft_p95<=-1", "goodput>=x"] {
+    assert!(Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[2.0, 1.0], &traces),
+        &Settings::default(),
+        target("joint_rate>=0.9")
+    )
+    .is_err());
+    for bad in [
+        "joint_rate>0.9",
+        "p95<=1",
+        "joint_rate>=1.5",
+        "ttft_p95<=-1",
+        "goodput>=x",
+    ] {
         assert!(Target::parse(bad).is_err(), "{bad}");
     }
     assert_eq!(target("joint_rate >= 90%").value, 0.9);
@@ -151,12 +295,18 @@ fn bad_loads_and_targets_are_refused_with_what_to_do() {
 #[test]
 fn simulated_mmc_sweep_agrees_with_erlang_c() {
     let (c, mu, t) = (4u32, 1.0, 0.5);
-    let p_late = |lambda: f64| erlang_c(c, lambda, mu).map_or(1.0, |pc| pc * (-(c as f64 * mu - lambda) * t).exp());
+    let p_late = |lambda: f64| {
+        erlang_c(c, lambda, mu).map_or(1.0, |pc| pc * (-(c as f64 * mu - lambda) * t).exp())
+    };
     let crossing = |share: f64| {
         let (mut lo, mut hi) = (0.01, 3.99);
         for _ in 0..60 {
             let mid = (lo + hi) / 2.0;
-            if p_late(mid) > share { hi = mid } else { lo = mid }
+            if p_late(mid) > share {
+                hi = mid
+            } else {
+                lo = mid
+            }
         }
         lo
     };
@@ -169,7 +319,11 @@ fn simulated_mmc_sweep_agrees_with_erlang_c() {
                 slots: c,
                 service: Service::Exponential { mean_s: 1.0 / mu },
                 first_token_share: 0.0,
-                load: Load::Open { rate_per_s: lambda, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+                load: Load::Open {
+                    rate_per_s: lambda,
+                    arrival: ArrivalName::Poisson,
+                    burstiness: 1.0,
+                },
                 requests: 40_000,
                 seed: 11 + i as u64,
                 stall: None,
@@ -177,15 +331,30 @@ fn simulated_mmc_sweep_agrees_with_erlang_c() {
             let mut trace = simulate(&p).unwrap();
             // The simulator does not judge answers; here every answer passes, so the joint rate
             // is the share served within t.
-            trace.attempts.iter_mut().for_each(|a| a.quality = Quality::Pass);
+            trace
+                .attempts
+                .iter_mut()
+                .for_each(|a| a.quality = Quality::Pass);
             trace
         })
         .collect();
-    let settings = Settings { ttft_threshold_s: t, ..Settings::default() };
+    let settings = Settings {
+        ttft_threshold_s: t,
+        ..Settings::default()
+    };
     for (spec, share) in [("ttft_p95<=0.5", 0.05), ("joint_rate>=0.9", 0.10)] {
         let theory = crossing(share);
-        let cap = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &settings, target(spec)).unwrap();
-        let (pass, fail) = (cap.answer.last_pass.unwrap(), cap.answer.first_fail.unwrap());
+        let cap = Capacity::compute(
+            LoadKind::Rate,
+            &steps(&loads, &traces),
+            &settings,
+            target(spec),
+        )
+        .unwrap();
+        let (pass, fail) = (
+            cap.answer.last_pass.unwrap(),
+            cap.answer.first_fail.unwrap(),
+        );
         println!(
             "M/M/4 μ=1, {spec}: Erlang C crossing λ* = {theory:.3} /s; simulated sweep: passes at {pass} /s, fails at {fail} /s, inconclusive {:?}",
             cap.answer.inconclusive
@@ -202,19 +371,37 @@ fn simulated_mmc_sweep_agrees_with_erlang_c() {
                 s.verdict
             );
         }
-        assert!(pass <= theory && theory < fail, "{spec}: theory λ* = {theory} outside [{pass}, {fail})");
-        assert!(fail - pass <= 0.25 + 1e-9 + 0.25 * cap.answer.inconclusive.len() as f64, "{spec}: the answer spans {pass}…{fail}");
-        assert!(cap.answer.inconclusive.len() <= 1, "{spec}: at 40,000 requests a step is inconclusive only beside λ*");
+        assert!(
+            pass <= theory && theory < fail,
+            "{spec}: theory λ* = {theory} outside [{pass}, {fail})"
+        );
+        assert!(
+            fail - pass <= 0.25 + 1e-9 + 0.25 * cap.answer.inconclusive.len() as f64,
+            "{spec}: the answer spans {pass}…{fail}"
+        );
+        assert!(
+            cap.answer.inconclusive.len() <= 1,
+            "{spec}: at 40,000 requests a step is inconclusive only beside λ*"
+        );
     }
 }
 
 /// The lab's constructed sample sweep (`public/samples/sweep-demo/`): a simulated M/M/4 sweep
 /// (mean service 1 s, 200 requests a step) at five rates, written as `tracelab sweep` writes a
 /// folder. `TRACELAB_BLESS=1` rewrites it; otherwise the files on disk must be what this writes.
-const SWEEP_DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/sweep-demo");
+const SWEEP_DEMO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../public/samples/sweep-demo"
+);
 
 fn sweep_demo() -> SimulatedSweep {
-    SimulatedSweep { slots: 4, mean_service_s: 1.0, rates: vec![1.0, 2.0, 2.5, 3.0, 3.5], requests_per_step: 200, seed: 7 }
+    SimulatedSweep {
+        slots: 4,
+        mean_service_s: 1.0,
+        rates: vec![1.0, 2.0, 2.5, 3.0, 3.5],
+        requests_per_step: 200,
+        seed: 7,
+    }
 }
 
 #[test]
@@ -223,7 +410,14 @@ fn the_sample_sweep_is_what_its_generator_writes_and_its_answer() {
     let file = SweepFile {
         kind: LoadKind::Rate,
         loads: sweep_demo().rates,
-        steps: simulated.iter().map(|(l, f, _)| SweepStep { load: *l, file: f.clone(), interrupted: false }).collect(),
+        steps: simulated
+            .iter()
+            .map(|(l, f, _)| SweepStep {
+                load: *l,
+                file: f.clone(),
+                interrupted: false,
+            })
+            .collect(),
         contract_sha256: None,
         target: Some("joint_rate>=0.9".into()),
         threshold_s: Some(1.0),
@@ -241,26 +435,55 @@ fn the_sample_sweep_is_what_its_generator_writes_and_its_answer() {
         }
     }
     for (name, text) in &files {
-        let on_disk = std::fs::read_to_string(format!("{SWEEP_DEMO}/{name}")).unwrap_or_else(|e| panic!("{name}: {e} (TRACELAB_BLESS=1 writes it)"));
-        assert!(&on_disk == text, "{name} differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff");
+        let on_disk = std::fs::read_to_string(format!("{SWEEP_DEMO}/{name}"))
+            .unwrap_or_else(|e| panic!("{name}: {e} (TRACELAB_BLESS=1 writes it)"));
+        assert!(
+            &on_disk == text,
+            "{name} differs from its generator; rerun with TRACELAB_BLESS=1 and review the diff"
+        );
     }
     // Read back as the page reads it: the sweep file, then each step's trace.
     let read = SweepFile::parse("sweep.json", &files[0].1).unwrap();
     assert_eq!(read, file);
-    let traces: Vec<Trace> = read.steps.iter().map(|s| parse_trace(&s.file, &std::fs::read_to_string(format!("{SWEEP_DEMO}/{}", s.file)).unwrap()).unwrap()).collect();
+    let traces: Vec<Trace> = read
+        .steps
+        .iter()
+        .map(|s| {
+            parse_trace(
+                &s.file,
+                &std::fs::read_to_string(format!("{SWEEP_DEMO}/{}", s.file)).unwrap(),
+            )
+            .unwrap()
+        })
+        .collect();
     let loads: Vec<f64> = read.steps.iter().map(|s| s.load).collect();
-    let cap = Capacity::compute(read.kind, &steps(&loads, &traces), &Settings::default(), target("joint_rate>=0.9")).unwrap();
+    let cap = Capacity::compute(
+        read.kind,
+        &steps(&loads, &traces),
+        &Settings::default(),
+        target("joint_rate>=0.9"),
+    )
+    .unwrap();
     println!("{}", cap.render_text(Lang::En));
-    assert!(cap.render_text(Lang::En).starts_with("Simulated, not measured: every step comes from tracelab's simulator"));
+    assert!(cap
+        .render_text(Lang::En)
+        .starts_with("Simulated, not measured: every step comes from tracelab's simulator"));
     assert_eq!(cap.simulated, vec![1.0, 2.0, 2.5, 3.0, 3.5]);
-    assert!(cap.simulated_text(Lang::Zh).unwrap().starts_with("模拟结果，不是测量"));
+    assert!(cap
+        .simulated_text(Lang::Zh)
+        .unwrap()
+        .starts_with("模拟结果，不是测量"));
     // 200 requests a step, each step's attempts queueing behind each other: from 2.5 /s on the
     // steps are worth too few independent samples to clear 90 % (they were called passing while
     // the intervals took the attempts as independent draws).
     assert_eq!(cap.answer.last_pass, Some(2.0));
     assert_eq!(cap.answer.first_fail, Some(3.5));
     assert_eq!(cap.answer.inconclusive, vec![2.5, 3.0]);
-    assert_eq!(cap.knee, Some(1.0), "99.5 % at 1 /s to 95 % at 2 /s is a drop beyond noise");
+    assert_eq!(
+        cap.knee,
+        Some(1.0),
+        "99.5 % at 1 /s to 95 % at 2 /s is a drop beyond noise"
+    );
     for (i, s) in cap.steps.iter().enumerate() {
         let why = cap.why_text(i, Lang::En);
         match s.verdict {
@@ -272,10 +495,24 @@ fn the_sample_sweep_is_what_its_generator_writes_and_its_answer() {
         assert_eq!(cap.figure_rows(i, Lang::En).len(), 4);
     }
     // A stricter threshold moves the answer down.
-    let strict = Settings { ttft_threshold_s: 0.5, comparison: Comparison::Lt, ..Settings::default() };
-    let cap2 = Capacity::compute(read.kind, &steps(&loads, &traces), &strict, target("joint_rate>=0.9")).unwrap();
+    let strict = Settings {
+        ttft_threshold_s: 0.5,
+        comparison: Comparison::Lt,
+        ..Settings::default()
+    };
+    let cap2 = Capacity::compute(
+        read.kind,
+        &steps(&loads, &traces),
+        &strict,
+        target("joint_rate>=0.9"),
+    )
+    .unwrap();
     println!("{}", cap2.answer_text(Lang::En));
-    assert!(cap2.answer.first_fail.unwrap() < 3.5, "{}", cap2.answer_text(Lang::En));
+    assert!(
+        cap2.answer.first_fail.unwrap() < 3.5,
+        "{}",
+        cap2.answer_text(Lang::En)
+    );
 }
 
 #[test]
@@ -283,14 +520,20 @@ fn bad_sweep_files_are_refused_by_field() {
     for (text, field) in [
         ("{}", "tracelab_sweep"),
         (r#"{"tracelab_sweep":1,"kind":"speed","steps":[]}"#, "kind"),
-        (r#"{"tracelab_sweep":1,"kind":"rate","steps":[{"load":1,"file":"../x.jsonl"}]}"#, "steps[].file"),
+        (
+            r#"{"tracelab_sweep":1,"kind":"rate","steps":[{"load":1,"file":"../x.jsonl"}]}"#,
+            "steps[].file",
+        ),
     ] {
         let e = SweepFile::parse("sweep.json", text).unwrap_err();
         assert!(e.en.contains(field), "{}", e.en);
     }
     let e = SweepFile::parse("sweep.json", r#"{"tracelab_sweep":1,"kind":"rate","steps":[{"load":2,"file":"a"},{"load":1,"file":"b"}]}"#).unwrap_err();
     assert!(e.en.contains("loads must increase"), "{}", e.en);
-    assert!(SweepFile::parse("sweep.json", "not json").unwrap_err().en.contains("not JSON"));
+    assert!(SweepFile::parse("sweep.json", "not json")
+        .unwrap_err()
+        .en
+        .contains("not JSON"));
 }
 
 /// The early-stop rule both sweeps use (`capacity::saturation`): a failure rate whose whole
@@ -298,22 +541,53 @@ fn bad_sweep_files_are_refused_by_field() {
 /// on an inconclusive one, never on an interrupted one.
 #[test]
 fn the_stop_rule_names_why_a_step_is_saturated() {
-    let traces = [step(40, 0, 0), step(30, 10, 0), step(2, 38, 0), step(5, 0, 35)];
+    let traces = [
+        step(40, 0, 0),
+        step(30, 10, 0),
+        step(2, 38, 0),
+        step(5, 0, 35),
+    ];
     let loads = [1.0, 2.0, 3.0, 4.0];
     let t = target("joint_rate>=0.8");
-    let c = Capacity::compute(LoadKind::Rate, &steps(&loads, &traces), &Settings::default(), t).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&loads, &traces),
+        &Settings::default(),
+        t,
+    )
+    .unwrap();
     assert_eq!(saturation(&c.steps[0], &t, 0.5), None, "passes");
-    assert_eq!(saturation(&c.steps[1], &t, 0.5), None, "inconclusive: not saturated yet");
+    assert_eq!(
+        saturation(&c.steps[1], &t, 0.5),
+        None,
+        "inconclusive: not saturated yet"
+    );
     let fails = saturation(&c.steps[2], &t, 0.5).unwrap();
-    assert!(fails.en.contains("fails the target (joint qualification rate ≥ 80 %)"), "{}", fails.en);
+    assert!(
+        fails
+            .en
+            .contains("fails the target (joint qualification rate ≥ 80 %)"),
+        "{}",
+        fails.en
+    );
     assert!(fails.zh.contains("未达到目标"), "{}", fails.zh);
     // 35 of 40 failed: Wilson [0.74, 0.95] lies above 0.5 (the failure rule comes first).
     let failing = saturation(&c.steps[3], &t, 0.5).unwrap();
-    assert!(failing.en.contains("failure rate's whole 95 % interval lies above 0.5"), "{}", failing.en);
+    assert!(
+        failing
+            .en
+            .contains("failure rate's whole 95 % interval lies above 0.5"),
+        "{}",
+        failing.en
+    );
     let mut s = steps(&loads, &traces);
     s[3].interrupted = true;
     let c = Capacity::compute(LoadKind::Rate, &s, &Settings::default(), t).unwrap();
-    assert_eq!(saturation(&c.steps[3], &t, 0.5), None, "an interrupted step is never judged");
+    assert_eq!(
+        saturation(&c.steps[3], &t, 0.5),
+        None,
+        "an interrupted step is never judged"
+    );
 }
 
 /// A simulated sweep at each kind of load (rates, concurrencies, a real workload file's
@@ -327,53 +601,139 @@ fn simulated_sweeps_at_every_kind_of_load() {
         slots: 2,
         service: Service::Exponential { mean_s: 0.5 },
         first_token_share: 0.2,
-        load: Load::Closed { clients: 1, think_s: 0.0 },
+        load: Load::Closed {
+            clients: 1,
+            think_s: 0.0,
+        },
         requests: 300,
         seed: 5,
         stall: None,
     };
-    let rates = SimulatedSweepPlan { server: server.clone(), load: SimulatedLoad::Rates { arrival: ArrivalName::Poisson, burstiness: 1.0 }, loads: vec![1.0, 3.0] };
-    let closed = SimulatedSweepPlan { server: server.clone(), load: SimulatedLoad::Concurrencies { think_s: 0.0 }, loads: vec![1.0, 8.0] };
-    let dir = std::env::var_os("TRACELAB_FIXTURES").map(std::path::PathBuf::from).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures").into());
+    let rates = SimulatedSweepPlan {
+        server: server.clone(),
+        load: SimulatedLoad::Rates {
+            arrival: ArrivalName::Poisson,
+            burstiness: 1.0,
+        },
+        loads: vec![1.0, 3.0],
+    };
+    let closed = SimulatedSweepPlan {
+        server: server.clone(),
+        load: SimulatedLoad::Concurrencies { think_s: 0.0 },
+        loads: vec![1.0, 8.0],
+    };
+    let dir = std::env::var_os("TRACELAB_FIXTURES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures").into());
     let path = dir.join("workloads/AzureLLMInferenceTrace_conv.csv");
-    let workload = tracelab_core::workload::read("AzureLLMInferenceTrace_conv.csv", &std::fs::read(&path).unwrap()).unwrap();
-    let replay = tracelab_core::workload::Replay { speedup: 1.0, from_s: 0.0, for_s: Some(60.0), max_idle_s: None };
-    let tokens = TokenCost { per_input_token_s: 0.0, per_output_token_s: 0.002 };
-    let speedups = SimulatedSweepPlan { server: server.clone(), load: SimulatedLoad::Speedups { workload, replay, tokens: Some(tokens) }, loads: vec![1.0, 4.0] };
-    for (plan, kind) in [(&rates, LoadKind::Rate), (&closed, LoadKind::Concurrency), (&speedups, LoadKind::Speedup)] {
+    let workload = tracelab_core::workload::read(
+        "AzureLLMInferenceTrace_conv.csv",
+        &std::fs::read(&path).unwrap(),
+    )
+    .unwrap();
+    let replay = tracelab_core::workload::Replay {
+        speedup: 1.0,
+        from_s: 0.0,
+        for_s: Some(60.0),
+        max_idle_s: None,
+    };
+    let tokens = TokenCost {
+        per_input_token_s: 0.0,
+        per_output_token_s: 0.002,
+    };
+    let speedups = SimulatedSweepPlan {
+        server: server.clone(),
+        load: SimulatedLoad::Speedups {
+            workload,
+            replay,
+            tokens: Some(tokens),
+        },
+        loads: vec![1.0, 4.0],
+    };
+    for (plan, kind) in [
+        (&rates, LoadKind::Rate),
+        (&closed, LoadKind::Concurrency),
+        (&speedups, LoadKind::Speedup),
+    ] {
         plan.check().unwrap();
         assert_eq!(plan.kind(), kind);
         let a = plan.step(1).unwrap();
-        assert_eq!(to_jsonl(&a.trace), to_jsonl(&plan.step(1).unwrap().trace), "{kind:?}: the same plan, the same trace");
+        assert_eq!(
+            to_jsonl(&a.trace),
+            to_jsonl(&plan.step(1).unwrap().trace),
+            "{kind:?}: the same plan, the same trace"
+        );
         assert_ne!(to_jsonl(&a.trace), to_jsonl(&plan.step(0).unwrap().trace));
         let sim = a.trace.header.simulation.as_ref().unwrap().read().unwrap();
         assert_eq!(sim.seed, 6, "step 2 uses seed + 1");
         assert!(a.trace.attempts.iter().all(|x| x.quality == Quality::Pass));
-        assert_eq!(a.file, format!("step-02-{}-{}.jsonl", kind.code(), tracelab_core::format::trim_num(plan.loads[1])));
+        assert_eq!(
+            a.file,
+            format!(
+                "step-02-{}-{}.jsonl",
+                kind.code(),
+                tracelab_core::format::trim_num(plan.loads[1])
+            )
+        );
         match kind {
             LoadKind::Rate => assert_eq!(a.trace.header.conditions.rate_per_s, Some(3.0)),
             LoadKind::Concurrency => assert_eq!(a.trace.header.conditions.concurrency, Some(8)),
             LoadKind::Speedup => {
                 assert_eq!(sim.tokens, Some(tokens));
-                assert!(sim.describe(Lang::En).contains("+ 0.002 s per output token"), "{}", sim.describe(Lang::En));
+                assert!(
+                    sim.describe(Lang::En)
+                        .contains("+ 0.002 s per output token"),
+                    "{}",
+                    sim.describe(Lang::En)
+                );
                 let planned = a.replayed.as_ref().unwrap();
                 assert_eq!(planned.requests.len(), a.trace.attempts.len());
                 // Four times faster: the last arrival a quarter of the way in.
-                let last = |s: &tracelab_core::capacity::SimulatedStep| s.replayed.as_ref().unwrap().requests.last().unwrap().at_ms;
+                let last = |s: &tracelab_core::capacity::SimulatedStep| {
+                    s.replayed.as_ref().unwrap().requests.last().unwrap().at_ms
+                };
                 assert!((last(&plan.step(0).unwrap()) / 4.0 - last(&a)).abs() < 0.001);
             }
         }
     }
-    assert!(SimulatedSweepPlan { loads: vec![1.5, 2.0], ..closed.clone() }.check().unwrap_err().en.contains("not a whole number"));
-    assert!(SimulatedSweepPlan { loads: vec![2.0, 1.0], ..rates.clone() }.check().unwrap_err().en.contains("loads must increase"));
-    let bad = SimulatedSweepPlan { server: Params { slots: 0, ..server.clone() }, ..rates.clone() };
-    assert!(bad.step(0).unwrap_err().en.contains("step 1: --slots"), "{}", bad.step(0).unwrap_err().en);
+    assert!(SimulatedSweepPlan {
+        loads: vec![1.5, 2.0],
+        ..closed.clone()
+    }
+    .check()
+    .unwrap_err()
+    .en
+    .contains("not a whole number"));
+    assert!(SimulatedSweepPlan {
+        loads: vec![2.0, 1.0],
+        ..rates.clone()
+    }
+    .check()
+    .unwrap_err()
+    .en
+    .contains("loads must increase"));
+    let bad = SimulatedSweepPlan {
+        server: Params {
+            slots: 0,
+            ..server.clone()
+        },
+        ..rates.clone()
+    };
+    assert!(
+        bad.step(0).unwrap_err().en.contains("step 1: --slots"),
+        "{}",
+        bad.step(0).unwrap_err().en
+    );
 
     // sweep.json: comparison and the simulator's record round-trip; a bad comparison is refused.
     let file = SweepFile {
         kind: LoadKind::Rate,
         loads: vec![1.0, 3.0],
-        steps: vec![SweepStep { load: 1.0, file: "step-01-rate-1.jsonl".into(), interrupted: false }],
+        steps: vec![SweepStep {
+            load: 1.0,
+            file: "step-01-rate-1.jsonl".into(),
+            interrupted: false,
+        }],
         contract_sha256: None,
         target: Some("ttft_p95<=0.5".into()),
         threshold_s: Some(0.5),
@@ -385,18 +745,50 @@ fn simulated_sweeps_at_every_kind_of_load() {
     let read = SweepFile::parse("sweep.json", &file.to_json()).unwrap();
     assert_eq!(read, file);
     assert_eq!(read.simulated.as_ref().unwrap()["measured"], false);
-    assert_eq!(read.simulated.as_ref().unwrap()["service"]["kind"], "exponential");
-    let e = SweepFile::parse("sweep.json", &file.to_json().replace("\"lt\"", "\"about\"")).unwrap_err();
+    assert_eq!(
+        read.simulated.as_ref().unwrap()["service"]["kind"],
+        "exponential"
+    );
+    let e =
+        SweepFile::parse("sweep.json", &file.to_json().replace("\"lt\"", "\"about\"")).unwrap_err();
     assert!(e.en.contains("`comparison`"), "{}", e.en);
 
     // One measured step among simulated ones: said, and a broken contract.
     let traces = [rates.step(0).unwrap().trace, step(40, 0, 0)];
-    let c = Capacity::compute(LoadKind::Rate, &steps(&[1.0, 3.0], &traces), &Settings::default(), target("joint_rate>=0.5")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[1.0, 3.0], &traces),
+        &Settings::default(),
+        target("joint_rate>=0.5"),
+    )
+    .unwrap();
     assert_eq!(c.simulated, vec![1.0]);
-    assert!(c.simulated_text(Lang::En).unwrap().contains("rate 1 /s is simulated, not measured"), "{:?}", c.simulated_text(Lang::En));
-    assert!(c.contract.iter().any(|t| t.en.contains("simulated and the others measured")), "{:?}", c.contract);
+    assert!(
+        c.simulated_text(Lang::En)
+            .unwrap()
+            .contains("rate 1 /s is simulated, not measured"),
+        "{:?}",
+        c.simulated_text(Lang::En)
+    );
+    assert!(
+        c.contract
+            .iter()
+            .any(|t| t.en.contains("simulated and the others measured")),
+        "{:?}",
+        c.contract
+    );
     let measured = [step(40, 0, 0)];
-    assert_eq!(Capacity::compute(LoadKind::Rate, &steps(&[1.0], &measured), &Settings::default(), target("joint_rate>=0.5")).unwrap().simulated_text(Lang::En), None);
+    assert_eq!(
+        Capacity::compute(
+            LoadKind::Rate,
+            &steps(&[1.0], &measured),
+            &Settings::default(),
+            target("joint_rate>=0.5")
+        )
+        .unwrap()
+        .simulated_text(Lang::En),
+        None
+    );
 }
 
 /// One simulated step at `rate`, as `tracelab simulate-sweep` writes it.
@@ -405,7 +797,11 @@ fn simulated_step(rate: f64, requests: u32, seed: u64) -> Trace {
         slots: 4,
         service: Service::Exponential { mean_s: 1.0 },
         first_token_share: 0.2,
-        load: Load::Open { rate_per_s: rate, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+        load: Load::Open {
+            rate_per_s: rate,
+            arrival: ArrivalName::Poisson,
+            burstiness: 1.0,
+        },
         requests,
         seed,
         stall: None,
@@ -421,11 +817,20 @@ fn a_step_file_cut_short_is_shown_not_judged() {
     let cut = parse_trace("step-01.jsonl", cut).unwrap();
     assert!(cut.is_incomplete());
     let traces = [cut];
-    let c = Capacity::compute(LoadKind::Rate, &steps(&[1.0], &traces), &Settings::default(), target("joint_rate>=0.5")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[1.0], &traces),
+        &Settings::default(),
+        target("joint_rate>=0.5"),
+    )
+    .unwrap();
     assert_eq!(c.steps[0].verdict, StepVerdict::Interrupted);
     assert_eq!(c.answer.last_pass, None);
     let why = c.why_text(0, Lang::En);
-    assert!(why.contains("the file is incomplete") && why.contains("attempts read"), "{why}");
+    assert!(
+        why.contains("the file is incomplete") && why.contains("attempts read"),
+        "{why}"
+    );
     assert!(c.why_text(0, Lang::Zh).contains("文件不完整"));
 }
 
@@ -433,8 +838,21 @@ fn a_step_file_cut_short_is_shown_not_judged() {
 fn a_step_file_from_another_step_is_refused() {
     // step-02's file replaced by step-01's: its header says 1 /s where sweep.json says 1.5 /s.
     let traces = [simulated_step(1.0, 200, 3), simulated_step(1.0, 200, 3)];
-    let err = Capacity::compute(LoadKind::Rate, &steps(&[1.0, 1.5], &traces), &Settings::default(), target("joint_rate>=0.5")).unwrap_err();
-    assert!(err.en.contains("step-02") && err.en.contains("rate 1 /s") && err.en.contains("rate 1.5 /s") && err.en.contains("another step"), "{}", err.en);
+    let err = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[1.0, 1.5], &traces),
+        &Settings::default(),
+        target("joint_rate>=0.5"),
+    )
+    .unwrap_err();
+    assert!(
+        err.en.contains("step-02")
+            && err.en.contains("rate 1 /s")
+            && err.en.contains("rate 1.5 /s")
+            && err.en.contains("another step"),
+        "{}",
+        err.en
+    );
     assert!(err.zh.contains("sweep.json"), "{}", err.zh);
 }
 
@@ -442,26 +860,58 @@ fn a_step_file_from_another_step_is_refused() {
 fn goodput_rises_with_load_so_a_low_step_that_falls_short_is_no_ceiling() {
     // 10 s windows: 5, 20 and 30 qualified → goodput 0.5, 2 and 3 /s against goodput >= 1.5.
     let traces = [step(5, 0, 0), step(20, 0, 0), step(30, 0, 0)];
-    let c = Capacity::compute(LoadKind::Rate, &steps(&[0.5, 2.0, 3.0], &traces), &Settings::default(), target("goodput>=1.5")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[0.5, 2.0, 3.0], &traces),
+        &Settings::default(),
+        target("goodput>=1.5"),
+    )
+    .unwrap();
     assert_eq!(c.steps[0].verdict, StepVerdict::Fails);
-    assert_eq!(c.answer.first_fail, None, "a low load that falls short is not where capacity ends");
+    assert_eq!(
+        c.answer.first_fail, None,
+        "a low load that falls short is not where capacity ends"
+    );
     assert_eq!(c.answer.short_of_goodput, vec![0.5]);
     let en = c.answer_text(Lang::En);
-    assert!(!en.contains("start the sweep lower") && en.contains("offered too little load"), "{en}");
+    assert!(
+        !en.contains("start the sweep lower") && en.contains("offered too little load"),
+        "{en}"
+    );
     // Nothing passes: the advice follows the target's direction.
     let traces = [step(5, 0, 0), step(6, 0, 0)];
-    let c = Capacity::compute(LoadKind::Rate, &steps(&[0.5, 0.6], &traces), &Settings::default(), target("goodput>=1.5")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[0.5, 0.6], &traces),
+        &Settings::default(),
+        target("goodput>=1.5"),
+    )
+    .unwrap();
     let en = c.answer_text(Lang::En);
-    assert!(en.contains("extend the sweep to higher loads") && !en.contains("start the sweep lower"), "{en}");
+    assert!(
+        en.contains("extend the sweep to higher loads") && !en.contains("start the sweep lower"),
+        "{en}"
+    );
 }
 
 #[test]
 fn a_p95_target_on_short_steps_says_what_n_it_needs() {
     // 50 TTFTs of 0.2 s: the P95 has no upper bound below n = 72.
     let traces = [step(50, 0, 0)];
-    let c = Capacity::compute(LoadKind::Rate, &steps(&[1.0], &traces), &Settings::default(), target("ttft_p95<=0.5")).unwrap();
+    let c = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[1.0], &traces),
+        &Settings::default(),
+        target("ttft_p95<=0.5"),
+    )
+    .unwrap();
     assert_eq!(c.steps[0].verdict, StepVerdict::Inconclusive);
     let json = serde_json::to_value(&c).unwrap();
-    let why = json["steps"][0]["why"]["en"].as_str().expect("why is not null");
-    assert!(why.contains("n ≥ 72") && why.contains("50 TTFT samples"), "{why}");
+    let why = json["steps"][0]["why"]["en"]
+        .as_str()
+        .expect("why is not null");
+    assert!(
+        why.contains("n ≥ 72") && why.contains("50 TTFT samples"),
+        "{why}"
+    );
 }

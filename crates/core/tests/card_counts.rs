@@ -5,7 +5,9 @@ use tracelab_core::parse::parse_trace_bytes;
 use tracelab_core::{card, format, tally, Index, Lang, Metrics, Settings, Trace};
 
 fn trace(attempts: &[&str]) -> Trace {
-    let mut text = String::from(r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"t","version":"1"}}"#);
+    let mut text = String::from(
+        r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"t","version":"1"}}"#,
+    );
     text.push('\n');
     for a in attempts {
         text.push_str(a);
@@ -16,7 +18,10 @@ fn trace(attempts: &[&str]) -> Trace {
 
 fn card_of(trace: &Trace, lang: Lang) -> (Metrics, String) {
     let settings = Settings::from_header(&trace.header);
-    let m = Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings);
+    let m = Metrics::compute(
+        &Index::build(&trace.attempts, settings.population),
+        &settings,
+    );
     let text = card::render_text("t.jsonl", trace, &settings, &m, lang);
     (m, text)
 }
@@ -30,11 +35,20 @@ const REFUSED: &str = r#"{"kind":"attempt","id":"d","phase":"measure","start_ms"
 fn successes_without_a_token_are_counted_and_said() {
     let t = trace(&[OK, EOS_FIRST, BROKEN]);
     let (m, en) = card_of(&t, Lang::En);
-    assert_eq!((m.successes, m.successes_without_token, m.ttft_p50.n), (2, 1, Some(1)));
+    assert_eq!(
+        (m.successes, m.successes_without_token, m.ttft_p50.n),
+        (2, 1, Some(1))
+    );
     assert!(en.contains("Attempts: 3 counted — 2 complete successes (1 with no output token), 1 failure (stream_broken 1)"), "{en}");
-    assert!(en.contains("1 of 2 complete successes carried no output token"), "{en}");
+    assert!(
+        en.contains("1 of 2 complete successes carried no output token"),
+        "{en}"
+    );
     let (_, zh) = card_of(&t, Lang::Zh);
-    assert!(zh.contains("完整成功 2（其中 1 个没有任何输出 token），失败 1"), "{zh}");
+    assert!(
+        zh.contains("完整成功 2（其中 1 个没有任何输出 token），失败 1"),
+        "{zh}"
+    );
     assert!(zh.contains("1 个完整成功的请求没有任何输出 token"), "{zh}");
     let json = m.summary_json(&Settings::from_header(&t.header));
     assert_eq!(json["successes_without_token"], 1);
@@ -43,10 +57,17 @@ fn successes_without_a_token_are_counted_and_said() {
 #[test]
 fn one_of_each_is_singular() {
     let (_, en) = card_of(&trace(&[OK, REFUSED]), Lang::En);
-    assert!(en.contains("— 1 complete success, 1 failure (connect_error 1)"), "{en}");
+    assert!(
+        en.contains("— 1 complete success, 1 failure (connect_error 1)"),
+        "{en}"
+    );
     let rows = trace(&[OK, REFUSED]);
     let sentence = tally(&rows.attempts, &Settings::from_header(&rows.header), 2).sentence("d");
-    assert!(sentence.en.contains("1 success, 1 failure)"), "{}", sentence.en);
+    assert!(
+        sentence.en.contains("1 success, 1 failure)"),
+        "{}",
+        sentence.en
+    );
 }
 
 #[test]
@@ -62,8 +83,19 @@ fn a_sub_millisecond_itl_is_shown_in_ms() {
 
 #[test]
 fn no_usage_is_blamed_only_on_a_server_that_answered() {
-    let why = |t: &Trace| format::remark(&card_of(t, Lang::En).0.output_tokens_per_s, Lang::En).unwrap();
-    assert!(why(&trace(&[REFUSED])).starts_with("no complete successes"), "nobody answered");
-    assert_eq!(why(&trace(&[])), "no attempts are counted", "a probe file has no attempts");
-    assert!(why(&trace(&[OK])).contains("reported no usage"), "a success without usage");
+    let why =
+        |t: &Trace| format::remark(&card_of(t, Lang::En).0.output_tokens_per_s, Lang::En).unwrap();
+    assert!(
+        why(&trace(&[REFUSED])).starts_with("no complete successes"),
+        "nobody answered"
+    );
+    assert_eq!(
+        why(&trace(&[])),
+        "no attempts are counted",
+        "a probe file has no attempts"
+    );
+    assert!(
+        why(&trace(&[OK])).contains("reported no usage"),
+        "a success without usage"
+    );
 }

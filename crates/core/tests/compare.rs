@@ -8,7 +8,9 @@
 //! are pasted below unchanged. The order-statistic ranks were also checked there against SciPy's
 //! own `quantile_test(...).confidence_interval()`, which picks the same order statistics.
 
-use tracelab_core::compare::stats::{min_n_for_quantile, newcombe, poisson, quantile_interval, quantile_ranks, wilson, SplitMix64};
+use tracelab_core::compare::stats::{
+    min_n_for_quantile, newcombe, poisson, quantile_interval, quantile_ranks, wilson, SplitMix64,
+};
 use tracelab_core::compare::*;
 use tracelab_core::parse::parse_trace;
 use tracelab_core::{Index, Lang, Metrics, Settings, Trace};
@@ -83,8 +85,18 @@ fn poisson_matches_scipy_chi2() {
     ];
     for (k, lo, hi) in known {
         let b = poisson(k);
-        close(b.lo.unwrap(), lo, 1e-9 * lo.max(1.0), &format!("poisson lo {k}"));
-        close(b.hi.unwrap(), hi, 1e-9 * hi.max(1.0), &format!("poisson hi {k}"));
+        close(
+            b.lo.unwrap(),
+            lo,
+            1e-9 * lo.max(1.0),
+            &format!("poisson lo {k}"),
+        );
+        close(
+            b.hi.unwrap(),
+            hi,
+            1e-9 * hi.max(1.0),
+            &format!("poisson hi {k}"),
+        );
     }
 }
 
@@ -101,8 +113,18 @@ fn newcombe_matches_statsmodels() {
     ];
     for (a, b, c, d, lo, hi) in known {
         let i = newcombe(a, b, c, d).unwrap();
-        close(i.lo.unwrap(), lo, 1e-12, &format!("newcombe lo {a}/{b} vs {c}/{d}"));
-        close(i.hi.unwrap(), hi, 1e-12, &format!("newcombe hi {a}/{b} vs {c}/{d}"));
+        close(
+            i.lo.unwrap(),
+            lo,
+            1e-12,
+            &format!("newcombe lo {a}/{b} vs {c}/{d}"),
+        );
+        close(
+            i.hi.unwrap(),
+            hi,
+            1e-12,
+            &format!("newcombe hi {a}/{b} vs {c}/{d}"),
+        );
     }
     assert_eq!(newcombe(1, 0, 1, 10), None, "no attempts on one side");
 }
@@ -111,9 +133,15 @@ fn newcombe_matches_statsmodels() {
 fn splitmix64_matches_the_reference_sequence() {
     // The reference algorithm written out in Python (tests/known/intervals.py).
     let mut g = SplitMix64::new(0);
-    assert_eq!([g.next_u64(), g.next_u64(), g.next_u64()], [0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f]);
+    assert_eq!(
+        [g.next_u64(), g.next_u64(), g.next_u64()],
+        [0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f]
+    );
     let mut g = SplitMix64::new(42);
-    assert_eq!([g.next_u64(), g.next_u64(), g.next_u64()], [0xbdd732262feb6e95, 0x28efe333b266f103, 0x47526757130f9f52]);
+    assert_eq!(
+        [g.next_u64(), g.next_u64(), g.next_u64()],
+        [0xbdd732262feb6e95, 0x28efe333b266f103, 0x47526757130f9f52]
+    );
 }
 
 /// A classroom CSV with the given TTFTs (s) as successes passing quality, plus `failures` timeouts.
@@ -123,7 +151,9 @@ fn run_csv(ttfts: &[f64], failures: usize) -> String {
         s.push_str(&format!("R{i},success,{t},pass,{}\n", t + 0.5));
     }
     for i in 0..failures {
-        s.push_str(&format!("F{i},timeout_before_first_token,,not_evaluated,\n"));
+        s.push_str(&format!(
+            "F{i},timeout_before_first_token,,not_evaluated,\n"
+        ));
     }
     s
 }
@@ -135,26 +165,53 @@ fn run(name: &str, ttfts: &[f64], failures: usize) -> Run {
 }
 
 fn row<'a>(r: &'a Report, key: &str) -> &'a DiffRow {
-    r.pairs[0].rows.iter().find(|x| x.key == key).unwrap_or_else(|| panic!("no row {key}"))
+    r.pairs[0]
+        .rows
+        .iter()
+        .find(|x| x.key == key)
+        .unwrap_or_else(|| panic!("no row {key}"))
 }
 
 /// A deterministic spread of TTFTs around `centre` seconds.
 fn spread(n: usize, centre: f64, seed: u64) -> Vec<f64> {
     let mut g = SplitMix64::new(seed);
-    (0..n).map(|_| centre * (0.7 + 0.6 * (g.next_u64() >> 11) as f64 / (1u64 << 53) as f64)).collect()
+    (0..n)
+        .map(|_| centre * (0.7 + 0.6 * (g.next_u64() >> 11) as f64 / (1u64 << 53) as f64))
+        .collect()
 }
 
 #[test]
 fn bootstrap_is_deterministic_for_a_seed_and_reports_it() {
     let (a, b) = (spread(200, 0.4, 1), spread(200, 0.5, 2));
     let runs = [run("a", &a, 0), run("b", &b, 0)];
-    let boot = Bootstrap { seed: 7, resamples: 500 };
+    let boot = Bootstrap {
+        seed: 7,
+        resamples: 500,
+    };
     let one = Report::build(&runs, boot);
     let two = Report::build(&runs, boot);
-    assert_eq!(row(&one, "ttft_tail").difference_interval, row(&two, "ttft_tail").difference_interval);
-    assert_eq!(row(&one, "ttft_tail").method, Some(IntervalMethod::Bootstrap { seed: 7, resamples: 500 }));
-    let other = Report::build(&runs, Bootstrap { seed: 8, resamples: 500 });
-    assert_ne!(row(&one, "ttft_tail").difference_interval, row(&other, "ttft_tail").difference_interval);
+    assert_eq!(
+        row(&one, "ttft_tail").difference_interval,
+        row(&two, "ttft_tail").difference_interval
+    );
+    assert_eq!(
+        row(&one, "ttft_tail").method,
+        Some(IntervalMethod::Bootstrap {
+            seed: 7,
+            resamples: 500
+        })
+    );
+    let other = Report::build(
+        &runs,
+        Bootstrap {
+            seed: 8,
+            resamples: 500,
+        },
+    );
+    assert_ne!(
+        row(&one, "ttft_tail").difference_interval,
+        row(&other, "ttft_tail").difference_interval
+    );
     let text = one.render_text(Lang::En);
     assert!(text.contains("bootstrap, 500 resamples, seed 7"), "{text}");
     let json = serde_json::to_value(&one).unwrap();
@@ -166,32 +223,47 @@ fn bootstrap_is_deterministic_for_a_seed_and_reports_it() {
 fn a_real_slowdown_is_slower_beyond_noise() {
     let base = spread(200, 0.4, 1);
     let slower: Vec<f64> = spread(200, 0.4, 2).iter().map(|t| t + 0.3).collect();
-    let r = Report::build(&[run("base", &base, 2), run("new", &slower, 2)], Bootstrap::default());
+    let r = Report::build(
+        &[run("base", &base, 2), run("new", &slower, 2)],
+        Bootstrap::default(),
+    );
     for key in ["ttft_p50", "ttft_tail", "e2e_p50"] {
         assert_eq!(row(&r, key).judgement, Judgement::Up, "{key}");
         assert_eq!(row(&r, key).verdict.en, "slower beyond noise");
     }
     // The failure rate did not change.
     assert_eq!(row(&r, "failure_rate").judgement, Judgement::NoEvidence);
-    let faster = Report::build(&[run("new", &slower, 2), run("base", &base, 2)], Bootstrap::default());
+    let faster = Report::build(
+        &[run("new", &slower, 2), run("base", &base, 2)],
+        Bootstrap::default(),
+    );
     assert_eq!(row(&faster, "ttft_p50").verdict.en, "faster beyond noise");
 }
 
 #[test]
 fn failures_beyond_noise_are_higher_and_worse() {
     let t = spread(100, 0.4, 3);
-    let r = Report::build(&[run("base", &t, 0), run("new", &t, 40)], Bootstrap::default());
+    let r = Report::build(
+        &[run("base", &t, 0), run("new", &t, 40)],
+        Bootstrap::default(),
+    );
     let f = row(&r, "failure_rate");
     assert_eq!(f.judgement, Judgement::Up);
     assert_eq!(f.verdict.en, "higher beyond noise (worse)");
-    assert_eq!(row(&r, "joint_rate").verdict.en, "lower beyond noise (worse)");
+    assert_eq!(
+        row(&r, "joint_rate").verdict.en,
+        "lower beyond noise (worse)"
+    );
 }
 
 #[test]
 fn identical_traces_always_show_no_evidence_of_a_change() {
     for (n, failures) in [(1, 0), (3, 1), (8, 2), (30, 0), (150, 5)] {
         let t = spread(n, 0.6, n as u64);
-        let r = Report::build(&[run("a", &t, failures), run("b", &t, failures)], Bootstrap::default());
+        let r = Report::build(
+            &[run("a", &t, failures), run("b", &t, failures)],
+            Bootstrap::default(),
+        );
         for row in &r.pairs[0].rows {
             if row.base.is_some() {
                 assert_eq!(row.judgement, Judgement::NoEvidence, "n = {n}, {}", row.key);
@@ -207,13 +279,20 @@ fn p95_from_eight_is_too_few_to_tell_with_the_n_needed() {
     let r = Report::build(&[run("a", &a, 0), run("b", &b, 0)], Bootstrap::default());
     let tail = row(&r, "ttft_tail");
     assert_eq!(tail.judgement, Judgement::TooFew { needed: 72 });
-    assert_eq!(tail.verdict.en, "too few samples to tell (needs n ≥ 72 per run)");
+    assert_eq!(
+        tail.verdict.en,
+        "too few samples to tell (needs n ≥ 72 per run)"
+    );
     assert!(tail.verdict.zh.contains("72"));
     assert_eq!(tail.difference_interval, None, "no interval is invented");
     // The run's own interval says why.
     let iv = tail.base_interval.as_ref().unwrap();
     assert_eq!(iv.bounds.hi, None);
-    assert!(iv.note.as_ref().unwrap().en.contains("n ≥ 72"), "{:?}", iv.note);
+    assert!(
+        iv.note.as_ref().unwrap().en.contains("n ≥ 72"),
+        "{:?}",
+        iv.note
+    );
     // P50 from 8 has both bounds; tripled TTFTs are slower beyond noise.
     assert_eq!(row(&r, "ttft_p50").judgement, Judgement::Up);
 }
@@ -233,13 +312,21 @@ fn edge_cases_zero_of_n_n_of_n_one_sample_all_equal_no_successes() {
     let p50 = row(&r, "ttft_p50");
     assert_eq!(p50.new, None);
     assert_eq!(p50.judgement, Judgement::TooFew { needed: 6 });
-    assert_eq!(row(&r, "quality_pass_rate").judgement, Judgement::TooFew { needed: 1 });
+    assert_eq!(
+        row(&r, "quality_pass_rate").judgement,
+        Judgement::TooFew { needed: 1 }
+    );
     // The run with no successes has no percentile interval, and a goodput interval from 0 counts.
     let down = run("down", &[], 10);
     assert!(down.intervals.get("ttft_p50").is_none());
     let g = down.intervals.get("goodput").unwrap();
     assert_eq!(g.bounds.lo, Some(0.0));
-    close(g.bounds.hi.unwrap(), 3.6888794541139354 / 10.0, 1e-10, "goodput 0 in 10 s");
+    close(
+        g.bounds.hi.unwrap(),
+        3.6888794541139354 / 10.0,
+        1e-10,
+        "goodput 0 in 10 s",
+    );
 
     // n = 1: P50's interval has no bound at all.
     let one = run("one", &[0.3], 0);
@@ -253,7 +340,10 @@ fn edge_cases_zero_of_n_n_of_n_one_sample_all_equal_no_successes() {
     let flat = run("flat", &[0.25; 100], 0);
     let b = flat.intervals.get("ttft_tail").unwrap().bounds;
     assert_eq!((b.lo, b.hi), (Some(0.25), Some(0.25)));
-    let r = Report::build(&[run("flat", &[0.25; 100], 0), run("flat2", &[0.35; 100], 0)], Bootstrap::default());
+    let r = Report::build(
+        &[run("flat", &[0.25; 100], 0), run("flat2", &[0.35; 100], 0)],
+        Bootstrap::default(),
+    );
     let d = row(&r, "ttft_tail");
     assert_eq!(d.judgement, Judgement::Up);
     let i = d.difference_interval.unwrap();
@@ -268,7 +358,10 @@ fn intervals_contain_the_estimate_and_widen_as_n_shrinks() {
         let mut last_width = [0.0f64; 3];
         for n in [400, 200, 100] {
             let r = run("r", &big[..n], n / 20);
-            for (j, key) in ["ttft_p50", "ttft_tail", "failure_rate"].into_iter().enumerate() {
+            for (j, key) in ["ttft_p50", "ttft_tail", "failure_rate"]
+                .into_iter()
+                .enumerate()
+            {
                 let fig_value = match key {
                     "ttft_p50" => r.metrics.ttft_p50.value,
                     "ttft_tail" => r.metrics.ttft_tail.value,
@@ -276,7 +369,10 @@ fn intervals_contain_the_estimate_and_widen_as_n_shrinks() {
                 }
                 .unwrap();
                 let b = r.intervals.get(key).unwrap().bounds;
-                assert!(b.contains(fig_value), "seed {seed} n {n} {key}: {fig_value} outside {b:?}");
+                assert!(
+                    b.contains(fig_value),
+                    "seed {seed} n {n} {key}: {fig_value} outside {b:?}"
+                );
                 if key == "failure_rate" {
                     let width = b.hi.unwrap() - b.lo.unwrap();
                     assert!(width > last_width[j], "{key} narrower at smaller n");
@@ -304,21 +400,37 @@ fn header_trace(conditions: &str) -> Trace {
 
 #[test]
 fn contract_lists_each_difference_with_both_values() {
-    let base = header_trace(r#"{"model":"m1","api":"chat","max_tokens":64,"prompt_set":"p","prompt_set_sha256":"aa","arrival":"closed","concurrency":4,"timeout_s":30,"first_token_timeout_s":5,"warmup":2,"repetitions":3}"#);
-    let same = header_trace(r#"{"model":"m1","api":"chat","max_tokens":64,"prompt_set":"p","prompt_set_sha256":"aa","arrival":"closed","concurrency":4,"timeout_s":30,"first_token_timeout_s":5,"warmup":2,"repetitions":5}"#);
+    let base = header_trace(
+        r#"{"model":"m1","api":"chat","max_tokens":64,"prompt_set":"p","prompt_set_sha256":"aa","arrival":"closed","concurrency":4,"timeout_s":30,"first_token_timeout_s":5,"warmup":2,"repetitions":3}"#,
+    );
+    let same = header_trace(
+        r#"{"model":"m1","api":"chat","max_tokens":64,"prompt_set":"p","prompt_set_sha256":"aa","arrival":"closed","concurrency":4,"timeout_s":30,"first_token_timeout_s":5,"warmup":2,"repetitions":5}"#,
+    );
     let c = check_contract(&base.header, &same.header);
     assert_eq!(c.status, ContractStatus::Holds, "{c:?}");
     assert_eq!(c.differences.len(), 1);
-    assert_eq!((c.differences[0].field.as_str(), c.differences[0].strictness), ("repetitions", Strictness::Warn));
+    assert_eq!(
+        (c.differences[0].field.as_str(), c.differences[0].strictness),
+        ("repetitions", Strictness::Warn)
+    );
 
-    let other = header_trace(r#"{"model":"m2","api":"chat","max_tokens":128,"prompt_set":"p","prompt_set_sha256":"aa","arrival":"closed","concurrency":4,"timeout_s":30,"warmup":2}"#);
+    let other = header_trace(
+        r#"{"model":"m2","api":"chat","max_tokens":128,"prompt_set":"p","prompt_set_sha256":"aa","arrival":"closed","concurrency":4,"timeout_s":30,"warmup":2}"#,
+    );
     let c = check_contract(&base.header, &other.header);
     assert_eq!(c.status, ContractStatus::Broken);
-    let fields: Vec<(&str, &str, &str)> = c.differences.iter().map(|d| (d.field.as_str(), d.base.as_str(), d.new.as_str())).collect();
+    let fields: Vec<(&str, &str, &str)> = c
+        .differences
+        .iter()
+        .map(|d| (d.field.as_str(), d.base.as_str(), d.new.as_str()))
+        .collect();
     assert!(fields.contains(&("model", "m1", "m2")), "{fields:?}");
     assert!(fields.contains(&("max_tokens", "64", "128")));
     assert!(fields.contains(&("first_token_timeout_s", "5", "(not recorded)")));
-    assert!(c.lines(Lang::En).iter().any(|l| l.contains("model: base m1 · new m2 (must match)")));
+    assert!(c
+        .lines(Lang::En)
+        .iter()
+        .any(|l| l.contains("model: base m1 · new m2 (must match)")));
 
     let bare = header_trace("{}");
     let c = check_contract(&bare.header, &bare.header);
@@ -334,15 +446,29 @@ fn a_broken_contract_labels_every_figure() {
     // Recorded on one side only, a condition cannot be checked: unverified, not broken.
     let mut only_a = run("a", &spread(50, 0.4, 1), 0);
     only_a.trace.header.conditions.model = Some("other".into());
-    let one_sided = Report::build(&[only_a, run("b", &spread(50, 0.4, 2), 0)], Bootstrap::default());
+    let one_sided = Report::build(
+        &[only_a, run("b", &spread(50, 0.4, 2), 0)],
+        Bootstrap::default(),
+    );
     assert!(!one_sided.contract_broken());
-    assert_eq!(one_sided.pairs[0].contract.status, ContractStatus::Unverified);
-    assert!(one_sided.pairs[0].contract.lines(Lang::En).iter().any(|l| l.contains("? model: base other · new (not recorded) (recorded in one run only")));
+    assert_eq!(
+        one_sided.pairs[0].contract.status,
+        ContractStatus::Unverified
+    );
+    assert!(one_sided.pairs[0]
+        .contract
+        .lines(Lang::En)
+        .iter()
+        .any(|l| l.contains("? model: base other · new (not recorded) (recorded in one run only")));
     b.trace.header.conditions.model = Some("m".into());
     let r = Report::build(&[a, b], Bootstrap::default());
     assert!(r.contract_broken());
     for row in &r.pairs[0].rows {
-        assert!(row.contract_broken && row.verdict.en.starts_with("[contract broken]"), "{}", row.key);
+        assert!(
+            row.contract_broken && row.verdict.en.starts_with("[contract broken]"),
+            "{}",
+            row.key
+        );
         assert!(row.verdict.zh.starts_with("［契约被破坏］"));
     }
 }
@@ -350,41 +476,66 @@ fn a_broken_contract_labels_every_figure() {
 #[test]
 fn reruns_follow_the_lessons_rule() {
     // Three reruns of 30: P50 agrees, the P95 interval has no upper bound → collect more.
-    let runs: Vec<Run> = (1..=3).map(|s| run(&format!("r{s}"), &spread(30, 0.5, s), 0)).collect();
+    let runs: Vec<Run> = (1..=3)
+        .map(|s| run(&format!("r{s}"), &spread(30, 0.5, s), 0))
+        .collect();
     let r = Report::build(&runs, Bootstrap::default());
     let rr = r.reruns.as_ref().unwrap();
     assert_eq!(rr.p50.agree, Agreement::Agree);
     assert_eq!(rr.tail.agree, Agreement::TooFew);
     assert!(rr.verdict.en.contains("collect more"), "{}", rr.verdict.en);
     // Three reruns of 300 agree on both.
-    let runs: Vec<Run> = (1..=3).map(|s| run(&format!("r{s}"), &spread(300, 0.5, s), 0)).collect();
+    let runs: Vec<Run> = (1..=3)
+        .map(|s| run(&format!("r{s}"), &spread(300, 0.5, s), 0))
+        .collect();
     let rr = Report::build(&runs, Bootstrap::default()).reruns.unwrap();
-    assert_eq!((rr.p50.agree, rr.tail.agree), (Agreement::Agree, Agreement::Agree), "{rr:?}");
+    assert_eq!(
+        (rr.p50.agree, rr.tail.agree),
+        (Agreement::Agree, Agreement::Agree),
+        "{rr:?}"
+    );
     // One rerun twice as slow: P50 moves.
-    let mut runs: Vec<Run> = (1..=2).map(|s| run(&format!("r{s}"), &spread(300, 0.5, s), 0)).collect();
+    let mut runs: Vec<Run> = (1..=2)
+        .map(|s| run(&format!("r{s}"), &spread(300, 0.5, s), 0))
+        .collect();
     runs.push(run("slow", &spread(300, 1.0, 3), 0));
     let rr = Report::build(&runs, Bootstrap::default()).reruns.unwrap();
     assert_eq!(rr.p50.agree, Agreement::Disagree);
     assert!(rr.verdict.en.contains("P50 itself moves"));
     // Two runs are a comparison, not reruns.
-    assert!(Report::build(&runs[..2], Bootstrap::default()).reruns.is_none());
+    assert!(Report::build(&runs[..2], Bootstrap::default())
+        .reruns
+        .is_none());
 }
 
 #[test]
 fn the_terminal_card_shows_each_interval_and_its_method() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../public/samples/ten-requests.jsonl")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../public/samples/ten-requests.jsonl"
+    ))
+    .unwrap();
     let trace = parse_trace("ten-requests.jsonl", &text).unwrap();
     let s = Settings::from_header(&trace.header);
     let ix = tracelab_core::Index::build(&trace.attempts, s.population);
     let m = tracelab_core::Metrics::compute(&ix, &s);
     let card = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &s, &m, Lang::En);
     // Failure rate 2 of 10: Wilson 5.67 % … 50.98 % (statsmodels: 0.0566821 … 0.5098375).
-    assert!(card.contains("95 % interval 5.67 % … 50.98 % (Wilson score)"), "{card}");
+    assert!(
+        card.contains("95 % interval 5.67 % … 50.98 % (Wilson score)"),
+        "{card}"
+    );
     // P95 of 8 TTFTs has no upper bound, and the card says what n would give one.
-    assert!(card.contains("no upper bound (order statistics X(6)…X(—) of 8"), "{card}");
+    assert!(
+        card.contains("no upper bound (order statistics X(6)…X(—) of 8"),
+        "{card}"
+    );
     assert!(card.contains("n ≥ 72"), "{card}");
     // Goodput 5 qualified in 10 s: exact Poisson 0.1623 … 1.1668 /s (chi2 table above, k = 5).
-    assert!(card.contains("0.1623 /s … 1.1668 /s (exact Poisson count (Garwood))"), "{card}");
+    assert!(
+        card.contains("0.1623 /s … 1.1668 /s (exact Poisson count (Garwood))"),
+        "{card}"
+    );
     let zh = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &s, &m, Lang::Zh);
     assert!(zh.contains("95 % 区间") && zh.contains("无上界"), "{zh}");
 }
@@ -400,11 +551,21 @@ fn sample_run(name: &str) -> Run {
 #[test]
 fn the_baseline_lessons_compare_quiz_quotes_what_compare_computes() {
     let report = Report::build(
-        &[sample_run("baseline-a.jsonl"), sample_run("baseline-rerun.jsonl"), sample_run("baseline-slower.jsonl")],
+        &[
+            sample_run("baseline-a.jsonl"),
+            sample_run("baseline-rerun.jsonl"),
+            sample_run("baseline-slower.jsonl"),
+        ],
         Bootstrap::default(),
     );
-    let course: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../lessons/course.json")).unwrap()).unwrap();
+    let course: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../lessons/course.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
     let quiz = course["lessons"]
         .as_array()
         .unwrap()
@@ -412,15 +573,30 @@ fn the_baseline_lessons_compare_quiz_quotes_what_compare_computes() {
         .flat_map(|l| l["exercises"].as_array().unwrap())
         .find(|e| e["id"] == "compare-verdict-quiz")
         .expect("the quiz is in the course");
-    let (en, zh) = (quiz["prompt"]["en"].as_str().unwrap(), quiz["prompt"]["zh"].as_str().unwrap());
-    let correct = quiz["options"].as_array().unwrap().iter().find(|o| o["correct"] == true).unwrap();
+    let (en, zh) = (
+        quiz["prompt"]["en"].as_str().unwrap(),
+        quiz["prompt"]["zh"].as_str().unwrap(),
+    );
+    let correct = quiz["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["correct"] == true)
+        .unwrap();
     assert_eq!(correct["id"], "slower-only");
     for (pair, judgement) in [(0, Judgement::NoEvidence), (1, Judgement::Up)] {
         assert_eq!(report.pairs[pair].contract.status, ContractStatus::Holds);
-        let tail = report.pairs[pair].rows.iter().find(|r| r.key == "ttft_tail").unwrap();
+        let tail = report.pairs[pair]
+            .rows
+            .iter()
+            .find(|r| r.key == "ttft_tail")
+            .unwrap();
         assert_eq!(tail.judgement, judgement, "pair {pair}");
         let (diff, interval) = (tail.difference_text(Lang::En), tail.interval_text(Lang::En));
-        assert!(en.contains(&format!("{diff}, 95 % interval {interval}")), "the quiz quotes {diff} {interval}: {en}");
+        assert!(
+            en.contains(&format!("{diff}, 95 % interval {interval}")),
+            "the quiz quotes {diff} {interval}: {en}"
+        );
         let zh_interval = interval.replace(" s", " 秒");
         assert!(zh.contains(&zh_interval), "zh quotes {zh_interval}: {zh}");
     }
@@ -429,29 +605,84 @@ fn the_baseline_lessons_compare_quiz_quotes_what_compare_computes() {
 #[test]
 fn each_row_says_what_its_n_counts_and_the_verdict_rule_is_written_from_the_rows() {
     let base = spread(200, 0.4, 1);
-    let r = Report::build(&[run("base", &base, 2), run("new", &spread(200, 0.4, 2), 2)], Bootstrap::default());
+    let r = Report::build(
+        &[run("base", &base, 2), run("new", &spread(200, 0.4, 2), 2)],
+        Bootstrap::default(),
+    );
     // Goodput's n is the qualified count its exact Poisson interval rests on, not the attempts.
     let goodput = row(&r, "goodput");
-    assert_eq!((goodput.n_base, goodput.n_counts.en.as_str(), goodput.n_counts.zh.as_str()), (200, "jointly qualified attempts", "联合合格的尝试"));
-    assert_eq!((row(&r, "failure_rate").n_base, row(&r, "failure_rate").n_counts.en.as_str()), (202, "all attempts"));
-    assert_eq!(row(&r, "quality_pass_rate").n_counts.en, "complete successes");
-    assert_eq!((row(&r, "ttft_tail").n_base, row(&r, "ttft_tail").n_counts.en.as_str()), (200, "TTFT samples ranked"));
+    assert_eq!(
+        (
+            goodput.n_base,
+            goodput.n_counts.en.as_str(),
+            goodput.n_counts.zh.as_str()
+        ),
+        (200, "jointly qualified attempts", "联合合格的尝试")
+    );
+    assert_eq!(
+        (
+            row(&r, "failure_rate").n_base,
+            row(&r, "failure_rate").n_counts.en.as_str()
+        ),
+        (202, "all attempts")
+    );
+    assert_eq!(
+        row(&r, "quality_pass_rate").n_counts.en,
+        "complete successes"
+    );
+    assert_eq!(
+        (
+            row(&r, "ttft_tail").n_base,
+            row(&r, "ttft_tail").n_counts.en.as_str()
+        ),
+        (200, "TTFT samples ranked")
+    );
     assert_eq!(row(&r, "e2e_p50").n_counts.zh, "参与排序的 E2E 样本");
     // The terminal's table says it too, under the table.
     let text = r.render_text(Lang::En);
-    assert!(text.contains("n counts: ") && text.contains(&format!("{}: jointly qualified attempts", row(&r, "goodput").name.en)), "{text}");
-    assert!(r.render_text(Lang::Zh).contains(&format!("{}：联合合格的尝试", row(&r, "goodput").name.zh)));
+    assert!(
+        text.contains("n counts: ")
+            && text.contains(&format!(
+                "{}: jointly qualified attempts",
+                row(&r, "goodput").name.en
+            )),
+        "{text}"
+    );
+    assert!(r
+        .render_text(Lang::Zh)
+        .contains(&format!("{}：联合合格的尝试", row(&r, "goodput").name.zh)));
     // The rule beside the table: the interval's level, and which way is worse for each figure,
     // read from the rows themselves.
     let rule = tracelab_core::compare::verdict_rule(&r.pairs[0].rows);
     let en: Vec<&str> = rule.iter().map(|t| t.en.as_str()).collect();
-    assert!(en[0].contains("95 % interval of the difference new − base"), "{en:?}");
+    assert!(
+        en[0].contains("95 % interval of the difference new − base"),
+        "{en:?}"
+    );
     let name = |key: &str, lang: Lang| row(&r, key).name.get(lang).to_string();
     let (higher, lower) = en[2].split_once("; ").unwrap();
-    assert!(higher.starts_with("Higher is worse for latencies") && higher.contains(&name("failure_rate", Lang::En)), "{en:?}");
+    assert!(
+        higher.starts_with("Higher is worse for latencies")
+            && higher.contains(&name("failure_rate", Lang::En)),
+        "{en:?}"
+    );
     for key in ["quality_pass_rate", "joint_rate", "goodput"] {
-        assert!(lower.starts_with("lower is worse for") && lower.contains(&name(key, Lang::En)) && !higher.contains(&name(key, Lang::En)), "{key}: {en:?}");
-        assert!(rule[2].zh.split_once('；').unwrap().1.contains(&name(key, Lang::Zh)), "{key}: {}", rule[2].zh);
+        assert!(
+            lower.starts_with("lower is worse for")
+                && lower.contains(&name(key, Lang::En))
+                && !higher.contains(&name(key, Lang::En)),
+            "{key}: {en:?}"
+        );
+        assert!(
+            rule[2]
+                .zh
+                .split_once('；')
+                .unwrap()
+                .1
+                .contains(&name(key, Lang::Zh)),
+            "{key}: {}",
+            rule[2].zh
+        );
     }
     assert!(rule.iter().all(|t| !t.en.is_empty() && !t.zh.is_empty()));
 }
@@ -462,14 +693,25 @@ fn each_row_says_what_its_n_counts_and_the_verdict_rule_is_written_from_the_rows
 fn replications_compare_between_runs() {
     use tracelab_core::compare::replications::{compare_sides, ReplicatedRow};
     let metrics = |centre: f64| {
-        let trace = parse_trace("run.csv", &run_csv(&[centre - 0.1, centre, centre + 0.1], 0)).unwrap();
+        let trace = parse_trace(
+            "run.csv",
+            &run_csv(&[centre - 0.1, centre, centre + 0.1], 0),
+        )
+        .unwrap();
         let s = Settings::default();
         Metrics::compute(&Index::build(&trace.attempts, s.population), &s)
     };
     let side = |centres: &[f64]| centres.iter().map(|c| metrics(*c)).collect::<Vec<_>>();
-    let (base, same, slow) = (side(&[0.40, 0.42, 0.41]), side(&[0.41, 0.40, 0.43]), side(&[0.60, 0.62, 0.61]));
+    let (base, same, slow) = (
+        side(&[0.40, 0.42, 0.41]),
+        side(&[0.41, 0.40, 0.43]),
+        side(&[0.60, 0.62, 0.61]),
+    );
     let p50 = |b: &[Metrics], n: &[Metrics]| -> ReplicatedRow {
-        compare_sides(&b.iter().collect::<Vec<_>>(), &n.iter().collect::<Vec<_>>()).into_iter().find(|r| r.base.key == "ttft_p50").unwrap()
+        compare_sides(&b.iter().collect::<Vec<_>>(), &n.iter().collect::<Vec<_>>())
+            .into_iter()
+            .find(|r| r.base.key == "ttft_p50")
+            .unwrap()
     };
     assert_eq!(p50(&base, &same).judgement, Judgement::NoEvidence);
     let slower = p50(&base, &slow);
@@ -477,6 +719,12 @@ fn replications_compare_between_runs() {
     assert_eq!(slower.verdict.en, "slower beyond the runs' spread");
     // Mean 0.41 s, s = 0.01 s, t(2) = 4.3027: ± 0.02484 s.
     let b = slower.base.bounds.unwrap();
-    assert!((b.lo.unwrap() - (0.41 - 4.302_652_7 * 0.01 / 3f64.sqrt())).abs() < 1e-6, "{b:?}");
-    assert_eq!(p50(&base[..1], &slow).judgement, Judgement::TooFew { needed: 2 });
+    assert!(
+        (b.lo.unwrap() - (0.41 - 4.302_652_7 * 0.01 / 3f64.sqrt())).abs() < 1e-6,
+        "{b:?}"
+    );
+    assert_eq!(
+        p50(&base[..1], &slow).judgement,
+        Judgement::TooFew { needed: 2 }
+    );
 }

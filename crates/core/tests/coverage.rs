@@ -13,7 +13,9 @@
 //! -- --ignored --nocapture` runs the larger one.
 
 use tracelab_core::compare::stats::newcombe;
-use tracelab_core::compare::{diff_rows, quantile, Bootstrap, Bounds, Intervals, Judgement, Run, Side};
+use tracelab_core::compare::{
+    diff_rows, quantile, Bootstrap, Bounds, Intervals, Judgement, Run, Side,
+};
 use tracelab_core::coverage::{critical_rate, run, simulated_run, Setup};
 use tracelab_core::simulate::*;
 use tracelab_core::{Index, Metrics, Quality, Settings};
@@ -22,7 +24,14 @@ const T: f64 = 0.5;
 const LATE: f64 = 0.05;
 
 fn setup(c: u32, runs: u32, seed: u64) -> Setup {
-    Setup { slots: c, rate_per_s: critical_rate(c, T, LATE), threshold_s: T, runs, requests: 2_000, seed }
+    Setup {
+        slots: c,
+        rate_per_s: critical_rate(c, T, LATE),
+        threshold_s: T,
+        runs,
+        requests: 2_000,
+        seed,
+    }
 }
 
 fn pct(k: usize, n: usize) -> f64 {
@@ -30,7 +39,12 @@ fn pct(k: usize, n: usize) -> f64 {
 }
 
 fn side(r: &Run) -> Side<'_> {
-    Side { index: &r.index, settings: &r.settings, metrics: &r.metrics, intervals: &r.intervals }
+    Side {
+        index: &r.index,
+        settings: &r.settings,
+        metrics: &r.metrics,
+        intervals: &r.intervals,
+    }
 }
 
 /// Coverage of both figures, both ways, and A/A pairs of consecutive runs, at λ* of `c` slots.
@@ -38,14 +52,32 @@ fn side(r: &Run) -> Side<'_> {
 fn study(c: u32, runs: u32, seed: u64) -> Vec<String> {
     let st = setup(c, runs, seed);
     let cov = run(st).unwrap();
-    assert!((cov.truth.joint_rate - 0.95).abs() < 1e-9 && (cov.truth.ttft_p95_s - T).abs() < 1e-6, "{:?}", cov.truth);
-    let s = Settings { ttft_threshold_s: T, ..Settings::default() };
+    assert!(
+        (cov.truth.joint_rate - 0.95).abs() < 1e-9 && (cov.truth.ttft_p95_s - T).abs() < 1e-6,
+        "{:?}",
+        cov.truth
+    );
+    let s = Settings {
+        ttft_threshold_s: T,
+        ..Settings::default()
+    };
     let (mut pairs, mut aa_joint, mut aa_p95, mut aa_joint_independent) = (0, 0, 0, 0);
     for i in (0..runs).step_by(2).filter(|i| i + 1 < runs) {
         let a = Run::new("a", simulated_run(&st, i).unwrap(), s.clone());
         let b = Run::new("b", simulated_run(&st, i + 1).unwrap(), s.clone());
-        let rows = diff_rows(&side(&a), &side(&b), Bootstrap { seed: 1, resamples: 400 }, false);
-        let beyond = |key: &str| rows.iter().any(|r| r.key == key && matches!(r.judgement, Judgement::Up | Judgement::Down));
+        let rows = diff_rows(
+            &side(&a),
+            &side(&b),
+            Bootstrap {
+                seed: 1,
+                resamples: 400,
+            },
+            false,
+        );
+        let beyond = |key: &str| {
+            rows.iter()
+                .any(|r| r.key == key && matches!(r.judgement, Judgement::Up | Judgement::Down))
+        };
         pairs += 1;
         aa_joint += beyond("joint_rate") as usize;
         aa_p95 += beyond(&a.metrics.ttft_p95.key) as usize;
@@ -69,16 +101,23 @@ fn study(c: u32, runs: u32, seed: u64) -> Vec<String> {
         cov.ttft_p95.mean_effective_n(),
     );
     let mut wrong = Vec::new();
-    for (what, k) in [("joint rate", cov.joint_rate.honest_covered), ("P95 TTFT", cov.ttft_p95.honest_covered)] {
+    for (what, k) in [
+        ("joint rate", cov.joint_rate.honest_covered),
+        ("P95 TTFT", cov.ttft_p95.honest_covered),
+    ] {
         let cov = pct(k, runs);
         if !(92.0..=98.0).contains(&cov) {
-            wrong.push(format!("M/M/{c}: {what} covered in {cov:.1} % of runs, not 92–98 %"));
+            wrong.push(format!(
+                "M/M/{c}: {what} covered in {cov:.1} % of runs, not 92–98 %"
+            ));
         }
     }
     for (what, k) in [("joint rate", aa_joint), ("P95 TTFT", aa_p95)] {
         let share = pct(k, pairs);
         if share > 5.0 {
-            wrong.push(format!("M/M/{c}: A/A called {what} beyond noise in {share:.1} % of pairs"));
+            wrong.push(format!(
+                "M/M/{c}: A/A called {what} beyond noise in {share:.1} % of pairs"
+            ));
         }
     }
     wrong
@@ -87,7 +126,10 @@ fn study(c: u32, runs: u32, seed: u64) -> Vec<String> {
 /// The CI study: 200 runs of 2,000 requests (after 200 of warm-up) at each critical load.
 #[test]
 fn intervals_cover_the_truth_at_the_critical_load() {
-    let wrong: Vec<String> = [(1u32, 1_000u64), (4, 2_000), (16, 3_000)].iter().flat_map(|&(c, seed)| study(c, 200, seed)).collect();
+    let wrong: Vec<String> = [(1u32, 1_000u64), (4, 2_000), (16, 3_000)]
+        .iter()
+        .flat_map(|&(c, seed)| study(c, 200, seed))
+        .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -104,25 +146,36 @@ fn coverage_benchmark() {
 /// the honest intervals are the exact ones, or within 10 % of their width.
 #[test]
 fn independent_requests_keep_their_exact_width() {
-    let s = Settings { ttft_threshold_s: T, ..Settings::default() };
+    let s = Settings {
+        ttft_threshold_s: T,
+        ..Settings::default()
+    };
     let (mut joint, mut p95, runs) = (0.0, 0.0, 100);
     for seed in 0..runs {
         let p = Params {
             slots: 64,
             service: Service::Exponential { mean_s: 1.0 },
             first_token_share: 0.2,
-            load: Load::Open { rate_per_s: 4.0, arrival: ArrivalName::Poisson, burstiness: 1.0 },
+            load: Load::Open {
+                rate_per_s: 4.0,
+                arrival: ArrivalName::Poisson,
+                burstiness: 1.0,
+            },
             requests: 2_000,
             seed: 7_000 + seed,
             stall: None,
         };
         let mut trace = simulate(&p).unwrap();
-        trace.attempts.iter_mut().for_each(|a| a.quality = Quality::Pass);
+        trace
+            .attempts
+            .iter_mut()
+            .for_each(|a| a.quality = Quality::Pass);
         let ix = Index::build(&trace.attempts, s.population);
         let m = Metrics::compute(&ix, &s);
         let iv = Intervals::compute(&ix, &s, &m);
         let width = |b: &Bounds| b.hi.unwrap() - b.lo.unwrap();
-        let exact_joint = tracelab_core::compare::stats::wilson(m.qualified as u64, m.attempts as u64).unwrap();
+        let exact_joint =
+            tracelab_core::compare::stats::wilson(m.qualified as u64, m.attempts as u64).unwrap();
         let exact_p95 = quantile("p95", ix.ttft_sample_ms(), 95.0).unwrap().bounds;
         joint += width(&iv.get("joint_rate").unwrap().bounds) / width(&exact_joint) / runs as f64;
         p95 += width(&iv.get(&m.ttft_p95.key).unwrap().bounds) / width(&exact_p95) / runs as f64;
@@ -135,8 +188,24 @@ fn independent_requests_keep_their_exact_width() {
 /// A setup the experiment cannot run is refused, naming the field.
 #[test]
 fn an_unstable_or_empty_setup_is_refused() {
-    let bad = Setup { slots: 4, rate_per_s: 4.0, threshold_s: T, runs: 10, requests: 2_000, seed: 1 };
+    let bad = Setup {
+        slots: 4,
+        rate_per_s: 4.0,
+        threshold_s: T,
+        runs: 10,
+        requests: 2_000,
+        seed: 1,
+    };
     assert_eq!(run(bad).unwrap_err().field, "rate");
     assert_eq!(run(Setup { runs: 0, ..bad }).unwrap_err().field, "runs");
-    assert_eq!(run(Setup { requests: 50, rate_per_s: 1.0, ..bad }).unwrap_err().field, "requests");
+    assert_eq!(
+        run(Setup {
+            requests: 50,
+            rate_per_s: 1.0,
+            ..bad
+        })
+        .unwrap_err()
+        .field,
+        "requests"
+    );
 }

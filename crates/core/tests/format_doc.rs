@@ -50,7 +50,10 @@ fn records() -> Vec<Map<String, Value>> {
 }
 
 fn kind(record: &Map<String, Value>) -> &str {
-    record.get("kind").and_then(Value::as_str).expect("every example has a kind")
+    record
+        .get("kind")
+        .and_then(Value::as_str)
+        .expect("every example has a kind")
 }
 
 /// A record on one line, as in a file.
@@ -67,7 +70,11 @@ fn every_json_example_parses_after_each_header() {
     assert!(count("attempt") >= 5, "examples of several attempts");
     assert_eq!(count("gpu"), 1);
     assert_eq!(count("footer"), 1);
-    assert_eq!(others.len(), count("attempt") + count("gpu") + count("footer"), "only the four kinds");
+    assert_eq!(
+        others.len(),
+        count("attempt") + count("gpu") + count("footer"),
+        "only the four kinds"
+    );
 
     for header in &headers {
         // The header with every other example: one complete, clean trace.
@@ -80,9 +87,15 @@ fn every_json_example_parses_after_each_header() {
         assert_eq!(trace.attempts.len(), count("attempt"));
         assert_eq!(trace.gpu.len(), 1);
         assert!(!trace.is_incomplete());
-        assert!(trace.warnings.is_empty(), "the footer's counts match the examples: {:?}", trace.warnings);
+        assert!(
+            trace.warnings.is_empty(),
+            "the footer's counts match the examples: {:?}",
+            trace.warnings
+        );
         let settings = Settings::from_header(&trace.header);
-        settings.validate().expect("the example header's settings are usable");
+        settings
+            .validate()
+            .expect("the example header's settings are usable");
 
         // And each example on its own after the header.
         for r in &others {
@@ -102,7 +115,13 @@ fn the_examples_mean_what_the_text_says() {
         text.push('\n');
     }
     let trace = parse_trace("doc.jsonl", &text).unwrap();
-    let find = |id: &str| trace.attempts.iter().find(|a| a.id == id).unwrap_or_else(|| panic!("no attempt {id}"));
+    let find = |id: &str| {
+        trace
+            .attempts
+            .iter()
+            .find(|a| a.id == id)
+            .unwrap_or_else(|| panic!("no attempt {id}"))
+    };
 
     let warm = find("w-1");
     assert_eq!(warm.phase, Phase::Warmup);
@@ -128,9 +147,16 @@ fn the_examples_mean_what_the_text_says() {
 
     let s = Settings::from_header(&trace.header);
     let m = Metrics::of(&trace.attempts, &s);
-    assert_eq!((m.attempts, m.warmup_excluded, m.successes, m.failures), (4, 1, 2, 2));
+    assert_eq!(
+        (m.attempts, m.warmup_excluded, m.successes, m.failures),
+        (4, 1, 2, 2)
+    );
     assert_eq!(m.qualified, 1, "only the retry passed quality within 1 s");
-    assert_eq!(m.business_success_rate.value, Some(2.0 / 3.0), "q-0007 and imported-17 of three");
+    assert_eq!(
+        m.business_success_rate.value,
+        Some(2.0 / 3.0),
+        "q-0007 and imported-17 of three"
+    );
 }
 
 #[test]
@@ -151,18 +177,28 @@ fn the_csv_example_parses_and_gives_the_lesson() {
     assert_eq!(examples.len(), 1);
     let trace = parse_trace("doc.csv", &examples[0]).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(trace.attempts.len(), 10);
-    assert_eq!(trace.attempts[8].ttft_ms, None, "an empty ttft_s cell is missing");
+    assert_eq!(
+        trace.attempts[8].ttft_ms, None,
+        "an empty ttft_s cell is missing"
+    );
     let s = Settings::from_header(&trace.header);
     let m = Metrics::of(&trace.attempts, &s);
     // The figures the paragraph under the example states.
-    assert_eq!((m.failure_rate.numerator, m.failure_rate.denominator), (Some(2.0), Some(10.0)));
+    assert_eq!(
+        (m.failure_rate.numerator, m.failure_rate.denominator),
+        (Some(2.0), Some(10.0))
+    );
     assert_eq!(m.ttft_p95.value, Some(2.0));
     assert_eq!(m.ttft_p95.n, Some(8));
     assert_eq!(m.qualified, 5);
     assert_eq!(m.goodput.value, Some(0.5));
     assert_eq!(m.cost_per_1000_qualified.value, Some(4.0));
     // The same table as the shipped sample.
-    let sample = parse_trace("s.csv", include_str!("../../../public/samples/ten-requests.csv")).unwrap();
+    let sample = parse_trace(
+        "s.csv",
+        include_str!("../../../public/samples/ten-requests.csv"),
+    )
+    .unwrap();
     assert_eq!(sample.attempts, trace.attempts);
     assert_eq!(sample.header, trace.header);
 }
@@ -221,53 +257,121 @@ fn every_written_field_is_documented() {
                 asked: vec!["/v1/models 200".into()],
                 note: Some("n".into()),
             }),
-            prefix_reuse: Some(tracelab_core::trace::PrefixReuse { by_design: true, before_run: "unknown".into() }),
+            prefix_reuse: Some(tracelab_core::trace::PrefixReuse {
+                by_design: true,
+                before_run: "unknown".into(),
+            }),
         },
-        window: Some(Window { start_ms: 0.0, length_s: 1.0 }),
-        window_cost: Some(Money { amount: 1.0, currency: "CNY".into() }),
-        defaults: Some(HeaderDefaults { ttft_threshold_s: Some(1.0), comparison: Some(tracelab_core::Comparison::Le) }),
-        simulation: Some(tracelab_core::simulate::SimulationRecord::of(&tracelab_core::simulate::Simulation {
-            slots: 1,
-            service: tracelab_core::simulate::ServiceRecord::Fixed { s: 1.0 },
-            first_token_share: Some(0.2),
-            load: tracelab_core::simulate::Load::Closed { clients: 1, think_s: 0.0 },
-            requests: 1,
-            seed: 1,
-            stall: Some(tracelab_core::simulate::Stall { at_s: 1.0, for_s: 1.0 }),
-            tokens: None,
-        })),
+        window: Some(Window {
+            start_ms: 0.0,
+            length_s: 1.0,
+        }),
+        window_cost: Some(Money {
+            amount: 1.0,
+            currency: "CNY".into(),
+        }),
+        defaults: Some(HeaderDefaults {
+            ttft_threshold_s: Some(1.0),
+            comparison: Some(tracelab_core::Comparison::Le),
+        }),
+        simulation: Some(tracelab_core::simulate::SimulationRecord::of(
+            &tracelab_core::simulate::Simulation {
+                slots: 1,
+                service: tracelab_core::simulate::ServiceRecord::Fixed { s: 1.0 },
+                first_token_share: Some(0.2),
+                load: tracelab_core::simulate::Load::Closed {
+                    clients: 1,
+                    think_s: 0.0,
+                },
+                requests: 1,
+                seed: 1,
+                stall: Some(tracelab_core::simulate::Stall {
+                    at_s: 1.0,
+                    for_s: 1.0,
+                }),
+                tokens: None,
+            },
+        )),
         ..Header::default()
     };
-    let mut attempt = Attempt::new("a", Outcome::HttpError { status: 500 }, Some(1.0), Quality::Fail);
+    let mut attempt = Attempt::new(
+        "a",
+        Outcome::HttpError { status: 500 },
+        Some(1.0),
+        Quality::Fail,
+    );
     attempt.intended_start_ms = Some(0.0);
     attempt.start_ms = Some(0.0);
     attempt.first_byte_ms = Some(0.5);
-    attempt.events = vec![StreamEvent { at_ms: 1.0, tokens: 1 }];
+    attempt.events = vec![StreamEvent {
+        at_ms: 1.0,
+        tokens: 1,
+    }];
     attempt.e2e_ms = Some(2.0);
     attempt.detail = Some("d".into());
     attempt.input_tokens = Some(1);
     attempt.output_tokens = Some(1);
     attempt.event_tokens_estimated = true;
-    attempt.reasoning = Some(tracelab_core::ReasoningStart { first_reasoning_ms: 1.0, first_content_ms: Some(1.5) });
-    attempt.prompt = Some(tracelab_core::PromptSend { index: 0, repetition: 1, repeat: false, cached_tokens: Some(0) });
-    let gpu = GpuSample { t_ms: 0.0, node: Some(0), gpu: 0, util_pct: 1.0, mem_used_mib: 1.0, mem_total_mib: 1.0 };
-    let footer = Footer { finished_cleanly: true, attempts: 1, gpu_samples: 1 };
+    attempt.reasoning = Some(tracelab_core::ReasoningStart {
+        first_reasoning_ms: 1.0,
+        first_content_ms: Some(1.5),
+    });
+    attempt.prompt = Some(tracelab_core::PromptSend {
+        index: 0,
+        repetition: 1,
+        repeat: false,
+        cached_tokens: Some(0),
+    });
+    let gpu = GpuSample {
+        t_ms: 0.0,
+        node: Some(0),
+        gpu: 0,
+        util_pct: 1.0,
+        mem_used_mib: 1.0,
+        mem_total_mib: 1.0,
+    };
+    let footer = Footer {
+        finished_cleanly: true,
+        attempts: 1,
+        gpu_samples: 1,
+    };
 
     let mut fields = Vec::new();
-    for text in [write::header_line(&header), write::attempt_line(&attempt), write::gpu_line(&gpu), write::footer_line(&footer)] {
+    for text in [
+        write::header_line(&header),
+        write::attempt_line(&attempt),
+        write::gpu_line(&gpu),
+        write::footer_line(&footer),
+    ] {
         keys_of(&serde_json::from_str(&text).unwrap(), "", &mut fields);
     }
     // The fields of the source object, which the header above leaves out.
-    fields.extend(["source", "tool", "version", "definitions", "layout", "figures"].map(String::from));
+    fields.extend(
+        [
+            "source",
+            "tool",
+            "version",
+            "definitions",
+            "layout",
+            "figures",
+        ]
+        .map(String::from),
+    );
     for field in &fields {
-        assert!(documented(field), "`{field}` is written by the core but has no row in docs/trace-format.md");
+        assert!(
+            documented(field),
+            "`{field}` is written by the core but has no row in docs/trace-format.md"
+        );
     }
     // And every field in the examples is one the tables describe.
     for record in records() {
         let mut keys = Vec::new();
         keys_of(&Value::Object(record), "", &mut keys);
         for key in keys {
-            assert!(documented(&key), "the example field `{key}` has no row in the tables");
+            assert!(
+                documented(&key),
+                "the example field `{key}` has no row in the tables"
+            );
         }
     }
 }
@@ -275,12 +379,28 @@ fn every_written_field_is_documented() {
 #[test]
 fn every_outcome_and_csv_column_is_documented() {
     for name in Outcome::NAMES {
-        assert!(documented(name), "outcome `{name}` has no row in the outcomes table");
+        assert!(
+            documented(name),
+            "outcome `{name}` has no row in the outcomes table"
+        );
     }
     for column in REQUIRED_COLUMNS.iter().chain(OPTIONAL_COLUMNS.iter()) {
-        assert!(DOC.contains(&format!("`{column}`")), "CSV column `{column}` is not described");
+        assert!(
+            DOC.contains(&format!("`{column}`")),
+            "CSV column `{column}` is not described"
+        );
     }
-    for key in ["window_s", "window_cost", "currency", "ttft_threshold_s", "comparison", "model"] {
-        assert!(DOC.contains(&format!("`{key}`")), "CSV `# {key}:` line is not described");
+    for key in [
+        "window_s",
+        "window_cost",
+        "currency",
+        "ttft_threshold_s",
+        "comparison",
+        "model",
+    ] {
+        assert!(
+            DOC.contains(&format!("`{key}`")),
+            "CSV `# {key}:` line is not described"
+        );
     }
 }

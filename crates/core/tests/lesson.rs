@@ -7,8 +7,8 @@
 use tracelab_core::parse::{parse_trace, parse_trace_bytes};
 use tracelab_core::percentile::{self, nearest_rank, percentile, PercentileMethod};
 use tracelab_core::{
-    write, Comparison, FailureDenominator, Figure, Index, Lang, Metrics, MissingTtft, Outcome, Population, Settings,
-    Trace, Unit, WarmupPolicy,
+    write, Comparison, FailureDenominator, Figure, Index, Lang, Metrics, MissingTtft, Outcome,
+    Population, Settings, Trace, Unit, WarmupPolicy,
 };
 
 const TEN_JSONL: &str = include_str!("../../../public/samples/ten-requests.jsonl");
@@ -17,8 +17,14 @@ const STREAMING: &str = include_str!("../../../public/samples/streaming-example.
 
 fn both() -> [(&'static str, Trace); 2] {
     [
-        ("ten-requests.jsonl", parse_trace("ten-requests.jsonl", TEN_JSONL).expect("the JSONL sample parses")),
-        ("ten-requests.csv", parse_trace("ten-requests.csv", TEN_CSV).expect("the CSV sample parses")),
+        (
+            "ten-requests.jsonl",
+            parse_trace("ten-requests.jsonl", TEN_JSONL).expect("the JSONL sample parses"),
+        ),
+        (
+            "ten-requests.csv",
+            parse_trace("ten-requests.csv", TEN_CSV).expect("the CSV sample parses"),
+        ),
     ]
 }
 
@@ -31,7 +37,10 @@ fn metrics(trace: &Trace, settings: &Settings) -> Metrics {
 #[track_caller]
 fn close(actual: Option<f64>, expected: f64, what: &str) {
     let v = actual.unwrap_or_else(|| panic!("{what}: expected {expected}, got undefined"));
-    assert!((v - expected).abs() < 1e-9, "{what}: expected {expected}, got {v}");
+    assert!(
+        (v - expected).abs() < 1e-9,
+        "{what}: expected {expected}, got {v}"
+    );
 }
 
 #[track_caller]
@@ -51,7 +60,10 @@ fn both_samples_carry_the_lesson_settings() {
         assert_eq!(s.window_cost, Some(0.02), "{name}");
         assert_eq!(s.currency, "CNY", "{name}");
         assert_eq!(s.percentile, PercentileMethod::NearestRank, "{name}");
-        assert!(s.mistakes().is_empty(), "{name}: the defaults are the right choices");
+        assert!(
+            s.mistakes().is_empty(),
+            "{name}: the defaults are the right choices"
+        );
         assert_eq!(trace.attempts.len(), 10, "{name}");
         assert!(!trace.is_incomplete(), "{name}");
         assert!(trace.warnings.is_empty(), "{name}: {:?}", trace.warnings);
@@ -68,10 +80,20 @@ fn lesson_figures_at_one_second() {
         // Nearest-rank over the 8 success TTFTs: P95 = ⌈0.95·8⌉ = 8th = 2 s, P50 = ⌈0.5·8⌉ = 4th.
         close(m.ttft_p95.value, 2.0, "P95");
         assert_eq!(m.ttft_p95.n, Some(8), "{name}");
-        assert!(m.ttft_p95.note.is_some(), "{name}: with 8 samples P95 is the maximum, and the card says so");
+        assert!(
+            m.ttft_p95.note.is_some(),
+            "{name}: with 8 samples P95 is the maximum, and the card says so"
+        );
         close(m.ttft_p50.value, 0.5, "P50");
         assert_eq!(m.ttft_p50.n, Some(8), "{name}");
-        assert_eq!(m.ttft_tail, Figure { key: "ttft_tail".into(), ..m.ttft_p95.clone() }, "{name}: tail = P95 by default");
+        assert_eq!(
+            m.ttft_tail,
+            Figure {
+                key: "ttft_tail".into(),
+                ..m.ttft_p95.clone()
+            },
+            "{name}: tail = P95 by default"
+        );
 
         close(m.failure_rate.value, 0.2, "failure rate");
         parts(&m.failure_rate, 2.0, 10.0);
@@ -87,15 +109,25 @@ fn lesson_figures_at_one_second() {
         close(m.goodput.value, 0.5, "goodput");
         parts(&m.goodput, 5.0, 10.0);
 
-        close(m.cost_per_1000_qualified.value, 4.0, "cost per 1000 qualified");
+        close(
+            m.cost_per_1000_qualified.value,
+            4.0,
+            "cost per 1000 qualified",
+        );
         assert_eq!(m.cost_per_1000_qualified.denominator, Some(5.0), "{name}");
-        assert_eq!(m.cost_per_1000_qualified.unit, Unit::MoneyPer1000("CNY".into()));
+        assert_eq!(
+            m.cost_per_1000_qualified.unit,
+            Unit::MoneyPer1000("CNY".into())
+        );
 
         let mut outcomes = m.failures_by_outcome.clone();
         outcomes.sort();
         assert_eq!(
             outcomes,
-            vec![("connect_error".to_string(), 1), ("timeout_before_first_token".to_string(), 1)],
+            vec![
+                ("connect_error".to_string(), 1),
+                ("timeout_before_first_token".to_string(), 1)
+            ],
             "{name}"
         );
     }
@@ -108,7 +140,10 @@ fn lesson_figures_at_half_a_second() {
         let before = metrics(&trace, &s);
         s.ttft_threshold_s = 0.5;
         let m = metrics(&trace, &s);
-        assert_eq!(m.qualified, 4, "{name}: R1–R4, with R4 exactly at 0.5 s counted under ≤");
+        assert_eq!(
+            m.qualified, 4,
+            "{name}: R1–R4, with R4 exactly at 0.5 s counted under ≤"
+        );
         close(m.goodput.value, 0.4, "goodput");
         close(m.cost_per_1000_qualified.value, 5.0, "cost");
         close(m.joint_rate.value, 0.4, "joint rate");
@@ -127,18 +162,28 @@ fn le_versus_lt_at_the_edge() {
         s.ttft_threshold_s = 0.5;
         s.comparison = Comparison::Lt;
         let m = metrics(&trace, &s);
-        assert_eq!(m.qualified, 3, "{name}: R4 (exactly 0.5 s) is no longer within under <");
+        assert_eq!(
+            m.qualified, 3,
+            "{name}: R4 (exactly 0.5 s) is no longer within under <"
+        );
         close(m.goodput.value, 0.3, "goodput under <");
 
         let mistakes = s.mistakes();
         let comparison = mistakes.iter().find(|m| m.setting == "comparison");
-        let comparison = comparison.unwrap_or_else(|| panic!("{name}: < against a ≤ SLO must be flagged"));
+        let comparison =
+            comparison.unwrap_or_else(|| panic!("{name}: < against a ≤ SLO must be flagged"));
         assert!(!comparison.label.en.is_empty() && !comparison.label.zh.is_empty());
-        assert!(!comparison.false_conclusion.en.is_empty() && !comparison.false_conclusion.zh.is_empty());
+        assert!(
+            !comparison.false_conclusion.en.is_empty()
+                && !comparison.false_conclusion.zh.is_empty()
+        );
 
         // Not a mistake when the SLO itself is written with <.
         s.slo_comparison = Comparison::Lt;
-        assert!(s.mistakes().iter().all(|m| m.setting != "comparison"), "{name}");
+        assert!(
+            s.mistakes().iter().all(|m| m.setting != "comparison"),
+            "{name}"
+        );
         // Nor when the comparison matches the ≤ SLO.
         s.slo_comparison = Comparison::Le;
         s.comparison = Comparison::Le;
@@ -159,10 +204,21 @@ fn quality_left_out_counts_r5() {
         let m = metrics(&trace, &wrong);
         assert_eq!(m.qualified, 6, "{name}: R5 now counts");
         close(m.goodput.value, 0.6, "goodput with quality ignored");
-        assert!(m.joint_rate.numerator_label.as_ref().unwrap().en.contains("quality ignored (wrong)"), "{name}");
+        assert!(
+            m.joint_rate
+                .numerator_label
+                .as_ref()
+                .unwrap()
+                .en
+                .contains("quality ignored (wrong)"),
+            "{name}"
+        );
         flagged(&wrong, "quality");
         let r5 = trace.attempts.iter().find(|a| a.id == "R5").unwrap();
-        assert_eq!(tracelab_core::verdict(r5, &s).reason, Some(tracelab_core::Reason::Quality));
+        assert_eq!(
+            tracelab_core::verdict(r5, &s).reason,
+            Some(tracelab_core::Reason::Quality)
+        );
         assert!(tracelab_core::verdict(r5, &wrong).qualified);
         // The permalink carries it both ways, and the right rule is the default.
         assert!(wrong.to_pairs().contains(&("qr", "ignored".to_string())));
@@ -178,10 +234,21 @@ fn flagged(s: &Settings, setting: &str) {
         .find(|m| m.setting == setting)
         .unwrap_or_else(|| panic!("`{setting}` should be listed in mistakes(), got {mistakes:?}"));
     for text in [&m.label, &m.false_conclusion] {
-        assert!(!text.get(Lang::En).trim().is_empty(), "`{setting}`: English text");
-        assert!(!text.get(Lang::Zh).trim().is_empty(), "`{setting}`: Chinese text");
+        assert!(
+            !text.get(Lang::En).trim().is_empty(),
+            "`{setting}`: English text"
+        );
+        assert!(
+            !text.get(Lang::Zh).trim().is_empty(),
+            "`{setting}`: Chinese text"
+        );
         assert_ne!(text.en, text.zh, "`{setting}`: both languages written");
-        assert!(text.zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "`{setting}`: zh is Chinese");
+        assert!(
+            text.zh
+                .chars()
+                .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "`{setting}`: zh is Chinese"
+        );
     }
 }
 
@@ -207,7 +274,11 @@ fn wrong_failed_rows_deleted() {
         assert_eq!(m.attempts, 8, "{name}");
         assert_eq!(m.failures, 0, "{name}");
         assert_eq!(m.failed_rows_deleted, 2, "{name}");
-        close(m.failure_rate.value, 0.0, "failure rate with the failures deleted");
+        close(
+            m.failure_rate.value,
+            0.0,
+            "failure rate with the failures deleted",
+        );
         parts(&m.failure_rate, 0.0, 8.0);
         assert_eq!(m.qualified, 5, "{name}");
         close(m.joint_rate.value, 5.0 / 8.0, "joint rate over 8");
@@ -222,7 +293,11 @@ fn wrong_missing_ttft_as_zero() {
         let mut s = Settings::from_header(&trace.header);
         s.population.missing_ttft = MissingTtft::TreatAsZero;
         let m = metrics(&trace, &s);
-        assert_eq!(m.ttft_p50.n, Some(10), "{name}: the two failures enter the sort");
+        assert_eq!(
+            m.ttft_p50.n,
+            Some(10),
+            "{name}: the two failures enter the sort"
+        );
         // Sorted: 0, 0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.2, 2.0. Nearest-rank P50 is the
         // ⌈0.5·10⌉ = 5th smallest, 0.4 s (numpy's `inverted_cdf`, the same method, agrees);
         // the right P50 is 0.5 s, so the fake zeros pull it down.
@@ -263,7 +338,15 @@ fn every_wrong_choice_is_flagged_together() {
     };
     let mut settings: Vec<_> = s.mistakes().iter().map(|m| m.setting).collect();
     settings.sort();
-    assert_eq!(settings, ["comparison", "failure_denominator", "missing_ttft", "warmup"]);
+    assert_eq!(
+        settings,
+        [
+            "comparison",
+            "failure_denominator",
+            "missing_ttft",
+            "warmup"
+        ]
+    );
 }
 
 #[test]
@@ -292,7 +375,10 @@ fn goodput_undefined_without_window() {
         let m = metrics(&trace, &s);
         assert_eq!(m.goodput.value, None, "{name}");
         assert!(m.goodput.undefined.is_some(), "{name}");
-        assert_eq!(m.qualified, 5, "{name}: qualification does not need a window");
+        assert_eq!(
+            m.qualified, 5,
+            "{name}: qualification does not need a window"
+        );
         s.window_cost = None;
         let m = metrics(&trace, &s);
         assert_eq!(m.cost_per_1000_qualified.value, None, "{name}");
@@ -402,12 +488,19 @@ fn linear_through_the_metrics() {
     let m = metrics(&trace, &s);
     close(m.ttft_p95.value, 1.72, "linear P95");
     close(m.ttft_p50.value, 0.55, "linear P50");
-    assert!(m.ttft_p95.note.is_none(), "the 'P95 is the maximum' note is for nearest-rank only");
+    assert!(
+        m.ttft_p95.note.is_none(),
+        "the 'P95 is the maximum' note is for nearest-rank only"
+    );
 }
 
 #[test]
 fn nearest_rank_ranks() {
-    assert_eq!(nearest_rank(95.0, 20), 19, "95·20/100 is exactly 19, not 19.000000000000004");
+    assert_eq!(
+        nearest_rank(95.0, 20),
+        19,
+        "95·20/100 is exactly 19, not 19.000000000000004"
+    );
     assert_eq!(nearest_rank(95.0, 8), 8);
     assert_eq!(nearest_rank(50.0, 8), 4);
     assert_eq!(nearest_rank(50.0, 10), 5);
@@ -443,7 +536,11 @@ fn jsonl_round_trip_keeps_attempts() {
         // And it is a fixed point: writing the re-read trace gives the same text.
         assert_eq!(write::to_jsonl(&again), text, "{name}");
         // The bytes entry point reads it the same.
-        assert_eq!(parse_trace_bytes("b", text.as_bytes()).unwrap().attempts, trace.attempts, "{name}");
+        assert_eq!(
+            parse_trace_bytes("b", text.as_bytes()).unwrap().attempts,
+            trace.attempts,
+            "{name}"
+        );
     }
 }
 
@@ -451,19 +548,36 @@ fn jsonl_round_trip_keeps_attempts() {
 fn csv_round_trip_keeps_metrics() {
     for (name, trace) in both() {
         let text = write::to_csv(&trace);
-        let again = parse_trace("again.csv", &text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+        let again =
+            parse_trace("again.csv", &text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
         assert_eq!(again.attempts.len(), trace.attempts.len(), "{name}");
         let s = Settings::from_header(&trace.header);
-        assert_eq!(Settings::from_header(&again.header), s, "{name}: window, cost and SLO survive");
+        assert_eq!(
+            Settings::from_header(&again.header),
+            s,
+            "{name}: window, cost and SLO survive"
+        );
         for threshold in [0.1, 0.3, 0.5, 0.8, 1.0, 1.2, 2.0] {
             for comparison in [Comparison::Le, Comparison::Lt] {
                 for population in populations() {
-                    let s = Settings { ttft_threshold_s: threshold, comparison, population, ..s.clone() };
+                    let s = Settings {
+                        ttft_threshold_s: threshold,
+                        comparison,
+                        population,
+                        ..s.clone()
+                    };
                     let (a, b) = (metrics(&trace, &s), metrics(&again, &s));
                     // The CSV form keeps no stream events or usage flag, so ITL and tokens/s
                     // are not carried; every figure of the metric card is.
-                    assert_eq!(a.card_figures(), b.card_figures(), "{name} at {threshold} {comparison:?} {population:?}");
-                    assert_eq!((a.attempts, a.successes, a.failures, a.qualified), (b.attempts, b.successes, b.failures, b.qualified));
+                    assert_eq!(
+                        a.card_figures(),
+                        b.card_figures(),
+                        "{name} at {threshold} {comparison:?} {population:?}"
+                    );
+                    assert_eq!(
+                        (a.attempts, a.successes, a.failures, a.qualified),
+                        (b.attempts, b.successes, b.failures, b.qualified)
+                    );
                     assert_eq!(a.e2e_p50, b.e2e_p50, "{name}");
                     assert_eq!(a.business_success_rate, b.business_success_rate, "{name}");
                 }
@@ -481,7 +595,12 @@ fn populations() -> Vec<Population> {
     for failure_denominator in FailureDenominator::ALL {
         for missing_ttft in MissingTtft::ALL {
             for warmup in WarmupPolicy::ALL {
-                out.push(Population { failure_denominator, missing_ttft, warmup, ..Population::default() });
+                out.push(Population {
+                    failure_denominator,
+                    missing_ttft,
+                    warmup,
+                    ..Population::default()
+                });
             }
         }
     }
@@ -502,7 +621,10 @@ fn the_edge_holds_for_times_that_are_not_exact_in_binary() {
     assert_eq!(trace.attempts[0].ttft_ms, Some(2661.0));
     assert_eq!(trace.attempts[1].ttft_ms, Some(2758.0));
     for (threshold, le, lt) in [(2.661, 1, 0), (2.758, 2, 1)] {
-        let mut s = Settings { ttft_threshold_s: threshold, ..Settings::default() };
+        let mut s = Settings {
+            ttft_threshold_s: threshold,
+            ..Settings::default()
+        };
         assert_eq!(metrics(&trace, &s).qualified, le, "≤ {threshold}");
         s.comparison = Comparison::Lt;
         assert_eq!(metrics(&trace, &s).qualified, lt, "< {threshold}");
@@ -511,7 +633,10 @@ fn the_edge_holds_for_times_that_are_not_exact_in_binary() {
     let csv = "id,outcome,ttft_s,quality\nA,success,1.001,pass\nB,success,0.007,pass\n";
     let trace = parse_trace("edge.csv", csv).unwrap();
     for (threshold, le, lt) in [(1.001, 2, 1), (0.007, 1, 0)] {
-        let mut s = Settings { ttft_threshold_s: threshold, ..Settings::default() };
+        let mut s = Settings {
+            ttft_threshold_s: threshold,
+            ..Settings::default()
+        };
         assert_eq!(metrics(&trace, &s).qualified, le, "≤ {threshold}");
         s.comparison = Comparison::Lt;
         assert_eq!(metrics(&trace, &s).qualified, lt, "< {threshold}");
@@ -525,21 +650,66 @@ fn the_edge_holds_for_times_that_are_not_exact_in_binary() {
 fn a_ttft_typed_as_the_threshold_is_within_it() {
     use tracelab_core::{units, verdict, Latency, RowEdit, WhatIf};
     let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();
-    let settings = Settings::from_header(&trace.header).with_typed("t", "2.007").unwrap().expect("a threshold was typed");
+    let settings = Settings::from_header(&trace.header)
+        .with_typed("t", "2.007")
+        .unwrap()
+        .expect("a threshold was typed");
     assert_eq!(settings.ttft_threshold_s, 2.007);
     let r1 = trace.attempts.iter().position(|a| a.id == "R1").unwrap();
     let typed = units::parse_seconds_as_ms("2.007").unwrap();
-    assert_eq!(typed, Some(2007.0), "not 2.007 × 1000 = {}", 2.007_f64 * 1000.0);
+    assert_eq!(
+        typed,
+        Some(2007.0),
+        "not 2.007 × 1000 = {}",
+        2.007_f64 * 1000.0
+    );
     let mut w = WhatIf::default();
-    w.edits.insert(r1, RowEdit { ttft_ms: Some(typed), ..RowEdit::default() });
+    w.edits.insert(
+        r1,
+        RowEdit {
+            ttft_ms: Some(typed),
+            ..RowEdit::default()
+        },
+    );
     let edited = w.apply(&trace.attempts);
-    assert_eq!(verdict(&edited[r1], &settings).latency, Latency::Within, "2.007 s ≤ 2.007 s");
-    let lt = Settings { comparison: Comparison::Lt, ..settings.clone() };
-    assert_eq!(verdict(&edited[r1], &lt).latency, Latency::Over, "2.007 s is not < 2.007 s");
+    assert_eq!(
+        verdict(&edited[r1], &settings).latency,
+        Latency::Within,
+        "2.007 s ≤ 2.007 s"
+    );
+    let lt = Settings {
+        comparison: Comparison::Lt,
+        ..settings.clone()
+    };
+    assert_eq!(
+        verdict(&edited[r1], &lt).latency,
+        Latency::Over,
+        "2.007 s is not < 2.007 s"
+    );
     // The index's binary search agrees with the single verdict: R1 still counts as qualified.
     let before = metrics(&trace, &settings).qualified;
-    assert_eq!(metrics(&Trace { attempts: edited.clone(), ..trace.clone() }, &settings).qualified, before);
-    assert_eq!(metrics(&Trace { attempts: edited, ..trace.clone() }, &lt).qualified, before - 1);
+    assert_eq!(
+        metrics(
+            &Trace {
+                attempts: edited.clone(),
+                ..trace.clone()
+            },
+            &settings
+        )
+        .qualified,
+        before
+    );
+    assert_eq!(
+        metrics(
+            &Trace {
+                attempts: edited,
+                ..trace.clone()
+            },
+            &lt
+        )
+        .qualified,
+        before - 1
+    );
     // The number as written back into the box is the number typed.
     assert_eq!(units::s_from_ms(2007.0), 2.007);
 }
@@ -565,24 +735,64 @@ fn a_what_if_edit_that_flips_a_verdict_names_the_false_conclusion() {
     use tracelab_core::{Quality, RowEdit, WhatIf};
     let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();
     let s = Settings::from_header(&trace.header);
-    let r5 = trace.attempts.iter().position(|a| a.id == "R5").expect("R5 in the sample");
+    let r5 = trace
+        .attempts
+        .iter()
+        .position(|a| a.id == "R5")
+        .expect("R5 in the sample");
     let mut w = WhatIf::default();
     assert!(w.verdict_flips(&trace.attempts, &s).is_empty());
-    w.edits.insert(r5, RowEdit { quality: Some(Quality::Pass), ..RowEdit::default() });
+    w.edits.insert(
+        r5,
+        RowEdit {
+            quality: Some(Quality::Pass),
+            ..RowEdit::default()
+        },
+    );
     let flips = w.verdict_flips(&trace.attempts, &s);
     assert_eq!(flips.len(), 1, "{flips:?}");
-    assert!(flips[0].label.en.contains("R5") && flips[0].label.en.contains("quality"), "{:?}", flips[0].label);
-    assert!(flips[0].false_conclusion.en.contains("wrong answer"), "{:?}", flips[0].false_conclusion);
-    assert_eq!(metrics(&Trace { attempts: w.apply(&trace.attempts), ..trace.clone() }, &s).qualified, 6);
+    assert!(
+        flips[0].label.en.contains("R5") && flips[0].label.en.contains("quality"),
+        "{:?}",
+        flips[0].label
+    );
+    assert!(
+        flips[0].false_conclusion.en.contains("wrong answer"),
+        "{:?}",
+        flips[0].false_conclusion
+    );
+    assert_eq!(
+        metrics(
+            &Trace {
+                attempts: w.apply(&trace.attempts),
+                ..trace.clone()
+            },
+            &s
+        )
+        .qualified,
+        6
+    );
     assert_eq!(w.summary().en, "1 row edited");
     // An edit that changes nothing a verdict rests on is hypothetical but not a flip.
     let r1 = trace.attempts.iter().position(|a| a.id == "R1").unwrap();
     let mut w = WhatIf::default();
-    w.edits.insert(r1, RowEdit { ttft_ms: Some(Some(250.0)), ..RowEdit::default() });
+    w.edits.insert(
+        r1,
+        RowEdit {
+            ttft_ms: Some(Some(250.0)),
+            ..RowEdit::default()
+        },
+    );
     assert!(w.verdict_flips(&trace.attempts, &s).is_empty());
     // Deleting the edited row removes its flip.
     let mut w = WhatIf::default();
-    w.edits.insert(r5, RowEdit { quality: Some(Quality::Pass), ..RowEdit::default() });
+    w.edits.insert(
+        r5,
+        RowEdit {
+            quality: Some(Quality::Pass),
+            ..RowEdit::default()
+        },
+    );
     w.deleted.insert(r5);
     assert!(w.verdict_flips(&trace.attempts, &s).is_empty());
     assert_eq!(w.summary().en, "1 row edited, 1 deleted");
@@ -595,18 +805,39 @@ fn the_percentile_method_line_is_written_in_both_languages() {
     assert_eq!(t.zh, "最近秩：⌈50·8/100⌉ = 第 4 个（共 8 个）");
     let trace = parse_trace("ten-requests.jsonl", TEN_JSONL).unwrap();
     let m = metrics(&trace, &Settings::from_header(&trace.header));
-    assert_eq!(m.ttft_p95.method_text.as_ref().map(|t| t.zh.as_str()), Some("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）"));
-    assert!(!m.quality_not_evaluated(), "the sample carries quality verdicts");
+    assert_eq!(
+        m.ttft_p95.method_text.as_ref().map(|t| t.zh.as_str()),
+        Some("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）")
+    );
+    assert!(
+        !m.quality_not_evaluated(),
+        "the sample carries quality verdicts"
+    );
     // Every place the core writes the method for a Chinese reader names it in Chinese: the
     // terminal card's settings line and figure details, and the Markdown card's.
     let settings = Settings::from_header(&trace.header);
-    let zh = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::Zh);
+    let zh =
+        tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::Zh);
     assert!(zh.contains("分位数方法 最近秩"), "{zh}");
-    assert!(zh.contains("失败率分母 全部尝试（正确）") && !zh.contains("all_attempts"), "the denominator in words: {zh}");
-    assert!(zh.contains("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）, n = 8"), "{zh}");
-    assert!(!zh.contains("nearest-rank"), "English left in the Chinese card: {zh}");
-    let en = tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::En);
-    assert!(en.contains("percentile nearest-rank") && en.contains("nearest-rank: ⌈95·8/100⌉ = 8 of 8, n = 8"), "{en}");
+    assert!(
+        zh.contains("失败率分母 全部尝试（正确）") && !zh.contains("all_attempts"),
+        "the denominator in words: {zh}"
+    );
+    assert!(
+        zh.contains("最近秩：⌈95·8/100⌉ = 第 8 个（共 8 个）, n = 8"),
+        "{zh}"
+    );
+    assert!(
+        !zh.contains("nearest-rank"),
+        "English left in the Chinese card: {zh}"
+    );
+    let en =
+        tracelab_core::card::render_text("ten-requests.jsonl", &trace, &settings, &m, Lang::En);
+    assert!(
+        en.contains("percentile nearest-rank")
+            && en.contains("nearest-rank: ⌈95·8/100⌉ = 8 of 8, n = 8"),
+        "{en}"
+    );
 }
 
 /// A wrong choice is marked on the figures it moves and on no other (issue: "one idea per
@@ -621,28 +852,66 @@ fn each_mistake_is_marked_on_the_figures_it_moves_and_no_other() {
         let marks = |s: &Settings, w: &WhatIf| -> Vec<(&'static str, Vec<String>)> {
             let working = w.apply(&trace.attempts);
             let now = Metrics::of(&working, s);
-            marked(&trace.attempts, &working, w, s, &now).into_iter().map(|m| (m.setting, m.figures)).collect()
+            marked(&trace.attempts, &working, w, s, &now)
+                .into_iter()
+                .map(|m| (m.setting, m.figures))
+                .collect()
         };
         let none = WhatIf::default();
         // The trace's own window and cost, as the lab starts from.
         let lesson = Settings::from_header(&trace.header);
         let mut s = lesson.clone();
-        assert!(marks(&s, &none).is_empty(), "{name}: the lesson's settings mark nothing");
+        assert!(
+            marks(&s, &none).is_empty(),
+            "{name}: the lesson's settings mark nothing"
+        );
 
         s.population.failure_denominator = FailureDenominator::Successes;
-        assert_eq!(marks(&s, &none), [("failure_denominator", vec!["failure_rate".to_string()])], "{name}");
+        assert_eq!(
+            marks(&s, &none),
+            [("failure_denominator", vec!["failure_rate".to_string()])],
+            "{name}"
+        );
 
-        let mut s = Settings { comparison: Comparison::Lt, ..lesson.clone() };
-        assert_eq!(marks(&s, &none), [("comparison", Vec::<String>::new())], "{name}: < at 1 s moves nothing");
+        let mut s = Settings {
+            comparison: Comparison::Lt,
+            ..lesson.clone()
+        };
+        assert_eq!(
+            marks(&s, &none),
+            [("comparison", Vec::<String>::new())],
+            "{name}: < at 1 s moves nothing"
+        );
         s.ttft_threshold_s = 0.5;
         let moved = &marks(&s, &none)[0].1;
-        assert_eq!(moved, &["qualified_count", "joint_rate", "goodput", "cost_per_1000_qualified"], "{name}");
+        assert_eq!(
+            moved,
+            &[
+                "qualified_count",
+                "joint_rate",
+                "goodput",
+                "cost_per_1000_qualified"
+            ],
+            "{name}"
+        );
 
         // Quality left out of the joint condition: R5 qualifies, so the qualified count and what
         // is built on it move; the quality pass rate itself does not.
         let mut s = lesson.clone();
         s.population.quality = tracelab_core::settings::QualityRule::Ignored;
-        assert_eq!(marks(&s, &none), [("quality", vec!["qualified_count".to_string(), "joint_rate".into(), "goodput".into(), "cost_per_1000_qualified".into()])], "{name}");
+        assert_eq!(
+            marks(&s, &none),
+            [(
+                "quality",
+                vec![
+                    "qualified_count".to_string(),
+                    "joint_rate".into(),
+                    "goodput".into(),
+                    "cost_per_1000_qualified".into()
+                ]
+            )],
+            "{name}"
+        );
 
         // R9 (a timeout) deleted: the failure rate and the rates over all attempts move.
         let mut w = WhatIf::default();
@@ -650,8 +919,16 @@ fn each_mistake_is_marked_on_the_figures_it_moves_and_no_other() {
         let m = marks(&lesson, &w);
         assert!(!m.is_empty(), "{name}: the deletion is named");
         for (_, figures) in &m {
-            assert!(figures.contains(&"failure_rate".to_string()) && figures.contains(&"joint_rate".to_string()), "{name}: {figures:?}");
-            assert!(!figures.contains(&"ttft_p95".to_string()) && !figures.contains(&"quality_pass_rate".to_string()), "{name}: {figures:?}");
+            assert!(
+                figures.contains(&"failure_rate".to_string())
+                    && figures.contains(&"joint_rate".to_string()),
+                "{name}: {figures:?}"
+            );
+            assert!(
+                !figures.contains(&"ttft_p95".to_string())
+                    && !figures.contains(&"quality_pass_rate".to_string()),
+                "{name}: {figures:?}"
+            );
         }
     }
 }

@@ -11,7 +11,9 @@ fn whole(text: &str) -> Result<tracelab_core::Trace, String> {
     parse_trace("t.jsonl", text).map_err(|e| e.to_string())
 }
 
-fn in_pieces<'a>(pieces: impl IntoIterator<Item = &'a str>) -> Result<tracelab_core::Trace, String> {
+fn in_pieces<'a>(
+    pieces: impl IntoIterator<Item = &'a str>,
+) -> Result<tracelab_core::Trace, String> {
     let mut reader = TraceReader::new("t.jsonl");
     reader.reserve(3);
     for piece in pieces {
@@ -37,13 +39,20 @@ fn cut(text: &str, at: &[usize]) -> Vec<String> {
 fn same(text: &str, pieces: &[String], what: &str) {
     let a = whole(text);
     let b = in_pieces(pieces.iter().map(String::as_str));
-    assert_eq!(a, b, "{what}: cut into {:?}", pieces.iter().map(|p| p.chars().count()).collect::<Vec<_>>());
+    assert_eq!(
+        a,
+        b,
+        "{what}: cut into {:?}",
+        pieces.iter().map(|p| p.chars().count()).collect::<Vec<_>>()
+    );
 }
 
 const HEADER: &str = r#"{"kind": "header", "schema": "tracelab.trace", "version": 1, "tool": {"name": "hand", "version": "1"}}"#;
 
 fn attempt(id: &str, ttft: &str) -> String {
-    format!(r#"{{"kind": "attempt", "id": "{id}", "business_id": "{id}", "attempt": 1, "phase": "measure", "start_ms": 0, "first_token_ms": {ttft}, "end_ms": 900, "outcome": "success", "quality": "pass"}}"#)
+    format!(
+        r#"{{"kind": "attempt", "id": "{id}", "business_id": "{id}", "attempt": 1, "phase": "measure", "start_ms": 0, "first_token_ms": {ttft}, "end_ms": 900, "outcome": "success", "quality": "pass"}}"#
+    )
 }
 
 /// Written here: each is read whole and cut at every character, in two pieces and in three.
@@ -85,10 +94,18 @@ fn an_edge_text_cut_anywhere_reads_as_the_whole() {
     // They are read (or refused) as intended, so the comparison above compares something.
     let texts = edge_texts();
     let read = |what: &str| whole(&texts.iter().find(|(w, _)| *w == what).unwrap().1);
-    assert_eq!(read("a trace ending with a newline").unwrap().attempts.len(), 2);
+    assert_eq!(
+        read("a trace ending with a newline")
+            .unwrap()
+            .attempts
+            .len(),
+        2
+    );
     assert_eq!(read("a cut-off last line").unwrap().warnings.len(), 1);
     assert!(read("a damaged third line").unwrap_err().contains("line 3"));
-    assert!(read("a duplicate id").unwrap_err().contains("duplicate attempt id"));
+    assert!(read("a duplicate id")
+        .unwrap_err()
+        .contains("duplicate attempt id"));
     assert!(read("empty").unwrap_err().contains("empty"));
     assert_eq!(read("a classroom CSV").unwrap().attempts.len(), 2);
 }
@@ -99,7 +116,10 @@ fn every_sample_cut_anywhere_reads_as_the_whole() {
     let mut read = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        if !matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "csv")) {
+        if !matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("jsonl" | "csv")
+        ) {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -113,7 +133,12 @@ fn every_sample_cut_anywhere_reads_as_the_whole() {
         // Cuts at a few scattered places, and one at each line's end.
         let at: Vec<usize> = (0..40).map(|k| (k * 7919 + 13) % n.max(1)).collect();
         same(&text, &cut(&text, &at), &what);
-        let ends: Vec<usize> = text.chars().enumerate().filter(|(_, c)| *c == '\n').map(|(i, _)| i + 1).collect();
+        let ends: Vec<usize> = text
+            .chars()
+            .enumerate()
+            .filter(|(_, c)| *c == '\n')
+            .map(|(i, _)| i + 1)
+            .collect();
         same(&text, &cut(&text, &ends), &what);
         read += 1;
     }
@@ -138,7 +163,10 @@ fn a_line_too_long_for_a_record_is_refused_alike_wherever_it_is_cut() {
     let texts = [
         ("in the middle", format!("{HEADER}\n{long}\n{a1}\n")),
         ("ended by CRLF", format!("{HEADER}\r\n{long}\r\n{a1}\r\n")),
-        ("first, after a byte order mark", format!("\u{feff}{{{long}\n{HEADER}\n")),
+        (
+            "first, after a byte order mark",
+            format!("\u{feff}{{{long}\n{HEADER}\n"),
+        ),
         ("last, with no newline", format!("{HEADER}\n{a1}\n{long}")),
         ("last, ending in CR", format!("{HEADER}\n{a1}\n{long}\r")),
     ];
@@ -150,14 +178,27 @@ fn a_line_too_long_for_a_record_is_refused_alike_wherever_it_is_cut() {
     let one_more = format!("\u{feff}{}\r\n{a1}\r\n", padded(max + 1));
     assert_eq!(whole(&longest).unwrap().attempts.len(), 1);
     assert!(whole(&one_more).unwrap_err().contains("line 1"));
-    let texts: Vec<(&str, String)> = texts.into_iter().chain([("the longest record", longest), ("one byte longer", one_more)]).collect();
+    let texts: Vec<(&str, String)> = texts
+        .into_iter()
+        .chain([
+            ("the longest record", longest),
+            ("one byte longer", one_more),
+        ])
+        .collect();
     for (what, text) in &texts {
         let expected = whole(text);
-        assert!(expected.is_ok() == (*what == "the longest record"), "{what}: {expected:?}");
+        assert!(
+            expected.is_ok() == (*what == "the longest record"),
+            "{what}: {expected:?}"
+        );
         for size in [1 << 20, (8 << 20) + 5] {
             let at: Vec<usize> = (size..text.len()).step_by(size).collect();
             same(text, &cut(text, &at), what);
         }
-        same(text, &cut(text, &[HEADER.len() + 1, HEADER.len() + 2, text.len() - 1]), what);
+        same(
+            text,
+            &cut(text, &[HEADER.len() + 1, HEADER.len() + 2, text.len() - 1]),
+            what,
+        );
     }
 }

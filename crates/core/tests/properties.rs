@@ -6,8 +6,8 @@ use tracelab_core::parse::parse_trace;
 use tracelab_core::percentile::{nearest_rank, percentile, PercentileMethod};
 use tracelab_core::verdict::is_counted;
 use tracelab_core::{
-    verdict, write, Attempt, Comparison, FailureDenominator, Figure, Index, Metrics, MissingTtft, Outcome, Phase,
-    Population, Quality, Settings, StreamEvent, Trace, WarmupPolicy,
+    verdict, write, Attempt, Comparison, FailureDenominator, Figure, Index, Metrics, MissingTtft,
+    Outcome, Phase, Population, Quality, Settings, StreamEvent, Trace, WarmupPolicy,
 };
 
 // --- generators ---------------------------------------------------------------------------------
@@ -114,7 +114,12 @@ fn arb_population() -> impl Strategy<Value = Population> {
         prop::sample::select(MissingTtft::ALL.to_vec()),
         prop::sample::select(WarmupPolicy::ALL.to_vec()),
     )
-        .prop_map(|(failure_denominator, missing_ttft, warmup)| Population { failure_denominator, missing_ttft, warmup, ..Population::default() })
+        .prop_map(|(failure_denominator, missing_ttft, warmup)| Population {
+            failure_denominator,
+            missing_ttft,
+            warmup,
+            ..Population::default()
+        })
 }
 
 fn arb_comparison() -> impl Strategy<Value = Comparison> {
@@ -127,7 +132,15 @@ fn arb_threshold_s() -> impl Strategy<Value = f64> {
 }
 
 fn arb_p() -> impl Strategy<Value = f64> {
-    prop_oneof![Just(50.0), Just(90.0), Just(95.0), Just(99.0), Just(99.9), Just(100.0), 0.01f64..=100.0]
+    prop_oneof![
+        Just(50.0),
+        Just(90.0),
+        Just(95.0),
+        Just(99.0),
+        Just(99.9),
+        Just(100.0),
+        0.01f64..=100.0
+    ]
 }
 
 prop_compose! {
@@ -146,7 +159,11 @@ prop_compose! {
 }
 
 fn arb_sorted_samples() -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(prop_oneof![(0u32..50).prop_map(|k| f64::from(k) * 10.0), 0.0f64..1e6], 1..200).prop_map(|mut v| {
+    prop::collection::vec(
+        prop_oneof![(0u32..50).prop_map(|k| f64::from(k) * 10.0), 0.0f64..1e6],
+        1..200,
+    )
+    .prop_map(|mut v| {
         v.sort_by(f64::total_cmp);
         v
     })

@@ -5,18 +5,20 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use tracelab_core::card;
+use tracelab_core::compare::Intervals;
 use tracelab_core::error::ParseError;
 use tracelab_core::figure::Figure;
 use tracelab_core::format::{self, md_cell, trim_num};
 use tracelab_core::metrics::Metrics;
-use tracelab_core::compare::Intervals;
-use tracelab_core::settings::{pair_label, pair_value_label, FailureDenominator, Settings, PAIR_KEYS};
+use tracelab_core::settings::{
+    pair_label, pair_value_label, FailureDenominator, Settings, PAIR_KEYS,
+};
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::{Trace, GPU_UNSUPPORTED};
 
 use serde_json::Value;
 
-use crate::{CARD_KIND, t};
+use crate::{t, CARD_KIND};
 
 use crate::json::{read_export, Found, Locate};
 use crate::locate::{leaf, list, map, object, string};
@@ -137,11 +139,21 @@ impl MetricCard {
     /// The card as the core would fill it for `trace` under `settings`, in `lang`. Every line
     /// comes from the core's structured values: [`card::observation_point`], [`card::attempts_summary`],
     /// the figures (values, formula parts, labels) and the header, written with [`format`](mod@format).
-    pub fn prefill(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> MetricCard {
+    pub fn prefill(
+        source: &str,
+        trace: &Trace,
+        settings: &Settings,
+        metrics: &Metrics,
+        lang: Lang,
+    ) -> MetricCard {
         let zh = lang == Lang::Zh;
         let source_line = match &trace.header.source {
             Some(s) => {
-                let version = s.version.as_deref().unwrap_or(if zh { "版本未知" } else { "version unknown" });
+                let version = s.version.as_deref().unwrap_or(if zh {
+                    "版本未知"
+                } else {
+                    "version unknown"
+                });
                 if zh {
                     format!("{source}（导入自 {}，{version}）", s.tool)
                 } else {
@@ -152,18 +164,39 @@ impl MetricCard {
         };
         let window = match settings.window_s {
             Some(w) => {
-                let start = trace.header.window.map(|w| trim_num(w.start_ms)).unwrap_or_else(|| "0".into());
-                let cost = settings
-                    .window_cost
-                    .map(|c| format!("{} {}", trim_num(c), settings.currency).trim_end().to_string());
+                let start = trace
+                    .header
+                    .window
+                    .map(|w| trim_num(w.start_ms))
+                    .unwrap_or_else(|| "0".into());
+                let cost = settings.window_cost.map(|c| {
+                    format!("{} {}", trim_num(c), settings.currency)
+                        .trim_end()
+                        .to_string()
+                });
                 match (zh, cost) {
-                    (false, Some(c)) => format!("{} s from {start} ms on the run's clock; it cost {c}", trim_num(w)),
-                    (false, None) => format!("{} s from {start} ms on the run's clock; cost not given", trim_num(w)),
-                    (true, Some(c)) => format!("从运行时钟 {start} 毫秒起的 {} 秒；花费 {c}", trim_num(w)),
-                    (true, None) => format!("从运行时钟 {start} 毫秒起的 {} 秒；未给出成本", trim_num(w)),
+                    (false, Some(c)) => format!(
+                        "{} s from {start} ms on the run's clock; it cost {c}",
+                        trim_num(w)
+                    ),
+                    (false, None) => format!(
+                        "{} s from {start} ms on the run's clock; cost not given",
+                        trim_num(w)
+                    ),
+                    (true, Some(c)) => {
+                        format!("从运行时钟 {start} 毫秒起的 {} 秒；花费 {c}", trim_num(w))
+                    }
+                    (true, None) => {
+                        format!("从运行时钟 {start} 毫秒起的 {} 秒；未给出成本", trim_num(w))
+                    }
                 }
             }
-            None => (if zh { "未设置窗口：goodput 与成本无定义" } else { "no window: goodput and cost are undefined" }).to_string(),
+            None => (if zh {
+                "未设置窗口：goodput 与成本无定义"
+            } else {
+                "no window: goodput and cost are undefined"
+            })
+            .to_string(),
         };
         // The method as the core wrote it in the card's language (`method_text`); `method` is
         // the English line the files keep.
@@ -187,7 +220,10 @@ impl MetricCard {
                 n(&metrics.itl_p50)
             )
         };
-        let failure_denominator = match (&metrics.failure_rate.denominator_label, metrics.failure_rate.denominator) {
+        let failure_denominator = match (
+            &metrics.failure_rate.denominator_label,
+            metrics.failure_rate.denominator,
+        ) {
             (Some(label), Some(d)) => format!("{} = {}", label.get(lang), format::count_value(d)),
             _ => String::new(),
         };
@@ -222,7 +258,10 @@ impl MetricCard {
                     numerator: part(&f.numerator_label, f.numerator),
                     denominator: part(&f.denominator_label, f.denominator),
                     unit: format::unit_name(&f.unit).get(lang).to_string(),
-                    method: f.n.and_then(|_| format::method_line(f, lang)).unwrap_or_default(),
+                    method: f
+                        .n
+                        .and_then(|_| format::method_line(f, lang))
+                        .unwrap_or_default(),
                     interval: card::interval_text(f, &intervals, lang),
                 }
             })
@@ -235,8 +274,12 @@ impl MetricCard {
         notes.extend(trace.warnings.iter().cloned());
         if settings.population.failure_denominator == FailureDenominator::FailedRowsDeleted {
             notes.push(
-                (if zh { "失败行被删除：这张卡不能作为基线。" } else { "Failed rows were deleted: this card cannot serve as a baseline." })
-                    .to_string(),
+                (if zh {
+                    "失败行被删除：这张卡不能作为基线。"
+                } else {
+                    "Failed rows were deleted: this card cannot serve as a baseline."
+                })
+                .to_string(),
             );
         }
         MetricCard {
@@ -254,7 +297,11 @@ impl MetricCard {
             telemetry: telemetry_line(trace, lang),
             results,
             notes: notes.join("\n"),
-            choices: settings.to_pairs().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            choices: settings
+                .to_pairs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         }
     }
 
@@ -272,7 +319,11 @@ impl MetricCard {
                 ..CardResult::default()
             })
             .collect();
-        MetricCard { lang, results, ..MetricCard::default() }
+        MetricCard {
+            lang,
+            results,
+            ..MetricCard::default()
+        }
     }
 
     /// A text field by its name in [`MetricCard::FIELDS`], for a form to edit.
@@ -296,18 +347,24 @@ impl MetricCard {
 
     /// A text field by its name in [`MetricCard::FIELDS`].
     pub fn field(&self, key: &str) -> Option<&String> {
-        self.text_fields().into_iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+        self.text_fields()
+            .into_iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
     }
 
     /// The fields still empty (a card someone else can recompute from has none but `notes`).
     pub fn missing(&self) -> Vec<&'static str> {
-        let mut out: Vec<&'static str> =
-            self.text_fields().into_iter().filter(|(k, v)| *k != "notes" && v.trim().is_empty()).map(|(k, _)| k).collect();
+        let mut out: Vec<&'static str> = self
+            .text_fields()
+            .into_iter()
+            .filter(|(k, v)| *k != "notes" && v.trim().is_empty())
+            .map(|(k, _)| k)
+            .collect();
         let incomplete = self.results.is_empty()
-            || self
-                .results
-                .iter()
-                .any(|r| r.name.trim().is_empty() || r.value.trim().is_empty() || r.unit.trim().is_empty());
+            || self.results.iter().any(|r| {
+                r.name.trim().is_empty() || r.value.trim().is_empty() || r.unit.trim().is_empty()
+            });
         if incomplete {
             out.push("results");
         }
@@ -318,12 +375,20 @@ impl MetricCard {
     pub fn to_markdown(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         let mut out = format!("# {}\n\n", if zh { "指标口径卡" } else { "Metric card" });
-        out.push_str(if zh { "| 项目 | 内容 |\n|---|---|\n" } else { "| Field | Value |\n|---|---|\n" });
+        out.push_str(if zh {
+            "| 项目 | 内容 |\n|---|---|\n"
+        } else {
+            "| Field | Value |\n|---|---|\n"
+        });
         for (key, value) in self.text_fields() {
             if key == "notes" {
                 continue;
             }
-            let v = if value.trim().is_empty() { "—".to_string() } else { md_cell(value) };
+            let v = if value.trim().is_empty() {
+                "—".to_string()
+            } else {
+                md_cell(value)
+            };
             out.push_str(&format!("| {} | {v} |\n", Self::label(key).get(lang)));
         }
         out.push_str(&format!("\n## {}\n\n", Self::label("results").get(lang)));
@@ -333,7 +398,13 @@ impl MetricCard {
             "| Figure | Value | Numerator | Denominator | Unit | Method | 95 % interval |\n|---|---|---|---|---|---|---|\n"
         });
         for r in &self.results {
-            let cell = |s: &str| if s.trim().is_empty() { "—".to_string() } else { md_cell(s) };
+            let cell = |s: &str| {
+                if s.trim().is_empty() {
+                    "—".to_string()
+                } else {
+                    md_cell(s)
+                }
+            };
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} |\n",
                 cell(&r.name),
@@ -345,14 +416,35 @@ impl MetricCard {
                 cell(&r.interval)
             ));
         }
-        out.push_str(&format!("\n## {}\n\n", if zh { "计算所用的选择" } else { "Choices the figures were computed with" }));
-        out.push_str(if zh { "| 选择 | 取值 | 代码 |\n|---|---|---|\n" } else { "| Choice | Stated | Code |\n|---|---|---|\n" });
+        out.push_str(&format!(
+            "\n## {}\n\n",
+            if zh {
+                "计算所用的选择"
+            } else {
+                "Choices the figures were computed with"
+            }
+        ));
+        out.push_str(if zh {
+            "| 选择 | 取值 | 代码 |\n|---|---|---|\n"
+        } else {
+            "| Choice | Stated | Code |\n|---|---|---|\n"
+        });
         for key in PAIR_KEYS {
             let (said, code) = match self.choices.get(key) {
-                Some(code) => (pair_value_label(key, code).get(lang).to_string(), format!("`{key}={}`", md_cell(code))),
-                None => ((if zh { "未写明" } else { "not stated" }).to_string(), "—".to_string()),
+                Some(code) => (
+                    pair_value_label(key, code).get(lang).to_string(),
+                    format!("`{key}={}`", md_cell(code)),
+                ),
+                None => (
+                    (if zh { "未写明" } else { "not stated" }).to_string(),
+                    "—".to_string(),
+                ),
             };
-            out.push_str(&format!("| {} | {} | {code} |\n", pair_label(key).get(lang), md_cell(&said)));
+            out.push_str(&format!(
+                "| {} | {} | {code} |\n",
+                pair_label(key).get(lang),
+                md_cell(&said)
+            ));
         }
         if !self.notes.trim().is_empty() {
             out.push_str(&format!("\n## {}\n\n", Self::label("notes").get(lang)));
@@ -365,7 +457,12 @@ impl MetricCard {
 
     /// The card as a JSON file (`kind` [`CARD_KIND`], version 1), pretty-printed.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(&CardFile { kind: CARD_KIND, version: 1, card: self }).expect("a card serialises");
+        let mut s = serde_json::to_string_pretty(&CardFile {
+            kind: CARD_KIND,
+            version: 1,
+            card: self,
+        })
+        .expect("a card serialises");
         s.push('\n');
         s
     }
@@ -405,13 +502,25 @@ fn success_condition_line(metrics: &Metrics, lang: Lang) -> String {
 /// How the GPU was read, or that it was not.
 fn telemetry_line(trace: &Trace, lang: Lang) -> String {
     let zh = lang == Lang::Zh;
-if trace.header.capabilities.gpu_telemetry == GPU_UNSUPPORTED {
-        (if zh { "不支持 — 未验证：不报告任何 GPU 数字" } else { "unsupported — not verified: no GPU figure is reported" })
-            .to_string()
+    if trace.header.capabilities.gpu_telemetry == GPU_UNSUPPORTED {
+        (if zh {
+            "不支持 — 未验证：不报告任何 GPU 数字"
+        } else {
+            "unsupported — not verified: no GPU figure is reported"
+        })
+        .to_string()
     } else if zh {
-        format!("{}，{} 个样本，与请求同一时钟", trace.header.capabilities.gpu_telemetry, format::integer(trace.gpu.len() as u64))
+        format!(
+            "{}，{} 个样本，与请求同一时钟",
+            trace.header.capabilities.gpu_telemetry,
+            format::integer(trace.gpu.len() as u64)
+        )
     } else {
-        format!("{}, {} samples, on the same clock as the requests", trace.header.capabilities.gpu_telemetry, format::integer(trace.gpu.len() as u64))
+        format!(
+            "{}, {} samples, on the same clock as the requests",
+            trace.header.capabilities.gpu_telemetry,
+            format::integer(trace.gpu.len() as u64)
+        )
     }
 }
 
@@ -422,13 +531,25 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
     let mut parts = Vec::new();
     let unknown = if zh { "未记录" } else { "not recorded" };
     let model = c.model.as_deref().unwrap_or(unknown);
-    parts.push(if zh { format!("模型 {model}") } else { format!("model {model}") });
+    parts.push(if zh {
+        format!("模型 {model}")
+    } else {
+        format!("model {model}")
+    });
     if let Some(api) = &c.api {
         parts.push(format!("api {api}"));
     }
     if let Some(p) = &c.prompt_set {
-        let sha = c.prompt_set_sha256.as_deref().map(|s| format!(" (sha256 {}…)", s.chars().take(12).collect::<String>())).unwrap_or_default();
-        parts.push(if zh { format!("提示集 {p}{sha}") } else { format!("prompt set {p}{sha}") });
+        let sha = c
+            .prompt_set_sha256
+            .as_deref()
+            .map(|s| format!(" (sha256 {}…)", s.chars().take(12).collect::<String>()))
+            .unwrap_or_default();
+        parts.push(if zh {
+            format!("提示集 {p}{sha}")
+        } else {
+            format!("prompt set {p}{sha}")
+        });
     }
     if let Some(m) = c.max_tokens {
         parts.push(format!("max_tokens {m}"));
@@ -444,8 +565,16 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
         } else {
             format!("arrival {a} (closed loop, {n} in flight)")
         }),
-        (Some(a), _, _) => parts.push(if zh { format!("到达 {a}") } else { format!("arrival {a}") }),
-        (None, _, _) => parts.push(if zh { format!("到达过程{unknown}") } else { format!("arrival {unknown}") }),
+        (Some(a), _, _) => parts.push(if zh {
+            format!("到达 {a}")
+        } else {
+            format!("arrival {a}")
+        }),
+        (None, _, _) => parts.push(if zh {
+            format!("到达过程{unknown}")
+        } else {
+            format!("arrival {unknown}")
+        }),
     }
     if let Some(s) = c.seed {
         parts.push(format!("seed {s}"));
@@ -458,12 +587,19 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
         });
     }
     if let Some(w) = c.warmup {
-        parts.push(if zh { format!("预热 {w}") } else { format!("warm-up {w}") });
+        parts.push(if zh {
+            format!("预热 {w}")
+        } else {
+            format!("warm-up {w}")
+        });
     }
     match (c.timeout_s, c.first_token_timeout_s) {
         (None, None) => {}
         (t, f) => {
-            let s = |v: Option<f64>| v.map(|v| format!("{} s", trim_num(v))).unwrap_or_else(|| "—".into());
+            let s = |v: Option<f64>| {
+                v.map(|v| format!("{} s", trim_num(v)))
+                    .unwrap_or_else(|| "—".into())
+            };
             parts.push(if zh {
                 format!("超时：整体 {}，首 token {}", s(t), s(f))
             } else {
@@ -475,17 +611,34 @@ fn conditions_line(trace: &Trace, lang: Lang) -> String {
 }
 
 fn card_result(v: &Value, p: &str) -> Found {
-    let fields: Vec<(&str, bool, Locate)> = ["key", "name", "value", "numerator", "denominator", "unit", "method", "interval"]
-        .into_iter()
-        .map(|f| (f, false, string as Locate))
-        .collect();
+    let fields: Vec<(&str, bool, Locate)> = [
+        "key",
+        "name",
+        "value",
+        "numerator",
+        "denominator",
+        "unit",
+        "method",
+        "interval",
+    ]
+    .into_iter()
+    .map(|f| (f, false, string as Locate))
+    .collect();
     object(v, p, &fields, false)
 }
 
 /// Names the field that stops a card file from being read (see `locate.rs`).
 pub(crate) fn locate_card(v: &Value, p: &str) -> Found {
-    let mut fields: Vec<(&str, bool, Locate)> =
-        vec![("lang", false, leaf::<Lang>), ("results", false, |v, p| list(v, p, card_result)), ("choices", false, |v, p| map(v, p, string))];
-    fields.extend(MetricCard::FIELDS.iter().filter(|f| **f != "results").map(|f| (*f, false, string as Locate)));
+    let mut fields: Vec<(&str, bool, Locate)> = vec![
+        ("lang", false, leaf::<Lang>),
+        ("results", false, |v, p| list(v, p, card_result)),
+        ("choices", false, |v, p| map(v, p, string)),
+    ];
+    fields.extend(
+        MetricCard::FIELDS
+            .iter()
+            .filter(|f| **f != "results")
+            .map(|f| (*f, false, string as Locate)),
+    );
     object(v, p, &fields, false)
 }

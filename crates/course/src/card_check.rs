@@ -86,7 +86,8 @@ impl MetricCard {
     /// The card's stated choices applied over `base`: the settings its figures claim.
     pub fn stated_settings(&self, base: &Settings) -> (Settings, Vec<&'static str>, Vec<String>) {
         let mut settings = base.clone();
-        let refused = settings.apply_pairs(self.choices.iter().map(|(k, v)| (k.as_str(), v.trim())));
+        let refused =
+            settings.apply_pairs(self.choices.iter().map(|(k, v)| (k.as_str(), v.trim())));
         let unstated = PAIR_KEYS
             .into_iter()
             // A currency only matters with a cost; no window, no cost to state.
@@ -107,7 +108,13 @@ impl MetricCard {
     /// own choices (one it leaves out: the trace's own setting, and said), marking what does
     /// not follow. `file` is the name of the trace loaded, checked against the card's source.
     pub fn recompute(&self, trace: &Trace, file: &str) -> CardReview {
-        review(self, trace, &Settings::from_header(&trace.header), None, Some(file))
+        review(
+            self,
+            trace,
+            &Settings::from_header(&trace.header),
+            None,
+            Some(file),
+        )
     }
 }
 
@@ -115,9 +122,19 @@ fn t(en: impl Into<String>, zh: impl Into<String>) -> Text {
     Text::new(en, zh)
 }
 
-fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settings>, file: Option<&str>) -> CardReview {
+fn review(
+    card: &MetricCard,
+    trace: &Trace,
+    base: &Settings,
+    lab: Option<&Settings>,
+    file: Option<&str>,
+) -> CardReview {
     let (settings, unstated, refused) = card.stated_settings(base);
-    let from = if lab.is_some() { t("the lab's", "实验室的") } else { t("the trace's own", "记录自带的") };
+    let from = if lab.is_some() {
+        t("the lab's", "实验室的")
+    } else {
+        t("the trace's own", "记录自带的")
+    };
     let mut lines = Vec::new();
 
     if let Some(file) = file {
@@ -151,8 +168,13 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
     for key in PAIR_KEYS {
         let label = pair_label(key);
         let card_code = card.choices.get(key);
-        let used = stated_pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
-        let lab_code = lab_pairs.as_ref().and_then(|p| p.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
+        let used = stated_pairs
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone());
+        let lab_code = lab_pairs
+            .as_ref()
+            .and_then(|p| p.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
         let words = |code: &str| pair_value_label(key, code);
         let line = match card_code {
             Some(code) if refused.iter().any(|r| r == key) => CardLine {
@@ -162,7 +184,10 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
                 core: used.as_deref().map(words).unwrap_or_default(),
                 agreement: Agreement::Differs,
                 why: t(
-                    format!("`{code}` is not a value this choice has, so {} value was used.", from.en),
+                    format!(
+                        "`{code}` is not a value this choice has, so {} value was used.",
+                        from.en
+                    ),
                     format!("`{code}` 不是这项选择的取值，所以改用{}取值。", from.zh),
                 ),
             },
@@ -219,66 +244,137 @@ fn review(card: &MetricCard, trace: &Trace, base: &Settings, lab: Option<&Settin
     // figure differs (then every differing figure is looked up in them).
     let others = OnceCell::new();
     for r in &card.results {
-        let Some(f) = metrics.card_figures().into_iter().find(|f| f.key == r.key) else { continue };
-        lines.push(figure_line(&r.value, f, &settings, || others.get_or_init(|| single_choice_figures(trace, &settings))));
+        let Some(f) = metrics.card_figures().into_iter().find(|f| f.key == r.key) else {
+            continue;
+        };
+        lines.push(figure_line(&r.value, f, &settings, || {
+            others.get_or_init(|| single_choice_figures(trace, &settings))
+        }));
     }
     // The prose fields: the core's own line for the same trace, beside the learner's.
-    for key in ["observation_point", "conditions", "success_condition", "telemetry"] {
+    for key in [
+        "observation_point",
+        "conditions",
+        "success_condition",
+        "telemetry",
+    ] {
         let value = card.field(key).cloned().unwrap_or_default();
-        let core = t(prose_line(key, trace, &metrics, Lang::En), prose_line(key, trace, &metrics, Lang::Zh));
+        let core = t(
+            prose_line(key, trace, &metrics, Lang::En),
+            prose_line(key, trace, &metrics, Lang::Zh),
+        );
         let empty = value.trim().is_empty();
         lines.push(CardLine {
             id: format!("field:{key}"),
             label: MetricCard::label(key),
             card_says: t(value.clone(), value.clone()),
             core,
-            agreement: if empty { Agreement::NotWritten } else { Agreement::ForAReader },
-            why: if empty {
-                t("Empty: a reader cannot tell what was held fixed or how it was measured.", "空着：读者无从得知固定了什么、怎样测量的。")
+            agreement: if empty {
+                Agreement::NotWritten
             } else {
-                t("Prose: compare it with the line the core writes for this trace.", "文字说明：请与核心为这份记录写出的那一行对照。")
+                Agreement::ForAReader
+            },
+            why: if empty {
+                t(
+                    "Empty: a reader cannot tell what was held fixed or how it was measured.",
+                    "空着：读者无从得知固定了什么、怎样测量的。",
+                )
+            } else {
+                t(
+                    "Prose: compare it with the line the core writes for this trace.",
+                    "文字说明：请与核心为这份记录写出的那一行对照。",
+                )
             },
         });
     }
-    CardReview { settings, unstated, refused, lines }
+    CardReview {
+        settings,
+        unstated,
+        refused,
+        lines,
+    }
 }
 
 /// The attempts counted and the TTFT sample size: the first whole number each field writes.
 fn count_lines(card: &MetricCard, m: &Metrics) -> Vec<CardLine> {
     let ttft_n = m.ttft_p50.n.unwrap_or(0);
-    [("attempts", &card.attempts, m.attempts, t("attempts counted", "计入的尝试")), ("sample_count", &card.sample_count, ttft_n, t("TTFT samples", "TTFT 样本"))]
-        .into_iter()
-        .map(|(key, written, want, what)| {
-            let read = first_number(written).map(|(v, _)| v);
-            let want_n = want as f64;
-            let want = format::integer(want as u64);
-            let (agreement, why) = match read {
-                None if written.trim().is_empty() => (Agreement::NotWritten, t(format!("Empty: write the {} ({want}).", what.en), format!("空着：请写出{}（{want}）。", what.zh))),
-                None => (Agreement::Differs, t(format!("No number found: the {} is {want}.", what.en), format!("没有找到数字：{}是 {want}。", what.zh))),
-                Some(v) if v == want_n => (Agreement::Agrees, t(format!("The first number is the {}: {want}.", what.en), format!("第一个数字就是{}：{want}。", what.zh))),
-                Some(v) => (
-                    Agreement::Differs,
-                    t(
-                        format!("The first number written is {}; the card's choices give {want} {}.", format::count_value(v), what.en),
-                        format!("写的第一个数字是 {}；按口径卡的选择，{}是 {want}。", format::count_value(v), what.zh),
+    [
+        (
+            "attempts",
+            &card.attempts,
+            m.attempts,
+            t("attempts counted", "计入的尝试"),
+        ),
+        (
+            "sample_count",
+            &card.sample_count,
+            ttft_n,
+            t("TTFT samples", "TTFT 样本"),
+        ),
+    ]
+    .into_iter()
+    .map(|(key, written, want, what)| {
+        let read = first_number(written).map(|(v, _)| v);
+        let want_n = want as f64;
+        let want = format::integer(want as u64);
+        let (agreement, why) = match read {
+            None if written.trim().is_empty() => (
+                Agreement::NotWritten,
+                t(
+                    format!("Empty: write the {} ({want}).", what.en),
+                    format!("空着：请写出{}（{want}）。", what.zh),
+                ),
+            ),
+            None => (
+                Agreement::Differs,
+                t(
+                    format!("No number found: the {} is {want}.", what.en),
+                    format!("没有找到数字：{}是 {want}。", what.zh),
+                ),
+            ),
+            Some(v) if v == want_n => (
+                Agreement::Agrees,
+                t(
+                    format!("The first number is the {}: {want}.", what.en),
+                    format!("第一个数字就是{}：{want}。", what.zh),
+                ),
+            ),
+            Some(v) => (
+                Agreement::Differs,
+                t(
+                    format!(
+                        "The first number written is {}; the card's choices give {want} {}.",
+                        format::count_value(v),
+                        what.en
+                    ),
+                    format!(
+                        "写的第一个数字是 {}；按口径卡的选择，{}是 {want}。",
+                        format::count_value(v),
+                        what.zh
                     ),
                 ),
-            };
-            CardLine {
-                id: format!("field:{key}"),
-                label: MetricCard::label(key),
-                card_says: t(written.clone(), written.clone()),
-                core: t(want.clone(), want),
-                agreement,
-                why,
-            }
-        })
-        .collect()
+            ),
+        };
+        CardLine {
+            id: format!("field:{key}"),
+            label: MetricCard::label(key),
+            card_says: t(written.clone(), written.clone()),
+            core: t(want.clone(), want),
+            agreement,
+            why,
+        }
+    })
+    .collect()
 }
 
 /// One written figure against the core's under the card's choices. When it differs, the
 /// single choice that would give the written value is named: the usual cause.
-fn figure_line<'a>(written: &str, f: &Figure, settings: &Settings, others: impl FnOnce() -> &'a [OtherChoice]) -> CardLine {
+fn figure_line<'a>(
+    written: &str,
+    f: &Figure,
+    settings: &Settings,
+    others: impl FnOnce() -> &'a [OtherChoice],
+) -> CardLine {
     let core = t(format::value(f, Lang::En), format::value(f, Lang::Zh));
     let line = |agreement, why| CardLine {
         id: format!("figure:{}", f.key),
@@ -291,35 +387,81 @@ fn figure_line<'a>(written: &str, f: &Figure, settings: &Settings, others: impl 
     if written.trim().is_empty() {
         return line(Agreement::NotWritten, t("Not written yet.", "还没有写。"));
     }
-    let detail = t(tracelab_core::card::figure_detail(f, Lang::En), tracelab_core::card::figure_detail(f, Lang::Zh));
+    let detail = t(
+        tracelab_core::card::figure_detail(f, Lang::En),
+        tracelab_core::card::figure_detail(f, Lang::Zh),
+    );
     match (reads_as(written, f), f.value) {
-        (Written::Undefined, None) => line(Agreement::Agrees, t("Undefined, as the core finds.", "无定义，与核心一致。")),
+        (Written::Undefined, None) => line(
+            Agreement::Agrees,
+            t("Undefined, as the core finds.", "无定义，与核心一致。"),
+        ),
         (Written::Undefined, Some(_)) => line(
             Agreement::Differs,
-            t(format!("The card says undefined; the card's choices give {} ({}).", core.en, detail.en), format!("口径卡写的是无定义；按口径卡的选择应为 {}（{}）。", core.zh, detail.zh)),
+            t(
+                format!(
+                    "The card says undefined; the card's choices give {} ({}).",
+                    core.en, detail.en
+                ),
+                format!(
+                    "口径卡写的是无定义；按口径卡的选择应为 {}（{}）。",
+                    core.zh, detail.zh
+                ),
+            ),
         ),
         (Written::Unreadable, _) => line(
             Agreement::Differs,
             t(
-                format!("No number in a unit could be read from \"{written}\" (write it like \"{}\").", core.en),
-                format!("无法从“{written}”读出带单位的数字（请写成“{}”这样）。", core.zh),
+                format!(
+                    "No number in a unit could be read from \"{written}\" (write it like \"{}\").",
+                    core.en
+                ),
+                format!(
+                    "无法从“{written}”读出带单位的数字（请写成“{}”这样）。",
+                    core.zh
+                ),
             ),
         ),
         (Written::Value(_, _), None) => line(
             Agreement::Differs,
             t(
-                format!("The card's choices leave this figure undefined: {}.", f.undefined.as_ref().map(|u| u.en.as_str()).unwrap_or("no value")),
-                format!("按口径卡的选择，这个指标无定义：{}。", f.undefined.as_ref().map(|u| u.zh.as_str()).unwrap_or("没有数值")),
+                format!(
+                    "The card's choices leave this figure undefined: {}.",
+                    f.undefined
+                        .as_ref()
+                        .map(|u| u.en.as_str())
+                        .unwrap_or("no value")
+                ),
+                format!(
+                    "按口径卡的选择，这个指标无定义：{}。",
+                    f.undefined
+                        .as_ref()
+                        .map(|u| u.zh.as_str())
+                        .unwrap_or("没有数值")
+                ),
             ),
         ),
         (Written::Value(v, tol), Some(exact)) if close(v, tol, exact) => line(
             Agreement::Agrees,
-            t(format!("Follows from the card's choices: {} ({}).", core.en, detail.en), format!("由口径卡的选择可以得出：{}（{}）。", core.zh, detail.zh)),
+            t(
+                format!(
+                    "Follows from the card's choices: {} ({}).",
+                    core.en, detail.en
+                ),
+                format!("由口径卡的选择可以得出：{}（{}）。", core.zh, detail.zh),
+            ),
         ),
         (Written::Value(v, tol), Some(_)) => {
             let cause = others()
                 .iter()
-                .find(|o| o.metrics.card_figures().into_iter().find(|g| g.key == f.key).and_then(|g| g.value).is_some_and(|x| close(v, tol, x)))
+                .find(|o| {
+                    o.metrics
+                        .card_figures()
+                        .into_iter()
+                        .find(|g| g.key == f.key)
+                        .and_then(|g| g.value)
+                        .is_some_and(|x| close(v, tol, x))
+                })
                 .map(|o| (o.key, o.code.to_string()));
             let because = match cause {
                 Some((key, code)) => t(
@@ -327,13 +469,23 @@ fn figure_line<'a>(written: &str, f: &Figure, settings: &Settings, others: impl 
                         " The written value is what {} = {} gives, but the card states {}.",
                         pair_label(key).en,
                         pair_value_label(key, &code).en,
-                        settings.to_pairs().iter().find(|(k, _)| *k == key).map(|(_, c)| pair_value_label(key, c).en).unwrap_or_default()
+                        settings
+                            .to_pairs()
+                            .iter()
+                            .find(|(k, _)| *k == key)
+                            .map(|(_, c)| pair_value_label(key, c).en)
+                            .unwrap_or_default()
                     ),
                     format!(
                         " 写下的数字是“{} = {}”时的结果，但口径卡写的是{}。",
                         pair_label(key).zh,
                         pair_value_label(key, &code).zh,
-                        settings.to_pairs().iter().find(|(k, _)| *k == key).map(|(_, c)| pair_value_label(key, c).zh).unwrap_or_default()
+                        settings
+                            .to_pairs()
+                            .iter()
+                            .find(|(k, _)| *k == key)
+                            .map(|(_, c)| pair_value_label(key, c).zh)
+                            .unwrap_or_default()
                     ),
                 ),
                 None => t("", ""),
@@ -341,8 +493,14 @@ fn figure_line<'a>(written: &str, f: &Figure, settings: &Settings, others: impl 
             line(
                 Agreement::Differs,
                 t(
-                    format!("Does not follow: the card's choices give {} ({}).{}", core.en, detail.en, because.en),
-                    format!("推不出来：按口径卡的选择应为 {}（{}）。{}", core.zh, detail.zh, because.zh),
+                    format!(
+                        "Does not follow: the card's choices give {} ({}).{}",
+                        core.en, detail.en, because.en
+                    ),
+                    format!(
+                        "推不出来：按口径卡的选择应为 {}（{}）。{}",
+                        core.zh, detail.zh, because.zh
+                    ),
                 ),
             )
         }
@@ -362,11 +520,19 @@ fn single_choice_figures(trace: &Trace, settings: &Settings) -> Vec<OtherChoice>
     let stated = settings.to_pairs();
     let mut out = Vec::new();
     for spec in &CHOICES {
-        let current = stated.iter().find(|(k, _)| *k == spec.key).map(|(_, c)| c.as_str()).unwrap_or_default();
+        let current = stated
+            .iter()
+            .find(|(k, _)| *k == spec.key)
+            .map(|(_, c)| c.as_str())
+            .unwrap_or_default();
         for (code, _, _) in spec.options.iter().filter(|(code, _, _)| *code != current) {
             let mut other = settings.clone();
             if other.apply_pairs([(spec.key, *code)]).is_empty() {
-                out.push(OtherChoice { key: spec.key, code, metrics: Metrics::of(&trace.attempts, &other) });
+                out.push(OtherChoice {
+                    key: spec.key,
+                    code,
+                    metrics: Metrics::of(&trace.attempts, &other),
+                });
             }
         }
     }
@@ -391,13 +557,19 @@ fn reads_as(text: &str, f: &Figure) -> Written {
     if ["undefined", "无定义", "—", "-", "n/a", "none"].contains(&lower.as_str()) {
         return Written::Undefined;
     }
-    let Some((v, rest_start)) = first_number(text) else { return Written::Unreadable };
+    let Some((v, rest_start)) = first_number(text) else {
+        return Written::Unreadable;
+    };
     let decimals = decimals_of(text);
     let tol = 0.5 * 10f64.powi(-(decimals as i32));
     let rest = text[rest_start..].trim_start().to_lowercase();
     let scale = match f.unit {
         Unit::Seconds if rest.starts_with("ms") || rest.starts_with("毫秒") => 0.001,
-        Unit::Seconds if rest.starts_with("µs") || rest.starts_with("us") || rest.starts_with("微秒") => 1e-6,
+        Unit::Seconds
+            if rest.starts_with("µs") || rest.starts_with("us") || rest.starts_with("微秒") =>
+        {
+            1e-6
+        }
         Unit::Seconds => 1.0,
         Unit::Ratio if rest.starts_with('%') => 0.01,
         Unit::Ratio => 1.0,
@@ -410,7 +582,11 @@ fn reads_as(text: &str, f: &Figure) -> Written {
 pub(crate) fn first_number(text: &str) -> Option<(f64, usize)> {
     let bytes = text.as_bytes();
     let start = bytes.iter().position(|b| b.is_ascii_digit())?;
-    let start = if start > 0 && bytes[start - 1] == b'-' { start - 1 } else { start };
+    let start = if start > 0 && bytes[start - 1] == b'-' {
+        start - 1
+    } else {
+        start
+    };
     let mut end = start + 1;
     let mut digits = String::from(&text[start..end]);
     while end < bytes.len() {
@@ -430,14 +606,21 @@ pub(crate) fn first_number(text: &str) -> Option<(f64, usize)> {
 
 /// Exactly three digits, then no digit: what follows a thousands separator.
 fn thousands_group(rest: &[u8]) -> bool {
-    rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit) && !rest.get(3).is_some_and(u8::is_ascii_digit)
+    rest.len() >= 3
+        && rest[..3].iter().all(u8::is_ascii_digit)
+        && !rest.get(3).is_some_and(u8::is_ascii_digit)
 }
 
 fn decimals_of(text: &str) -> usize {
-    let Some((_, end)) = first_number(text) else { return 0 };
+    let Some((_, end)) = first_number(text) else {
+        return 0;
+    };
     let number = &text[..end];
     match number.rfind('.') {
-        Some(dot) => number[dot + 1..].chars().filter(|c| c.is_ascii_digit()).count(),
+        Some(dot) => number[dot + 1..]
+            .chars()
+            .filter(|c| c.is_ascii_digit())
+            .count(),
         None => 0,
     }
 }

@@ -8,10 +8,10 @@ use tracelab_core::settings::Settings;
 use tracelab_core::text::Text;
 use tracelab_core::trace::Header;
 
-use crate::COURSE_VERSION;
 use crate::exercise::{Exercise, Pairs};
 use crate::json::{from_value, json_error};
 use crate::locate;
+use crate::COURSE_VERSION;
 
 /// `lessons/course.json`: the lessons in order, the self-check and the metric card's help.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,7 +114,6 @@ pub fn settings_for(header: &Header, pairs: &Pairs) -> Result<Settings, String> 
     Ok(settings)
 }
 
-
 impl Course {
     /// Reads `course.json`. Errors name the field (`lessons[0].exercises[2].options[1].correct`)
     /// and never panic.
@@ -139,7 +138,9 @@ impl Course {
 
     /// A step and the lesson it belongs to.
     pub fn step(&self, id: &str) -> Option<(&Lesson, &Step)> {
-        self.lessons.iter().find_map(|l| l.steps.iter().find(|s| s.id == id).map(|s| (l, s)))
+        self.lessons
+            .iter()
+            .find_map(|l| l.steps.iter().find(|s| s.id == id).map(|s| (l, s)))
     }
 
     pub fn exercise(&self, id: &str) -> Option<&Exercise> {
@@ -148,6 +149,8 @@ impl Course {
 
     /// Every exercise with its lesson, in course order.
     pub fn exercises(&self) -> impl Iterator<Item = (&Lesson, &Exercise)> {
-        self.lessons.iter().flat_map(|l| l.exercises.iter().map(move |e| (l, e)))
+        self.lessons
+            .iter()
+            .flat_map(|l| l.exercises.iter().map(move |e| (l, e)))
     }
 }

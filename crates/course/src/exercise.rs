@@ -11,7 +11,6 @@ use tracelab_core::text::Text;
 
 use crate::json::json_kind;
 
-
 /// One exercise. In JSON its `kind` says which fields follow (see [`ExerciseKind`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawExercise", into = "RawExercise")]
@@ -203,15 +202,33 @@ impl RawExercise {
             ("min_checked", self.min_checked.is_some()),
             ("min_chars", self.min_chars.is_some()),
         ];
-        fields.into_iter().filter(|(_, p)| *p).map(|(f, _)| f).collect()
+        fields
+            .into_iter()
+            .filter(|(_, p)| *p)
+            .map(|(f, _)| f)
+            .collect()
     }
 }
 
 /// The kinds and the fields each may carry.
 const KIND_FIELDS: [(&str, &[&str]); 4] = [
-    ("number", &["sample", "settings", "metric", "answer", "tolerance", "unit", "mistakes"]),
+    (
+        "number",
+        &[
+            "sample",
+            "settings",
+            "metric",
+            "answer",
+            "tolerance",
+            "unit",
+            "mistakes",
+        ],
+    ),
     ("choice", &["options", "multiple", "diagram"]),
-    ("ratio_parts", &["sample", "settings", "metric", "distractors"]),
+    (
+        "ratio_parts",
+        &["sample", "settings", "metric", "distractors"],
+    ),
     ("free_text", &["checklist", "min_checked", "min_chars"]),
 ];
 
@@ -221,12 +238,25 @@ impl TryFrom<RawExercise> for Exercise {
     fn try_from(r: RawExercise) -> Result<Exercise, String> {
         let Some((_, allowed)) = KIND_FIELDS.iter().find(|(k, _)| *k == r.kind) else {
             let kinds: Vec<&str> = KIND_FIELDS.iter().map(|(k, _)| *k).collect();
-            return Err(format!("exercise `{}`: unknown kind `{}` (known: {})", r.id, r.kind, kinds.join(", ")));
+            return Err(format!(
+                "exercise `{}`: unknown kind `{}` (known: {})",
+                r.id,
+                r.kind,
+                kinds.join(", ")
+            ));
         };
         if let Some(stray) = r.present().into_iter().find(|f| !allowed.contains(f)) {
-            return Err(format!("exercise `{}`: `{stray}` does not belong to a `{}` exercise", r.id, r.kind));
+            return Err(format!(
+                "exercise `{}`: `{stray}` does not belong to a `{}` exercise",
+                r.id, r.kind
+            ));
         }
-        let need = |field: &str| format!("exercise `{}`: a `{}` exercise needs `{field}`", r.id, r.kind);
+        let need = |field: &str| {
+            format!(
+                "exercise `{}`: a `{}` exercise needs `{field}`",
+                r.id, r.kind
+            )
+        };
         let kind = match r.kind.as_str() {
             "number" => ExerciseKind::Number(NumberExercise {
                 sample: r.sample.clone().ok_or_else(|| need("sample"))?,
@@ -254,7 +284,13 @@ impl TryFrom<RawExercise> for Exercise {
                 min_chars: r.min_chars.unwrap_or(1),
             }),
         };
-        Ok(Exercise { id: r.id, prompt: r.prompt, hint: r.hint, explain: r.explain, kind })
+        Ok(Exercise {
+            id: r.id,
+            prompt: r.prompt,
+            hint: r.hint,
+            explain: r.explain,
+            kind,
+        })
     }
 }
 
@@ -330,7 +366,10 @@ impl Pairs {
         let mut out = Vec::new();
         for (key, value) in self.iter() {
             if !PAIR_KEYS.contains(&key) {
-                out.push(format!("unknown setting `{key}` (known: {})", PAIR_KEYS.join(", ")));
+                out.push(format!(
+                    "unknown setting `{key}` (known: {})",
+                    PAIR_KEYS.join(", ")
+                ));
             } else if !Settings::default().apply_pairs([(key, value)]).is_empty() {
                 out.push(format!("setting `{key}` cannot be `{value}`"));
             }

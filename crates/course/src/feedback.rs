@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use tracelab_core::text::Text;
 
-use crate::{CORE_OPTION, t};
 use crate::exercise::{Exercise, ExerciseKind};
+use crate::{t, CORE_OPTION};
 
 /// What a learner answered. In JSON: `{"kind": "number", "value": 4}`,
 /// `{"kind": "choice", "chosen": ["all-attempts"]}`,
@@ -16,13 +16,24 @@ use crate::exercise::{Exercise, ExerciseKind};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawAnswer", into = "RawAnswer")]
 pub enum Answer {
-    Number { value: f64 },
+    Number {
+        value: f64,
+    },
     /// The chosen option ids (one for a single choice).
-    Choice { chosen: Vec<String> },
+    Choice {
+        chosen: Vec<String>,
+    },
     /// The option ids chosen for each part.
-    RatioParts { numerator: String, denominator: String, unit: String },
+    RatioParts {
+        numerator: String,
+        denominator: String,
+        unit: String,
+    },
     /// The text written and the checklist ids ticked.
-    FreeText { text: String, checked: Vec<String> },
+    FreeText {
+        text: String,
+        checked: Vec<String>,
+    },
 }
 
 /// The JSON form of an answer: a plain struct, so a bad field is named (`answer.value`).
@@ -51,8 +62,12 @@ impl TryFrom<RawAnswer> for Answer {
     fn try_from(r: RawAnswer) -> Result<Answer, String> {
         let need = |field: &str| format!("a `{}` answer needs `{field}`", r.kind);
         Ok(match r.kind.as_str() {
-            "number" => Answer::Number { value: r.value.ok_or_else(|| need("value"))? },
-            "choice" => Answer::Choice { chosen: r.chosen.clone().ok_or_else(|| need("chosen"))? },
+            "number" => Answer::Number {
+                value: r.value.ok_or_else(|| need("value"))?,
+            },
+            "choice" => Answer::Choice {
+                chosen: r.chosen.clone().ok_or_else(|| need("chosen"))?,
+            },
             "ratio_parts" => Answer::RatioParts {
                 numerator: r.numerator.clone().ok_or_else(|| need("numerator"))?,
                 denominator: r.denominator.clone().ok_or_else(|| need("denominator"))?,
@@ -62,7 +77,11 @@ impl TryFrom<RawAnswer> for Answer {
                 text: r.text.clone().ok_or_else(|| need("text"))?,
                 checked: r.checked.clone().unwrap_or_default(),
             },
-            other => return Err(format!("unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text)")),
+            other => {
+                return Err(format!(
+                    "unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text)"
+                ))
+            }
         })
     }
 }
@@ -70,18 +89,33 @@ impl TryFrom<RawAnswer> for Answer {
 impl From<Answer> for RawAnswer {
     fn from(a: Answer) -> RawAnswer {
         match a {
-            Answer::Number { value } => RawAnswer { kind: "number".into(), value: Some(value), ..RawAnswer::default() },
-            Answer::Choice { chosen } => RawAnswer { kind: "choice".into(), chosen: Some(chosen), ..RawAnswer::default() },
-            Answer::RatioParts { numerator, denominator, unit } => RawAnswer {
+            Answer::Number { value } => RawAnswer {
+                kind: "number".into(),
+                value: Some(value),
+                ..RawAnswer::default()
+            },
+            Answer::Choice { chosen } => RawAnswer {
+                kind: "choice".into(),
+                chosen: Some(chosen),
+                ..RawAnswer::default()
+            },
+            Answer::RatioParts {
+                numerator,
+                denominator,
+                unit,
+            } => RawAnswer {
                 kind: "ratio_parts".into(),
                 numerator: Some(numerator),
                 denominator: Some(denominator),
                 unit: Some(unit),
                 ..RawAnswer::default()
             },
-            Answer::FreeText { text, checked } => {
-                RawAnswer { kind: "free_text".into(), text: Some(text), checked: Some(checked), ..RawAnswer::default() }
-            }
+            Answer::FreeText { text, checked } => RawAnswer {
+                kind: "free_text".into(),
+                text: Some(text),
+                checked: Some(checked),
+                ..RawAnswer::default()
+            },
         }
     }
 }
@@ -97,8 +131,16 @@ pub struct Feedback {
 }
 
 fn join(parts: &[Text]) -> Text {
-    let en: Vec<&str> = parts.iter().map(|p| p.en.as_str()).filter(|s| !s.is_empty()).collect();
-    let zh: Vec<&str> = parts.iter().map(|p| p.zh.as_str()).filter(|s| !s.is_empty()).collect();
+    let en: Vec<&str> = parts
+        .iter()
+        .map(|p| p.en.as_str())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let zh: Vec<&str> = parts
+        .iter()
+        .map(|p| p.zh.as_str())
+        .filter(|s| !s.is_empty())
+        .collect();
     Text::new(en.join("\n"), zh.join("\n"))
 }
 
@@ -116,14 +158,20 @@ pub fn parse_number(text: &str) -> Option<f64> {
             _ => c,
         })
         .collect();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+' | 'e' | 'E'))).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(s.len());
     let rest = s[end..].trim().to_string();
     if !rest.is_empty() && rest.chars().any(|c| c.is_ascii_digit()) {
         return None;
     }
     s.truncate(end);
     let s = s.trim();
-    let s = if s.contains(',') && !s.contains('.') && !is_grouped(s) { s.replacen(',', ".", 1) } else { s.replace(',', "") };
+    let s = if s.contains(',') && !s.contains('.') && !is_grouped(s) {
+        s.replacen(',', ".", 1)
+    } else {
+        s.replace(',', "")
+    };
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
@@ -157,11 +205,21 @@ pub fn check(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback
 /// Judges an answer. `key` is [`answer_key`](crate::answer_key)'s value for a number exercise (the stated answer is
 /// used when it is `None`); other kinds ignore it. For a [`Audience::Teacher`] a wrong answer's
 /// message names no option, no mistake's figure and no model answer, and `expected` is `None`.
-pub fn check_for(exercise: &Exercise, answer: &Answer, key: Option<f64>, audience: Audience) -> Feedback {
+pub fn check_for(
+    exercise: &Exercise,
+    answer: &Answer,
+    key: Option<f64>,
+    audience: Audience,
+) -> Feedback {
     let f = judge(exercise, answer, key);
     match audience {
         Audience::Learner => f,
-        Audience::Teacher if f.correct && !matches!(exercise.kind, ExerciseKind::FreeText(_)) => Feedback { expected: None, ..f },
+        Audience::Teacher if f.correct && !matches!(exercise.kind, ExerciseKind::FreeText(_)) => {
+            Feedback {
+                expected: None,
+                ..f
+            }
+        }
         Audience::Teacher => {
             let lead = match (&exercise.kind, f.correct) {
                 (ExerciseKind::FreeText(_), _) => t("Saved.", "已保存。"),
@@ -172,7 +230,11 @@ pub fn check_for(exercise: &Exercise, answer: &Answer, key: Option<f64>, audienc
                 "Teacher mode shows no answer, no hint and no model answer: they are in the answer key.",
                 "教师模式不显示答案、提示和参考答案：它们都在答案页里。",
             );
-            Feedback { correct: f.correct, message: join(&[lead, hidden]), expected: None }
+            Feedback {
+                correct: f.correct,
+                message: join(&[lead, hidden]),
+                expected: None,
+            }
         }
     }
 }
@@ -184,7 +246,10 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
     let hint = exercise.hint.clone().unwrap_or_else(|| t("", ""));
     let mismatch = Feedback {
         correct: false,
-        message: t("This answer does not fit this exercise.", "这个答案与本题的题型不符。"),
+        message: t(
+            "This answer does not fit this exercise.",
+            "这个答案与本题的题型不符。",
+        ),
         expected: None,
     };
     match (&exercise.kind, answer) {
@@ -192,10 +257,18 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
             let target = key.unwrap_or(n.answer);
             let close = |a: f64, b: f64| (a - b).abs() <= n.tolerance + 1e-9 * b.abs().max(1.0);
             if !value.is_finite() {
-                return Feedback { correct: false, message: t("Write a number.", "请填写一个数字。"), expected: Some(target) };
+                return Feedback {
+                    correct: false,
+                    message: t("Write a number.", "请填写一个数字。"),
+                    expected: Some(target),
+                };
             }
             if close(*value, target) {
-                return Feedback { correct: true, message: join(&[right, explain]), expected: Some(target) };
+                return Feedback {
+                    correct: true,
+                    message: join(&[right, explain]),
+                    expected: Some(target),
+                };
             }
             let message = match n.mistakes.iter().find(|m| close(*value, m.value)) {
                 Some(m) => join(&[not_yet, m.explain.clone()]),
@@ -208,10 +281,17 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
                     ),
                 ]),
             };
-            Feedback { correct: false, message, expected: Some(target) }
+            Feedback {
+                correct: false,
+                message,
+                expected: Some(target),
+            }
         }
         (ExerciseKind::Choice(c), Answer::Choice { chosen }) => {
-            let unknown: Vec<&String> = chosen.iter().filter(|id| !c.options.iter().any(|o| &o.id == *id)).collect();
+            let unknown: Vec<&String> = chosen
+                .iter()
+                .filter(|id| !c.options.iter().any(|o| &o.id == *id))
+                .collect();
             if !unknown.is_empty() || chosen.is_empty() {
                 return Feedback {
                     correct: false,
@@ -221,15 +301,27 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
             }
             if !c.multiple {
                 if chosen.len() != 1 {
-                    return Feedback { correct: false, message: t("Choose exactly one option.", "只能选一个选项。"), expected: None };
+                    return Feedback {
+                        correct: false,
+                        message: t("Choose exactly one option.", "只能选一个选项。"),
+                        expected: None,
+                    };
                 }
-                let o = c.options.iter().find(|o| o.id == chosen[0]).expect("checked above");
+                let o = c
+                    .options
+                    .iter()
+                    .find(|o| o.id == chosen[0])
+                    .expect("checked above");
                 let lead = if o.correct { right } else { not_yet };
                 let mut parts = vec![lead, o.explain.clone()];
                 if o.correct {
                     parts.push(explain);
                 }
-                return Feedback { correct: o.correct, message: join(&parts), expected: None };
+                return Feedback {
+                    correct: o.correct,
+                    message: join(&parts),
+                    expected: None,
+                };
             }
             let chosen: BTreeSet<&str> = chosen.iter().map(String::as_str).collect();
             // What the learner marked wrongly is named, with why; a right option left unmarked
@@ -263,27 +355,50 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
             if correct {
                 all.push(explain);
             }
-            Feedback { correct, message: join(&all), expected: None }
+            Feedback {
+                correct,
+                message: join(&all),
+                expected: None,
+            }
         }
-        (ExerciseKind::RatioParts(p), Answer::RatioParts { numerator, denominator, unit }) => {
+        (
+            ExerciseKind::RatioParts(p),
+            Answer::RatioParts {
+                numerator,
+                denominator,
+                unit,
+            },
+        ) => {
             let parts = [
                 (t("Numerator", "分子"), numerator, &p.distractors.numerator),
-                (t("Denominator", "分母"), denominator, &p.distractors.denominator),
+                (
+                    t("Denominator", "分母"),
+                    denominator,
+                    &p.distractors.denominator,
+                ),
                 (t("Unit", "单位"), unit, &p.distractors.unit),
             ];
             let mut correct = true;
             let mut lines = Vec::new();
             for (name, id, wrong) in parts {
                 if id == CORE_OPTION {
-                    lines.push(Text::new(format!("{}: right.", name.en), format!("{}：正确。", name.zh)));
+                    lines.push(Text::new(
+                        format!("{}: right.", name.en),
+                        format!("{}：正确。", name.zh),
+                    ));
                 } else {
                     correct = false;
                     let why = wrong
                         .iter()
                         .find(|d| &d.id == id)
                         .map(|d| d.explain.clone())
-                        .unwrap_or_else(|| t("choose one of the options shown.", "请从给出的选项中选择。"));
-                    lines.push(Text::new(format!("{}: {}", name.en, why.en), format!("{}：{}", name.zh, why.zh)));
+                        .unwrap_or_else(|| {
+                            t("choose one of the options shown.", "请从给出的选项中选择。")
+                        });
+                    lines.push(Text::new(
+                        format!("{}: {}", name.en, why.en),
+                        format!("{}：{}", name.zh, why.zh),
+                    ));
                 }
             }
             let mut all = vec![if correct { right } else { not_yet }];
@@ -291,10 +406,18 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
             if correct {
                 all.push(explain);
             }
-            Feedback { correct, message: join(&all), expected: None }
+            Feedback {
+                correct,
+                message: join(&all),
+                expected: None,
+            }
         }
         (ExerciseKind::FreeText(f), Answer::FreeText { text, checked }) => {
-            let ticked = f.checklist.iter().filter(|i| checked.contains(&i.id)).count();
+            let ticked = f
+                .checklist
+                .iter()
+                .filter(|i| checked.contains(&i.id))
+                .count();
             let chars = text.trim().chars().count();
             let enough = ticked >= f.min_checked && chars >= f.min_chars;
             let status = Text::new(
@@ -313,7 +436,10 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
             );
             let mut all = vec![status];
             if !enough && chars < f.min_chars {
-                all.push(t("Write your counter-example in a few sentences first.", "请先用几句话写出你的反例。"));
+                all.push(t(
+                    "Write your counter-example in a few sentences first.",
+                    "请先用几句话写出你的反例。",
+                ));
             }
             // The model answer is a reward for the learner's own attempt, not a substitute for it.
             if enough {
@@ -327,7 +453,11 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
                     format!("写满至少 {} 个字符并勾选至少 {} 项后，才会显示参考答案。", f.min_chars, f.min_checked),
                 ));
             }
-            Feedback { correct: enough, message: join(&all), expected: None }
+            Feedback {
+                correct: enough,
+                message: join(&all),
+                expected: None,
+            }
         }
         _ => mismatch,
     }

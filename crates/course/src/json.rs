@@ -27,7 +27,11 @@ pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> ParseError {
         Some(i) => message[..i].to_string(),
         None => message,
     };
-    let error = ParseError::new(format!("not valid JSON at column {}: {message}", e.column())).in_file(file);
+    let error = ParseError::new(format!(
+        "not valid JSON at column {}: {message}",
+        e.column()
+    ))
+    .in_file(file);
     if e.line() > 0 {
         error.at_line(e.line())
     } else {
@@ -36,7 +40,11 @@ pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> ParseError {
 }
 
 /// Deserialises `value`; on failure, `locate` names the field at fault (see `locate.rs`).
-pub(crate) fn from_value<T: for<'de> Deserialize<'de>>(value: Value, locate: Locate, file: &str) -> Result<T, ParseError> {
+pub(crate) fn from_value<T: for<'de> Deserialize<'de>>(
+    value: Value,
+    locate: Locate,
+    file: &str,
+) -> Result<T, ParseError> {
     // From an owned value, as `parse/jsonl.rs` does, so the browser's download holds one kind of
     // deserializer for these types.
     match serde_json::from_value::<T>(value.clone()) {
@@ -44,16 +52,29 @@ pub(crate) fn from_value<T: for<'de> Deserialize<'de>>(value: Value, locate: Loc
         Err(e) => {
             let (path, message) = locate(&value, "").unwrap_or_else(|| (String::new(), clean(&e)));
             let error = ParseError::new(message).in_file(file);
-            Err(if path.is_empty() { error } else { error.field(path) })
+            Err(if path.is_empty() {
+                error
+            } else {
+                error.field(path)
+            })
         }
     }
 }
 
 /// Reads a JSON file the lab exported (progress, card): size, emptiness and `kind` checked, then
 /// deserialised with the failing field named by `locate`.
-pub(crate) fn read_export<T: for<'de> Deserialize<'de>>(text: &str, kind: &str, file: &str, locate: Locate) -> Result<T, ParseError> {
+pub(crate) fn read_export<T: for<'de> Deserialize<'de>>(
+    text: &str,
+    kind: &str,
+    file: &str,
+    locate: Locate,
+) -> Result<T, ParseError> {
     if text.len() > MAX_IMPORT_BYTES {
-        return Err(ParseError::new(format!("the file is larger than {} MiB", MAX_IMPORT_BYTES / (1024 * 1024))).in_file(file));
+        return Err(ParseError::new(format!(
+            "the file is larger than {} MiB",
+            MAX_IMPORT_BYTES / (1024 * 1024)
+        ))
+        .in_file(file));
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
@@ -61,19 +82,35 @@ pub(crate) fn read_export<T: for<'de> Deserialize<'de>>(text: &str, kind: &str, 
     }
     let value: Value = serde_json::from_str(text).map_err(|e| json_error(&e, file))?;
     let Some(object) = value.as_object() else {
-        return Err(ParseError::new(format!("expected a JSON object, found {}", json_kind(&value))).in_file(file));
+        return Err(ParseError::new(format!(
+            "expected a JSON object, found {}",
+            json_kind(&value)
+        ))
+        .in_file(file));
     };
     match object.get("kind") {
         Some(Value::String(k)) if k == kind => {}
         Some(other) => {
-            return Err(ParseError::new(format!("expected `{kind}`, found {other}")).field("kind").in_file(file));
+            return Err(ParseError::new(format!("expected `{kind}`, found {other}"))
+                .field("kind")
+                .in_file(file));
         }
-        None => return Err(ParseError::new(format!("missing: this is not a `{kind}` file")).field("kind").in_file(file)),
+        None => {
+            return Err(
+                ParseError::new(format!("missing: this is not a `{kind}` file"))
+                    .field("kind")
+                    .in_file(file),
+            )
+        }
     }
     match object.get("version") {
         Some(v) if v.as_u64() == Some(1) => {}
         Some(v) => {
-            return Err(ParseError::new(format!("this Trace Lab reads version 1, found {v}")).field("version").in_file(file));
+            return Err(
+                ParseError::new(format!("this Trace Lab reads version 1, found {v}"))
+                    .field("version")
+                    .in_file(file),
+            );
         }
         None => return Err(ParseError::new("missing").field("version").in_file(file)),
     }

@@ -32,7 +32,10 @@ pub struct KeyEntry {
 
 /// The samples the answer key reads (number and ratio-parts exercises'), each once.
 pub fn key_samples(course: &Course) -> BTreeSet<String> {
-    course.exercises().filter_map(|(_, e)| sample_of(e).map(str::to_string)).collect()
+    course
+        .exercises()
+        .filter_map(|(_, e)| sample_of(e).map(str::to_string))
+        .collect()
 }
 
 fn sample_of(e: &Exercise) -> Option<&str> {
@@ -44,7 +47,10 @@ fn sample_of(e: &Exercise) -> Option<&str> {
 }
 
 /// Every exercise's answer in course order. `sample` gives a loaded sample by file name.
-pub fn answer_sheet<T: Deref<Target = Trace>>(course: &Course, sample: impl Fn(&str) -> Option<T>) -> Vec<KeyEntry> {
+pub fn answer_sheet<T: Deref<Target = Trace>>(
+    course: &Course,
+    sample: impl Fn(&str) -> Option<T>,
+) -> Vec<KeyEntry> {
     course
         .exercises()
         .map(|(lesson, e)| {
@@ -110,14 +116,23 @@ pub fn key_answer(e: &Exercise, trace: Option<&Trace>) -> Result<Text, Text> {
 /// of every number exercise whose figure is not open ([`Progress::figure_open`]); a teacher's page
 /// hides them all, always. `row_ttft` when one of them is a TTFT percentile of a one-attempt sample
 /// (its row's TTFT is the answer). `attempts` gives a loaded sample's attempt count.
-pub fn lab_hidden(lesson: &Lesson, progress: &Progress, audience: Audience, attempts: impl Fn(&str) -> Option<usize>) -> LabHidden {
+pub fn lab_hidden(
+    lesson: &Lesson,
+    progress: &Progress,
+    audience: Audience,
+    attempts: impl Fn(&str) -> Option<usize>,
+) -> LabHidden {
     let mut out = LabHidden::default();
     for e in &lesson.exercises {
-        let ExerciseKind::Number(n) = &e.kind else { continue };
+        let ExerciseKind::Number(n) = &e.kind else {
+            continue;
+        };
         if audience == Audience::Learner && progress.figure_open(&e.id) {
             continue;
         }
-        let Some(metric) = LessonMetric::from_code(&n.metric) else { continue };
+        let Some(metric) = LessonMetric::from_code(&n.metric) else {
+            continue;
+        };
         out.figures.extend(metric.lab_figures().iter().copied());
         if metric.is_row_ttft() && attempts(&n.sample) == Some(1) {
             out.row_ttft = true;

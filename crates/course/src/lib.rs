@@ -73,4 +73,3 @@ pub const MAX_IMPORT_BYTES: usize = 4 * 1024 * 1024;
 fn t(en: &str, zh: &str) -> Text {
     Text::new(en, zh)
 }
-

@@ -20,12 +20,17 @@ fn join(path: &str, key: &str) -> String {
 
 /// A part read with its own type.
 pub(crate) fn leaf<T: DeserializeOwned>(v: &Value, path: &str) -> Found {
-    serde_json::from_value::<T>(v.clone()).err().map(|e| (path.to_string(), clean(&e)))
+    serde_json::from_value::<T>(v.clone())
+        .err()
+        .map(|e| (path.to_string(), clean(&e)))
 }
 
 pub(crate) fn list(v: &Value, path: &str, item: Locate) -> Found {
     match v {
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| item(x, &format!("{path}[{i}]"))),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| item(x, &format!("{path}[{i}]"))),
         _ => leaf::<Vec<Value>>(v, path),
     }
 }
@@ -46,21 +51,37 @@ pub(crate) fn optional(v: &Value, path: &str, inner: Locate) -> Found {
 }
 
 /// An object with these fields (name, required, how to read it); `strict` refuses others.
-pub(crate) fn object(v: &Value, path: &str, fields: &[(&str, bool, Locate)], strict: bool) -> Found {
+pub(crate) fn object(
+    v: &Value,
+    path: &str,
+    fields: &[(&str, bool, Locate)],
+    strict: bool,
+) -> Found {
     let Value::Object(o) = v else {
-        return Some((path.to_string(), format!("expected an object, found {}", json_kind(v))));
+        return Some((
+            path.to_string(),
+            format!("expected an object, found {}", json_kind(v)),
+        ));
     };
     if strict {
-        if let Some(k) = o.keys().find(|k| !fields.iter().any(|(name, _, _)| name == k)) {
+        if let Some(k) = o
+            .keys()
+            .find(|k| !fields.iter().any(|(name, _, _)| name == k))
+        {
             let names: Vec<String> = fields.iter().map(|(n, _, _)| format!("`{n}`")).collect();
-            return Some((join(path, k), format!("unknown field `{k}`, expected one of {}", names.join(", "))));
+            return Some((
+                join(path, k),
+                format!("unknown field `{k}`, expected one of {}", names.join(", ")),
+            ));
         }
     }
-    fields.iter().find_map(|(name, required, read)| match o.get(*name) {
-        None if *required => Some((join(path, name), format!("missing field `{name}`"))),
-        None => None,
-        Some(x) => read(x, &join(path, name)),
-    })
+    fields
+        .iter()
+        .find_map(|(name, required, read)| match o.get(*name) {
+            None if *required => Some((join(path, name), format!("missing field `{name}`"))),
+            None => None,
+            Some(x) => read(x, &join(path, name)),
+        })
 }
 
 pub(crate) fn string(v: &Value, p: &str) -> Found {
@@ -78,7 +99,13 @@ fn opt_text(v: &Value, p: &str) -> Found {
 fn pairs(v: &Value, p: &str) -> Found {
     map(v, p, |x, p| match x {
         Value::String(_) | Value::Number(_) => None,
-        other => Some((p.to_string(), format!("a setting must be a string or a number, found {}", json_kind(other)))),
+        other => Some((
+            p.to_string(),
+            format!(
+                "a setting must be a string or a number, found {}",
+                json_kind(other)
+            ),
+        )),
     })
 }
 fn opt_pairs(v: &Value, p: &str) -> Found {
@@ -95,8 +122,16 @@ pub(crate) fn course(v: &Value, p: &str) -> Found {
         &[
             ("version", true, leaf::<u32>),
             ("lessons", true, |v, p| list(v, p, lesson)),
-            ("self_check", false, |v, p| list(v, p, |v, p| object(v, p, &[("id", true, string), ("text", true, text)], true))),
-            ("card_fields", false, |v, p| list(v, p, |v, p| object(v, p, &[("id", true, string), ("help", true, text)], true))),
+            ("self_check", false, |v, p| {
+                list(v, p, |v, p| {
+                    object(v, p, &[("id", true, string), ("text", true, text)], true)
+                })
+            }),
+            ("card_fields", false, |v, p| {
+                list(v, p, |v, p| {
+                    object(v, p, &[("id", true, string), ("help", true, text)], true)
+                })
+            }),
         ],
         true,
     )
@@ -137,7 +172,16 @@ fn step(v: &Value, p: &str) -> Found {
 }
 
 fn explained(v: &Value, p: &str) -> Found {
-    object(v, p, &[("id", true, string), ("text", true, text), ("explain", true, text)], true)
+    object(
+        v,
+        p,
+        &[
+            ("id", true, string),
+            ("text", true, text),
+            ("explain", true, text),
+        ],
+        true,
+    )
 }
 
 fn exercise(v: &Value, p: &str) -> Found {
@@ -153,56 +197,62 @@ fn exercise(v: &Value, p: &str) -> Found {
         ("answer", false, leaf::<Option<f64>>),
         ("tolerance", false, leaf::<Option<f64>>),
         ("unit", false, opt_string),
-        (
-            "mistakes",
-            false,
-            |v, p| {
-                optional(v, p, |v, p| {
-                    list(v, p, |v, p| object(v, p, &[("value", true, leaf::<f64>), ("settings", false, opt_pairs), ("explain", true, text)], true))
-                })
-            },
-        ),
-        (
-            "options",
-            false,
-            |v, p| {
-                optional(v, p, |v, p| {
-                    list(v, p, |v, p| {
-                        object(
-                            v,
-                            p,
-                            &[("id", true, string), ("text", true, text), ("correct", false, leaf::<bool>), ("explain", true, text)],
-                            true,
-                        )
-                    })
-                })
-            },
-        ),
-        ("multiple", false, leaf::<Option<bool>>),
-        ("diagram", false, opt_string),
-        (
-            "distractors",
-            false,
-            |v, p| {
-                optional(v, p, |v, p| {
+        ("mistakes", false, |v, p| {
+            optional(v, p, |v, p| {
+                list(v, p, |v, p| {
                     object(
                         v,
                         p,
                         &[
-                            ("numerator", true, |v, p| list(v, p, explained)),
-                            ("denominator", true, |v, p| list(v, p, explained)),
-                            ("unit", true, |v, p| list(v, p, explained)),
+                            ("value", true, leaf::<f64>),
+                            ("settings", false, opt_pairs),
+                            ("explain", true, text),
                         ],
                         true,
                     )
                 })
-            },
-        ),
-        (
-            "checklist",
-            false,
-            |v, p| optional(v, p, |v, p| list(v, p, |v, p| object(v, p, &[("id", true, string), ("text", true, text)], true))),
-        ),
+            })
+        }),
+        ("options", false, |v, p| {
+            optional(v, p, |v, p| {
+                list(v, p, |v, p| {
+                    object(
+                        v,
+                        p,
+                        &[
+                            ("id", true, string),
+                            ("text", true, text),
+                            ("correct", false, leaf::<bool>),
+                            ("explain", true, text),
+                        ],
+                        true,
+                    )
+                })
+            })
+        }),
+        ("multiple", false, leaf::<Option<bool>>),
+        ("diagram", false, opt_string),
+        ("distractors", false, |v, p| {
+            optional(v, p, |v, p| {
+                object(
+                    v,
+                    p,
+                    &[
+                        ("numerator", true, |v, p| list(v, p, explained)),
+                        ("denominator", true, |v, p| list(v, p, explained)),
+                        ("unit", true, |v, p| list(v, p, explained)),
+                    ],
+                    true,
+                )
+            })
+        }),
+        ("checklist", false, |v, p| {
+            optional(v, p, |v, p| {
+                list(v, p, |v, p| {
+                    object(v, p, &[("id", true, string), ("text", true, text)], true)
+                })
+            })
+        }),
         ("min_checked", false, leaf::<Option<usize>>),
         ("min_chars", false, leaf::<Option<usize>>),
     ];

@@ -19,7 +19,10 @@ pub enum Segment<'a> {
 
 /// The exercise ids of a [`Segment::Worked`] marker (`"stream-ttft,stream-e2e"`).
 pub fn worked_exercises(list: &str) -> Vec<&str> {
-    list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// The line that closes a worked answer.
@@ -46,7 +49,9 @@ fn marker_of(line: &str) -> Option<(&'static str, &str)> {
     let id = id.trim();
     let list = kind == "worked";
     let ok = !id.is_empty()
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') || (list && c == ','))
+        && id.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') || (list && c == ',')
+        })
         && (!list || worked_exercises(id).len() == id.split(',').count());
     ok.then_some((kind, id))
 }
@@ -131,7 +136,10 @@ pub fn markers(markdown: &str) -> (Vec<Marker>, Vec<String>) {
         }
         if line.trim() == WORKED_END {
             if open.take().is_none() {
-                bad.push(format!("line {}: `{WORKED_END}` closes no `[[worked:…]]`", i + 1));
+                bad.push(format!(
+                    "line {}: `{WORKED_END}` closes no `[[worked:…]]`",
+                    i + 1
+                ));
             }
             continue;
         }
@@ -155,7 +163,9 @@ pub fn markers(markdown: &str) -> (Vec<Marker>, Vec<String>) {
         }
     }
     if let Some(line) = open {
-        bad.push(format!("line {line}: the worked answer is never closed (add a line `{WORKED_END}`)"));
+        bad.push(format!(
+            "line {line}: the worked answer is never closed (add a line `{WORKED_END}`)"
+        ));
     }
     (found, bad)
 }

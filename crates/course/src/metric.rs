@@ -106,7 +106,12 @@ impl LessonMetric {
             Attempts => &["qualified_count", "failure_rate", "joint_rate"],
             Successes => &["qualified_count", "quality_pass_rate"],
             Failures => &["failure_rate"],
-            Qualified => &["qualified_count", "joint_rate", "goodput", "cost_per_1000_qualified"],
+            Qualified => &[
+                "qualified_count",
+                "joint_rate",
+                "goodput",
+                "cost_per_1000_qualified",
+            ],
             TtftSamples => &["ttft_p50", "ttft_p95", "ttft_tail"],
             FailureRate => &["failure_rate"],
             QualityPassRate => &["quality_pass_rate"],
@@ -127,7 +132,10 @@ impl LessonMetric {
     /// Whether one attempt's own time is this value when the sample has a single attempt (its
     /// TTFT is then P50 and P95 both), so the lab's row shows it too.
     pub fn is_row_ttft(self) -> bool {
-        matches!(self, LessonMetric::TtftP50 | LessonMetric::TtftP95 | LessonMetric::TtftTail)
+        matches!(
+            self,
+            LessonMetric::TtftP50 | LessonMetric::TtftP95 | LessonMetric::TtftTail
+        )
     }
 
     pub fn dimension(self) -> Dimension {
@@ -135,7 +143,9 @@ impl LessonMetric {
         match self {
             Attempts | Successes | Failures | Qualified | TtftSamples => Dimension::Count,
             FailureRate | QualityPassRate | JointRate | BusinessSuccessRate => Dimension::Ratio,
-            TtftP50 | TtftP95 | TtftTail | E2eP50 | E2eTail | ItlP50 | ItlTail => Dimension::Seconds,
+            TtftP50 | TtftP95 | TtftTail | E2eP50 | E2eTail | ItlP50 | ItlTail => {
+                Dimension::Seconds
+            }
             GoodputPerS => Dimension::PerSecond,
             CostPer1000Qualified => Dimension::Money,
             OutputTokensPerS => Dimension::TokensPerSecond,
@@ -170,7 +180,13 @@ impl LessonMetric {
         use LessonMetric::*;
         matches!(
             self,
-            FailureRate | QualityPassRate | JointRate | BusinessSuccessRate | GoodputPerS | CostPer1000Qualified | OutputTokensPerS
+            FailureRate
+                | QualityPassRate
+                | JointRate
+                | BusinessSuccessRate
+                | GoodputPerS
+                | CostPer1000Qualified
+                | OutputTokensPerS
         )
     }
 
@@ -267,7 +283,9 @@ impl AnswerUnit {
 /// the exercise's unit. `None` for other kinds, unknown metrics or units, refused settings, or an
 /// undefined figure.
 pub fn answer_key(exercise: &Exercise, trace: &Trace) -> Option<f64> {
-    let ExerciseKind::Number(n) = &exercise.kind else { return None };
+    let ExerciseKind::Number(n) = &exercise.kind else {
+        return None;
+    };
     computed(trace, &n.settings, &n.metric, &n.unit)
 }
 
@@ -290,5 +308,7 @@ pub fn metrics_for(trace: &Trace, pairs: &Pairs) -> Result<Metrics, String> {
 
 /// The currency an exercise's money answers are in: the settings' `cur`, else the sample's.
 pub fn currency_for(trace: &Trace, pairs: &Pairs) -> String {
-    settings_for(&trace.header, pairs).map(|s| s.currency).unwrap_or_default()
+    settings_for(&trace.header, pairs)
+        .map(|s| s.currency)
+        .unwrap_or_default()
 }

@@ -60,8 +60,19 @@ impl Progress {
         if matches!(answer, Answer::Number { value } if !value.is_finite()) {
             return;
         }
-        let tries = self.answers.get(exercise).map_or(0, |r| r.tries).saturating_add(1);
-        self.answers.insert(exercise.to_string(), AnswerRecord { answer, correct: feedback.correct, tries });
+        let tries = self
+            .answers
+            .get(exercise)
+            .map_or(0, |r| r.tries)
+            .saturating_add(1);
+        self.answers.insert(
+            exercise.to_string(),
+            AnswerRecord {
+                answer,
+                correct: feedback.correct,
+                tries,
+            },
+        );
     }
 
     /// Records that the learner saw `id` before answering it (an exercise id, or a
@@ -79,7 +90,9 @@ impl Progress {
     /// answered (right or not), or the learner asked to see it.
     pub fn worked_open(&self, list: &str) -> bool {
         self.revealed.contains(&Self::worked_key(list))
-            || crate::markdown::worked_exercises(list).iter().all(|id| self.answers.contains_key(*id))
+            || crate::markdown::worked_exercises(list)
+                .iter()
+                .all(|id| self.answers.contains_key(*id))
     }
 
     /// Whether the lab beside may show the figure exercise `id` asks for: it was answered right,
@@ -88,7 +101,11 @@ impl Progress {
     pub fn figure_open(&self, id: &str) -> bool {
         self.answers.get(id).is_some_and(|r| r.correct)
             || self.revealed.contains(id)
-            || self.revealed.iter().filter_map(|k| k.strip_prefix("worked:")).any(|list| crate::markdown::worked_exercises(list).contains(&id))
+            || self
+                .revealed
+                .iter()
+                .filter_map(|k| k.strip_prefix("worked:"))
+                .any(|list| crate::markdown::worked_exercises(list).contains(&id))
     }
 
     /// The exercises answered correctly.
@@ -123,7 +140,9 @@ impl Progress {
         });
         self.revealed.retain(|id| {
             let keep = match id.strip_prefix("worked:") {
-                Some(list) => crate::markdown::worked_exercises(list).iter().all(|e| course.exercise(e).is_some()),
+                Some(list) => crate::markdown::worked_exercises(list)
+                    .iter()
+                    .all(|e| course.exercise(e).is_some()),
                 None => course.exercise(id).is_some(),
             };
             if !keep {
@@ -131,7 +150,11 @@ impl Progress {
             }
             keep
         });
-        if self.lesson.as_deref().is_some_and(|l| course.lesson(l).is_none()) {
+        if self
+            .lesson
+            .as_deref()
+            .is_some_and(|l| course.lesson(l).is_none())
+        {
             self.lesson = None;
         }
         dropped
@@ -139,8 +162,12 @@ impl Progress {
 
     /// The progress as a JSON file (`kind` [`PROGRESS_KIND`], version 1), pretty-printed.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(&ProgressFile { kind: PROGRESS_KIND, version: 1, progress: self })
-            .expect("progress serialises");
+        let mut s = serde_json::to_string_pretty(&ProgressFile {
+            kind: PROGRESS_KIND,
+            version: 1,
+            progress: self,
+        })
+        .expect("progress serialises");
         s.push('\n');
         s
     }
@@ -160,15 +187,20 @@ fn locate_progress(v: &Value, p: &str) -> Found {
         &[
             ("lesson", false, opt_string),
             ("notes", false, |v, p| map(v, p, string)),
-            (
-                "answers",
-                false,
-                |v, p| {
-                    map(v, p, |v, p| {
-                        object(v, p, &[("answer", true, answer), ("correct", true, leaf::<bool>), ("tries", false, leaf::<u32>)], false)
-                    })
-                },
-            ),
+            ("answers", false, |v, p| {
+                map(v, p, |v, p| {
+                    object(
+                        v,
+                        p,
+                        &[
+                            ("answer", true, answer),
+                            ("correct", true, leaf::<bool>),
+                            ("tries", false, leaf::<u32>),
+                        ],
+                        false,
+                    )
+                })
+            }),
             ("self_check", false, strings),
             ("card", false, |v, p| optional(v, p, locate_card)),
             ("revealed", false, strings),

@@ -6,9 +6,9 @@ use tracelab_core::format::{self};
 use tracelab_core::text::Text;
 use tracelab_core::trace::Trace;
 
-use crate::CORE_OPTION;
 use crate::exercise::{Distractor, Exercise, ExerciseKind};
-use crate::metric::{LessonMetric, metrics_for};
+use crate::metric::{metrics_for, LessonMetric};
+use crate::CORE_OPTION;
 
 /// One option of a ratio part.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -32,7 +32,9 @@ pub struct RatioPartsView {
 /// name for the figure on its sample, each mixed among the course's distractors at a position
 /// fixed by the exercise's id (the same on every load, not always first).
 pub fn ratio_parts(exercise: &Exercise, trace: &Trace) -> Option<RatioPartsView> {
-    let ExerciseKind::RatioParts(p) = &exercise.kind else { return None };
+    let ExerciseKind::RatioParts(p) = &exercise.kind else {
+        return None;
+    };
     let metric = LessonMetric::from_code(&p.metric).filter(|m| m.is_ratio())?;
     let metrics = metrics_for(trace, &p.settings).ok()?;
     let figure = metric.figure(&metrics)?;
@@ -40,10 +42,21 @@ pub fn ratio_parts(exercise: &Exercise, trace: &Trace) -> Option<RatioPartsView>
     let denominator = figure.denominator_label.clone()?;
     let unit = format::unit_name(&figure.unit);
     let mix = |part: &str, core: Text, wrong: &[Distractor]| -> Vec<PartOption> {
-        let mut out: Vec<PartOption> =
-            wrong.iter().map(|d| PartOption { id: d.id.clone(), text: d.text.clone() }).collect();
+        let mut out: Vec<PartOption> = wrong
+            .iter()
+            .map(|d| PartOption {
+                id: d.id.clone(),
+                text: d.text.clone(),
+            })
+            .collect();
         let at = (fnv(&format!("{}/{part}", exercise.id)) % (out.len() as u64 + 1)) as usize;
-        out.insert(at, PartOption { id: CORE_OPTION.to_string(), text: core });
+        out.insert(
+            at,
+            PartOption {
+                id: CORE_OPTION.to_string(),
+                text: core,
+            },
+        );
         out
     };
     Some(RatioPartsView {
@@ -55,5 +68,7 @@ pub fn ratio_parts(exercise: &Exercise, trace: &Trace) -> Option<RatioPartsView>
 }
 
 fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }

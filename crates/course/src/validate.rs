@@ -7,14 +7,14 @@ use tracelab_core::text::Text;
 use tracelab_core::trace::Trace;
 
 use crate::card::MetricCard;
-use crate::CORE_OPTION;
-use crate::course::{Course, settings_for};
+use crate::course::{settings_for, Course};
 use crate::exercise::Pairs;
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::markdown::markers;
-use crate::metric::{AnswerUnit, LessonMetric, answer_key, computed};
+use crate::metric::{answer_key, computed, AnswerUnit, LessonMetric};
 use crate::ratio::ratio_parts;
 use crate::svg::svg_ids;
+use crate::CORE_OPTION;
 
 impl Course {
     /// What is wrong with the course, one sentence each (empty when nothing is).
@@ -22,7 +22,11 @@ impl Course {
     /// `file_of` returns the text of a file the course names: a lesson's Markdown (relative to
     /// `lessons/`) or a diagram (relative to `public/lessons/`). `sample_names` are the files under
     /// `public/samples/`.
-    pub fn validate(&self, file_of: impl Fn(&str) -> Option<String>, sample_names: &[&str]) -> Vec<String> {
+    pub fn validate(
+        &self,
+        file_of: impl Fn(&str) -> Option<String>,
+        sample_names: &[&str],
+    ) -> Vec<String> {
         let mut out = Vec::new();
         let mut ids: HashMap<String, &str> = HashMap::new();
         let mut claim = |out: &mut Vec<String>, id: &str, what: &'static str| {
@@ -47,7 +51,10 @@ impl Course {
         };
         let sample_ok = |out: &mut Vec<String>, place: &str, sample: &str| {
             if !sample_names.contains(&sample) {
-                out.push(format!("{place}: unknown sample `{sample}` (known: {})", sample_names.join(", ")));
+                out.push(format!(
+                    "{place}: unknown sample `{sample}` (known: {})",
+                    sample_names.join(", ")
+                ));
             }
         };
         if self.lessons.is_empty() {
@@ -57,7 +64,11 @@ impl Course {
             let lp = format!("lesson `{}`", lesson.id);
             claim(&mut out, &lesson.id, "lesson");
             if lesson.number as usize != i + 1 {
-                out.push(format!("{lp}: number {} but it is lesson {} in course order", lesson.number, i + 1));
+                out.push(format!(
+                    "{lp}: number {} but it is lesson {} in course order",
+                    lesson.number,
+                    i + 1
+                ));
             }
             text_ok(&mut out, &format!("{lp}, title"), &lesson.title);
             if let Some(s) = &lesson.summary {
@@ -70,7 +81,9 @@ impl Course {
                 text_ok(&mut out, &format!("{sp}, label"), &step.label);
                 pairs_ok(&mut out, &sp, &step.settings);
                 match (&step.sample, &step.diagram) {
-                    (None, None) => out.push(format!("{sp}: a step needs a `sample` or a `diagram`")),
+                    (None, None) => {
+                        out.push(format!("{sp}: a step needs a `sample` or a `diagram`"))
+                    }
                     (Some(s), _) => sample_ok(&mut out, &sp, s),
                     _ => {}
                 }
@@ -87,7 +100,10 @@ impl Course {
                 }
                 if let Some(f) = &step.focus {
                     if LessonMetric::from_code(f).is_none() {
-                        out.push(format!("{sp}: unknown metric `{f}` in `focus` (known: {})", metric_codes()));
+                        out.push(format!(
+                            "{sp}: unknown metric `{f}` in `focus` (known: {})",
+                            metric_codes()
+                        ));
                     }
                 }
             }
@@ -122,14 +138,20 @@ impl Course {
                 let mut placed: HashSet<(&str, String)> = HashSet::new();
                 for m in &found {
                     if m.kind == "judge" {
-                        sample_ok(&mut out, &format!("{name}, line {}: [[judge:{}]]", m.line, m.id), &m.id);
+                        sample_ok(
+                            &mut out,
+                            &format!("{name}, line {}: [[judge:{}]]", m.line, m.id),
+                            &m.id,
+                        );
                         continue;
                     }
                     if m.kind == "worked" {
                         // Predict, then reveal: each exercise a worked answer waits for is this
                         // lesson's and is placed above it.
                         for id in crate::markdown::worked_exercises(&m.id) {
-                            let above = found.iter().any(|e| e.kind == "exercise" && e.id == id && e.line < m.line);
+                            let above = found
+                                .iter()
+                                .any(|e| e.kind == "exercise" && e.id == id && e.line < m.line);
                             if !lesson.exercises.iter().any(|e| e.id == id) {
                                 out.push(format!("{name}, line {}: [[worked:{}]] waits for `{id}`, which is no exercise of lesson `{}`", m.line, m.id, lesson.id));
                             } else if !above {
@@ -145,7 +167,10 @@ impl Course {
                     if !exists {
                         let elsewhere = match m.kind {
                             "step" => self.step(&m.id).map(|(l, _)| l.id.clone()),
-                            _ => self.exercises().find(|(_, e)| e.id == m.id).map(|(l, _)| l.id.clone()),
+                            _ => self
+                                .exercises()
+                                .find(|(_, e)| e.id == m.id)
+                                .map(|(l, _)| l.id.clone()),
                         };
                         out.push(match elsewhere {
                             Some(other) => format!(
@@ -162,12 +187,18 @@ impl Course {
                 }
                 for s in &lesson.steps {
                     if !placed.contains(&("step", s.id.clone())) {
-                        out.push(format!("{name}: step `{}` is never placed (add a line [[step:{}]])", s.id, s.id));
+                        out.push(format!(
+                            "{name}: step `{}` is never placed (add a line [[step:{}]])",
+                            s.id, s.id
+                        ));
                     }
                 }
                 for e in &lesson.exercises {
                     if !placed.contains(&("exercise", e.id.clone())) {
-                        out.push(format!("{name}: exercise `{}` is never placed (add a line [[exercise:{}]])", e.id, e.id));
+                        out.push(format!(
+                            "{name}: exercise `{}` is never placed (add a line [[exercise:{}]])",
+                            e.id, e.id
+                        ));
                     }
                 }
             }
@@ -175,9 +206,16 @@ impl Course {
         let mut seen = HashSet::new();
         for item in &self.self_check {
             if !seen.insert(item.id.as_str()) || item.id.trim().is_empty() {
-                out.push(format!("self-check item `{}`: ids must be unique and not empty", item.id));
+                out.push(format!(
+                    "self-check item `{}`: ids must be unique and not empty",
+                    item.id
+                ));
             }
-            text_ok(&mut out, &format!("self-check item `{}`", item.id), &item.text);
+            text_ok(
+                &mut out,
+                &format!("self-check item `{}`", item.id),
+                &item.text,
+            );
         }
         let mut seen = HashSet::new();
         for field in &self.card_fields {
@@ -191,7 +229,11 @@ impl Course {
             if !seen.insert(field.id.as_str()) {
                 out.push(format!("card field `{}` is listed twice", field.id));
             }
-            text_ok(&mut out, &format!("card field `{}`, help", field.id), &field.help);
+            text_ok(
+                &mut out,
+                &format!("card field `{}`, help", field.id),
+                &field.help,
+            );
         }
         if !self.card_fields.is_empty() {
             for f in MetricCard::FIELDS {
@@ -209,7 +251,12 @@ impl Course {
     pub fn verify(&self, trace_of: impl Fn(&str) -> Option<Trace>) -> Vec<String> {
         let mut out = Vec::new();
         let mut cache: HashMap<String, Option<Trace>> = HashMap::new();
-        let mut trace = |name: &str| cache.entry(name.to_string()).or_insert_with(|| trace_of(name)).clone();
+        let mut trace = |name: &str| {
+            cache
+                .entry(name.to_string())
+                .or_insert_with(|| trace_of(name))
+                .clone()
+        };
         for lesson in &self.lessons {
             for step in &lesson.steps {
                 let Some(sample) = &step.sample else { continue };
@@ -223,7 +270,10 @@ impl Course {
                 }
                 if let Some(row) = step.row {
                     if row == 0 || row > tr.attempts.len() {
-                        out.push(format!("{place}: row {row} is outside the sample's {} rows", tr.attempts.len()));
+                        out.push(format!(
+                            "{place}: row {row} is outside the sample's {} rows",
+                            tr.attempts.len()
+                        ));
                     }
                 }
             }
@@ -239,9 +289,13 @@ impl Course {
                             out.push(format!("{place}: {err}"));
                             continue;
                         }
-                        let close = |a: f64, b: f64| (a - b).abs() <= n.tolerance + 1e-9 * b.abs().max(1.0);
+                        let close =
+                            |a: f64, b: f64| (a - b).abs() <= n.tolerance + 1e-9 * b.abs().max(1.0);
                         let Some(key) = answer_key(e, &tr) else {
-                            out.push(format!("{place}: the core computes no `{}` in `{}` here (undefined)", n.metric, n.unit));
+                            out.push(format!(
+                                "{place}: the core computes no `{}` in `{}` here (undefined)",
+                                n.metric, n.unit
+                            ));
                             continue;
                         };
                         if !close(n.answer, key) {
@@ -280,7 +334,10 @@ impl Course {
                             continue;
                         };
                         if ratio_parts(e, &tr).is_none() {
-                            out.push(format!("{place}: the figure `{}` has no numerator and denominator on `{}`", p.metric, p.sample));
+                            out.push(format!(
+                                "{place}: the figure `{}` has no numerator and denominator on `{}`",
+                                p.metric, p.sample
+                            ));
                         }
                     }
                     _ => {}
@@ -292,7 +349,11 @@ impl Course {
 }
 
 fn metric_codes() -> String {
-    LessonMetric::ALL.iter().map(|m| m.code()).collect::<Vec<_>>().join(", ")
+    LessonMetric::ALL
+        .iter()
+        .map(|m| m.code())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -322,19 +383,32 @@ fn validate_kind(
             let metric = LessonMetric::from_code(&n.metric);
             let unit = AnswerUnit::from_code(&n.unit);
             if metric.is_none() {
-                out.push(format!("{ep}: unknown metric `{}` (known: {})", n.metric, metric_codes()));
+                out.push(format!(
+                    "{ep}: unknown metric `{}` (known: {})",
+                    n.metric,
+                    metric_codes()
+                ));
             }
             if unit.is_none() {
                 let units: Vec<&str> = AnswerUnit::ALL.iter().map(|u| u.code()).collect();
-                out.push(format!("{ep}: unknown unit `{}` (known: {})", n.unit, units.join(", ")));
+                out.push(format!(
+                    "{ep}: unknown unit `{}` (known: {})",
+                    n.unit,
+                    units.join(", ")
+                ));
             }
             if let (Some(m), Some(u)) = (metric, unit) {
                 if m.dimension() != u.dimension() {
-                    out.push(format!("{ep}: `{}` cannot be written in `{}`", n.metric, n.unit));
+                    out.push(format!(
+                        "{ep}: `{}` cannot be written in `{}`",
+                        n.metric, n.unit
+                    ));
                 }
             }
             if !(n.tolerance.is_finite() && n.tolerance >= 0.0 && n.answer.is_finite()) {
-                out.push(format!("{ep}: `answer` and `tolerance` must be numbers, the tolerance 0 or more"));
+                out.push(format!(
+                    "{ep}: `answer` and `tolerance` must be numbers, the tolerance 0 or more"
+                ));
             }
             for (i, m) in n.mistakes.iter().enumerate() {
                 text_ok(out, &format!("{ep}, mistakes[{i}]"), &m.explain);
@@ -344,20 +418,32 @@ fn validate_kind(
             }
         }
         ExerciseKind::Choice(c) => {
-            unique(out, "option", c.options.iter().map(|o| o.id.as_str()).collect());
+            unique(
+                out,
+                "option",
+                c.options.iter().map(|o| o.id.as_str()).collect(),
+            );
             let right = c.options.iter().filter(|o| o.correct).count();
             if c.options.len() < 2 {
                 out.push(format!("{ep}: a choice needs at least two options"));
             }
             if !c.multiple && right != 1 {
-                out.push(format!("{ep}: a choice needs exactly one correct option, found {right}"));
+                out.push(format!(
+                    "{ep}: a choice needs exactly one correct option, found {right}"
+                ));
             }
             if c.multiple && right == 0 {
-                out.push(format!("{ep}: a multiple choice needs at least one correct option"));
+                out.push(format!(
+                    "{ep}: a multiple choice needs at least one correct option"
+                ));
             }
             for o in &c.options {
                 text_ok(out, &format!("{ep}, option `{}`", o.id), &o.text);
-                text_ok(out, &format!("{ep}, option `{}`, explain", o.id), &o.explain);
+                text_ok(
+                    out,
+                    &format!("{ep}, option `{}`, explain", o.id),
+                    &o.explain,
+                );
             }
             if let Some(d) = &c.diagram {
                 match file_of(d) {
@@ -366,7 +452,10 @@ fn validate_kind(
                         let ids = svg_ids(&svg);
                         for o in &c.options {
                             if !ids.contains(&o.id) {
-                                out.push(format!("{ep}: option `{}` is no element of the diagram `{d}`", o.id));
+                                out.push(format!(
+                                    "{ep}: option `{}` is no element of the diagram `{d}`",
+                                    o.id
+                                ));
                             }
                         }
                     }
@@ -377,31 +466,54 @@ fn validate_kind(
             sample_ok(out, ep, &p.sample);
             pairs_ok(out, ep, &p.settings);
             match LessonMetric::from_code(&p.metric) {
-                None => out.push(format!("{ep}: unknown metric `{}` (known: {})", p.metric, metric_codes())),
-                Some(m) if !m.is_ratio() => out.push(format!("{ep}: `{}` is not a ratio with a numerator and a denominator", p.metric)),
+                None => out.push(format!(
+                    "{ep}: unknown metric `{}` (known: {})",
+                    p.metric,
+                    metric_codes()
+                )),
+                Some(m) if !m.is_ratio() => out.push(format!(
+                    "{ep}: `{}` is not a ratio with a numerator and a denominator",
+                    p.metric
+                )),
                 Some(_) => {}
             }
-            for (part, list) in
-                [("numerator", &p.distractors.numerator), ("denominator", &p.distractors.denominator), ("unit", &p.distractors.unit)]
-            {
+            for (part, list) in [
+                ("numerator", &p.distractors.numerator),
+                ("denominator", &p.distractors.denominator),
+                ("unit", &p.distractors.unit),
+            ] {
                 if list.is_empty() {
                     out.push(format!("{ep}: the {part} needs at least one wrong option"));
                 }
                 let ids: Vec<&str> = list.iter().map(|d| d.id.as_str()).collect();
                 if ids.contains(&CORE_OPTION) {
-                    out.push(format!("{ep}: `{CORE_OPTION}` is reserved for the core's answer"));
+                    out.push(format!(
+                        "{ep}: `{CORE_OPTION}` is reserved for the core's answer"
+                    ));
                 }
                 unique(out, part, ids);
                 for d in list {
                     text_ok(out, &format!("{ep}, {part} `{}`", d.id), &d.text);
-                    text_ok(out, &format!("{ep}, {part} `{}`, explain", d.id), &d.explain);
+                    text_ok(
+                        out,
+                        &format!("{ep}, {part} `{}`, explain", d.id),
+                        &d.explain,
+                    );
                 }
             }
         }
         ExerciseKind::FreeText(f) => {
-            unique(out, "checklist item", f.checklist.iter().map(|i| i.id.as_str()).collect());
+            unique(
+                out,
+                "checklist item",
+                f.checklist.iter().map(|i| i.id.as_str()).collect(),
+            );
             if f.min_checked > f.checklist.len() {
-                out.push(format!("{ep}: `min_checked` {} is more than the {} checklist items", f.min_checked, f.checklist.len()));
+                out.push(format!(
+                    "{ep}: `min_checked` {} is more than the {} checklist items",
+                    f.min_checked,
+                    f.checklist.len()
+                ));
             }
             for i in &f.checklist {
                 text_ok(out, &format!("{ep}, checklist item `{}`", i.id), &i.text);

@@ -34,7 +34,11 @@ pub fn hand_over(file: &str, text: &str) -> Result<String, ParseError> {
 
 /// Sets the summary in `summary_text` beside `trace` (the open trace, attempts included, as the
 /// count check needs them) as [`attach_summary`] does, and writes the trace's new header line.
-pub fn attach_handed(file: &str, summary_text: &str, mut trace: Trace) -> Result<String, ParseError> {
+pub fn attach_handed(
+    file: &str,
+    summary_text: &str,
+    mut trace: Trace,
+) -> Result<String, ParseError> {
     match load_upload(file, summary_text)? {
         Loaded::Summary(summary) => {
             attach_summary(&mut trace, &summary).map_err(|e| e.in_file(file))?;

@@ -24,9 +24,15 @@ pub fn peer_table(trace: &Trace, settings: &Settings, lang: Lang) -> PeerTable {
                 (Some(false), false) => (" ✗", "mismatch"),
                 (None, _) => ("", ""),
             };
-            let why = r.note.as_ref().map(|n| n.get(lang).to_string()).unwrap_or_else(|| r.how_lesson.get(lang).to_string());
+            let why = r
+                .note
+                .as_ref()
+                .map(|n| n.get(lang).to_string())
+                .unwrap_or_else(|| r.how_lesson.get(lang).to_string());
             let why = match &r.reproducibility {
-                Reproducibility::Approximate(reason) | Reproducibility::Not(reason) => format!("{why} ({reason})"),
+                Reproducibility::Approximate(reason) | Reproducibility::Not(reason) => {
+                    format!("{why} ({reason})")
+                }
                 Reproducibility::Exact => why,
             };
             PeerTableRow {
@@ -34,12 +40,22 @@ pub fn peer_table(trace: &Trace, settings: &Settings, lang: Lang) -> PeerTable {
                 label: r.label.get(lang).to_string(),
                 tool_key: r.tool_key.clone(),
                 said: peer_value(r.tool_said, r.unit),
-                ours: r.tool_method.map(|v| format!("{}{symbol}", peer_value(v, r.unit))).unwrap_or_else(|| "—".into()),
-                lesson: r.lesson.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into()),
+                ours: r
+                    .tool_method
+                    .map(|v| format!("{}{symbol}", peer_value(v, r.unit)))
+                    .unwrap_or_else(|| "—".into()),
+                lesson: r
+                    .lesson
+                    .map(|v| peer_value(v, r.unit))
+                    .unwrap_or_else(|| "—".into()),
                 why,
                 mark: mark.to_string(),
             }
         })
         .collect();
-    PeerTable { matched, reproducible, rows }
+    PeerTable {
+        matched,
+        reproducible,
+        rows,
+    }
 }

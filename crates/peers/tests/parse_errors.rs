@@ -38,7 +38,10 @@ const GOOD: &str = r#""start_ms":0,"first_token_ms":200,"end_ms":500,"outcome":"
 #[track_caller]
 fn fails(name: &str, text: &str) -> ParseError {
     match parse_trace(name, text) {
-        Ok(trace) => panic!("{name} should not parse, got {} attempts", trace.attempts.len()),
+        Ok(trace) => panic!(
+            "{name} should not parse, got {} attempts",
+            trace.attempts.len()
+        ),
         Err(e) => {
             assert_eq!(e.file, name, "the error names the file");
             assert!(!e.message.trim().is_empty());
@@ -66,7 +69,10 @@ fn at(e: &ParseError, line: Option<usize>, field: Option<&str>, words: &[&str]) 
     assert_eq!(e.line, line, "line of: {e}");
     assert_eq!(e.field.as_deref(), field, "field of: {e}");
     for w in words {
-        assert!(e.message.contains(w), "the message should mention `{w}`: {e}");
+        assert!(
+            e.message.contains(w),
+            "the message should mention `{w}`: {e}"
+        );
     }
 }
 
@@ -96,15 +102,22 @@ fn not_json() {
 
 #[test]
 fn wrong_type_names_the_field() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":"soon","end_ms":500,"outcome":"success""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":"soon","end_ms":500,"outcome":"success""#,
+    )]);
     let e = fails("type.jsonl", &text);
     at(&e, Some(2), Some("start_ms"), &["string", "f64"]);
 
     // An enum given a number is a wrong type too, not "not valid JSON".
-    let text = jsonl(&[&format!(r#"{{"kind":"attempt","id":"A","phase":1,"quality":"pass",{GOOD}}}"#)]);
+    let text = jsonl(&[&format!(
+        r#"{{"kind":"attempt","id":"A","phase":1,"quality":"pass",{GOOD}}}"#
+    )]);
     let e = fails("type.jsonl", &text);
     at(&e, Some(2), Some("phase"), &["invalid type", "integer"]);
-    let text = jsonl(&[&format!(r#"{{"kind":"attempt","id":"A","phase":"later","quality":"pass",{GOOD}}}"#)]);
+    let text = jsonl(&[&format!(
+        r#"{{"kind":"attempt","id":"A","phase":"later","quality":"pass",{GOOD}}}"#
+    )]);
     let e = fails("type.jsonl", &text);
     at(&e, Some(2), Some("phase"), &["later", "warmup", "measure"]);
     let text = jsonl(&[&attempt("A", &format!("{GOOD},\"events\":[[1,\"two\"]]"))]);
@@ -121,8 +134,16 @@ fn record_without_kind() {
 
 #[test]
 fn csv_missing_column() {
-    let e = fails("class.csv", "# window_s: 10\nid,outcome,ttft_s\nR1,success,0.2\n");
-    at(&e, Some(2), Some("quality"), &["quality", "id, outcome, ttft_s, quality"]);
+    let e = fails(
+        "class.csv",
+        "# window_s: 10\nid,outcome,ttft_s\nR1,success,0.2\n",
+    );
+    at(
+        &e,
+        Some(2),
+        Some("quality"),
+        &["quality", "id, outcome, ttft_s, quality"],
+    );
 }
 
 #[test]
@@ -134,86 +155,155 @@ fn csv_row_with_wrong_cell_count() {
 #[test]
 fn csv_nan_and_infinite() {
     for bad in ["NaN", "nan", "inf", "-inf", "infinity"] {
-        let e = fails("class.csv", &format!("id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,success,{bad},pass\n"));
+        let e = fails(
+            "class.csv",
+            &format!("id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,success,{bad},pass\n"),
+        );
         at(&e, Some(3), Some("ttft_s"), &[bad, "not a time"]);
     }
-    let e = fails("class.csv", "id,outcome,ttft_s,quality\nR1,success,fast,pass\n");
+    let e = fails(
+        "class.csv",
+        "id,outcome,ttft_s,quality\nR1,success,fast,pass\n",
+    );
     at(&e, Some(2), Some("ttft_s"), &["fast", "not a number"]);
 }
 
 #[test]
 fn csv_negative_time() {
-    let e = fails("class.csv", "id,outcome,ttft_s,quality\nR1,success,-0.2,pass\n");
+    let e = fails(
+        "class.csv",
+        "id,outcome,ttft_s,quality\nR1,success,-0.2,pass\n",
+    );
     at(&e, Some(2), Some("ttft_s"), &["negative", "-0.2"]);
-    let e = fails("class.csv", "id,outcome,ttft_s,quality,e2e_s\nR1,success,0.2,pass,-1\n");
+    let e = fails(
+        "class.csv",
+        "id,outcome,ttft_s,quality,e2e_s\nR1,success,0.2,pass,-1\n",
+    );
     at(&e, Some(2), Some("e2e_s"), &["negative"]);
 }
 
 #[test]
 fn jsonl_negative_time() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":-5,"end_ms":500,"outcome":"success""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":-5,"end_ms":500,"outcome":"success""#,
+    )]);
     let e = fails("neg.jsonl", &text);
     at(&e, Some(2), Some("start_ms"), &["negative", "-5"]);
 
-    let text = jsonl(&[&attempt("A", GOOD), &attempt("B", r#""start_ms":null,"first_token_ms":-1,"end_ms":500,"outcome":"success""#)]);
+    let text = jsonl(&[
+        &attempt("A", GOOD),
+        &attempt(
+            "B",
+            r#""start_ms":null,"first_token_ms":-1,"end_ms":500,"outcome":"success""#,
+        ),
+    ]);
     let e = fails("neg.jsonl", &text);
     at(&e, Some(3), Some("first_token_ms"), &["negative"]);
 }
 
 #[test]
 fn end_before_start() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":1000,"end_ms":400,"outcome":"success""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":1000,"end_ms":400,"outcome":"success""#,
+    )]);
     let e = fails("end.jsonl", &text);
-    at(&e, Some(2), Some("end_ms"), &["before", "start_ms", "400", "1000"]);
+    at(
+        &e,
+        Some(2),
+        Some("end_ms"),
+        &["before", "start_ms", "400", "1000"],
+    );
 }
 
 #[test]
 fn first_token_before_start() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":1000,"first_token_ms":900,"end_ms":1500,"outcome":"success""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":1000,"first_token_ms":900,"end_ms":1500,"outcome":"success""#,
+    )]);
     let e = fails("token.jsonl", &text);
     at(&e, Some(2), Some("first_token_ms"), &["before", "start_ms"]);
 }
 
 #[test]
 fn first_token_after_end() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":0,"first_token_ms":900,"end_ms":500,"outcome":"success""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":0,"first_token_ms":900,"end_ms":500,"outcome":"success""#,
+    )]);
     let e = fails("token.jsonl", &text);
     at(&e, Some(2), Some("first_token_ms"), &["after the end"]);
-    let e = fails("class.csv", "id,outcome,ttft_s,quality,e2e_s\nR1,success,0.9,pass,0.5\n");
+    let e = fails(
+        "class.csv",
+        "id,outcome,ttft_s,quality,e2e_s\nR1,success,0.9,pass,0.5\n",
+    );
     at(&e, Some(2), Some("ttft_s"), &["after the end"]);
 }
 
 #[test]
 fn token_recorded_for_an_attempt_that_got_none() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":0,"first_token_ms":100,"end_ms":500,"outcome":"connect_error""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":0,"first_token_ms":100,"end_ms":500,"outcome":"connect_error""#,
+    )]);
     let e = fails("t.jsonl", &text);
     at(&e, Some(2), Some("first_token_ms"), &["missing, not 0"]);
-    let e = fails("class.csv", "id,outcome,ttft_s,quality\nR9,timeout_before_first_token,0,not_evaluated\n");
+    let e = fails(
+        "class.csv",
+        "id,outcome,ttft_s,quality\nR9,timeout_before_first_token,0,not_evaluated\n",
+    );
     at(&e, Some(2), Some("ttft_s"), &["missing, not 0"]);
 }
 
 #[test]
 fn events_out_of_order() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":0,"first_token_ms":100,"events":[[100,1],[300,1],[200,1]],"end_ms":500,"outcome":"success""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":0,"first_token_ms":100,"events":[[100,1],[300,1],[200,1]],"end_ms":500,"outcome":"success""#,
+    )]);
     let e = fails("ev.jsonl", &text);
     at(&e, Some(2), Some("events[2]"), &["arrival order"]);
 }
 
 #[test]
 fn duplicate_attempt_ids() {
-    let text = jsonl(&[&attempt("A", GOOD), &attempt("B", GOOD), &attempt("A", GOOD)]);
+    let text = jsonl(&[
+        &attempt("A", GOOD),
+        &attempt("B", GOOD),
+        &attempt("A", GOOD),
+    ]);
     let e = fails("dup.jsonl", &text);
-    at(&e, Some(4), Some("id"), &["duplicate", "`A`", "first used on line 2"]);
+    at(
+        &e,
+        Some(4),
+        Some("id"),
+        &["duplicate", "`A`", "first used on line 2"],
+    );
 
     let e = fails("dup.csv", "# comment\nid,outcome,ttft_s,quality\nR1,success,0.2,pass\nR2,success,0.3,pass\nR1,success,0.4,pass\n");
-    at(&e, Some(5), Some("id"), &["duplicate", "`R1`", "first used on line 3"]);
+    at(
+        &e,
+        Some(5),
+        Some("id"),
+        &["duplicate", "`R1`", "first used on line 3"],
+    );
 }
 
 #[test]
 fn unknown_outcome() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":0,"end_ms":500,"outcome":"exploded""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":0,"end_ms":500,"outcome":"exploded""#,
+    )]);
     let e = fails("out.jsonl", &text);
-    at(&e, Some(2), Some("outcome"), &["unknown outcome `exploded`", "success", "stream_broken"]);
+    at(
+        &e,
+        Some(2),
+        Some("outcome"),
+        &["unknown outcome `exploded`", "success", "stream_broken"],
+    );
 
     let e = fails("out.csv", "id,outcome,ttft_s,quality\nR1,ok,0.2,pass\n");
     at(&e, Some(2), Some("outcome"), &["unknown outcome `ok`"]);
@@ -221,30 +311,46 @@ fn unknown_outcome() {
 
 #[test]
 fn unknown_quality() {
-    let text = jsonl(&[&format!(r#"{{"kind":"attempt","id":"A","phase":"measure","quality":"great",{GOOD}}}"#)]);
+    let text = jsonl(&[&format!(
+        r#"{{"kind":"attempt","id":"A","phase":"measure","quality":"great",{GOOD}}}"#
+    )]);
     let e = fails("q.jsonl", &text);
-    at(&e, Some(2), Some("quality"), &["great", "pass, fail or not_evaluated"]);
+    at(
+        &e,
+        Some(2),
+        Some("quality"),
+        &["great", "pass, fail or not_evaluated"],
+    );
 }
 
 #[test]
 fn missing_required_attempt_field() {
-    let text = jsonl(&[r#"{"kind":"attempt","id":"A","phase":"measure","start_ms":0,"end_ms":5,"outcome":"success"}"#]);
+    let text = jsonl(&[
+        r#"{"kind":"attempt","id":"A","phase":"measure","start_ms":0,"end_ms":5,"outcome":"success"}"#,
+    ]);
     let e = fails("m.jsonl", &text);
     at(&e, Some(2), Some("quality"), &["missing"]);
     // start_ms absent is a mistake; null is a statement ("no clock positions").
-    let text = jsonl(&[r#"{"kind":"attempt","id":"A","phase":"measure","end_ms":5,"outcome":"success","quality":"pass"}"#]);
+    let text = jsonl(&[
+        r#"{"kind":"attempt","id":"A","phase":"measure","end_ms":5,"outcome":"success","quality":"pass"}"#,
+    ]);
     let e = fails("m.jsonl", &text);
     at(&e, Some(2), Some("start_ms"), &["null"]);
 }
 
 fn header_with(extra: &str) -> String {
-    format!(r#"{{"kind":"header","schema":"tracelab.trace","version":1,"tool":{{"name":"t","version":"1"}},{extra}}}"#)
+    format!(
+        r#"{{"kind":"header","schema":"tracelab.trace","version":1,"tool":{{"name":"t","version":"1"}},{extra}}}"#
+    )
 }
 
 #[test]
 fn window_not_longer_than_zero() {
     for length in ["0", "-1", "0.0"] {
-        let text = format!("{}\n", header_with(&format!(r#""window":{{"start_ms":0,"length_s":{length}}}"#)));
+        let text = format!(
+            "{}\n",
+            header_with(&format!(r#""window":{{"start_ms":0,"length_s":{length}}}"#))
+        );
         let e = fails("w.jsonl", &text);
         at(&e, Some(1), Some("window.length_s"), &["longer than 0 s"]);
     }
@@ -258,11 +364,22 @@ fn window_not_longer_than_zero() {
 
 #[test]
 fn negative_cost() {
-    let text = format!("{}\n", header_with(r#""window":{"length_s":10},"window_cost":{"amount":-0.02,"currency":"CNY"}"#));
+    let text = format!(
+        "{}\n",
+        header_with(r#""window":{"length_s":10},"window_cost":{"amount":-0.02,"currency":"CNY"}"#)
+    );
     let e = fails("c.jsonl", &text);
-    at(&e, Some(1), Some("window_cost.amount"), &["negative", "-0.02"]);
+    at(
+        &e,
+        Some(1),
+        Some("window_cost.amount"),
+        &["negative", "-0.02"],
+    );
 
-    let e = fails("c.csv", "# window_s: 10\n# window_cost: -0.02\nid,outcome,ttft_s,quality\n");
+    let e = fails(
+        "c.csv",
+        "# window_s: 10\n# window_cost: -0.02\nid,outcome,ttft_s,quality\n",
+    );
     at(&e, Some(2), Some("window_cost"), &["negative"]);
 }
 
@@ -270,7 +387,12 @@ fn negative_cost() {
 fn negative_threshold_default() {
     let text = format!("{}\n", header_with(r#""defaults":{"ttft_threshold_s":-1}"#));
     let e = fails("d.jsonl", &text);
-    at(&e, Some(1), Some("defaults.ttft_threshold_s"), &["negative"]);
+    at(
+        &e,
+        Some(1),
+        Some("defaults.ttft_threshold_s"),
+        &["negative"],
+    );
 }
 
 fn fifty_megabytes_of(c: char) -> String {
@@ -290,8 +412,14 @@ fn fifty_megabyte_line() {
     let e = fails("huge.jsonl", &text);
     let took = started.elapsed();
     at(&e, Some(3), None, &["50.0 MiB", "at most"]);
-    assert!(took < Duration::from_secs(5), "must fail fast, took {took:?}");
-    assert!(streamed::agree("huge.jsonl", text.as_bytes(), |_| {}), "read past without holding it");
+    assert!(
+        took < Duration::from_secs(5),
+        "must fail fast, took {took:?}"
+    );
+    assert!(
+        streamed::agree("huge.jsonl", text.as_bytes(), |_| {}),
+        "read past without holding it"
+    );
 
     // As the very first line, and with no newline at the end (so not taken for a cut-off line).
     let mut text = String::from("{\"kind\":\"header\",\"x\":\"");
@@ -323,14 +451,27 @@ fn fifty_megabyte_line() {
 fn header_missing() {
     let text = format!("{}\n", attempt("A", GOOD));
     let e = fails("nohead.jsonl", &text);
-    at(&e, Some(1), Some("kind"), &["first record must be the header", "attempt"]);
+    at(
+        &e,
+        Some(1),
+        Some("kind"),
+        &["first record must be the header", "attempt"],
+    );
 
-    let e = fails("nohead.jsonl", "\n\n{\"kind\":\"footer\",\"finished_cleanly\":true,\"attempts\":0}\n");
+    let e = fails(
+        "nohead.jsonl",
+        "\n\n{\"kind\":\"footer\",\"finished_cleanly\":true,\"attempts\":0}\n",
+    );
     at(&e, Some(3), Some("kind"), &["header", "footer"]);
 
     // A CSV made only of `#` lines has no header row.
     let e = fails("nohead.csv", "# window_s: 10\n# window_cost: 1\n");
-    at(&e, None, None, &["header row", "id, outcome, ttft_s, quality"]);
+    at(
+        &e,
+        None,
+        None,
+        &["header row", "id, outcome, ttft_s, quality"],
+    );
 }
 
 #[test]
@@ -355,31 +496,74 @@ fn header_of_version_two() {
 fn header_of_another_schema() {
     let text = format!("{}\n", HEADER.replace("tracelab.trace", "something.else"));
     let e = fails("other.jsonl", &text);
-    at(&e, Some(1), Some("schema"), &["something.else", "tracelab.trace"]);
+    at(
+        &e,
+        Some(1),
+        Some("schema"),
+        &["something.else", "tracelab.trace"],
+    );
 }
 
 #[test]
 fn header_missing_a_required_field() {
-    let e = fails("h.jsonl", "{\"kind\":\"header\",\"schema\":\"tracelab.trace\",\"version\":1}\n");
-    at(&e, Some(1), Some("tool"), &["header", "missing field `tool`"]);
-    let e = fails("h.jsonl", &format!("{}\n", header_with(r#""window":{"start_ms":0}"#)));
-    at(&e, Some(1), Some("window.length_s"), &["missing field `length_s`"]);
-    let e = fails("h.jsonl", &format!("{}\n", header_with(r#""window":{"length_s":"ten"}"#)));
+    let e = fails(
+        "h.jsonl",
+        "{\"kind\":\"header\",\"schema\":\"tracelab.trace\",\"version\":1}\n",
+    );
+    at(
+        &e,
+        Some(1),
+        Some("tool"),
+        &["header", "missing field `tool`"],
+    );
+    let e = fails(
+        "h.jsonl",
+        &format!("{}\n", header_with(r#""window":{"start_ms":0}"#)),
+    );
+    at(
+        &e,
+        Some(1),
+        Some("window.length_s"),
+        &["missing field `length_s`"],
+    );
+    let e = fails(
+        "h.jsonl",
+        &format!("{}\n", header_with(r#""window":{"length_s":"ten"}"#)),
+    );
     at(&e, Some(1), Some("window.length_s"), &["string"]);
 }
 
 #[test]
 fn http_error_without_status() {
-    let text = jsonl(&[&attempt("A", r#""start_ms":0,"end_ms":40,"outcome":"http_error""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":0,"end_ms":40,"outcome":"http_error""#,
+    )]);
     let e = fails("h.jsonl", &text);
-    at(&e, Some(2), Some("http_status"), &["http_error", "http_status"]);
+    at(
+        &e,
+        Some(2),
+        Some("http_status"),
+        &["http_error", "http_status"],
+    );
 
     // The CSV names the same field.
-    let e = fails("h.csv", "id,outcome,ttft_s,quality\nR1,http_error,,not_evaluated\n");
-    at(&e, Some(2), Some("http_status"), &["http_error", "http_status"]);
+    let e = fails(
+        "h.csv",
+        "id,outcome,ttft_s,quality\nR1,http_error,,not_evaluated\n",
+    );
+    at(
+        &e,
+        Some(2),
+        Some("http_status"),
+        &["http_error", "http_status"],
+    );
 
     // With the status it is fine, and the status is kept.
-    let text = jsonl(&[&attempt("A", r#""start_ms":0,"end_ms":40,"outcome":"http_error","http_status":429"#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":0,"end_ms":40,"outcome":"http_error","http_status":429"#,
+    )]);
     let trace = parse_trace("h.jsonl", &text).unwrap();
     assert_eq!(trace.attempts[0].outcome.http_status(), Some(429));
 }
@@ -397,8 +581,15 @@ fn cut_off_last_line_is_accepted_with_a_warning() {
     let ids: Vec<&str> = trace.attempts.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["A", "B"], "the finished attempts are kept");
     assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
-    assert!(trace.warnings[0].contains("line 4") && trace.warnings[0].contains("cut off"), "{:?}", trace.warnings);
-    assert!(trace.is_incomplete(), "no footer: the run did not finish cleanly");
+    assert!(
+        trace.warnings[0].contains("line 4") && trace.warnings[0].contains("cut off"),
+        "{:?}",
+        trace.warnings
+    );
+    assert!(
+        trace.is_incomplete(),
+        "no footer: the run did not finish cleanly"
+    );
 
     // Cut right after a number, too.
     let mut text = jsonl(&[&attempt("A", GOOD)]);
@@ -412,7 +603,11 @@ fn cut_off_last_line_is_accepted_with_a_warning() {
     at(&e, Some(3), None, &["not valid JSON"]);
 
     // Nor is a broken line in the middle of the file.
-    let text = jsonl(&[&attempt("A", GOOD), r#"{"kind":"attempt","id":"C""#, &attempt("D", GOOD)]);
+    let text = jsonl(&[
+        &attempt("A", GOOD),
+        r#"{"kind":"attempt","id":"C""#,
+        &attempt("D", GOOD),
+    ]);
     let e = fails("cut.jsonl", &text);
     at(&e, Some(3), None, &["not valid JSON"]);
 }
@@ -440,7 +635,11 @@ fn non_utf8_bytes() {
     assert_eq!(e.file, "latin.jsonl");
     at(&e, Some(3), None, &["not UTF-8"]);
 
-    let e = parse_trace_bytes("latin.csv", b"id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR\xe92,success,0.3,pass\n").unwrap_err();
+    let e = parse_trace_bytes(
+        "latin.csv",
+        b"id,outcome,ttft_s,quality\nR1,success,0.2,pass\nR\xe92,success,0.3,pass\n",
+    )
+    .unwrap_err();
     at(&e, Some(3), None, &["not UTF-8"]);
 
     // A binary file (a PNG's signature) on the first line.
@@ -463,12 +662,18 @@ fn unknown_kind_is_skipped_with_a_warning_and_unknown_fields_ignored() {
     let trace = parses("future.jsonl", &text);
     assert_eq!(trace.attempts.len(), 1);
     assert_eq!(trace.warnings.len(), 1);
-    assert!(trace.warnings[0].contains("line 2") && trace.warnings[0].contains("annotation"), "{:?}", trace.warnings);
+    assert!(
+        trace.warnings[0].contains("line 2") && trace.warnings[0].contains("annotation"),
+        "{:?}",
+        trace.warnings
+    );
 }
 
 #[test]
 fn gpu_record_out_of_range() {
-    let text = jsonl(&[r#"{"kind":"gpu","t_ms":0,"gpu":0,"util_pct":140,"mem_used_mib":1,"mem_total_mib":2}"#]);
+    let text = jsonl(&[
+        r#"{"kind":"gpu","t_ms":0,"gpu":0,"util_pct":140,"mem_used_mib":1,"mem_total_mib":2}"#,
+    ]);
     let e = fails("g.jsonl", &text);
     at(&e, Some(2), Some("util_pct"), &["0–100"]);
     let text = jsonl(&[r#"{"kind":"gpu","t_ms":0,"gpu":0,"mem_used_mib":1,"mem_total_mib":2}"#]);
@@ -478,15 +683,28 @@ fn gpu_record_out_of_range() {
 
 #[test]
 fn footer_disagreeing_with_the_attempts_is_a_warning() {
-    let text = jsonl(&[&attempt("A", GOOD), r#"{"kind":"footer","finished_cleanly":true,"attempts":3}"#]);
+    let text = jsonl(&[
+        &attempt("A", GOOD),
+        r#"{"kind":"footer","finished_cleanly":true,"attempts":3}"#,
+    ]);
     let trace = parses("f.jsonl", &text);
     assert!(!trace.is_incomplete());
-    assert!(trace.warnings.iter().any(|w| w.contains("3") && w.contains("1")), "{:?}", trace.warnings);
+    assert!(
+        trace
+            .warnings
+            .iter()
+            .any(|w| w.contains("3") && w.contains("1")),
+        "{:?}",
+        trace.warnings
+    );
 }
 
 #[test]
 fn crlf_and_bom_are_accepted() {
-    let text = format!("\u{feff}{}", jsonl(&[&attempt("A", GOOD)]).replace('\n', "\r\n"));
+    let text = format!(
+        "\u{feff}{}",
+        jsonl(&[&attempt("A", GOOD)]).replace('\n', "\r\n")
+    );
     assert_eq!(parses("win.jsonl", &text).attempts.len(), 1);
     let text = "\u{feff}id,outcome,ttft_s,quality\r\nR1,success,0.2,pass\r\n";
     assert_eq!(parses("win.csv", text).attempts.len(), 1);
@@ -498,7 +716,10 @@ fn a_field_another_kind_reads_differently_is_still_ignored() {
     // but another reads with another type must not fail the line.
     let text = jsonl(&[
         // `gpu` is a number on a gpu record; here it is an attempt's unknown field.
-        &attempt("A", &format!("{GOOD},\"gpu\":\"A100\",\"attempts\":\"several\"")),
+        &attempt(
+            "A",
+            &format!("{GOOD},\"gpu\":\"A100\",\"attempts\":\"several\""),
+        ),
         // `id` and `attempt` are strings/numbers on attempts; on a gpu record they are unknown.
         r#"{"kind":"gpu","t_ms":10,"gpu":0,"util_pct":50,"mem_used_mib":1,"mem_total_mib":2,"id":7,"phase":"x"}"#,
         // An unknown kind is skipped, whatever its fields.
@@ -513,14 +734,23 @@ fn a_field_another_kind_reads_differently_is_still_ignored() {
     assert!(trace.warnings[0].contains("`note`"), "{:?}", trace.warnings);
 
     // A header with a top-level field an attempt reads with another type.
-    let text = format!("{}\n{}\n", header_with(r#""phase":1,"attempts":"many""#), attempt("A", GOOD));
+    let text = format!(
+        "{}\n{}\n",
+        header_with(r#""phase":1,"attempts":"many""#),
+        attempt("A", GOOD)
+    );
     assert_eq!(parses("h.jsonl", &text).attempts.len(), 1);
 
     // The record's own fields are still checked.
-    let text = jsonl(&[&attempt("A", r#""start_ms":"soon","end_ms":5,"outcome":"success","gpu":"A100""#)]);
+    let text = jsonl(&[&attempt(
+        "A",
+        r#""start_ms":"soon","end_ms":5,"outcome":"success","gpu":"A100""#,
+    )]);
     let e = fails("own.jsonl", &text);
     at(&e, Some(2), Some("start_ms"), &["string"]);
-    let text = jsonl(&[r#"{"kind":"gpu","t_ms":"now","gpu":0,"util_pct":50,"mem_used_mib":1,"mem_total_mib":2}"#]);
+    let text = jsonl(&[
+        r#"{"kind":"gpu","t_ms":"now","gpu":0,"util_pct":50,"mem_used_mib":1,"mem_total_mib":2}"#,
+    ]);
     let e = fails("own.jsonl", &text);
     at(&e, Some(2), Some("t_ms"), &["string"]);
     // An unknown kind before the header is still "no header".

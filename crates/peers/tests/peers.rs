@@ -3,12 +3,12 @@
 //! fixture imports, its counts match the file, and with the tool's method we reproduce the tool's
 //! own figures to floating-point rounding (relative 1e-9), then see what moves under the lesson.
 
-use tracelab_peers::import::{
-    self, attach_summary, detect, load_any, peer_figures_from_aggregate, reproduce, Content, PeerTool, Quantity,
-    Reproducibility, ReproRow, ReproSummary, Stat,
-};
 use tracelab_core::parse::parse_jsonl;
 use tracelab_core::{write, Outcome, Phase, Settings, Trace};
+use tracelab_peers::import::{
+    self, attach_summary, detect, load_any, peer_figures_from_aggregate, reproduce, Content,
+    PeerTool, Quantity, ReproRow, ReproSummary, Reproducibility, Stat,
+};
 
 const VLLM: &str = "vllm_bench_serving_llama33_70b_tp8_qps04.json";
 const VLLM_AGGREGATES: &str = "vllm_bench_serve_v0251_all_requests_failed.json";
@@ -26,18 +26,26 @@ fn fixture(name: &str) -> String {
 }
 
 fn single(name: &str) -> Trace {
-    load_any(name, &fixture(name)).unwrap_or_else(|e| panic!("{e}")).single(name).unwrap()
+    load_any(name, &fixture(name))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .single(name)
+        .unwrap()
 }
 
 fn with_summary(name: &str, summary: &str) -> Trace {
     let mut trace = single(name);
-    let s = peer_figures_from_aggregate(summary, &fixture(summary)).unwrap_or_else(|e| panic!("{e}"));
+    let s =
+        peer_figures_from_aggregate(summary, &fixture(summary)).unwrap_or_else(|e| panic!("{e}"));
     attach_summary(&mut trace, &s).unwrap();
     trace
 }
 
 fn rows(trace: &Trace) -> Vec<ReproRow> {
-    reproduce(trace, &import::figures(trace), &Settings::from_header(&trace.header))
+    reproduce(
+        trace,
+        &import::figures(trace),
+        &Settings::from_header(&trace.header),
+    )
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -57,7 +65,9 @@ fn assert_reproduced(trace: &Trace) -> usize {
         if r.reproducibility != Reproducibility::Exact {
             continue;
         }
-        let ours = r.tool_method.unwrap_or_else(|| panic!("{} ({}) was not recomputed", r.key, r.tool_key));
+        let ours = r
+            .tool_method
+            .unwrap_or_else(|| panic!("{} ({}) was not recomputed", r.key, r.tool_key));
         assert!(
             rel(ours, r.tool_said) <= 1e-9,
             "{} ({}): the tool said {}, we recompute {} (relative {:e})",
@@ -74,11 +84,20 @@ fn assert_reproduced(trace: &Trace) -> usize {
 }
 
 fn row<'a>(rows: &'a [ReproRow], key: &str) -> &'a ReproRow {
-    rows.iter().find(|r| r.key == key).unwrap_or_else(|| panic!("no row {key}: {:?}", rows.iter().map(|r| &r.key).collect::<Vec<_>>()))
+    rows.iter().find(|r| r.key == key).unwrap_or_else(|| {
+        panic!(
+            "no row {key}: {:?}",
+            rows.iter().map(|r| &r.key).collect::<Vec<_>>()
+        )
+    })
 }
 
 fn count(trace: &Trace, outcome: Outcome) -> usize {
-    trace.attempts.iter().filter(|a| a.outcome == outcome).count()
+    trace
+        .attempts
+        .iter()
+        .filter(|a| a.outcome == outcome)
+        .count()
 }
 
 // --- recognition ----------------------------------------------------------------------------
@@ -86,20 +105,68 @@ fn count(trace: &Trace, outcome: Outcome) -> usize {
 #[test]
 fn every_fixture_is_recognised_from_its_content() {
     let expected = [
-        (VLLM, PeerTool::Vllm, Content::PerRequest, "vllm-benchmark-serving-save-result"),
-        (VLLM_AGGREGATES, PeerTool::Vllm, Content::AggregateOnly, "vllm-bench-serve-save-result-aggregates"),
-        (AIPERF, PeerTool::Aiperf, Content::PerRequest, "aiperf-jsonl-ttft"),
-        (AIPERF_AGGREGATE, PeerTool::Aiperf, Content::AggregateOnly, "aiperf-aggregate-records"),
-        (GENAI_PERF, PeerTool::GenaiPerf, Content::AggregateOnly, "genai-perf-aggregate"),
-        (GUIDELLM, PeerTool::Guidellm, Content::PerRequest, "guidellm-benchmarks"),
-        (LLMPERF, PeerTool::Llmperf, Content::PerRequest, "llmperf-individual-responses"),
-        (LLMPERF_SUMMARY, PeerTool::Llmperf, Content::AggregateOnly, "llmperf-summary"),
+        (
+            VLLM,
+            PeerTool::Vllm,
+            Content::PerRequest,
+            "vllm-benchmark-serving-save-result",
+        ),
+        (
+            VLLM_AGGREGATES,
+            PeerTool::Vllm,
+            Content::AggregateOnly,
+            "vllm-bench-serve-save-result-aggregates",
+        ),
+        (
+            AIPERF,
+            PeerTool::Aiperf,
+            Content::PerRequest,
+            "aiperf-jsonl-ttft",
+        ),
+        (
+            AIPERF_AGGREGATE,
+            PeerTool::Aiperf,
+            Content::AggregateOnly,
+            "aiperf-aggregate-records",
+        ),
+        (
+            GENAI_PERF,
+            PeerTool::GenaiPerf,
+            Content::AggregateOnly,
+            "genai-perf-aggregate",
+        ),
+        (
+            GUIDELLM,
+            PeerTool::Guidellm,
+            Content::PerRequest,
+            "guidellm-benchmarks",
+        ),
+        (
+            LLMPERF,
+            PeerTool::Llmperf,
+            Content::PerRequest,
+            "llmperf-individual-responses",
+        ),
+        (
+            LLMPERF_SUMMARY,
+            PeerTool::Llmperf,
+            Content::AggregateOnly,
+            "llmperf-summary",
+        ),
     ];
     for (name, tool, content, layout) in expected {
         let d = detect(&fixture(name));
-        assert_eq!((d.tool, d.content, d.layout.as_str()), (tool, content, layout), "{name}: {}", d.evidence);
+        assert_eq!(
+            (d.tool, d.content, d.layout.as_str()),
+            (tool, content, layout),
+            "{name}: {}",
+            d.evidence
+        );
     }
-    assert_eq!(detect(&fixture(GUIDELLM)).version.as_deref(), Some("0.5.0.dev0"));
+    assert_eq!(
+        detect(&fixture(GUIDELLM)).version.as_deref(),
+        Some("0.5.0.dev0")
+    );
     // The name plays no part: a per-request file under a misleading name still imports.
     let imported = load_any("results.csv", &fixture(VLLM)).unwrap();
     assert_eq!(imported.detected.tool, PeerTool::Vllm);
@@ -115,7 +182,10 @@ fn our_own_formats_still_load_through_load_any() {
     );
     let imported = load_any("t.jsonl", jsonl).unwrap();
     assert_eq!(imported.detected.tool, PeerTool::TraceLab);
-    assert_eq!(imported.single("t.jsonl").unwrap().attempts[0].ttft_ms, Some(200.0));
+    assert_eq!(
+        imported.single("t.jsonl").unwrap().attempts[0].ttft_ms,
+        Some(200.0)
+    );
     let csv = "id,outcome,ttft_s,quality\nR1,success,0.2,pass\n";
     let trace = load_any("t.csv", csv).unwrap().single("t.csv").unwrap();
     assert_eq!(trace.attempts.len(), 1);
@@ -138,23 +208,60 @@ fn vllm_imports_every_request_with_its_stream_events() {
     assert_eq!(count(&trace, Outcome::Success), 200);
     let source = trace.header.source.as_ref().unwrap();
     assert_eq!(source.tool, "vLLM bench serve");
-    assert_eq!(source.version, None, "the file does not record vLLM's version");
-    assert!(source.definitions.iter().any(|d| d.contains("one gap per SSE event, not per token")), "{:?}", source.definitions);
-    assert_eq!(trace.header.conditions.model.as_deref(), Some("meta-llama/Llama-3.3-70B-Instruct"));
+    assert_eq!(
+        source.version, None,
+        "the file does not record vLLM's version"
+    );
+    assert!(
+        source
+            .definitions
+            .iter()
+            .any(|d| d.contains("one gap per SSE event, not per token")),
+        "{:?}",
+        source.definitions
+    );
+    assert_eq!(
+        trace.header.conditions.model.as_deref(),
+        Some("meta-llama/Llama-3.3-70B-Instruct")
+    );
     assert_eq!(trace.header.conditions.rate_per_s, Some(4.0));
     assert_eq!(trace.header.conditions.arrival.as_deref(), Some("poisson"));
-    assert_eq!(trace.header.window.unwrap().length_s, raw["duration"].as_f64().unwrap());
+    assert_eq!(
+        trace.header.window.unwrap().length_s,
+        raw["duration"].as_f64().unwrap()
+    );
     for (i, a) in trace.attempts.iter().enumerate() {
         let itls = raw["itls"][i].as_array().unwrap();
-        assert_eq!(a.events.len(), itls.len() + 1, "attempt {i}: TTFT plus one event per gap");
+        assert_eq!(
+            a.events.len(),
+            itls.len() + 1,
+            "attempt {i}: TTFT plus one event per gap"
+        );
         assert_eq!(a.ttft_ms, Some(raw["ttfts"][i].as_f64().unwrap() * 1000.0));
-        assert_eq!(a.e2e_ms, Some(a.events.last().unwrap().at_ms), "E2E taken at the last stream event");
+        assert_eq!(
+            a.e2e_ms,
+            Some(a.events.last().unwrap().at_ms),
+            "E2E taken at the last stream event"
+        );
         assert_eq!(a.start_ms, None, "no start_times in this file: no timeline");
-        assert_eq!(a.output_tokens, Some(raw["output_lens"][i].as_u64().unwrap() as u32));
-        assert_eq!(a.input_tokens, Some(raw["input_lens"][i].as_u64().unwrap() as u32));
+        assert_eq!(
+            a.output_tokens,
+            Some(raw["output_lens"][i].as_u64().unwrap() as u32)
+        );
+        assert_eq!(
+            a.input_tokens,
+            Some(raw["input_lens"][i].as_u64().unwrap() as u32)
+        );
     }
     // 25 requests have fewer events than output tokens: tokens per event are estimates.
-    assert_eq!(trace.attempts.iter().filter(|a| a.event_tokens_estimated).count(), 25);
+    assert_eq!(
+        trace
+            .attempts
+            .iter()
+            .filter(|a| a.event_tokens_estimated)
+            .count(),
+        25
+    );
 }
 
 #[test]
@@ -167,26 +274,61 @@ fn vllm_reproduces_its_own_figures() {
     );
     let rows = rows(&trace);
     assert_eq!(row(&rows, "input_tokens_sum").tool_method, Some(42659.0));
-    assert_eq!(row(&rows, "total_token_throughput").tool_said, 1351.170924879084);
+    assert_eq!(
+        row(&rows, "total_token_throughput").tool_said,
+        1351.170924879084
+    );
     // The run's duration is the window every rate divides by: shown, not recomputed.
-    assert!(matches!(row(&rows, "duration").reproducibility, Reproducibility::Not(_)));
+    assert!(matches!(
+        row(&rows, "duration").reproducibility,
+        Reproducibility::Not(_)
+    ));
     // The lab's summary line: every exactly recomputed figure matches; TPOT (approximate) is not counted.
-    assert_eq!(ReproSummary::of(&rows), ReproSummary { recomputed: 15, matching: 15 });
-    for key in ["ttft_mean", "ttft_p50", "ttft_p99", "ttft_std", "event_gap_mean", "event_gap_p50", "event_gap_p99"] {
+    assert_eq!(
+        ReproSummary::of(&rows),
+        ReproSummary {
+            recomputed: 15,
+            matching: 15
+        }
+    );
+    for key in [
+        "ttft_mean",
+        "ttft_p50",
+        "ttft_p99",
+        "ttft_std",
+        "event_gap_mean",
+        "event_gap_p50",
+        "event_gap_p99",
+    ] {
         assert_eq!(row(&rows, key).matches, Some(true), "{key}");
     }
     // TPOT needs each request's latency, which this file does not save: approximate, and said so.
     let tpot = row(&rows, "time_per_output_token_p99");
-    assert!(matches!(tpot.reproducibility, Reproducibility::Approximate(_)));
+    assert!(matches!(
+        tpot.reproducibility,
+        Reproducibility::Approximate(_)
+    ));
     assert!(rel(tpot.tool_method.unwrap(), tpot.tool_said) < 1e-6);
     // The lesson's view: nearest-rank picks a real sample instead of interpolating.
     let p99 = row(&rows, "ttft_p99");
     assert_eq!(p99.lesson, Some(67.54475900015677));
     assert_ne!(p99.lesson, p99.tool_method);
     // How the lesson picks it, in the reader's language: the Chinese names the glossary's 最近秩.
-    assert!(p99.how_lesson.en.starts_with("nearest-rank: ⌈99·"), "{}", p99.how_lesson.en);
-    assert!(p99.how_lesson.zh.starts_with("最近秩：⌈99·") && !p99.how_lesson.zh.contains("nearest"), "{}", p99.how_lesson.zh);
-    assert_eq!(row(&rows, "ttft_mean").lesson, None, "the lesson reports no mean");
+    assert!(
+        p99.how_lesson.en.starts_with("nearest-rank: ⌈99·"),
+        "{}",
+        p99.how_lesson.en
+    );
+    assert!(
+        p99.how_lesson.zh.starts_with("最近秩：⌈99·") && !p99.how_lesson.zh.contains("nearest"),
+        "{}",
+        p99.how_lesson.zh
+    );
+    assert_eq!(
+        row(&rows, "ttft_mean").lesson,
+        None,
+        "the lesson reports no mean"
+    );
 }
 
 #[test]
@@ -207,13 +349,26 @@ const VLLM_WITH_ERRORS: &str = r#"{"date":"20250101-000000","backend":"openai-ch
 
 #[test]
 fn vllm_errors_become_failures_with_their_message_and_start_times_a_timeline() {
-    let trace = load_any("v.json", VLLM_WITH_ERRORS).unwrap().single("v.json").unwrap();
+    let trace = load_any("v.json", VLLM_WITH_ERRORS)
+        .unwrap()
+        .single("v.json")
+        .unwrap();
     let a = &trace.attempts;
     assert_eq!(a[0].outcome, Outcome::Success);
-    assert_eq!(a[0].events.iter().map(|e| e.at_ms).collect::<Vec<_>>(), vec![100.0, 110.0, 130.0]);
+    assert_eq!(
+        a[0].events.iter().map(|e| e.at_ms).collect::<Vec<_>>(),
+        vec![100.0, 110.0, 130.0]
+    );
     assert_eq!(a[0].e2e_ms, Some(130.0));
-    assert_eq!(a[1].outcome, Outcome::HttpError { status: 429 }, "a reason phrase names the status");
-    assert_eq!(a[1].ttft_ms, None, "vLLM's 0 for no token becomes missing, not 0");
+    assert_eq!(
+        a[1].outcome,
+        Outcome::HttpError { status: 429 },
+        "a reason phrase names the status"
+    );
+    assert_eq!(
+        a[1].ttft_ms, None,
+        "vLLM's 0 for no token becomes missing, not 0"
+    );
     assert_eq!(a[1].detail.as_deref(), Some("Too Many Requests"));
     assert_eq!(a[2].outcome, Outcome::ConnectError);
     assert_eq!(
@@ -221,22 +376,41 @@ fn vllm_errors_become_failures_with_their_message_and_start_times_a_timeline() {
         Some("aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host"),
         "the traceback's last line"
     );
-    assert_eq!(a[3].outcome, Outcome::StreamBroken, "a token came, then the stream failed");
+    assert_eq!(
+        a[3].outcome,
+        Outcome::StreamBroken,
+        "a token came, then the stream failed"
+    );
     assert_eq!(a[3].ttft_ms, Some(200.0));
     for (x, want) in a.iter().zip([0.0, 500.0, 1000.0, 1200.0]) {
-        assert!((x.start_ms.unwrap() - want).abs() < 1e-9, "{:?}", x.start_ms);
+        assert!(
+            (x.start_ms.unwrap() - want).abs() < 1e-9,
+            "{:?}",
+            x.start_ms
+        );
     }
-    assert_eq!(trace.header.conditions.arrival.as_deref(), Some("closed"), "request_rate \"inf\" with max_concurrency");
+    assert_eq!(
+        trace.header.conditions.arrival.as_deref(),
+        Some("closed"),
+        "request_rate \"inf\" with max_concurrency"
+    );
     assert_eq!(trace.header.conditions.rate_per_s, None);
     let jsonl = write::to_jsonl(&trace);
-    assert!(!jsonl.contains("secret answer"), "response text is never kept");
+    assert!(
+        !jsonl.contains("secret answer"),
+        "response text is never kept"
+    );
     assert!(trace.warnings.iter().any(|w| w.contains("generated_texts")));
     assert_eq!(parse_jsonl("v.jsonl", &jsonl).unwrap().attempts.len(), 4);
     let rows = rows(&trace);
     assert_eq!(row(&rows, "successes").tool_method, Some(1.0));
     assert_eq!(row(&rows, "failures").tool_method, Some(3.0));
     assert_eq!(row(&rows, "ttft_p99").matches, Some(true));
-    assert_eq!(row(&rows, "event_gap_mean").matches, Some(true), "(10 + 20) / 2 ms over the success only");
+    assert_eq!(
+        row(&rows, "event_gap_mean").matches,
+        Some(true),
+        "(10 + 20) / 2 ms over the success only"
+    );
 }
 
 #[test]
@@ -244,10 +418,16 @@ fn vllm_with_no_success_writes_zero_and_the_lesson_leaves_it_undefined() {
     let text = r#"{"completed":0,"failed":1,"duration":1.0,"input_lens":[5],"output_lens":[0],"ttfts":[0.0],"itls":[[]],
         "errors":["Internal Server Error"],"mean_ttft_ms":0.0,"p99_ttft_ms":0.0}"#;
     let trace = load_any("v.json", text).unwrap().single("v.json").unwrap();
-    assert_eq!(trace.attempts[0].outcome, Outcome::HttpError { status: 500 });
+    assert_eq!(
+        trace.attempts[0].outcome,
+        Outcome::HttpError { status: 500 }
+    );
     let rows = rows(&trace);
     let p99 = row(&rows, "ttft_p99");
-    assert_eq!((p99.tool_said, p99.tool_method, p99.lesson), (0.0, Some(0.0), None));
+    assert_eq!(
+        (p99.tool_said, p99.tool_method, p99.lesson),
+        (0.0, Some(0.0), None)
+    );
     assert!(p99.note.as_ref().unwrap().en.contains("writes 0"));
 }
 
@@ -259,17 +439,36 @@ fn aiperf_imports_89_successes_and_11_cancellations() {
     assert_eq!(trace.attempts.len(), 100);
     assert_eq!(count(&trace, Outcome::Success), 89);
     assert_eq!(count(&trace, Outcome::Cancelled), 11);
-    let cancelled = trace.attempts.iter().find(|a| a.outcome == Outcome::Cancelled).unwrap();
-    assert!(cancelled.detail.as_deref().unwrap().contains("RequestCancellationError"), "{:?}", cancelled.detail);
+    let cancelled = trace
+        .attempts
+        .iter()
+        .find(|a| a.outcome == Outcome::Cancelled)
+        .unwrap();
+    assert!(
+        cancelled
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("RequestCancellationError"),
+        "{:?}",
+        cancelled.detail
+    );
     assert_eq!(cancelled.ttft_ms, None);
     // ns timestamps become offsets from the first request.
     let starts: Vec<f64> = trace.attempts.iter().map(|a| a.start_ms.unwrap()).collect();
     assert_eq!(starts.iter().copied().fold(f64::INFINITY, f64::min), 0.0);
-    assert!(starts.iter().all(|s| *s >= 0.0 && *s < 100.0), "a burst of 100 within 0.1 s");
+    assert!(
+        starts.iter().all(|s| *s >= 0.0 && *s < 100.0),
+        "a burst of 100 within 0.1 s"
+    );
     // The window spans every attempt; the cancellations (no latency) start within it, so here it
     // equals AIPerf's benchmark_duration.
     assert_eq!(trace.header.window.unwrap().length_s, 9.317788951);
-    let first = trace.attempts.iter().find(|a| a.id == "1ed40a0d-e708-434d-bb8e-fb1b44cb8717").unwrap();
+    let first = trace
+        .attempts
+        .iter()
+        .find(|a| a.id == "1ed40a0d-e708-434d-bb8e-fb1b44cb8717")
+        .unwrap();
     assert_eq!(first.ttft_ms, Some(1680.543782));
     assert_eq!(first.e2e_ms, Some(7936.968269));
     assert_eq!(first.events.len(), 193, "TTFT plus 192 inter-chunk gaps");
@@ -280,22 +479,49 @@ fn aiperf_imports_89_successes_and_11_cancellations() {
 fn aiperf_reproduces_its_aggregate() {
     let trace = with_summary(AIPERF, AIPERF_AGGREGATE);
     let checked = assert_reproduced(&trace);
-    assert_eq!(checked, 64, "5 distributions × 12 statistics, 2 counts, 2 throughputs");
+    assert_eq!(
+        checked, 64,
+        "5 distributions × 12 statistics, 2 counts, 2 throughputs"
+    );
     let rows = rows(&trace);
-    assert_eq!(ReproSummary::of(&rows), ReproSummary { recomputed: 64, matching: 64 });
+    assert_eq!(
+        ReproSummary::of(&rows),
+        ReproSummary {
+            recomputed: 64,
+            matching: 64
+        }
+    );
     assert_eq!(row(&rows, "ttft_p50").tool_said, 2369.317693);
     // serde_json's default float parser may land one ULP from Python's: equal to 1e-15.
     assert!(rel(row(&rows, "ttft_p99").tool_said, 3833.3894000399996) < 1e-15);
     // Lesson: with 89 samples nearest-rank P99 is the slowest request; the 11 cancellations stay
     // in the denominator; throughput becomes goodput, which needs a quality verdict.
     assert_eq!(row(&rows, "ttft_p99").lesson, Some(3853.857423));
-    assert!(row(&rows, "successes").note.as_ref().unwrap().en.contains("all 100 attempts"));
-    assert!(row(&rows, "successes").note.as_ref().unwrap().en.contains("11 %"));
+    assert!(row(&rows, "successes")
+        .note
+        .as_ref()
+        .unwrap()
+        .en
+        .contains("all 100 attempts"));
+    assert!(row(&rows, "successes")
+        .note
+        .as_ref()
+        .unwrap()
+        .en
+        .contains("11 %"));
     let throughput = row(&rows, "request_throughput");
     assert_eq!(throughput.lesson, Some(0.0));
-    assert!(throughput.note.as_ref().unwrap().en.contains("89 successes carry no quality verdict"));
+    assert!(throughput
+        .note
+        .as_ref()
+        .unwrap()
+        .en
+        .contains("89 successes carry no quality verdict"));
     // The summary filled what the per-record file does not say.
-    assert_eq!(trace.header.conditions.model.as_deref(), Some("openai/gpt-oss-20b"));
+    assert_eq!(
+        trace.header.conditions.model.as_deref(),
+        Some("openai/gpt-oss-20b")
+    );
     assert_eq!(trace.header.conditions.concurrency, Some(100));
     assert!(trace.warnings.is_empty(), "{:?}", trace.warnings);
 }
@@ -306,7 +532,10 @@ fn aiperf_reproduces_its_aggregate() {
 /// throughputs reproduce; the lesson's window spans the timeouts too, and the card says that this is
 /// a definition difference, not two runs.
 fn aiperf_with_late_timeouts() -> String {
-    let lines: Vec<serde_json::Value> = fixture(AIPERF).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = fixture(AIPERF)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let last_response = lines
         .iter()
         .filter_map(|v| v["metrics"]["max_response_timestamp"]["value"].as_u64())
@@ -332,44 +561,84 @@ fn aiperf_with_late_timeouts() -> String {
 
 #[test]
 fn aiperf_throughput_divides_by_the_span_of_the_records_without_an_error() {
-    let mut trace = load_any(AIPERF, &aiperf_with_late_timeouts()).unwrap().single(AIPERF).unwrap();
+    let mut trace = load_any(AIPERF, &aiperf_with_late_timeouts())
+        .unwrap()
+        .single(AIPERF)
+        .unwrap();
     assert_eq!(count(&trace, Outcome::TimeoutBeforeFirstToken), 5);
     assert_eq!(count(&trace, Outcome::Cancelled), 6);
     let window = trace.header.window.unwrap().length_s;
-    assert!(window > 200.0, "the lesson's window spans the timeouts too: {window}");
-    let summary = peer_figures_from_aggregate(AIPERF_AGGREGATE, &fixture(AIPERF_AGGREGATE)).unwrap();
+    assert!(
+        window > 200.0,
+        "the lesson's window spans the timeouts too: {window}"
+    );
+    let summary =
+        peer_figures_from_aggregate(AIPERF_AGGREGATE, &fixture(AIPERF_AGGREGATE)).unwrap();
     attach_summary(&mut trace, &summary).unwrap();
     assert_eq!(assert_reproduced(&trace), 64, "throughputs included");
     let rows = rows(&trace);
     for key in ["request_throughput", "output_throughput"] {
-        assert!(rel(row(&rows, key).tool_method.unwrap(), row(&rows, key).tool_said) <= 1e-9, "{key}");
+        assert!(
+            rel(
+                row(&rows, key).tool_method.unwrap(),
+                row(&rows, key).tool_said
+            ) <= 1e-9,
+            "{key}"
+        );
     }
     assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
-    assert!(trace.warnings[0].starts_with("a definition difference, not a mismatch"), "{:?}", trace.warnings);
-    assert!(trace.warnings[0].contains("9.317788951 s"), "{:?}", trace.warnings);
+    assert!(
+        trace.warnings[0].starts_with("a definition difference, not a mismatch"),
+        "{:?}",
+        trace.warnings
+    );
+    assert!(
+        trace.warnings[0].contains("9.317788951 s"),
+        "{:?}",
+        trace.warnings
+    );
     // After the JSON Lines round trip (each end kept to the microsecond) it still matches.
     let back = parse_jsonl("t.jsonl", &write::to_jsonl(&trace)).unwrap();
-    let back_rows = reproduce(&back, &import::figures(&back), &Settings::from_header(&back.header));
+    let back_rows = reproduce(
+        &back,
+        &import::figures(&back),
+        &Settings::from_header(&back.header),
+    );
     assert_eq!(row(&back_rows, "request_throughput").matches, Some(true));
 }
 
 #[test]
 fn a_summary_of_another_run_is_a_genuine_mismatch() {
     let mut trace = single(AIPERF);
-    let mut aggregate: serde_json::Value = serde_json::from_str(&fixture(AIPERF_AGGREGATE)).unwrap();
+    let mut aggregate: serde_json::Value =
+        serde_json::from_str(&fixture(AIPERF_AGGREGATE)).unwrap();
     aggregate["records"]["benchmark_duration"]["avg"] = serde_json::json!(12.5);
     let summary = peer_figures_from_aggregate(AIPERF_AGGREGATE, &aggregate.to_string()).unwrap();
     attach_summary(&mut trace, &summary).unwrap();
     assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
-    assert!(trace.warnings[0].contains("do not describe the same run"), "{:?}", trace.warnings);
+    assert!(
+        trace.warnings[0].contains("do not describe the same run"),
+        "{:?}",
+        trace.warnings
+    );
     assert!(!trace.warnings[0].contains("definition difference"));
     // A figure of another run: the summary line counts it as recomputed, not matching.
     aggregate["records"]["ttft"]["p50"] = serde_json::json!(1.5);
     let mut trace = single(AIPERF);
-    attach_summary(&mut trace, &peer_figures_from_aggregate(AIPERF_AGGREGATE, &aggregate.to_string()).unwrap()).unwrap();
+    attach_summary(
+        &mut trace,
+        &peer_figures_from_aggregate(AIPERF_AGGREGATE, &aggregate.to_string()).unwrap(),
+    )
+    .unwrap();
     let rows = rows(&trace);
     assert_eq!(row(&rows, "ttft_p50").matches, Some(false));
-    assert_eq!(ReproSummary::of(&rows), ReproSummary { recomputed: 64, matching: 63 });
+    assert_eq!(
+        ReproSummary::of(&rows),
+        ReproSummary {
+            recomputed: 64,
+            matching: 63
+        }
+    );
 }
 
 #[test]
@@ -395,14 +664,24 @@ fn aiperf_newer_layout_with_warmup_http_errors_and_cancellations() {
     let a = &trace.attempts;
     assert_eq!(a[0].phase, Phase::Warmup);
     assert_eq!(a[1].start_ms, Some(600.0));
-    assert_eq!(a[1].events.iter().map(|e| e.at_ms).collect::<Vec<_>>(), vec![50.0, 150.0]);
+    assert_eq!(
+        a[1].events.iter().map(|e| e.at_ms).collect::<Vec<_>>(),
+        vec![50.0, 150.0]
+    );
     assert_eq!(a[1].input_tokens, Some(7));
     assert_eq!(a[2].outcome, Outcome::HttpError { status: 500 });
     assert_eq!(a[2].e2e_ms, Some(10.0), "request_end_ns − request_start_ns");
-    assert_eq!(a[2].detail.as_deref(), Some("InternalServerError (code 500): boom"));
+    assert_eq!(
+        a[2].detail.as_deref(),
+        Some("InternalServerError (code 500): boom")
+    );
     assert_eq!(a[3].outcome, Outcome::Cancelled);
     let w = trace.header.window.unwrap();
-    assert_eq!((w.start_ms, w.length_s), (600.0, 0.3), "the profiling phase: first start → last end");
+    assert_eq!(
+        (w.start_ms, w.length_s),
+        (600.0, 0.3),
+        "the profiling phase: first start → last end"
+    );
     assert_eq!(trace.warmup_count(), 1);
 }
 
@@ -412,20 +691,39 @@ fn aiperf_newer_layout_with_warmup_http_errors_and_cancellations() {
 fn guidellm_imports_one_trace_per_benchmark() {
     let imported = load_any(GUIDELLM, &fixture(GUIDELLM)).unwrap();
     assert_eq!(imported.traces.len(), 1);
-    assert_eq!(imported.traces[0].label, "benchmark 1: concurrent, 4 streams");
+    assert_eq!(
+        imported.traces[0].label,
+        "benchmark 1: concurrent, 4 streams"
+    );
     let trace = &imported.traces[0].trace;
     assert_eq!(trace.attempts.len(), 4);
     assert_eq!(count(trace, Outcome::Success), 4);
-    let a = trace.attempts.iter().find(|a| a.id == "0143bbb3-84af-4442-ba1f-267d69cfc573").unwrap();
+    let a = trace
+        .attempts
+        .iter()
+        .find(|a| a.id == "0143bbb3-84af-4442-ba1f-267d69cfc573")
+        .unwrap();
     assert_eq!(a.ttft_ms, Some(171.52166366577148));
     assert_eq!(a.e2e_ms, Some(24.90786051750183 * 1000.0));
-    assert!(a.intended_start_ms.is_some(), "the schedule's targeted start");
+    assert!(
+        a.intended_start_ms.is_some(),
+        "the schedule's targeted start"
+    );
     assert_eq!((a.input_tokens, a.output_tokens), (Some(81), Some(1024)));
     assert_eq!(trace.header.conditions.concurrency, Some(4));
-    assert_eq!(trace.header.conditions.model.as_deref(), Some("Qwen/Qwen3-4B-Thinking-2507"));
-    assert_eq!(trace.header.source.as_ref().unwrap().version.as_deref(), Some("0.5.0.dev0"));
+    assert_eq!(
+        trace.header.conditions.model.as_deref(),
+        Some("Qwen/Qwen3-4B-Thinking-2507")
+    );
+    assert_eq!(
+        trace.header.source.as_ref().unwrap().version.as_deref(),
+        Some("0.5.0.dev0")
+    );
     let jsonl = write::to_jsonl(trace);
-    assert!(!jsonl.contains("To solve the problem"), "response text is never kept");
+    assert!(
+        !jsonl.contains("To solve the problem"),
+        "response text is never kept"
+    );
     assert!(!jsonl.contains("Define $f(x)"), "prompt text is never kept");
 }
 
@@ -444,12 +742,33 @@ fn guidellm_reproduces_its_own_figures() {
     // request_totals (it overlaps the window) but not in requests_per_second (it ends outside).
     let rps = row(&rows, "request_throughput");
     assert_eq!(rps.tool_said, 0.12043527909470322);
-    assert!(rel(rps.tool_method.unwrap(), 3.0 / 24.909644603729248) < 1e-12, "{:?}", rps.tool_method);
-    assert!(trace.warnings.iter().any(|w| w.starts_with("1 requests straddle")), "{:?}", trace.warnings);
-    assert!(matches!(row(&rows, "output_throughput").reproducibility, Reproducibility::Not(_)));
+    assert!(
+        rel(rps.tool_method.unwrap(), 3.0 / 24.909644603729248) < 1e-12,
+        "{:?}",
+        rps.tool_method
+    );
+    assert!(
+        trace
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("1 requests straddle")),
+        "{:?}",
+        trace.warnings
+    );
+    assert!(matches!(
+        row(&rows, "output_throughput").reproducibility,
+        Reproducibility::Not(_)
+    ));
     // The token rates of every status are rows too, not reproducible, each with its reason.
-    let not: Vec<_> = rows.iter().filter(|r| matches!(&r.reproducibility, Reproducibility::Not(w) if w.len() > 40)).collect();
-    assert_eq!(not.len(), 12, "output, total and prompt tokens per second × 4 statuses");
+    let not: Vec<_> = rows
+        .iter()
+        .filter(|r| matches!(&r.reproducibility, Reproducibility::Not(w) if w.len() > 40))
+        .collect();
+    assert_eq!(
+        not.len(),
+        12,
+        "output, total and prompt tokens per second × 4 statuses"
+    );
     assert_eq!(rows.len(), 264 + 12);
     // guidellm's median of 4 is the 2nd value (cumulative share), not numpy's interpolation.
     assert_eq!(row(&rows, "ttft_p50").tool_said, 171.52166366577148);
@@ -461,22 +780,46 @@ fn guidellm_reproduces_its_own_figures() {
 #[test]
 fn guidellm_itl_and_tpot_are_recomputed_from_its_first_and_last_token_times() {
     let trace = single(GUIDELLM);
-    assert!(trace.attempts.iter().all(|a| a.events.is_empty() && a.last_token_ms.is_some()));
+    assert!(trace
+        .attempts
+        .iter()
+        .all(|a| a.events.is_empty() && a.last_token_ms.is_some()));
     let rows = rows(&trace);
     let itl = row(&rows, "itl_per_request_mean");
     let tpot = row(&rows, "tpot_from_start_mean");
-    assert_eq!(itl.tool_key, "metrics.inter_token_latency_ms.successful.mean");
-    assert_eq!(tpot.tool_key, "metrics.time_per_output_token_ms.successful.mean");
-    assert!((itl.tool_method.unwrap() - 24.17877651).abs() < 5e-9, "{:?}", itl.tool_method);
-    assert!((tpot.tool_method.unwrap() - 24.32290418).abs() < 5e-9, "{:?}", tpot.tool_method);
+    assert_eq!(
+        itl.tool_key,
+        "metrics.inter_token_latency_ms.successful.mean"
+    );
+    assert_eq!(
+        tpot.tool_key,
+        "metrics.time_per_output_token_ms.successful.mean"
+    );
+    assert!(
+        (itl.tool_method.unwrap() - 24.17877651).abs() < 5e-9,
+        "{:?}",
+        itl.tool_method
+    );
+    assert!(
+        (tpot.tool_method.unwrap() - 24.32290418).abs() < 5e-9,
+        "{:?}",
+        tpot.tool_method
+    );
     assert_eq!((itl.matches, tpot.matches), (Some(true), Some(true)));
     // Weighted by tokens − 1 (4 × 1023), not by request: the median is a request's own value.
-    assert_eq!(row(&rows, "itl_per_request_p50").tool_method, Some(24.178653868062757));
+    assert_eq!(
+        row(&rows, "itl_per_request_p50").tool_method,
+        Some(24.178653868062757)
+    );
     // The lesson has no per-request average; what cannot be recomputed is each gap.
     assert!(itl.lesson.is_none() && itl.note.is_some());
     // They survive the trace's JSON Lines round trip (to the microsecond it keeps).
     let back = parse_jsonl("g.jsonl", &write::to_jsonl(&trace)).unwrap();
-    let back_rows = reproduce(&back, &import::figures(&back), &Settings::from_header(&back.header));
+    let back_rows = reproduce(
+        &back,
+        &import::figures(&back),
+        &Settings::from_header(&back.header),
+    );
     assert_eq!(row(&back_rows, "itl_per_request_mean").matches, Some(true));
 }
 
@@ -512,21 +855,40 @@ fn guidellm_benchmarks_are_chosen_and_keep_warmup_and_cooldown_out_of_the_sample
     let imported = load_any("b.json", &text).unwrap();
     assert_eq!(imported.traces.len(), 2);
     let err = imported.clone().single("b.json").unwrap_err();
-    assert!(err.message.contains("2 benchmarks") && err.message.contains("2: benchmark 2: constant, 2.5 req/s"), "{err}");
-    assert!(imported.clone().pick("b.json", 3).unwrap_err().message.contains("no benchmark 3"));
+    assert!(
+        err.message.contains("2 benchmarks")
+            && err.message.contains("2: benchmark 2: constant, 2.5 req/s"),
+        "{err}"
+    );
+    assert!(imported
+        .clone()
+        .pick("b.json", 3)
+        .unwrap_err()
+        .message
+        .contains("no benchmark 3"));
     let second = imported.pick("b.json", 2).unwrap();
     let t = &second.trace;
     assert_eq!(t.attempts.len(), 5);
     assert_eq!(t.header.conditions.arrival.as_deref(), Some("constant"));
     assert_eq!(t.header.conditions.rate_per_s, Some(2.5));
     assert_eq!(t.warmup_count(), 2, "one warm-up, one cool-down");
-    let cool = t.attempts.iter().find(|a| a.detail.as_deref().is_some_and(|d| d.contains("cool-down"))).unwrap();
+    let cool = t
+        .attempts
+        .iter()
+        .find(|a| a.detail.as_deref().is_some_and(|d| d.contains("cool-down")))
+        .unwrap();
     assert_eq!(cool.phase, Phase::Warmup);
     assert_eq!(count(t, Outcome::HttpError { status: 500 }), 1);
     let cancelled = t.attempts.iter().find(|a| a.id == "cancelled-one").unwrap();
     assert_eq!(cancelled.outcome, Outcome::Cancelled);
     assert!(t.warnings.iter().any(|w| w.contains("cool-down")));
-    assert_eq!(parse_jsonl("b.jsonl", &write::to_jsonl(t)).unwrap().attempts.len(), 5);
+    assert_eq!(
+        parse_jsonl("b.jsonl", &write::to_jsonl(t))
+            .unwrap()
+            .attempts
+            .len(),
+        5
+    );
 }
 
 // --- LLMPerf --------------------------------------------------------------------------------
@@ -552,17 +914,49 @@ fn llmperf_reproduces_its_summary() {
     assert_eq!(checked, 64, "TTFT, E2E, ITL, output rate, input and output tokens: 6 quantiles, mean, min, max, stddev; 4 counts");
     let rows = rows(&trace);
     // Every figure the summary prints is a row: reproduced, or not with the reason.
-    let summary: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&fixture(LLMPERF_SUMMARY)).unwrap();
-    let printed = summary.iter().filter(|(k, v)| k.starts_with("results_") && (v.is_number() || v.as_str().is_some_and(|s| s.parse::<f64>().is_ok()))).count();
-    assert_eq!(rows.len(), printed, "{:?}", rows.iter().map(|r| &r.tool_key).collect::<Vec<_>>());
-    let not: Vec<_> = rows.iter().filter(|r| matches!(r.reproducibility, Reproducibility::Not(_))).collect();
-    assert_eq!(not.len(), 2, "the two run rates (LLMPerf saves no run time)");
+    let summary: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&fixture(LLMPERF_SUMMARY)).unwrap();
+    let printed = summary
+        .iter()
+        .filter(|(k, v)| {
+            k.starts_with("results_")
+                && (v.is_number() || v.as_str().is_some_and(|s| s.parse::<f64>().is_ok()))
+        })
+        .count();
+    assert_eq!(
+        rows.len(),
+        printed,
+        "{:?}",
+        rows.iter().map(|r| &r.tool_key).collect::<Vec<_>>()
+    );
+    let not: Vec<_> = rows
+        .iter()
+        .filter(|r| matches!(r.reproducibility, Reproducibility::Not(_)))
+        .collect();
+    assert_eq!(
+        not.len(),
+        2,
+        "the two run rates (LLMPerf saves no run time)"
+    );
     assert!(not.iter().all(|r| r.tool_method.is_none()));
-    let std = rows.iter().find(|r| r.tool_key == "results_ttft_s_stddev").unwrap();
+    let std = rows
+        .iter()
+        .find(|r| r.tool_key == "results_ttft_s_stddev")
+        .unwrap();
     assert_eq!(std.key, "ttft_std");
-    let itl = rows.iter().find(|r| r.tool_key == "results_inter_token_latency_s_mean").unwrap();
-    assert_eq!((itl.reproducibility.is_exact(), itl.matches, itl.n), (true, Some(true), Some(104)));
-    assert_eq!(row(&rows, "error_rate").lesson, Some(0.0), "LLMPerf's error rate already divides by every request");
+    let itl = rows
+        .iter()
+        .find(|r| r.tool_key == "results_inter_token_latency_s_mean")
+        .unwrap();
+    assert_eq!(
+        (itl.reproducibility.is_exact(), itl.matches, itl.n),
+        (true, Some(true), Some(104))
+    );
+    assert_eq!(
+        row(&rows, "error_rate").lesson,
+        Some(0.0),
+        "LLMPerf's error rate already divides by every request"
+    );
     assert_eq!(trace.header.conditions.concurrency, Some(8));
 }
 
@@ -572,10 +966,19 @@ fn llmperf_errors_become_failures() {
         "inter_token_latency_s": 0, "number_input_tokens": 550, "number_output_tokens": 0},
         {"error_code": -1, "error_msg": "ReadTimeout", "ttft_s": 0, "end_to_end_latency_s": 0},
         {"error_code": null, "error_msg": "", "ttft_s": 1.0, "end_to_end_latency_s": 3.0, "generated_text": "an answer"}]"#;
-    let trace = load_any("x_individual_responses.json", text).unwrap().single("x").unwrap();
-    assert_eq!(trace.attempts[0].outcome, Outcome::HttpError { status: 429 });
+    let trace = load_any("x_individual_responses.json", text)
+        .unwrap()
+        .single("x")
+        .unwrap();
+    assert_eq!(
+        trace.attempts[0].outcome,
+        Outcome::HttpError { status: 429 }
+    );
     assert_eq!(trace.attempts[0].ttft_ms, None);
-    assert_eq!(trace.attempts[0].detail.as_deref(), Some("error_code 429: rate limited"));
+    assert_eq!(
+        trace.attempts[0].detail.as_deref(),
+        Some("error_code 429: rate limited")
+    );
     assert_eq!(trace.attempts[1].outcome, Outcome::TimeoutBeforeFirstToken);
     assert_eq!(trace.attempts[2].outcome, Outcome::Success);
     assert!(!write::to_jsonl(&trace).contains("an answer"));
@@ -584,7 +987,11 @@ fn llmperf_errors_become_failures() {
 #[test]
 fn llmperf_summary_alone_is_refused_naming_the_individual_responses() {
     let err = load_any(LLMPERF_SUMMARY, &fixture(LLMPERF_SUMMARY)).unwrap_err();
-    assert!(err.message.contains("01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json"), "{err}");
+    assert!(
+        err.message
+            .contains("01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json"),
+        "{err}"
+    );
 }
 
 // --- aggregate-only and summaries -----------------------------------------------------------
@@ -610,13 +1017,35 @@ fn genai_perf_aggregate_reads_as_its_own_figures() {
     // 7 distributions (TTFT, TTST, latency, ITL, per-user rate, ISL, OSL) × 13 statistics, and 3
     // single values; GPU telemetry is not a request figure.
     assert_eq!(s.figures.len(), 7 * 13 + 3);
-    assert!(s.figures.iter().all(|f| !f.tool_key.starts_with("telemetry_stats")));
-    let by_key = |k: &str| s.figures.iter().find(|f| f.tool_key == k).unwrap_or_else(|| panic!("{k}"));
-    for k in ["time_to_first_token.p99", "time_to_second_token.avg", "request_latency.std", "request_count.avg", "request_throughput.avg"] {
+    assert!(s
+        .figures
+        .iter()
+        .all(|f| !f.tool_key.starts_with("telemetry_stats")));
+    let by_key = |k: &str| {
+        s.figures
+            .iter()
+            .find(|f| f.tool_key == k)
+            .unwrap_or_else(|| panic!("{k}"))
+    };
+    for k in [
+        "time_to_first_token.p99",
+        "time_to_second_token.avg",
+        "request_latency.std",
+        "request_count.avg",
+        "request_throughput.avg",
+    ] {
         assert!(by_key(k).reproducibility.is_exact(), "{k}");
     }
-    for k in ["inter_token_latency.p50", "output_sequence_length.avg", "input_sequence_length.max", "output_token_throughput.avg"] {
-        assert!(matches!(&by_key(k).reproducibility, Reproducibility::Not(w) if w.contains("tokenizer")), "{k}");
+    for k in [
+        "inter_token_latency.p50",
+        "output_sequence_length.avg",
+        "input_sequence_length.max",
+        "output_token_throughput.avg",
+    ] {
+        assert!(
+            matches!(&by_key(k).reproducibility, Reproducibility::Not(w) if w.contains("tokenizer")),
+            "{k}"
+        );
     }
     // The file shows GenAI-Perf's request_throughput counting the requests it dropped: the
     // output rate implies the run's duration (Σ output tokens / rate), and request_throughput ×
@@ -633,7 +1062,10 @@ fn a_summary_only_attaches_to_its_own_tool() {
     let mut trace = single(AIPERF);
     let llmperf = peer_figures_from_aggregate(LLMPERF_SUMMARY, &fixture(LLMPERF_SUMMARY)).unwrap();
     let err = attach_summary(&mut trace, &llmperf).unwrap_err();
-    assert!(err.message.contains("NVIDIA AIPerf") && err.message.contains("Ray LLMPerf"), "{err}");
+    assert!(
+        err.message.contains("NVIDIA AIPerf") && err.message.contains("Ray LLMPerf"),
+        "{err}"
+    );
     let err = peer_figures_from_aggregate(AIPERF, &fixture(AIPERF)).unwrap_err();
     assert!(err.message.contains("expected a tool's summary"), "{err}");
     // A summary of another run is accepted but flagged.
@@ -641,12 +1073,21 @@ fn a_summary_only_attaches_to_its_own_tool() {
     small.attempts.truncate(50);
     let s = peer_figures_from_aggregate(AIPERF_AGGREGATE, &fixture(AIPERF_AGGREGATE)).unwrap();
     attach_summary(&mut small, &s).unwrap();
-    assert!(small.warnings.iter().any(|w| w.contains("same run")), "{:?}", small.warnings);
+    assert!(
+        small.warnings.iter().any(|w| w.contains("same run")),
+        "{:?}",
+        small.warnings
+    );
 }
 
 #[test]
 fn every_figure_says_how_the_tool_computes_it() {
-    for trace in [single(VLLM), single(GUIDELLM), with_summary(AIPERF, AIPERF_AGGREGATE), with_summary(LLMPERF, LLMPERF_SUMMARY)] {
+    for trace in [
+        single(VLLM),
+        single(GUIDELLM),
+        with_summary(AIPERF, AIPERF_AGGREGATE),
+        with_summary(LLMPERF, LLMPERF_SUMMARY),
+    ] {
         for f in import::figures(&trace) {
             assert!(!f.how.is_empty(), "{}", f.tool_key);
             if let Stat::Percentile { p, .. } = f.stat {
@@ -665,11 +1106,17 @@ fn every_figure_says_how_the_tool_computes_it() {
 fn truncated_files_say_what_was_detected_and_where() {
     let text = fixture(VLLM);
     let err = load_any(VLLM, &text[..text.len() / 2]).unwrap_err();
-    assert!(err.message.contains("vLLM") && err.message.contains("ends early"), "{err}");
+    assert!(
+        err.message.contains("vLLM") && err.message.contains("ends early"),
+        "{err}"
+    );
     assert_eq!(err.line, Some(1));
     let text = fixture(GUIDELLM);
     let err = load_any(GUIDELLM, &text[..text.len() / 3]).unwrap_err();
-    assert!(err.message.contains("guidellm") && err.message.contains("cut off"), "{err}");
+    assert!(
+        err.message.contains("guidellm") && err.message.contains("cut off"),
+        "{err}"
+    );
     assert!(err.line.is_some());
     let text = fixture(LLMPERF);
     let err = load_any(LLMPERF, &text[..text.len() - 40]).unwrap_err();
@@ -680,7 +1127,11 @@ fn truncated_files_say_what_was_detected_and_where() {
     let trace = load_any(AIPERF, cut).unwrap().single(AIPERF).unwrap();
     assert_eq!(trace.attempts.len(), 99);
     assert!(trace.is_incomplete());
-    assert!(trace.warnings[0].contains("line 100 is cut off"), "{:?}", trace.warnings);
+    assert!(
+        trace.warnings[0].contains("line 100 is cut off"),
+        "{:?}",
+        trace.warnings
+    );
 }
 
 #[test]
@@ -697,7 +1148,10 @@ fn corrupted_lines_and_fields_are_named() {
     let err = load_any("v.json", &missing_itls).unwrap_err();
     assert_eq!(err.field.as_deref(), Some("itls"), "{err}");
     assert!(err.message.contains("is missing"), "{err}");
-    let short = VLLM_WITH_ERRORS.replace("\"itls\":[[0.01,0.02],[],[],[0.05]]", "\"itls\":[[0.01,0.02],[],[]]");
+    let short = VLLM_WITH_ERRORS.replace(
+        "\"itls\":[[0.01,0.02],[],[],[0.05]]",
+        "\"itls\":[[0.01,0.02],[],[]]",
+    );
     let err = load_any("v.json", &short).unwrap_err();
     assert_eq!(err.field.as_deref(), Some("itls"));
     assert!(err.message.contains("3 entries but `ttfts` has 4"), "{err}");
@@ -707,14 +1161,24 @@ fn corrupted_lines_and_fields_are_named() {
 
     let record = r#"{"metadata":{"x_request_id":"a","timestamp_ns":1},"metrics":{"something_new":{"value":1}},"error":null}"#;
     let err = load_any("p.jsonl", &format!("{record}\n")).unwrap_err();
-    assert_eq!((err.line, err.field.as_deref()), (Some(1), Some("metrics")), "{err}");
-    assert!(err.message.contains("layout this version does not know"), "{err}");
+    assert_eq!(
+        (err.line, err.field.as_deref()),
+        (Some(1), Some("metrics")),
+        "{err}"
+    );
+    assert!(
+        err.message.contains("layout this version does not know"),
+        "{err}"
+    );
 }
 
 #[test]
 fn unknown_tools_are_refused_with_what_was_seen() {
     let err = load_any("x.json", r#"{"hello": 1, "world": [1, 2]}"#).unwrap_err();
-    assert!(err.message.contains("`hello`") && err.message.contains("Supported"), "{err}");
+    assert!(
+        err.message.contains("`hello`") && err.message.contains("Supported"),
+        "{err}"
+    );
     assert_eq!(detect(r#"{"hello": 1}"#).tool, PeerTool::Unknown);
     let err = load_any("x.json", "[1, 2, 3]").unwrap_err();
     assert!(err.message.contains("not hold records"), "{err}");
@@ -743,14 +1207,33 @@ fn every_import_round_trips_through_json_lines_with_its_figures() {
         let text = write::to_jsonl(&trace);
         let back = parse_jsonl("back.jsonl", &text).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.attempts.len(), trace.attempts.len());
-        assert_eq!(back.header.source, trace.header.source, "tool, version, definitions and figures survive");
+        assert_eq!(
+            back.header.source, trace.header.source,
+            "tool, version, definitions and figures survive"
+        );
         for (a, b) in trace.attempts.iter().zip(&back.attempts) {
-            assert_eq!((a.outcome, a.phase, &a.detail), (b.outcome, b.phase, &b.detail), "{}", a.id);
+            assert_eq!(
+                (a.outcome, a.phase, &a.detail),
+                (b.outcome, b.phase, &b.detail),
+                "{}",
+                a.id
+            );
             assert_eq!(a.events.len(), b.events.len());
         }
         // The trace keeps microseconds, and the tool's figures still match to that resolution.
         let rows = rows(&back);
-        let exact: Vec<_> = rows.iter().filter(|r| r.reproducibility == Reproducibility::Exact).collect();
-        assert!(exact.iter().all(|r| r.matches == Some(true)), "{:?}", exact.iter().filter(|r| r.matches != Some(true)).map(|r| &r.key).collect::<Vec<_>>());
+        let exact: Vec<_> = rows
+            .iter()
+            .filter(|r| r.reproducibility == Reproducibility::Exact)
+            .collect();
+        assert!(
+            exact.iter().all(|r| r.matches == Some(true)),
+            "{:?}",
+            exact
+                .iter()
+                .filter(|r| r.matches != Some(true))
+                .map(|r| &r.key)
+                .collect::<Vec<_>>()
+        );
     }
 }

@@ -8,11 +8,15 @@
 mod common;
 
 use common::streamed::{agree, whole, Report};
+use tracelab_core::{
+    write, Comparison, FailureDenominator, MissingTtft, PercentileMethod, Settings, WarmupPolicy,
+};
 use tracelab_peers::import;
-use tracelab_core::{write, Comparison, FailureDenominator, MissingTtft, PercentileMethod, Settings, WarmupPolicy};
 
 fn repo(path: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 /// The settings a report is asked for: the header's, and edits of every kind.
@@ -60,7 +64,10 @@ fn every_sample_reports_the_same_when_streamed() {
         let name = path.display().to_string();
         let bytes = std::fs::read(&path).unwrap();
         for tweak in TWEAKS {
-            assert!(agree(&name, &bytes, tweak), "{name} is a JSON Lines trace, so it is streamed");
+            assert!(
+                agree(&name, &bytes, tweak),
+                "{name} is a JSON Lines trace, so it is streamed"
+            );
         }
     }
     // The classroom CSV is left to the whole-file reader.
@@ -72,7 +79,10 @@ fn every_sample_reports_the_same_when_streamed() {
 fn imported_peer_files_and_constructed_fixtures_report_the_same_when_streamed() {
     let mut files: Vec<std::path::PathBuf> = Vec::new();
     // The real fixtures are read in place (see common/mod.rs).
-    for dir in [common::fixture_dir("peers"), repo("crates/peers/tests/data/constructed")] {
+    for dir in [
+        common::fixture_dir("peers"),
+        repo("crates/peers/tests/data/constructed"),
+    ] {
         let mut here: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}: {}", dir.display(), common::MISSING))
             .map(|e| e.unwrap().path())
@@ -86,7 +96,9 @@ fn imported_peer_files_and_constructed_fixtures_report_the_same_when_streamed() 
         let name = path.display().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
         // Summary-only files are refused by every reader; the per-request ones become traces.
-        let Ok(imported) = import::load_any(&name, &text) else { continue };
+        let Ok(imported) = import::load_any(&name, &text) else {
+            continue;
+        };
         for (i, t) in imported.traces.iter().enumerate() {
             let jsonl = write::to_jsonl(&t.trace);
             let name = format!("{name}#{i}.jsonl");
@@ -138,23 +150,38 @@ fn mutate(original: &[u8], rng: &mut Rng) -> Vec<u8> {
                 if rng.below(2) == 0 {
                     b.truncate(at);
                 }
-                b.splice(at.min(b.len())..at.min(b.len()), cut.iter().copied()).for_each(drop);
+                b.splice(at.min(b.len())..at.min(b.len()), cut.iter().copied())
+                    .for_each(drop);
             }
             5 => {
                 // Double the line around `at`.
-                let start = b[..at].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-                let end = b[at..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| at + i + 1);
+                let start = b[..at]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |i| i + 1);
+                let end = b[at..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |i| at + i + 1);
                 let line = b[start..end].to_vec();
                 b.splice(end..end, line).for_each(drop);
             }
             6 => {
-                let start = b[..at].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-                let end = b[at..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| at + i + 1);
+                let start = b[..at]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |i| i + 1);
+                let end = b[at..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |i| at + i + 1);
                 b.drain(start..end);
             }
             7 => b.splice(at..at, *b"\r").for_each(drop),
             8 => b.splice(0..0, "\u{feff}".bytes()).for_each(drop),
-            _ => b.splice(at..at, *b"\n{\"kind\":\"mystery\"}\n").for_each(drop),
+            _ => b
+                .splice(at..at, *b"\n{\"kind\":\"mystery\"}\n")
+                .for_each(drop),
         }
     }
     b
@@ -180,7 +207,10 @@ fn mutated_files_report_or_fail_alike() {
         }
     }
     // Not a vacuous comparison: many mutants were streamed, both refused and read.
-    assert!(streamed > 600 && refused > 150 && read > 150, "streamed {streamed}: refused {refused}, read {read}");
+    assert!(
+        streamed > 600 && refused > 150 && read > 150,
+        "streamed {streamed}: refused {refused}, read {read}"
+    );
 }
 
 const HEADER: &str = r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"test","version":"1"},"capabilities":{"workload_executed":true,"inference_benchmark":true,"gpu_telemetry":"nvml"},"conditions":{"arrival":"poisson","rate_per_s":5}}"#;
@@ -216,7 +246,9 @@ fn refused_alike(name: &str, bytes: &[u8]) -> String {
 
 #[test]
 fn lag_gpu_and_intervals_of_an_open_loop_run_with_telemetry() {
-    let mut lines: Vec<String> = (0..40).map(|i| attempt(&format!("A{i}"), i * 200)).collect();
+    let mut lines: Vec<String> = (0..40)
+        .map(|i| attempt(&format!("A{i}"), i * 200))
+        .collect();
     for t in 0..80 {
         lines.push(format!(
             r#"{{"kind":"gpu","t_ms":{},"gpu":0,"util_pct":{},"mem_used_mib":{},"mem_total_mib":81920}}"#,
@@ -230,14 +262,26 @@ fn lag_gpu_and_intervals_of_an_open_loop_run_with_telemetry() {
     for tweak in TWEAKS {
         assert!(agree("open.jsonl", &bytes, tweak));
     }
-    let Report::Card { en, json, .. } = whole("open.jsonl", &bytes, |_| {}) else { panic!() };
-    assert!(en.contains("Client lag") && en.contains("slow ran at"), "{en}");
-    assert!(json.contains("the footer counts 41 attempts but the file holds 40"), "{json}");
+    let Report::Card { en, json, .. } = whole("open.jsonl", &bytes, |_| {}) else {
+        panic!()
+    };
+    assert!(
+        en.contains("Client lag") && en.contains("slow ran at"),
+        "{en}"
+    );
+    assert!(
+        json.contains("the footer counts 41 attempts but the file holds 40"),
+        "{json}"
+    );
 }
 
 #[test]
 fn a_bad_record_before_bytes_that_are_not_utf8_is_reported_as_the_whole_file_reader_does() {
-    let mut bytes = trace(&[attempt("A", 0), "{\"kind\":\"attempt\",\"id\":1}".into(), attempt("B", 10)]);
+    let mut bytes = trace(&[
+        attempt("A", 0),
+        "{\"kind\":\"attempt\",\"id\":1}".into(),
+        attempt("B", 10),
+    ]);
     let e = refused_alike("order.jsonl", &bytes);
     assert!(e.contains("line 3"), "{e}");
     // The whole-file reader checks UTF-8 before any record: a later bad byte wins.
@@ -248,9 +292,14 @@ fn a_bad_record_before_bytes_that_are_not_utf8_is_reported_as_the_whole_file_rea
 
 #[test]
 fn duplicate_ids_name_the_first_line() {
-    let lines: Vec<String> = (0..3000).map(|i| attempt(&format!("A{}", i % 2999), i)).collect();
+    let lines: Vec<String> = (0..3000)
+        .map(|i| attempt(&format!("A{}", i % 2999), i))
+        .collect();
     let e = refused_alike("dup.jsonl", &trace(&lines));
-    assert!(e.contains("line 3001") && e.contains("first used on line 2"), "{e}");
+    assert!(
+        e.contains("line 3001") && e.contains("first used on line 2"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -86,12 +86,20 @@ fn pct(values: &[f64], p: f64) -> f64 {
 fn run(s: &Scenario, dir: &Path) -> Row {
     let script = match s.framing {
         Framing::PerEvent => Script::ok(s.ttft, s.itl, s.tokens),
-        Framing::Coalesced => Script { coalesce: true, ..Script::ok(s.ttft, s.itl, s.tokens) },
-        Framing::Split(gap) => Script { split: Some(gap), ..Script::ok(s.ttft, s.itl, s.tokens) },
+        Framing::Coalesced => Script {
+            coalesce: true,
+            ..Script::ok(s.ttft, s.itl, s.tokens)
+        },
+        Framing::Split(gap) => Script {
+            split: Some(gap),
+            ..Script::ok(s.ttft, s.itl, s.tokens)
+        },
     };
     let server = ScriptedServer::start_with_threads(1, move |_| script.clone());
     // One prompt per request: its text is the key joining the trace to the server's log.
-    let text: String = (0..s.requests).map(|k| format!("{{\"id\":\"q{k:06}\",\"prompt\":\"q{k:06}\"}}\n")).collect();
+    let text: String = (0..s.requests)
+        .map(|k| format!("{{\"id\":\"q{k:06}\",\"prompt\":\"q{k:06}\"}}\n"))
+        .collect();
     let prompts = PromptSet::parse("fidelity.jsonl", &text).expect("prompts");
     let output = dir.join(format!("{}.jsonl", s.name.replace([' ', '=', '/'], "_")));
     let plan = Plan {
@@ -128,11 +136,22 @@ fn run(s: &Scenario, dir: &Path) -> Row {
     let started = Instant::now();
     let recorded = record(plan, None).expect("the run");
     let wall = started.elapsed();
-    let trace = parse_trace_bytes("fidelity", &std::fs::read(&output).expect("trace")).expect("a loadable trace");
-    let log: HashMap<String, tracelab_scripted_server::RequestLog> = server.requests().into_iter().map(|r| (r.key.clone(), r)).collect();
-    let since_origin = |t: Instant| t.saturating_duration_since(recorded.origin).as_secs_f64() * 1000.0;
+    let trace = parse_trace_bytes("fidelity", &std::fs::read(&output).expect("trace"))
+        .expect("a loadable trace");
+    let log: HashMap<String, tracelab_scripted_server::RequestLog> = server
+        .requests()
+        .into_iter()
+        .map(|r| (r.key.clone(), r))
+        .collect();
+    let since_origin =
+        |t: Instant| t.saturating_duration_since(recorded.origin).as_secs_f64() * 1000.0;
 
-    let stated = trace.header.client.as_ref().and_then(|c| c.timing.as_ref()).map(|t| t.first_token);
+    let stated = trace
+        .header
+        .client
+        .as_ref()
+        .and_then(|c| c.timing.as_ref())
+        .map(|t| t.first_token);
     let mut row = Row {
         name: s.name.clone(),
         requests: trace.attempts.len(),
@@ -144,27 +163,34 @@ fn run(s: &Scenario, dir: &Path) -> Row {
     let mut writes: HashMap<usize, Vec<Instant>> = HashMap::new();
     for a in &trace.attempts {
         let start = a.start_ms.expect("start");
-        row.start_lag.push(start - a.intended_start_ms.expect("intended"));
+        row.start_lag
+            .push(start - a.intended_start_ms.expect("intended"));
         if a.outcome != Outcome::Success {
             continue;
         }
         row.successes += 1;
         let key = a.id.trim_end_matches(".r1");
         let Some(req) = log.get(key) else { continue };
-        let (Some(ttft), Some(&(first_sent, _))) = (a.ttft_ms, req.token_frames.first()) else { continue };
+        let (Some(ttft), Some(&(first_sent, _))) = (a.ttft_ms, req.token_frames.first()) else {
+            continue;
+        };
         row.ttft_err.push(start + ttft - since_origin(first_sent));
-        let on_conn = writes.entry(req.connection).or_insert_with(|| server.writes(req.connection));
+        let on_conn = writes
+            .entry(req.connection)
+            .or_insert_with(|| server.writes(req.connection));
         if let Some(&written) = on_conn.iter().find(|w| **w >= first_sent) {
             row.client_err.push(start + ttft - since_origin(written));
         }
-        row.ttft_vs_script.push(ttft - s.ttft.as_secs_f64() * 1000.0);
+        row.ttft_vs_script
+            .push(ttft - s.ttft.as_secs_f64() * 1000.0);
         // Frames read together share one time, so their gaps are not comparable one to one.
         if a.events.len() != req.token_frames.len() {
             row.itl_skipped += 1;
         } else {
             for (w, sent) in a.events.windows(2).zip(req.token_frames.windows(2)) {
                 let recorded_gap = w[1].at_ms - w[0].at_ms;
-                let sent_gap = sent[1].0.saturating_duration_since(sent[0].0).as_secs_f64() * 1000.0;
+                let sent_gap =
+                    sent[1].0.saturating_duration_since(sent[0].0).as_secs_f64() * 1000.0;
                 row.itl_err.push((recorded_gap - sent_gap).abs());
             }
         }
@@ -188,7 +214,12 @@ fn main() {
     };
     let open = |rate: f64, requests: usize| Scenario {
         name: format!("open {rate} req/s"),
-        load: Load::Open { rate_per_s: rate, arrival: Arrival::Poisson, burstiness: 1.0, seed: 1 },
+        load: Load::Open {
+            rate_per_s: rate,
+            arrival: Arrival::Poisson,
+            burstiness: 1.0,
+            seed: 1,
+        },
         requests,
         ttft: ms(5),
         itl: ms(2),
@@ -202,20 +233,46 @@ fn main() {
         open(500.0, 2_000),
         open(2_000.0, 6_000),
         // The role chunk, finish and usage go out with their neighbours; tokens 5 ms apart.
-        Scenario { name: "c=1 coalesced".into(), framing: Framing::Coalesced, ..closed(1, 400, 20, 5) },
+        Scenario {
+            name: "c=1 coalesced".into(),
+            framing: Framing::Coalesced,
+            ..closed(1, 400, 20, 5)
+        },
         // Every event's second half 2 ms after its first.
-        Scenario { name: "c=1 split".into(), framing: Framing::Split(ms(2)), ..closed(1, 400, 20, 5) },
+        Scenario {
+            name: "c=1 split".into(),
+            framing: Framing::Split(ms(2)),
+            ..closed(1, 400, 20, 5)
+        },
     ];
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     // The tails are the OS scheduler's as much as the recorder's: say how busy the machine was.
-    let load = std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().map(str::to_string));
-    let load = load.map(|l| format!(", load average {l}")).unwrap_or_default();
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string));
+    let load = load
+        .map(|l| format!(", load average {l}"))
+        .unwrap_or_default();
     println!("Recorder fidelity against the scripted server (loopback, same process, {cores} cores{load})");
     println!("closed loops: 8 tokens, TTFT/ITL 20/5 ms (c=512: 50/20 ms); open loops: Poisson, 4 tokens, 5/2 ms");
     println!("errors in ms; TTFT and ITL errors are against the server's send instants\n");
     println!(
         "{:<18} {:>6} {:>6} | {:>8} {:>8} | {:>8} {:>8} | {:>8} {:>8} {:>8} | {:>9} {:>9} | {:>6}",
-        "scenario", "sent", "ok", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "lag p50", "lag p99", "lag max", "vs script", "p99", "wall s"
+        "scenario",
+        "sent",
+        "ok",
+        "TTFT p50",
+        "TTFT p99",
+        "ITL p50",
+        "ITL p99",
+        "lag p50",
+        "lag p99",
+        "lag max",
+        "vs script",
+        "p99",
+        "wall s"
     );
     let mut rows = Vec::new();
     for s in &scenarios {
@@ -237,7 +294,10 @@ fn main() {
             r.wall.as_secs_f64()
         );
         if r.itl_skipped > 0 {
-            println!("{:<18} ({} successes read frames coalesced; left out of the ITL error)", "", r.itl_skipped);
+            println!(
+                "{:<18} ({} successes read frames coalesced; left out of the ITL error)",
+                "", r.itl_skipped
+            );
         }
         rows.push(r);
     }
@@ -246,16 +306,29 @@ fn main() {
         println!("  {what:<44} {value:>8.3} ms  (target ≤ {limit} ms)  {verdict}");
     };
     println!("\nTargets");
-    target("TTFT error p99, closed c=1", pct(&rows[0].ttft_err, 99.0), 1.0);
-    target("TTFT error p99, closed c=512", pct(&rows[2].ttft_err, 99.0), 5.0);
-    target("start lag p99, open 2,000 req/s", pct(&rows[4].start_lag, 99.0), 1.0);
+    target(
+        "TTFT error p99, closed c=1",
+        pct(&rows[0].ttft_err, 99.0),
+        1.0,
+    );
+    target(
+        "TTFT error p99, closed c=512",
+        pct(&rows[2].ttft_err, 99.0),
+        5.0,
+    );
+    target(
+        "start lag p99, open 2,000 req/s",
+        pct(&rows[4].start_lag, 99.0),
+        1.0,
+    );
     println!("\nThe recorder's stated timing error (header.client.timing.first_token) against its measured error");
     println!(
         "{:<18} | {:>10} {:>10} {:>10} | {:>10} {:>10} | {:>8}",
         "scenario", "err p50", "err p99", "err max", "stated p99", "stated max", "covered"
     );
     for r in &rows {
-        let covered = r.client_err.iter().filter(|e| **e <= r.stated_p99).count() as f64 / r.client_err.len().max(1) as f64;
+        let covered = r.client_err.iter().filter(|e| **e <= r.stated_p99).count() as f64
+            / r.client_err.len().max(1) as f64;
         // The bar: the stated P99 covers 99 % of attempts and is at most 2× the
         // measured P99 + 0.2 ms (a bound that is true and tight, not merely true).
         let tight = r.stated_p99 <= 2.0 * pct(&r.client_err, 99.0) + 0.2;

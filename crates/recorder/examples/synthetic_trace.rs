@@ -10,14 +10,19 @@
 use std::io::{BufWriter, Write};
 
 use tracelab_core::trace::{Capabilities, Conditions};
-use tracelab_core::{write, Attempt, Footer, GpuSample, Header, Outcome, Phase, Quality, StreamEvent};
+use tracelab_core::{
+    write, Attempt, Footer, GpuSample, Header, Outcome, Phase, Quality, StreamEvent,
+};
 
 /// Knuth's MMIX LCG; the high bits are good enough for test data.
 struct Lcg(u64);
 
 impl Lcg {
     fn next_u32(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 32) as u32
     }
     fn unit(&mut self) -> f64 {
@@ -33,7 +38,10 @@ const GAP_MS: f64 = 10.0;
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let (Some(n), Some(out)) = (args.get(1).and_then(|n| n.parse::<usize>().ok()), args.get(2)) else {
+    let (Some(n), Some(out)) = (
+        args.get(1).and_then(|n| n.parse::<usize>().ok()),
+        args.get(2),
+    ) else {
         eprintln!("usage: synthetic_trace ATTEMPTS OUT.jsonl");
         std::process::exit(2);
     };
@@ -47,7 +55,10 @@ fn main() -> std::io::Result<()> {
             max_tokens: Some(128),
             ..Conditions::default()
         },
-        capabilities: Capabilities { gpu_telemetry: "nvml".into(), ..Capabilities::default() },
+        capabilities: Capabilities {
+            gpu_telemetry: "nvml".into(),
+            ..Capabilities::default()
+        },
         ..Header::default()
     };
     writeln!(w, "{}", write::header_line(&header))?;
@@ -73,34 +84,59 @@ fn main() -> std::io::Result<()> {
         let outcome = match rng.below(1000) {
             0..=19 => Outcome::TimeoutBeforeFirstToken,
             20..=29 => Outcome::ConnectError,
-            30..=39 => Outcome::HttpError { status: if rng.below(2) == 0 { 429 } else { 503 } },
+            30..=39 => Outcome::HttpError {
+                status: if rng.below(2) == 0 { 429 } else { 503 },
+            },
             40..=49 => Outcome::StreamBroken,
             _ => Outcome::Success,
         };
         let ttft = 150.0 - 300.0 * (1.0 - rng.unit()).ln();
-        let has_token = !matches!(outcome, Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError);
+        let has_token = !matches!(
+            outcome,
+            Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError
+        );
         let quality = match rng.below(10) {
             0 => Quality::Fail,
             _ if outcome.is_success() => Quality::Pass,
             _ => Quality::NotEvaluated,
         };
-        let mut a = Attempt::new(format!("a{i}"), outcome, has_token.then(|| us(ttft)), quality);
+        let mut a = Attempt::new(
+            format!("a{i}"),
+            outcome,
+            has_token.then(|| us(ttft)),
+            quality,
+        );
         a.business_id = format!("b{}", i - (i % 20 == 1) as usize);
         a.attempt = 1 + (i % 20 == 1) as u32;
-        a.phase = if i < n / 1000 { Phase::Warmup } else { Phase::Measure };
+        a.phase = if i < n / 1000 {
+            Phase::Warmup
+        } else {
+            Phase::Measure
+        };
         a.intended_start_ms = Some(us(intended));
         a.start_ms = Some(us(intended + 0.2 * rng.unit()));
         if has_token {
             a.first_byte_ms = Some(us(ttft * 0.9));
             let mut at = ttft;
-            let events = if outcome.is_success() { EVENTS } else { EVENTS / 4 };
+            let events = if outcome.is_success() {
+                EVENTS
+            } else {
+                EVENTS / 4
+            };
             for _ in 0..events {
-                a.events.push(StreamEvent { at_ms: us(at), tokens: 1 + rng.below(3) });
+                a.events.push(StreamEvent {
+                    at_ms: us(at),
+                    tokens: 1 + rng.below(3),
+                });
                 at += 10.0 + 40.0 * rng.unit();
             }
             a.e2e_ms = Some(us(at));
         } else {
-            a.e2e_ms = Some(if outcome == Outcome::ConnectError { 3.0 } else { 30_000.0 });
+            a.e2e_ms = Some(if outcome == Outcome::ConnectError {
+                3.0
+            } else {
+                30_000.0
+            });
         }
         if outcome.is_success() {
             a.input_tokens = Some(40 + rng.below(200));
@@ -109,6 +145,14 @@ fn main() -> std::io::Result<()> {
         }
         writeln!(w, "{}", write::attempt_line(&a))?;
     }
-    writeln!(w, "{}", write::footer_line(&Footer { finished_cleanly: true, attempts: n as u64, gpu_samples }))?;
+    writeln!(
+        w,
+        "{}",
+        write::footer_line(&Footer {
+            finished_cleanly: true,
+            attempts: n as u64,
+            gpu_samples
+        })
+    )?;
     w.flush()
 }

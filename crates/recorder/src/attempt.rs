@@ -20,16 +20,22 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, USER_AGENT};
+use hyper::header::{
+    HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, USER_AGENT,
+};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
-use tracelab_core::{write, Attempt, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent};
+use tracelab_core::{
+    write, Attempt, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent,
+};
 
 use crate::clock::Clock;
 use crate::openai::{identity, interpret, ChunkIdentity, Finish, Payload, Usage};
 use crate::prompts::Rubric;
 use crate::sse::{SseDecoder, SseEvent};
-use crate::transport::{body_error_class, Body, ConnWatch, Lease, ReadLateness, RxCursor, Transport, OUT_OF_FILES};
+use crate::transport::{
+    body_error_class, Body, ConnWatch, Lease, ReadLateness, RxCursor, Transport, OUT_OF_FILES,
+};
 
 /// Where and how requests are sent. The key lives only here, marked sensitive.
 pub struct Endpoint {
@@ -63,7 +69,13 @@ impl Endpoint {
             .as_str()
             .parse::<hyper::Uri>()
             .map_err(|_| "--base-url is not a URL an HTTP request can go to; expected something like http://localhost:8000/v1".to_string())?;
-        Ok(Endpoint { transport, url, auth, timeout, first_token_timeout })
+        Ok(Endpoint {
+            transport,
+            url,
+            auth,
+            timeout,
+            first_token_timeout,
+        })
     }
 
     fn request(&self, body: Bytes) -> hyper::Request<Full<Bytes>> {
@@ -76,7 +88,10 @@ impl Endpoint {
         // Without it a server may compress (RFC 9110: no Accept-Encoding means any coding),
         // and a compressed stream could not be timed event by event.
         headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
-        headers.insert(USER_AGENT, HeaderValue::from_static(concat!("tracelab/", env!("CARGO_PKG_VERSION"))));
+        headers.insert(
+            USER_AGENT,
+            HeaderValue::from_static(concat!("tracelab/", env!("CARGO_PKG_VERSION"))),
+        );
         if let Some(auth) = &self.auth {
             headers.insert(AUTHORIZATION, auth.clone());
         }
@@ -161,14 +176,22 @@ impl Measured {
         }
         if self.events_omitted > 0 {
             extra.insert("events_omitted".into(), Value::from(self.events_omitted));
-            extra.insert("events_omitted_tokens".into(), Value::from(self.events_omitted_tokens));
+            extra.insert(
+                "events_omitted_tokens".into(),
+                Value::from(self.events_omitted_tokens),
+            );
         }
         write::attempt_line_with(&self.attempt, &extra)
     }
 }
 
 /// Sends `job` and measures it until it ends, times out or `cancel` fires.
-pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &CancellationToken) -> Measured {
+pub async fn run(
+    endpoint: &Endpoint,
+    clock: &Clock,
+    job: Job,
+    cancel: &CancellationToken,
+) -> Measured {
     let t0 = Instant::now();
     let job_body = job.body.clone();
     let mut m = Meter::new(t0, clock, job);
@@ -214,7 +237,13 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
     let mut cursor = sent.cursor;
     let status = sent.response.status();
     if !status.is_success() {
-        let measured = m.end(Outcome::HttpError { status: status.as_u16() }, t_head, None);
+        let measured = m.end(
+            Outcome::HttpError {
+                status: status.as_u16(),
+            },
+            t_head,
+            None,
+        );
         // An error's body is short: read it so the connection serves the next request.
         let mut body = Body(sent.response.into_body());
         if body.drain(64 * 1024, DRAIN_TIMEOUT).await {
@@ -226,7 +255,16 @@ pub async fn run(endpoint: &Endpoint, clock: &Clock, job: Job, cancel: &Cancella
         return m.end_owned(Outcome::StreamBroken, t_head, Some(why));
     }
     let mut response = Body(sent.response.into_body());
-    let measured = stream(&mut m, &mut response, &lease, &mut cursor, &mut sleep, end_deadline, cancel).await;
+    let measured = stream(
+        &mut m,
+        &mut response,
+        &lease,
+        &mut cursor,
+        &mut sleep,
+        end_deadline,
+        cancel,
+    )
+    .await;
     // A complete answer: read the body to its end (the chunked terminator after [DONE]) so its
     // connection serves the next request instead of closing. The attempt's times are already
     // fixed; this only decides whether the next one pays a connect.
@@ -249,7 +287,6 @@ async fn stream(
     end_deadline: Instant,
     cancel: &CancellationToken,
 ) -> Measured {
-
     let mut decoder = SseDecoder::new();
     let mut events: Vec<SseEvent> = Vec::new();
     let mut on_end_deadline = false;
@@ -275,7 +312,10 @@ async fn stream(
         let lateness = lease.state().lateness(cursor);
         // The previous frame's last event ended its read only if this frame needed a new one.
         m.settle_lateness(lateness.is_some_and(|l| l.new_read));
-        m.chunk = ChunkNote { lateness, ..ChunkNote::default() };
+        m.chunk = ChunkNote {
+            lateness,
+            ..ChunkNote::default()
+        };
         let at_end = match read {
             Ok(Some(bytes)) => {
                 if let Err(e) = decoder.feed(&bytes, &mut events) {
@@ -292,7 +332,11 @@ async fn stream(
             }
             Err(e) => {
                 return if m.finished() {
-                    m.end(Outcome::Success, t, Some("connection dropped after finish_reason"))
+                    m.end(
+                        Outcome::Success,
+                        t,
+                        Some("connection dropped after finish_reason"),
+                    )
                 } else {
                     m.end(Outcome::StreamBroken, t, Some(body_error_class(&e)))
                 };
@@ -318,7 +362,11 @@ async fn stream(
             return if m.finished() {
                 m.end(Outcome::Success, t, None)
             } else {
-                m.end(Outcome::StreamBroken, t, Some("stream ended before a finish_reason (and without [DONE])"))
+                m.end(
+                    Outcome::StreamBroken,
+                    t,
+                    Some("stream ended before a finish_reason (and without [DONE])"),
+                )
             };
         }
         if m.ttft.is_some() && !on_end_deadline {
@@ -437,9 +485,15 @@ impl<'a> Meter<'a> {
     /// One lateness sample per listed output event, the first token's apart, settled once the
     /// next frame shows whether this one ended its read.
     fn note_lateness(&mut self, first_token: bool) {
-        let Some(late) = self.chunk.lateness else { return };
+        let Some(late) = self.chunk.lateness else {
+            return;
+        };
         let ends_frame = self.chunk.handled == self.chunk.events && !self.chunk.ends_mid_event;
-        self.pending.push(PendingSample { first_token, late, ends_frame });
+        self.pending.push(PendingSample {
+            first_token,
+            late,
+            ends_frame,
+        });
     }
 
     /// Settles the pending samples: against the read's newest byte for the event that ended
@@ -447,7 +501,11 @@ impl<'a> Meter<'a> {
     /// bound: the event's last byte came somewhere in the read, before any later bytes).
     fn settle_lateness(&mut self, read_ended: bool) {
         for p in std::mem::take(&mut self.pending) {
-            let late = if p.ends_frame && read_ended { p.late.newest_ms } else { p.late.oldest_ms };
+            let late = if p.ends_frame && read_ended {
+                p.late.newest_ms
+            } else {
+                p.late.oldest_ms
+            };
             if p.first_token {
                 self.first_token_lateness_ms = Some(late);
             }
@@ -465,7 +523,9 @@ impl<'a> Meter<'a> {
         let delta = match interpret(event.event.as_deref(), &event.data, self.text.as_mut()) {
             Payload::Done => return Step::Done,
             Payload::Error(class) => return Step::Broken(class),
-            Payload::Malformed => return Step::Broken("malformed SSE data (not a JSON chunk)".into()),
+            Payload::Malformed => {
+                return Step::Broken("malformed SSE data (not a JSON chunk)".into())
+            }
             Payload::Chunk(delta) => delta,
         };
         if self.identity.is_none() {
@@ -474,7 +534,11 @@ impl<'a> Meter<'a> {
         if delta.cache_n.is_some() {
             self.cache_n = delta.cache_n;
         }
-        if self.text.as_ref().is_some_and(|text| text.len() > MAX_ANSWER_BYTES) {
+        if self
+            .text
+            .as_ref()
+            .is_some_and(|text| text.len() > MAX_ANSWER_BYTES)
+        {
             self.text = None; // too long to judge: quality stays not_evaluated
         }
         if let Some(usage) = delta.usage {
@@ -512,7 +576,10 @@ impl<'a> Meter<'a> {
                 self.events_omitted_tokens += u64::from(tokens);
             } else {
                 self.note_lateness(first_token);
-                self.events.push(StreamEvent { at_ms: ms_between(self.t0, t), tokens });
+                self.events.push(StreamEvent {
+                    at_ms: ms_between(self.t0, t),
+                    tokens,
+                });
                 if delta.reasoning {
                     match self.reasoning_events.last_mut() {
                         Some(range) if range[1] == index => range[1] = index + 1,
@@ -525,7 +592,9 @@ impl<'a> Meter<'a> {
         }
         match delta.finish {
             Some(Finish::Aborted(reason)) => {
-                return Step::Broken(format!("finish_reason \"{reason}\": the server aborted the request"));
+                return Step::Broken(format!(
+                    "finish_reason \"{reason}\": the server aborted the request"
+                ));
             }
             Some(finish) => self.finish = Some(finish),
             None => {}
@@ -560,16 +629,20 @@ impl<'a> Meter<'a> {
             _ => Quality::NotEvaluated,
         };
         let reported = self.usage.and_then(|u| u.completion_tokens);
-        let counted: u64 = self.events.iter().map(|e| u64::from(e.tokens)).sum::<u64>() + self.events_omitted_tokens;
+        let counted: u64 = self.events.iter().map(|e| u64::from(e.tokens)).sum::<u64>()
+            + self.events_omitted_tokens;
         let has_events = !self.events.is_empty() || self.events_omitted > 0;
-        let event_tokens_estimated = has_events && !self.per_event_usage && reported.map(u64::from) != Some(counted);
+        let event_tokens_estimated =
+            has_events && !self.per_event_usage && reported.map(u64::from) != Some(counted);
         // The server's usage when it reports one; else what was observed (one per chunk, byte
         // tokens included). A `length` finish does not mean exactly max_tokens: a server may
         // finish a multi-byte character past the limit (llama-cpp-python does).
         let completion = match reported {
             Some(n) => Some(n),
             None if has_events => Some(u32::try_from(counted).unwrap_or(u32::MAX)),
-            None if matches!(self.finish, Some(Finish::Length)) && outcome.is_success() => self.job.max_tokens,
+            None if matches!(self.finish, Some(Finish::Length)) && outcome.is_success() => {
+                self.job.max_tokens
+            }
             None => None,
         };
         let attempt = Attempt {
@@ -591,8 +664,14 @@ impl<'a> Meter<'a> {
             output_tokens: completion,
             tokens_from_usage: self.usage.is_some(),
             event_tokens_estimated,
-            reasoning: self.first_reasoning.map(|r| ReasoningStart { first_reasoning_ms: ms_between(self.t0, r), first_content_ms: rel(self.first_content) }),
-            prompt: self.job.prompt.map(|p| PromptSend { cached_tokens: self.usage.and_then(|u| u.cached_tokens).or(self.cache_n), ..p }),
+            reasoning: self.first_reasoning.map(|r| ReasoningStart {
+                first_reasoning_ms: ms_between(self.t0, r),
+                first_content_ms: rel(self.first_content),
+            }),
+            prompt: self.job.prompt.map(|p| PromptSend {
+                cached_tokens: self.usage.and_then(|u| u.cached_tokens).or(self.cache_n),
+                ..p
+            }),
         };
         Measured {
             attempt,
@@ -622,8 +701,20 @@ impl<'a> Meter<'a> {
 /// a content type is read and judged by its bytes.
 fn not_an_event_stream(headers: &hyper::header::HeaderMap) -> Option<String> {
     let clean = |v: &HeaderValue| {
-        let text = v.to_str().unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        if !text.is_empty() && text.len() <= 60 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/.+-_".contains(&b)) {
+        let text = v
+            .to_str()
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if !text.is_empty()
+            && text.len() <= 60
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/.+-_".contains(&b))
+        {
             text
         } else {
             "(unreadable)".to_string()
@@ -636,5 +727,6 @@ fn not_an_event_stream(headers: &hyper::header::HeaderMap) -> Option<String> {
         }
     }
     let content_type = clean(headers.get(CONTENT_TYPE)?);
-    (content_type != "text/event-stream").then(|| format!("not an event stream: content-type {content_type}"))
+    (content_type != "text/event-stream")
+        .then(|| format!("not an event stream: content-type {content_type}"))
 }

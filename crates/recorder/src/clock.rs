@@ -12,7 +12,10 @@ pub struct Clock {
 
 impl Clock {
     pub fn start() -> Clock {
-        Clock { origin: Instant::now(), wall: SystemTime::now() }
+        Clock {
+            origin: Instant::now(),
+            wall: SystemTime::now(),
+        }
     }
 
     pub fn origin(&self) -> Instant {

@@ -59,7 +59,10 @@ pub struct CompareArgs {
 /// Ok(true) when the contract holds (or is unverified), Ok(false) when it is broken.
 pub fn run(args: CompareArgs) -> Result<bool, String> {
     let mut runs: Vec<Run> = Vec::new();
-    for path in std::iter::once(&args.base).chain(args.new.iter()).chain(args.vs.iter()) {
+    for path in std::iter::once(&args.base)
+        .chain(args.new.iter())
+        .chain(args.vs.iter())
+    {
         let (name, trace, _) = crate::import::load(path, None, None)?;
         let own = args.settings.settings(&trace.header)?;
         let settings = match runs.first() {
@@ -77,7 +80,14 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
     if !args.vs.is_empty() {
         return replications(&args, &runs);
     }
-    let report = Report::build_varying(&runs, Bootstrap { seed: args.seed, resamples: args.resamples as usize }, &args.vary)?;
+    let report = Report::build_varying(
+        &runs,
+        Bootstrap {
+            seed: args.seed,
+            resamples: args.resamples as usize,
+        },
+        &args.vary,
+    )?;
     let baselines = tracelab_core::baseline::of_comparison(&runs, &report);
     if args.json {
         let mut json = serde_json::to_value(&report).expect("json");
@@ -85,16 +95,21 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
         // Each run's own intervals, an open bound as null with its reason.
         json["runs"] = runs
             .iter()
-            .map(|r| serde_json::json!({
-                "name": r.name,
-                "intervals": r.intervals,
-                "reuse": tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings),
-            }))
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name,
+                    "intervals": r.intervals,
+                    "reuse": tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings),
+                })
+            })
             .collect();
         tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&json).expect("json"));
     } else {
         tracelab_recorder::out!("{}", report.render_text(args.settings.lang()));
-        tracelab_recorder::out!("{}", tracelab_core::baseline::comparison_text(&baselines, args.settings.lang()));
+        tracelab_recorder::out!(
+            "{}",
+            tracelab_core::baseline::comparison_text(&baselines, args.settings.lang())
+        );
         // Each run's TTFT by first send and repeat, where its attempts say which they were.
         for r in &runs {
             if let Some(split) = tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings) {
@@ -111,7 +126,10 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
 /// `compare A1 A2 … --vs B1 B2 …`: every run's contract against A1, then each figure between
 /// the runs of the two sides.
 fn replications(args: &CompareArgs, runs: &[Run]) -> Result<bool, String> {
-    use tracelab_core::compare::{check_contract_varying, replications::{compare_sides, render_text}};
+    use tracelab_core::compare::{
+        check_contract_varying,
+        replications::{compare_sides, render_text},
+    };
     let lang = args.settings.lang();
     let split = runs.len() - args.vs.len();
     let (base, new) = runs.split_at(split);

@@ -20,10 +20,14 @@ const FB_USED: &str = "DCGM_FI_DEV_FB_USED";
 const FB_FREE: &str = "DCGM_FI_DEV_FB_FREE";
 const FB_RESERVED: &str = "DCGM_FI_DEV_FB_RESERVED";
 
-
 /// `dcgm=URL[,URL…]` → the node URLs, in order. Errors never echo a URL (it names a host).
 pub fn parse_nodes(list: &str) -> Result<Vec<url::Url>, String> {
-    crate::scrape::parse_urls(list, "--gpu dcgm=…", "list the exporters as dcgm=URL,URL", "http://10.0.0.5:9400/metrics")
+    crate::scrape::parse_urls(
+        list,
+        "--gpu dcgm=…",
+        "list the exporters as dcgm=URL,URL",
+        "http://10.0.0.5:9400/metrics",
+    )
 }
 
 /// One GPU's reading from one scrape: (gpu index, util %, used MiB, total MiB).
@@ -49,7 +53,9 @@ pub fn parse_exposition(text: &str) -> Vec<Reading> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let Some(series) = parse_series(line) else { continue };
+        let Some(series) = parse_series(line) else {
+            continue;
+        };
         if !matches!(series.name, UTIL | FB_USED | FB_FREE | FB_RESERVED) || series.mig_instance {
             continue;
         }
@@ -69,7 +75,8 @@ pub fn parse_exposition(text: &str) -> Vec<Reading> {
         .filter_map(|(gpu, g)| {
             let (util, used, free) = (g.util?, g.used?, g.free?);
             let reserved = g.reserved.unwrap_or(0.0);
-            let sane = (0.0..=100.0).contains(&util) && used >= 0.0 && free >= 0.0 && reserved >= 0.0;
+            let sane =
+                (0.0..=100.0).contains(&util) && used >= 0.0 && free >= 0.0 && reserved >= 0.0;
             (sane && !g.ambiguous).then_some((gpu, util, used, used + free + reserved))
         })
         .collect()
@@ -91,14 +98,21 @@ fn parse_series(line: &str) -> Option<Series<'_>> {
     }
     let gpu = s.label("gpu").and_then(|g| g.parse().ok());
     let mig_instance = s.label("GPU_I_ID").is_some_and(|v| !v.is_empty());
-    Some(Series { name: s.name, gpu, mig_instance, value: s.value })
+    Some(Series {
+        name: s.name,
+        gpu,
+        mig_instance,
+        value: s.value,
+    })
 }
 
 async fn scrape(client: &Transport, url: &url::Url) -> Result<Vec<Reading>, String> {
     let text = crate::scrape::fetch(client, url).await?;
     let readings = parse_exposition(&text);
     if readings.is_empty() {
-        return Err(format!("exports no GPU with {UTIL}, {FB_USED} and {FB_FREE}"));
+        return Err(format!(
+            "exports no GPU with {UTIL}, {FB_USED} and {FB_FREE}"
+        ));
     }
     Ok(readings)
 }
@@ -133,13 +147,25 @@ pub fn sample_node(
     stopped: std::sync::mpsc::Receiver<()>,
     sink: std::sync::Arc<dyn Fn(GpuSample) + Send + Sync>,
 ) {
-    let (Ok(rt), Ok(client)) = (crate::scrape::runtime("DCGM"), crate::scrape::client("DCGM")) else { return };
+    let (Ok(rt), Ok(client)) = (
+        crate::scrape::runtime("DCGM"),
+        crate::scrape::client("DCGM"),
+    ) else {
+        return;
+    };
     crate::scrape::every(interval, &stopped, || {
         // A failed scrape leaves a gap: nothing is carried over or interpolated.
         if let Ok(readings) = rt.block_on(scrape(&client, &url)) {
             let t_ms = clock.now_ms();
             for (gpu, util_pct, mem_used_mib, mem_total_mib) in readings {
-                sink(GpuSample { t_ms, node: Some(node), gpu, util_pct, mem_used_mib, mem_total_mib });
+                sink(GpuSample {
+                    t_ms,
+                    node: Some(node),
+                    gpu,
+                    util_pct,
+                    mem_used_mib,
+                    mem_total_mib,
+                });
             }
         }
     });
@@ -153,7 +179,10 @@ mod tests {
     fn series_keep_only_gpu_and_value() {
         let line = r#"DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-x",Hostname="a\"b,}c",modelName="NVIDIA L4"} 1234 1700000000000"#;
         let s = parse_series(line).unwrap();
-        assert_eq!((s.name, s.gpu, s.mig_instance, s.value), ("DCGM_FI_DEV_FB_USED", Some(1), false, 1234.0));
+        assert_eq!(
+            (s.name, s.gpu, s.mig_instance, s.value),
+            ("DCGM_FI_DEV_FB_USED", Some(1), false, 1234.0)
+        );
         assert_eq!(parse_series("DCGM_FI_DEV_GPU_UTIL 7").unwrap().gpu, None);
         assert!(parse_series(r#"X{gpu="0"} NaN"#).is_none());
         assert!(parse_series(r#"X{gpu="0" 1"#).is_none());
@@ -166,9 +195,15 @@ mod tests {
         assert_eq!(parse_exposition(text), vec![(0, 50.0, 10.0, 100.0)]);
         let mig = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",GPU_I_ID=\"1\"} 5\nDCGM_FI_DEV_FB_USED{gpu=\"0\",GPU_I_ID=\"1\"} 1\n\
                    DCGM_FI_DEV_FB_FREE{gpu=\"0\",GPU_I_ID=\"1\"} 2\n";
-        assert!(parse_exposition(mig).is_empty(), "MIG instances are not folded into their GPU");
+        assert!(
+            parse_exposition(mig).is_empty(),
+            "MIG instances are not folded into their GPU"
+        );
         let twice = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 5\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 6\nDCGM_FI_DEV_FB_USED{gpu=\"0\"} 1\nDCGM_FI_DEV_FB_FREE{gpu=\"0\"} 2\n";
-        assert!(parse_exposition(twice).is_empty(), "two values for one GPU: not guessed");
+        assert!(
+            parse_exposition(twice).is_empty(),
+            "two values for one GPU: not guessed"
+        );
     }
 
     #[test]
@@ -176,7 +211,10 @@ mod tests {
         // `TRACELAB_FIXTURES` when set (`cargo xtask test` sets it), else ../shared beside the repository.
         let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
             Some(dir) => std::path::PathBuf::from(dir),
-            None => std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")),
+            None => std::path::PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/fixtures"
+            )),
         }
         .join("dcgm");
         let read = |name: &str| {
@@ -185,18 +223,32 @@ mod tests {
             })
         };
         // L4: free 22563, used 0, reserved 470 MiB (23033 MiB, what nvidia-smi calls total).
-        assert_eq!(parse_exposition(&read("dcgm_exporter_l4_kops_metrics.txt")), vec![(0, 0.0, 0.0, 23033.0)]);
-        assert_eq!(parse_exposition(&read("dcgm_exporter_l40s_upcloud_metrics.txt")), vec![(0, 0.0, 0.0, 45459.0 + 608.0)]);
+        assert_eq!(
+            parse_exposition(&read("dcgm_exporter_l4_kops_metrics.txt")),
+            vec![(0, 0.0, 0.0, 23033.0)]
+        );
+        assert_eq!(
+            parse_exposition(&read("dcgm_exporter_l40s_upcloud_metrics.txt")),
+            vec![(0, 0.0, 0.0, 45459.0 + 608.0)]
+        );
         // A vGPU (GRID A100-10C): its 10 GiB profile less 1 MiB.
-        assert_eq!(parse_exposition(&read("dcgm_exporter_grid_a100_vgpu_vks_metrics.txt")), vec![(0, 0.0, 0.0, 9323.0 + 916.0)]);
+        assert_eq!(
+            parse_exposition(&read("dcgm_exporter_grid_a100_vgpu_vks_metrics.txt")),
+            vec![(0, 0.0, 0.0, 9323.0 + 916.0)]
+        );
     }
 
     #[test]
     fn node_urls() {
         let nodes = parse_nodes("http://a:9400, http://b:9400/metrics").unwrap();
-        assert_eq!(nodes.iter().map(|u| u.path()).collect::<Vec<_>>(), ["/metrics", "/metrics"]);
+        assert_eq!(
+            nodes.iter().map(|u| u.path()).collect::<Vec<_>>(),
+            ["/metrics", "/metrics"]
+        );
         let err = parse_nodes("http://a:9400,secret-host:9400").unwrap_err();
         assert!(err.contains("number 2") && !err.contains("secret"), "{err}");
-        assert!(parse_nodes("http://a:9400,,http://b").unwrap_err().contains("empty"));
+        assert!(parse_nodes("http://a:9400,,http://b")
+            .unwrap_err()
+            .contains("empty"));
     }
 }

@@ -5,8 +5,8 @@
 //! The open loop's dispatcher is an OS thread sleeping to each intended start rather than a
 //! tokio timer, whose millisecond granularity would by itself cost up to 1 ms of start lag.
 
-use std::path::PathBuf;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -24,9 +24,9 @@ use crate::gpu::{self, GpuSource, Sampler};
 use crate::openai::{self, Api};
 use crate::prompts::{PromptSet, Rubric};
 use crate::schedule::{Arrival, Schedule};
-use crate::transport::{self, Protocol, Transport};
 use crate::shard::{self, ClockSync, ShardPlan};
 use crate::share::{ClientTally, CpuClock};
+use crate::transport::{self, Protocol, Transport};
 use crate::writer::{self, TraceWriter, Written};
 
 /// How the measured requests are paced.
@@ -35,7 +35,12 @@ pub enum Load {
     /// `concurrency` workers, each sending its next request when the previous one ended.
     Closed { concurrency: u32 },
     /// Sends at `rate_per_s` on a fixed schedule, however slow the replies.
-    Open { rate_per_s: f64, arrival: Arrival, burstiness: f64, seed: u64 },
+    Open {
+        rate_per_s: f64,
+        arrival: Arrival,
+        burstiness: f64,
+        seed: u64,
+    },
     /// Sends at a workload file's own (scaled) times ([`Plan::replay`]), however slow the replies.
     Replay,
 }
@@ -109,7 +114,10 @@ pub struct Plan {
 /// (`…/v1/chat/completions`): where the engines' info endpoints live.
 pub fn runtime_urls(endpoint: &url::Url) -> (url::Url, url::Url) {
     let path = endpoint.path().trim_end_matches('/');
-    let base = path.strip_suffix("/chat/completions").or_else(|| path.strip_suffix("/completions")).unwrap_or(path);
+    let base = path
+        .strip_suffix("/chat/completions")
+        .or_else(|| path.strip_suffix("/completions"))
+        .unwrap_or(path);
     let mut models = endpoint.clone();
     models.set_path(&format!("{base}/models"));
     let mut root = endpoint.clone();
@@ -152,19 +160,30 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     // ends the attempt first, as timeout_before_first_token (the client cannot tell which step
     // of the request was slow).
     let connection = transport::Options {
-        protocol: if plan.http2_prior_knowledge { Protocol::Http2PriorKnowledge } else { Protocol::Negotiated },
+        protocol: if plan.http2_prior_knowledge {
+            Protocol::Http2PriorKnowledge
+        } else {
+            Protocol::Negotiated
+        },
         connect_timeout: (plan.first_token_timeout > CONNECT_TIMEOUT).then_some(CONNECT_TIMEOUT),
         ca_cert: plan.ca_cert.clone(),
         https: plan.url.scheme() == "https",
     };
     let client = Transport::new(&connection)?;
-    let endpoint = Endpoint::new(client, plan.url.clone(), api_key.as_deref(), plan.timeout, plan.first_token_timeout)?;
+    let endpoint = Endpoint::new(
+        client,
+        plan.url.clone(),
+        api_key.as_deref(),
+        plan.timeout,
+        plan.first_token_timeout,
+    )?;
 
     // The engine's endpoints are asked once before anything is sent: what they are, for the header.
     let engine_scrape = if plan.server_metrics.is_empty() {
         None
     } else {
-        let (scrape, notes) = crate::engine_metrics::detect(&plan.server_metrics, plan.server_metrics_interval)?;
+        let (scrape, notes) =
+            crate::engine_metrics::detect(&plan.server_metrics, plan.server_metrics_interval)?;
         for note in notes {
             eprintln!("tracelab: {note}");
         }
@@ -181,10 +200,16 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
                 crate::runtime::ASK_TIMEOUT.as_secs()
             );
         }
-        Some(crate::runtime::probe(&asker, &root, &models, endpoint.auth.as_ref(), &plan.model).await)
+        Some(
+            crate::runtime::probe(&asker, &root, &models, endpoint.auth.as_ref(), &plan.model)
+                .await,
+        )
     } else {
         Some(tracelab_core::trace::Runtime {
-            note: Some("the server was not asked (--no-runtime-probe): only what its streams carried".into()),
+            note: Some(
+                "the server was not asked (--no-runtime-probe): only what its streams carried"
+                    .into(),
+            ),
             ..Default::default()
         })
     };
@@ -195,14 +220,25 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
             let asker = crate::scrape::client("tokenize")?;
             let lengths = calibrate(&asker, &root, endpoint.auth.as_ref(), &plan.model).await;
             if plan.progress {
-                eprintln!("tracelab: {}", lengths.record()["note"].as_str().unwrap_or_default());
+                eprintln!(
+                    "tracelab: {}",
+                    lengths.record()["note"].as_str().unwrap_or_default()
+                );
             }
             let engine = runtime.as_ref().and_then(|r| r.engine.as_deref());
             let ignore_eos = crate::workload::takes_ignore_eos(engine);
             let mut record = r.record.clone();
             record.insert("input_lengths".into(), lengths.record());
             record.insert("ignore_eos".into(), serde_json::Value::Bool(ignore_eos));
-            let mut ctx = ReplayCtx { requests: r.requests.clone(), seen_before: r.seen_before.clone(), lengths, ignore_eos, api: plan.api, model: plan.model.clone(), bodies: None };
+            let mut ctx = ReplayCtx {
+                requests: r.requests.clone(),
+                seen_before: r.seen_before.clone(),
+                lengths,
+                ignore_eos,
+                api: plan.api,
+                model: plan.model.clone(),
+                bodies: None,
+            };
             ctx.prebuild();
             Some((Arc::new(ctx), record))
         }
@@ -229,7 +265,10 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         let met = tokio::task::spawn_blocking(move || {
             shard::barrier(&s, at, &|what| {
                 if log_lines {
-                    eprintln!("{}", shard::log_line(&s, "barrier", &[("note", what.to_string())]));
+                    eprintln!(
+                        "{}",
+                        shard::log_line(&s, "barrier", &[("note", what.to_string())])
+                    );
                 }
             })
         })
@@ -245,7 +284,8 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     }
     if let Some(at) = start_at {
         let waited = tokio::task::spawn_blocking(move || shard::wait_until(at)).await;
-        match waited.unwrap_or_else(|_| Err("the wait for --start-at stopped unexpectedly".into())) {
+        match waited.unwrap_or_else(|_| Err("the wait for --start-at stopped unexpectedly".into()))
+        {
             Ok(by) => late = Some(by),
             Err(why) => {
                 let _ = std::fs::remove_file(&plan.output);
@@ -275,7 +315,9 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     header.conditions.runtime = runtime.clone();
     if let Err(e) = tracelab_core::parse::validate_header(&header) {
         let _ = std::fs::remove_file(&plan.output);
-        return Err(format!("the run's settings make an invalid trace header: {e}"));
+        return Err(format!(
+            "the run's settings make an invalid trace header: {e}"
+        ));
     }
     writer.header(&write::header_line_with(&header, &shard_extra))?;
 
@@ -315,12 +357,24 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
             .prompts
             .prompts
             .iter()
-            .map(|p| Bytes::from(openai::request_body(plan.api, &plan.model, &p.prompt, plan.max_tokens)))
+            .map(|p| {
+                Bytes::from(openai::request_body(
+                    plan.api,
+                    &plan.model,
+                    &p.prompt,
+                    plan.max_tokens,
+                ))
+            })
             .collect(),
         ids: plan.prompts.prompts.iter().map(|p| p.id.clone()).collect(),
         warmup_rounds: plan.warmup,
         identities: Mutex::new(Identities::default()),
-        rubrics: plan.prompts.prompts.iter().map(|p| p.rubric.clone().map(Arc::new)).collect(),
+        rubrics: plan
+            .prompts
+            .prompts
+            .iter()
+            .map(|p| p.rubric.clone().map(Arc::new))
+            .collect(),
         max_tokens: plan.max_tokens,
         stop: Stop::default(),
         measure_origin: AtomicU64::new(u64::MAX),
@@ -337,11 +391,30 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         replay: replay.map(|(r, _)| r),
     });
 
-    let replay_times: Vec<f64> = plan.replay.as_ref().map(|r| r.requests.iter().map(|q| q.at_ms).collect()).unwrap_or_default();
-    let replay_rate = plan.replay.as_ref().map_or(0.0, |r| r.requests.len() as f64 / r.span_s.max(1.0));
-    let work = drive(ctx.clone(), warmup_total, measured_total, plan.load, plan.duration, plan.shard.clone(), (replay_times, replay_rate));
+    let replay_times: Vec<f64> = plan
+        .replay
+        .as_ref()
+        .map(|r| r.requests.iter().map(|q| q.at_ms).collect())
+        .unwrap_or_default();
+    let replay_rate = plan
+        .replay
+        .as_ref()
+        .map_or(0.0, |r| r.requests.len() as f64 / r.span_s.max(1.0));
+    let work = drive(
+        ctx.clone(),
+        warmup_total,
+        measured_total,
+        plan.load,
+        plan.duration,
+        plan.shard.clone(),
+        (replay_times, replay_rate),
+    );
     let lines = match (log_lines, &plan.shard) {
-        (true, Some(s)) => Some(tokio::spawn(log_progress(ctx.clone(), s.clone(), measured_total.map(|m| s.jobs_of(m) + s.jobs_of(warmup_total))))),
+        (true, Some(s)) => Some(tokio::spawn(log_progress(
+            ctx.clone(),
+            s.clone(),
+            measured_total.map(|m| s.jobs_of(m) + s.jobs_of(warmup_total)),
+        ))),
         _ => None,
     };
     let interrupted = if plan.handle_signals {
@@ -353,7 +426,14 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     if let (Some(lines), Some(s)) = (lines, &plan.shard) {
         lines.abort();
         let total = measured_total.map(|m| s.jobs_of(m) + s.jobs_of(warmup_total));
-        eprintln!("{}", shard::log_line(s, if interrupted { "stopped" } else { "done" }, &progress_fields(&ctx, total)));
+        eprintln!(
+            "{}",
+            shard::log_line(
+                s,
+                if interrupted { "stopped" } else { "done" },
+                &progress_fields(&ctx, total)
+            )
+        );
     }
     ctx.progress.finish_and_clear();
     sampler.stop();
@@ -367,16 +447,33 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     // The window starts where measuring started (after the warm-up). Without a fixed length the
     // measured span is the window, so goodput and tokens/s are defined and `tracelab report`
     // shows the same figures as this run's summary. The recorder's own share goes in too.
-    let cpu = ctx.cpu.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(CpuClock::cores_busy);
-    let (measured_ok, measured_failed) = (ctx.measured_ok.load(Ordering::Relaxed), ctx.measured_failed.load(Ordering::Relaxed));
+    let cpu = ctx
+        .cpu
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .and_then(CpuClock::cores_busy);
+    let (measured_ok, measured_failed) = (
+        ctx.measured_ok.load(Ordering::Relaxed),
+        ctx.measured_failed.load(Ordering::Relaxed),
+    );
     let warm = ctx.warm_connections.load(Ordering::Relaxed);
-    let client = ctx.tally.share(measured_ok + measured_failed, measured_failed, warm, cpu, ctx.endpoint.transport.closes_after_reply());
+    let client = ctx.tally.share(
+        measured_ok + measured_failed,
+        measured_failed,
+        warm,
+        cpu,
+        ctx.endpoint.transport.closes_after_reply(),
+    );
     let end_us = ctx.measured_end_us.load(Ordering::Relaxed);
     if let (Some(origin_ms), true) = (ctx.measure_origin_ms(), end_us > 0) {
         let span_s = ((end_us as f64 / 1000.0 - origin_ms) * 1000.0).round() / 1e6;
         let length_s = plan.window_s.unwrap_or(span_s);
         if length_s > 0.0 {
-            header.window = Some(Window { start_ms: (origin_ms * 1000.0).round() / 1000.0, length_s });
+            header.window = Some(Window {
+                start_ms: (origin_ms * 1000.0).round() / 1000.0,
+                length_s,
+            });
         }
     }
     if client.measured > 0 {
@@ -388,7 +485,10 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         header.conditions.runtime = Some(r.clone());
     }
     if header.window.is_some() || header.client.is_some() || header.conditions.runtime.is_some() {
-        writer::replace_header(&plan.output, &write::header_line_with(&header, &shard_extra))?;
+        writer::replace_header(
+            &plan.output,
+            &write::header_line_with(&header, &shard_extra),
+        )?;
     }
     Ok(Recorded {
         origin: clock.origin(),
@@ -402,10 +502,20 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     })
 }
 
-fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transport::Options) -> Header {
+fn header(
+    plan: &Plan,
+    clock: &Clock,
+    gpu_telemetry: &str,
+    connection: &transport::Options,
+) -> Header {
     let (arrival, concurrency, rate, burstiness, seed) = match plan.load {
         Load::Closed { concurrency } => ("closed", Some(concurrency), None, None, None),
-        Load::Open { rate_per_s, arrival, burstiness, seed } => (
+        Load::Open {
+            rate_per_s,
+            arrival,
+            burstiness,
+            seed,
+        } => (
             arrival.name(),
             None,
             Some(rate_per_s),
@@ -422,8 +532,13 @@ fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transpor
             api: Some(plan.api.name().into()),
             // A replay's max_tokens is each request's own output length (its attempts keep it).
             max_tokens: replay.is_none().then_some(plan.max_tokens),
-            prompt_set: Some(replay.map_or_else(|| plan.prompts.name.clone(), |r| format!("workload:{}", r.file))),
-            prompt_set_sha256: Some(replay.map_or_else(|| plan.prompts.sha256.clone(), |r| r.sha256.clone())),
+            prompt_set: Some(replay.map_or_else(
+                || plan.prompts.name.clone(),
+                |r| format!("workload:{}", r.file),
+            )),
+            prompt_set_sha256: Some(
+                replay.map_or_else(|| plan.prompts.sha256.clone(), |r| r.sha256.clone()),
+            ),
             repetitions: (plan.duration.is_none() && replay.is_none()).then_some(plan.repetitions),
             warmup: Some(plan.warmup),
             arrival: Some(arrival.into()),
@@ -451,7 +566,10 @@ fn header(plan: &Plan, clock: &Clock, gpu_telemetry: &str, connection: &transpor
             inference_benchmark: true,
             gpu_telemetry: gpu_telemetry.to_string(),
         },
-        window: plan.window_s.map(|length_s| Window { start_ms: 0.0, length_s }),
+        window: plan.window_s.map(|length_s| Window {
+            start_ms: 0.0,
+            length_s,
+        }),
         window_cost: plan.window_cost.clone(),
         ..Header::default()
     }
@@ -462,12 +580,20 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// `t=… done=…/… ok=… failed=…` of a progress line.
 fn progress_fields(ctx: &Ctx, total: Option<u64>) -> Vec<(&'static str, String)> {
-    let (ok, failed) = (ctx.ok.load(Ordering::Relaxed), ctx.failed.load(Ordering::Relaxed));
+    let (ok, failed) = (
+        ctx.ok.load(Ordering::Relaxed),
+        ctx.failed.load(Ordering::Relaxed),
+    );
     let done = match total {
         Some(total) => format!("{}/{total}", ok + failed),
         None => (ok + failed).to_string(),
     };
-    vec![("t_s", format!("{:.1}", ctx.clock.now_ms() / 1000.0)), ("done", done), ("ok", ok.to_string()), ("failed", failed.to_string())]
+    vec![
+        ("t_s", format!("{:.1}", ctx.clock.now_ms() / 1000.0)),
+        ("done", done),
+        ("ok", ok.to_string()),
+        ("failed", failed.to_string()),
+    ]
 }
 
 async fn log_progress(ctx: Arc<Ctx>, shard: ShardPlan, total: Option<u64>) {
@@ -475,7 +601,10 @@ async fn log_progress(ctx: Arc<Ctx>, shard: ShardPlan, total: Option<u64>) {
     tick.tick().await;
     loop {
         tick.tick().await;
-        eprintln!("{}", shard::log_line(&shard, "progress", &progress_fields(&ctx, total)));
+        eprintln!(
+            "{}",
+            shard::log_line(&shard, "progress", &progress_fields(&ctx, total))
+        );
     }
 }
 
@@ -484,8 +613,14 @@ fn progress_bar(enabled: bool, total: Option<u64>) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let (bar, template) = match total {
-        Some(total) => (ProgressBar::new(total), "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} attempts  {msg}"),
-        None => (ProgressBar::new_spinner(), "{spinner} {elapsed_precise} {pos} attempts  {msg}"),
+        Some(total) => (
+            ProgressBar::new(total),
+            "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} attempts  {msg}",
+        ),
+        None => (
+            ProgressBar::new_spinner(),
+            "{spinner} {elapsed_precise} {pos} attempts  {msg}",
+        ),
     };
     bar.set_draw_target(ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(template) {
@@ -553,9 +688,15 @@ const PREBUILT_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
 
 impl ReplayCtx {
     fn prebuild(&mut self) {
-        let words: f64 = self.requests.iter().map(|r| f64::from(r.input_tokens) * self.lengths.words_per_token).sum();
+        let words: f64 = self
+            .requests
+            .iter()
+            .map(|r| f64::from(r.input_tokens) * self.lengths.words_per_token)
+            .sum();
         if words * 6.0 <= PREBUILT_BYTES {
-            let bodies = (0..self.requests.len() as u64).map(|k| self.job(Phase::Measure, k, 0.0).body).collect();
+            let bodies = (0..self.requests.len() as u64)
+                .map(|k| self.job(Phase::Measure, k, 0.0).body)
+                .collect();
             self.bodies = Some(bodies);
         }
     }
@@ -570,9 +711,19 @@ impl ReplayCtx {
             Phase::Warmup => (Space::Warmup, format!("warmup-{k}")),
             Phase::Measure => (Space::Replay, format!("req-{}", r.index)),
         };
-        let built = self.bodies.as_ref().filter(|_| phase == Phase::Measure).map(|b| b[i].clone());
+        let built = self
+            .bodies
+            .as_ref()
+            .filter(|_| phase == Phase::Measure)
+            .map(|b| b[i].clone());
         let body = built.unwrap_or_else(|| {
-            Bytes::from(body(self.api, &self.model, &prompt(space, r, &self.lengths), r.output_tokens, self.ignore_eos))
+            Bytes::from(body(
+                self.api,
+                &self.model,
+                &prompt(space, r, &self.lengths),
+                r.output_tokens,
+                self.ignore_eos,
+            ))
         });
         Job {
             id,
@@ -594,7 +745,12 @@ impl ReplayCtx {
 
 /// Words per token from the server's tokenize endpoint, the first that answers with a count;
 /// else one word per token, said to be approximate.
-async fn calibrate(client: &Transport, root: &url::Url, auth: Option<&hyper::header::HeaderValue>, model: &str) -> crate::workload::Lengths {
+async fn calibrate(
+    client: &Transport,
+    root: &url::Url,
+    auth: Option<&hyper::header::HeaderValue>,
+    model: &str,
+) -> crate::workload::Lengths {
     let text = crate::workload::sample();
     let mut asked = Vec::new();
     for (path, body) in crate::workload::tokenize_requests(model, &text) {
@@ -606,7 +762,11 @@ async fn calibrate(client: &Transport, root: &url::Url, auth: Option<&hyper::hea
                 Some(tokens) if tokens > 0 => {
                     asked.push(format!("{path} 200"));
                     let words_per_token = crate::workload::SAMPLE_WORDS as f64 / tokens as f64;
-                    return crate::workload::Lengths { words_per_token, measured_at: Some(path.to_string()), asked };
+                    return crate::workload::Lengths {
+                        words_per_token,
+                        measured_at: Some(path.to_string()),
+                        asked,
+                    };
                 }
                 _ => asked.push(format!("{path} 200, no token count")),
             },
@@ -628,7 +788,10 @@ impl Identities {
     const MAX: usize = 8;
 
     fn note(&mut self, id: &crate::openai::ChunkIdentity) {
-        for (value, list) in [(&id.system_fingerprint, &mut self.fingerprints), (&id.model, &mut self.models)] {
+        for (value, list) in [
+            (&id.system_fingerprint, &mut self.fingerprints),
+            (&id.model, &mut self.models),
+        ] {
             if let Some(v) = value {
                 if list.len() < Self::MAX && !list.contains(v) {
                     list.push(v.clone());
@@ -669,7 +832,11 @@ impl Stop {
             if now >= until {
                 return true;
             }
-            stopped = self.wake.wait_timeout(stopped, until - now).unwrap_or_else(|p| p.into_inner()).0;
+            stopped = self
+                .wake
+                .wait_timeout(stopped, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 }
@@ -706,7 +873,12 @@ impl Ctx {
             body: self.bodies[i].clone(),
             rubric: self.rubrics[i].clone(),
             max_tokens: Some(self.max_tokens),
-            prompt: Some(PromptSend { index: i as u32, repetition: u32::try_from(round).unwrap_or(u32::MAX), repeat, cached_tokens: None }),
+            prompt: Some(PromptSend {
+                index: i as u32,
+                repetition: u32::try_from(round).unwrap_or(u32::MAX),
+                repeat,
+                cached_tokens: None,
+            }),
             intended_tokens: None,
         }
     }
@@ -727,22 +899,37 @@ impl Ctx {
         }
         let a = &m.attempt;
         if a.phase == Phase::Warmup {
-            self.warmup_e2e_max_us.fetch_max((a.e2e_ms.unwrap_or(0.0) * 1000.0).round() as u64, Ordering::Relaxed);
+            self.warmup_e2e_max_us.fetch_max(
+                (a.e2e_ms.unwrap_or(0.0) * 1000.0).round() as u64,
+                Ordering::Relaxed,
+            );
         }
         if a.phase == Phase::Measure {
             self.tally.add(&m);
-            let counter = if a.outcome.is_success() { &self.measured_ok } else { &self.measured_failed };
+            let counter = if a.outcome.is_success() {
+                &self.measured_ok
+            } else {
+                &self.measured_failed
+            };
             counter.fetch_add(1, Ordering::Relaxed);
             let end_ms = a.start_ms.unwrap_or(0.0) + a.e2e_ms.unwrap_or(0.0);
-            self.measured_end_us.fetch_max((end_ms * 1000.0).round() as u64, Ordering::Relaxed);
+            self.measured_end_us
+                .fetch_max((end_ms * 1000.0).round() as u64, Ordering::Relaxed);
         }
         let (ok, failed) = if a.outcome.is_success() {
-            (self.ok.fetch_add(1, Ordering::Relaxed) + 1, self.failed.load(Ordering::Relaxed))
+            (
+                self.ok.fetch_add(1, Ordering::Relaxed) + 1,
+                self.failed.load(Ordering::Relaxed),
+            )
         } else {
-            (self.ok.load(Ordering::Relaxed), self.failed.fetch_add(1, Ordering::Relaxed) + 1)
+            (
+                self.ok.load(Ordering::Relaxed),
+                self.failed.fetch_add(1, Ordering::Relaxed) + 1,
+            )
         };
         self.progress.inc(1);
-        self.progress.set_message(format!("{ok} ok, {failed} failed"));
+        self.progress
+            .set_message(format!("{ok} ok, {failed} failed"));
     }
 }
 
@@ -757,13 +944,23 @@ async fn drive(
 ) {
     // A shard takes global jobs k ≡ index (mod count) and its share of the workers.
     let share = |workers: u32| shard.as_ref().map_or(workers, |s| s.share(workers).max(1));
-    let stride = shard.as_ref().map_or((1, 0), |s| (u64::from(s.count), u64::from(s.index)));
+    let stride = shard
+        .as_ref()
+        .map_or((1, 0), |s| (u64::from(s.count), u64::from(s.index)));
     if warmup_total > 0 {
         let concurrency = match load {
             Load::Closed { concurrency } => share(concurrency),
             Load::Open { .. } | Load::Replay => 1,
         };
-        closed_loop(ctx.clone(), Phase::Warmup, Some(warmup_total), concurrency, None, stride).await;
+        closed_loop(
+            ctx.clone(),
+            Phase::Warmup,
+            Some(warmup_total),
+            concurrency,
+            None,
+            stride,
+        )
+        .await;
         // Open the connections the measured phase will use, so no measured time carries a
         // connect: a closed loop holds one per worker; an open loop about rate × the slowest
         // warm-up reply (every request in flight holds one), plus one.
@@ -779,7 +976,11 @@ async fn drive(
                 ((rate * slowest_s).ceil() as usize + 1).min(MAX_WARM_CONNECTIONS)
             }
         };
-        let open = ctx.endpoint.transport.warm(&ctx.endpoint.url, wanted.min(warm_room())).await;
+        let open = ctx
+            .endpoint
+            .transport
+            .warm(&ctx.endpoint.url, wanted.min(warm_room()))
+            .await;
         ctx.warm_connections.store(open as u64, Ordering::Relaxed);
     }
     if ctx.stop.is_set() {
@@ -791,13 +992,36 @@ async fn drive(
     let deadline = duration.map(|d| ctx.clock.at(origin_ms) + d);
     match load {
         Load::Closed { concurrency } => {
-            closed_loop(ctx, Phase::Measure, measured_total, share(concurrency), deadline, stride).await
+            closed_loop(
+                ctx,
+                Phase::Measure,
+                measured_total,
+                share(concurrency),
+                deadline,
+                stride,
+            )
+            .await
         }
-        Load::Open { rate_per_s, arrival, burstiness, seed } => {
+        Load::Open {
+            rate_per_s,
+            arrival,
+            burstiness,
+            seed,
+        } => {
             let schedule = Schedule::new(arrival, rate_per_s, burstiness, seed);
             open_loop(ctx, schedule, origin_ms, measured_total, duration, stride).await
         }
-        Load::Replay => open_loop(ctx, replay_times.into_iter(), origin_ms, measured_total, duration, stride).await,
+        Load::Replay => {
+            open_loop(
+                ctx,
+                replay_times.into_iter(),
+                origin_ms,
+                measured_total,
+                duration,
+                stride,
+            )
+            .await
+        }
     }
 }
 
@@ -846,27 +1070,29 @@ async fn open_loop(
     let handle = tokio::runtime::Handle::current();
     let limit_ms = duration.map(|d| d.as_secs_f64() * 1000.0);
     let (dispatch_ctx, dispatch_tracker) = (ctx.clone(), tracker.clone());
-    let dispatcher = std::thread::Builder::new().name("tracelab-dispatch".into()).spawn(move || {
-        let ctx = dispatch_ctx;
-        precise_sleeps();
-        for (k, at_ms) in schedule.enumerate() {
-            let k = k as u64;
-            if total.is_some_and(|t| k >= t) || limit_ms.is_some_and(|l| at_ms >= l) {
-                break;
+    let dispatcher = std::thread::Builder::new()
+        .name("tracelab-dispatch".into())
+        .spawn(move || {
+            let ctx = dispatch_ctx;
+            precise_sleeps();
+            for (k, at_ms) in schedule.enumerate() {
+                let k = k as u64;
+                if total.is_some_and(|t| k >= t) || limit_ms.is_some_and(|l| at_ms >= l) {
+                    break;
+                }
+                if k % stride.0 != stride.1 {
+                    continue;
+                }
+                let intended_ms = origin_ms + at_ms;
+                // The job (a replay builds its prompt here) is made before the sleep, not after it.
+                let job = ctx.job(Phase::Measure, k, intended_ms);
+                if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
+                    break;
+                }
+                let task_ctx = ctx.clone();
+                dispatch_tracker.spawn_on(async move { task_ctx.send(job).await }, &handle);
             }
-            if k % stride.0 != stride.1 {
-                continue;
-            }
-            let intended_ms = origin_ms + at_ms;
-            // The job (a replay builds its prompt here) is made before the sleep, not after it.
-            let job = ctx.job(Phase::Measure, k, intended_ms);
-            if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
-                break;
-            }
-            let task_ctx = ctx.clone();
-            dispatch_tracker.spawn_on(async move { task_ctx.send(job).await }, &handle);
-        }
-    });
+        });
     match dispatcher {
         Ok(thread) => {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
@@ -883,12 +1109,18 @@ pub fn raise_open_file_limit() -> Option<u64> {
     #[cfg(unix)]
     // SAFETY: getrlimit/setrlimit on this process with an initialised struct.
     unsafe {
-        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
             return None;
         }
         if limit.rlim_cur < limit.rlim_max {
-            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
                 limit.rlim_cur = limit.rlim_max;
             }
@@ -908,7 +1140,9 @@ const FILES_TO_COME: u64 = 16;
 
 /// File descriptors this process holds now (Linux: /proc/self/fd; elsewhere a safe guess).
 fn files_open_now() -> u64 {
-    std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).unwrap_or(64)
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count() as u64)
+        .unwrap_or(64)
 }
 
 /// How many sockets still fit under the open-file limit.
@@ -928,7 +1162,9 @@ fn warm_room() -> usize {
 /// warned about (open loop: in flight ≈ rate × how long a reply takes, unknown in advance).
 /// The reserve is what this process really holds now, plus the few files the run opens.
 fn check_open_file_limit(plan: &Plan) -> Result<(), String> {
-    let Some((limit, reserve, room)) = socket_room() else { return Ok(()) };
+    let Some((limit, reserve, room)) = socket_room() else {
+        return Ok(());
+    };
     match plan.load {
         Load::Closed { concurrency } if u64::from(concurrency) > room && room == 0 => Err(format!(
             "the open-file limit is {limit}, and the recorder already needs {reserve} files of its own: not even one \
@@ -959,7 +1195,13 @@ fn precise_sleeps() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_TIMERSLACK only changes this thread's timer slack; no memory is passed.
     unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong);
+        libc::prctl(
+            libc::PR_SET_TIMERSLACK,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        );
     }
 }
 
@@ -967,9 +1209,16 @@ fn precise_sleeps() {
 /// in-flight ones get `grace` to finish and are then cancelled (at once on a second signal).
 /// Under a [`listen_for_stop`] listener (a sweep) the signals are the listener's, counted from
 /// this run's start: one that came while the run was still setting up stops it at once.
-async fn supervise(work: impl std::future::Future<Output = ()>, ctx: &Ctx, grace: Duration) -> Result<bool, String> {
+async fn supervise(
+    work: impl std::future::Future<Output = ()>,
+    ctx: &Ctx,
+    grace: Duration,
+) -> Result<bool, String> {
     let mut signals = match PROCESS_STOP.get() {
-        Some(stop) => Interrupts::Shared { stop: stop.clone(), seen: 0 },
+        Some(stop) => Interrupts::Shared {
+            stop: stop.clone(),
+            seen: 0,
+        },
         None => Interrupts::Own(Signals::new()?),
     };
     tokio::pin!(work);
@@ -1039,13 +1288,19 @@ pub fn listen_for_stop() -> Result<Arc<ProcessStop>, String> {
     if let Some(stop) = PROCESS_STOP.get() {
         return Ok(stop.clone());
     }
-    let stop = Arc::new(ProcessStop { count: AtomicU64::new(0), notify: tokio::sync::Notify::new() });
+    let stop = Arc::new(ProcessStop {
+        count: AtomicU64::new(0),
+        notify: tokio::sync::Notify::new(),
+    });
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
     let listener = stop.clone();
     std::thread::Builder::new()
         .name("tracelab-signals".into())
         .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
                 Ok(r) => r,
                 Err(e) => {
                     let _ = ready_tx.send(Err(format!("cannot start the signal listener: {e}")));
@@ -1069,7 +1324,9 @@ pub fn listen_for_stop() -> Result<Arc<ProcessStop>, String> {
             });
         })
         .map_err(|e| format!("cannot start the signal listener: {e}"))?;
-    ready_rx.recv().map_err(|_| "the signal listener stopped before it listened".to_string())??;
+    ready_rx
+        .recv()
+        .map_err(|_| "the signal listener stopped before it listened".to_string())??;
     Ok(PROCESS_STOP.get_or_init(|| stop).clone())
 }
 
@@ -1104,7 +1361,10 @@ impl Signals {
         {
             use tokio::signal::unix::{signal, SignalKind};
             let err = |e: std::io::Error| format!("cannot listen for Ctrl-C: {e}");
-            Ok(Signals { interrupt: signal(SignalKind::interrupt()).map_err(err)?, terminate: signal(SignalKind::terminate()).map_err(err)? })
+            Ok(Signals {
+                interrupt: signal(SignalKind::interrupt()).map_err(err)?,
+                terminate: signal(SignalKind::terminate()).map_err(err)?,
+            })
         }
         #[cfg(not(unix))]
         Ok(Signals {})

@@ -121,35 +121,72 @@ struct Family {
 
 /// Maps one exposition to the common signals; None when no known engine's metrics are in it.
 pub fn map_exposition(text: &str) -> Option<Scraped> {
-    let names = ENGINES.iter().find(|n| text.lines().any(|l| l.trim_start().starts_with(n.prefix)))?;
-    let wanted: Vec<&str> = [names.waiting, names.running, names.kv_cache, names.preemptions_total, names.queue_time, names.ttft].concat();
+    let names = ENGINES
+        .iter()
+        .find(|n| text.lines().any(|l| l.trim_start().starts_with(n.prefix)))?;
+    let wanted: Vec<&str> = [
+        names.waiting,
+        names.running,
+        names.kv_cache,
+        names.preemptions_total,
+        names.queue_time,
+        names.ttft,
+    ]
+    .concat();
     let mut families: BTreeMap<&str, Family> = BTreeMap::new();
     for line in text.lines() {
-        let Some(series) = crate::prom::parse_line(line, &["le", "tp_rank", "dp_rank", "rank"]) else { continue };
-        if RANK_LABELS.iter().any(|r| series.label(r).is_some_and(|v| v != "0")) {
+        let Some(series) = crate::prom::parse_line(line, &["le", "tp_rank", "dp_rank", "rank"])
+        else {
+            continue;
+        };
+        if RANK_LABELS
+            .iter()
+            .any(|r| series.label(r).is_some_and(|v| v != "0"))
+        {
             continue;
         }
         let (base, part) = split_histogram_part(series.name, &wanted);
-        let Some(base) = wanted.iter().find(|w| **w == base) else { continue };
+        let Some(base) = wanted.iter().find(|w| **w == base) else {
+            continue;
+        };
         let family = families.entry(base).or_default();
         match part {
             Part::Value => family.values.push(series.value),
             Part::Sum => family.sum += series.value,
             Part::Count => *family.count.get_or_insert(0.0) += series.value,
             Part::Bucket => {
-                let Some(le) = series.label("le") else { continue };
+                let Some(le) = series.label("le") else {
+                    continue;
+                };
                 if le == "+Inf" {
                     continue; // equal to `_count`
                 }
-                let Ok(bound) = le.parse::<f64>() else { continue };
-                let entry = family.buckets.entry(bound.to_bits()).or_insert((bound, 0.0));
+                let Ok(bound) = le.parse::<f64>() else {
+                    continue;
+                };
+                let entry = family
+                    .buckets
+                    .entry(bound.to_bits())
+                    .or_insert((bound, 0.0));
                 entry.1 += series.value;
             }
         }
     }
-    let gauge_sum = |names: &[&str]| names.iter().find_map(|n| families.get(n).filter(|f| !f.values.is_empty()).map(|f| f.values.iter().sum::<f64>()));
+    let gauge_sum = |names: &[&str]| {
+        names.iter().find_map(|n| {
+            families
+                .get(n)
+                .filter(|f| !f.values.is_empty())
+                .map(|f| f.values.iter().sum::<f64>())
+        })
+    };
     let gauge_mean = |names: &[&str]| {
-        names.iter().find_map(|n| families.get(n).filter(|f| !f.values.is_empty()).map(|f| f.values.iter().sum::<f64>() / f.values.len() as f64))
+        names.iter().find_map(|n| {
+            families
+                .get(n)
+                .filter(|f| !f.values.is_empty())
+                .map(|f| f.values.iter().sum::<f64>() / f.values.len() as f64)
+        })
     };
     let histogram = |names: &[&str]| {
         names.iter().find_map(|n| {
@@ -157,7 +194,11 @@ pub fn map_exposition(text: &str) -> Option<Scraped> {
             let count = f.count?;
             let mut buckets: Vec<[f64; 2]> = f.buckets.values().map(|(b, c)| [*b, *c]).collect();
             buckets.sort_by(|a, b| a[0].total_cmp(&b[0]));
-            Some(EngineHistogram { count, sum_s: f.sum, buckets })
+            Some(EngineHistogram {
+                count,
+                sum_s: f.sum,
+                buckets,
+            })
         })
     };
     Some(Scraped {
@@ -180,7 +221,11 @@ enum Part {
 
 /// `X_bucket` / `X_sum` / `X_count` of a wanted histogram `X`, else the name itself.
 fn split_histogram_part<'a>(name: &'a str, wanted: &[&str]) -> (&'a str, Part) {
-    for (suffix, part) in [("_bucket", Part::Bucket), ("_sum", Part::Sum), ("_count", Part::Count)] {
+    for (suffix, part) in [
+        ("_bucket", Part::Bucket),
+        ("_sum", Part::Sum),
+        ("_count", Part::Count),
+    ] {
         if let Some(base) = name.strip_suffix(suffix) {
             if wanted.contains(&base) {
                 return (base, part);
@@ -192,7 +237,12 @@ fn split_histogram_part<'a>(name: &'a str, wanted: &[&str]) -> (&'a str, Part) {
 
 /// `URL[,URL…]` → the endpoint URLs, in order. Errors never echo a URL (it names a host).
 pub fn parse_sources(list: &str) -> Result<Vec<url::Url>, String> {
-    crate::scrape::parse_urls(list, "--server-metrics", "list the endpoints as URL,URL", "http://localhost:8000/metrics")
+    crate::scrape::parse_urls(
+        list,
+        "--server-metrics",
+        "list the endpoints as URL,URL",
+        "http://localhost:8000/metrics",
+    )
 }
 
 /// One scrape of every source before the run, for the header: which engine each is and which
@@ -200,7 +250,10 @@ pub fn parse_sources(list: &str) -> Result<Vec<url::Url>, String> {
 /// engine we know (named by position only). The run goes on without what a source cannot
 /// give, as it does without GPU telemetry: its `engines` entry is `null`, and nothing about
 /// it is invented.
-pub fn detect(sources: &[url::Url], interval: Duration) -> Result<(EngineScrape, Vec<String>), String> {
+pub fn detect(
+    sources: &[url::Url],
+    interval: Duration,
+) -> Result<(EngineScrape, Vec<String>), String> {
     let sources = sources.to_vec();
     std::thread::spawn(move || -> Result<(EngineScrape, Vec<String>), String> {
         let rt = crate::scrape::runtime("engine-metrics")?;
@@ -255,15 +308,26 @@ pub fn sample_source(
     stopped: std::sync::mpsc::Receiver<()>,
     sink: std::sync::Arc<dyn Fn(EngineSample) + Send + Sync>,
 ) {
-    let (Ok(rt), Ok(client)) = (crate::scrape::runtime("engine-metrics"), crate::scrape::client("engine-metrics")) else { return };
+    let (Ok(rt), Ok(client)) = (
+        crate::scrape::runtime("engine-metrics"),
+        crate::scrape::client("engine-metrics"),
+    ) else {
+        return;
+    };
     let mut last_preemptions: Option<(f64, f64)> = None;
     crate::scrape::every(interval, &stopped, || {
-        let Ok(text) = rt.block_on(crate::scrape::fetch(&client, &url)) else { return };
+        let Ok(text) = rt.block_on(crate::scrape::fetch(&client, &url)) else {
+            return;
+        };
         let t_ms = clock.now_ms();
-        let Some(s) = map_exposition(&text) else { return };
+        let Some(s) = map_exposition(&text) else {
+            return;
+        };
         // A counter's rate since the previous scrape; a reset (restart) gives none.
         let preemptions_per_s = match (s.preemptions_total, last_preemptions) {
-            (Some(now), Some((then, at))) if now >= then && t_ms > at => Some((now - then) / ((t_ms - at) / 1000.0)),
+            (Some(now), Some((then, at))) if now >= then && t_ms > at => {
+                Some((now - then) / ((t_ms - at) / 1000.0))
+            }
             _ => None,
         };
         last_preemptions = s.preemptions_total.map(|p| (p, t_ms));
@@ -288,8 +352,16 @@ pub struct Scrapers {
 }
 
 impl Scrapers {
-    pub fn start(sources: &[url::Url], interval: Duration, clock: Clock, sink: std::sync::Arc<dyn Fn(EngineSample) + Send + Sync>) -> Scrapers {
-        let mut scrapers = Scrapers { stop: Vec::new(), threads: Vec::new() };
+    pub fn start(
+        sources: &[url::Url],
+        interval: Duration,
+        clock: Clock,
+        sink: std::sync::Arc<dyn Fn(EngineSample) + Send + Sync>,
+    ) -> Scrapers {
+        let mut scrapers = Scrapers {
+            stop: Vec::new(),
+            threads: Vec::new(),
+        };
         for (i, url) in sources.iter().enumerate() {
             let (tx, rx) = std::sync::mpsc::channel();
             let (url, sink) = (url.clone(), sink.clone());
@@ -320,7 +392,10 @@ mod tests {
     fn real(name: &str) -> String {
         let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
             Some(dir) => std::path::PathBuf::from(dir),
-            None => std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")),
+            None => std::path::PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/fixtures"
+            )),
         }
         .join("servers")
         .join(name);
@@ -334,14 +409,33 @@ mod tests {
         // vLLM 0.25.1, 128 requests in flight: 64 running, 64 waiting (the `_by_reason` family
         // shares the prefix and is not added in), KV cache 11 %, TTFT counted 664 times.
         let s = map_exposition(&real("vllm_0.25.1_opt125m_tp2_loaded128.metrics.txt")).unwrap();
-        assert_eq!((s.engine, s.waiting, s.running), ("vllm", Some(64.0), Some(64.0)));
+        assert_eq!(
+            (s.engine, s.waiting, s.running),
+            ("vllm", Some(64.0), Some(64.0))
+        );
         assert_eq!(s.kv_cache, Some(0.11223878211531546));
         assert_eq!(s.preemptions_total, Some(0.0));
         let ttft = s.ttft.clone().unwrap();
         assert_eq!(ttft.count, 664.0);
-        assert!(ttft.buckets.windows(2).all(|w| w[0][0] < w[1][0] && w[0][1] <= w[1][1]), "{:?}", ttft.buckets);
+        assert!(
+            ttft.buckets
+                .windows(2)
+                .all(|w| w[0][0] < w[1][0] && w[0][1] <= w[1][1]),
+            "{:?}",
+            ttft.buckets
+        );
         assert_eq!(s.queue_time.as_ref().unwrap().count, 600.0);
-        assert_eq!(s.signals(), ["waiting", "running", "kv_cache", "preemptions_per_s", "queue_time", "ttft"]);
+        assert_eq!(
+            s.signals(),
+            [
+                "waiting",
+                "running",
+                "kv_cache",
+                "preemptions_per_s",
+                "queue_time",
+                "ttft"
+            ]
+        );
     }
 
     #[test]
@@ -350,7 +444,10 @@ mod tests {
         // id, and no label value is kept at all.
         let text = real("vllm_fork_0.5.2.dev1210_llama2_7b_startup.metrics.txt");
         let s = map_exposition(&text).unwrap();
-        assert_eq!((s.waiting, s.running, s.kv_cache), (Some(0.0), Some(0.0), Some(0.0)));
+        assert_eq!(
+            (s.waiting, s.running, s.kv_cache),
+            (Some(0.0), Some(0.0), Some(0.0))
+        );
         let sample = EngineSample {
             t_ms: 1.0,
             source: 0,
@@ -369,31 +466,59 @@ mod tests {
     #[test]
     fn sglang_tgi_and_llamacpp() {
         let s = map_exposition(&real("sglang_docs_llama31_8b_loaded.metrics.txt")).unwrap();
-        assert_eq!((s.engine, s.waiting, s.running, s.kv_cache), ("sglang", Some(2826.0), Some(162.0), Some(0.28)));
+        assert_eq!(
+            (s.engine, s.waiting, s.running, s.kv_cache),
+            ("sglang", Some(2826.0), Some(162.0), Some(0.28))
+        );
         assert_eq!(s.ttft.unwrap().count, 11008.0);
         let t = map_exposition(&real("tgi_3.x_datadog_fixture.metrics.txt")).unwrap();
-        assert_eq!((t.engine, t.waiting, t.running, t.kv_cache), ("tgi", Some(0.0), Some(0.0), None));
+        assert_eq!(
+            (t.engine, t.waiting, t.running, t.kv_cache),
+            ("tgi", Some(0.0), Some(0.0), None)
+        );
         assert_eq!(t.queue_time.unwrap().count, 109.0);
-        for name in ["llamacpp_b9383_after_tests.metrics.txt", "llamacpp_b10452_idle.metrics.txt", "llamacpp_b6283_after_tests.metrics.txt"] {
+        for name in [
+            "llamacpp_b9383_after_tests.metrics.txt",
+            "llamacpp_b10452_idle.metrics.txt",
+            "llamacpp_b6283_after_tests.metrics.txt",
+        ] {
             let l = map_exposition(&real(name)).unwrap();
-            assert_eq!((l.engine, l.waiting, l.running), ("llamacpp", Some(0.0), Some(0.0)), "{name}");
+            assert_eq!(
+                (l.engine, l.waiting, l.running),
+                ("llamacpp", Some(0.0), Some(0.0)),
+                "{name}"
+            );
         }
     }
 
     #[test]
     fn ranks_beyond_zero_are_not_added_twice_and_unknown_pages_are_none() {
-        let text = "sglang:num_queue_reqs{tp_rank=\"0\"} 5\nsglang:num_queue_reqs{tp_rank=\"1\"} 5\n";
+        let text =
+            "sglang:num_queue_reqs{tp_rank=\"0\"} 5\nsglang:num_queue_reqs{tp_rank=\"1\"} 5\n";
         assert_eq!(map_exposition(text).unwrap().waiting, Some(5.0));
         let dp = "vllm:num_requests_waiting{engine=\"0\"} 3\nvllm:num_requests_waiting{engine=\"1\"} 4\n";
-        assert_eq!(map_exposition(dp).unwrap().waiting, Some(7.0), "data-parallel engines each queue their own");
+        assert_eq!(
+            map_exposition(dp).unwrap().waiting,
+            Some(7.0),
+            "data-parallel engines each queue their own"
+        );
         assert!(map_exposition("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 5\n").is_none());
-        assert!(map_exposition("vllm:kv_cache_usage_perc 7\n").unwrap().kv_cache.is_none(), "not a share: not kept");
+        assert!(
+            map_exposition("vllm:kv_cache_usage_perc 7\n")
+                .unwrap()
+                .kv_cache
+                .is_none(),
+            "not a share: not kept"
+        );
     }
 
     #[test]
     fn source_urls_are_never_echoed() {
         let err = parse_sources("http://a:8000/metrics,secret-host:8000").unwrap_err();
         assert!(err.contains("number 2") && !err.contains("secret"), "{err}");
-        assert_eq!(parse_sources("http://a:8000").unwrap()[0].path(), "/metrics");
+        assert_eq!(
+            parse_sources("http://a:8000").unwrap()[0].path(),
+            "/metrics"
+        );
     }
 }

@@ -87,7 +87,10 @@ impl ExportFormat {
 pub fn run(args: ExportArgs) -> Result<(), String> {
     if let Some(out) = &args.output {
         if out.exists() && !args.force {
-            return Err(format!("{} already exists; pass --force to overwrite it", out.display()));
+            return Err(format!(
+                "{} already exists; pass --force to overwrite it",
+                out.display()
+            ));
         }
     }
     if matches!(args.format, ExportFormat::Parquet) && args.output.is_none() {
@@ -97,7 +100,9 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
         let name = args.file.display().to_string();
         let cannot_read = |e: std::io::Error| format!("cannot read {name}: {e}");
         let mut file = File::open(&args.file).map_err(cannot_read)?;
-        if stream::streamable(&mut file).map_err(cannot_read)? && streamed(&args, &name, file)? == Done::Written {
+        if stream::streamable(&mut file).map_err(cannot_read)?
+            && streamed(&args, &name, file)? == Done::Written
+        {
             return Ok(());
         }
     }
@@ -106,14 +111,19 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
 
 /// The card's name for the trace: its file name.
 fn source_name(name: &str) -> String {
-    Path::new(name).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| name.to_string())
+    Path::new(name)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string())
 }
 
 /// The first record of a JSON Lines trace as written (the recorder's `shard` object is not part
 /// of the parsed header), for the Parquet file's run columns.
 fn first_record(path: &Path) -> Option<serde_json::Value> {
     let reader = BufReader::new(File::open(path).ok()?);
-    let line = std::io::BufRead::lines(reader).map_while(Result::ok).find(|l| !l.trim().is_empty())?;
+    let line = std::io::BufRead::lines(reader)
+        .map_while(Result::ok)
+        .find(|l| !l.trim().is_empty())?;
     serde_json::from_str(line.trim_start_matches('\u{feff}')).ok()
 }
 
@@ -128,7 +138,10 @@ fn streamed(args: &ExportArgs, name: &str, file: File) -> Result<Done, String> {
     };
     let run = match args.format {
         ExportFormat::Parquet => match first_record(&args.file) {
-            Some(first) => RunColumns::of(first.get("wall_clock_anchor_utc").and_then(|v| v.as_str()), Some(&first)),
+            Some(first) => RunColumns::of(
+                first.get("wall_clock_anchor_utc").and_then(|v| v.as_str()),
+                Some(&first),
+            ),
             None => RunColumns::default(),
         },
         _ => RunColumns::default(),
@@ -151,10 +164,20 @@ fn streamed(args: &ExportArgs, name: &str, file: File) -> Result<Done, String> {
         };
     };
     let partial = partial_path(out);
-    let file = File::create(&partial).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
-    let result = export_stream::export(name, reader, format, settings_for, &options, BufWriter::with_capacity(1 << 16, file));
+    let file =
+        File::create(&partial).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+    let result = export_stream::export(
+        name,
+        reader,
+        format,
+        settings_for,
+        &options,
+        BufWriter::with_capacity(1 << 16, file),
+    );
     let finished = match result {
-        Ok(Done::Written) => std::fs::rename(&partial, out).map(|()| Done::Written).map_err(|e| format!("cannot write {}: {e}", out.display())),
+        Ok(Done::Written) => std::fs::rename(&partial, out)
+            .map(|()| Done::Written)
+            .map_err(|e| format!("cannot write {}: {e}", out.display())),
         Ok(Done::NeedsWhole) => Ok(Done::NeedsWhole),
         Err(ExportError::Read(message)) => Err(message),
         Err(ExportError::Write(e)) => Err(format!("cannot write {}: {e}", out.display())),
@@ -167,21 +190,30 @@ fn streamed(args: &ExportArgs, name: &str, file: File) -> Result<Done, String> {
 
 /// Where a file output is written until it is complete: beside it, hidden.
 fn partial_path(out: &Path) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     out.with_file_name(format!(".{name}.partial"))
 }
 
 /// The export of a file read whole (every format but Parquet as text first).
 fn whole(args: ExportArgs) -> Result<(), String> {
-    let (name, trace, _) = crate::import::load(&args.file, args.benchmark, args.summary.as_deref())?;
+    let (name, trace, _) =
+        crate::import::load(&args.file, args.benchmark, args.summary.as_deref())?;
     let settings = args.settings.settings(&trace.header)?;
     let lang = args.settings.lang();
     if let (ExportFormat::Parquet, Some(out)) = (args.format, &args.output) {
         let file = File::create(out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
         let mut sink = BufWriter::new(file);
-        let run = RunColumns::of(trace.header.wall_clock_anchor_utc.as_deref(), first_record(&args.file).as_ref());
+        let run = RunColumns::of(
+            trace.header.wall_clock_anchor_utc.as_deref(),
+            first_record(&args.file).as_ref(),
+        );
         parquet_export::write(&trace, run, &mut sink)?;
-        return sink.flush().map_err(|e| format!("cannot write {}: {e}", out.display()));
+        return sink
+            .flush()
+            .map_err(|e| format!("cannot write {}: {e}", out.display()));
     }
     let source = source_name(&name);
     let text = match args.format {
@@ -190,14 +222,17 @@ fn whole(args: ExportArgs) -> Result<(), String> {
         ExportFormat::CardMd | ExportFormat::CardJson => {
             let metrics = Metrics::of(&trace.attempts, &settings);
             match args.format {
-                ExportFormat::CardMd => export::card_markdown(&source, &trace, &settings, &metrics, lang),
+                ExportFormat::CardMd => {
+                    export::card_markdown(&source, &trace, &settings, &metrics, lang)
+                }
                 _ => export::card_json(&source, &trace, &settings, &metrics, lang),
             }
         }
     };
     match &args.output {
         None => tracelab_recorder::out::write_all(text.as_bytes()),
-        Some(out) => std::fs::write(out, &text).map_err(|e| format!("cannot write {}: {e}", out.display()))?,
+        Some(out) => std::fs::write(out, &text)
+            .map_err(|e| format!("cannot write {}: {e}", out.display()))?,
     }
     Ok(())
 }

@@ -108,16 +108,28 @@ fn visit<R: BufRead, S>(
     let mut ids = Duplicates::with_limit(options.sort_dir, options.run_bytes);
     // `start`'s error (a bad option) is kept as the state, so the ids are still checked to the
     // end: a repeated id in the file comes before it, as in the whole-file export.
-    let visited = stream::visit(name, reader, Ids::Caller, |header| Ok::<_, ExportError>(start(header)), |state, a, line| {
-        ids.push(&a.id, 0, line).map_err(sort_error)?;
-        match state {
-            Ok(state) => each(state, a),
-            Err(_) => Ok(()),
-        }
-    });
+    let visited = stream::visit(
+        name,
+        reader,
+        Ids::Caller,
+        |header| Ok::<_, ExportError>(start(header)),
+        |state, a, line| {
+            ids.push(&a.id, 0, line).map_err(sort_error)?;
+            match state {
+                Ok(state) => each(state, a),
+                Err(_) => Ok(()),
+            }
+        },
+    );
     let mut repeat_before = |line: usize| -> Result<Option<ExportError>, ExportError> {
         let repeat = ids.first_repeat(false).map_err(sort_error)?;
-        Ok(repeat.filter(|d| d.again.1 < line).map(|d| ExportError::Read(duplicate_id(&d.id, d.first.1, d.again.1).in_file(name).to_string())))
+        Ok(repeat.filter(|d| d.again.1 < line).map(|d| {
+            ExportError::Read(
+                duplicate_id(&d.id, d.first.1, d.again.1)
+                    .in_file(name)
+                    .to_string(),
+            )
+        }))
     };
     match visited {
         Ok(Ok((state, rest))) => match repeat_before(usize::MAX)? {
@@ -135,7 +147,10 @@ fn visit<R: BufRead, S>(
 }
 
 fn sort_error(e: io::Error) -> ExportError {
-    ExportError::Write(io::Error::new(e.kind(), format!("cannot sort the attempt ids: {e}")))
+    ExportError::Write(io::Error::new(
+        e.kind(),
+        format!("cannot sort the attempt ids: {e}"),
+    ))
 }
 
 fn csv<R: BufRead, W: Write>(
@@ -170,10 +185,11 @@ fn card<R: BufRead, W: Write>(
     options: &Options,
     mut out: W,
 ) -> Result<Done, ExportError> {
-    let streamed = match stream::read(name, reader, settings_for).map_err(|e| read_error(name, e))? {
-        Ok(streamed) => streamed,
-        Err(bad_option) => return Err(ExportError::Read(bad_option)),
-    };
+    let streamed =
+        match stream::read(name, reader, settings_for).map_err(|e| read_error(name, e))? {
+            Ok(streamed) => streamed,
+            Err(bad_option) => return Err(ExportError::Read(bad_option)),
+        };
     if streamed.header.has_peer_figures() {
         return Ok(Done::NeedsWhole);
     }
@@ -184,7 +200,14 @@ fn card<R: BufRead, W: Write>(
         export::card_markdown_of(options.source, &facts, settings, &metrics, options.lang)
     } else {
         let view = streamed.card_view();
-        export::json_text(&export::card_json_value_of(options.source, &facts, &view, settings, &metrics, options.lang))
+        export::json_text(&export::card_json_value_of(
+            options.source,
+            &facts,
+            &view,
+            settings,
+            &metrics,
+            options.lang,
+        ))
     };
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -213,17 +236,28 @@ impl<W: Write> FmtOut<W> {
 
     /// The I/O error behind a `fmt::Error`.
     fn lost(&mut self) -> ExportError {
-        ExportError::Write(self.error.take().unwrap_or_else(|| io::Error::other("formatting failed")))
+        ExportError::Write(
+            self.error
+                .take()
+                .unwrap_or_else(|| io::Error::other("formatting failed")),
+        )
     }
 }
 
 /// Every attempt of `spill`, in its order, through `write` (a Perfetto writer's `timed` or
 /// `untimed`); the writer's first error stops it and is returned inside.
-fn each_sorted(spill: &mut Spill, mut write: impl FnMut(&Attempt) -> fmt::Result) -> Result<fmt::Result, ExportError> {
+fn each_sorted(
+    spill: &mut Spill,
+    mut write: impl FnMut(&Attempt) -> fmt::Result,
+) -> Result<fmt::Result, ExportError> {
     for item in spill.sorted()? {
         let (_, line) = item?;
-        let a: Attempt = serde_json::from_str(&line)
-            .map_err(|e| ExportError::Write(io::Error::new(io::ErrorKind::InvalidData, format!("a sorted attempt did not read back: {e}"))))?;
+        let a: Attempt = serde_json::from_str(&line).map_err(|e| {
+            ExportError::Write(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a sorted attempt did not read back: {e}"),
+            ))
+        })?;
         if let Err(e) = write(&a) {
             return Ok(Err(e));
         }
@@ -267,7 +301,14 @@ fn perfetto<R: BufRead, W: Write>(
         slots.place(start, end);
     }
     let mut out = FmtOut { out, error: None };
-    let started = PerfettoWriter::start(&mut out, &rest.header, &settings, slots.count(), any_untimed, !rest.gpu.is_empty());
+    let started = PerfettoWriter::start(
+        &mut out,
+        &rest.header,
+        &settings,
+        slots.count(),
+        any_untimed,
+        !rest.gpu.is_empty(),
+    );
     let mut writer = match started {
         Ok(writer) => writer,
         Err(_) => return Err(out.lost()),
@@ -301,7 +342,8 @@ fn parquet<R: BufRead, W: Write + Send>(
             // The options are checked as for every format, though no verdict is written.
             settings_for(header).map_err(ExportError::Read)?;
             let out = out.take().expect("the header comes once");
-            ParquetRows::with_group_rows(out, header, options.run.clone(), options.group_rows).map_err(parquet_error)
+            ParquetRows::with_group_rows(out, header, options.run.clone(), options.group_rows)
+                .map_err(parquet_error)
         },
         |rows, a| rows.push(a).map_err(parquet_error),
     )?;
@@ -332,7 +374,12 @@ mod tests {
 
     impl Endless {
         fn new(limit: u64) -> Endless {
-            Endless { line: format!("{HEADER}\n").into_bytes(), at: 0, attempts: 0, limit }
+            Endless {
+                line: format!("{HEADER}\n").into_bytes(),
+                at: 0,
+                attempts: 0,
+                limit,
+            }
         }
     }
 
@@ -340,7 +387,11 @@ mod tests {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             if self.at == self.line.len() {
                 self.attempts += 1;
-                assert!(self.attempts <= self.limit, "{} attempts read and nothing written: the export holds the trace", self.limit);
+                assert!(
+                    self.attempts <= self.limit,
+                    "{} attempts read and nothing written: the export holds the trace",
+                    self.limit
+                );
                 let (k, start) = (self.attempts, self.attempts * 10);
                 self.line = format!(
                     "{{\"kind\":\"attempt\",\"id\":\"a{k}\",\"business_id\":\"b{k}\",\"attempt\":1,\"phase\":\"measure\",\"start_ms\":{start},\"first_token_ms\":{},\"events\":[[{},1],[{},2]],\"end_ms\":{},\"outcome\":\"success\",\"quality\":\"pass\"}}\n",
@@ -376,7 +427,14 @@ mod tests {
     }
 
     fn options(dir: &Path, group_rows: usize) -> Options<'_> {
-        Options { source: "t.jsonl", lang: Lang::En, sort_dir: dir, run_bytes: 1 << 20, group_rows, run: RunColumns::default() }
+        Options {
+            source: "t.jsonl",
+            lang: Lang::En,
+            sort_dir: dir,
+            run_bytes: 1 << 20,
+            group_rows,
+            run: RunColumns::default(),
+        }
     }
 
     /// CSV rows leave as their attempts arrive: an endless trace is written until the output
@@ -385,8 +443,18 @@ mod tests {
     fn csv_is_written_attempt_by_attempt() {
         let dir = std::env::temp_dir();
         let reader = BufReader::with_capacity(8 << 10, Endless::new(1_000));
-        let out = Refusing { room: 64 << 10, taken: 0 };
-        let result = export("endless.jsonl", reader, Format::Csv, |h| Ok(Settings::from_header(h)), &options(&dir, 100), out);
+        let out = Refusing {
+            room: 64 << 10,
+            taken: 0,
+        };
+        let result = export(
+            "endless.jsonl",
+            reader,
+            Format::Csv,
+            |h| Ok(Settings::from_header(h)),
+            &options(&dir, 100),
+            out,
+        );
         assert!(matches!(result, Err(ExportError::Write(_))), "{result:?}");
     }
 
@@ -398,7 +466,14 @@ mod tests {
         let reader = BufReader::with_capacity(8 << 10, Endless::new(1_000));
         // Parquet's magic (4 bytes) goes first; the first column chunk is refused.
         let out = Refusing { room: 4, taken: 0 };
-        let result = export("endless.jsonl", reader, Format::Parquet, |h| Ok(Settings::from_header(h)), &options(&dir, 300), out);
+        let result = export(
+            "endless.jsonl",
+            reader,
+            Format::Parquet,
+            |h| Ok(Settings::from_header(h)),
+            &options(&dir, 300),
+            out,
+        );
         assert!(matches!(result, Err(ExportError::Write(_))), "{result:?}");
     }
 
@@ -406,7 +481,8 @@ mod tests {
     /// attempts written in reverse start order come out as the whole-trace export writes them.
     #[test]
     fn perfetto_sorted_on_disk_equals_the_whole_trace_export() {
-        let dir = std::env::temp_dir().join(format!("tracelab-perfetto-runs-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("tracelab-perfetto-runs-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut text = format!("{HEADER}\n");
         for k in (1..=300u32).rev() {
@@ -427,9 +503,24 @@ mod tests {
         let mut small = options(&dir, 100);
         small.run_bytes = 2_000;
         let mut out = Vec::new();
-        let done = export("t.jsonl", text.as_bytes(), Format::Perfetto, |h| Ok(Settings::from_header(h)), &small, &mut out).unwrap();
+        let done = export(
+            "t.jsonl",
+            text.as_bytes(),
+            Format::Perfetto,
+            |h| Ok(Settings::from_header(h)),
+            &small,
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(done, Done::Written);
-        assert!(String::from_utf8(out).unwrap() == whole, "the sorted runs give the whole-trace export's bytes");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the sort's runs are removed");
+        assert!(
+            String::from_utf8(out).unwrap() == whole,
+            "the sorted runs give the whole-trace export's bytes"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "the sort's runs are removed"
+        );
     }
 }

@@ -56,11 +56,21 @@ const FORMAT: &str = "--format=csv,noheader,nounits";
 /// A telemetry source found to work, or why there is none.
 pub enum Telemetry {
     /// Boxed: NVML's table of loaded functions is some 11 KB.
-    Nvml { nvml: Box<Nvml>, gpus: u32 },
-    NvidiaSmi { gpus: u32 },
+    Nvml {
+        nvml: Box<Nvml>,
+        gpus: u32,
+    },
+    NvidiaSmi {
+        gpus: u32,
+    },
     /// dcgm-exporter endpoints, one per node, with the GPUs each exported when probed.
-    Dcgm { nodes: Vec<url::Url>, gpus: Vec<u32> },
-    Unsupported { why: String },
+    Dcgm {
+        nodes: Vec<url::Url>,
+        gpus: Vec<u32>,
+    },
+    Unsupported {
+        why: String,
+    },
 }
 
 impl Telemetry {
@@ -80,10 +90,20 @@ impl Telemetry {
             Telemetry::Nvml { gpus, .. } => format!("GPU telemetry: NVML, {gpus} GPU(s)"),
             Telemetry::NvidiaSmi { gpus } => format!("GPU telemetry: nvidia-smi, {gpus} GPU(s)"),
             Telemetry::Dcgm { gpus, .. } => {
-                let per_node: Vec<String> = gpus.iter().enumerate().map(|(i, n)| format!("node {i}: {n}")).collect();
-                format!("GPU telemetry: dcgm-exporter, {} node(s) ({} GPU(s))", gpus.len(), per_node.join(", "))
+                let per_node: Vec<String> = gpus
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| format!("node {i}: {n}"))
+                    .collect();
+                format!(
+                    "GPU telemetry: dcgm-exporter, {} node(s) ({} GPU(s))",
+                    gpus.len(),
+                    per_node.join(", ")
+                )
             }
-            Telemetry::Unsupported { why } => format!("GPU telemetry: unsupported ({why}); no GPU figure is recorded"),
+            Telemetry::Unsupported { why } => {
+                format!("GPU telemetry: unsupported ({why}); no GPU figure is recorded")
+            }
         }
     }
 
@@ -103,7 +123,10 @@ pub fn detect_source(source: &GpuSource) -> Telemetry {
     match source {
         GpuSource::Local(mode) => detect(*mode),
         GpuSource::Dcgm(nodes) => match crate::dcgm::detect(nodes) {
-            Ok(gpus) => Telemetry::Dcgm { nodes: nodes.clone(), gpus },
+            Ok(gpus) => Telemetry::Dcgm {
+                nodes: nodes.clone(),
+                gpus,
+            },
             Err(why) => Telemetry::Unsupported { why },
         },
     }
@@ -112,14 +135,18 @@ pub fn detect_source(source: &GpuSource) -> Telemetry {
 /// Finds a working source.
 pub fn detect(mode: GpuMode) -> Telemetry {
     match mode {
-        GpuMode::Off => Telemetry::Unsupported { why: "turned off with --gpu off".into() },
+        GpuMode::Off => Telemetry::Unsupported {
+            why: "turned off with --gpu off".into(),
+        },
         GpuMode::Nvml => detect_nvml().unwrap_or_else(|why| Telemetry::Unsupported { why }),
         GpuMode::NvidiaSmi => detect_smi().unwrap_or_else(|why| Telemetry::Unsupported { why }),
         GpuMode::Auto => match detect_nvml() {
             Ok(t) => t,
             Err(nvml) => match detect_smi() {
                 Ok(t) => t,
-                Err(smi) => Telemetry::Unsupported { why: format!("{nvml}; {smi}") },
+                Err(smi) => Telemetry::Unsupported {
+                    why: format!("{nvml}; {smi}"),
+                },
             },
         },
     }
@@ -127,14 +154,21 @@ pub fn detect(mode: GpuMode) -> Telemetry {
 
 fn detect_nvml() -> Result<Telemetry, String> {
     let nvml = Nvml::init().map_err(|e| match e {
-        nvml_wrapper::error::NvmlError::LibloadingError(_) => "NVML not found (libnvidia-ml.so.1 is not installed)".to_string(),
+        nvml_wrapper::error::NvmlError::LibloadingError(_) => {
+            "NVML not found (libnvidia-ml.so.1 is not installed)".to_string()
+        }
         other => format!("NVML did not start: {other}"),
     })?;
-    let gpus = nvml.device_count().map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+    let gpus = nvml
+        .device_count()
+        .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
     if gpus == 0 {
         return Err("NVML sees no GPU".into());
     }
-    Ok(Telemetry::Nvml { nvml: Box::new(nvml), gpus })
+    Ok(Telemetry::Nvml {
+        nvml: Box::new(nvml),
+        gpus,
+    })
 }
 
 /// nvidia-smi gets an empty environment but for where to find itself and its library, so no
@@ -164,7 +198,10 @@ fn detect_smi() -> Result<Telemetry, String> {
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let lines: Vec<String> = BufReader::new(stdout).lines().map_while(Result::ok).collect();
+        let lines: Vec<String> = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .collect();
         let _ = tx.send(lines);
     });
     let lines = match rx.recv_timeout(Duration::from_secs(5)) {
@@ -213,31 +250,48 @@ impl Sampler {
     ) -> Result<Sampler, String> {
         match telemetry {
             Telemetry::Dcgm { nodes, .. } => {
-                let sink: std::sync::Arc<dyn Fn(GpuSample) + Send + Sync> = std::sync::Arc::new(sink);
+                let sink: std::sync::Arc<dyn Fn(GpuSample) + Send + Sync> =
+                    std::sync::Arc::new(sink);
                 let mut threads = Vec::new();
                 for (i, url) in nodes.into_iter().enumerate() {
                     let (stop, stopped) = mpsc::channel::<()>();
                     let sink = sink.clone();
                     let thread = std::thread::Builder::new()
                         .name(format!("tracelab-dcgm-{i}"))
-                        .spawn(move || crate::dcgm::sample_node(i as u32, url, interval, clock, stopped, sink))
+                        .spawn(move || {
+                            crate::dcgm::sample_node(i as u32, url, interval, clock, stopped, sink)
+                        })
                         .map_err(|e| format!("cannot start the DCGM scraper: {e}"))?;
                     threads.push((stop, thread));
                 }
-                Ok(Sampler { stop: None, thread: None, child: None, nodes: threads })
+                Ok(Sampler {
+                    stop: None,
+                    thread: None,
+                    child: None,
+                    nodes: threads,
+                })
             }
-            Telemetry::Unsupported { .. } => Ok(Sampler { stop: None, thread: None, child: None, nodes: Vec::new() }),
+            Telemetry::Unsupported { .. } => Ok(Sampler {
+                stop: None,
+                thread: None,
+                child: None,
+                nodes: Vec::new(),
+            }),
             Telemetry::Nvml { nvml, gpus } => {
                 let (stop, stopped) = mpsc::channel::<()>();
                 let thread = std::thread::Builder::new()
                     .name("tracelab-nvml".into())
                     .spawn(move || {
-                        let devices: Vec<_> = (0..gpus).filter_map(|i| nvml.device_by_index(i).ok().map(|d| (i, d))).collect();
+                        let devices: Vec<_> = (0..gpus)
+                            .filter_map(|i| nvml.device_by_index(i).ok().map(|d| (i, d)))
+                            .collect();
                         let mut next = Instant::now();
                         loop {
                             for (i, device) in &devices {
                                 let t_ms = clock.now_ms();
-                                if let (Ok(util), Ok(mem)) = (device.utilization_rates(), device.memory_info()) {
+                                if let (Ok(util), Ok(mem)) =
+                                    (device.utilization_rates(), device.memory_info())
+                                {
                                     sink(GpuSample {
                                         t_ms,
                                         node: None,
@@ -250,17 +304,30 @@ impl Sampler {
                             }
                             next += interval;
                             let wait = next.saturating_duration_since(Instant::now());
-                            if !matches!(stopped.recv_timeout(wait), Err(mpsc::RecvTimeoutError::Timeout)) {
+                            if !matches!(
+                                stopped.recv_timeout(wait),
+                                Err(mpsc::RecvTimeoutError::Timeout)
+                            ) {
                                 break;
                             }
                         }
                     })
                     .map_err(|e| format!("cannot start the NVML sampler: {e}"))?;
-                Ok(Sampler { stop: Some(stop), thread: Some(thread), child: None, nodes: Vec::new() })
+                Ok(Sampler {
+                    stop: Some(stop),
+                    thread: Some(thread),
+                    child: None,
+                    nodes: Vec::new(),
+                })
             }
             Telemetry::NvidiaSmi { .. } => {
                 let mut child = smi_command()
-                    .args([QUERY, FORMAT, "-lms", &interval.as_millis().max(1).to_string()])
+                    .args([
+                        QUERY,
+                        FORMAT,
+                        "-lms",
+                        &interval.as_millis().max(1).to_string(),
+                    ])
                     .stdout(Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot start nvidia-smi: {e}"))?;
@@ -273,13 +340,27 @@ impl Sampler {
                         for line in BufReader::new(stdout).lines() {
                             let Ok(line) = line else { break };
                             let t_ms = clock.now_ms();
-                            if let Some((gpu, util_pct, mem_used_mib, mem_total_mib)) = parse_smi_line(&line) {
-                                sink(GpuSample { t_ms, node: None, gpu, util_pct, mem_used_mib, mem_total_mib });
+                            if let Some((gpu, util_pct, mem_used_mib, mem_total_mib)) =
+                                parse_smi_line(&line)
+                            {
+                                sink(GpuSample {
+                                    t_ms,
+                                    node: None,
+                                    gpu,
+                                    util_pct,
+                                    mem_used_mib,
+                                    mem_total_mib,
+                                });
                             }
                         }
                     })
                     .map_err(|e| format!("cannot start the nvidia-smi reader: {e}"))?;
-                Ok(Sampler { stop: None, thread: None, child: Some(child), nodes: Vec::new() })
+                Ok(Sampler {
+                    stop: None,
+                    thread: None,
+                    child: Some(child),
+                    nodes: Vec::new(),
+                })
             }
         }
     }
@@ -306,7 +387,10 @@ mod tests {
 
     #[test]
     fn smi_lines() {
-        assert_eq!(parse_smi_line("0, 35, 1234, 81559"), Some((0, 35.0, 1234.0, 81559.0)));
+        assert_eq!(
+            parse_smi_line("0, 35, 1234, 81559"),
+            Some((0, 35.0, 1234.0, 81559.0))
+        );
         assert_eq!(parse_smi_line("1,0,0,16384"), Some((1, 0.0, 0.0, 16384.0)));
         assert_eq!(parse_smi_line("0, [N/A], 1234, 81559"), None);
         assert_eq!(parse_smi_line("0, 135, 1, 2"), None);

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use tracelab_peers::import::{self, Imported};
 use tracelab_core::{format, parse::parse_jsonl, write, Outcome, Phase, Trace};
+use tracelab_peers::import::{self, Imported};
 
 const AFTER_HELP: &str = "\
 Recognised from the content, not the file name:
@@ -53,7 +53,11 @@ fn read(path: &Path) -> Result<(String, Vec<u8>), String> {
 
 /// Reads any supported file as one trace: the chosen benchmark of a guidellm file, with a
 /// summary's figures attached when one is given. Shared by `import`, `export` and `report`.
-pub fn load(path: &Path, benchmark: Option<usize>, summary: Option<&Path>) -> Result<(String, Trace, Imported), String> {
+pub fn load(
+    path: &Path,
+    benchmark: Option<usize>,
+    summary: Option<&Path>,
+) -> Result<(String, Trace, Imported), String> {
     let (name, bytes) = read(path)?;
     let imported = import::load_any_bytes(&name, &bytes).map_err(|e| e.to_string())?;
     let count = imported.traces.len();
@@ -70,8 +74,10 @@ pub fn load(path: &Path, benchmark: Option<usize>, summary: Option<&Path>) -> Re
     let mut trace = chosen;
     if let Some(summary) = summary {
         let (summary_name, bytes) = read(summary)?;
-        let text = String::from_utf8(bytes).map_err(|_| format!("{summary_name}: not UTF-8 text"))?;
-        let figures = import::peer_figures_from_aggregate(&summary_name, &text).map_err(|e| e.to_string())?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| format!("{summary_name}: not UTF-8 text"))?;
+        let figures =
+            import::peer_figures_from_aggregate(&summary_name, &text).map_err(|e| e.to_string())?;
         import::attach_summary(&mut trace, &figures).map_err(|e| format!("{summary_name}: {e}"))?;
     }
     Ok((name, trace, imported))
@@ -80,13 +86,19 @@ pub fn load(path: &Path, benchmark: Option<usize>, summary: Option<&Path>) -> Re
 pub fn run(args: ImportArgs) -> Result<(), String> {
     let out = args.output.display().to_string();
     if args.output.exists() && !args.force {
-        return Err(format!("{out} already exists; pass --force to overwrite it"));
+        return Err(format!(
+            "{out} already exists; pass --force to overwrite it"
+        ));
     }
     let (name, trace, imported) = load(&args.input, args.benchmark, args.summary.as_deref())?;
     let text = write::to_jsonl(&trace);
     // The written file must read back: never leave a trace the lab would refuse.
-    parse_jsonl(&out, &text).map_err(|e| format!("the converted trace does not read back ({e}); nothing was written"))?;
-    let tmp = args.output.with_extension(format!("jsonl.tmp-{}", std::process::id()));
+    parse_jsonl(&out, &text).map_err(|e| {
+        format!("the converted trace does not read back ({e}); nothing was written")
+    })?;
+    let tmp = args
+        .output
+        .with_extension(format!("jsonl.tmp-{}", std::process::id()));
     std::fs::write(&tmp, &text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &args.output).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -99,7 +111,11 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
     let cancelled = measured.filter(|a| a.outcome == Outcome::Cancelled).count();
     let warmup = trace.warmup_count();
     let d = &imported.detected;
-    let version = d.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+    let version = d
+        .version
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
     tracelab_recorder::outln!(
         "imported {} from {name} ({}{version}, {}): {}, {} ({cancelled} cancelled), {warmup} warm-up → {out}",
         format::count(trace.attempts.len(), "attempt", "attempts"),

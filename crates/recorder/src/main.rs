@@ -14,7 +14,11 @@ mod simulate;
 mod sweep;
 
 #[derive(Parser)]
-#[command(name = "tracelab", version, about = "Record LLM-serving traces and account for their latency honestly")]
+#[command(
+    name = "tracelab",
+    version,
+    about = "Record LLM-serving traces and account for their latency honestly"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

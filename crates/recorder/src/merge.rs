@@ -50,7 +50,13 @@ pub struct MergeArgs {
 const ANCHOR_RESOLUTION_MS: f64 = 1.0;
 
 /// Attempt fields that are times on the shard's clock (`events` holds `[time, tokens]` pairs).
-const ATTEMPT_TIMES: [&str; 5] = ["intended_start_ms", "start_ms", "first_byte_ms", "first_token_ms", "end_ms"];
+const ATTEMPT_TIMES: [&str; 5] = [
+    "intended_start_ms",
+    "start_ms",
+    "first_byte_ms",
+    "first_token_ms",
+    "end_ms",
+];
 
 struct Shard {
     name: String,
@@ -75,18 +81,33 @@ struct Shard {
 fn check_stream(name: &str, path: &Path, sort_dir: &Path) -> Result<stream::Rest, String> {
     let file = File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     let mut ids = Duplicates::new(sort_dir);
-    let visited = stream::visit(name, BufReader::with_capacity(1 << 20, file), Ids::Caller, |_| Ok::<(), String>(()), |(), a, line| {
-        ids.push(&a.id, 0, line).map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))
-    });
+    let visited = stream::visit(
+        name,
+        BufReader::with_capacity(1 << 20, file),
+        Ids::Caller,
+        |_| Ok::<(), String>(()),
+        |(), a, line| {
+            ids.push(&a.id, 0, line)
+                .map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))
+        },
+    );
     let mut repeat_before = |line: usize| -> Result<Option<String>, String> {
-        let repeat = ids.first_repeat(false).map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))?;
-        Ok(repeat.filter(|d| d.again.1 < line).map(|d| duplicate_id(&d.id, d.first.1, d.again.1).in_file(name).to_string()))
+        let repeat = ids
+            .first_repeat(false)
+            .map_err(|e| format!("cannot sort {name}'s attempt ids: {e}"))?;
+        Ok(repeat.filter(|d| d.again.1 < line).map(|d| {
+            duplicate_id(&d.id, d.first.1, d.again.1)
+                .in_file(name)
+                .to_string()
+        }))
     };
     match visited {
         Ok(Ok(((), rest))) => repeat_before(usize::MAX)?.map_or(Ok(rest), Err),
         Ok(Err(sort)) => Err(sort),
         Err(StreamError::Io(e)) => Err(format!("cannot read {name}: {e}")),
-        Err(StreamError::Parse(e)) if e.message != stream::NOT_UTF8 => Err(repeat_before(e.line.unwrap_or(usize::MAX))?.unwrap_or_else(|| e.to_string())),
+        Err(StreamError::Parse(e)) if e.message != stream::NOT_UTF8 => {
+            Err(repeat_before(e.line.unwrap_or(usize::MAX))?.unwrap_or_else(|| e.to_string()))
+        }
         Err(StreamError::Parse(e)) => Err(e.to_string()),
     }
 }
@@ -98,7 +119,8 @@ fn first_record(name: &str, path: &Path) -> Result<Value, String> {
         let line = line.map_err(|e| format!("cannot read {name}: {e}"))?;
         let line = line.trim_start_matches('\u{feff}');
         if !line.trim().is_empty() {
-            return serde_json::from_str(line).map_err(|_| format!("{name} line 1: the header is not a JSON object"));
+            return serde_json::from_str(line)
+                .map_err(|_| format!("{name} line 1: the header is not a JSON object"));
         }
     }
     Err(format!("{name} is empty"))
@@ -113,22 +135,37 @@ fn load(path: &Path, sort_dir: &Path) -> Result<Shard, String> {
     let Some(shard) = header.get("shard").and_then(Value::as_object) else {
         return Err(format!("{name}: the header has no `shard` field; only traces recorded with --shard I/N (or --shards N) can be merged"));
     };
-    let int = |key: &str| shard.get(key).and_then(Value::as_u64).and_then(|v| u32::try_from(v).ok());
-    let (Some(index), Some(count), Some(run_id)) = (int("index"), int("count"), shard.get("run_id").and_then(Value::as_str)) else {
-        return Err(format!("{name} line 1, field shard: needs `index`, `count` and `run_id`"));
+    let int = |key: &str| {
+        shard
+            .get(key)
+            .and_then(Value::as_u64)
+            .and_then(|v| u32::try_from(v).ok())
+    };
+    let (Some(index), Some(count), Some(run_id)) = (
+        int("index"),
+        int("count"),
+        shard.get("run_id").and_then(Value::as_str),
+    ) else {
+        return Err(format!(
+            "{name} line 1, field shard: needs `index`, `count` and `run_id`"
+        ));
     };
     let anchor = rest.header.wall_clock_anchor_utc.as_deref().ok_or_else(|| {
         format!("{name} line 1: no wall_clock_anchor_utc, so this shard cannot be put on the others' timeline")
     })?;
-    let anchor_ms = rfc3339_epoch_ms(anchor)
-        .ok_or_else(|| format!("{name} line 1, field wall_clock_anchor_utc: `{anchor}` is not an RFC 3339 time"))?;
+    let anchor_ms = rfc3339_epoch_ms(anchor).ok_or_else(|| {
+        format!("{name} line 1, field wall_clock_anchor_utc: `{anchor}` is not an RFC 3339 time")
+    })?;
     Ok(Shard {
         name,
         path: path.to_path_buf(),
         index,
         count,
         run_id: run_id.to_string(),
-        clock_sync: shard.get("clock_sync").cloned().unwrap_or(json!({"source": "unknown"})),
+        clock_sync: shard
+            .get("clock_sync")
+            .cloned()
+            .unwrap_or(json!({"source": "unknown"})),
         header: header.clone(),
         parsed: rest.header,
         finished: Footer::finished(rest.footer),
@@ -152,7 +189,12 @@ fn check(shards: &mut [Shard]) -> Result<(), String> {
             ));
         }
         if s.count as usize != shards.len() {
-            return Err(format!("{} is one of {} shards, but {} were given: merge all of them", s.name, s.count, shards.len()));
+            return Err(format!(
+                "{} is one of {} shards, but {} were given: merge all of them",
+                s.name,
+                s.count,
+                shards.len()
+            ));
         }
         for key in CONTRACT {
             if s.header.get(key) != first.header.get(key) {
@@ -167,7 +209,10 @@ fn check(shards: &mut [Shard]) -> Result<(), String> {
         if s.index as usize != want {
             let dup = shards.iter().filter(|o| o.index == s.index).count() > 1;
             return Err(if dup {
-                format!("shard {} is given twice ({}): each shard once", s.index, s.name)
+                format!(
+                    "shard {} is given twice ({}): each shard once",
+                    s.index, s.name
+                )
             } else {
                 format!("shard {want} of {} is missing", shards.len())
             });
@@ -199,15 +244,24 @@ fn uncertainty_ms(shards: &[Shard]) -> Option<f64> {
 pub fn run(args: MergeArgs) -> Result<(), String> {
     let name = args.output.display().to_string();
     if args.output.exists() && !args.force {
-        return Err(format!("{name} already exists; give --force to overwrite it"));
+        return Err(format!(
+            "{name} already exists; give --force to overwrite it"
+        ));
     }
     let sort_dir = match args.output.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut shards = args.shards.iter().map(|p| load(p, &sort_dir)).collect::<Result<Vec<_>, _>>()?;
+    let mut shards = args
+        .shards
+        .iter()
+        .map(|p| load(p, &sort_dir))
+        .collect::<Result<Vec<_>, _>>()?;
     check(&mut shards)?;
-    let origin_ms = shards.iter().map(|s| s.anchor_ms).fold(f64::INFINITY, f64::min);
+    let origin_ms = shards
+        .iter()
+        .map(|s| s.anchor_ms)
+        .fold(f64::INFINITY, f64::min);
     let origin_anchor = shards
         .iter()
         .find(|s| s.anchor_ms == origin_ms)
@@ -234,11 +288,14 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
         let file = File::open(&s.path).map_err(|e| format!("cannot read {}: {e}", s.name))?;
         for (n, line) in BufReader::with_capacity(1 << 20, file).lines().enumerate() {
             let line = line.map_err(|e| format!("cannot read {}: {e}", s.name))?;
-            let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(&line) else { continue };
+            let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
             match record.get("kind").and_then(Value::as_str) {
                 Some("attempt") => {
                     let id = record.get("id").and_then(Value::as_str).unwrap_or_default();
-                    ids.push(id, position, n + 1).map_err(|e| format!("cannot sort the attempt ids: {e}"))?;
+                    ids.push(id, position, n + 1)
+                        .map_err(|e| format!("cannot sort the attempt ids: {e}"))?;
                     for key in ATTEMPT_TIMES {
                         if let Some(v) = record.get_mut(key) {
                             shift(v, offset);
@@ -256,7 +313,9 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
                         .find_map(|k| record.get(*k).and_then(Value::as_f64))
                         .unwrap_or(f64::INFINITY);
                     let key = [spill::ordered(at), position as i64, n as i64];
-                    attempts.push(key, Value::Object(record).to_string()).map_err(|e| format!("cannot sort the attempts: {e}"))?;
+                    attempts
+                        .push(key, Value::Object(record).to_string())
+                        .map_err(|e| format!("cannot sort the attempts: {e}"))?;
                 }
                 Some("gpu") if keep_gpu => {
                     if let Some(t) = record.get_mut("t_ms") {
@@ -280,7 +339,10 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             }
         }
     }
-    if let Some(d) = ids.first_repeat(false).map_err(|e| format!("cannot sort the attempt ids: {e}"))? {
+    if let Some(d) = ids
+        .first_repeat(false)
+        .map_err(|e| format!("cannot sort the attempt ids: {e}"))?
+    {
         return Err(format!(
             "{} line {}: attempt `{}` is also in another shard; were the shards recorded with one --shard each?",
             shards[d.again.0].name, d.again.1, d.id
@@ -296,7 +358,11 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     header.remove("window");
     let windows: Option<Vec<(f64, f64)>> = shards
         .iter()
-        .map(|s| s.parsed.window.map(|w| (w.start_ms + s.anchor_ms - origin_ms, w.length_s)))
+        .map(|s| {
+            s.parsed
+                .window
+                .map(|w| (w.start_ms + s.anchor_ms - origin_ms, w.length_s))
+        })
         .collect();
     if let Some(windows) = windows {
         // One fixed length for all (--window): kept, from the earliest start; else the envelope
@@ -306,18 +372,28 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
         let length_s = if fixed {
             windows[0].1
         } else {
-            let end = windows.iter().map(|w| w.0 + w.1 * 1000.0).fold(f64::NEG_INFINITY, f64::max);
+            let end = windows
+                .iter()
+                .map(|w| w.0 + w.1 * 1000.0)
+                .fold(f64::NEG_INFINITY, f64::max);
             ((end - start) * 1000.0).round() / 1e6
         };
-        header.insert("window".into(), json!({"start_ms": (start * 1000.0).round() / 1000.0, "length_s": length_s}));
+        header.insert(
+            "window".into(),
+            json!({"start_ms": (start * 1000.0).round() / 1000.0, "length_s": length_s}),
+        );
     }
     // The recorders' own shares add up (counts, CPU); each timing error keeps the worst shard's
     // P50, P99 and max, so the merged bound is never below any shard's. A shard without one
     // (killed) leaves the run's share unknown.
     header.remove("client");
-    let shares: Option<Vec<&ClientShare>> = shards.iter().map(|s| s.parsed.client.as_ref()).collect();
+    let shares: Option<Vec<&ClientShare>> =
+        shards.iter().map(|s| s.parsed.client.as_ref()).collect();
     if let Some(share) = shares.map(|all| merged_share(&all)) {
-        header.insert("client".into(), serde_json::to_value(share).map_err(|e| e.to_string())?);
+        header.insert(
+            "client".into(),
+            serde_json::to_value(share).map_err(|e| e.to_string())?,
+        );
     }
     let uncertainty = uncertainty_ms(&shards);
     let mut merged = Map::new();
@@ -331,7 +407,10 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             None => "unknown: at least one shard's clock synchronisation is unknown; durations are each shard's own monotonic clock",
         }),
     );
-    merged.insert("clock_sync".into(), Value::Array(shards.iter().map(|s| s.clock_sync.clone()).collect()));
+    merged.insert(
+        "clock_sync".into(),
+        Value::Array(shards.iter().map(|s| s.clock_sync.clone()).collect()),
+    );
     // How late each shard began past --start-at (its attempts are that much later on the
     // merged timeline: a late shard's schedule was shifted, never compressed to catch up).
     let late: Vec<Option<f64>> = shards.iter().map(|s| s.late_ms).collect();
@@ -339,7 +418,14 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     header.insert("merged".into(), Value::Object(merged));
 
     let tmp = args.output.with_extension("merging");
-    let written = write_merged(&tmp, &Value::Object(header), &mut attempts, &gpu, &engine, clean);
+    let written = write_merged(
+        &tmp,
+        &Value::Object(header),
+        &mut attempts,
+        &gpu,
+        &engine,
+        clean,
+    );
     drop(attempts);
     let attempts = match written {
         Ok(n) => n,
@@ -356,7 +442,15 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
     if !args.quiet {
         let late: String = shards
             .iter()
-            .filter_map(|s| s.late_ms.filter(|ms| *ms >= 1000.0).map(|ms| format!("; shard {} began {:.1} s late (its requests shifted)", s.index, ms / 1000.0)))
+            .filter_map(|s| {
+                s.late_ms.filter(|ms| *ms >= 1000.0).map(|ms| {
+                    format!(
+                        "; shard {} began {:.1} s late (its requests shifted)",
+                        s.index,
+                        ms / 1000.0
+                    )
+                })
+            })
             .collect();
         let align = match uncertainty {
             Some(u) => format!("aligned within ±{u} ms"),
@@ -368,7 +462,11 @@ pub fn run(args: MergeArgs) -> Result<(), String> {
             shards[0].run_id,
             attempts,
             gpu.len(),
-            if clean { "" } else { "; at least one shard did not finish cleanly" }
+            if clean {
+                ""
+            } else {
+                "; at least one shard did not finish cleanly"
+            }
         );
     }
     Ok(())
@@ -388,7 +486,10 @@ fn write_merged(
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(cannot)?);
     writeln!(out, "{header}").map_err(cannot)?;
     let mut count = 0u64;
-    for item in attempts.sorted().map_err(|e| format!("cannot sort the attempts: {e}"))? {
+    for item in attempts
+        .sorted()
+        .map_err(|e| format!("cannot sort the attempts: {e}"))?
+    {
         let (_, line) = item.map_err(|e| format!("cannot sort the attempts: {e}"))?;
         writeln!(out, "{line}").map_err(cannot)?;
         count += 1;
@@ -396,7 +497,11 @@ fn write_merged(
     for (_, line) in gpu.iter().chain(engine) {
         writeln!(out, "{line}").map_err(cannot)?;
     }
-    let footer = Footer { finished_cleanly: clean, attempts: count, gpu_samples: gpu.len() as u64 };
+    let footer = Footer {
+        finished_cleanly: clean,
+        attempts: count,
+        gpu_samples: gpu.len() as u64,
+    };
     writeln!(out, "{}", write::footer_line(&footer)).map_err(cannot)?;
     out.flush().map_err(cannot)?;
     Ok(count)
@@ -406,7 +511,10 @@ fn write_merged(
 fn merged_share(all: &[&ClientShare]) -> ClientShare {
     let sum = |f: fn(&ClientShare) -> u64| all.iter().map(|c| f(c)).sum::<u64>();
     let worst = |f: fn(&ClientTiming) -> Lateness| {
-        let parts: Vec<Lateness> = all.iter().filter_map(|c| c.timing.as_ref().map(f)).collect();
+        let parts: Vec<Lateness> = all
+            .iter()
+            .filter_map(|c| c.timing.as_ref().map(f))
+            .collect();
         Lateness {
             n: parts.iter().map(|l| l.n).sum(),
             p50_ms: parts.iter().map(|l| l.p50_ms).fold(0.0, f64::max),
@@ -414,11 +522,14 @@ fn merged_share(all: &[&ClientShare]) -> ClientShare {
             max_ms: parts.iter().map(|l| l.max_ms).fold(0.0, f64::max),
         }
     };
-    let timing = all.iter().find_map(|c| c.timing.as_ref()).map(|t| ClientTiming {
-        method: format!("{} (merged: each figure the worst shard's)", t.method),
-        first_token: worst(|t| t.first_token),
-        events: worst(|t| t.events),
-    });
+    let timing = all
+        .iter()
+        .find_map(|c| c.timing.as_ref())
+        .map(|t| ClientTiming {
+            method: format!("{} (merged: each figure the worst shard's)", t.method),
+            first_token: worst(|t| t.first_token),
+            events: worst(|t| t.events),
+        });
     let cpu: Option<Vec<f64>> = all.iter().map(|c| c.cpu_cores_busy).collect();
     ClientShare {
         measured: sum(|c| c.measured),

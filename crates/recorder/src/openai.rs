@@ -46,7 +46,10 @@ pub fn request_body(api: Api, model: &str, prompt: &str, max_tokens: u32) -> Vec
     });
     let object = body.as_object_mut().expect("an object");
     match api {
-        Api::Chat => object.insert("messages".into(), json!([{ "role": "user", "content": prompt }])),
+        Api::Chat => object.insert(
+            "messages".into(),
+            json!([{ "role": "user", "content": prompt }]),
+        ),
         Api::Completions => object.insert("prompt".into(), json!(prompt)),
     };
     serde_json::to_vec(&body).expect("a body always serialises")
@@ -216,7 +219,9 @@ pub fn interpret(event_type: Option<&str>, data: &str, text: Option<&mut String>
     }
     let chunk: RawChunk = match serde_json::from_str(data) {
         Ok(chunk) => chunk,
-        Err(_) if event_type == Some("error") => return Payload::Error("server error event in stream".into()),
+        Err(_) if event_type == Some("error") => {
+            return Payload::Error("server error event in stream".into())
+        }
         Err(_) => return Payload::Malformed,
     };
     if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
@@ -232,13 +237,21 @@ pub fn interpret(event_type: Option<&str>, data: &str, text: Option<&mut String>
         }
         return Payload::Error(error_class(&Value::Object(fields)));
     }
-    let mut delta = Delta { usage: chunk.usage.map(Usage::from), cache_n: chunk.timings.and_then(|t| t.cache_n), ..Delta::default() };
+    let mut delta = Delta {
+        usage: chunk.usage.map(Usage::from),
+        cache_n: chunk.timings.and_then(|t| t.cache_n),
+        ..Delta::default()
+    };
     // An object without `choices` (a usage-only record, a server's own extra) carries no output;
     // it is not a fault.
     let choices = chunk.choices.unwrap_or_default();
     let mut text = text;
     for choice in &choices {
-        let content = choice.delta.as_ref().and_then(|d| d.content.as_deref()).or(choice.text.as_deref());
+        let content = choice
+            .delta
+            .as_ref()
+            .and_then(|d| d.content.as_deref())
+            .or(choice.text.as_deref());
         let finish_reason = choice.finish_reason.as_deref().filter(|r| !r.is_empty());
         match content {
             Some("") => {
@@ -260,14 +273,21 @@ pub fn interpret(event_type: Option<&str>, data: &str, text: Option<&mut String>
             if reasoning.is_some_and(|r| !r.is_empty()) {
                 delta.reasoning = true;
             }
-            if d.tool_calls.as_deref().is_some_and(|calls| calls.iter().any(tool_call_has_output)) {
+            if d.tool_calls
+                .as_deref()
+                .is_some_and(|calls| calls.iter().any(tool_call_has_output))
+            {
                 delta.content = true;
             }
         }
         if let Some(reason) = finish_reason {
             let lower = reason.to_ascii_lowercase();
             let finish = if ABORT_REASONS.contains(&lower.as_str()) {
-                Finish::Aborted(if is_identifier(reason) { reason.to_string() } else { "abort".into() })
+                Finish::Aborted(if is_identifier(reason) {
+                    reason.to_string()
+                } else {
+                    "abort".into()
+                })
             } else if lower == "length" {
                 Finish::Length
             } else {
@@ -288,7 +308,9 @@ pub fn interpret(event_type: Option<&str>, data: &str, text: Option<&mut String>
 /// A tool-call delta carries generated tokens when it has a non-empty function name or arguments.
 fn tool_call_has_output(call: &Value) -> bool {
     let function = &call["function"];
-    ["name", "arguments"].iter().any(|k| function[k].as_str().is_some_and(|s| !s.is_empty()))
+    ["name", "arguments"]
+        .iter()
+        .any(|k| function[k].as_str().is_some_and(|s| !s.is_empty()))
 }
 
 impl From<RawUsage> for Usage {
@@ -324,7 +346,10 @@ fn error_class(error: &Value) -> String {
 }
 
 fn is_identifier(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 40 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+    !s.is_empty()
+        && s.len() <= 40
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
 }
 
 #[cfg(test)]
@@ -361,54 +386,122 @@ mod tests {
 
     #[test]
     fn usage_chunk_with_empty_choices() {
-        let u = chunk(r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":30,"completion_tokens_details":{"reasoning_tokens":5}}}"#);
+        let u = chunk(
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":30,"completion_tokens_details":{"reasoning_tokens":5}}}"#,
+        );
         assert!(!u.is_output());
-        assert_eq!(u.usage, Some(Usage { prompt_tokens: Some(12), completion_tokens: Some(30), reasoning_tokens: Some(5), cached_tokens: None }));
-        let cached = chunk(r#"{"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}"#);
+        assert_eq!(
+            u.usage,
+            Some(Usage {
+                prompt_tokens: Some(12),
+                completion_tokens: Some(30),
+                reasoning_tokens: Some(5),
+                cached_tokens: None
+            })
+        );
+        let cached = chunk(
+            r#"{"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}"#,
+        );
         assert_eq!(cached.usage.unwrap().cached_tokens, Some(4));
-        let llama = chunk(r#"{"choices":[{"delta":{},"finish_reason":"stop"}],"timings":{"cache_n":7,"prompt_n":3}}"#);
+        let llama = chunk(
+            r#"{"choices":[{"delta":{},"finish_reason":"stop"}],"timings":{"cache_n":7,"prompt_n":3}}"#,
+        );
         assert_eq!(llama.cache_n, Some(7));
-        assert_eq!(chunk(r#"{"usage":{"completion_tokens":3}}"#).usage.unwrap().completion_tokens, Some(3));
+        assert_eq!(
+            chunk(r#"{"usage":{"completion_tokens":3}}"#)
+                .usage
+                .unwrap()
+                .completion_tokens,
+            Some(3)
+        );
     }
 
     #[test]
     fn finish_reason_is_seen_and_aborts_are_told_apart() {
-        assert_eq!(chunk(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).finish, Some(Finish::Length));
-        for normal in ["stop", "tool_calls", "function_call", "content_filter", "eos_token", "stop_sequence", "repetition"] {
-            let d = chunk(&format!(r#"{{"choices":[{{"delta":{{}},"finish_reason":"{normal}"}}]}}"#));
+        assert_eq!(
+            chunk(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).finish,
+            Some(Finish::Length)
+        );
+        for normal in [
+            "stop",
+            "tool_calls",
+            "function_call",
+            "content_filter",
+            "eos_token",
+            "stop_sequence",
+            "repetition",
+        ] {
+            let d = chunk(&format!(
+                r#"{{"choices":[{{"delta":{{}},"finish_reason":"{normal}"}}]}}"#
+            ));
             assert_eq!(d.finish, Some(Finish::Normal), "{normal}");
         }
         for abort in ["abort", "error", "cancelled", "ABORT"] {
-            let d = chunk(&format!(r#"{{"choices":[{{"delta":{{}},"finish_reason":"{abort}"}}]}}"#));
+            let d = chunk(&format!(
+                r#"{{"choices":[{{"delta":{{}},"finish_reason":"{abort}"}}]}}"#
+            ));
             assert_eq!(d.finish, Some(Finish::Aborted(abort.into())), "{abort}");
         }
-        assert_eq!(chunk(r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}"#).finish, None);
-        assert_eq!(chunk(r#"{"choices":[{"delta":{},"finish_reason":""}]}"#).finish, None, "an empty reason is no reason");
+        assert_eq!(
+            chunk(r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}"#).finish,
+            None
+        );
+        assert_eq!(
+            chunk(r#"{"choices":[{"delta":{},"finish_reason":""}]}"#).finish,
+            None,
+            "an empty reason is no reason"
+        );
         // SGLang's abort: finish_reason "abort" (its FINISH_ABORT) is a failure however it is cased.
-        let two = chunk(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"abort"},{"index":1,"delta":{},"finish_reason":"stop"}]}"#);
-        assert_eq!(two.finish, Some(Finish::Aborted("abort".into())), "one aborted choice spoils the answer");
+        let two = chunk(
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"abort"},{"index":1,"delta":{},"finish_reason":"stop"}]}"#,
+        );
+        assert_eq!(
+            two.finish,
+            Some(Finish::Aborted("abort".into())),
+            "one aborted choice spoils the answer"
+        );
     }
 
     #[test]
     fn empty_content_chunks_are_told_apart_from_role_and_final_chunks() {
         // llama.cpp: a byte token of an incomplete UTF-8 character streams as "".
-        assert!(chunk(r#"{"choices":[{"delta":{"content":""},"finish_reason":null}]}"#).empty_content);
+        assert!(
+            chunk(r#"{"choices":[{"delta":{"content":""},"finish_reason":null}]}"#).empty_content
+        );
         assert!(chunk(r#"{"choices":[{"text":"","finish_reason":null}]}"#).empty_content);
         // The role chunk, the final chunk and a content chunk are not.
-        assert!(!chunk(r#"{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#).empty_content);
-        assert!(!chunk(r#"{"choices":[{"delta":{"content":""},"finish_reason":"stop"}]}"#).empty_content);
+        assert!(
+            !chunk(
+                r#"{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#
+            )
+            .empty_content
+        );
+        assert!(
+            !chunk(r#"{"choices":[{"delta":{"content":""},"finish_reason":"stop"}]}"#)
+                .empty_content
+        );
         assert!(!chunk(r#"{"choices":[{"delta":{"content":"a"}}]}"#).empty_content);
         assert!(!chunk(r#"{"choices":[{"delta":{}}]}"#).empty_content);
-        assert!(!chunk(r#"{"choices":[{"delta":{"content":"","reasoning_content":"x"}}]}"#).empty_content);
+        assert!(
+            !chunk(r#"{"choices":[{"delta":{"content":"","reasoning_content":"x"}}]}"#)
+                .empty_content
+        );
     }
 
     #[test]
     fn tool_call_deltas_are_output() {
-        let d = chunk(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\""}}]}}]}"#);
+        let d = chunk(
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\""}}]}}]}"#,
+        );
         assert!(d.is_output());
-        let named = chunk(r#"{"choices":[{"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}"#);
+        let named = chunk(
+            r#"{"choices":[{"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
+        );
         assert!(named.is_output());
-        assert!(!chunk(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":""}}]}}]}"#).is_output());
+        assert!(!chunk(
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":""}}]}}]}"#
+        )
+        .is_output());
     }
 
     #[test]
@@ -416,29 +509,58 @@ mod tests {
         assert_eq!(interpret(None, "[DONE]", None), Payload::Done);
         assert_eq!(interpret(None, "{\"choices\": [", None), Payload::Malformed);
         assert_eq!(interpret(None, "42", None), Payload::Malformed);
-        assert_eq!(interpret(None, r#"{"timings":{"predicted_ms":3}}"#, None), Payload::Chunk(Delta::default()));
         assert_eq!(
-            interpret(None, r#"{"error":{"message":"the prompt was: secret","type":"overloaded_error","code":529}}"#, None),
-            Payload::Error("server error object in stream (type overloaded_error, code 529)".into())
+            interpret(None, r#"{"timings":{"predicted_ms":3}}"#, None),
+            Payload::Chunk(Delta::default())
         );
         assert_eq!(
-            interpret(None, r#"{"object":"error","message":"boom","type":"BadRequestError","code":400}"#, None),
+            interpret(
+                None,
+                r#"{"error":{"message":"the prompt was: secret","type":"overloaded_error","code":529}}"#,
+                None
+            ),
+            Payload::Error(
+                "server error object in stream (type overloaded_error, code 529)".into()
+            )
+        );
+        assert_eq!(
+            interpret(
+                None,
+                r#"{"object":"error","message":"boom","type":"BadRequestError","code":400}"#,
+                None
+            ),
             Payload::Error("server error object in stream (type BadRequestError, code 400)".into())
         );
         assert_eq!(
             interpret(Some("error"), "not json at all", None),
             Payload::Error("server error event in stream".into())
         );
-        let Payload::Error(class) = interpret(None, r#"{"error":{"type":"has spaces: leak?"}}"#, None) else { panic!() };
+        let Payload::Error(class) =
+            interpret(None, r#"{"error":{"type":"has spaces: leak?"}}"#, None)
+        else {
+            panic!()
+        };
         assert_eq!(class, "server error object in stream");
     }
 
     #[test]
     fn text_is_collected_only_when_asked() {
         let mut text = String::new();
-        interpret(None, r#"{"choices":[{"delta":{"content":"Hel"}}]}"#, Some(&mut text));
-        interpret(None, r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#, Some(&mut text));
-        interpret(None, r#"{"choices":[{"delta":{"content":"lo"}}]}"#, Some(&mut text));
+        interpret(
+            None,
+            r#"{"choices":[{"delta":{"content":"Hel"}}]}"#,
+            Some(&mut text),
+        );
+        interpret(
+            None,
+            r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
+            Some(&mut text),
+        );
+        interpret(
+            None,
+            r#"{"choices":[{"delta":{"content":"lo"}}]}"#,
+            Some(&mut text),
+        );
         assert_eq!(text, "Hello");
     }
 
@@ -447,7 +569,8 @@ mod tests {
         let chat: Value = serde_json::from_slice(&request_body(Api::Chat, "m", "p", 8)).unwrap();
         assert_eq!(chat["messages"][0]["content"], "p");
         assert_eq!(chat["stream_options"]["include_usage"], true);
-        let completions: Value = serde_json::from_slice(&request_body(Api::Completions, "m", "p", 8)).unwrap();
+        let completions: Value =
+            serde_json::from_slice(&request_body(Api::Completions, "m", "p", 8)).unwrap();
         assert_eq!(completions["prompt"], "p");
         assert_eq!(completions["max_tokens"], 8);
     }

@@ -90,8 +90,14 @@ impl RunColumns {
     pub fn of(anchor_utc: Option<&str>, first_record: Option<&Value>) -> RunColumns {
         let shard = first_record.and_then(|h| h.get("shard"));
         RunColumns {
-            shard: shard.and_then(|s| s.get("index")).and_then(Value::as_u64).and_then(|i| u32::try_from(i).ok()),
-            run_id: shard.and_then(|s| s.get("run_id")).and_then(Value::as_str).map(str::to_string),
+            shard: shard
+                .and_then(|s| s.get("index"))
+                .and_then(Value::as_u64)
+                .and_then(|i| u32::try_from(i).ok()),
+            run_id: shard
+                .and_then(|s| s.get("run_id"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
             clock_offset_ms: anchor_utc.and_then(crate::shard::rfc3339_epoch_ms),
         }
     }
@@ -143,7 +149,12 @@ impl<W: Write + Send> ParquetRows<W> {
 
     /// [`ParquetRows::new`] with smaller row groups (the tests check that a group is written
     /// before the next attempts are read).
-    pub fn with_group_rows(out: W, header: &Header, run: RunColumns, rows_per_group: usize) -> Result<Self, String> {
+    pub fn with_group_rows(
+        out: W,
+        header: &Header,
+        run: RunColumns,
+        rows_per_group: usize,
+    ) -> Result<Self, String> {
         let schema = Arc::new(parse_message_type(SCHEMA).map_err(err)?);
         let level = ZstdLevel::try_new(ZSTD_LEVEL).map_err(err)?;
         let props = Arc::new(
@@ -153,10 +164,19 @@ impl<W: Write + Send> ParquetRows<W> {
                 .build(),
         );
         let mut writer = SerializedFileWriter::new(out, schema, props).map_err(err)?;
-        writer.append_key_value_metadata(KeyValue::new("tracelab.header".into(), write::header_line(header)));
+        writer.append_key_value_metadata(KeyValue::new(
+            "tracelab.header".into(),
+            write::header_line(header),
+        ));
         let conditions = serde_json::to_string(&header.conditions).map_err(|e| e.to_string())?;
         writer.append_key_value_metadata(KeyValue::new("tracelab.conditions".into(), conditions));
-        Ok(ParquetRows { writer, run, group: Vec::new(), events: 0, rows_per_group: rows_per_group.max(1) })
+        Ok(ParquetRows {
+            writer,
+            run,
+            group: Vec::new(),
+            events: 0,
+            rows_per_group: rows_per_group.max(1),
+        })
     }
 
     /// The next attempt, in the order rows are wanted (the trace's own).
@@ -188,7 +208,11 @@ impl<W: Write + Send> ParquetRows<W> {
 }
 
 /// One row group: each column in schema order.
-fn write_group<W: Write + Send>(writer: &mut SerializedFileWriter<W>, group: &[Attempt], run: &RunColumns) -> Result<(), String> {
+fn write_group<W: Write + Send>(
+    writer: &mut SerializedFileWriter<W>,
+    group: &[Attempt],
+    run: &RunColumns,
+) -> Result<(), String> {
     let mut rg = writer.next_row_group().map_err(err)?;
     // Absolute times as the JSON Lines writer derives them: start + the measured offset.
     let abs = |a: &Attempt, rel: Option<f64>| rel.map(|r| a.start_ms.unwrap_or(0.0) + r);
@@ -209,11 +233,15 @@ fn write_group<W: Write + Send>(writer: &mut SerializedFileWriter<W>, group: &[A
                         _ => text(a.quality.name()),
                     })
                     .collect();
-                col.typed::<ByteArrayType>().write_batch(&values, None, None).map_err(err)?;
+                col.typed::<ByteArrayType>()
+                    .write_batch(&values, None, None)
+                    .map_err(err)?;
             }
             2 => {
                 let values: Vec<i32> = group.iter().map(|a| a.attempt as i32).collect();
-                col.typed::<Int32Type>().write_batch(&values, None, None).map_err(err)?;
+                col.typed::<Int32Type>()
+                    .write_batch(&values, None, None)
+                    .map_err(err)?;
             }
             4..=10 => {
                 let (values, defs) = optional(group.iter().map(|a| match column {
@@ -225,11 +253,16 @@ fn write_group<W: Write + Send>(writer: &mut SerializedFileWriter<W>, group: &[A
                     9 => a.ttft_ms,
                     _ => a.e2e_ms,
                 }));
-                col.typed::<DoubleType>().write_batch(&values, Some(&defs), None).map_err(err)?;
+                col.typed::<DoubleType>()
+                    .write_batch(&values, Some(&defs), None)
+                    .map_err(err)?;
             }
             12 => {
-                let (values, defs) = optional(group.iter().map(|a| a.outcome.http_status().map(i32::from)));
-                col.typed::<Int32Type>().write_batch(&values, Some(&defs), None).map_err(err)?;
+                let (values, defs) =
+                    optional(group.iter().map(|a| a.outcome.http_status().map(i32::from)));
+                col.typed::<Int32Type>()
+                    .write_batch(&values, Some(&defs), None)
+                    .map_err(err)?;
             }
             13 => {
                 let mut defs = Vec::new();
@@ -240,20 +273,37 @@ fn write_group<W: Write + Send>(writer: &mut SerializedFileWriter<W>, group: &[A
                         a.detail.as_deref().map(text)
                     })
                     .collect();
-                col.typed::<ByteArrayType>().write_batch(&values, Some(&defs), None).map_err(err)?;
+                col.typed::<ByteArrayType>()
+                    .write_batch(&values, Some(&defs), None)
+                    .map_err(err)?;
             }
             15 | 16 => {
                 let (values, defs) = optional(group.iter().map(|a| {
-                    if column == 15 { a.input_tokens } else { a.output_tokens }.map(i64::from)
+                    if column == 15 {
+                        a.input_tokens
+                    } else {
+                        a.output_tokens
+                    }
+                    .map(i64::from)
                 }));
-                col.typed::<Int64Type>().write_batch(&values, Some(&defs), None).map_err(err)?;
+                col.typed::<Int64Type>()
+                    .write_batch(&values, Some(&defs), None)
+                    .map_err(err)?;
             }
             17 | 18 => {
                 let values: Vec<bool> = group
                     .iter()
-                    .map(|a| if column == 17 { a.tokens_from_usage } else { a.event_tokens_estimated })
+                    .map(|a| {
+                        if column == 17 {
+                            a.tokens_from_usage
+                        } else {
+                            a.event_tokens_estimated
+                        }
+                    })
                     .collect();
-                col.typed::<BoolType>().write_batch(&values, None, None).map_err(err)?;
+                col.typed::<BoolType>()
+                    .write_batch(&values, None, None)
+                    .map_err(err)?;
             }
             19 | 20 => {
                 // The list: an attempt without events is one empty-list entry (definition 0);
@@ -273,25 +323,39 @@ fn write_group<W: Write + Send>(writer: &mut SerializedFileWriter<W>, group: &[A
                     }
                 }
                 if column == 19 {
-                    col.typed::<DoubleType>().write_batch(&at, Some(&defs), Some(&reps)).map_err(err)?;
+                    col.typed::<DoubleType>()
+                        .write_batch(&at, Some(&defs), Some(&reps))
+                        .map_err(err)?;
                 } else {
-                    col.typed::<Int64Type>().write_batch(&tokens, Some(&defs), Some(&reps)).map_err(err)?;
+                    col.typed::<Int64Type>()
+                        .write_batch(&tokens, Some(&defs), Some(&reps))
+                        .map_err(err)?;
                 }
             }
             21 => {
                 let (values, defs) = optional(group.iter().map(|_| run.shard.map(|i| i as i32)));
-                col.typed::<Int32Type>().write_batch(&values, Some(&defs), None).map_err(err)?;
+                col.typed::<Int32Type>()
+                    .write_batch(&values, Some(&defs), None)
+                    .map_err(err)?;
             }
             22 => {
                 let (values, defs) = optional(group.iter().map(|_| run.run_id.as_deref()));
                 let values: Vec<ByteArray> = values.into_iter().map(text).collect();
-                col.typed::<ByteArrayType>().write_batch(&values, Some(&defs), None).map_err(err)?;
+                col.typed::<ByteArrayType>()
+                    .write_batch(&values, Some(&defs), None)
+                    .map_err(err)?;
             }
             23 => {
                 let (values, defs) = optional(group.iter().map(|_| run.clock_offset_ms));
-                col.typed::<DoubleType>().write_batch(&values, Some(&defs), None).map_err(err)?;
+                col.typed::<DoubleType>()
+                    .write_batch(&values, Some(&defs), None)
+                    .map_err(err)?;
             }
-            other => return Err(format!("the Parquet schema has an unexpected column {other} (a bug)")),
+            other => {
+                return Err(format!(
+                    "the Parquet schema has an unexpected column {other} (a bug)"
+                ))
+            }
         }
         col.close().map_err(err)?;
         column += 1;

@@ -22,7 +22,12 @@ pub struct ProbeArgs {
     pub output: PathBuf,
     /// Also check that this endpoint accepts a TCP connection (no HTTP request is sent; the URL is
     /// not written).
-    #[arg(long, env = "TRACELAB_BASE_URL", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        long,
+        env = "TRACELAB_BASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     pub base_url: Option<String>,
     /// Which GPU telemetry source to try.
     #[arg(long, value_enum, default_value = "auto")]
@@ -37,8 +42,10 @@ pub struct ProbeArgs {
 
 /// Whether something accepts TCP connections at the URL's host and port.
 fn reachable(base_url: &str) -> Result<bool, String> {
-    let url = url::Url::parse(base_url.trim())
-        .map_err(|_| "--base-url is not a valid URL; expected something like http://localhost:8000/v1".to_string())?;
+    let url = url::Url::parse(base_url.trim()).map_err(|_| {
+        "--base-url is not a valid URL; expected something like http://localhost:8000/v1"
+            .to_string()
+    })?;
     let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
         return Err("--base-url needs a host, e.g. http://localhost:8000/v1".into());
     };
@@ -46,7 +53,9 @@ fn reachable(base_url: &str) -> Result<bool, String> {
     let Ok(addrs) = (host, port).to_socket_addrs() else {
         return Ok(false);
     };
-    Ok(addrs.into_iter().any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(3)).is_ok()))
+    Ok(addrs
+        .into_iter()
+        .any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(3)).is_ok()))
 }
 
 pub fn run(args: ProbeArgs) -> Result<(), String> {
@@ -76,10 +85,15 @@ pub fn run(args: ProbeArgs) -> Result<(), String> {
         crate::outln!("{}", telemetry.describe());
         match endpoint {
             Some(true) => crate::outln!("Endpoint: accepts TCP connections (no request was sent)"),
-            Some(false) => crate::outln!("Endpoint: not reachable; is the server running, and is --base-url right?"),
+            Some(false) => crate::outln!(
+                "Endpoint: not reachable; is the server running, and is --base-url right?"
+            ),
             None => {}
         }
-        crate::outln!("Wrote the capability scan to {} (no workload was executed)", args.output.display());
+        crate::outln!(
+            "Wrote the capability scan to {} (no workload was executed)",
+            args.output.display()
+        );
     }
     Ok(())
 }

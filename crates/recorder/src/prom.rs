@@ -58,12 +58,19 @@ pub fn parse_line<'a>(line: &'a str, keep: &[&'static str]) -> Option<Series<'a>
         "-Inf" => f64::NEG_INFINITY,
         v => v.parse().ok()?,
     };
-    (!value.is_nan()).then_some(Series { name, labels, value })
+    (!value.is_nan()).then_some(Series {
+        name,
+        labels,
+        value,
+    })
 }
 
 impl Series<'_> {
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels.iter().find(|(k, _)| *k == key).map(|(_, v)| v.as_str())
+        self.labels
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -73,9 +80,16 @@ mod tests {
 
     #[test]
     fn only_the_labels_asked_for_are_kept() {
-        let s = parse_line(r#"X{gpu="1",Hostname="a\"b,}c",le="+Inf"} 12 1700000000000"#, &["gpu", "le"]).unwrap();
+        let s = parse_line(
+            r#"X{gpu="1",Hostname="a\"b,}c",le="+Inf"} 12 1700000000000"#,
+            &["gpu", "le"],
+        )
+        .unwrap();
         assert_eq!((s.name, s.value), ("X", 12.0));
-        assert_eq!(s.labels, vec![("gpu", "1".to_string()), ("le", "+Inf".to_string())]);
+        assert_eq!(
+            s.labels,
+            vec![("gpu", "1".to_string()), ("le", "+Inf".to_string())]
+        );
         assert!(parse_line("# HELP X y", &[]).is_none());
         assert!(parse_line(r#"X{gpu="0"} NaN"#, &[]).is_none());
         assert!(parse_line(r#"X{gpu="0" 1"#, &[]).is_none());

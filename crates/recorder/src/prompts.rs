@@ -82,7 +82,10 @@ impl PromptSet {
             // Ids go into the trace and into attempt ids, so keep them to plain, public names.
             if prompt.id.is_empty()
                 || prompt.id.len() > 64
-                || !prompt.id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+                || !prompt
+                    .id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
             {
                 return Err(format!(
                     "{}: the id `{}` must be 1–64 characters of letters, digits, `_`, `-` or `.` (it is written into the trace)",
@@ -94,21 +97,37 @@ impl PromptSet {
                 return Err(format!("{}: prompt `{}` is empty", where_(), prompt.id));
             }
             if !ids.insert(prompt.id.clone()) {
-                return Err(format!("{}: the id `{}` is used twice; give every prompt its own id", where_(), prompt.id));
+                return Err(format!(
+                    "{}: the id `{}` is used twice; give every prompt its own id",
+                    where_(),
+                    prompt.id
+                ));
             }
             prompts.push(prompt);
         }
         if prompts.is_empty() {
-            return Err(format!("{name} holds no prompts; add one JSON object per line"));
+            return Err(format!(
+                "{name} holds no prompts; add one JSON object per line"
+            ));
         }
-        let sha256 = Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-        Ok(PromptSet { name: name.to_string(), sha256, prompts })
+        let sha256 = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Ok(PromptSet {
+            name: name.to_string(),
+            sha256,
+            prompts,
+        })
     }
 
     /// Reads a prompt file. The header keeps only the file's name, never its directory (which
     /// could name the user).
     pub fn load(path: &std::path::Path) -> Result<PromptSet, String> {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "prompts".into());
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "prompts".into());
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read the prompt file {}: {e}", path.display()))?;
         PromptSet::parse(&name, &text)
@@ -129,11 +148,19 @@ mod tests {
 
     #[test]
     fn rubric_rules() {
-        let r = Rubric { contains_any: vec!["Latency".into(), "delay".into()], min_chars: Some(10), ..Rubric::default() };
+        let r = Rubric {
+            contains_any: vec!["Latency".into(), "delay".into()],
+            min_chars: Some(10),
+            ..Rubric::default()
+        };
         assert!(r.passes("  the LATENCY is low  "));
         assert!(!r.passes("latency"), "too short");
         assert!(!r.passes("throughput only, nothing else"));
-        let all = Rubric { contains_all: vec!["a".into(), "b".into()], max_chars: Some(3), ..Rubric::default() };
+        let all = Rubric {
+            contains_all: vec!["a".into(), "b".into()],
+            max_chars: Some(3),
+            ..Rubric::default()
+        };
         assert!(all.passes("ab"));
         assert!(!all.passes("abcd"));
         assert!(Rubric::default().passes(""));
@@ -141,13 +168,23 @@ mod tests {
 
     #[test]
     fn bad_files_say_what_to_fix() {
-        assert!(PromptSet::parse("p.jsonl", "").unwrap_err().contains("holds no prompts"));
-        assert!(PromptSet::parse("p.jsonl", "{\"id\":\"a\"}").unwrap_err().contains("p.jsonl line 1"));
+        assert!(PromptSet::parse("p.jsonl", "")
+            .unwrap_err()
+            .contains("holds no prompts"));
+        assert!(PromptSet::parse("p.jsonl", "{\"id\":\"a\"}")
+            .unwrap_err()
+            .contains("p.jsonl line 1"));
         let dup = "{\"id\":\"a\",\"prompt\":\"x\"}\n{\"id\":\"a\",\"prompt\":\"y\"}";
-        assert!(PromptSet::parse("p.jsonl", dup).unwrap_err().contains("used twice"));
+        assert!(PromptSet::parse("p.jsonl", dup)
+            .unwrap_err()
+            .contains("used twice"));
         let bad_id = "{\"id\":\"a b\",\"prompt\":\"x\"}";
-        assert!(PromptSet::parse("p.jsonl", bad_id).unwrap_err().contains("letters, digits"));
+        assert!(PromptSet::parse("p.jsonl", bad_id)
+            .unwrap_err()
+            .contains("letters, digits"));
         let typo = "{\"id\":\"a\",\"prompt\":\"x\",\"rubric\":{\"contains\":[\"x\"]}}";
-        assert!(PromptSet::parse("p.jsonl", typo).unwrap_err().contains("unknown field"));
+        assert!(PromptSet::parse("p.jsonl", typo)
+            .unwrap_err()
+            .contains("unknown field"));
     }
 }

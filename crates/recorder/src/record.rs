@@ -25,16 +25,23 @@ pub const EXIT_MEASURED_THE_CLIENT: u8 = 4;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Exit status: 0 when the run finished and at least one measured attempt succeeded; \
+#[command(
+    after_help = "Exit status: 0 when the run finished and at least one measured attempt succeeded; \
 3 when every measured attempt failed (the trace is written all the same); 4 when some measured \
 attempts were never sent because the recorder ran out of open files (the run measured the client, \
 not the server; raise `ulimit -n`); 130 when stopped by \
 Ctrl-C or SIGTERM (finished attempts are kept, in-flight ones recorded as cancelled); 1 when the \
-run could not start or the trace could not be written; 2 for a command-line mistake.")]
+run could not start or the trace could not be written; 2 for a command-line mistake."
+)]
 pub struct RecordArgs {
     /// The endpoint's OpenAI-compatible base URL, including `/v1`, e.g. http://localhost:8000/v1.
     /// Used only to send requests: it is never written to the trace or printed.
-    #[arg(long, env = "TRACELAB_BASE_URL", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        long,
+        env = "TRACELAB_BASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     pub base_url: String,
     /// The model id to request (written to the trace's header).
     #[arg(long, value_name = "ID")]
@@ -48,7 +55,12 @@ pub struct RecordArgs {
     /// Warm-up rounds over the prompt set sent first (each prompt N times; with --workload, N
     /// requests), recorded as phase `warmup` and never mixed into the figures. `--warmup` is
     /// the same flag by its older name.
-    #[arg(long = "warmup-rounds", visible_alias = "warmup", default_value_t = 1, value_name = "N")]
+    #[arg(
+        long = "warmup-rounds",
+        visible_alias = "warmup",
+        default_value_t = 1,
+        value_name = "N"
+    )]
     pub warmup: u32,
     /// The `max_tokens` of every request.
     #[arg(long, default_value_t = 128, value_name = "N")]
@@ -112,7 +124,12 @@ pub struct RecordArgs {
     #[arg(long, value_name = "URL[,URL…]")]
     pub server_metrics: Option<String>,
     /// How often --server-metrics is scraped.
-    #[arg(long, default_value_t = 1000, value_name = "MS", requires = "server_metrics")]
+    #[arg(
+        long,
+        default_value_t = 1000,
+        value_name = "MS",
+        requires = "server_metrics"
+    )]
     pub server_metrics_interval_ms: u64,
     /// The fixed window goodput and cost refer to, from the end of the warm-up
     /// [default: the measured span].
@@ -164,22 +181,26 @@ fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
     if value.is_finite() && value > 0.0 && value < 1e9 {
         Ok(Duration::from_secs_f64(value))
     } else {
-        Err(format!("{flag} must be a positive number of seconds, got {value}"))
+        Err(format!(
+            "{flag} must be a positive number of seconds, got {value}"
+        ))
     }
 }
 
 /// The endpoint URL for `api`, keeping any query the base carries (e.g. an api-version).
 pub fn endpoint_url(base_url: &str, api: Api) -> Result<url::Url, String> {
     let mut url = url::Url::parse(base_url.trim()).map_err(|_| {
-        "--base-url is not a valid URL; expected something like http://localhost:8000/v1".to_string()
+        "--base-url is not a valid URL; expected something like http://localhost:8000/v1"
+            .to_string()
     })?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err("--base-url must be an http:// or https:// URL with a host, e.g. http://localhost:8000/v1".into());
     }
     {
-        let mut segments = url
-            .path_segments_mut()
-            .map_err(|_| "--base-url cannot take a path; expected something like http://localhost:8000/v1".to_string())?;
+        let mut segments = url.path_segments_mut().map_err(|_| {
+            "--base-url cannot take a path; expected something like http://localhost:8000/v1"
+                .to_string()
+        })?;
         segments.pop_if_empty();
         segments.extend(api.path().split('/'));
     }
@@ -202,7 +223,9 @@ pub fn api_key(name: &str) -> Result<Option<String>, String> {
 pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     let url = endpoint_url(&args.base_url, args.api)?;
     if args.model.trim().is_empty() {
-        return Err("--model is empty; give the model id the server serves (see its /v1/models)".into());
+        return Err(
+            "--model is empty; give the model id the server serves (see its /v1/models)".into(),
+        );
     }
     let prompts = match &args.prompts {
         Some(path) => PromptSet::load(path)?,
@@ -225,8 +248,15 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     if args.ca_cert.is_some() && url.scheme() != "https" {
         return Err("--ca-cert applies to https:// URLs only; --base-url is plain http://".into());
     }
-    let duration = args.duration.map(|d| seconds(d, "--duration")).transpose()?;
-    let replay = args.workload.as_deref().map(|path| replay_plan(path, args)).transpose()?;
+    let duration = args
+        .duration
+        .map(|d| seconds(d, "--duration"))
+        .transpose()?;
+    let replay = args
+        .workload
+        .as_deref()
+        .map(|path| replay_plan(path, args))
+        .transpose()?;
     // Checked here, not by clap's `requires`: a sweep sets the rate per step from --rates.
     if args.rate.is_none() && (args.arrival.is_some() || args.burstiness.is_some()) {
         return Err("--arrival and --burstiness shape an open loop's schedule: give --rate (or a sweep's --rates)".into());
@@ -238,21 +268,34 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
             if args.concurrency == 0 {
                 return Err("--concurrency must be at least 1".into());
             }
-            Load::Closed { concurrency: args.concurrency }
+            Load::Closed {
+                concurrency: args.concurrency,
+            }
         }
         Some(rate) => {
             if !(rate.is_finite() && rate > 0.0 && rate <= 1e6) {
-                return Err(format!("--rate must be a positive number of requests per second, got {rate}"));
+                return Err(format!(
+                    "--rate must be a positive number of requests per second, got {rate}"
+                ));
             }
             let burstiness = match (arrival, args.burstiness) {
                 (_, None) => 1.0,
                 (Arrival::Constant, Some(_)) => {
-                    return Err("--burstiness shapes Poisson gaps; use it with --arrival poisson".into())
+                    return Err(
+                        "--burstiness shapes Poisson gaps; use it with --arrival poisson".into(),
+                    )
                 }
                 (Arrival::Poisson, Some(b)) if b.is_finite() && b > 0.0 => b,
-                (Arrival::Poisson, Some(b)) => return Err(format!("--burstiness must be above 0, got {b}")),
+                (Arrival::Poisson, Some(b)) => {
+                    return Err(format!("--burstiness must be above 0, got {b}"))
+                }
             };
-            Load::Open { rate_per_s: rate, arrival, burstiness, seed: args.seed }
+            Load::Open {
+                rate_per_s: rate,
+                arrival,
+                burstiness,
+                seed: args.seed,
+            }
         }
     };
     if args.gpu_interval_ms < 10 {
@@ -261,18 +304,34 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     if args.server_metrics_interval_ms < 50 {
         return Err("--server-metrics-interval-ms must be at least 50 (a scrape reads tens of KiB and costs the engine too)".into());
     }
-    let window_s = args.window.map(|w| seconds(w, "--window").map(|d| d.as_secs_f64())).transpose()?;
+    let window_s = args
+        .window
+        .map(|w| seconds(w, "--window").map(|d| d.as_secs_f64()))
+        .transpose()?;
     let window_cost = match args.window_cost {
-        Some(amount) if amount.is_finite() && amount >= 0.0 => Some(Money { amount, currency: args.currency.clone() }),
+        Some(amount) if amount.is_finite() && amount >= 0.0 => Some(Money {
+            amount,
+            currency: args.currency.clone(),
+        }),
         Some(amount) => return Err(format!("--window-cost cannot be negative, got {amount}")),
         None => None,
     };
-    let contract = format!("{}|{}|{}|{load:?}|{}|{}|{duration:?}", args.model.trim(), prompts.sha256, args.max_tokens, args.repetitions, args.warmup);
+    let contract = format!(
+        "{}|{}|{}|{load:?}|{}|{}|{duration:?}",
+        args.model.trim(),
+        prompts.sha256,
+        args.max_tokens,
+        args.repetitions,
+        args.warmup
+    );
     let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
     let (shard, start_at) = crate::shard::plan(&args.fleet, job_index.as_deref(), &contract)?;
     if let (Some(s), Load::Closed { concurrency }) = (&shard, &load) {
         if *concurrency < s.count {
-            return Err(format!("--concurrency {concurrency} cannot be shared by {} shards: give each at least 1", s.count));
+            return Err(format!(
+                "--concurrency {concurrency} cannot be shared by {} shards: give each at least 1",
+                s.count
+            ));
         }
     }
     Ok(Plan {
@@ -304,7 +363,11 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         force: args.force,
         progress: !args.quiet,
         handle_signals: true,
-        grace: if args.grace == 0.0 { Duration::ZERO } else { seconds(args.grace, "--grace")? },
+        grace: if args.grace == 0.0 {
+            Duration::ZERO
+        } else {
+            seconds(args.grace, "--grace")?
+        },
         cache_state: match args.cache_state {
             CacheState::Unknown => None,
             state => Some(state.name().to_string()),
@@ -316,12 +379,19 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
 
 /// Reads `--workload` and plans its replay; a bad file or parameter is refused before anything
 /// is sent, naming the file, line and field (or the flag).
-pub fn replay_plan(path: &std::path::Path, args: &RecordArgs) -> Result<engine::ReplayPlan, String> {
+pub fn replay_plan(
+    path: &std::path::Path,
+    args: &RecordArgs,
+) -> Result<engine::ReplayPlan, String> {
     use tracelab_core::workload;
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
-    let w = workload::read(&path.display().to_string(), &bytes).map_err(|e| format!("{e}; nothing was sent"))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
+    let w = workload::read(&path.display().to_string(), &bytes)
+        .map_err(|e| format!("{e}; nothing was sent"))?;
     let replay = args.replay.replay();
-    let replayed = w.replay(&replay).map_err(|e| format!("{e}; nothing was sent"))?;
+    let replayed = w
+        .replay(&replay)
+        .map_err(|e| format!("{e}; nothing was sent"))?;
     let seen_before = workload::blocks_seen_before(&replayed.requests);
     let span_s = replayed.requests.last().map_or(0.0, |r| r.at_ms / 1000.0);
     Ok(engine::ReplayPlan {
@@ -355,7 +425,12 @@ pub struct ReplayArgs {
 impl ReplayArgs {
     /// The core's replay parameters (checked by the core when the file is replayed).
     pub fn replay(&self) -> tracelab_core::workload::Replay {
-        tracelab_core::workload::Replay { speedup: self.speedup, from_s: self.from_s.unwrap_or(0.0), for_s: self.for_s, max_idle_s: self.max_idle }
+        tracelab_core::workload::Replay {
+            speedup: self.speedup,
+            from_s: self.from_s.unwrap_or(0.0),
+            for_s: self.for_s,
+            max_idle_s: self.max_idle,
+        }
     }
 }
 
@@ -404,7 +479,10 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
         } else {
             let what = match plan.duration {
                 Some(d) => format!("for {} s", d.as_secs_f64()),
-                None => format!("{} measured attempts", n as u64 * u64::from(plan.repetitions)),
+                None => format!(
+                    "{} measured attempts",
+                    n as u64 * u64::from(plan.repetitions)
+                ),
             };
             eprintln!(
                 "tracelab: recording `{}` ({} prompts, {} in {} of warm-up) {what} to {}",
@@ -425,7 +503,10 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
 
 /// `FILE` with `-run-K` before its extension (`trace.jsonl` → `trace-run-2.jsonl`).
 pub fn run_path(output: &std::path::Path, k: u32) -> PathBuf {
-    let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
     let name = match output.extension() {
         Some(ext) => format!("{stem}-run-{k}.{}", ext.to_string_lossy()),
         None => format!("{stem}-run-{k}"),
@@ -463,8 +544,10 @@ fn replications(args: RecordArgs) -> Result<u8, String> {
     }
     let mut metrics = Vec::new();
     for f in &files {
-        let bytes = std::fs::read(f).map_err(|e| format!("cannot read back {} ({e})", f.display()))?;
-        let trace = tracelab_core::parse::parse_trace_bytes(&f.display().to_string(), &bytes).map_err(|e| e.to_string())?;
+        let bytes =
+            std::fs::read(f).map_err(|e| format!("cannot read back {} ({e})", f.display()))?;
+        let trace = tracelab_core::parse::parse_trace_bytes(&f.display().to_string(), &bytes)
+            .map_err(|e| e.to_string())?;
         let s = tracelab_core::Settings::from_header(&trace.header);
         let ix = tracelab_core::Index::build(&trace.attempts, s.population);
         metrics.push(tracelab_core::Metrics::compute(&ix, &s));
@@ -472,11 +555,29 @@ fn replications(args: RecordArgs) -> Result<u8, String> {
     let refs: Vec<&tracelab_core::Metrics> = metrics.iter().collect();
     crate::outln!("{} runs under one contract; each figure between the runs (one value per run, Student's t):", files.len());
     for r in tracelab_core::compare::replications::between_runs(&refs) {
-        let cell = |v: Option<f64>| v.map(|v| tracelab_core::format::number_in_unit(v, &r.unit, tracelab_core::Lang::En)).unwrap_or_else(|| "—".into());
-        let bounds = r.bounds.map(|b| format!("{} … {}", cell(b.lo), cell(b.hi))).unwrap_or_else(|| "—".into());
-        crate::outln!("  {}: mean {} (95 % interval between runs {bounds}; {} runs)", r.name.en, cell(r.mean), r.runs);
+        let cell = |v: Option<f64>| {
+            v.map(|v| tracelab_core::format::number_in_unit(v, &r.unit, tracelab_core::Lang::En))
+                .unwrap_or_else(|| "—".into())
+        };
+        let bounds = r
+            .bounds
+            .map(|b| format!("{} … {}", cell(b.lo), cell(b.hi)))
+            .unwrap_or_else(|| "—".into());
+        crate::outln!(
+            "  {}: mean {} (95 % interval between runs {bounds}; {} runs)",
+            r.name.en,
+            cell(r.mean),
+            r.runs
+        );
     }
-    crate::outln!("Compare with another setup's runs: tracelab compare {} --vs …", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" "));
+    crate::outln!(
+        "Compare with another setup's runs: tracelab compare {} --vs …",
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     Ok(status)
 }
 
@@ -499,12 +600,17 @@ fn exit_status(recorded: &Recorded) -> u8 {
 fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Result<(), String> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read back {name}: {e}"))?;
-    let trace = parse_trace_bytes(&name, &bytes).map_err(|e| format!("the recorded trace does not load: {e}"))?;
+    let trace = parse_trace_bytes(&name, &bytes)
+        .map_err(|e| format!("the recorded trace does not load: {e}"))?;
     let settings = Settings::from_header(&trace.header);
     let index = Index::build(&trace.attempts, settings.population);
     let m = Metrics::compute(&index, &settings);
     let v = |f: &tracelab_core::Figure| format::value(f, Lang::En);
-    let state = if recorded.interrupted { "stopped early (Ctrl-C or SIGTERM)" } else { "complete" };
+    let state = if recorded.interrupted {
+        "stopped early (Ctrl-C or SIGTERM)"
+    } else {
+        "complete"
+    };
     crate::outln!(
         "Recorded {} to {name} — {state}; {} warm-up excluded",
         format::count(recorded.written.attempts as usize, "attempt", "attempts"),
@@ -512,7 +618,10 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
     );
     let no_token = match m.successes_without_token {
         0 => String::new(),
-        n => format!("; {} without any output token", format::count(n, "success", "successes")),
+        n => format!(
+            "; {} without any output token",
+            format::count(n, "success", "successes")
+        ),
     };
     crate::outln!(
         "  TTFT  P50 {:<10} P95 {:<10} (successes, n = {}{no_token})",
@@ -521,20 +630,40 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
         format::integer(m.ttft_p50.n.unwrap_or(0) as u64)
     );
     crate::outln!("  E2E   P50 {:<10} P95 {}", v(&m.e2e_p50), v(&m.e2e_tail));
-    let failures: Vec<String> = m.failures_by_outcome.iter().map(|(o, n)| format!("{o} {}", format::integer(*n as u64))).collect();
-    let failures = if failures.is_empty() { String::new() } else { format!(": {}", failures.join(", ")) };
+    let failures: Vec<String> = m
+        .failures_by_outcome
+        .iter()
+        .map(|(o, n)| format!("{o} {}", format::integer(*n as u64)))
+        .collect();
+    let failures = if failures.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", failures.join(", "))
+    };
     crate::outln!(
         "  Failure rate {} ({} of {}{failures})",
         v(&m.failure_rate),
         format::integer(m.failures as u64),
         format::integer(m.attempts as u64)
     );
-    match (m.output_tokens_per_s.value, format::remark(&m.output_tokens_per_s, Lang::En)) {
-        (Some(_), _) => crate::outln!("  Output tokens/s {} (server usage over the window)", v(&m.output_tokens_per_s)),
+    match (
+        m.output_tokens_per_s.value,
+        format::remark(&m.output_tokens_per_s, Lang::En),
+    ) {
+        (Some(_), _) => crate::outln!(
+            "  Output tokens/s {} (server usage over the window)",
+            v(&m.output_tokens_per_s)
+        ),
         (None, why) => crate::outln!("  Output tokens/s undefined: {}", why.unwrap_or_default()),
     }
-    crate::outln!("  GPU telemetry: {} ({} samples)", recorded.gpu_telemetry, recorded.written.gpu_samples);
-    for line in tracelab_core::client::card_lines(&trace.header, &settings, m.itl_p50.value, Lang::En) {
+    crate::outln!(
+        "  GPU telemetry: {} ({} samples)",
+        recorded.gpu_telemetry,
+        recorded.written.gpu_samples
+    );
+    for line in
+        tracelab_core::client::card_lines(&trace.header, &settings, m.itl_p50.value, Lang::En)
+    {
         crate::outln!("  {line}");
     }
     crate::outln!("  Full metric card: tracelab report {name}");
@@ -544,7 +673,11 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
     let interrupted = trace
         .attempts
         .iter()
-        .filter(|a| a.detail.as_deref().is_some_and(|d| d.starts_with("[DONE] without a finish_reason")))
+        .filter(|a| {
+            a.detail
+                .as_deref()
+                .is_some_and(|d| d.starts_with("[DONE] without a finish_reason"))
+        })
         .count();
     if interrupted > 0 {
         eprintln!(
@@ -560,7 +693,10 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
              (exit status {EXIT_MEASURED_THE_CLIENT}); raise `ulimit -n` and record again",
             format::count(recorded.client.not_sent as usize, "measured attempt was", "measured attempts were")
         );
-    } else if recorded.measured_successes == 0 && recorded.measured_failures > 0 && !recorded.interrupted {
+    } else if recorded.measured_successes == 0
+        && recorded.measured_failures > 0
+        && !recorded.interrupted
+    {
         eprintln!("tracelab: every measured attempt failed (exit status {EXIT_ALL_FAILED}); the trace keeps them all");
     }
     Ok(())
@@ -581,7 +717,13 @@ fn hint(m: &Metrics, key_env: &str, attempts: &[tracelab_core::Attempt]) -> Opti
         .collect::<Vec<_>>();
     details.sort_unstable();
     details.dedup();
-    let not_there = ["could not connect", "connection refused", "DNS lookup failed", "connect timed out", "timed out"];
+    let not_there = [
+        "could not connect",
+        "connection refused",
+        "DNS lookup failed",
+        "connect timed out",
+        "timed out",
+    ];
     Some(match outcome {
         "connect_error" if details.len() == 1 && !not_there.contains(&details[0]) => {
             format!("every attempt failed before a response: {}", details[0])
@@ -603,15 +745,29 @@ mod tests {
 
     #[test]
     fn endpoint_urls() {
-        assert_eq!(endpoint_url("http://h:8000/v1", Api::Chat).unwrap().as_str(), "http://h:8000/v1/chat/completions");
-        assert_eq!(endpoint_url("http://h:8000/v1/", Api::Completions).unwrap().as_str(), "http://h:8000/v1/completions");
         assert_eq!(
-            endpoint_url("https://h/openai/v1?api-version=2", Api::Chat).unwrap().as_str(),
+            endpoint_url("http://h:8000/v1", Api::Chat)
+                .unwrap()
+                .as_str(),
+            "http://h:8000/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url("http://h:8000/v1/", Api::Completions)
+                .unwrap()
+                .as_str(),
+            "http://h:8000/v1/completions"
+        );
+        assert_eq!(
+            endpoint_url("https://h/openai/v1?api-version=2", Api::Chat)
+                .unwrap()
+                .as_str(),
             "https://h/openai/v1/chat/completions?api-version=2"
         );
         let secret = "ftp://user:hunter2@h/v1";
         let err = endpoint_url(secret, Api::Chat).unwrap_err();
         assert!(!err.contains("hunter2"), "the URL is never echoed: {err}");
-        assert!(endpoint_url("not a url hunter2", Api::Chat).unwrap_err().contains("--base-url"));
+        assert!(endpoint_url("not a url hunter2", Api::Chat)
+            .unwrap_err()
+            .contains("--base-url"));
     }
 }

@@ -37,14 +37,21 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
         let mut file = File::open(&args.file).map_err(cannot_read)?;
         if stream::streamable(&mut file).map_err(cannot_read)? {
             let reader = BufReader::with_capacity(1 << 20, file);
-            let streamed = match stream::read(&name, reader, |header| args.settings.settings(header)) {
-                Ok(Ok(streamed)) => streamed,
-                Ok(Err(bad_option)) => return Err(bad_option),
-                Err(StreamError::Io(e)) => return Err(cannot_read(e)),
-                Err(StreamError::Parse(e)) => return Err(e.to_string()),
-            };
+            let streamed =
+                match stream::read(&name, reader, |header| args.settings.settings(header)) {
+                    Ok(Ok(streamed)) => streamed,
+                    Ok(Err(bad_option)) => return Err(bad_option),
+                    Err(StreamError::Io(e)) => return Err(cannot_read(e)),
+                    Err(StreamError::Parse(e)) => return Err(e.to_string()),
+                };
             let metrics = Metrics::compute(&streamed.index, &streamed.settings);
-            print_report(&args, &name, &streamed.settings, &metrics, &streamed.card_view());
+            print_report(
+                &args,
+                &name,
+                &streamed.settings,
+                &metrics,
+                &streamed.card_view(),
+            );
             return Ok(());
         }
     }
@@ -53,38 +60,72 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
     let settings = args.settings.settings(&trace.header)?;
     let index = tracelab_core::Index::build(&trace.attempts, settings.population);
     let metrics = Metrics::compute(&index, &settings);
-    print_report(&args, &name, &settings, &metrics, &card::CardView::of_trace(&trace, &settings, &index));
+    print_report(
+        &args,
+        &name,
+        &settings,
+        &metrics,
+        &card::CardView::of_trace(&trace, &settings, &index),
+    );
     Ok(())
 }
 
 /// The card, or the JSON: both from the same view of the run (a whole trace's or a streamed
 /// one's), so every check beside the figures is computed once.
-fn print_report(args: &ReportArgs, name: &str, settings: &Settings, metrics: &Metrics, view: &card::CardView) {
+fn print_report(
+    args: &ReportArgs,
+    name: &str,
+    settings: &Settings,
+    metrics: &Metrics,
+    view: &card::CardView,
+) {
     if args.json {
         let mut summary = metrics.summary_json(settings);
         // The recorder's own share and the engine beside the slow attempts, as on the card.
-        summary["client_share"] = serde_json::to_value(view.header.client.as_ref()).unwrap_or_default();
+        summary["client_share"] =
+            serde_json::to_value(view.header.client.as_ref()).unwrap_or_default();
         summary["engine_beside"] = view.engine.to_json();
         // Every interval the card prints (an open bound null, with why), the reuse split and the
         // five checks before the run counts as a baseline.
         let intervals = tracelab_core::compare::Intervals::compute(view.index, settings, metrics);
-        summary["first_token"] = serde_json::to_value(settings.population.first_token).unwrap_or_default();
-        summary["intervals"] = card::intervals_json_keyed(metrics, &intervals, &|k| tracelab_core::Metrics::summary_key(k, settings));
-        summary["autocorrelation"] = serde_json::json!(tracelab_core::compare::dependence::autocorrelations(
-            view.index,
-            tracelab_core::units::ms_from_s(settings.ttft_threshold_s),
-            settings.comparison
-        ));
+        summary["first_token"] =
+            serde_json::to_value(settings.population.first_token).unwrap_or_default();
+        summary["intervals"] = card::intervals_json_keyed(metrics, &intervals, &|k| {
+            tracelab_core::Metrics::summary_key(k, settings)
+        });
+        summary["autocorrelation"] =
+            serde_json::json!(tracelab_core::compare::dependence::autocorrelations(
+                view.index,
+                tracelab_core::units::ms_from_s(settings.ttft_threshold_s),
+                settings.comparison
+            ));
         summary["reuse"] = serde_json::to_value(&view.reuse).unwrap_or_default();
-        let verdict = card::baseline_alone(view.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
+        let verdict = card::baseline_alone(
+            view.header,
+            view.warmup_attempts,
+            settings,
+            metrics,
+            &intervals,
+            &view.gpu,
+            &view.engine,
+        );
         summary["baseline"] = serde_json::to_value(&verdict).unwrap_or_default();
         // The run checks as the card words them, in the card's language.
-        summary["run_checks"] = serde_json::json!(card::view_run_checks(view, settings, metrics, &intervals, args.settings.lang()));
+        summary["run_checks"] = serde_json::json!(card::view_run_checks(
+            view,
+            settings,
+            metrics,
+            &intervals,
+            args.settings.lang()
+        ));
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
         summary["warnings"] = serde_json::json!(view.warnings);
         tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
-        tracelab_recorder::out!("{}", card::render(name, view, settings, metrics, args.settings.lang()));
+        tracelab_recorder::out!(
+            "{}",
+            card::render(name, view, settings, metrics, args.settings.lang())
+        );
     }
 }

@@ -31,7 +31,12 @@ pub struct Schedule(core::Schedule);
 
 impl Schedule {
     pub fn new(arrival: Arrival, rate_per_s: f64, burstiness: f64, seed: u64) -> Schedule {
-        Schedule(core::Schedule::new(arrival.core(), rate_per_s, burstiness, seed))
+        Schedule(core::Schedule::new(
+            arrival.core(),
+            rate_per_s,
+            burstiness,
+            seed,
+        ))
     }
 }
 

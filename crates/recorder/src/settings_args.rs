@@ -102,7 +102,9 @@ impl SettingsArgs {
             FirstTokenArg::Content => FirstToken::Content,
             FirstTokenArg::Any => FirstToken::AnyOutput,
         };
-        settings.validate().map_err(|e| format!("{e} (see --help)"))?;
+        settings
+            .validate()
+            .map_err(|e| format!("{e} (see --help)"))?;
         Ok(settings)
     }
 

@@ -86,7 +86,10 @@ pub fn plan(
     let start_at = args
         .start_at
         .as_deref()
-        .map(|s| parse_rfc3339(s).map_err(|why| format!("--start-at {why}; expected e.g. 2026-12-01T05:00:00Z")))
+        .map(|s| {
+            parse_rfc3339(s)
+                .map_err(|why| format!("--start-at {why}; expected e.g. 2026-12-01T05:00:00Z"))
+        })
         .transpose()?;
     let (index, count) = match (&args.shard, args.shards) {
         (Some(spec), _) => parse_spec(spec)?,
@@ -95,7 +98,10 @@ pub fn plan(
                 return Err("--shards needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job), or give --shard I/N".into());
             };
             let index = raw.trim().parse::<u32>().map_err(|_| {
-                format!("JOB_COMPLETION_INDEX must be a whole number from 0 to {}, got `{raw}`", count.saturating_sub(1))
+                format!(
+                    "JOB_COMPLETION_INDEX must be a whole number from 0 to {}, got `{raw}`",
+                    count.saturating_sub(1)
+                )
             })?;
             check(index, count, "JOB_COMPLETION_INDEX")?
         }
@@ -109,11 +115,18 @@ pub fn plan(
     let barrier = match &args.barrier {
         None => None,
         Some(addr) => {
-            if !addr.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)) {
-                return Err(format!("--barrier must be HOST:PORT (shard 0's address and a port), got `{addr}`"));
+            if !addr.rsplit_once(':').is_some_and(|(host, port)| {
+                !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
+            }) {
+                return Err(format!(
+                    "--barrier must be HOST:PORT (shard 0's address and a port), got `{addr}`"
+                ));
             }
             if !(args.barrier_timeout.is_finite() && args.barrier_timeout > 0.0) {
-                return Err(format!("--barrier-timeout must be a number of seconds above 0, got {}", args.barrier_timeout));
+                return Err(format!(
+                    "--barrier-timeout must be a number of seconds above 0, got {}",
+                    args.barrier_timeout
+                ));
             }
             Some((addr.clone(), Duration::from_secs_f64(args.barrier_timeout)))
         }
@@ -135,22 +148,38 @@ pub fn plan(
             return Err("a sharded run needs --start-at (so the shards overlap) or --run-id (so they can be merged)".into())
         }
     };
-    Ok((Some(ShardPlan { index, count, run_id, barrier }), start_at))
+    Ok((
+        Some(ShardPlan {
+            index,
+            count,
+            run_id,
+            barrier,
+        }),
+        start_at,
+    ))
 }
 
 fn parse_spec(spec: &str) -> Result<(u32, u32), String> {
     let bad = || format!("--shard must be I/N with 0 ≤ I < N, e.g. 0/4, got `{spec}`");
     let (i, n) = spec.split_once('/').ok_or_else(bad)?;
-    let (i, n) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    let (i, n) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
     check(i, n, "--shard").map_err(|_| bad())
 }
 
 fn check(index: u32, count: u32, what: &str) -> Result<(u32, u32), String> {
     if count == 0 || count > 10_000 {
-        return Err(format!("the number of shards must be 1 to 10000, got {count}"));
+        return Err(format!(
+            "the number of shards must be 1 to 10000, got {count}"
+        ));
     }
     if index >= count {
-        return Err(format!("{what} is {index}, but shards are numbered 0 to {}", count - 1));
+        return Err(format!(
+            "{what} is {index}, but shards are numbered 0 to {}",
+            count - 1
+        ));
     }
     Ok((index, count))
 }
@@ -184,10 +213,17 @@ pub fn wait_until(at: SystemTime) -> Result<Duration, String> {
 /// [`wait_until`]). A shard that cannot reach shard 0 within the timeout starts at `--start-at`
 /// (or now), late, and says why. One line each way: `ready INDEX RUN_ID`, then `go EPOCH_MS` or
 /// `refused WHY`. Returns the instant to wait for.
-pub fn barrier(shard: &ShardPlan, start_at: Option<SystemTime>, note: &dyn Fn(&str)) -> Result<SystemTime, String> {
-    let Some((addr, timeout)) = &shard.barrier else { return Ok(start_at.unwrap_or_else(SystemTime::now)) };
+pub fn barrier(
+    shard: &ShardPlan,
+    start_at: Option<SystemTime>,
+    note: &dyn Fn(&str),
+) -> Result<SystemTime, String> {
+    let Some((addr, timeout)) = &shard.barrier else {
+        return Ok(start_at.unwrap_or_else(SystemTime::now));
+    };
     let from = start_at.map_or_else(SystemTime::now, |at| at.max(SystemTime::now()));
-    let deadline = Instant::now() + from.duration_since(SystemTime::now()).unwrap_or_default() + *timeout;
+    let deadline =
+        Instant::now() + from.duration_since(SystemTime::now()).unwrap_or_default() + *timeout;
     if shard.index == 0 {
         lead(shard, addr, start_at, deadline, note)
     } else {
@@ -195,10 +231,22 @@ pub fn barrier(shard: &ShardPlan, start_at: Option<SystemTime>, note: &dyn Fn(&s
     }
 }
 
-fn lead(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline: Instant, note: &dyn Fn(&str)) -> Result<SystemTime, String> {
-    let port: u16 = addr.rsplit_once(':').and_then(|(_, p)| p.parse().ok()).unwrap_or_default();
-    let listener = TcpListener::bind(("0.0.0.0", port)).map_err(|e| format!("--barrier: shard 0 cannot listen on port {port}: {e}"))?;
-    listener.set_nonblocking(true).map_err(|e| format!("--barrier: {e}"))?;
+fn lead(
+    shard: &ShardPlan,
+    addr: &str,
+    start_at: Option<SystemTime>,
+    deadline: Instant,
+    note: &dyn Fn(&str),
+) -> Result<SystemTime, String> {
+    let port: u16 = addr
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap_or_default();
+    let listener = TcpListener::bind(("0.0.0.0", port))
+        .map_err(|e| format!("--barrier: shard 0 cannot listen on port {port}: {e}"))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("--barrier: {e}"))?;
     let mut ready: Vec<(u32, TcpStream)> = Vec::new();
     while ready.len() + 1 < shard.count as usize && Instant::now() < deadline {
         match listener.accept() {
@@ -207,7 +255,9 @@ fn lead(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline: I
                     ready.push((index, stream));
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
             Err(e) => return Err(format!("--barrier: shard 0 stopped listening: {e}")),
         }
     }
@@ -232,7 +282,9 @@ fn lead(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline: I
     std::thread::spawn(move || {
         let _ = listener.set_nonblocking(false);
         for stream in listener.incoming().flatten() {
-            if let (Some(_), Ok(mut out)) = (greet(&me, stream.try_clone().ok(), &[]), stream.try_clone()) {
+            if let (Some(_), Ok(mut out)) =
+                (greet(&me, stream.try_clone().ok(), &[]), stream.try_clone())
+            {
                 let _ = out.write_all(line.as_bytes());
             }
         }
@@ -246,16 +298,28 @@ fn greet(shard: &ShardPlan, stream: Option<TcpStream>, ready: &[(u32, TcpStream)
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let mut line = String::new();
-    BufReader::new(stream.try_clone().ok()?).read_line(&mut line).ok()?;
+    BufReader::new(stream.try_clone().ok()?)
+        .read_line(&mut line)
+        .ok()?;
     let mut words = line.split_whitespace();
-    let (Some("ready"), Some(index), Some(run)) = (words.next(), words.next().and_then(|i| i.parse::<u32>().ok()), words.next()) else {
+    let (Some("ready"), Some(index), Some(run)) = (
+        words.next(),
+        words.next().and_then(|i| i.parse::<u32>().ok()),
+        words.next(),
+    ) else {
         let _ = stream.write_all(b"refused not a tracelab shard's ready line\n");
         return None;
     };
     let why = if run != shard.run_id {
-        Some(format!("this barrier is run {}'s, not run {run}'s", shard.run_id))
+        Some(format!(
+            "this barrier is run {}'s, not run {run}'s",
+            shard.run_id
+        ))
     } else if index == 0 || index >= shard.count || ready.iter().any(|(i, _)| *i == index) {
-        Some(format!("shard {index} is not one of shards 1 to {} still expected", shard.count - 1))
+        Some(format!(
+            "shard {index} is not one of shards 1 to {} still expected",
+            shard.count - 1
+        ))
     } else {
         None
     };
@@ -268,9 +332,17 @@ fn greet(shard: &ShardPlan, stream: Option<TcpStream>, ready: &[(u32, TcpStream)
     }
 }
 
-fn follow(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline: Instant, note: &dyn Fn(&str)) -> Result<SystemTime, String> {
+fn follow(
+    shard: &ShardPlan,
+    addr: &str,
+    start_at: Option<SystemTime>,
+    deadline: Instant,
+    note: &dyn Fn(&str),
+) -> Result<SystemTime, String> {
     let fallback = |why: String| {
-        note(&format!("{why}: starting at --start-at without the barrier"));
+        note(&format!(
+            "{why}: starting at --start-at without the barrier"
+        ));
         Ok(start_at.unwrap_or_else(SystemTime::now))
     };
     let mut stream = loop {
@@ -280,7 +352,8 @@ fn follow(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline:
             Err(e) => return fallback(format!("shard 0 at the barrier did not answer ({e})")),
         }
     };
-    if let Err(e) = stream.write_all(format!("ready {} {}\n", shard.index, shard.run_id).as_bytes()) {
+    if let Err(e) = stream.write_all(format!("ready {} {}\n", shard.index, shard.run_id).as_bytes())
+    {
         return fallback(format!("the barrier closed ({e})"));
     }
     // Shard 0 answers once all are ready: at most its timeout from now, and a margin.
@@ -292,8 +365,13 @@ fn follow(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline:
     }
     match line.trim().split_once(' ') {
         Some(("go", ms)) => match ms.parse::<f64>() {
-            Ok(ms) if ms.is_finite() && ms > 0.0 => Ok(UNIX_EPOCH + Duration::from_secs_f64(ms / 1000.0)),
-            _ => Err(format!("--barrier: shard 0 answered `{}`, not a start instant", line.trim())),
+            Ok(ms) if ms.is_finite() && ms > 0.0 => {
+                Ok(UNIX_EPOCH + Duration::from_secs_f64(ms / 1000.0))
+            }
+            _ => Err(format!(
+                "--barrier: shard 0 answered `{}`, not a start instant",
+                line.trim()
+            )),
         },
         Some(("refused", why)) => Err(format!("--barrier: shard 0 refused this shard: {why}")),
         _ => fallback(format!("the barrier answered `{}`", line.trim())),
@@ -304,7 +382,10 @@ fn follow(shard: &ShardPlan, addr: &str, start_at: Option<SystemTime>, deadline:
 /// follows every shard at once: `tracelab <event> shard=I/N run=ID key=value …` (logfmt: one
 /// event per line, a value with spaces in double quotes).
 pub fn log_line(shard: &ShardPlan, event: &str, fields: &[(&str, String)]) -> String {
-    let mut line = format!("tracelab {event} shard={}/{} run={}", shard.index, shard.count, shard.run_id);
+    let mut line = format!(
+        "tracelab {event} shard={}/{} run={}",
+        shard.index, shard.count, shard.run_id
+    );
     for (key, value) in fields {
         if value.contains(char::is_whitespace) || value.contains('"') {
             line.push_str(&format!(" {key}=\"{}\"", value.replace('"', "'")));
@@ -326,21 +407,39 @@ pub fn epoch_ms(t: SystemTime) -> f64 {
 /// RFC 3339 (`2026-12-01T05:00:00Z`, `…T05:00:00.125+08:00`) → the instant. Only the time
 /// format is echoed in errors.
 pub fn parse_rfc3339(text: &str) -> Result<SystemTime, String> {
-    let ms = rfc3339_epoch_ms(text).ok_or_else(|| format!("`{text}` is not an RFC 3339 date-time with a zone"))?;
+    let ms = rfc3339_epoch_ms(text)
+        .ok_or_else(|| format!("`{text}` is not an RFC 3339 date-time with a zone"))?;
     let d = Duration::from_secs_f64(ms.abs() / 1000.0);
-    Ok(if ms >= 0.0 { UNIX_EPOCH + d } else { UNIX_EPOCH - d })
+    Ok(if ms >= 0.0 {
+        UNIX_EPOCH + d
+    } else {
+        UNIX_EPOCH - d
+    })
 }
 
 /// RFC 3339 → milliseconds since the Unix epoch (fractions kept to the microsecond).
 pub fn rfc3339_epoch_ms(text: &str) -> Option<f64> {
     let t = text.trim();
-    let num = |s: &str| -> Option<i64> { (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())? };
-    if t.len() < 20 || !matches!(&t[10..11], "T" | "t" | " ") || &t[4..5] != "-" || &t[7..8] != "-" || &t[13..14] != ":" || &t[16..17] != ":" {
+    let num = |s: &str| -> Option<i64> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
+    };
+    if t.len() < 20
+        || !matches!(&t[10..11], "T" | "t" | " ")
+        || &t[4..5] != "-"
+        || &t[7..8] != "-"
+        || &t[13..14] != ":"
+        || &t[16..17] != ":"
+    {
         return None;
     }
     let (year, month, day) = (num(&t[0..4])?, num(&t[5..7])?, num(&t[8..10])?);
     let (hour, minute, second) = (num(&t[11..13])?, num(&t[14..16])?, num(&t[17..19])?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
         return None;
     }
     let mut rest = &t[19..];
@@ -382,7 +481,10 @@ pub fn rfc3339_epoch_ms(text: &str) -> Option<f64> {
 pub enum ClockSync {
     /// chrony's `tracking` report: the offset (ms, + = this clock fast) and its bound
     /// |offset| + root delay / 2 + root dispersion (chrony's documented maximum error).
-    Chrony { offset_ms: f64, error_bound_ms: f64 },
+    Chrony {
+        offset_ms: f64,
+        error_bound_ms: f64,
+    },
     Unknown,
 }
 
@@ -397,12 +499,16 @@ impl ClockSync {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn();
-        let Ok(mut child) = child else { return ClockSync::Unknown };
+        let Ok(mut child) = child else {
+            return ClockSync::Unknown;
+        };
         let deadline = std::time::Instant::now() + Duration::from_secs(2);
         loop {
             match child.try_wait() {
                 Ok(Some(status)) if status.success() => break,
-                Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
@@ -427,7 +533,10 @@ impl ClockSync {
 
     pub fn to_json(&self) -> Value {
         match self {
-            ClockSync::Chrony { offset_ms, error_bound_ms } => {
+            ClockSync::Chrony {
+                offset_ms,
+                error_bound_ms,
+            } => {
                 json!({"source": "chrony", "offset_ms": round3(*offset_ms), "error_bound_ms": round3(*error_bound_ms)})
             }
             ClockSync::Unknown => json!({"source": "unknown"}),
@@ -448,30 +557,57 @@ pub fn parse_tracking(text: &str) -> ClockSync {
             (key.trim() == name).then(|| value.trim().to_string())
         })
     };
-    let seconds = |v: &str| v.split_whitespace().next()?.parse::<f64>().ok().filter(|x| x.is_finite());
-    let (Some(system), Some(delay), Some(dispersion)) = (field("System time"), field("Root delay"), field("Root dispersion")) else {
+    let seconds = |v: &str| {
+        v.split_whitespace()
+            .next()?
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+    };
+    let (Some(system), Some(delay), Some(dispersion)) = (
+        field("System time"),
+        field("Root delay"),
+        field("Root dispersion"),
+    ) else {
         return ClockSync::Unknown;
     };
     if field("Leap status").is_some_and(|s| s.contains("Not synchronised")) {
         return ClockSync::Unknown;
     }
-    let (Some(offset), Some(delay), Some(dispersion)) = (seconds(&system), seconds(&delay), seconds(&dispersion)) else {
+    let (Some(offset), Some(delay), Some(dispersion)) =
+        (seconds(&system), seconds(&delay), seconds(&dispersion))
+    else {
         return ClockSync::Unknown;
     };
-    let offset = if system.contains("slow") { -offset } else { offset };
-    ClockSync::Chrony { offset_ms: offset * 1000.0, error_bound_ms: (offset.abs() + delay / 2.0 + dispersion) * 1000.0 }
+    let offset = if system.contains("slow") {
+        -offset
+    } else {
+        offset
+    };
+    ClockSync::Chrony {
+        offset_ms: offset * 1000.0,
+        error_bound_ms: (offset.abs() + delay / 2.0 + dispersion) * 1000.0,
+    }
 }
 
 /// The header's `shard` object. `late`: how far past `start_at` the shard began (see
 /// [`wait_until`]).
-pub fn header_extra(shard: &ShardPlan, start_at: Option<SystemTime>, late: Option<Duration>, sync: &ClockSync) -> Map<String, Value> {
+pub fn header_extra(
+    shard: &ShardPlan,
+    start_at: Option<SystemTime>,
+    late: Option<Duration>,
+    sync: &ClockSync,
+) -> Map<String, Value> {
     let mut s = Map::new();
     s.insert("index".into(), json!(shard.index));
     s.insert("count".into(), json!(shard.count));
     s.insert("run_id".into(), json!(shard.run_id));
     if let Some(at) = start_at {
         s.insert("start_at_epoch_ms".into(), json!(round3(epoch_ms(at))));
-        s.insert("start_late_ms".into(), json!(round3(late.unwrap_or_default().as_secs_f64() * 1000.0)));
+        s.insert(
+            "start_late_ms".into(),
+            json!(round3(late.unwrap_or_default().as_secs_f64() * 1000.0)),
+        );
     }
     s.insert("clock_sync".into(), sync.to_json());
     let mut extra = Map::new();
@@ -485,48 +621,146 @@ mod tests {
 
     #[test]
     fn specs_and_shares() {
-        let args = |shard: &str| ShardArgs { shard: Some(shard.into()), run_id: Some("r1".into()), ..ShardArgs::default() };
+        let args = |shard: &str| ShardArgs {
+            shard: Some(shard.into()),
+            run_id: Some("r1".into()),
+            ..ShardArgs::default()
+        };
         let (s, _) = plan(&args("1/3"), None, "c").unwrap();
         let s = s.unwrap();
         assert_eq!((s.index, s.count, s.run_id.as_str()), (1, 3, "r1"));
-        assert_eq!([0, 1, 2].map(|i| ShardPlan { index: i, ..s.clone() }.share(8)), [3, 3, 2]);
+        assert_eq!(
+            [0, 1, 2].map(|i| ShardPlan {
+                index: i,
+                ..s.clone()
+            }
+            .share(8)),
+            [3, 3, 2]
+        );
         assert_eq!((0..9).filter(|&k| s.owns(k)).collect::<Vec<_>>(), [1, 4, 7]);
         for total in [0, 1, 7, 8, 9] {
-            let counted: Vec<u64> = (0..3).map(|i| ShardPlan { index: i, ..s.clone() }.jobs_of(total)).collect();
-            let owned: Vec<u64> = (0..3).map(|i| (0..total).filter(|&k| ShardPlan { index: i, ..s.clone() }.owns(k)).count() as u64).collect();
+            let counted: Vec<u64> = (0..3)
+                .map(|i| {
+                    ShardPlan {
+                        index: i,
+                        ..s.clone()
+                    }
+                    .jobs_of(total)
+                })
+                .collect();
+            let owned: Vec<u64> = (0..3)
+                .map(|i| {
+                    (0..total)
+                        .filter(|&k| {
+                            ShardPlan {
+                                index: i,
+                                ..s.clone()
+                            }
+                            .owns(k)
+                        })
+                        .count() as u64
+                })
+                .collect();
             assert_eq!(counted, owned, "{total} jobs");
         }
         for bad in ["3/3", "1", "a/2", "0/0", "-1/2"] {
-            assert!(plan(&args(bad), None, "c").unwrap_err().contains("--shard must be I/N"), "{bad}");
+            assert!(
+                plan(&args(bad), None, "c")
+                    .unwrap_err()
+                    .contains("--shard must be I/N"),
+                "{bad}"
+            );
         }
-        let k8s = ShardArgs { shards: Some(4), start_at: Some("2026-12-01T05:00:00Z".into()), ..ShardArgs::default() };
+        let k8s = ShardArgs {
+            shards: Some(4),
+            start_at: Some("2026-12-01T05:00:00Z".into()),
+            ..ShardArgs::default()
+        };
         let (s, at) = plan(&k8s, Some("3"), "c").unwrap();
         let s = s.unwrap();
         assert_eq!((s.index, s.count), (3, 4));
-        assert_eq!(s.run_id, plan(&k8s, Some("0"), "c").unwrap().0.unwrap().run_id, "shards derive the same id");
-        assert_ne!(s.run_id, plan(&k8s, Some("0"), "other contract").unwrap().0.unwrap().run_id);
+        assert_eq!(
+            s.run_id,
+            plan(&k8s, Some("0"), "c").unwrap().0.unwrap().run_id,
+            "shards derive the same id"
+        );
+        assert_ne!(
+            s.run_id,
+            plan(&k8s, Some("0"), "other contract")
+                .unwrap()
+                .0
+                .unwrap()
+                .run_id
+        );
         assert!(at.is_some());
-        assert!(plan(&k8s, None, "c").unwrap_err().contains("JOB_COMPLETION_INDEX"));
+        assert!(plan(&k8s, None, "c")
+            .unwrap_err()
+            .contains("JOB_COMPLETION_INDEX"));
         assert!(plan(&k8s, Some("4"), "c").unwrap_err().contains("0 to 3"));
-        let barrier = |addr: &str, timeout: f64| ShardArgs { barrier: Some(addr.into()), barrier_timeout: timeout, ..args("1/3") };
-        let (s, _) = plan(&barrier("tracelab-shards-0.tracelab-shards:7077", 600.0), None, "c").unwrap();
-        assert_eq!(s.unwrap().barrier, Some(("tracelab-shards-0.tracelab-shards:7077".to_string(), Duration::from_secs(600))));
-        for (addr, timeout, why) in [("host", 600.0, "HOST:PORT"), (":7077", 600.0, "HOST:PORT"), ("h:0", 600.0, "HOST:PORT"), ("h:1", 0.0, "above 0")] {
-            assert!(plan(&barrier(addr, timeout), None, "c").unwrap_err().contains(why), "{addr} {timeout}");
+        let barrier = |addr: &str, timeout: f64| ShardArgs {
+            barrier: Some(addr.into()),
+            barrier_timeout: timeout,
+            ..args("1/3")
+        };
+        let (s, _) = plan(
+            &barrier("tracelab-shards-0.tracelab-shards:7077", 600.0),
+            None,
+            "c",
+        )
+        .unwrap();
+        assert_eq!(
+            s.unwrap().barrier,
+            Some((
+                "tracelab-shards-0.tracelab-shards:7077".to_string(),
+                Duration::from_secs(600)
+            ))
+        );
+        for (addr, timeout, why) in [
+            ("host", 600.0, "HOST:PORT"),
+            (":7077", 600.0, "HOST:PORT"),
+            ("h:0", 600.0, "HOST:PORT"),
+            ("h:1", 0.0, "above 0"),
+        ] {
+            assert!(
+                plan(&barrier(addr, timeout), None, "c")
+                    .unwrap_err()
+                    .contains(why),
+                "{addr} {timeout}"
+            );
         }
-        let alone = ShardArgs { barrier: Some("h:1".into()), ..ShardArgs::default() };
+        let alone = ShardArgs {
+            barrier: Some("h:1".into()),
+            ..ShardArgs::default()
+        };
         assert!(plan(&alone, None, "c").unwrap_err().contains("--shard"));
-        let no_id = ShardArgs { shard: Some("0/2".into()), ..ShardArgs::default() };
+        let no_id = ShardArgs {
+            shard: Some("0/2".into()),
+            ..ShardArgs::default()
+        };
         assert!(plan(&no_id, None, "c").unwrap_err().contains("--start-at"));
     }
 
     #[test]
     fn rfc3339() {
         assert_eq!(rfc3339_epoch_ms("1970-01-01T00:00:00Z"), Some(0.0));
-        assert_eq!(rfc3339_epoch_ms("2025-03-01T09:30:00.125Z"), Some(1_740_821_400_125.0));
-        assert_eq!(rfc3339_epoch_ms("2025-03-01T17:30:00.125+08:00"), Some(1_740_821_400_125.0));
-        assert_eq!(rfc3339_epoch_ms("2000-02-29T00:00:00.0051Z"), Some(951_782_400_005.1));
-        for bad in ["2025-03-01 09:30:00", "2025-13-01T00:00:00Z", "yesterday", "2025-03-01T09:30:00.Z"] {
+        assert_eq!(
+            rfc3339_epoch_ms("2025-03-01T09:30:00.125Z"),
+            Some(1_740_821_400_125.0)
+        );
+        assert_eq!(
+            rfc3339_epoch_ms("2025-03-01T17:30:00.125+08:00"),
+            Some(1_740_821_400_125.0)
+        );
+        assert_eq!(
+            rfc3339_epoch_ms("2000-02-29T00:00:00.0051Z"),
+            Some(951_782_400_005.1)
+        );
+        for bad in [
+            "2025-03-01 09:30:00",
+            "2025-13-01T00:00:00Z",
+            "yesterday",
+            "2025-03-01T09:30:00.Z",
+        ] {
             assert_eq!(rfc3339_epoch_ms(bad), None, "{bad}");
         }
     }
@@ -540,10 +774,25 @@ mod tests {
             Frequency       : 3.225 ppm slow\nResidual freq   : -0.000 ppm\nSkew            : 0.129 ppm\n\
             Root delay      : 0.013639022 seconds\nRoot dispersion : 0.001100737 seconds\n\
             Update interval : 64.2 seconds\nLeap status     : Normal\n";
-        let ClockSync::Chrony { offset_ms, error_bound_ms } = parse_tracking(text) else { panic!("not parsed") };
+        let ClockSync::Chrony {
+            offset_ms,
+            error_bound_ms,
+        } = parse_tracking(text)
+        else {
+            panic!("not parsed")
+        };
         assert!((offset_ms + 0.006523).abs() < 1e-9);
-        assert!((error_bound_ms - (0.006523 + 6.819511 + 1.100737)).abs() < 1e-6, "{error_bound_ms}");
-        assert_eq!(parse_tracking(&text.replace("Normal", "Not synchronised")), ClockSync::Unknown);
-        assert_eq!(parse_tracking("506 Cannot talk to daemon"), ClockSync::Unknown);
+        assert!(
+            (error_bound_ms - (0.006523 + 6.819511 + 1.100737)).abs() < 1e-6,
+            "{error_bound_ms}"
+        );
+        assert_eq!(
+            parse_tracking(&text.replace("Normal", "Not synchronised")),
+            ClockSync::Unknown
+        );
+        assert_eq!(
+            parse_tracking("506 Cannot talk to daemon"),
+            ClockSync::Unknown
+        );
     }
 }

@@ -23,7 +23,11 @@ const BUCKETS: usize = 1200;
 
 impl Default for LatenessHistogram {
     fn default() -> Self {
-        LatenessHistogram { buckets: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(), n: AtomicU64::new(0), max_ns: AtomicU64::new(0) }
+        LatenessHistogram {
+            buckets: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            n: AtomicU64::new(0),
+            max_ns: AtomicU64::new(0),
+        }
     }
 }
 
@@ -47,7 +51,8 @@ impl LatenessHistogram {
         }
         self.buckets[Self::bucket(ms)].fetch_add(1, Ordering::Relaxed);
         self.n.fetch_add(1, Ordering::Relaxed);
-        self.max_ns.fetch_max((ms * 1e6).round() as u64, Ordering::Relaxed);
+        self.max_ns
+            .fetch_max((ms * 1e6).round() as u64, Ordering::Relaxed);
     }
 
     /// n, P50, P99 (nearest rank over the buckets, upper edges) and the exact maximum.
@@ -69,7 +74,12 @@ impl LatenessHistogram {
             return Lateness::default();
         }
         let round = |v: f64| (v * 1000.0).round() / 1000.0;
-        Lateness { n, p50_ms: round(quantile(0.5)), p99_ms: round(quantile(0.99)), max_ms: round(max_ms) }
+        Lateness {
+            n,
+            p50_ms: round(quantile(0.5)),
+            p99_ms: round(quantile(0.99)),
+            max_ms: round(max_ms),
+        }
     }
 }
 
@@ -110,10 +120,21 @@ impl ClientTally {
     }
 
     /// The header's record, with the run's own counts of measured attempts and their failures.
-    pub fn share(&self, measured: u64, measured_failures: u64, warm_connections: u64, cpu: Option<f64>, server_closed_after_reply: bool) -> ClientShare {
+    pub fn share(
+        &self,
+        measured: u64,
+        measured_failures: u64,
+        warm_connections: u64,
+        cpu: Option<f64>,
+        server_closed_after_reply: bool,
+    ) -> ClientShare {
         let first_token = self.first_token.summary();
         let events = self.events.summary();
-        let timing = (first_token.n > 0 || events.n > 0).then(|| ClientTiming { method: TIMING_METHOD.into(), first_token, events });
+        let timing = (first_token.n > 0 || events.n > 0).then(|| ClientTiming {
+            method: TIMING_METHOD.into(),
+            first_token,
+            events,
+        });
         ClientShare {
             measured,
             measured_failures,
@@ -151,7 +172,10 @@ fn process_cpu_s() -> Option<f64> {
 
 impl CpuClock {
     pub fn start() -> CpuClock {
-        CpuClock { wall: Instant::now(), cpu_s: process_cpu_s() }
+        CpuClock {
+            wall: Instant::now(),
+            cpu_s: process_cpu_s(),
+        }
     }
 
     /// Cores busy on average since the start (1 = one core throughout).

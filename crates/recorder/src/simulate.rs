@@ -17,7 +17,9 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
 use serde_json::{json, Map, Value};
-use tracelab_core::simulate::{self, Empirical, Listed, Load, Params, Service, ServiceSpec, Stall, TokenCost};
+use tracelab_core::simulate::{
+    self, Empirical, Listed, Load, Params, Service, ServiceSpec, Stall, TokenCost,
+};
 use tracelab_core::workload::{self, Replay, Replayed, Workload};
 use tracelab_core::{write, Lang, Trace};
 
@@ -78,7 +80,12 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub replay: tracelab_recorder::record::ReplayArgs,
     /// How many requests to simulate (with --workload: the window's requests, so not given).
-    #[arg(long, value_name = "K", required_unless_present = "workload", conflicts_with = "workload")]
+    #[arg(
+        long,
+        value_name = "K",
+        required_unless_present = "workload",
+        conflicts_with = "workload"
+    )]
     pub requests: Option<u32>,
     /// The seed of the arrivals and service times.
     #[arg(long, value_name = "SEED")]
@@ -120,7 +127,12 @@ pub struct ServerArgs {
 impl ServerArgs {
     /// The server's parameters for `load` (`requests` of them, from `seed`), and the per-token
     /// service when one is asked for; every value checked by the core when it runs.
-    pub fn params(&self, load: Load, requests: u32, seed: u64) -> Result<(Params, Option<TokenCost>), String> {
+    pub fn params(
+        &self,
+        load: Load,
+        requests: u32,
+        seed: u64,
+    ) -> Result<(Params, Option<TokenCost>), String> {
         let flag = |e: simulate::SimulateError| format!("--{e}");
         let service = match ServiceSpec::parse(&self.service).map_err(flag)? {
             ServiceSpec::Fixed(s) => Service::Fixed { s },
@@ -134,7 +146,10 @@ impl ServerArgs {
         let tokens = match (self.service_per_input_token, self.service_per_output_token) {
             (None, None) => None,
             (i, o) => {
-                let t = TokenCost { per_input_token_s: i.unwrap_or(0.0), per_output_token_s: o.unwrap_or(0.0) };
+                let t = TokenCost {
+                    per_input_token_s: i.unwrap_or(0.0),
+                    per_output_token_s: o.unwrap_or(0.0),
+                };
                 t.check().map_err(flag)?;
                 if matches!(service, Service::Empirical(_)) {
                     return Err("--service-per-output-token and --service-per-input-token add to a fixed or exponential base; a trace's measured service times already hold their own lengths' time".into());
@@ -142,8 +157,24 @@ impl ServerArgs {
                 Some(t)
             }
         };
-        let stall = self.stall.as_deref().map(Stall::parse).transpose().map_err(flag)?;
-        Ok((Params { slots: self.slots, service, first_token_share: self.first_token_share, load, requests, seed, stall }, tokens))
+        let stall = self
+            .stall
+            .as_deref()
+            .map(Stall::parse)
+            .transpose()
+            .map_err(flag)?;
+        Ok((
+            Params {
+                slots: self.slots,
+                service,
+                first_token_share: self.first_token_share,
+                load,
+                requests,
+                seed,
+                stall,
+            },
+            tokens,
+        ))
     }
 }
 
@@ -160,13 +191,27 @@ fn service_words(tokens: Option<TokenCost>) -> String {
 
 /// A workload file's planned requests as the simulator's listed load.
 pub fn listed(planned: &Replayed) -> Vec<Listed> {
-    planned.requests.iter().map(|p| Listed { at_ms: p.at_ms, input_tokens: p.input_tokens, output_tokens: p.output_tokens }).collect()
+    planned
+        .requests
+        .iter()
+        .map(|p| Listed {
+            at_ms: p.at_ms,
+            input_tokens: p.input_tokens,
+            output_tokens: p.output_tokens,
+        })
+        .collect()
 }
 
 /// A simulated workload run as written: the header's `workload` record (file name and sha256,
 /// never a path; `simulated: true`; how the service was made) and each attempt's intended
 /// lengths (attempts are in the window's order).
-pub fn workload_trace_text(w: &Workload, replay: &Replay, planned: &Replayed, trace: &Trace, tokens: Option<TokenCost>) -> String {
+pub fn workload_trace_text(
+    w: &Workload,
+    replay: &Replay,
+    planned: &Replayed,
+    trace: &Trace,
+    tokens: Option<TokenCost>,
+) -> String {
     let mut record = w.header_record(replay, planned);
     record.insert("simulated".into(), json!(true));
     record.insert("service".into(), json!(service_words(tokens)));
@@ -190,15 +235,24 @@ pub fn workload_trace_text(w: &Workload, replay: &Replay, planned: &Replayed, tr
 
 /// Reads a workload file, refusing a bad one naming the file, line and field.
 pub fn read_workload(path: &std::path::Path) -> Result<Workload, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
-    workload::read(&path.display().to_string(), &bytes).map_err(|e| format!("{e}; nothing was simulated"))
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot read --workload {}: {e}", path.display()))?;
+    workload::read(&path.display().to_string(), &bytes)
+        .map_err(|e| format!("{e}; nothing was simulated"))
 }
 
 /// The workload's replayed arrivals through the simulator, and the trace as written. A bad file
 /// or window is refused naming the file, line and field (or the flag) before anything is simulated.
-fn replayed(path: &std::path::Path, replay: &Replay, params: &Params, tokens: Option<TokenCost>) -> Result<(Trace, String), String> {
+fn replayed(
+    path: &std::path::Path,
+    replay: &Replay,
+    params: &Params,
+    tokens: Option<TokenCost>,
+) -> Result<(Trace, String), String> {
     let w = read_workload(path)?;
-    let planned = w.replay(replay).map_err(|e| format!("{e}; nothing was simulated"))?;
+    let planned = w
+        .replay(replay)
+        .map_err(|e| format!("{e}; nothing was simulated"))?;
     if planned.requests.len() > simulate::MAX_REQUESTS as usize {
         return Err(format!(
             "the window of {} holds {} requests, more than the simulator's {}; choose a shorter --for",
@@ -207,7 +261,8 @@ fn replayed(path: &std::path::Path, replay: &Replay, params: &Params, tokens: Op
             simulate::MAX_REQUESTS
         ));
     }
-    let trace = simulate::simulate_listed(params, &listed(&planned), tokens).map_err(|e| format!("--{e}"))?;
+    let trace = simulate::simulate_listed(params, &listed(&planned), tokens)
+        .map_err(|e| format!("--{e}"))?;
     let text = workload_trace_text(&w, replay, &planned, &trace, tokens);
     Ok((trace, text))
 }
@@ -215,30 +270,54 @@ fn replayed(path: &std::path::Path, replay: &Replay, params: &Params, tokens: Op
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     let flag = |e: simulate::SimulateError| format!("--{e}");
     if args.output.exists() && !args.force {
-        return Err(format!("{} already exists; pass --force to overwrite it", args.output.display()));
+        return Err(format!(
+            "{} already exists; pass --force to overwrite it",
+            args.output.display()
+        ));
     }
     // Checked here rather than by clap's `requires`, which the load group overrides.
     if args.think.is_some() && args.closed.is_none() {
         return Err("--think is the closed loop's pause between a reply and the next request; it needs --closed N".into());
     }
     if args.rate.is_none() {
-        if let Some(flag) = [(args.arrival.is_some(), "--arrival"), (args.burstiness.is_some(), "--burstiness")].iter().find(|f| f.0) {
-            return Err(format!("{} shapes an open loop's schedule; it needs --rate R", flag.1));
+        if let Some(flag) = [
+            (args.arrival.is_some(), "--arrival"),
+            (args.burstiness.is_some(), "--burstiness"),
+        ]
+        .iter()
+        .find(|f| f.0)
+        {
+            return Err(format!(
+                "{} shapes an open loop's schedule; it needs --rate R",
+                flag.1
+            ));
         }
     }
     let load = match (args.closed, args.rate) {
-        _ if args.workload.is_some() => Load::Workload { requests: 0, span_s: 0.0 },
-        (Some(clients), None) => Load::Closed { clients, think_s: args.think.unwrap_or(0.0) },
+        _ if args.workload.is_some() => Load::Workload {
+            requests: 0,
+            span_s: 0.0,
+        },
+        (Some(clients), None) => Load::Closed {
+            clients,
+            think_s: args.think.unwrap_or(0.0),
+        },
         (None, Some(rate_per_s)) => {
             let arrival = args.arrival.unwrap_or(Arrival::Poisson);
             if arrival == Arrival::Constant && args.burstiness.is_some() {
                 return Err("--burstiness shapes random gaps; it needs --arrival poisson".into());
             }
-            Load::Open { rate_per_s, arrival: arrival.core().into(), burstiness: args.burstiness.unwrap_or(1.0) }
+            Load::Open {
+                rate_per_s,
+                arrival: arrival.core().into(),
+                burstiness: args.burstiness.unwrap_or(1.0),
+            }
         }
         _ => unreachable!("clap requires exactly one of --closed and --rate"),
     };
-    let (params, tokens) = args.server.params(load, args.requests.unwrap_or(0), args.seed)?;
+    let (params, tokens) = args
+        .server
+        .params(load, args.requests.unwrap_or(0), args.seed)?;
     if tokens.is_some() && args.workload.is_none() {
         return Err("--service-per-output-token and --service-per-input-token need the lengths of a workload file: --workload FILE".into());
     }
@@ -253,10 +332,21 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             (trace, text)
         }
     };
-    std::fs::write(&args.output, text).map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+    std::fs::write(&args.output, text)
+        .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
     let summary = simulate::summarize(&trace);
     let secs = |v: Option<f64>| v.map(|s| format!("{s:.3} s")).unwrap_or_else(|| "—".into());
-    eprintln!("{}", trace.header.simulation.as_ref().expect("a simulated header").read().expect("written just now").describe(Lang::En));
+    eprintln!(
+        "{}",
+        trace
+            .header
+            .simulation
+            .as_ref()
+            .expect("a simulated header")
+            .read()
+            .expect("written just now")
+            .describe(Lang::En)
+    );
     eprintln!(
         "wrote {}: time in system from intended start P50 {} · P95 {} · max {} ({}); throughput {}/s",
         args.output.display(),

@@ -20,7 +20,10 @@ pub const RUN_BYTES: usize = 32 << 20;
 /// [`RUN_BYTES`], or `TRACELAB_SORT_RUN_BYTES` when set (smaller runs for a machine short of
 /// memory, and for the tests, which make many runs of a small trace).
 pub fn run_bytes() -> usize {
-    std::env::var("TRACELAB_SORT_RUN_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(RUN_BYTES)
+    std::env::var("TRACELAB_SORT_RUN_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RUN_BYTES)
 }
 
 /// `f64::total_cmp`'s order as an integer, for a key part.
@@ -52,7 +55,14 @@ impl Spill {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = near.join(format!(".tracelab-sort-{}-{n}", std::process::id()));
-        Spill { dir, made_dir: false, run: Vec::new(), bytes: 0, limit: limit.max(1), runs: Vec::new() }
+        Spill {
+            dir,
+            made_dir: false,
+            run: Vec::new(),
+            bytes: 0,
+            limit: limit.max(1),
+            runs: Vec::new(),
+        }
     }
 
     /// How many runs went to disk so far.
@@ -77,8 +87,12 @@ impl Spill {
             return Ok(());
         }
         if !self.made_dir {
-            std::fs::create_dir_all(&self.dir)
-                .map_err(|e| io::Error::new(e.kind(), format!("cannot make the sort folder {}: {e}", self.dir.display())))?;
+            std::fs::create_dir_all(&self.dir).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot make the sort folder {}: {e}", self.dir.display()),
+                )
+            })?;
             self.made_dir = true;
         }
         self.run.sort_by_key(|a| a.0);
@@ -126,8 +140,19 @@ fn read_record(reader: &mut BufReader<File>, path: &Path) -> io::Result<Option<(
     if reader.read_line(&mut line)? == 0 {
         return Ok(None);
     }
-    let bad = || io::Error::new(io::ErrorKind::InvalidData, format!("the sort run {} was changed while it was read", path.display()));
-    let (key, rest) = line.trim_end_matches('\n').split_once('\t').ok_or_else(bad)?;
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the sort run {} was changed while it was read",
+                path.display()
+            ),
+        )
+    };
+    let (key, rest) = line
+        .trim_end_matches('\n')
+        .split_once('\t')
+        .ok_or_else(bad)?;
     let mut parts = key.split(' ').map(str::parse::<i64>);
     let mut next = || parts.next().and_then(Result::ok).ok_or_else(bad);
     let key = [next()?, next()?, next()?];
@@ -137,7 +162,10 @@ fn read_record(reader: &mut BufReader<File>, path: &Path) -> io::Result<Option<(
 /// The lines of a [`Spill`] in key order.
 pub enum Sorted<'a> {
     Memory(std::slice::Iter<'a, (Key, String)>),
-    Runs { readers: Vec<(BufReader<File>, PathBuf)>, heap: BinaryHeap<Reverse<(Key, usize, String)>> },
+    Runs {
+        readers: Vec<(BufReader<File>, PathBuf)>,
+        heap: BinaryHeap<Reverse<(Key, usize, String)>>,
+    },
 }
 
 impl Iterator for Sorted<'_> {
@@ -177,12 +205,16 @@ pub struct Duplicate {
 
 impl Duplicates {
     pub fn new(near: &Path) -> Duplicates {
-        Duplicates { spill: Spill::new(near) }
+        Duplicates {
+            spill: Spill::new(near),
+        }
     }
 
     /// [`Duplicates::new`] with runs of at most `limit` bytes.
     pub fn with_limit(near: &Path, limit: usize) -> Duplicates {
-        Duplicates { spill: Spill::with_limit(near, limit) }
+        Duplicates {
+            spill: Spill::with_limit(near, limit),
+        }
     }
 
     pub fn push(&mut self, id: &str, source: usize, line: usize) -> io::Result<()> {
@@ -190,7 +222,10 @@ impl Duplicates {
         // Fixed keys: the same id hashes alike in every run of the sort.
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         id.hash(&mut hasher);
-        self.spill.push([hasher.finish() as i64, source as i64, line as i64], id.to_string())
+        self.spill.push(
+            [hasher.finish() as i64, source as i64, line as i64],
+            id.to_string(),
+        )
     }
 
     /// The repeat a reader going through the sources and their lines in order meets first (the
@@ -198,12 +233,19 @@ impl Duplicates {
     pub fn first_repeat(&mut self, within_a_source: bool) -> io::Result<Option<Duplicate>> {
         let mut best: Option<Duplicate> = None;
         let mut group: Vec<(i64, usize, usize, String)> = Vec::new();
-        let consider = |group: &mut Vec<(i64, usize, usize, String)>, best: &mut Option<Duplicate>| {
+        let consider = |group: &mut Vec<(i64, usize, usize, String)>,
+                        best: &mut Option<Duplicate>| {
             // Same hash: usually one id; a collision keeps ids apart by comparing them.
             for (i, (_, source, line, id)) in group.iter().enumerate() {
-                let earlier = group[..i].iter().find(|(_, s, _, other)| other == id && (!within_a_source || s == source));
+                let earlier = group[..i]
+                    .iter()
+                    .find(|(_, s, _, other)| other == id && (!within_a_source || s == source));
                 if let Some((_, first_source, first_line, _)) = earlier {
-                    let found = Duplicate { id: id.clone(), first: (*first_source, *first_line), again: (*source, *line) };
+                    let found = Duplicate {
+                        id: id.clone(),
+                        first: (*first_source, *first_line),
+                        again: (*source, *line),
+                    };
                     if best.as_ref().is_none_or(|b| found.again < b.again) {
                         *best = Some(found);
                     }
@@ -233,10 +275,14 @@ mod tests {
     fn runs_merge_to_one_stable_order() {
         let dir = std::env::temp_dir().join(format!("tracelab-spill-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let keys: Vec<f64> = (0..500u32).map(|i| f64::from((i * 7919) % 97) - 40.5).collect();
+        let keys: Vec<f64> = (0..500u32)
+            .map(|i| f64::from((i * 7919) % 97) - 40.5)
+            .collect();
         let lines = |spill: &mut Spill| {
             for (seq, k) in keys.iter().enumerate() {
-                spill.push([ordered(*k), 0, seq as i64], format!("line {seq} at {k}")).unwrap();
+                spill
+                    .push([ordered(*k), 0, seq as i64], format!("line {seq} at {k}"))
+                    .unwrap();
             }
         };
         let mut small = Spill::with_limit(&dir, 600);
@@ -251,12 +297,23 @@ mod tests {
         let mut want: Vec<(usize, f64)> = keys.iter().copied().enumerate().collect();
         want.sort_by(|x, y| x.1.total_cmp(&y.1));
         let got: Vec<String> = a.into_iter().map(|(_, l)| l).collect();
-        assert_eq!(got, want.iter().map(|(seq, k)| format!("line {seq} at {k}")).collect::<Vec<_>>());
+        assert_eq!(
+            got,
+            want.iter()
+                .map(|(seq, k)| format!("line {seq} at {k}"))
+                .collect::<Vec<_>>()
+        );
         // Read twice, the same.
         assert_eq!(small.sorted().unwrap().count(), keys.len());
         drop(small);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the runs are removed");
-        assert!([-0.0, 0.0, -1.0, 1.0, f64::INFINITY].windows(2).all(|w| (ordered(w[0]) < ordered(w[1])) == (w[0].total_cmp(&w[1]).is_lt())));
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "the runs are removed"
+        );
+        assert!([-0.0, 0.0, -1.0, 1.0, f64::INFINITY]
+            .windows(2)
+            .all(|w| (ordered(w[0]) < ordered(w[1])) == (w[0].total_cmp(&w[1]).is_lt())));
     }
 
     /// Repeated ids are found however the runs fall, the first one a reader would meet.
@@ -274,13 +331,26 @@ mod tests {
         ids.push("a5", 0, 402).unwrap();
         assert!(ids.spill.runs_on_disk() > 10);
         let in_one = ids.first_repeat(true).unwrap().unwrap();
-        assert_eq!((in_one.id.as_str(), in_one.first, in_one.again), ("a300", (0, 300), (0, 401)));
+        assert_eq!(
+            (in_one.id.as_str(), in_one.first, in_one.again),
+            ("a300", (0, 300), (0, 401))
+        );
         let any = ids.first_repeat(false).unwrap().unwrap();
-        assert_eq!((any.id.as_str(), any.first, any.again), ("a300", (0, 300), (0, 401)), "source 0's line 401 comes before source 1's line 3");
+        assert_eq!(
+            (any.id.as_str(), any.first, any.again),
+            ("a300", (0, 300), (0, 401)),
+            "source 0's line 401 comes before source 1's line 3"
+        );
         let mut across = Duplicates::new(&dir);
         across.push("x", 0, 9).unwrap();
         across.push("x", 2, 1).unwrap();
         assert_eq!(across.first_repeat(true).unwrap(), None);
-        assert_eq!(across.first_repeat(false).unwrap().map(|d| (d.first, d.again)), Some(((0, 9), (2, 1))));
+        assert_eq!(
+            across
+                .first_repeat(false)
+                .unwrap()
+                .map(|d| (d.first, d.again)),
+            Some(((0, 9), (2, 1)))
+        );
     }
 }

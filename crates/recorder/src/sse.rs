@@ -29,7 +29,9 @@ impl SseError {
         match self {
             SseError::NotUtf8 => "malformed SSE: not UTF-8",
             SseError::LineTooLong => "malformed SSE: a line over 16 MiB",
-            SseError::EventTooLong => "malformed SSE: data lines over 16 MiB without a blank line to end the event",
+            SseError::EventTooLong => {
+                "malformed SSE: data lines over 16 MiB without a blank line to end the event"
+            }
         }
     }
 }
@@ -210,7 +212,13 @@ mod tests {
     #[test]
     fn multi_line_data_joins_with_newline_and_event_type_is_kept() {
         let e = decode(&[b"event: error\ndata: a\ndata:b\n\n"]);
-        assert_eq!(e, [SseEvent { event: Some("error".into()), data: "a\nb".into() }]);
+        assert_eq!(
+            e,
+            [SseEvent {
+                event: Some("error".into()),
+                data: "a\nb".into()
+            }]
+        );
     }
 
     #[test]
@@ -228,7 +236,10 @@ mod tests {
     #[test]
     fn invalid_utf8_is_an_error() {
         let mut d = SseDecoder::new();
-        assert_eq!(d.feed(b"data: \xff\xfe\n\n", &mut Vec::new()), Err(SseError::NotUtf8));
+        assert_eq!(
+            d.feed(b"data: \xff\xfe\n\n", &mut Vec::new()),
+            Err(SseError::NotUtf8)
+        );
     }
 
     #[test]
@@ -246,7 +257,10 @@ mod tests {
         };
         assert_eq!(err, SseError::EventTooLong);
         assert!(out.is_empty());
-        assert!(d.data.capacity() <= 2 * MAX_EVENT_BYTES, "what is held stays bounded");
+        assert!(
+            d.data.capacity() <= 2 * MAX_EVENT_BYTES,
+            "what is held stays bounded"
+        );
     }
 
     #[test]

@@ -21,7 +21,8 @@ use clap::Args;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tracelab_core::capacity::{
-    check_loads, saturation, Capacity, LoadKind, SimulatedLoad, SimulatedSweepPlan, Step, SweepFile, SweepStep, Target,
+    check_loads, saturation, Capacity, LoadKind, SimulatedLoad, SimulatedSweepPlan, Step,
+    SweepFile, SweepStep, Target,
 };
 use tracelab_core::parse::parse_trace_bytes;
 use tracelab_core::simulate::Load;
@@ -42,7 +43,12 @@ pub struct SweepLoads {
     #[arg(long, value_delimiter = ',', value_name = "R,R,…", conflicts_with_all = ["concurrencies", "speedups"], allow_hyphen_values = true, value_parser = load_value)]
     pub rates: Vec<f64>,
     /// Closed loop: one step per concurrency, increasing, e.g. 1,4,16.
-    #[arg(long, value_delimiter = ',', value_name = "N,N,…", conflicts_with = "speedups")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,N,…",
+        conflicts_with = "speedups"
+    )]
     pub concurrencies: Vec<u32>,
     /// With --workload: one step per speed-up of the file's times, increasing, e.g. 1,2,4.
     #[arg(long, value_delimiter = ',', value_name = "X,X,…", requires = "workload", allow_hyphen_values = true, value_parser = load_value)]
@@ -55,7 +61,12 @@ pub struct SweepLoads {
     pub target: String,
     /// The TTFT threshold (seconds) a qualified request must meet, for the stop rule and the
     /// answer (kept in sweep.json; `tracelab capacity` starts from it).
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     pub threshold: f64,
     /// How TTFT is compared with the threshold: le (≤, within) or lt (<, a TTFT exactly at the
     /// threshold is slow); kept in sweep.json.
@@ -72,11 +83,18 @@ pub struct SweepLoads {
 /// One load of `--rates` or `--speedups`: a finite number above 0 (a mistake here is a
 /// command-line mistake, exit status 2, in our words rather than the parser's).
 fn load_value(text: &str) -> Result<f64, String> {
-    let v: f64 = text.trim().parse().map_err(|_| format!("`{text}` is not a number (give loads such as 1,2,4)"))?;
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number (give loads such as 1,2,4)"))?;
     if v.is_nan() || v.is_infinite() {
-        Err(format!("`{text}` is not a finite number: each load is a number above 0, such as 1,2,4"))
+        Err(format!(
+            "`{text}` is not a finite number: each load is a number above 0, such as 1,2,4"
+        ))
     } else if v <= 0.0 {
-        Err(format!("`{text}` is not above 0: a load of 0 or less sends nothing; give loads such as 1,2,4"))
+        Err(format!(
+            "`{text}` is not above 0: a load of 0 or less sends nothing; give loads such as 1,2,4"
+        ))
     } else {
         Ok(v)
     }
@@ -84,7 +102,11 @@ fn load_value(text: &str) -> Result<f64, String> {
 
 /// A mistake in the loads' order found after parsing: still a command-line mistake (status 2).
 fn usage_error(message: &str) -> ! {
-    clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{message}\n")).exit()
+    clap::Error::raw(
+        clap::error::ErrorKind::ValueValidation,
+        format!("{message}\n"),
+    )
+    .exit()
 }
 
 impl SweepLoads {
@@ -93,7 +115,10 @@ impl SweepLoads {
         let (kind, loads) = if !self.rates.is_empty() {
             (LoadKind::Rate, self.rates.clone())
         } else if !self.concurrencies.is_empty() {
-            (LoadKind::Concurrency, self.concurrencies.iter().map(|c| *c as f64).collect())
+            (
+                LoadKind::Concurrency,
+                self.concurrencies.iter().map(|c| *c as f64).collect(),
+            )
         } else if !self.speedups.is_empty() {
             (LoadKind::Speedup, self.speedups.clone())
         } else {
@@ -109,20 +134,39 @@ impl SweepLoads {
     fn judge(&self) -> Result<(Target, Settings), String> {
         let target = Target::parse(&self.target).map_err(|e| e.en)?;
         if !(self.max_failure_rate > 0.0 && self.max_failure_rate < 1.0) {
-            return Err(format!("--max-failure-rate must lie between 0 and 1, got {}", self.max_failure_rate));
+            return Err(format!(
+                "--max-failure-rate must lie between 0 and 1, got {}",
+                self.max_failure_rate
+            ));
         }
-        let common = Settings { ttft_threshold_s: self.threshold, comparison: self.comparison.core(), ..Settings::default() };
-        common.validate().map_err(|e| format!("{e} (--threshold, --comparison)"))?;
+        let common = Settings {
+            ttft_threshold_s: self.threshold,
+            comparison: self.comparison.core(),
+            ..Settings::default()
+        };
+        common
+            .validate()
+            .map_err(|e| format!("{e} (--threshold, --comparison)"))?;
         Ok((target, common))
     }
 
     /// The output folder, created; refused when it holds anything and `force` is not given.
     fn prepare_dir(&self, force: bool) -> Result<PathBuf, String> {
         let dir = self.output_dir.clone();
-        if dir.exists() && std::fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?.next().is_some() && !force {
-            return Err(format!("{} is not empty; name a new folder (or add --force to overwrite its steps)", dir.display()));
+        if dir.exists()
+            && std::fs::read_dir(&dir)
+                .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+                .next()
+                .is_some()
+            && !force
+        {
+            return Err(format!(
+                "{} is not empty; name a new folder (or add --force to overwrite its steps)",
+                dir.display()
+            ));
         }
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         Ok(dir)
     }
 
@@ -144,9 +188,23 @@ impl SweepLoads {
 }
 
 /// The capacity answer over the steps so far.
-fn answer(file: &SweepFile, traces: &[Trace], common: &Settings, target: Target) -> Result<Capacity, String> {
-    let steps: Vec<Step> =
-        file.steps.iter().zip(traces).map(|(s, t)| Step { load: s.load, name: s.file.clone(), trace: t, interrupted: s.interrupted }).collect();
+fn answer(
+    file: &SweepFile,
+    traces: &[Trace],
+    common: &Settings,
+    target: Target,
+) -> Result<Capacity, String> {
+    let steps: Vec<Step> = file
+        .steps
+        .iter()
+        .zip(traces)
+        .map(|(s, t)| Step {
+            load: s.load,
+            name: s.file.clone(),
+            trace: t,
+            interrupted: s.interrupted,
+        })
+        .collect();
     Capacity::compute(file.kind, &steps, common, target).map_err(|e| e.en)
 }
 
@@ -170,7 +228,14 @@ fn read_trace(path: &Path) -> Result<Trace, String> {
 fn contract_sha256(trace: &Trace) -> String {
     let mut v = serde_json::to_value(&trace.header.conditions).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {
-        for k in ["arrival", "rate_per_s", "burstiness", "concurrency", "seed", "runtime"] {
+        for k in [
+            "arrival",
+            "rate_per_s",
+            "burstiness",
+            "concurrency",
+            "seed",
+            "runtime",
+        ] {
             o.remove(k);
         }
     }
@@ -180,13 +245,18 @@ fn contract_sha256(trace: &Trace) -> String {
 /// Runs `tracelab sweep`; `Ok` holds the exit status (130 when stopped by Ctrl-C).
 pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     if args.record.output != Path::new("-") {
-        return Err("sweep names its step files itself: drop --output and give --output-dir".into());
+        return Err(
+            "sweep names its step files itself: drop --output and give --output-dir".into(),
+        );
     }
     if args.record.runs > 1 {
         return Err("a sweep records one trace per load; for replications run the sweep again into another --output-dir, and compare a step's runs with `tracelab compare A B --vs C D`".into());
     }
     let (kind, loads) = args.sweep.kind_and_loads()?;
-    if args.record.rate.is_some() || args.record.concurrency != 1 || args.record.replay.speedup != 1.0 {
+    if args.record.rate.is_some()
+        || args.record.concurrency != 1
+        || args.record.replay.speedup != 1.0
+    {
         return Err("a sweep sets the load per step: use --rates, --concurrencies or --speedups, not --rate, --concurrency or --speedup".into());
     }
     if kind == LoadKind::Speedup && args.record.workload.is_none() {
@@ -219,15 +289,28 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
         args.record.output = dir.join(&name);
         let plan = record::plan(&args.record)?;
         if !args.record.quiet {
-            eprintln!("tracelab: step {} of {}: {} → {}", i + 1, loads.len(), kind.describe(load, Lang::En), name);
+            eprintln!(
+                "tracelab: step {} of {}: {} → {}",
+                i + 1,
+                loads.len(),
+                kind.describe(load, Lang::En),
+                name
+            );
         }
         let recorded = tracelab_recorder::engine::record(plan, key.clone())?;
         let trace = read_trace(&dir.join(&name))?;
         let sha = contract_sha256(&trace);
         if file.contract_sha256.get_or_insert_with(|| sha.clone()) != &sha {
-            file.stopped = Some(((i + 1) as u64, "the step's contract differs from step 1's in more than the load".into()));
+            file.stopped = Some((
+                (i + 1) as u64,
+                "the step's contract differs from step 1's in more than the load".into(),
+            ));
         }
-        file.steps.push(SweepStep { load, file: name, interrupted: recorded.interrupted });
+        file.steps.push(SweepStep {
+            load,
+            file: name,
+            interrupted: recorded.interrupted,
+        });
         traces.push(trace);
         // A signal after the step's measured phase ended still stops the sweep; the step is whole.
         file.interrupted = recorded.interrupted || stop.requested();
@@ -237,7 +320,9 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
         let why = if file.interrupted {
             Some("stopped by Ctrl-C or SIGTERM; every finished step is kept".to_string())
         } else {
-            saturation(last, &target, args.sweep.max_failure_rate).filter(|_| !args.sweep.keep_going).map(|t| t.en)
+            saturation(last, &target, args.sweep.max_failure_rate)
+                .filter(|_| !args.sweep.keep_going)
+                .map(|t| t.en)
         };
         if file.stopped.is_none() {
             file.stopped = why.map(|w| ((i + 1) as u64, w));
@@ -248,17 +333,34 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
         }
     }
     finish(&file, &traces, &common, target, &dir, args.record.quiet)?;
-    Ok(if file.interrupted { EXIT_INTERRUPTED } else { 0 })
+    Ok(if file.interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        0
+    })
 }
 
 /// Says why the sweep stopped, then (unless quiet) the capacity answer and how to recompute it.
-fn finish(file: &SweepFile, traces: &[Trace], common: &Settings, target: Target, dir: &Path, quiet: bool) -> Result<(), String> {
+fn finish(
+    file: &SweepFile,
+    traces: &[Trace],
+    common: &Settings,
+    target: Target,
+    dir: &Path,
+    quiet: bool,
+) -> Result<(), String> {
     if let Some((step, why)) = &file.stopped {
         eprintln!("tracelab: the sweep stopped after step {step}: {why}");
     }
     if !quiet && !file.steps.is_empty() {
-        tracelab_recorder::outln!("{}", answer(file, traces, common, target)?.render_text(Lang::En));
-        tracelab_recorder::outln!("Recompute with other settings: tracelab capacity {}", dir.display());
+        tracelab_recorder::outln!(
+            "{}",
+            answer(file, traces, common, target)?.render_text(Lang::En)
+        );
+        tracelab_recorder::outln!(
+            "Recompute with other settings: tracelab capacity {}",
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -266,8 +368,10 @@ fn finish(file: &SweepFile, traces: &[Trace], common: &Settings, target: Target,
 /// sweep.json written beside, then renamed, so a Ctrl-C never leaves half a sweep file.
 fn write_sweep(dir: &Path, file: &SweepFile) -> Result<(), String> {
     let tmp = dir.join(".sweep.json.tmp");
-    std::fs::write(&tmp, file.to_json()).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join(SWEEP_FILE)).map_err(|e| format!("cannot write {}: {e}", dir.join(SWEEP_FILE).display()))
+    std::fs::write(&tmp, file.to_json())
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join(SWEEP_FILE))
+        .map_err(|e| format!("cannot write {}: {e}", dir.join(SWEEP_FILE).display()))
 }
 
 const SIMULATE_SWEEP_HELP: &str = "\
@@ -306,7 +410,12 @@ pub struct SimulateSweepArgs {
     #[arg(long, value_name = "S")]
     pub think: Option<f64>,
     /// Requests per step (with --workload: each step's window, so not given).
-    #[arg(long, value_name = "K", required_unless_present = "workload", conflicts_with = "workload")]
+    #[arg(
+        long,
+        value_name = "K",
+        required_unless_present = "workload",
+        conflicts_with = "workload"
+    )]
     pub requests: Option<u32>,
     /// The seed of step 1 (step i uses SEED + i - 1).
     #[arg(long, value_name = "SEED")]
@@ -331,14 +440,18 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
         return Err("a sweep sets the speed-up per step: use --speedups, not --speedup".into());
     }
     match kind {
-        LoadKind::Speedup if args.workload.is_none() => return Err("--speedups needs --workload FILE".into()),
+        LoadKind::Speedup if args.workload.is_none() => {
+            return Err("--speedups needs --workload FILE".into())
+        }
         LoadKind::Rate | LoadKind::Concurrency if args.workload.is_some() => {
             return Err("a workload file sets its own arrivals: sweep it with --speedups".into())
         }
         _ => {}
     }
     if kind != LoadKind::Rate && (args.arrival.is_some() || args.burstiness.is_some()) {
-        return Err("--arrival and --burstiness shape an open loop's schedule; they go with --rates".into());
+        return Err(
+            "--arrival and --burstiness shape an open loop's schedule; they go with --rates".into(),
+        );
     }
     if kind != LoadKind::Concurrency && args.think.is_some() {
         return Err("--think is the closed loop's pause between a reply and the next request; it goes with --concurrencies".into());
@@ -350,23 +463,44 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
     let (target, common) = args.sweep.judge()?;
     let requests = args.requests.unwrap_or(0);
     let first = match kind {
-        LoadKind::Rate => Load::Open { rate_per_s: loads[0], arrival: arrival.core().into(), burstiness: args.burstiness.unwrap_or(1.0) },
-        LoadKind::Concurrency => Load::Closed { clients: loads[0] as u32, think_s: args.think.unwrap_or(0.0) },
-        LoadKind::Speedup => Load::Workload { requests: 0, span_s: 0.0 },
+        LoadKind::Rate => Load::Open {
+            rate_per_s: loads[0],
+            arrival: arrival.core().into(),
+            burstiness: args.burstiness.unwrap_or(1.0),
+        },
+        LoadKind::Concurrency => Load::Closed {
+            clients: loads[0] as u32,
+            think_s: args.think.unwrap_or(0.0),
+        },
+        LoadKind::Speedup => Load::Workload {
+            requests: 0,
+            span_s: 0.0,
+        },
     };
     let (server, tokens) = args.server.params(first, requests, args.seed)?;
     let load = match (kind, &args.workload) {
-        (LoadKind::Rate, _) => SimulatedLoad::Rates { arrival: arrival.core().into(), burstiness: args.burstiness.unwrap_or(1.0) },
-        (LoadKind::Concurrency, _) => SimulatedLoad::Concurrencies { think_s: args.think.unwrap_or(0.0) },
-        (LoadKind::Speedup, Some(path)) => {
-            SimulatedLoad::Speedups { workload: crate::simulate::read_workload(path)?, replay: args.replay.replay(), tokens }
-        }
+        (LoadKind::Rate, _) => SimulatedLoad::Rates {
+            arrival: arrival.core().into(),
+            burstiness: args.burstiness.unwrap_or(1.0),
+        },
+        (LoadKind::Concurrency, _) => SimulatedLoad::Concurrencies {
+            think_s: args.think.unwrap_or(0.0),
+        },
+        (LoadKind::Speedup, Some(path)) => SimulatedLoad::Speedups {
+            workload: crate::simulate::read_workload(path)?,
+            replay: args.replay.replay(),
+            tokens,
+        },
         (LoadKind::Speedup, None) => unreachable!("refused above"),
     };
     if tokens.is_some() && kind != LoadKind::Speedup {
         return Err("--service-per-output-token needs the lengths of a workload file: --workload FILE --speedups".into());
     }
-    let plan = SimulatedSweepPlan { server, load, loads: loads.clone() };
+    let plan = SimulatedSweepPlan {
+        server,
+        load,
+        loads: loads.clone(),
+    };
     plan.check().map_err(|e| e.en)?;
     // The first step is simulated before the folder is touched, so a bad parameter writes nothing.
     let mut next = Some(plan.step(0).map_err(|e| e.en)?);
@@ -379,23 +513,50 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
             None => plan.step(i).map_err(|e| e.en)?,
         };
         if !args.quiet {
-            eprintln!("tracelab: simulated step {} of {}: {} → {}", i + 1, loads.len(), kind.describe(step.load, Lang::En), step.file);
+            eprintln!(
+                "tracelab: simulated step {} of {}: {} → {}",
+                i + 1,
+                loads.len(),
+                kind.describe(step.load, Lang::En),
+                step.file
+            );
         }
         let text = match (&plan.load, &step.replayed) {
-            (SimulatedLoad::Speedups { workload, replay, tokens }, Some(planned)) => {
-                let replay = tracelab_core::workload::Replay { speedup: step.load, ..*replay };
-                crate::simulate::workload_trace_text(workload, &replay, planned, &step.trace, *tokens)
+            (
+                SimulatedLoad::Speedups {
+                    workload,
+                    replay,
+                    tokens,
+                },
+                Some(planned),
+            ) => {
+                let replay = tracelab_core::workload::Replay {
+                    speedup: step.load,
+                    ..*replay
+                };
+                crate::simulate::workload_trace_text(
+                    workload,
+                    &replay,
+                    planned,
+                    &step.trace,
+                    *tokens,
+                )
             }
             _ => tracelab_core::write::to_jsonl(&step.trace),
         };
         let path = dir.join(&step.file);
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        file.steps.push(SweepStep { load: step.load, file: step.file, interrupted: false });
+        file.steps.push(SweepStep {
+            load: step.load,
+            file: step.file,
+            interrupted: false,
+        });
         traces.push(step.trace);
         let cap = answer(&file, &traces, &common, target)?;
         let last = cap.steps.last().expect("one step at least");
         if !args.sweep.keep_going {
-            file.stopped = saturation(last, &target, args.sweep.max_failure_rate).map(|t| ((i + 1) as u64, t.en));
+            file.stopped = saturation(last, &target, args.sweep.max_failure_rate)
+                .map(|t| ((i + 1) as u64, t.en));
         }
         write_sweep(&dir, &file)?;
         if file.stopped.is_some() {
@@ -423,15 +584,24 @@ pub struct CapacityArgs {
 /// (the threshold, comparison and target default to the sweep's own).
 pub fn capacity(args: CapacityArgs) -> Result<(), String> {
     let sweep_path = args.dir.join(SWEEP_FILE);
-    let text = std::fs::read_to_string(&sweep_path)
-        .map_err(|e| format!("cannot read {} ({e}); give a folder written by tracelab sweep", sweep_path.display()))?;
+    let text = std::fs::read_to_string(&sweep_path).map_err(|e| {
+        format!(
+            "cannot read {} ({e}); give a folder written by tracelab sweep",
+            sweep_path.display()
+        )
+    })?;
     let lang = args.settings.lang();
-    let sweep = SweepFile::parse(&sweep_path.display().to_string(), &text).map_err(|e| e.get(lang).to_string())?;
+    let sweep = SweepFile::parse(&sweep_path.display().to_string(), &text)
+        .map_err(|e| e.get(lang).to_string())?;
     let mut traces = Vec::with_capacity(sweep.steps.len());
     for s in &sweep.steps {
         traces.push(read_trace(&args.dir.join(&s.file))?);
     }
-    let target_spec = args.target.clone().or_else(|| sweep.target.clone()).unwrap_or_else(|| "joint_rate>=0.9".into());
+    let target_spec = args
+        .target
+        .clone()
+        .or_else(|| sweep.target.clone())
+        .unwrap_or_else(|| "joint_rate>=0.9".into());
     let target = Target::parse(&target_spec).map_err(|e| e.get(lang).to_string())?;
     let mut common = args.settings.settings(&traces[0].header)?;
     if args.settings.threshold.is_none() {
@@ -446,16 +616,36 @@ pub fn capacity(args: CapacityArgs) -> Result<(), String> {
     if args.settings.cost.is_none() {
         common.window_cost = None;
     }
-    let steps: Vec<Step> =
-        sweep.steps.iter().zip(&traces).map(|(s, t)| Step { load: s.load, name: s.file.clone(), trace: t, interrupted: s.interrupted }).collect();
-    let cap = Capacity::compute(sweep.kind, &steps, &common, target).map_err(|e| e.get(lang).to_string())?;
+    let steps: Vec<Step> = sweep
+        .steps
+        .iter()
+        .zip(&traces)
+        .map(|(s, t)| Step {
+            load: s.load,
+            name: s.file.clone(),
+            trace: t,
+            interrupted: s.interrupted,
+        })
+        .collect();
+    let cap = Capacity::compute(sweep.kind, &steps, &common, target)
+        .map_err(|e| e.get(lang).to_string())?;
     if args.json {
-        tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&cap).map_err(|e| e.to_string())?);
+        tracelab_recorder::outln!(
+            "{}",
+            serde_json::to_string_pretty(&cap).map_err(|e| e.to_string())?
+        );
         return Ok(());
     }
     tracelab_recorder::outln!("{}", cap.render_text(lang));
     if let Some((step, why)) = &sweep.stopped {
-        tracelab_recorder::outln!("{}", if lang == Lang::Zh { format!("扫描在第 {step} 步后停止：{why}") } else { format!("The sweep stopped after step {step}: {why}") });
+        tracelab_recorder::outln!(
+            "{}",
+            if lang == Lang::Zh {
+                format!("扫描在第 {step} 步后停止：{why}")
+            } else {
+                format!("The sweep stopped after step {step}: {why}")
+            }
+        );
     }
     Ok(())
 }

@@ -82,7 +82,14 @@ impl Options {
                 (Protocol::Negotiated, false) => "http/1.1",
             }
             .into(),
-            tls_roots: self.https.then(|| if self.ca_cert.is_some() { "bundled+ca-cert" } else { "bundled" }.into()),
+            tls_roots: self.https.then(|| {
+                if self.ca_cert.is_some() {
+                    "bundled+ca-cert"
+                } else {
+                    "bundled"
+                }
+                .into()
+            }),
             keep_alive: true,
             pool_idle_timeout_s: POOL_IDLE_TIMEOUT.as_secs_f64(),
             resend_unanswered_on_reused: MAX_RESENDS,
@@ -111,7 +118,10 @@ struct RxLog {
 
 impl Default for RxLog {
     fn default() -> Self {
-        RxLog { count: 0, ring: [RxStamp::default(); RX_RING] }
+        RxLog {
+            count: 0,
+            ring: [RxStamp::default(); RX_RING],
+        }
     }
 }
 
@@ -175,7 +185,10 @@ pub struct RxCursor {
 }
 
 fn now_epoch_ns() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
 }
 
 impl ConnState {
@@ -211,7 +224,10 @@ impl ConnState {
         io.fin_before_write = facts.is_some_and(|f| f.fin_arrived);
         io.acked_before = facts.and_then(|f| f.bytes_acked);
         if io.fin_before_write {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the server closed the connection before the request was written"));
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the server closed the connection before the request was written",
+            ));
         }
         Ok(())
     }
@@ -244,7 +260,10 @@ impl ConnState {
         if io.fin_before_write {
             return true;
         }
-        let (Some(before), true, 0) = (io.acked_before, io.fin_unanswered, io.read_since_write) else { return false };
+        let (Some(before), true, 0) = (io.acked_before, io.fin_unanswered, io.read_since_write)
+        else {
+            return false;
+        };
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
@@ -295,12 +314,20 @@ impl ConnState {
             io.first_read = Some(at);
         }
         let seen = io.read_since_write as usize;
-        for (i, b) in bytes.iter().enumerate().take(io.head.len().saturating_sub(seen)) {
+        for (i, b) in bytes
+            .iter()
+            .enumerate()
+            .take(io.head.len().saturating_sub(seen))
+        {
             io.head[seen + i] = *b;
         }
         io.read_since_write += bytes.len() as u64;
         let seen = io.conn_read as usize;
-        for (i, b) in bytes.iter().enumerate().take(io.conn_head.len().saturating_sub(seen)) {
+        for (i, b) in bytes
+            .iter()
+            .enumerate()
+            .take(io.conn_head.len().saturating_sub(seen))
+        {
             io.conn_head[seen + i] = *b;
         }
         io.conn_read += bytes.len() as u64;
@@ -337,14 +364,21 @@ impl ConnState {
             cursor.seen = rx.count;
         }
         let ms = |at: i64| (now - at).max(0) as f64 / 1e6;
-        cursor.last.map(|r| ReadLateness { oldest_ms: ms(r.oldest), newest_ms: ms(r.newest), new_read })
+        cursor.last.map(|r| ReadLateness {
+            oldest_ms: ms(r.oldest),
+            newest_ms: ms(r.newest),
+            new_read,
+        })
     }
 
     /// Where the connection's reads stand now: an attempt starts its cursor here, as the
     /// request goes out, so no read that belongs to an earlier request is ever counted as this
     /// one's (a kept-alive connection's ring holds the last one's reads).
     pub fn cursor_now(&self) -> RxCursor {
-        RxCursor { seen: self.rx.lock().unwrap_or_else(|p| p.into_inner()).count, last: None }
+        RxCursor {
+            seen: self.rx.lock().unwrap_or_else(|p| p.into_inner()).count,
+            last: None,
+        }
     }
 
     /// Whether an idle connection can carry another request: still open, and nothing waiting
@@ -357,7 +391,14 @@ impl ConnState {
             let mut byte = 0u8;
             // SAFETY: a one-byte peek into a local buffer on a socket this state keeps open
             // (the lock is held, and the socket clears it before closing).
-            let n = unsafe { libc::recv(fd, (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+            let n = unsafe {
+                libc::recv(
+                    fd,
+                    (&mut byte as *mut u8).cast(),
+                    1,
+                    libc::MSG_PEEK | libc::MSG_DONTWAIT,
+                )
+            };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 return e.kind() == io::ErrorKind::WouldBlock;
@@ -402,7 +443,15 @@ fn tcp_facts(fd: std::os::fd::RawFd) -> Option<TcpFacts> {
     let mut info = TcpInfoHead::default();
     let mut len = std::mem::size_of::<TcpInfoHead>() as libc::socklen_t;
     // SAFETY: getsockopt writes at most `len` bytes into a local struct of that size.
-    let rc = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut TcpInfoHead).cast(), &mut len) };
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut TcpInfoHead).cast(),
+            &mut len,
+        )
+    };
     if rc != 0 || len < 1 {
         return None;
     }
@@ -518,7 +567,11 @@ impl Lease {
     /// Back into the pool, as soon as hyper says the connection can take the next request
     /// (the body must have been read to its end first). HTTP/2 streams need nothing.
     pub async fn give_back(mut self) {
-        let (Some((mut send, state)), Some(inner), true) = (self.conn.take(), self.transport.take(), self.keep) else { return };
+        let (Some((mut send, state)), Some(inner), true) =
+            (self.conn.take(), self.transport.take(), self.keep)
+        else {
+            return;
+        };
         match tokio::time::timeout(GIVE_BACK_TIMEOUT, send.ready()).await {
             Ok(Ok(())) => {
                 let since = Instant::now();
@@ -535,7 +588,10 @@ impl Lease {
                     }
                 }
                 let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
-                pool.idle.entry(std::mem::take(&mut self.origin)).or_default().push(Idle { send, state, since });
+                pool.idle
+                    .entry(std::mem::take(&mut self.origin))
+                    .or_default()
+                    .push(Idle { send, state, since });
             }
             // Closed by the server as its reply ended, though the reply said keep-alive: it
             // closes after each reply (llama-server does), so none is reused from now on.
@@ -557,7 +613,11 @@ pub struct ConnWatch {
 impl ConnWatch {
     /// The first byte of an answer, if one came on the request's connection.
     pub fn first_byte(&self) -> Option<Instant> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|c| c.first_byte())
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|c| c.first_byte())
     }
 
     /// A connection was opened (or its opening began) for the request.
@@ -596,7 +656,11 @@ fn keeps_alive_parts(version: hyper::Version, headers: &hyper::HeaderMap) -> boo
 }
 
 fn origin(uri: &Uri) -> String {
-    format!("{}://{}", uri.scheme_str().unwrap_or("http"), uri.authority().map(|a| a.as_str()).unwrap_or(""))
+    format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("http"),
+        uri.authority().map(|a| a.as_str()).unwrap_or("")
+    )
 }
 
 /// A connection request as the connector takes it (host, port, TLS).
@@ -610,9 +674,17 @@ fn target(uri: &Uri) -> Uri {
 
 impl Transport {
     pub fn new(options: &Options) -> Result<Transport, String> {
-        let tls = if options.https { Some(tls_config(options)?) } else { None };
+        let tls = if options.https {
+            Some(tls_config(options)?)
+        } else {
+            None
+        };
         let h2_prior = options.protocol == Protocol::Http2PriorKnowledge;
-        let connector = Connector { tls, connect_timeout: options.connect_timeout, h2: h2_prior };
+        let connector = Connector {
+            tls,
+            connect_timeout: options.connect_timeout,
+            h2: h2_prior,
+        };
         Ok(Transport {
             inner: Arc::new(Inner {
                 connector,
@@ -653,7 +725,11 @@ impl Transport {
             match self.open(uri).await {
                 Ok((Conn::H1(send), state)) => {
                     let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
-                    pool.idle.entry(key.clone()).or_default().push(Idle { send, state, since: Instant::now() });
+                    pool.idle.entry(key.clone()).or_default().push(Idle {
+                        send,
+                        state,
+                        since: Instant::now(),
+                    });
                 }
                 Ok((Conn::H2(send), state)) => {
                     let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
@@ -666,11 +742,16 @@ impl Transport {
     }
 
     /// A new connection, handshaken and driven by its own task.
-    async fn open(&self, uri: &Uri) -> Result<(Conn, Arc<ConnState>), Box<dyn std::error::Error + Send + Sync>> {
+    async fn open(
+        &self,
+        uri: &Uri,
+    ) -> Result<(Conn, Arc<ConnState>), Box<dyn std::error::Error + Send + Sync>> {
         let io = self.inner.connector.connect(&target(uri)).await?;
         let state = io.inner().state.clone();
         if io.inner().h2 {
-            let (send, conn) = http2::Builder::new(TokioExecutor::new()).handshake(io).await?;
+            let (send, conn) = http2::Builder::new(TokioExecutor::new())
+                .handshake(io)
+                .await?;
             tokio::spawn(conn);
             Ok((Conn::H2(send), state))
         } else {
@@ -682,13 +763,19 @@ impl Transport {
 
     /// A connection for one request: a live idle one, the origin's HTTP/2 one, or a new one
     /// (true when new).
-    async fn checkout(&self, uri: &Uri, watch: &ConnWatch) -> Result<(Conn, Arc<ConnState>, bool), Box<dyn std::error::Error + Send + Sync>> {
+    async fn checkout(
+        &self,
+        uri: &Uri,
+        watch: &ConnWatch,
+    ) -> Result<(Conn, Arc<ConnState>, bool), Box<dyn std::error::Error + Send + Sync>> {
         let key = origin(uri);
         loop {
             let found = {
                 let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
                 match pool.h2.get(&key) {
-                    Some((send, state)) if !send.is_closed() => return Ok((Conn::H2(send.clone()), state.clone(), false)),
+                    Some((send, state)) if !send.is_closed() => {
+                        return Ok((Conn::H2(send.clone()), state.clone(), false))
+                    }
                     Some(_) => {
                         pool.h2.remove(&key);
                     }
@@ -699,7 +786,10 @@ impl Transport {
             match found {
                 Some(idle) if self.inner.closes_after_reply.load(Ordering::Relaxed) => drop(idle),
                 Some(idle) => {
-                    if idle.since.elapsed() < POOL_IDLE_TIMEOUT && !idle.send.is_closed() && idle.state.reusable() {
+                    if idle.since.elapsed() < POOL_IDLE_TIMEOUT
+                        && !idle.send.is_closed()
+                        && idle.state.reusable()
+                    {
                         return Ok((Conn::H1(idle.send), idle.state, false));
                     }
                     // Closed by the server, timed out, or not clean: dropped, nothing sent on it.
@@ -710,10 +800,19 @@ impl Transport {
                 None => break,
             }
         }
-        if self.inner.h2_prior || (self.inner.connector.tls.is_some() && !self.inner.alpn_h1.load(Ordering::Relaxed)) {
+        if self.inner.h2_prior
+            || (self.inner.connector.tls.is_some() && !self.inner.alpn_h1.load(Ordering::Relaxed))
+        {
             // Possibly HTTP/2: one opens at a time, and a second waiter finds the first's.
             let _opening = self.inner.h2_opening.lock().await;
-            if let Some((send, state)) = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.get(&key) {
+            if let Some((send, state)) = self
+                .inner
+                .pool
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .h2
+                .get(&key)
+            {
                 if !send.is_closed() {
                     return Ok((Conn::H2(send.clone()), state.clone(), false));
                 }
@@ -722,7 +821,12 @@ impl Transport {
             let (conn, state) = self.open(uri).await?;
             match &conn {
                 Conn::H2(send) => {
-                    self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.insert(key, (send.clone(), state.clone()));
+                    self.inner
+                        .pool
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .h2
+                        .insert(key, (send.clone(), state.clone()));
                 }
                 // The server chose HTTP/1.1: later connections open side by side.
                 Conn::H1(_) => self.inner.alpn_h1.store(true, Ordering::Relaxed),
@@ -735,7 +839,11 @@ impl Transport {
     }
 
     /// Sends the request, resending it only while it provably never reached the server.
-    pub async fn send(&self, make: impl Fn() -> hyper::Request<Full<Bytes>>, watch: &ConnWatch) -> Result<Sent, SendError> {
+    pub async fn send(
+        &self,
+        make: impl Fn() -> hyper::Request<Full<Bytes>>,
+        watch: &ConnWatch,
+    ) -> Result<Sent, SendError> {
         let mut resent = 0;
         let mut new_connection = false;
         loop {
@@ -745,7 +853,11 @@ impl Transport {
                 Ok(c) => c,
                 Err(e) => {
                     let class = request_error_class(e.as_ref(), None, self.inner.h2_prior, true);
-                    return Err(SendError { class, resent, new_connection: true });
+                    return Err(SendError {
+                        class,
+                        resent,
+                        new_connection: true,
+                    });
                 }
             };
             new_connection |= fresh;
@@ -764,19 +876,40 @@ impl Transport {
                             resent += 1;
                             continue;
                         }
-                        return Err(SendError { class: "connection closed before the request could be written", resent, new_connection });
+                        return Err(SendError {
+                            class: "connection closed before the request could be written",
+                            resent,
+                            new_connection,
+                        });
                     }
                     match send.try_send_request(request).await {
                         Ok(response) => {
-                            let first_byte = state.io().first_read.unwrap_or_else(Instant::now).min(Instant::now());
+                            let first_byte = state
+                                .io()
+                                .first_read
+                                .unwrap_or_else(Instant::now)
+                                .min(Instant::now());
                             // A reply that closes its connection leaves nothing to pool (the
                             // sender stays with the lease until the body is read).
                             let keep = keeps_alive(&response);
                             if !fresh {
                                 self.inner.kept_alive.store(true, Ordering::Relaxed);
                             }
-                            let lease = Lease { origin: key, conn: Some((send, state.clone())), transport: Some(self.inner.clone()), state, keep };
-                            return Ok(Sent { response, first_byte, resent, new_connection, lease, cursor });
+                            let lease = Lease {
+                                origin: key,
+                                conn: Some((send, state.clone())),
+                                transport: Some(self.inner.clone()),
+                                state,
+                                keep,
+                            };
+                            return Ok(Sent {
+                                response,
+                                first_byte,
+                                resent,
+                                new_connection,
+                                lease,
+                                cursor,
+                            });
                         }
                         Err(mut e) => {
                             // Never written: hyper gave the request back. Sent again, boundedly.
@@ -790,12 +923,30 @@ impl Transport {
                 }
                 Conn::H2(mut send) => match send.try_send_request(request).await {
                     Ok(response) => {
-                        let lease = Lease { origin: key, conn: None, transport: None, state, keep: true };
-                        return Ok(Sent { response, first_byte: Instant::now(), resent, new_connection, lease, cursor });
+                        let lease = Lease {
+                            origin: key,
+                            conn: None,
+                            transport: None,
+                            state,
+                            keep: true,
+                        };
+                        return Ok(Sent {
+                            response,
+                            first_byte: Instant::now(),
+                            resent,
+                            new_connection,
+                            lease,
+                            cursor,
+                        });
                     }
                     Err(mut e) => {
                         if e.take_message().is_some() && resent < MAX_RESENDS {
-                            self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).h2.remove(&key);
+                            self.inner
+                                .pool
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .h2
+                                .remove(&key);
                             resent += 1;
                             continue;
                         }
@@ -811,7 +962,8 @@ impl Transport {
                 h2_refused(&e)
             } else {
                 let io = state.io();
-                (!fresh && io.write_failed && io.read_since_write == 0) || state.provably_unread(VERDICT_WAIT).await
+                (!fresh && io.write_failed && io.read_since_write == 0)
+                    || state.provably_unread(VERDICT_WAIT).await
             };
             let io = state.io();
             if !h2 && !fresh && io.read_since_write == 0 {
@@ -822,19 +974,34 @@ impl Transport {
                 resent += 1;
                 continue;
             }
-            let class = if !h2 && !fresh && io.read_since_write == 0 && !io.write_failed && hyper_closed_early(&e) {
+            let class = if !h2
+                && !fresh
+                && io.read_since_write == 0
+                && !io.write_failed
+                && hyper_closed_early(&e)
+            {
                 "the server closed its kept-alive connection after the request was sent, with no answer (not resent: it may have received it)"
             } else {
                 request_error_class(&e, Some(&io), self.inner.h2_prior, false)
             };
-            return Err(SendError { class, resent, new_connection });
+            return Err(SendError {
+                class,
+                resent,
+                new_connection,
+            });
         }
     }
 }
 
 fn hyper_closed_early(e: &(dyn std::error::Error + 'static)) -> bool {
-    chain(e).iter().filter_map(|s| s.downcast_ref::<hyper::Error>()).any(|h| h.is_incomplete_message())
-        || matches!(io_class(e), Some("connection reset" | "connection closed early" | "connection aborted"))
+    chain(e)
+        .iter()
+        .filter_map(|s| s.downcast_ref::<hyper::Error>())
+        .any(|h| h.is_incomplete_message())
+        || matches!(
+            io_class(e),
+            Some("connection reset" | "connection closed early" | "connection aborted")
+        )
 }
 
 /// HTTP/1.1 requests carry the path only (the connection names the host); `Host` is set from
@@ -843,10 +1010,16 @@ fn set_origin_form(request: &mut hyper::Request<Full<Bytes>>) {
     let uri = request.uri().clone();
     if let Some(authority) = uri.authority() {
         if let Ok(host) = hyper::header::HeaderValue::from_str(authority.as_str()) {
-            request.headers_mut().entry(hyper::header::HOST).or_insert(host);
+            request
+                .headers_mut()
+                .entry(hyper::header::HOST)
+                .or_insert(host);
         }
     }
-    let path = uri.path_and_query().cloned().unwrap_or_else(|| hyper::http::uri::PathAndQuery::from_static("/"));
+    let path = uri
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| hyper::http::uri::PathAndQuery::from_static("/"));
     *request.uri_mut() = Uri::from(path);
 }
 
@@ -893,20 +1066,32 @@ impl Body {
 fn tls_config(options: &Options) -> Result<Arc<rustls::ClientConfig>, String> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::CertificateDer;
-    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
     if let Some(path) = &options.ca_cert {
         let name = path.display();
         let pem = std::fs::read(path).map_err(|e| format!("cannot read --ca-cert {name}: {e}"))?;
         let mut added = 0;
         for (i, cert) in CertificateDer::pem_slice_iter(&pem).enumerate() {
-            let cert = cert.map_err(|e| format!("--ca-cert {name}: certificate {} is not valid PEM: {e}", i + 1))?;
-            roots
-                .add(cert)
-                .map_err(|e| format!("--ca-cert {name}: certificate {} cannot be a trusted root: {e}", i + 1))?;
+            let cert = cert.map_err(|e| {
+                format!(
+                    "--ca-cert {name}: certificate {} is not valid PEM: {e}",
+                    i + 1
+                )
+            })?;
+            roots.add(cert).map_err(|e| {
+                format!(
+                    "--ca-cert {name}: certificate {} cannot be a trusted root: {e}",
+                    i + 1
+                )
+            })?;
             added += 1;
         }
         if added == 0 {
-            return Err(format!("--ca-cert {name} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"));
+            return Err(format!(
+                "--ca-cert {name} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+            ));
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -948,13 +1133,20 @@ impl std::error::Error for ConnectError {
 impl Connector {
     async fn connect(&self, uri: &Uri) -> Result<TokioIo<Metered>, ConnectError> {
         let https = uri.scheme_str() == Some("https");
-        let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_string();
+        let host = uri
+            .host()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
         let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let connect = TcpStream::connect((host.as_str(), port));
         let tcp = match self.connect_timeout {
             Some(limit) => tokio::time::timeout(limit, connect)
                 .await
-                .map_err(|_| ConnectError(io::Error::new(io::ErrorKind::TimedOut, "connect timed out")))?
+                .map_err(|_| {
+                    ConnectError(io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))
+                })?
                 .map_err(ConnectError)?,
             None => connect.await.map_err(ConnectError)?,
         };
@@ -965,7 +1157,10 @@ impl Connector {
             (Some(config), true) => {
                 let name = rustls::pki_types::ServerName::try_from(host)
                     .map_err(|e| ConnectError(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-                let tls = tokio_rustls::TlsConnector::from(config.clone()).connect(name, tcp).await.map_err(ConnectError)?;
+                let tls = tokio_rustls::TlsConnector::from(config.clone())
+                    .connect(name, tcp)
+                    .await
+                    .map_err(ConnectError)?;
                 let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
                 (Stream::Tls(Box::new(tls)), h2)
             }
@@ -991,7 +1186,11 @@ impl TimedTcp {
             *state.fd.lock().unwrap_or_else(|p| p.into_inner()) = Some(tcp.as_raw_fd());
         }
         let stamped = enable_receive_timestamps(&tcp);
-        TimedTcp { tcp, state, stamped }
+        TimedTcp {
+            tcp,
+            state,
+            stamped,
+        }
     }
 }
 
@@ -1037,9 +1236,15 @@ fn enable_receive_timestamps(_: &TcpStream) -> bool {
 /// One `recvmsg` into `buf` with the receive time its control message carries (ns since the
 /// epoch): the kernel's stamp of the last buffer the call copied from.
 #[cfg(target_os = "linux")]
-fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<(usize, Option<i64>)> {
+fn recv_stamped(
+    fd: std::os::fd::RawFd,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+) -> io::Result<(usize, Option<i64>)> {
     let mut control = [0u64; 16];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
     // SAFETY: msghdr is plain data; every pointer set below is valid for the call.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
@@ -1059,7 +1264,8 @@ fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -
     unsafe {
         let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
         while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
+            {
                 let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const libc::timespec);
                 stamp = Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64);
             }
@@ -1073,7 +1279,10 @@ fn recv_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -
 /// from the oldest buffer waiting), then the rest, whose stamp is the newest's. Returns the
 /// bytes read and both times.
 #[cfg(target_os = "linux")]
-fn read_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<(usize, Option<RxStamp>)> {
+fn read_stamped(
+    fd: std::os::fd::RawFd,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+) -> io::Result<(usize, Option<RxStamp>)> {
     if buf.is_empty() {
         return Ok((0, None));
     }
@@ -1092,11 +1301,21 @@ fn read_stamped(fd: std::os::fd::RawFd, buf: &mut [std::mem::MaybeUninit<u8>]) -
             }
         }
     }
-    Ok((total, oldest.map(|oldest| RxStamp { oldest, newest: newest.unwrap_or(oldest).max(oldest) })))
+    Ok((
+        total,
+        oldest.map(|oldest| RxStamp {
+            oldest,
+            newest: newest.unwrap_or(oldest).max(oldest),
+        }),
+    ))
 }
 
 impl AsyncRead for TimedTcp {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         #[cfg(target_os = "linux")]
         if this.stamped {
@@ -1111,7 +1330,10 @@ impl AsyncRead for TimedTcp {
                 // SAFETY: `read_stamped` writes only initialised bytes, and we mark as filled
                 // exactly the count it returns.
                 let unfilled = unsafe { buf.unfilled_mut() };
-                match this.tcp.try_io(tokio::io::Interest::READABLE, || read_stamped(fd, unfilled)) {
+                match this
+                    .tcp
+                    .try_io(tokio::io::Interest::READABLE, || read_stamped(fd, unfilled))
+                {
                     Ok((n, stamp)) => {
                         // SAFETY: the first `n` bytes of the unfilled part were just written.
                         unsafe { buf.assume_init(n) };
@@ -1132,11 +1354,19 @@ impl AsyncRead for TimedTcp {
 }
 
 impl AsyncWrite for TimedTcp {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.get_mut().tcp).poll_write(cx, data)
     }
 
-    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.get_mut().tcp).poll_write_vectored(cx, bufs)
     }
 
@@ -1166,7 +1396,11 @@ pub struct Metered {
 }
 
 impl AsyncRead for Metered {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
         let poll = match &mut this.stream {
@@ -1196,7 +1430,11 @@ impl Metered {
 }
 
 impl AsyncWrite for Metered {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         if let Err(e) = this.before_write() {
             return this.state.noted(Poll::Ready(Err(e)));
@@ -1208,7 +1446,11 @@ impl AsyncWrite for Metered {
         this.state.noted(poll)
     }
 
-    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         if let Err(e) = this.before_write() {
             return this.state.noted(Poll::Ready(Err(e)));
@@ -1243,10 +1485,13 @@ impl AsyncWrite for Metered {
 }
 
 /// The detail of a request the recorder could not send: its own failure, not the server's.
-pub const OUT_OF_FILES: &str = "the recorder ran out of open files (not a server failure): raise `ulimit -n`";
+pub const OUT_OF_FILES: &str =
+    "the recorder ran out of open files (not a server failure): raise `ulimit -n`";
 
 /// Every error in a chain, looking inside I/O errors (whose `source` skips the wrapped error).
-fn chain<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
+fn chain<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Vec<&'a (dyn std::error::Error + 'static)> {
     let mut out = Vec::new();
     let mut next = Some(e);
     while let Some(err) = next {
@@ -1303,7 +1548,9 @@ fn chain_mentions(e: &(dyn std::error::Error + 'static), words: &[&str]) -> bool
 }
 
 fn tls_class(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
-    let rustls = chain(e).into_iter().find_map(|s| s.downcast_ref::<rustls::Error>())?;
+    let rustls = chain(e)
+        .into_iter()
+        .find_map(|s| s.downcast_ref::<rustls::Error>())?;
     use rustls::{CertificateError as C, Error as E};
     Some(match rustls {
         E::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => {
@@ -1323,7 +1570,12 @@ fn tls_class(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
 
 /// Why no response head came: a fixed phrase for the trace's `detail`. `io` is what the
 /// connection received since the request was written, to name an unparsable reply.
-fn request_error_class(e: &(dyn std::error::Error + 'static), io: Option<&IoState>, h2_prior: bool, connecting: bool) -> &'static str {
+fn request_error_class(
+    e: &(dyn std::error::Error + 'static),
+    io: Option<&IoState>,
+    h2_prior: bool,
+    connecting: bool,
+) -> &'static str {
     if let Some(class) = tls_class(e) {
         return class;
     }
@@ -1331,9 +1583,13 @@ fn request_error_class(e: &(dyn std::error::Error + 'static), io: Option<&IoStat
         return "DNS lookup failed";
     }
     let received = io.map_or(0, |io| io.read_since_write);
-    let head = io.map(|io| &io.head[..(io.read_since_write as usize).min(io.head.len())]).unwrap_or(&[]);
+    let head = io
+        .map(|io| &io.head[..(io.read_since_write as usize).min(io.head.len())])
+        .unwrap_or(&[]);
     if h2_prior {
-        let conn_head = io.map(|io| &io.conn_head[..(io.conn_read as usize).min(io.conn_head.len())]).unwrap_or(&[]);
+        let conn_head = io
+            .map(|io| &io.conn_head[..(io.conn_read as usize).min(io.conn_head.len())])
+            .unwrap_or(&[]);
         if conn_head.starts_with(b"HTTP/1") {
             return "the server answered in HTTP/1.x to HTTP/2 prior knowledge: drop --http2-prior-knowledge";
         }
@@ -1349,7 +1605,9 @@ fn request_error_class(e: &(dyn std::error::Error + 'static), io: Option<&IoStat
     if received > 0 && !b"HTTP/".starts_with(&head[..head.len().min(5)]) {
         return "the reply is not HTTP (its first bytes are not a status line)";
     }
-    let hyper_error = chain(e).into_iter().find_map(|s| s.downcast_ref::<hyper::Error>());
+    let hyper_error = chain(e)
+        .into_iter()
+        .find_map(|s| s.downcast_ref::<hyper::Error>());
     if let Some(h) = hyper_error {
         if h.is_parse() || h.is_parse_status() {
             return "the reply's status line or headers are not valid HTTP";
@@ -1404,14 +1662,22 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         let closed = tcp_facts(client.as_raw_fd()).unwrap();
         assert!(closed.fin_arrived, "the FIN is in before any further write");
-        assert_eq!(closed.bytes_acked, Some(acked + 13), "what the server's kernel took");
+        assert_eq!(
+            closed.bytes_acked,
+            Some(acked + 13),
+            "what the server's kernel took"
+        );
         // A write now reaches a socket no program holds: the kernel answers with a reset and
         // acknowledges none of it.
         client.write_all(b"second").unwrap();
         std::thread::sleep(Duration::from_millis(50));
         let reset = tcp_facts(client.as_raw_fd()).unwrap();
         assert!(reset.reset, "{reset:?}");
-        assert_eq!(reset.bytes_acked, Some(acked + 13), "none of the second request was acknowledged");
+        assert_eq!(
+            reset.bytes_acked,
+            Some(acked + 13),
+            "none of the second request was acknowledged"
+        );
     }
 
     #[test]
@@ -1427,7 +1693,10 @@ mod tests {
         assert!(keeps(reply(hyper::Version::HTTP_11, None)));
         assert!(keeps(reply(hyper::Version::HTTP_11, Some("keep-alive"))));
         assert!(!keeps(reply(hyper::Version::HTTP_11, Some("Close"))));
-        assert!(!keeps(reply(hyper::Version::HTTP_11, Some("upgrade, close"))));
+        assert!(!keeps(reply(
+            hyper::Version::HTTP_11,
+            Some("upgrade, close")
+        )));
         assert!(!keeps(reply(hyper::Version::HTTP_10, None)));
         assert!(keeps(reply(hyper::Version::HTTP_10, Some("Keep-Alive"))));
     }

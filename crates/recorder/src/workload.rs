@@ -16,11 +16,12 @@ use tracelab_core::workload::{Planned, MOONCAKE_BLOCK_TOKENS};
 /// Short, common English words: with a leading space each is one token in the GPT, Llama and
 /// Qwen vocabularies, so the sample measured at the tokenize endpoint speaks for every prompt.
 const WORDS: [&str; 64] = [
-    "the", "of", "and", "to", "in", "is", "was", "for", "on", "are", "with", "they", "be", "at", "one", "have", "this",
-    "from", "by", "hot", "word", "but", "what", "some", "we", "can", "out", "other", "were", "all", "there", "when",
-    "up", "use", "your", "how", "said", "an", "each", "she", "which", "do", "their", "time", "if", "will", "way",
-    "about", "many", "then", "them", "write", "would", "like", "so", "these", "her", "long", "make", "thing", "see",
-    "him", "two", "has",
+    "the", "of", "and", "to", "in", "is", "was", "for", "on", "are", "with", "they", "be", "at",
+    "one", "have", "this", "from", "by", "hot", "word", "but", "what", "some", "we", "can", "out",
+    "other", "were", "all", "there", "when", "up", "use", "your", "how", "said", "an", "each",
+    "she", "which", "do", "their", "time", "if", "will", "way", "about", "many", "then", "them",
+    "write", "would", "like", "so", "these", "her", "long", "make", "thing", "see", "him", "two",
+    "has",
 ];
 
 /// Whose text a block is: the replay's own blocks, the warm-up's (never shared with the replay,
@@ -65,7 +66,11 @@ pub struct Lengths {
 
 impl Lengths {
     pub fn approximate(asked: Vec<String>) -> Lengths {
-        Lengths { words_per_token: 1.0, measured_at: None, asked }
+        Lengths {
+            words_per_token: 1.0,
+            measured_at: None,
+            asked,
+        }
     }
 
     fn words(&self, tokens: u32) -> usize {
@@ -91,12 +96,21 @@ impl Lengths {
 pub fn prompt(space: Space, request: &Planned, lengths: &Lengths) -> String {
     let mut out = String::new();
     if request.blocks.is_empty() {
-        block_words(space, request.index as u64, lengths.words(request.input_tokens), &mut out);
+        block_words(
+            space,
+            request.index as u64,
+            lengths.words(request.input_tokens),
+            &mut out,
+        );
         return out;
     }
     let last = request.blocks.len() - 1;
     for (i, &id) in request.blocks.iter().enumerate() {
-        let tokens = if i < last { MOONCAKE_BLOCK_TOKENS } else { request.input_tokens - MOONCAKE_BLOCK_TOKENS * last as u32 };
+        let tokens = if i < last {
+            MOONCAKE_BLOCK_TOKENS
+        } else {
+            request.input_tokens - MOONCAKE_BLOCK_TOKENS * last as u32
+        };
         block_words(space, id, lengths.words(tokens), &mut out);
     }
     out
@@ -115,26 +129,44 @@ pub fn sample() -> String {
 /// The token count in a tokenize endpoint's answer: `count` (vLLM, SGLang, llama-cpp-python)
 /// or the length of `tokens` (llama.cpp).
 pub fn count_in(answer: &Value) -> Option<u64> {
-    answer.get("count").and_then(Value::as_u64).or_else(|| answer.get("tokens").and_then(Value::as_array).map(|t| t.len() as u64))
+    answer.get("count").and_then(Value::as_u64).or_else(|| {
+        answer
+            .get("tokens")
+            .and_then(Value::as_array)
+            .map(|t| t.len() as u64)
+    })
 }
 
 /// The tokenize endpoints, in the order asked, with the body each takes.
 pub fn tokenize_requests(model: &str, text: &str) -> Vec<(&'static str, Value)> {
     vec![
-        ("/tokenize", json!({"model": model, "prompt": text, "add_special_tokens": false})),
+        (
+            "/tokenize",
+            json!({"model": model, "prompt": text, "add_special_tokens": false}),
+        ),
         ("/tokenize", json!({"content": text})),
-        ("/extras/tokenize/count", json!({"model": model, "input": text})),
+        (
+            "/extras/tokenize/count",
+            json!({"model": model, "input": text}),
+        ),
     ]
 }
 
 /// The request body: the prompt, `max_tokens` = the file's output length, and `ignore_eos` where
 /// the engine is known to take it (vLLM, SGLang, llama.cpp), so the output is as long as asked.
-pub fn body(api: crate::openai::Api, model: &str, prompt: &str, output_tokens: u32, ignore_eos: bool) -> Vec<u8> {
+pub fn body(
+    api: crate::openai::Api,
+    model: &str,
+    prompt: &str,
+    output_tokens: u32,
+    ignore_eos: bool,
+) -> Vec<u8> {
     let plain = crate::openai::request_body(api, model, prompt, output_tokens);
     if !ignore_eos {
         return plain;
     }
-    let mut v: Map<String, Value> = serde_json::from_slice(&plain).expect("our own body is a JSON object");
+    let mut v: Map<String, Value> =
+        serde_json::from_slice(&plain).expect("our own body is a JSON object");
     v.insert("ignore_eos".into(), Value::Bool(true));
     serde_json::to_vec(&v).expect("a body always serialises")
 }
@@ -149,7 +181,13 @@ mod tests {
     use super::*;
 
     fn planned(index: usize, input: u32, blocks: &[u64]) -> Planned {
-        Planned { index, at_ms: 0.0, input_tokens: input, output_tokens: 1, blocks: blocks.to_vec() }
+        Planned {
+            index,
+            at_ms: 0.0,
+            input_tokens: input,
+            output_tokens: 1,
+            blocks: blocks.to_vec(),
+        }
     }
 
     #[test]
@@ -160,19 +198,38 @@ mod tests {
         assert_eq!(a.split(' ').count(), 1100);
         assert_eq!(b.split(' ').count(), 600);
         let prefix: Vec<&str> = a.split(' ').take(512).collect();
-        assert_eq!(prefix, b.split(' ').take(512).collect::<Vec<_>>(), "block 0 is the same text in both");
-        assert_ne!(a.split(' ').skip(512).take(88).collect::<Vec<_>>(), b.split(' ').skip(512).take(88).collect::<Vec<_>>());
+        assert_eq!(
+            prefix,
+            b.split(' ').take(512).collect::<Vec<_>>(),
+            "block 0 is the same text in both"
+        );
+        assert_ne!(
+            a.split(' ').skip(512).take(88).collect::<Vec<_>>(),
+            b.split(' ').skip(512).take(88).collect::<Vec<_>>()
+        );
         // The warm-up's text never equals the replay's.
         let w = prompt(Space::Warmup, &planned(0, 600, &[0, 9]), &one);
         assert_ne!(w.split(' ').take(512).collect::<Vec<_>>(), prefix);
         // Two words per token doubles the words.
-        let two = Lengths { words_per_token: 2.0, measured_at: Some("/tokenize".into()), asked: vec![] };
-        assert_eq!(prompt(Space::Replay, &planned(3, 10, &[]), &two).split(' ').count(), 20);
+        let two = Lengths {
+            words_per_token: 2.0,
+            measured_at: Some("/tokenize".into()),
+            asked: vec![],
+        };
+        assert_eq!(
+            prompt(Space::Replay, &planned(3, 10, &[]), &two)
+                .split(' ')
+                .count(),
+            20
+        );
     }
 
     #[test]
     fn token_counts_from_each_engine() {
-        assert_eq!(count_in(&json!({"count": 7, "max_model_len": 4096})), Some(7));
+        assert_eq!(
+            count_in(&json!({"count": 7, "max_model_len": 4096})),
+            Some(7)
+        );
         assert_eq!(count_in(&json!({"tokens": [1, 2, 3]})), Some(3));
         assert_eq!(count_in(&json!({"error": "no"})), None);
     }

@@ -49,7 +49,13 @@ impl TraceWriter {
         })?;
         Ok(TraceWriter {
             path: path.to_path_buf(),
-            inner: Mutex::new(Inner { file, attempts: 0, gpu_samples: 0, closed: false, error: None }),
+            inner: Mutex::new(Inner {
+                file,
+                attempts: 0,
+                gpu_samples: 0,
+                closed: false,
+                error: None,
+            }),
         })
     }
 
@@ -71,7 +77,10 @@ impl TraceWriter {
                 true
             }
             Err(e) => {
-                inner.error = Some(format!("cannot write to {}: {e} (is the disk full?)", self.path.display()));
+                inner.error = Some(format!(
+                    "cannot write to {}: {e} (is the disk full?)",
+                    self.path.display()
+                ));
                 false
             }
         }
@@ -81,7 +90,9 @@ impl TraceWriter {
         if self.put(line, |_| {}) {
             Ok(())
         } else {
-            Err(self.error().unwrap_or_else(|| "the trace is already closed".into()))
+            Err(self
+                .error()
+                .unwrap_or_else(|| "the trace is already closed".into()))
         }
     }
 
@@ -100,7 +111,11 @@ impl TraceWriter {
     }
 
     pub fn error(&self) -> Option<String> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).error.clone()
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .error
+            .clone()
     }
 
     /// Writes the footer and closes the trace to further lines.
@@ -110,25 +125,43 @@ impl TraceWriter {
             return Err(e.clone());
         }
         // Counted under the same lock as the footer's write, so a late GPU sample cannot slip in.
-        let footer = Footer { finished_cleanly, attempts: inner.attempts, gpu_samples: inner.gpu_samples };
+        let footer = Footer {
+            finished_cleanly,
+            attempts: inner.attempts,
+            gpu_samples: inner.gpu_samples,
+        };
         inner.closed = true;
         let line = format!("{}\n", write::footer_line(&footer));
-        inner.file.write_all(line.as_bytes()).and_then(|()| inner.file.sync_all()).map_err(|e| {
-            format!("cannot write the footer to {}: {e} (is the disk full?)", self.path.display())
-        })?;
-        Ok(Written { attempts: footer.attempts, gpu_samples: footer.gpu_samples })
+        inner
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| inner.file.sync_all())
+            .map_err(|e| {
+                format!(
+                    "cannot write the footer to {}: {e} (is the disk full?)",
+                    self.path.display()
+                )
+            })?;
+        Ok(Written {
+            attempts: footer.attempts,
+            gpu_samples: footer.gpu_samples,
+        })
     }
 }
 
 /// Replaces the header line of a finished trace (to add the window measured at the end). The
 /// new file is written beside the old and renamed over it, so a crash here keeps the original.
 pub fn replace_header(path: &Path, header_line: &str) -> Result<(), String> {
-    let text = std::fs::read(path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;
+    let text =
+        std::fs::read(path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;
     let rest = match text.iter().position(|&b| b == b'\n') {
         Some(i) => &text[i + 1..],
         None => &[][..],
     };
-    let mut tmp_name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut tmp_name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     tmp_name.push(".tracelab-tmp");
     let tmp = path.with_file_name(tmp_name);
     let result = (|| {
@@ -165,7 +198,12 @@ mod tests {
         assert!(err.contains("--force"), "{err}");
         replace_header(&path, "{\"kind\":\"header\",\"x\":1}").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("{\"kind\":\"header\",\"x\":1}\n{\"kind\":\"attempt\"}\n{\"attempts\":1"), "{text}");
+        assert!(
+            text.starts_with(
+                "{\"kind\":\"header\",\"x\":1}\n{\"kind\":\"attempt\"}\n{\"attempts\":1"
+            ),
+            "{text}"
+        );
         assert!(TraceWriter::create(&path, true).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }

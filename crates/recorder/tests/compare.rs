@@ -5,11 +5,19 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn repo(path: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path).to_str().unwrap().to_string()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+        .to_str()
+        .unwrap()
+        .to_string()
 }
 
 fn tracelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracelab")).args(args).output().expect("run tracelab")
+    Command::new(env!("CARGO_BIN_EXE_tracelab"))
+        .args(args)
+        .output()
+        .expect("run tracelab")
 }
 
 fn stdout(o: &Output) -> String {
@@ -17,40 +25,92 @@ fn stdout(o: &Output) -> String {
 }
 
 fn row<'a>(v: &'a serde_json::Value, pair: usize, key: &str) -> &'a serde_json::Value {
-    v["pairs"][pair]["rows"].as_array().unwrap().iter().find(|r| r["key"] == key).unwrap()
+    v["pairs"][pair]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == key)
+        .unwrap()
 }
 
 #[test]
 fn a_rerun_agrees_and_a_slower_run_is_slower_beyond_noise() {
-    let (a, rerun, slower) = (repo("public/samples/baseline-a.jsonl"), repo("public/samples/baseline-rerun.jsonl"), repo("public/samples/baseline-slower.jsonl"));
+    let (a, rerun, slower) = (
+        repo("public/samples/baseline-a.jsonl"),
+        repo("public/samples/baseline-rerun.jsonl"),
+        repo("public/samples/baseline-slower.jsonl"),
+    );
     let out = tracelab(&["compare", &a, &rerun]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = stdout(&out);
     assert!(text.contains("Contract holds"), "{text}");
-    assert!(!text.contains("beyond noise"), "a rerun must not differ beyond noise:\n{text}");
-    assert!(text.contains("bootstrap, 2,000 resamples, seed 42"), "{text}");
+    assert!(
+        !text.contains("beyond noise"),
+        "a rerun must not differ beyond noise:\n{text}"
+    );
+    assert!(
+        text.contains("bootstrap, 2,000 resamples, seed 42"),
+        "{text}"
+    );
 
     let out = tracelab(&["compare", &a, &slower, "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["pairs"][0]["contract"]["status"], "holds");
     for key in ["ttft_p50", "ttft_tail", "e2e_p50"] {
-        assert_eq!(row(&v, 0, key)["verdict"]["en"], "slower beyond noise", "{key}");
+        assert_eq!(
+            row(&v, 0, key)["verdict"]["en"],
+            "slower beyond noise",
+            "{key}"
+        );
         assert_eq!(row(&v, 0, key)["method"]["kind"], "bootstrap");
     }
-    assert_eq!(row(&v, 0, "joint_rate")["verdict"]["en"], "lower beyond noise (worse)");
-    assert_eq!(v["bootstrap"], serde_json::json!({"seed": 42, "resamples": 2000}));
+    assert_eq!(
+        row(&v, 0, "joint_rate")["verdict"]["en"],
+        "lower beyond noise (worse)"
+    );
+    assert_eq!(
+        v["bootstrap"],
+        serde_json::json!({"seed": 42, "resamples": 2000})
+    );
     // The same seed repeats the same interval; the seed is an option.
-    let again: serde_json::Value = serde_json::from_slice(&tracelab(&["compare", &a, &slower, "--json"]).stdout).unwrap();
-    assert_eq!(row(&v, 0, "ttft_tail")["difference_interval"], row(&again, 0, "ttft_tail")["difference_interval"]);
-    let other: serde_json::Value =
-        serde_json::from_slice(&tracelab(&["compare", &a, &slower, "--json", "--seed", "7", "--resamples", "500"]).stdout).unwrap();
-    assert_eq!(other["bootstrap"], serde_json::json!({"seed": 7, "resamples": 500}));
+    let again: serde_json::Value =
+        serde_json::from_slice(&tracelab(&["compare", &a, &slower, "--json"]).stdout).unwrap();
+    assert_eq!(
+        row(&v, 0, "ttft_tail")["difference_interval"],
+        row(&again, 0, "ttft_tail")["difference_interval"]
+    );
+    let other: serde_json::Value = serde_json::from_slice(
+        &tracelab(&[
+            "compare",
+            &a,
+            &slower,
+            "--json",
+            "--seed",
+            "7",
+            "--resamples",
+            "500",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        other["bootstrap"],
+        serde_json::json!({"seed": 7, "resamples": 500})
+    );
 }
 
 #[test]
 fn three_runs_check_the_reruns() {
-    let (a, rerun) = (repo("public/samples/baseline-a.jsonl"), repo("public/samples/baseline-rerun.jsonl"));
+    let (a, rerun) = (
+        repo("public/samples/baseline-a.jsonl"),
+        repo("public/samples/baseline-rerun.jsonl"),
+    );
     let out = tracelab(&["compare", &a, &rerun, &a, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["reruns"]["runs"], 3);
@@ -62,26 +122,55 @@ fn three_runs_check_the_reruns() {
 #[test]
 fn a_broken_contract_exits_3_and_labels_every_row() {
     // The ten-request lesson table and the baseline sample differ in model prompt set, arrival, …
-    let out = tracelab(&["compare", &repo("public/samples/baseline-a.jsonl"), &repo("public/samples/ten-requests.jsonl")]);
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tracelab(&[
+        "compare",
+        &repo("public/samples/baseline-a.jsonl"),
+        &repo("public/samples/ten-requests.jsonl"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = stdout(&out);
     assert!(text.contains("CONTRACT BROKEN"), "{text}");
-    assert!(text.contains("✗ prompt_set: base lesson-baseline · new lesson-table (must match)"), "{text}");
+    assert!(
+        text.contains("✗ prompt_set: base lesson-baseline · new lesson-table (must match)"),
+        "{text}"
+    );
     let rows: Vec<&str> = text.lines().filter(|l| l.contains("(n=")).collect();
     assert_eq!(rows.len(), 8, "{text}");
-    assert!(rows.iter().all(|l| l.contains("[contract broken]")), "every row labelled:\n{text}");
+    assert!(
+        rows.iter().all(|l| l.contains("[contract broken]")),
+        "every row labelled:\n{text}"
+    );
     // Chinese output says the same.
-    let zh = stdout(&tracelab(&["compare", &repo("public/samples/baseline-a.jsonl"), &repo("public/samples/ten-requests.jsonl"), "--lang", "zh"]));
+    let zh = stdout(&tracelab(&[
+        "compare",
+        &repo("public/samples/baseline-a.jsonl"),
+        &repo("public/samples/ten-requests.jsonl"),
+        "--lang",
+        "zh",
+    ]));
     assert!(zh.contains("契约被破坏") && zh.contains("样本太少"), "{zh}");
 }
 
 #[test]
 fn bad_input_is_an_error_with_the_place() {
-    let out = tracelab(&["compare", &repo("public/samples/baseline-a.jsonl"), "/nonexistent/run.jsonl"]);
+    let out = tracelab(&[
+        "compare",
+        &repo("public/samples/baseline-a.jsonl"),
+        "/nonexistent/run.jsonl",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/run.jsonl"));
     let out = tracelab(&["compare", &repo("public/samples/baseline-a.jsonl")]);
-    assert_eq!(out.status.code(), Some(2), "clap refuses a comparison with one run");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "clap refuses a comparison with one run"
+    );
 }
 
 /// Replications: three simulated runs a side (M/M/4, 2,000 requests each, only the seed
@@ -94,13 +183,33 @@ fn replications_are_compared_between_runs() {
     std::fs::create_dir_all(&dir).unwrap();
     let sim = |name: &str, rate: &str, seed: &str| {
         let path = dir.join(name).to_str().unwrap().to_string();
-        let o = tracelab(&["simulate", "--slots", "4", "--service", "exponential:1", "--rate", rate, "--requests", "2000", "--seed", seed, "--output", &path]);
+        let o = tracelab(&[
+            "simulate",
+            "--slots",
+            "4",
+            "--service",
+            "exponential:1",
+            "--rate",
+            rate,
+            "--requests",
+            "2000",
+            "--seed",
+            seed,
+            "--output",
+            &path,
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         path
     };
-    let a: Vec<String> = (1..=3).map(|i| sim(&format!("a{i}.jsonl"), "2.5", &i.to_string())).collect();
-    let b: Vec<String> = (1..=3).map(|i| sim(&format!("b{i}.jsonl"), "2.5", &(10 + i).to_string())).collect();
-    let c: Vec<String> = (1..=3).map(|i| sim(&format!("c{i}.jsonl"), "3.5", &(20 + i).to_string())).collect();
+    let a: Vec<String> = (1..=3)
+        .map(|i| sim(&format!("a{i}.jsonl"), "2.5", &i.to_string()))
+        .collect();
+    let b: Vec<String> = (1..=3)
+        .map(|i| sim(&format!("b{i}.jsonl"), "2.5", &(10 + i).to_string()))
+        .collect();
+    let c: Vec<String> = (1..=3)
+        .map(|i| sim(&format!("c{i}.jsonl"), "3.5", &(20 + i).to_string()))
+        .collect();
     let args = |side: &[String], other: &[String], extra: &[&str]| {
         let mut v: Vec<String> = vec!["compare".into()];
         v.extend(side.iter().cloned());
@@ -111,17 +220,39 @@ fn replications_are_compared_between_runs() {
     };
     let run = |v: Vec<String>| tracelab(&v.iter().map(String::as_str).collect::<Vec<_>>());
     let same = run(args(&a, &b, &["--json"]));
-    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
     assert_eq!(v["kind"], "replications");
-    let p50 = v["rows"].as_array().unwrap().iter().find(|r| r["base"]["key"] == "ttft_p50").unwrap();
+    let p50 = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["base"]["key"] == "ttft_p50")
+        .unwrap();
     assert_eq!(p50["judgement"]["kind"], "no_evidence", "{p50}");
     assert_eq!(p50["base"]["runs"], 3);
     let busier = run(args(&a, &c, &["--vary", "load"]));
-    assert_eq!(busier.status.code(), Some(0), "{}", String::from_utf8_lossy(&busier.stderr));
+    assert_eq!(
+        busier.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&busier.stderr)
+    );
     let text = stdout(&busier);
-    assert!(text.contains("Each interval comes from between the runs"), "{text}");
-    assert!(text.lines().any(|l| l.contains("P50 TTFT") && l.ends_with("slower beyond the runs' spread")), "{text}");
+    assert!(
+        text.contains("Each interval comes from between the runs"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("P50 TTFT") && l.ends_with("slower beyond the runs' spread")),
+        "{text}"
+    );
     // Without --vary, a different load breaks the contract: status 3, as for two runs.
     assert_eq!(run(args(&a, &c, &[])).status.code(), Some(3));
     std::fs::remove_dir_all(&dir).ok();

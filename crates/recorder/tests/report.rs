@@ -4,11 +4,16 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 fn tracelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracelab")).args(args).output().expect("run tracelab")
+    Command::new(env!("CARGO_BIN_EXE_tracelab"))
+        .args(args)
+        .output()
+        .expect("run tracelab")
 }
 
 fn report_json(args: &[&str]) -> serde_json::Value {
@@ -16,7 +21,11 @@ fn report_json(args: &[&str]) -> serde_json::Value {
     all.extend_from_slice(args);
     all.push("--json");
     let out = tracelab(&all);
-    assert!(out.status.success(), "tracelab {all:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tracelab {all:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("one JSON object")
 }
 
@@ -35,13 +44,19 @@ fn the_card_shows_the_lessons_figures_with_their_parts() {
         "⌈95·8/100⌉ = 8 of 8",
         "unsupported — not verified",
     ] {
-        assert!(card.contains(expected), "the card lacks {expected:?}:\n{card}");
+        assert!(
+            card.contains(expected),
+            "the card lacks {expected:?}:\n{card}"
+        );
     }
 }
 
 #[test]
 fn json_at_one_second_and_at_half_a_second() {
-    for sample in ["public/samples/ten-requests.jsonl", "public/samples/ten-requests.csv"] {
+    for sample in [
+        "public/samples/ten-requests.jsonl",
+        "public/samples/ten-requests.csv",
+    ] {
         let path = repo(sample);
         let path = path.to_str().unwrap();
         let v = report_json(&[path]);
@@ -96,7 +111,10 @@ fn bad_input_exits_non_zero_with_a_clear_message() {
     let out = tracelab(&["report", bad.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.csv") && err.contains("line 1") && err.contains("ttft_s"), "{err}");
+    assert!(
+        err.contains("bad.csv") && err.contains("line 1") && err.contains("ttft_s"),
+        "{err}"
+    );
 
     let out = tracelab(&["report", dir.join("missing.jsonl").to_str().unwrap()]);
     assert!(!out.status.success());
@@ -132,20 +150,36 @@ fn the_streamed_report_is_the_in_memory_report() {
     files.push(bad.clone());
     for file in &files {
         let path = file.to_str().unwrap();
-        for extra in [&[][..], &["--json"], &["--lang", "zh", "--percentile", "linear", "--p", "99"], &["--window", "-1"]] {
+        for extra in [
+            &[][..],
+            &["--json"],
+            &["--lang", "zh", "--percentile", "linear", "--p", "99"],
+            &["--window", "-1"],
+        ] {
             let mut args = vec!["report", path];
             args.extend_from_slice(extra);
             let streamed = tracelab(&args);
             args.push("--in-memory");
             let whole = tracelab(&args);
             assert_eq!(streamed.status.code(), whole.status.code(), "{args:?}");
-            assert_eq!(String::from_utf8_lossy(&streamed.stdout), String::from_utf8_lossy(&whole.stdout), "{args:?}");
-            assert_eq!(String::from_utf8_lossy(&streamed.stderr), String::from_utf8_lossy(&whole.stderr), "{args:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&streamed.stdout),
+                String::from_utf8_lossy(&whole.stdout),
+                "{args:?}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&streamed.stderr),
+                String::from_utf8_lossy(&whole.stderr),
+                "{args:?}"
+            );
         }
     }
     let out = tracelab(&["report", bad.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("line 5, field `first_token_ms`"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("line 5, field `first_token_ms`"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -194,12 +228,20 @@ fn a_closed_pipe_ends_every_printing_subcommand_quietly() {
     for args in &runs {
         let run = with_closed_stdout(args);
         let err = String::from_utf8_lossy(&run.stderr);
-        assert!(run.status.code() == Some(0) && err.is_empty(), "tracelab {args:?} on a closed pipe: {:?} {err}", run.status);
+        assert!(
+            run.status.code() == Some(0) && err.is_empty(),
+            "tracelab {args:?} on a closed pipe: {:?} {err}",
+            run.status
+        );
     }
     // The same runs with a reader print something, so the loop above did write into the pipe.
     for args in &runs {
         let run = tracelab(args);
-        assert!(run.status.success() && !run.stdout.is_empty(), "tracelab {args:?}: {}", String::from_utf8_lossy(&run.stderr));
+        assert!(
+            run.status.success() && !run.stdout.is_empty(),
+            "tracelab {args:?}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -213,7 +255,11 @@ fn the_card_warns_of_a_threshold_never_met_and_a_window_shorter_than_the_run() {
         let mut all = vec!["report", sample.to_str().unwrap()];
         all.extend_from_slice(args);
         let out = tracelab(&all);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let never = card(&["--threshold", "0", "--comparison", "lt"]);
@@ -221,7 +267,10 @@ fn the_card_warns_of_a_threshold_never_met_and_a_window_shorter_than_the_run() {
     assert!(!card(&["--threshold", "0"]).contains("can never hold"));
     // The sample's ten requests start over 9 s; a 5 s window counts all of them.
     let short = card(&["--window", "5"]);
-    assert!(short.contains("the window (5 s) is shorter than the run"), "{short}");
+    assert!(
+        short.contains("the window (5 s) is shorter than the run"),
+        "{short}"
+    );
     assert!(!card(&[]).contains("shorter than the run"));
     assert!(card(&["--window", "5", "--lang", "zh"]).contains("窗口（5 秒）比运行短"));
 }
@@ -234,8 +283,17 @@ fn cost_with_nothing_qualified_has_a_lower_bound() {
     let v = report_json(&[sample.to_str().unwrap(), "--threshold", "0.01"]);
     assert_eq!(v["qualified"], 0);
     let iv = &v["intervals"]["cost_per_1000_qualified"];
-    assert!(iv["lo"].as_f64().is_some_and(|lo| lo > 0.0) && iv["hi"].is_null(), "{iv}");
-    assert!(iv["note"]["en"].as_str().unwrap().contains("no upper bound"), "{iv}");
+    assert!(
+        iv["lo"].as_f64().is_some_and(|lo| lo > 0.0) && iv["hi"].is_null(),
+        "{iv}"
+    );
+    assert!(
+        iv["note"]["en"]
+            .as_str()
+            .unwrap()
+            .contains("no upper bound"),
+        "{iv}"
+    );
     // Goodput's interval starts at 0 qualified, and a small upper bound keeps its digits.
     let goodput = &v["intervals"]["goodput_per_s"];
     assert_eq!(goodput["lo"], 0.0);

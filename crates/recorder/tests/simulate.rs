@@ -5,11 +5,16 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 fn tracelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracelab")).args(args).output().expect("run tracelab")
+    Command::new(env!("CARGO_BIN_EXE_tracelab"))
+        .args(args)
+        .output()
+        .expect("run tracelab")
 }
 
 fn temp(name: &str) -> PathBuf {
@@ -21,7 +26,11 @@ fn temp(name: &str) -> PathBuf {
 
 fn ok(args: &[&str]) -> Output {
     let out = tracelab(args);
-    assert!(out.status.success(), "tracelab {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tracelab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -30,11 +39,34 @@ fn open_and_closed_runs_load_in_report_and_export() {
     let dir = temp("loads");
     let open = dir.join("open.jsonl").display().to_string();
     let closed = dir.join("closed.jsonl").display().to_string();
-    let common = ["--slots", "8", "--service", "exponential:1", "--requests", "1000", "--seed", "11", "--stall", "60:20"];
-    let mut args = vec!["simulate", "--rate", "3.2", "--arrival", "poisson", "--burstiness", "1", "--output", &open];
+    let common = [
+        "--slots",
+        "8",
+        "--service",
+        "exponential:1",
+        "--requests",
+        "1000",
+        "--seed",
+        "11",
+        "--stall",
+        "60:20",
+    ];
+    let mut args = vec![
+        "simulate",
+        "--rate",
+        "3.2",
+        "--arrival",
+        "poisson",
+        "--burstiness",
+        "1",
+        "--output",
+        &open,
+    ];
     args.extend_from_slice(&common);
     ok(&args);
-    let mut args = vec!["simulate", "--closed", "16", "--think", "4", "--output", &closed];
+    let mut args = vec![
+        "simulate", "--closed", "16", "--think", "4", "--output", &closed,
+    ];
     args.extend_from_slice(&common);
     ok(&args);
 
@@ -45,15 +77,24 @@ fn open_and_closed_runs_load_in_report_and_export() {
         "{card}"
     );
     let zh = String::from_utf8(ok(&["report", &closed, "--lang", "zh"]).stdout).unwrap();
-    assert!(zh.contains("模拟结果，不是测量") && zh.contains("闭环 16 个客户端"), "{zh}");
+    assert!(
+        zh.contains("模拟结果，不是测量") && zh.contains("闭环 16 个客户端"),
+        "{zh}"
+    );
 
     // The stall shows in the open loop's tail and hides in the closed loop's.
     let e2e_p95 = |file: &str| -> f64 {
-        let json: serde_json::Value = serde_json::from_slice(&ok(&["report", file, "--json"]).stdout).unwrap();
-        json["e2e_p95_s"].as_f64().unwrap_or_else(|| panic!("no e2e_p95_s in {json}"))
+        let json: serde_json::Value =
+            serde_json::from_slice(&ok(&["report", file, "--json"]).stdout).unwrap();
+        json["e2e_p95_s"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no e2e_p95_s in {json}"))
     };
     let (open_p95, closed_p95) = (e2e_p95(&open), e2e_p95(&closed));
-    assert!(open_p95 > 10.0 && closed_p95 < 5.0, "open {open_p95} s, closed {closed_p95} s");
+    assert!(
+        open_p95 > 10.0 && closed_p95 < 5.0,
+        "open {open_p95} s, closed {closed_p95} s"
+    );
 
     let csv = String::from_utf8(ok(&["export", &open, "--format", "csv"]).stdout).unwrap();
     assert_eq!(csv.lines().filter(|l| l.starts_with("sim-")).count(), 1000);
@@ -65,7 +106,17 @@ fn the_same_flags_write_the_same_file() {
     let a = dir.join("a.jsonl").display().to_string();
     let b = dir.join("b.jsonl").display().to_string();
     let c = dir.join("c.jsonl").display().to_string();
-    let base = ["simulate", "--slots", "2", "--service", "fixed:0.5", "--rate", "3", "--requests", "50"];
+    let base = [
+        "simulate",
+        "--slots",
+        "2",
+        "--service",
+        "fixed:0.5",
+        "--rate",
+        "3",
+        "--requests",
+        "50",
+    ];
     for (out, seed) in [(&a, "1"), (&b, "1"), (&c, "2")] {
         let mut args = base.to_vec();
         args.extend_from_slice(&["--seed", seed, "--output", out]);
@@ -76,7 +127,10 @@ fn the_same_flags_write_the_same_file() {
     assert_ne!(read(&a), read(&c));
     let header: serde_json::Value = serde_json::from_str(read(&a).lines().next().unwrap()).unwrap();
     assert_eq!(header["simulation"]["seed"], 1);
-    assert_eq!(header["simulation"]["service"], serde_json::json!({"kind": "fixed", "s": 0.5}));
+    assert_eq!(
+        header["simulation"]["service"],
+        serde_json::json!({"kind": "fixed", "s": 0.5})
+    );
     assert_eq!(header["simulation"]["load"]["arrival"], "poisson");
 }
 
@@ -84,9 +138,25 @@ fn the_same_flags_write_the_same_file() {
 fn service_from_a_trace_draws_its_successes() {
     let dir = temp("trace");
     let out = dir.join("sim.jsonl").display().to_string();
-    let sample = repo("public/samples/ten-requests.jsonl").display().to_string();
+    let sample = repo("public/samples/ten-requests.jsonl")
+        .display()
+        .to_string();
     let service = format!("trace:{sample}");
-    ok(&["simulate", "--slots", "4", "--service", &service, "--closed", "4", "--requests", "40", "--seed", "3", "--output", &out]);
+    ok(&[
+        "simulate",
+        "--slots",
+        "4",
+        "--service",
+        &service,
+        "--closed",
+        "4",
+        "--requests",
+        "40",
+        "--seed",
+        "3",
+        "--output",
+        &out,
+    ]);
     let text = std::fs::read_to_string(&out).unwrap();
     let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["simulation"]["service"]["kind"], "trace");
@@ -104,21 +174,87 @@ fn bad_flags_are_refused_and_nothing_is_written() {
     let path = out.display().to_string();
     let missing = dir.join("missing.jsonl").display().to_string();
     let missing_service = format!("trace:{missing}");
-    let base = ["simulate", "--slots", "2", "--requests", "10", "--seed", "1", "--output", path.as_str()];
+    let base = [
+        "simulate",
+        "--slots",
+        "2",
+        "--requests",
+        "10",
+        "--seed",
+        "1",
+        "--output",
+        path.as_str(),
+    ];
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--service", "fixed:1"], "--closed"),
-        (vec!["--service", "fixed:1", "--closed", "2", "--rate", "1"], "cannot be used with"),
-        (vec!["--service", "fixed:1", "--rate", "1", "--think", "2"], "--closed"),
-        (vec!["--service", "fixed:1", "--closed", "2", "--arrival", "poisson"], "--rate"),
-        (vec!["--service", "fixed:1", "--rate", "1", "--arrival", "constant", "--burstiness", "2"], "--arrival poisson"),
-        (vec!["--service", "normal:1", "--rate", "1"], "--service: unknown service `normal`"),
+        (
+            vec!["--service", "fixed:1", "--closed", "2", "--rate", "1"],
+            "cannot be used with",
+        ),
+        (
+            vec!["--service", "fixed:1", "--rate", "1", "--think", "2"],
+            "--closed",
+        ),
+        (
+            vec![
+                "--service",
+                "fixed:1",
+                "--closed",
+                "2",
+                "--arrival",
+                "poisson",
+            ],
+            "--rate",
+        ),
+        (
+            vec![
+                "--service",
+                "fixed:1",
+                "--rate",
+                "1",
+                "--arrival",
+                "constant",
+                "--burstiness",
+                "2",
+            ],
+            "--arrival poisson",
+        ),
+        (
+            vec!["--service", "normal:1", "--rate", "1"],
+            "--service: unknown service `normal`",
+        ),
         (vec!["--service", "fixed:0", "--rate", "1"], "--service"),
-        (vec!["--service", "fixed:1", "--rate", "0"], "--rate: the arrival rate must be above 0"),
-        (vec!["--service", "fixed:1", "--rate", "1", "--burstiness", "0"], "--burstiness"),
-        (vec!["--service", "fixed:1", "--closed", "0"], "--closed: a closed loop needs at least 1 client"),
-        (vec!["--service", "fixed:1", "--closed", "1", "--stall", "5"], "--stall: `5` is not AT_S:FOR_S"),
-        (vec!["--service", "fixed:1", "--closed", "1", "--first-token-share", "2"], "--first-token-share"),
-        (vec!["--service", missing_service.as_str(), "--closed", "1"], "missing.jsonl"),
+        (
+            vec!["--service", "fixed:1", "--rate", "0"],
+            "--rate: the arrival rate must be above 0",
+        ),
+        (
+            vec!["--service", "fixed:1", "--rate", "1", "--burstiness", "0"],
+            "--burstiness",
+        ),
+        (
+            vec!["--service", "fixed:1", "--closed", "0"],
+            "--closed: a closed loop needs at least 1 client",
+        ),
+        (
+            vec!["--service", "fixed:1", "--closed", "1", "--stall", "5"],
+            "--stall: `5` is not AT_S:FOR_S",
+        ),
+        (
+            vec![
+                "--service",
+                "fixed:1",
+                "--closed",
+                "1",
+                "--first-token-share",
+                "2",
+            ],
+            "--first-token-share",
+        ),
+        (
+            vec!["--service", missing_service.as_str(), "--closed", "1"],
+            "missing.jsonl",
+        ),
     ];
     for (extra, expected) in cases {
         let mut args = base.to_vec();
@@ -126,12 +262,31 @@ fn bad_flags_are_refused_and_nothing_is_written() {
         let o = tracelab(&args);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{extra:?} should be refused");
-        assert!(stderr.contains(expected), "{extra:?}: expected `{expected}` in\n{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{extra:?}: expected `{expected}` in\n{stderr}"
+        );
         assert!(!out.exists(), "{extra:?}: nothing written");
     }
     // Slots 0 too.
-    let o = tracelab(&["simulate", "--slots", "0", "--service", "fixed:1", "--closed", "1", "--requests", "1", "--seed", "1", "--output", &path]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--slots: the server needs at least 1 slot"));
+    let o = tracelab(&[
+        "simulate",
+        "--slots",
+        "0",
+        "--service",
+        "fixed:1",
+        "--closed",
+        "1",
+        "--requests",
+        "1",
+        "--seed",
+        "1",
+        "--output",
+        &path,
+    ]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--slots: the server needs at least 1 slot")
+    );
     // An existing file is kept without --force.
     std::fs::write(&out, "keep me\n").unwrap();
     let mut args = base.to_vec();
@@ -145,18 +300,26 @@ fn bad_flags_are_refused_and_nothing_is_written() {
 }
 
 fn json_file(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 /// The M/M/4 load (μ = 1/s) at which P(wait > t) = `share`, from Erlang C: P(W > t) =
 /// C(4, λ)·e^{−(4 − λ)t}, by bisection.
 fn erlang_c_crossing(t: f64, share: f64) -> f64 {
     use tracelab_core::simulate::theory::erlang_c;
-    let p_late = |lambda: f64| erlang_c(4, lambda, 1.0).map_or(1.0, |pc| pc * (-(4.0 - lambda) * t).exp());
+    let p_late =
+        |lambda: f64| erlang_c(4, lambda, 1.0).map_or(1.0, |pc| pc * (-(4.0 - lambda) * t).exp());
     let (mut lo, mut hi) = (0.01, 3.99);
     for _ in 0..60 {
         let mid = (lo + hi) / 2.0;
-        if p_late(mid) > share { hi = mid } else { lo = mid }
+        if p_late(mid) > share {
+            hi = mid
+        } else {
+            lo = mid
+        }
     }
     lo
 }
@@ -171,13 +334,33 @@ fn erlang_c_crossing(t: f64, share: f64) -> f64 {
 fn a_simulated_sweep_brackets_erlang_c() {
     let rates = [1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5];
     let rates_arg = rates.map(|r| r.to_string()).join(",");
-    for (target, share, seed) in [("ttft_p95<=0.5", 0.05, "11"), ("joint_rate>=0.9", 0.10, "21")] {
+    for (target, share, seed) in [
+        ("ttft_p95<=0.5", 0.05, "11"),
+        ("joint_rate>=0.9", 0.10, "21"),
+    ] {
         let theory = erlang_c_crossing(0.5, share);
         let dir = temp(&format!("sweep-{share}"));
         let run = |out: &str| {
             ok(&[
-                "simulate-sweep", "--slots", "4", "--service", "exponential:1", "--first-token-share", "0", "--rates", &rates_arg,
-                "--requests", "20000", "--seed", seed, "--target", target, "--threshold", "0.5", "--output-dir", out,
+                "simulate-sweep",
+                "--slots",
+                "4",
+                "--service",
+                "exponential:1",
+                "--first-token-share",
+                "0",
+                "--rates",
+                &rates_arg,
+                "--requests",
+                "20000",
+                "--seed",
+                seed,
+                "--target",
+                target,
+                "--threshold",
+                "0.5",
+                "--output-dir",
+                out,
             ])
         };
         let a = dir.join("a").display().to_string();
@@ -188,12 +371,19 @@ fn a_simulated_sweep_brackets_erlang_c() {
         let steps = sweep["steps"].as_array().unwrap();
         // The last step written is the first failing one: the sweep stopped there.
         let fail = steps.last().unwrap()["load"].as_f64().unwrap();
-        assert!(sweep["stopped"]["why"].as_str().unwrap().contains("fails the target"), "{sweep}");
+        assert!(
+            sweep["stopped"]["why"]
+                .as_str()
+                .unwrap()
+                .contains("fails the target"),
+            "{sweep}"
+        );
         assert_eq!(sweep["stopped"]["step"], steps.len());
         assert!(steps.len() < rates.len(), "stopped early: {sweep}");
         assert!(stderr.contains("the sweep stopped after step"), "{stderr}");
         // The answer: the capacity interval, and the same from `tracelab capacity --json`.
-        let cap: serde_json::Value = serde_json::from_slice(&ok(&["capacity", &a, "--json"]).stdout).unwrap();
+        let cap: serde_json::Value =
+            serde_json::from_slice(&ok(&["capacity", &a, "--json"]).stdout).unwrap();
         let pass = cap["answer"]["last_pass"].as_f64().unwrap();
         assert_eq!(cap["answer"]["first_fail"].as_f64(), Some(fail));
         println!(
@@ -201,20 +391,47 @@ fn a_simulated_sweep_brackets_erlang_c() {
             cap["answer"]["inconclusive"]
         );
         for s in cap["steps"].as_array().unwrap() {
-            println!("  λ = {}: joint {} {}, P95 TTFT {} {} — {}", s["load"], s["joint_rate"]["value"], s["joint_rate"]["interval"], s["ttft_p95"]["value"], s["ttft_p95"]["interval"], s["verdict"]);
+            println!(
+                "  λ = {}: joint {} {}, P95 TTFT {} {} — {}",
+                s["load"],
+                s["joint_rate"]["value"],
+                s["joint_rate"]["interval"],
+                s["ttft_p95"]["value"],
+                s["ttft_p95"]["interval"],
+                s["verdict"]
+            );
         }
-        assert!(pass <= theory && theory < fail, "{target}: Erlang C λ* = {theory} outside [{pass}, {fail})");
+        assert!(
+            pass <= theory && theory < fail,
+            "{target}: Erlang C λ* = {theory} outside [{pass}, {fail})"
+        );
         let inconclusive = cap["answer"]["inconclusive"].as_array().unwrap().len() as f64;
-        assert!(fail - pass <= 0.25 * (1.0 + inconclusive) + 1e-9, "{target}: one grid step apart (or across the inconclusive ones)");
-        assert!(stdout.contains(&format!("capacity lies between rate {pass} /s (passes) and rate {fail} /s (fails)")), "{stdout}");
+        assert!(
+            fail - pass <= 0.25 * (1.0 + inconclusive) + 1e-9,
+            "{target}: one grid step apart (or across the inconclusive ones)"
+        );
+        assert!(
+            stdout.contains(&format!(
+                "capacity lies between rate {pass} /s (passes) and rate {fail} /s (fails)"
+            )),
+            "{stdout}"
+        );
         // Simulated, never passable as measured: sweep.json, every step's header, the answer.
         assert_eq!(sweep["simulated"]["measured"], false);
-        assert_eq!(sweep["simulated"]["service"], serde_json::json!({"kind": "exponential", "mean_s": 1.0}));
+        assert_eq!(
+            sweep["simulated"]["service"],
+            serde_json::json!({"kind": "exponential", "mean_s": 1.0})
+        );
         assert_eq!(sweep["comparison"], "le");
         for (i, s) in steps.iter().enumerate() {
-            let text = std::fs::read_to_string(dir.join("a").join(s["file"].as_str().unwrap())).unwrap();
-            let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-            assert_eq!(header["simulation"]["seed"].as_u64(), Some(seed.parse::<u64>().unwrap() + i as u64));
+            let text =
+                std::fs::read_to_string(dir.join("a").join(s["file"].as_str().unwrap())).unwrap();
+            let header: serde_json::Value =
+                serde_json::from_str(text.lines().next().unwrap()).unwrap();
+            assert_eq!(
+                header["simulation"]["seed"].as_u64(),
+                Some(seed.parse::<u64>().unwrap() + i as u64)
+            );
             assert_eq!(header["conditions"]["rate_per_s"].as_f64(), Some(rates[i]));
         }
         assert_eq!(cap["simulated"].as_array().unwrap().len(), steps.len());
@@ -228,9 +445,16 @@ fn a_simulated_sweep_brackets_erlang_c() {
         run(&b);
         for s in steps {
             let f = s["file"].as_str().unwrap();
-            assert!(std::fs::read(dir.join("a").join(f)).unwrap() == std::fs::read(dir.join("b").join(f)).unwrap(), "{f}: the same seed, the same bytes");
+            assert!(
+                std::fs::read(dir.join("a").join(f)).unwrap()
+                    == std::fs::read(dir.join("b").join(f)).unwrap(),
+                "{f}: the same seed, the same bytes"
+            );
         }
-        assert_eq!(std::fs::read(dir.join("a/sweep.json")).unwrap(), std::fs::read(dir.join("b/sweep.json")).unwrap());
+        assert_eq!(
+            std::fs::read(dir.join("a/sweep.json")).unwrap(),
+            std::fs::read(dir.join("b/sweep.json")).unwrap()
+        );
     }
 }
 
@@ -245,8 +469,27 @@ fn le_and_lt_differ_in_the_sweeps_stop_rule_and_answer() {
     let sweep = |cmp: &str| {
         let out = dir.join(cmp).display().to_string();
         let o = ok(&[
-            "simulate-sweep", "--slots", "4", "--service", "fixed:1", "--first-token-share", "0.5", "--concurrencies", "1,2,4",
-            "--requests", "60", "--seed", "1", "--threshold", "0.5", "--comparison", cmp, "--target", "joint_rate>=0.9", "--output-dir", &out,
+            "simulate-sweep",
+            "--slots",
+            "4",
+            "--service",
+            "fixed:1",
+            "--first-token-share",
+            "0.5",
+            "--concurrencies",
+            "1,2,4",
+            "--requests",
+            "60",
+            "--seed",
+            "1",
+            "--threshold",
+            "0.5",
+            "--comparison",
+            cmp,
+            "--target",
+            "joint_rate>=0.9",
+            "--output-dir",
+            &out,
         ]);
         (out, String::from_utf8(o.stdout).unwrap())
     };
@@ -254,18 +497,52 @@ fn le_and_lt_differ_in_the_sweeps_stop_rule_and_answer() {
     let (lt, lt_out) = sweep("lt");
     let le_json = json_file(&std::path::Path::new(&le).join("sweep.json"));
     let lt_json = json_file(&std::path::Path::new(&lt).join("sweep.json"));
-    assert_eq!((le_json["comparison"].as_str(), lt_json["comparison"].as_str()), (Some("le"), Some("lt")));
-    assert_eq!(le_json["steps"].as_array().unwrap().len(), 3, "≤: every step passes, none stops the sweep: {le_json}");
+    assert_eq!(
+        (
+            le_json["comparison"].as_str(),
+            lt_json["comparison"].as_str()
+        ),
+        (Some("le"), Some("lt"))
+    );
+    assert_eq!(
+        le_json["steps"].as_array().unwrap().len(),
+        3,
+        "≤: every step passes, none stops the sweep: {le_json}"
+    );
     assert!(le_json["stopped"].is_null(), "{le_json}");
-    assert_eq!(lt_json["steps"].as_array().unwrap().len(), 1, "<: the first step fails and stops the sweep: {lt_json}");
-    assert!(lt_json["stopped"]["why"].as_str().unwrap().contains("fails the target"), "{lt_json}");
-    assert!(le_out.contains("TTFT ≤ 0.5 s") && le_out.contains("no step failed, so capacity is at least concurrency 4"), "{le_out}");
-    assert!(lt_out.contains("TTFT < 0.5 s") && lt_out.contains("no step passes; concurrency 1 already fails"), "{lt_out}");
+    assert_eq!(
+        lt_json["steps"].as_array().unwrap().len(),
+        1,
+        "<: the first step fails and stops the sweep: {lt_json}"
+    );
+    assert!(
+        lt_json["stopped"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("fails the target"),
+        "{lt_json}"
+    );
+    assert!(
+        le_out.contains("TTFT ≤ 0.5 s")
+            && le_out.contains("no step failed, so capacity is at least concurrency 4"),
+        "{le_out}"
+    );
+    assert!(
+        lt_out.contains("TTFT < 0.5 s")
+            && lt_out.contains("no step passes; concurrency 1 already fails"),
+        "{lt_out}"
+    );
     // `tracelab capacity` reads the sweep's comparison, and recomputes under the other one.
     let again = String::from_utf8(ok(&["capacity", &lt]).stdout).unwrap();
-    assert!(again.contains("TTFT < 0.5 s") && again.contains("no step passes"), "{again}");
+    assert!(
+        again.contains("TTFT < 0.5 s") && again.contains("no step passes"),
+        "{again}"
+    );
     let relaxed = String::from_utf8(ok(&["capacity", &lt, "--comparison", "le"]).stdout).unwrap();
-    assert!(relaxed.contains("TTFT ≤ 0.5 s") && relaxed.contains("capacity is at least concurrency 1"), "{relaxed}");
+    assert!(
+        relaxed.contains("TTFT ≤ 0.5 s") && relaxed.contains("capacity is at least concurrency 1"),
+        "{relaxed}"
+    );
 }
 
 /// A simulated sweep's bad flags are refused before anything is written.
@@ -274,16 +551,67 @@ fn a_simulated_sweeps_bad_flags_write_nothing() {
     let dir = temp("sweep-bad");
     let out = dir.join("out");
     let path = out.display().to_string();
-    let base = ["simulate-sweep", "--slots", "2", "--service", "fixed:1", "--seed", "1", "--output-dir", path.as_str()];
+    let base = [
+        "simulate-sweep",
+        "--slots",
+        "2",
+        "--service",
+        "fixed:1",
+        "--seed",
+        "1",
+        "--output-dir",
+        path.as_str(),
+    ];
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--requests", "10"], "give the loads"),
-        (vec!["--requests", "10", "--rates", "2,1"], "loads must increase"),
-        (vec!["--requests", "10", "--rates", "1,2", "--think", "1"], "--concurrencies"),
-        (vec!["--requests", "10", "--concurrencies", "1,2", "--burstiness", "2"], "--rates"),
-        (vec!["--requests", "10", "--rates", "1", "--comparison", "lt", "--threshold", "-1"], "--threshold"),
-        (vec!["--requests", "10", "--rates", "1", "--target", "p99<=1"], "target `p99<=1`"),
+        (
+            vec!["--requests", "10", "--rates", "2,1"],
+            "loads must increase",
+        ),
+        (
+            vec!["--requests", "10", "--rates", "1,2", "--think", "1"],
+            "--concurrencies",
+        ),
+        (
+            vec![
+                "--requests",
+                "10",
+                "--concurrencies",
+                "1,2",
+                "--burstiness",
+                "2",
+            ],
+            "--rates",
+        ),
+        (
+            vec![
+                "--requests",
+                "10",
+                "--rates",
+                "1",
+                "--comparison",
+                "lt",
+                "--threshold",
+                "-1",
+            ],
+            "--threshold",
+        ),
+        (
+            vec!["--requests", "10", "--rates", "1", "--target", "p99<=1"],
+            "target `p99<=1`",
+        ),
         (vec!["--requests", "0", "--rates", "1"], "--requests"),
-        (vec!["--requests", "10", "--rates", "1", "--service-per-output-token", "0.1"], "--workload"),
+        (
+            vec![
+                "--requests",
+                "10",
+                "--rates",
+                "1",
+                "--service-per-output-token",
+                "0.1",
+            ],
+            "--workload",
+        ),
     ];
     for (extra, expected) in cases {
         let mut args = base.to_vec();
@@ -291,7 +619,10 @@ fn a_simulated_sweeps_bad_flags_write_nothing() {
         let o = tracelab(&args);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{extra:?} should be refused");
-        assert!(stderr.contains(expected), "{extra:?}: expected `{expected}` in\n{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{extra:?}: expected `{expected}` in\n{stderr}"
+        );
         assert!(!out.exists(), "{extra:?}: nothing written");
     }
 }
@@ -305,21 +636,45 @@ fn the_committed_simulated_sweep_is_what_the_command_writes() {
     let dir = temp("committed");
     let out = dir.join("sweep").display().to_string();
     ok(&[
-        "simulate-sweep", "--slots", "4", "--service", "exponential:1", "--concurrencies", "1,2,4,8,16", "--requests", "150", "--seed", "3",
-        "--target", "ttft_p95<=1", "--threshold", "1", "--output-dir", &out,
+        "simulate-sweep",
+        "--slots",
+        "4",
+        "--service",
+        "exponential:1",
+        "--concurrencies",
+        "1,2,4,8,16",
+        "--requests",
+        "150",
+        "--seed",
+        "3",
+        "--target",
+        "ttft_p95<=1",
+        "--threshold",
+        "1",
+        "--output-dir",
+        &out,
     ]);
-    let mut names: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
-    assert_eq!(names.len(), 5, "sweep.json and four steps (stopped at concurrency 8): {names:?}");
+    assert_eq!(
+        names.len(),
+        5,
+        "sweep.json and four steps (stopped at concurrency 8): {names:?}"
+    );
     for name in &names {
         let written = std::fs::read(dir.join("sweep").join(name)).unwrap();
         if std::env::var_os("TRACELAB_BLESS").is_some() {
             std::fs::write(committed.join(name), &written).unwrap();
         }
-        let on_disk = std::fs::read(committed.join(name)).unwrap_or_else(|e| panic!("{name}: {e} (TRACELAB_BLESS=1 writes it)"));
+        let on_disk = std::fs::read(committed.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e} (TRACELAB_BLESS=1 writes it)"));
         assert!(on_disk == written, "{name} differs from what simulate-sweep writes; rerun with TRACELAB_BLESS=1 and review the diff");
     }
-    let text = String::from_utf8(ok(&["capacity", &committed.display().to_string()]).stdout).unwrap();
+    let text =
+        String::from_utf8(ok(&["capacity", &committed.display().to_string()]).stdout).unwrap();
     assert!(text.starts_with("Simulated, not measured"), "{text}");
     assert!(text.contains("Capacity: the highest load that passes is concurrency 4; capacity lies between concurrency 4 (passes) and concurrency 8 (fails)"), "{text}");
 }

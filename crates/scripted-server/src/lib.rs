@@ -36,11 +36,17 @@ pub enum Step {
     /// A final chunk with this finish reason (`length`, `abort`, …).
     FinishWith(String),
     /// `events` content events as fast as the connection takes them, `per_frame` to a frame.
-    Flood { events: u32, per_frame: u32 },
+    Flood {
+        events: u32,
+        per_frame: u32,
+    },
     /// `data:` lines of 64 KiB with no blank line ever, until the client goes away.
     EndlessData,
     /// The usage chunk with empty `choices`.
-    Usage { prompt: u32, completion: u32 },
+    Usage {
+        prompt: u32,
+        completion: u32,
+    },
     Done,
     /// An SSE comment (keep-alive).
     Comment,
@@ -69,7 +75,15 @@ pub struct Script {
 
 impl Script {
     pub fn new(steps: Vec<Step>) -> Script {
-        Script { status: 200, head_delay: Duration::ZERO, steps, crlf: false, coalesce: false, split: None, headers: vec![] }
+        Script {
+            status: 200,
+            head_delay: Duration::ZERO,
+            steps,
+            crlf: false,
+            coalesce: false,
+            split: None,
+            headers: vec![],
+        }
     }
 
     /// A well-behaved stream: role chunk, `n` tokens (`ttft`, then `itl` apart), finish, usage, [DONE].
@@ -81,12 +95,24 @@ impl Script {
             }
             steps.push(Step::Token("tok ".into()));
         }
-        steps.extend([Step::Finish, Step::Usage { prompt: 7, completion: n }, Step::Done]);
+        steps.extend([
+            Step::Finish,
+            Step::Usage {
+                prompt: 7,
+                completion: n,
+            },
+            Step::Done,
+        ]);
         Script::new(steps)
     }
 
     pub fn status(code: u16) -> Script {
-        Script { status: code, ..Script::new(vec![Step::Raw(r#"{"error":{"message":"scripted","type":"scripted"}}"#.into())]) }
+        Script {
+            status: code,
+            ..Script::new(vec![Step::Raw(
+                r#"{"error":{"message":"scripted","type":"scripted"}}"#.into(),
+            )])
+        }
     }
 }
 
@@ -122,27 +148,44 @@ impl StampedWrites {
     fn note(&self, poll: &Poll<std::io::Result<usize>>) {
         if let Poll::Ready(Ok(n)) = poll {
             if *n > 0 {
-                self.writes.lock().unwrap().entry(self.connection).or_default().push(Instant::now());
+                self.writes
+                    .lock()
+                    .unwrap()
+                    .entry(self.connection)
+                    .or_default()
+                    .push(Instant::now());
             }
         }
     }
 }
 
 impl tokio::io::AsyncRead for StampedWrites {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
     }
 }
 
 impl tokio::io::AsyncWrite for StampedWrites {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let poll = Pin::new(&mut this.stream).poll_write(cx, data);
         this.note(&poll);
         poll
     }
 
-    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let poll = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
         this.note(&poll);
@@ -184,43 +227,61 @@ impl ScriptedServer {
     /// Answers `GET`/`POST path` with `json` (200, application/json) from now on: an engine's
     /// info endpoint (`/version`, `/props`, …). Every other path but the completions is a 404.
     pub fn answer(&self, path: &str, json: &str) {
-        self.info.lock().unwrap().insert(path.to_string(), json.to_string());
+        self.info
+            .lock()
+            .unwrap()
+            .insert(path.to_string(), json.to_string());
     }
 
     /// From now on answer `POST /tokenize` as vLLM does (`{"count", "tokens"}`), counting one
     /// token per whitespace-separated word of `prompt` (or llama.cpp's `content`): a tokenizer
     /// whose count the test knows.
     pub fn tokenize_words(&self) {
-        self.tokenize.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.tokenize
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The requests to the completions endpoints only (not the info endpoints).
     pub fn completions(&self) -> Vec<RequestLog> {
-        self.requests().into_iter().filter(|r| r.path.ends_with("/completions")).collect()
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/completions"))
+            .collect()
     }
 
     pub fn start(script: impl Fn(&str) -> Script + Send + Sync + 'static) -> ScriptedServer {
         ScriptedServer::start_with_threads(1, script)
     }
 
-    pub fn start_with_threads(threads: usize, script: impl Fn(&str) -> Script + Send + Sync + 'static) -> ScriptedServer {
+    pub fn start_with_threads(
+        threads: usize,
+        script: impl Fn(&str) -> Script + Send + Sync + 'static,
+    ) -> ScriptedServer {
         ScriptedServer::start_on(threads, None, script)
     }
 
     /// Serves https:// with a certificate for 127.0.0.1 signed by a fresh private CA, offering
     /// `alpn` (e.g. `h2`, `http/1.1`); returns the CA certificate as PEM.
-    pub fn start_tls(alpn: &[&str], script: impl Fn(&str) -> Script + Send + Sync + 'static) -> (ScriptedServer, String) {
+    pub fn start_tls(
+        alpn: &[&str],
+        script: impl Fn(&str) -> Script + Send + Sync + 'static,
+    ) -> (ScriptedServer, String) {
         use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
         let ca_key = KeyPair::generate().expect("a CA key");
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tracelab test CA");
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "tracelab test CA");
         let ca = ca_params.self_signed(&ca_key).expect("a CA certificate");
         let key = KeyPair::generate().expect("a server key");
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("server params");
         params.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().unwrap())];
-        let cert = params.signed_by(&key, &ca, &ca_key).expect("a server certificate");
-        let der_key = tokio_rustls::rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).expect("a key");
+        let cert = params
+            .signed_by(&key, &ca, &ca_key)
+            .expect("a server certificate");
+        let der_key = tokio_rustls::rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der())
+            .expect("a key");
         let provider = std::sync::Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
         let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -230,7 +291,10 @@ impl ScriptedServer {
             .expect("a TLS server config");
         config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        (ScriptedServer::start_on(1, Some(acceptor), script), ca.pem())
+        (
+            ScriptedServer::start_on(1, Some(acceptor), script),
+            ca.pem(),
+        )
     }
 
     fn start_on(
@@ -261,28 +325,64 @@ impl ScriptedServer {
         let server_tokenize = tokenize.clone();
         runtime.spawn(async move {
             loop {
-                let Ok((stream, _)) = listener.accept().await else { continue };
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
                 let connection = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let _ = stream.set_nodelay(true);
-                let (script, log, tls, writes, info) = (script.clone(), server_log.clone(), tls.clone(), server_writes.clone(), server_info.clone());
+                let (script, log, tls, writes, info) = (
+                    script.clone(),
+                    server_log.clone(),
+                    tls.clone(),
+                    server_writes.clone(),
+                    server_info.clone(),
+                );
                 let tokenize = server_tokenize.clone();
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| handle(req, script.clone(), log.clone(), info.clone(), tokenize.clone(), connection));
-                    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    let service = hyper::service::service_fn(move |req| {
+                        handle(
+                            req,
+                            script.clone(),
+                            log.clone(),
+                            info.clone(),
+                            tokenize.clone(),
+                            connection,
+                        )
+                    });
+                    let builder =
+                        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
                     match tls {
                         None => {
-                            let stamped = StampedWrites { stream, connection, writes };
-                            let _ = builder.serve_connection(TokioIo::new(stamped), service).await;
+                            let stamped = StampedWrites {
+                                stream,
+                                connection,
+                                writes,
+                            };
+                            let _ = builder
+                                .serve_connection(TokioIo::new(stamped), service)
+                                .await;
                         }
                         Some(tls) => {
-                            let Ok(stream) = tls.accept(stream).await else { return };
-                            let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                            let Ok(stream) = tls.accept(stream).await else {
+                                return;
+                            };
+                            let _ = builder
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await;
                         }
                     }
                 });
             }
         });
-        ScriptedServer { addr, log, accepted, writes, info, tokenize, runtime: Some(runtime) }
+        ScriptedServer {
+            addr,
+            log,
+            accepted,
+            writes,
+            info,
+            tokenize,
+            runtime: Some(runtime),
+        }
     }
 
     pub fn base_url(&self) -> String {
@@ -294,7 +394,12 @@ impl ScriptedServer {
     }
 
     pub fn requests(&self) -> Vec<RequestLog> {
-        self.log.lock().unwrap().iter().map(|r| r.lock().unwrap().clone()).collect()
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.lock().unwrap().clone())
+            .collect()
     }
 
     pub fn request_count(&self) -> usize {
@@ -303,7 +408,12 @@ impl ScriptedServer {
 
     /// When each socket write on plain-TCP connection `connection` returned.
     pub fn writes(&self, connection: usize) -> Vec<Instant> {
-        self.writes.lock().unwrap().get(&connection).cloned().unwrap_or_default()
+        self.writes
+            .lock()
+            .unwrap()
+            .get(&connection)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// TCP connections the server accepted.
@@ -339,11 +449,28 @@ async fn handle<F: Fn(&str) -> Script>(
     let received = Instant::now();
     let version = req.version();
     let path = req.uri().path().to_string();
-    let authorization = req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let accept_encoding = req.headers().get("accept-encoding").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let authorization = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let accept_encoding = req
+        .headers()
+        .get("accept-encoding")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let key = json["messages"][0]["content"].as_str().or(json["prompt"].as_str()).unwrap_or("").to_string();
+    let key = json["messages"][0]["content"]
+        .as_str()
+        .or(json["prompt"].as_str())
+        .unwrap_or("")
+        .to_string();
     let entry = Arc::new(Mutex::new(RequestLog {
         key: key.clone(),
         path: path.clone(),
@@ -360,20 +487,35 @@ async fn handle<F: Fn(&str) -> Script>(
     let (tx, rx) = mpsc::channel(64);
     let body = ScriptBody { rx, log: entry };
     if path == "/tokenize" && tokenize.load(std::sync::atomic::Ordering::Relaxed) {
-        let text = json["prompt"].as_str().or(json["content"].as_str()).unwrap_or("");
+        let text = json["prompt"]
+            .as_str()
+            .or(json["content"].as_str())
+            .unwrap_or("");
         let count = text.split_whitespace().count();
-        let answer = serde_json::json!({"count": count, "tokens": (0..count).collect::<Vec<_>>()}).to_string();
+        let answer = serde_json::json!({"count": count, "tokens": (0..count).collect::<Vec<_>>()})
+            .to_string();
         let _ = tx.try_send(Item::Data(Bytes::from(answer), 0));
         drop(tx);
-        return Ok(Response::builder().status(200).header("content-type", "application/json").body(body).unwrap());
+        return Ok(Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(body)
+            .unwrap());
     }
     if let Some(answer) = info.lock().unwrap().get(&path).cloned() {
         let _ = tx.try_send(Item::Data(Bytes::from(answer), 0));
         drop(tx);
-        return Ok(Response::builder().status(200).header("content-type", "application/json").body(body).unwrap());
+        return Ok(Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(body)
+            .unwrap());
     }
     if path != "/v1/chat/completions" && path != "/v1/completions" {
-        let _ = tx.try_send(Item::Data(Bytes::from_static(b"{\"error\":\"no such route\"}"), 0));
+        let _ = tx.try_send(Item::Data(
+            Bytes::from_static(b"{\"error\":\"no such route\"}"),
+            0,
+        ));
         drop(tx);
         return Ok(Response::builder().status(404).body(body).unwrap());
     }
@@ -385,8 +527,16 @@ async fn handle<F: Fn(&str) -> Script>(
     let status = script.status;
     let headers = script.headers.clone();
     tokio::spawn(play(script, chat, tx));
-    let content_type = if status == 200 { "text/event-stream" } else { "application/json" };
-    let mut response = Response::builder().status(status).header("content-type", content_type).body(body).unwrap();
+    let content_type = if status == 200 {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let mut response = Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .body(body)
+        .unwrap();
     for (name, value) in headers {
         let name = hyper::header::HeaderName::from_bytes(name.as_bytes()).unwrap();
         response.headers_mut().insert(name, value.parse().unwrap());
@@ -408,20 +558,37 @@ fn render(step: &Step, chat: bool, eol: &str) -> (String, u32) {
         }
     };
     match step {
-        Step::Role => (event(&choice(json!({"role": "assistant", "content": ""}), "", None), eol), 0),
+        Step::Role => (
+            event(
+                &choice(json!({"role": "assistant", "content": ""}), "", None),
+                eol,
+            ),
+            0,
+        ),
         Step::Token(t) => (event(&choice(json!({"content": t}), t, None), eol), 1),
-        Step::Reasoning(t) => (event(&choice(json!({"reasoning_content": t, "content": null}), t, None), eol), 1),
+        Step::Reasoning(t) => (
+            event(
+                &choice(json!({"reasoning_content": t, "content": null}), t, None),
+                eol,
+            ),
+            1,
+        ),
         Step::Empty => (event(&choice(json!({"content": ""}), "", None), eol), 0),
         Step::Finish => (event(&choice(json!({}), "", Some("stop")), eol), 0),
         Step::FinishWith(reason) => (event(&choice(json!({}), "", Some(reason)), eol), 0),
         Step::Usage { prompt, completion } => (
-            event(&json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}), eol),
+            event(
+                &json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}),
+                eol,
+            ),
             0,
         ),
         Step::Done => (format!("data: [DONE]{eol}{eol}"), 0),
         Step::Comment => (format!(": keep-alive{eol}{eol}"), 0),
         Step::Raw(s) => (s.replace('\n', eol), 0),
-        Step::Sleep(_) | Step::Abort | Step::Hang | Step::Flood { .. } | Step::EndlessData => (String::new(), 0),
+        Step::Sleep(_) | Step::Abort | Step::Hang | Step::Flood { .. } | Step::EndlessData => {
+            (String::new(), 0)
+        }
     }
 }
 
@@ -434,7 +601,12 @@ async fn play(script: Script, chat: bool, tx: mpsc::Sender<Item>) {
     let eol = if script.crlf { "\r\n" } else { "\n" };
     let mut pending = String::new();
     let mut pending_tokens = 0;
-    async fn send(tx: &mpsc::Sender<Item>, text: &mut String, tokens: &mut u32, split: Option<Duration>) -> bool {
+    async fn send(
+        tx: &mpsc::Sender<Item>,
+        text: &mut String,
+        tokens: &mut u32,
+        split: Option<Duration>,
+    ) -> bool {
         if text.is_empty() {
             return true;
         }
@@ -442,11 +614,18 @@ async fn play(script: Script, chat: bool, tx: mpsc::Sender<Item>) {
         let n = std::mem::take(tokens);
         if let Some(gap) = split {
             let cut = whole.len() / 2;
-            if tx.send(Item::Data(Bytes::from(whole[..cut].to_string()), 0)).await.is_err() {
+            if tx
+                .send(Item::Data(Bytes::from(whole[..cut].to_string()), 0))
+                .await
+                .is_err()
+            {
                 return false;
             }
             tokio::time::sleep(gap).await;
-            return tx.send(Item::Data(Bytes::from(whole[cut..].to_string()), n)).await.is_ok();
+            return tx
+                .send(Item::Data(Bytes::from(whole[cut..].to_string()), n))
+                .await
+                .is_ok();
         }
         tx.send(Item::Data(Bytes::from(whole), n)).await.is_ok()
     }
@@ -477,7 +656,11 @@ async fn play(script: Script, chat: bool, tx: mpsc::Sender<Item>) {
                 while left > 0 {
                     let n = left.min((*per_frame).max(1));
                     left -= n;
-                    if tx.send(Item::Data(Bytes::from(one.repeat(n as usize)), n)).await.is_err() {
+                    if tx
+                        .send(Item::Data(Bytes::from(one.repeat(n as usize)), n))
+                        .await
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -494,7 +677,9 @@ async fn play(script: Script, chat: bool, tx: mpsc::Sender<Item>) {
                 let (text, tokens) = render(step, chat, eol);
                 pending.push_str(&text);
                 pending_tokens += tokens;
-                if !script.coalesce && !send(&tx, &mut pending, &mut pending_tokens, script.split).await {
+                if !script.coalesce
+                    && !send(&tx, &mut pending, &mut pending_tokens, script.split).await
+                {
                     return;
                 }
             }
@@ -513,17 +698,25 @@ impl Body for ScriptBody {
     type Data = Bytes;
     type Error = std::io::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(Item::Data(bytes, tokens))) => {
                 if tokens > 0 {
-                    self.log.lock().unwrap().token_frames.push((Instant::now(), tokens));
+                    self.log
+                        .lock()
+                        .unwrap()
+                        .token_frames
+                        .push((Instant::now(), tokens));
                 }
                 Poll::Ready(Some(Ok(Frame::data(bytes))))
             }
-            Poll::Ready(Some(Item::Fail)) => {
-                Poll::Ready(Some(Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "scripted drop"))))
-            }
+            Poll::Ready(Some(Item::Fail)) => Poll::Ready(Some(Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "scripted drop",
+            )))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }

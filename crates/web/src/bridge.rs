@@ -25,7 +25,15 @@ pub enum Call {
 
 impl Call {
     /// Every call, for the tidy's check against the bundle.
-    pub const ALL: [Call; 7] = [Call::ImportUpload, Call::AttachSummary, Call::PeerTable, Call::RunChecks, Call::ExportFile, Call::ShowRun, Call::ShowDistribution];
+    pub const ALL: [Call; 7] = [
+        Call::ImportUpload,
+        Call::AttachSummary,
+        Call::PeerTable,
+        Call::RunChecks,
+        Call::ExportFile,
+        Call::ShowRun,
+        Call::ShowDistribution,
+    ];
 
     /// The bundle's exported function (its Rust name in `pages/convert/src/main.rs`).
     pub const fn name(self) -> &'static str {
@@ -44,7 +52,14 @@ impl Call {
     /// rest, …)`: the trace's text as it is and the rest of its `WorkingText` as JSON, from
     /// `WorkingText::rest_json`): the lab sends the trace only when the bundle does not hold it yet.
     pub const fn on_held_trace(self) -> bool {
-        matches!(self, Call::PeerTable | Call::RunChecks | Call::ExportFile | Call::ShowRun | Call::ShowDistribution)
+        matches!(
+            self,
+            Call::PeerTable
+                | Call::RunChecks
+                | Call::ExportFile
+                | Call::ShowRun
+                | Call::ShowDistribution
+        )
     }
 }
 

@@ -28,24 +28,39 @@ pub struct HeldText {
 impl HeldText {
     /// Keeps `text` (an upload's text, read in pieces from this very string) under the file's name.
     pub fn uploaded(file: &str, text: JsString) -> HeldText {
-        HeldText { rest: TraceText::new(file, String::new()), text: SendWrapper::new(text) }
+        HeldText {
+            rest: TraceText::new(file, String::new()),
+            text: SendWrapper::new(text),
+        }
     }
 
     /// Moves a text read whole (a sample's, an import's) out of the module's memory.
     pub fn moved(mut text: TraceText) -> HeldText {
         let js = JsString::from(std::mem::take(&mut text.text));
-        HeldText { rest: text, text: SendWrapper::new(js) }
+        HeldText {
+            rest: text,
+            text: SendWrapper::new(js),
+        }
     }
 
     /// The same text with another header line set on it (a tool's summary set beside the trace).
     pub fn with_header(&self, line: String) -> HeldText {
-        HeldText { rest: TraceText { header: Some(line), ..self.rest.clone() }, text: self.text.clone() }
+        HeldText {
+            rest: TraceText {
+                header: Some(line),
+                ..self.rest.clone()
+            },
+            text: self.text.clone(),
+        }
     }
 
     /// The text whole, as the core's `TraceText` (a copy into the module's memory: for the
     /// lessons page and a summary set beside the trace, on demand).
     pub fn whole(&self) -> TraceText {
-        TraceText { text: String::from(&*self.text), ..self.rest.clone() }
+        TraceText {
+            text: String::from(&*self.text),
+            ..self.rest.clone()
+        }
     }
 }
 
@@ -84,7 +99,10 @@ pub fn read_trace(file: &str, text: &JsString) -> Result<Trace, ParseError> {
     let len = text.length();
     let (sample, share) = if len > 3 * SAMPLE {
         let at = |from: u32| String::from(text.slice(from, from + SAMPLE));
-        ([at(0), at(len / 2), at(len - SAMPLE)].join("\n"), f64::from(3 * SAMPLE) / f64::from(len))
+        (
+            [at(0), at(len / 2), at(len - SAMPLE)].join("\n"),
+            f64::from(3 * SAMPLE) / f64::from(len),
+        )
     } else {
         (String::from(text), 1.0)
     };

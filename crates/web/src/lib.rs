@@ -17,7 +17,9 @@ mod words;
 
 pub use download::download;
 pub use fetch::fetch_text;
-pub use page::{browser_lang, install_panic_hook, page_lang, query, replace_query, set_query, storage};
+pub use page::{
+    browser_lang, install_panic_hook, page_lang, query, replace_query, set_query, storage,
+};
 pub use samples::{compare_order, is_sample, Sample, SAMPLES};
 pub use ticks::ticks;
 pub use words::{lookup, Words};

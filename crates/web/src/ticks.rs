@@ -10,7 +10,11 @@ pub fn ticks(max: f64, count: usize) -> Vec<f64> {
     // An integer power (`powi`): the same value as `powf` here, without linking the general
     // power function into the lab's first download.
     let mag = 10f64.powi(raw.log10().floor() as i32);
-    let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
     let n = (max / step).ceil() as usize;
     (0..=n).map(|k| tick_value(k as f64 * step, step)).collect()
 }

@@ -17,11 +17,19 @@ fn param_file() -> String {
 
 /// A plain file name beside the page (no path, no `..`).
 fn is_file_name(name: &str) -> bool {
-    !name.is_empty() && name.len() < 80 && !name.starts_with('.') && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    !name.is_empty()
+        && name.len() < 80
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
 fn now() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
 }
 
 #[component]
@@ -48,8 +56,13 @@ pub fn BenchPage() -> impl IntoView {
         let n = trace.attempts.len();
         let lab = Lab::new(Lang::En);
         let t1 = now();
-        lab.load(Loaded::new(Origin::Uploaded(name.clone()), trace, text), &[]);
-        let first = lab.metrics.with_untracked(|m| m.as_ref().map(|m| m.qualified));
+        lab.load(
+            Loaded::new(Origin::Uploaded(name.clone()), trace, text),
+            &[],
+        );
+        let first = lab
+            .metrics
+            .with_untracked(|m| m.as_ref().map(|m| m.qualified));
         let index_ms = now() - t1;
         // Threshold edits through the lab's state, as the slider makes them.
         let edits = 50;
@@ -57,8 +70,11 @@ pub fn BenchPage() -> impl IntoView {
         let t2 = now();
         for k in 0..edits {
             let e0 = now();
-            lab.settings.update(|s| s.ttft_threshold_s = 0.2 + k as f64 * 0.05);
-            let _ = lab.metrics.with_untracked(|m| m.as_ref().map(|m| m.qualified));
+            lab.settings
+                .update(|s| s.ttft_threshold_s = 0.2 + k as f64 * 0.05);
+            let _ = lab
+                .metrics
+                .with_untracked(|m| m.as_ref().map(|m| m.qualified));
             worst = worst.max(now() - e0);
         }
         let recompute_ms = (now() - t2) / edits as f64;

@@ -11,8 +11,8 @@ use wasm_bindgen::JsCast;
 
 use crate::chart::CapacityChart;
 use crate::load::{self, SAMPLE_SWEEPS};
-use crate::steps::{Answer, StepList};
 use crate::page::Page;
+use crate::steps::{Answer, StepList};
 use crate::words::w;
 
 /// The target in the core's grammar (`joint_rate>=0.9`) from the measure and value.
@@ -31,8 +31,16 @@ fn capacity(page: Page) -> Option<Result<Capacity, Text>> {
         Err(e) => return Some(Err(e)),
     };
     let thr = page.threshold.get();
-    let Some(threshold) = thr.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v > 0.0) else {
-        return Some(Err(Text::new(format!("TTFT threshold `{thr}` must be a number of seconds above 0"), format!("TTFT 门槛 `{thr}` 必须是大于 0 的秒数"))));
+    let Some(threshold) = thr
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+    else {
+        return Some(Err(Text::new(
+            format!("TTFT threshold `{thr}` must be a number of seconds above 0"),
+            format!("TTFT 门槛 `{thr}` 必须是大于 0 的秒数"),
+        )));
     };
     let mut settings = Settings::from_header(&first.header);
     settings.ttft_threshold_s = threshold;
@@ -45,9 +53,19 @@ fn capacity(page: Page) -> Option<Result<Capacity, Text>> {
         .steps
         .iter()
         .zip(&sweep.traces)
-        .map(|(s, t)| Step { load: s.load, name: s.file.clone(), trace: t, interrupted: s.interrupted })
+        .map(|(s, t)| Step {
+            load: s.load,
+            name: s.file.clone(),
+            trace: t,
+            interrupted: s.interrupted,
+        })
         .collect();
-    Some(Capacity::compute(sweep.file.kind, &steps, &settings, target))
+    Some(Capacity::compute(
+        sweep.file.kind,
+        &steps,
+        &settings,
+        target,
+    ))
 }
 
 impl Page {
@@ -56,7 +74,10 @@ impl Page {
         SimulatedSweep {
             slots: c.trim().parse().unwrap_or(0),
             mean_service_s: mean.trim().parse().unwrap_or(f64::NAN),
-            rates: rates.split(',').map(|r| r.trim().parse().unwrap_or(f64::NAN)).collect(),
+            rates: rates
+                .split(',')
+                .map(|r| r.trim().parse().unwrap_or(f64::NAN))
+                .collect(),
             requests_per_step: n.trim().parse().unwrap_or(0),
             seed: seed.trim().parse().unwrap_or(0),
         }
@@ -93,11 +114,30 @@ pub fn App() -> impl IntoView {
         lang: RwSignal::new(page_lang()),
         sweep: RwSignal::new(None),
         threshold: RwSignal::new(q("thr", "1")),
-        comparison: RwSignal::new(query("cmp").and_then(|c| Comparison::from_code(&c)).unwrap_or(Comparison::Le)),
-        measure: RwSignal::new(target.map(|t| t.measure.code().to_string()).unwrap_or_else(|| "joint_rate".into())),
-        value: RwSignal::new(target.map(|t| tracelab_core::format::trim_num(t.value)).unwrap_or_else(|| "0.9".into())),
+        comparison: RwSignal::new(
+            query("cmp")
+                .and_then(|c| Comparison::from_code(&c))
+                .unwrap_or(Comparison::Le),
+        ),
+        measure: RwSignal::new(
+            target
+                .map(|t| t.measure.code().to_string())
+                .unwrap_or_else(|| "joint_rate".into()),
+        ),
+        value: RwSignal::new(
+            target
+                .map(|t| tracelab_core::format::trim_num(t.value))
+                .unwrap_or_else(|| "0.9".into()),
+        ),
         error: RwSignal::new(None),
-        sim: [q("c", "4"), q("mean", "1"), q("rates", "1,2,2.5,3,3.5"), q("n", "200"), q("seed", "7")].map(RwSignal::new),
+        sim: [
+            q("c", "4"),
+            q("mean", "1"),
+            q("rates", "1,2,2.5,3,3.5"),
+            q("n", "200"),
+            q("seed", "7"),
+        ]
+        .map(RwSignal::new),
     };
     provide_context(page);
     match query("sweep").as_deref() {
@@ -118,7 +158,10 @@ pub fn App() -> impl IntoView {
         match page.sweep.with(|s| s.as_ref().map(|s| s.source.clone())) {
             Some(s) if s == "simulator" => {
                 pairs.push(("sweep", s));
-                for (k, v) in ["c", "mean", "rates", "n", "seed"].into_iter().zip(page.sim) {
+                for (k, v) in ["c", "mean", "rates", "n", "seed"]
+                    .into_iter()
+                    .zip(page.sim)
+                {
                     pairs.push((k, v.get()));
                 }
             }
@@ -127,12 +170,18 @@ pub fn App() -> impl IntoView {
         }
         pairs.push(("thr", page.threshold.get()));
         pairs.push(("cmp", page.comparison.get().code().to_string()));
-        pairs.push(("target", target_spec(&page.measure.get(), &page.value.get())));
+        pairs.push((
+            "target",
+            target_spec(&page.measure.get(), &page.value.get()),
+        ));
         pairs.push(("lang", page.lang.get().code().to_string()));
         replace_query(&pairs);
     });
     let result = Memo::new(move |_| capacity(page));
-    let current = move || page.sweep.with(|s| s.as_ref().map(|s| s.source.clone()).unwrap_or_default());
+    let current = move || {
+        page.sweep
+            .with(|s| s.as_ref().map(|s| s.source.clone()).unwrap_or_default())
+    };
     let l = move || page.lang.get();
     view! {
         <header class="cap-head">

@@ -21,7 +21,13 @@ const BOTTOM: f64 = 40.0;
 #[component]
 pub fn CapacityChart(cap: Capacity) -> impl IntoView {
     let page = expect_context::<Page>();
-    let max_load = cap.steps.iter().map(|s| s.load).fold(0.0, f64::max).max(1e-9) * 1.08;
+    let max_load = cap
+        .steps
+        .iter()
+        .map(|s| s.load)
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.08;
     let ttft_target = (cap.target.measure == Measure::TtftP95).then_some(cap.target.value);
     let max_ttft = cap
         .steps
@@ -48,7 +54,14 @@ pub fn CapacityChart(cap: Capacity) -> impl IntoView {
         .iter()
         .filter_map(|s| s.ttft_p95.value.map(|v| (s.load, v)))
         .enumerate()
-        .map(|(i, (l, v))| format!("{}{:.1},{:.1}", if i == 0 { "M" } else { " L" }, x(l), yt(v)))
+        .map(|(i, (l, v))| {
+            format!(
+                "{}{:.1},{:.1}",
+                if i == 0 { "M" } else { " L" },
+                x(l),
+                yt(v)
+            )
+        })
         .collect();
     let points = cap
         .steps
@@ -94,7 +107,12 @@ pub fn CapacityChart(cap: Capacity) -> impl IntoView {
             <text class="tick knee-label" x=f1(xx + 3.0) y=TOP + 10.0>{move || w(page.lang.get(), "knee_mark")}</text>
         }
     });
-    let kind_label = move || cap.kind.describe(0.0, page.lang.get()).replace(" 0", "").replace("0", "");
+    let kind_label = move || {
+        cap.kind
+            .describe(0.0, page.lang.get())
+            .replace(" 0", "")
+            .replace("0", "")
+    };
     view! {
         <figure class="cap-chart" data-testid="cap-chart">
             <figcaption><strong>{move || w(page.lang.get(), "chart_title")}</strong></figcaption>

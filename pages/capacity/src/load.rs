@@ -23,13 +23,21 @@ pub async fn sample(name: &str) -> Result<Sweep, String> {
         return Err(format!("{name}: not one of the sample sweeps"));
     }
     let dir = format!("../samples/{name}");
-    let file = SweepFile::parse("sweep.json", &fetch_text(&format!("{dir}/sweep.json")).await?).map_err(|e| e.en)?;
+    let file = SweepFile::parse(
+        "sweep.json",
+        &fetch_text(&format!("{dir}/sweep.json")).await?,
+    )
+    .map_err(|e| e.en)?;
     let mut traces = Vec::with_capacity(file.steps.len());
     for s in &file.steps {
         let text = fetch_text(&format!("{dir}/{}", s.file)).await?;
         traces.push(parse_trace(&s.file, &text).map_err(|e| e.to_string())?);
     }
-    Ok(Sweep { source: name.to_string(), file, traces })
+    Ok(Sweep {
+        source: name.to_string(),
+        file,
+        traces,
+    })
 }
 
 async fn text_of(file: &web_sys::File) -> Result<String, String> {
@@ -46,10 +54,13 @@ pub async fn files(list: web_sys::FileList, lang: Lang) -> Result<Sweep, String>
     let Some(sweep) = all.iter().find(|f| f.name() == "sweep.json") else {
         return Err(match lang {
             Lang::Zh => "所选文件中没有 sweep.json：请选中扫描文件夹里的全部文件".to_string(),
-            Lang::En => "no sweep.json among the files: pick every file of the sweep folder".to_string(),
+            Lang::En => {
+                "no sweep.json among the files: pick every file of the sweep folder".to_string()
+            }
         });
     };
-    let file = SweepFile::parse("sweep.json", &text_of(sweep).await?).map_err(|e| e.get(lang).to_string())?;
+    let file = SweepFile::parse("sweep.json", &text_of(sweep).await?)
+        .map_err(|e| e.get(lang).to_string())?;
     let mut traces = Vec::with_capacity(file.steps.len());
     for SweepStep { file: name, .. } in &file.steps {
         let Some(f) = all.iter().find(|f| &f.name() == name) else {
@@ -60,7 +71,11 @@ pub async fn files(list: web_sys::FileList, lang: Lang) -> Result<Sweep, String>
         };
         traces.push(parse_trace(name, &text_of(f).await?).map_err(|e| e.to_string())?);
     }
-    Ok(Sweep { source: "sweep.json".to_string(), file, traces })
+    Ok(Sweep {
+        source: "sweep.json".to_string(),
+        file,
+        traces,
+    })
 }
 
 /// The core's simulated sweep, as a sweep file and its traces.
@@ -69,7 +84,14 @@ pub fn simulated(sim: &SimulatedSweep, lang: Lang) -> Result<Sweep, String> {
     let file = SweepFile {
         kind: tracelab_core::capacity::LoadKind::Rate,
         loads: sim.rates.clone(),
-        steps: steps.iter().map(|(l, f, _)| SweepStep { load: *l, file: f.clone(), interrupted: false }).collect(),
+        steps: steps
+            .iter()
+            .map(|(l, f, _)| SweepStep {
+                load: *l,
+                file: f.clone(),
+                interrupted: false,
+            })
+            .collect(),
         contract_sha256: None,
         target: None,
         threshold_s: None,
@@ -78,5 +100,9 @@ pub fn simulated(sim: &SimulatedSweep, lang: Lang) -> Result<Sweep, String> {
         interrupted: false,
         simulated: Some(sim.plan().record()),
     };
-    Ok(Sweep { source: "simulator".to_string(), file, traces: steps.into_iter().map(|s| s.2).collect() })
+    Ok(Sweep {
+        source: "simulator".to_string(),
+        file,
+        traces: steps.into_iter().map(|s| s.2).collect(),
+    })
 }

@@ -19,4 +19,3 @@ pub struct Page {
     pub error: RwSignal<Option<String>>,
     pub sim: [RwSignal<String>; 5],
 }
-

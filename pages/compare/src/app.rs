@@ -18,7 +18,8 @@ use crate::words::w;
 /// The core's comparison: both runs judged with `settings` (the base's with the learner's
 /// choices; window and cost stay each run's own).
 fn compare(base: &Loaded, new: &Loaded, settings: Settings) -> Compared {
-    let (new_settings, _) = tracelab_core::compare::judge_alike(&settings, Settings::from_header(&new.trace.header));
+    let (new_settings, _) =
+        tracelab_core::compare::judge_alike(&settings, Settings::from_header(&new.trace.header));
     let runs = [
         Run::new(base.name.clone(), base.trace.clone(), settings.clone()),
         Run::new(new.name.clone(), new.trace.clone(), new_settings),
@@ -26,7 +27,10 @@ fn compare(base: &Loaded, new: &Loaded, settings: Settings) -> Compared {
     let report = Report::build(&runs, Bootstrap::default());
     Compared {
         baselines: tracelab_core::baseline::of_comparison(&runs, &report),
-        reuse: runs.iter().map(|r| tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings)).collect(),
+        reuse: runs
+            .iter()
+            .map(|r| tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings))
+            .collect(),
         report,
         base_ttft_ms: runs[0].index.ttft_sample_ms().to_vec(),
         new_ttft_ms: runs[1].index.ttft_sample_ms().to_vec(),
@@ -38,9 +42,17 @@ fn compare(base: &Loaded, new: &Loaded, settings: Settings) -> Compared {
 pub fn App() -> impl IntoView {
     let lang = page_lang();
     // The link's choices, each read by the core: one it refuses is named, never used silently.
-    let mut choices: Vec<(String, String)> = CHOICE_KEYS.iter().filter_map(|k| query(k).map(|v| (k.to_string(), v))).collect();
-    let refused = Settings::default().apply_pairs(choices.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let ignored: Vec<String> = choices.iter().filter(|(k, _)| refused.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
+    let mut choices: Vec<(String, String)> = CHOICE_KEYS
+        .iter()
+        .filter_map(|k| query(k).map(|v| (k.to_string(), v)))
+        .collect();
+    let refused =
+        Settings::default().apply_pairs(choices.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let ignored: Vec<String> = choices
+        .iter()
+        .filter(|(k, _)| refused.contains(k))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     choices.retain(|(k, _)| !refused.contains(k));
     let page = Page {
         lang: RwSignal::new(lang),
@@ -71,7 +83,10 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| {
         let mut pairs: Vec<(&str, String)> = Vec::new();
         for (key, side) in [("base", page.base), ("new", page.new)] {
-            if let Some(name) = side.with(|s| s.as_ref().map(|l| l.name.clone())).filter(|n| is_sample(n)) {
+            if let Some(name) = side
+                .with(|s| s.as_ref().map(|l| l.name.clone()))
+                .filter(|n| is_sample(n))
+            {
                 pairs.push((key, name));
             }
         }
@@ -80,7 +95,9 @@ pub fn App() -> impl IntoView {
             for key in CHOICE_KEYS {
                 match c.iter().find(|(k, _)| k == key) {
                     Some((_, v)) => pairs.push((key, v.clone())),
-                    None if key == "ft" => pairs.push(("ft", FirstToken::default().code().to_string())),
+                    None if key == "ft" => {
+                        pairs.push(("ft", FirstToken::default().code().to_string()))
+                    }
                     None => {}
                 }
             }
@@ -128,7 +145,11 @@ pub fn App() -> impl IntoView {
 
 /// One side's loader: a sample list and a file button.
 #[component]
-fn Picker(side: RwSignal<Option<Loaded>>, label: &'static str, testid: &'static str) -> impl IntoView {
+fn Picker(
+    side: RwSignal<Option<Loaded>>,
+    label: &'static str,
+    testid: &'static str,
+) -> impl IntoView {
     let page = expect_context::<Page>();
     let current = move || side.with(|s| s.as_ref().map(|l| l.name.clone()).unwrap_or_default());
     view! {
@@ -168,11 +189,16 @@ fn JudgeChoices() -> impl IntoView {
     let l = move || page.lang.get();
     // What the boxes show: the settings in force (the base's with the choices), or the choices
     // alone before a base is loaded.
-    let settings = Memo::new(move |_| page.base.with(|b| b.as_ref().map(|b| page.judged(&b.trace))).unwrap_or_else(|| {
-        let mut s = Settings::default();
-        page.choices.with(|c| s.apply_pairs(c.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
-        s
-    }));
+    let settings = Memo::new(move |_| {
+        page.base
+            .with(|b| b.as_ref().map(|b| page.judged(&b.trace)))
+            .unwrap_or_else(|| {
+                let mut s = Settings::default();
+                page.choices
+                    .with(|c| s.apply_pairs(c.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+                s
+            })
+    });
     let typed = move |raw: String| match settings.get_untracked().with_typed("t", &raw) {
         Ok(Some(s)) => {
             page.typed_error.set(None);

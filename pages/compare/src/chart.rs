@@ -48,11 +48,19 @@ pub fn TtftChart(compared: Compared) -> impl IntoView {
         .max(1e-3);
     // Round ticks (1, 2 or 5 × 10ⁿ apart); the axis ends at the last one.
     let ticks = tracelab_web::ticks(largest * 1.02, 5);
-    let max_s = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(largest);
+    let max_s = ticks
+        .last()
+        .copied()
+        .filter(|m| *m > 0.0)
+        .unwrap_or(largest);
     let x = move |s: f64| LEFT + (s.min(max_s) / max_s) * (W - LEFT - RIGHT);
     let y = move |f: f64| TOP + (1.0 - f) * (H - TOP - BOTTOM);
     // The threshold's label above the plot, on the side of its line with room for it.
-    let (label_x, label_anchor) = if x(threshold) > W / 2.0 { (x(threshold) - 4.0, "end") } else { (x(threshold) + 4.0, "start") };
+    let (label_x, label_anchor) = if x(threshold) > W / 2.0 {
+        (x(threshold) - 4.0, "end")
+    } else {
+        (x(threshold) + 4.0, "start")
+    };
     let q = units::share_from_percent(p);
     // Each run's tail percentile and interval, drawn at the height of the percentile.
     let bars = tail.map(|r| {

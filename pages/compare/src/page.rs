@@ -63,10 +63,19 @@ async fn read_file(file: web_sys::File) -> Result<Loaded, String> {
     let text = wasm_bindgen_futures::JsFuture::from(file.text())
         .await
         .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
-    let text = text.as_string().ok_or_else(|| format!("{name}: not text"))?;
+    let text = text
+        .as_string()
+        .ok_or_else(|| format!("{name}: not text"))?;
     let imported = import::load_any(&name, &text).map_err(|e| e.to_string())?;
-    let first = imported.traces.into_iter().next().ok_or_else(|| format!("{name}: no trace in this file"))?;
-    Ok(Loaded { name, trace: first.trace })
+    let first = imported
+        .traces
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{name}: no trace in this file"))?;
+    Ok(Loaded {
+        name,
+        trace: first.trace,
+    })
 }
 
 impl Page {
@@ -84,7 +93,8 @@ impl Page {
     /// The settings both runs are judged with: the base's own, then the choices.
     pub(crate) fn judged(self, base: &Trace) -> Settings {
         let mut s = Settings::from_header(&base.header);
-        self.choices.with(|c| s.apply_pairs(c.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        self.choices
+            .with(|c| s.apply_pairs(c.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
         s
     }
 

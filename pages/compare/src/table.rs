@@ -18,7 +18,11 @@ pub fn ContractView(compared: Compared) -> impl IntoView {
         ContractStatus::Broken => "contract broken",
         ContractStatus::Unverified => "contract unverified",
     };
-    let role = if pair.contract.is_broken() { "alert" } else { "status" };
+    let role = if pair.contract.is_broken() {
+        "alert"
+    } else {
+        "status"
+    };
     view! {
         <section class=class data-testid="contract" role=role>
             <h2>{move || w(page.lang.get(), "contract")}</h2>

@@ -12,11 +12,12 @@ use std::cell::RefCell;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use tracelab_core::distribution::{
-    sample_of, Columns, DistributionRequest, HeatMap, HeatMapPaint, Histogram, HistogramPaint, Marker, Measure, Painted, RunBucket, RunBuckets, RunRequest,
+    sample_of, Columns, DistributionRequest, HeatMap, HeatMapPaint, Histogram, HistogramPaint,
+    Marker, Measure, Painted, RunBucket, RunBuckets, RunRequest,
 };
+use tracelab_core::format::{duration, duration_ms, integer};
 use tracelab_core::units::ms_from_s;
 use tracelab_core::Comparison;
-use tracelab_core::format::{duration, duration_ms, integer};
 use tracelab_core::Lang;
 use tracelab_core::{Attempt, Population};
 use wasm_bindgen::prelude::*;
@@ -66,7 +67,11 @@ fn w(lang: Lang, key: &str) -> &'static str {
         "lag_max" => ("most client lag", "最大客户端滞后"),
         _ => (key_missing(key), key_missing(key)),
     };
-    if lang == Lang::Zh { zh } else { en }
+    if lang == Lang::Zh {
+        zh
+    } else {
+        en
+    }
 }
 
 /// An unknown key shows itself, so it is noticed in a screenshot.
@@ -82,7 +87,10 @@ const STYLE: &str = ".tl-charts canvas{display:block;max-width:100%}.tl-charts .
 .tl-charts .sel{background:#fff;border:2.5px solid #17202a;border-radius:50%}.tl-charts table{font-size:.85rem}";
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn element(id: &str) -> Result<web_sys::Element, String> {
@@ -94,16 +102,31 @@ fn element(id: &str) -> Result<web_sys::Element, String> {
 
 fn set_attr(el: &web_sys::Element, name: &str, value: &str) -> Result<(), String> {
     if el.get_attribute(name).as_deref() != Some(value) {
-        el.set_attribute(name, value).map_err(|e| format!("{e:?}"))?;
+        el.set_attribute(name, value)
+            .map_err(|e| format!("{e:?}"))?;
     }
     Ok(())
 }
 
 /// Where a painter put things, as the canvas's data attributes (the browser tests read them).
 fn mark_painted(el: &web_sys::Element, p: &Painted) -> Result<(), String> {
-    set_attr(el, "data-plot", &format!("{},{},{},{}", p.plot.0, p.plot.1, p.plot.2, p.plot.3))?;
-    set_attr(el, "data-threshold-px", &p.threshold_px.map(|t| t.to_string()).unwrap_or_default())?;
-    set_attr(el, "data-fullest", &p.fullest.map(|(a, b, x, y)| format!("{a},{b},{x},{y}")).unwrap_or_default())
+    set_attr(
+        el,
+        "data-plot",
+        &format!("{},{},{},{}", p.plot.0, p.plot.1, p.plot.2, p.plot.3),
+    )?;
+    set_attr(
+        el,
+        "data-threshold-px",
+        &p.threshold_px.map(|t| t.to_string()).unwrap_or_default(),
+    )?;
+    set_attr(
+        el,
+        "data-fullest",
+        &p.fullest
+            .map(|(a, b, x, y)| format!("{a},{b},{x},{y}"))
+            .unwrap_or_default(),
+    )
 }
 
 /// Rows of the heat map's latency axis and bins of the histogram.
@@ -151,7 +174,11 @@ impl Counted {
     /// (the trace itself changes only with a new `Counted`).
     fn under(&mut self, attempts: &[Attempt], population: Population) -> &mut Counted {
         if self.population != Some(population) {
-            *self = Counted { population: Some(population), columns: Columns::of(attempts, population), ..Counted::default() };
+            *self = Counted {
+                population: Some(population),
+                columns: Columns::of(attempts, population),
+                ..Counted::default()
+            };
         }
         self
     }
@@ -174,7 +201,9 @@ fn skeleton(root: &web_sys::Element, html: &str, tables: &[(&str, fn())]) -> Res
         let details = element(&format!("{id}-box"))?;
         let build = *build;
         let on_toggle = Closure::<dyn Fn()>::new(move || build());
-        details.unchecked_ref::<web_sys::HtmlElement>().set_ontoggle(Some(on_toggle.as_ref().unchecked_ref()));
+        details
+            .unchecked_ref::<web_sys::HtmlElement>()
+            .set_ontoggle(Some(on_toggle.as_ref().unchecked_ref()));
         on_toggle.forget();
     }
     Ok(true)
@@ -182,12 +211,24 @@ fn skeleton(root: &web_sys::Element, html: &str, tables: &[(&str, fn())]) -> Res
 
 /// Fills a table's body when its box is open (empties it when closed).
 fn fill_table(id: &str, rows: impl FnOnce() -> String) {
-    let (Ok(details), Ok(body)) = (element(&format!("{id}-box")), element(id)) else { return };
-    body.set_inner_html(&if details.has_attribute("open") { rows() } else { String::new() });
+    let (Ok(details), Ok(body)) = (element(&format!("{id}-box")), element(id)) else {
+        return;
+    };
+    body.set_inner_html(&if details.has_attribute("open") {
+        rows()
+    } else {
+        String::new()
+    });
 }
 
 fn row(cells: &[String]) -> String {
-    format!("<tr>{}</tr>", cells.iter().map(|c| format!("<td>{}</td>", esc(c))).collect::<String>())
+    format!(
+        "<tr>{}</tr>",
+        cells
+            .iter()
+            .map(|c| format!("<td>{}</td>", esc(c)))
+            .collect::<String>()
+    )
 }
 
 fn span((a, b): (f64, f64)) -> String {
@@ -199,10 +240,26 @@ fn heat_rows() {
         let v = v.borrow();
         let Some(v) = v.as_ref() else { return };
         fill_table("heat-table", || {
-            let Some(h) = v.heat.as_ref().map(|p| &p.map) else { return String::new() };
-            let mut out: String = h.filled().into_iter().map(|(c, r, n)| row(&[span(h.column_span(c)), span(h.row_span(r)), integer(u64::from(n))])).collect();
+            let Some(h) = v.heat.as_ref().map(|p| &p.map) else {
+                return String::new();
+            };
+            let mut out: String = h
+                .filled()
+                .into_iter()
+                .map(|(c, r, n)| {
+                    row(&[
+                        span(h.column_span(c)),
+                        span(h.row_span(r)),
+                        integer(u64::from(n)),
+                    ])
+                })
+                .collect();
             for (c, n) in h.failures.iter().enumerate().filter(|(_, n)| **n > 0) {
-                out.push_str(&row(&[span(h.column_span(c)), w(v.lang, "heat_band").to_string(), integer(u64::from(*n))]));
+                out.push_str(&row(&[
+                    span(h.column_span(c)),
+                    w(v.lang, "heat_band").to_string(),
+                    integer(u64::from(*n)),
+                ]));
             }
             out
         });
@@ -215,15 +272,28 @@ fn hist_rows() {
         let Some(v) = v.as_ref() else { return };
         let h = &v.histogram.histogram;
         fill_table("hist-table", || {
-            h.counts.iter().enumerate().filter(|(_, n)| **n > 0).map(|(k, n)| row(&[span(h.bin_span(k)), integer(u64::from(*n))])).collect()
+            h.counts
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(k, n)| row(&[span(h.bin_span(k)), integer(u64::from(*n))]))
+                .collect()
         });
     });
 }
 
 fn marker_line(lang: Lang, m: &Marker) -> String {
-    let bound = |v: Option<f64>, missing: &str| v.map(duration_ms).unwrap_or_else(|| w(lang, missing).to_string());
+    let bound = |v: Option<f64>, missing: &str| {
+        v.map(duration_ms)
+            .unwrap_or_else(|| w(lang, missing).to_string())
+    };
     let interval = if m.lo_ms.is_some() || m.hi_ms.is_some() {
-        format!(" · {} {} … {}", w(lang, "interval"), bound(m.lo_ms, "no_lower"), bound(m.hi_ms, "no_upper"))
+        format!(
+            " · {} {} … {}",
+            w(lang, "interval"),
+            bound(m.lo_ms, "no_lower"),
+            bound(m.hi_ms, "no_upper")
+        )
     } else {
         String::new()
     };
@@ -231,12 +301,20 @@ fn marker_line(lang: Lang, m: &Marker) -> String {
 }
 
 fn li(swatch: &str, text: &str) -> String {
-    format!("<li><span class=\"sw {swatch}\" aria-hidden=\"true\"></span>{}</li>", esc(text))
+    format!(
+        "<li><span class=\"sw {swatch}\" aria-hidden=\"true\"></span>{}</li>",
+        esc(text)
+    )
 }
 
 /// The whole distribution of `attempts` into the box `container`: the lab asks for this after
 /// every edit that changes what it shows. Answers "ok"; an error names what failed.
-pub fn show_distribution(attempts: &[Attempt], counted: &mut Counted, container: &str, request: &str) -> Result<String, String> {
+pub fn show_distribution(
+    attempts: &[Attempt],
+    counted: &mut Counted,
+    container: &str,
+    request: &str,
+) -> Result<String, String> {
     let r: DistributionRequest = read("distribution request", request)?;
     let threshold_ms = (r.measure == Measure::Ttft).then(|| ms_from_s(r.settings.ttft_threshold_s));
     let (heat, histogram) = {
@@ -251,14 +329,32 @@ pub fn show_distribution(attempts: &[Attempt], counted: &mut Counted, container:
             h.hist = Some((r.measure, hist));
         }
         let map = h.heat.as_ref().and_then(|(_, m)| m.clone());
-        let selected = map.as_ref().zip(r.selected).and_then(|(m, i)| m.selected_row(&h.columns, i));
-        (map.map(|map| HeatMapPaint { map, threshold_ms, selected, band: String::new() }), h.hist.as_ref().map(|(_, x)| x.clone()).unwrap_or_else(|| Histogram::build(&[], BINS)))
+        let selected = map
+            .as_ref()
+            .zip(r.selected)
+            .and_then(|(m, i)| m.selected_row(&h.columns, i));
+        (
+            map.map(|map| HeatMapPaint {
+                map,
+                threshold_ms,
+                selected,
+                band: String::new(),
+            }),
+            h.hist
+                .as_ref()
+                .map(|(_, x)| x.clone())
+                .unwrap_or_else(|| Histogram::build(&[], BINS)),
+        )
     };
     let mut v = DistributionView {
         lang: r.lang,
         measure: r.measure,
         heat,
-        histogram: HistogramPaint { histogram, threshold_ms, markers: r.markers },
+        histogram: HistogramPaint {
+            histogram,
+            threshold_ms,
+            markers: r.markers,
+        },
         comparison: r.settings.comparison,
         threshold_s: r.settings.ttft_threshold_s,
         failures: r.failures,
@@ -274,18 +370,53 @@ pub fn show_distribution(attempts: &[Attempt], counted: &mut Counted, container:
          <canvas id=\"hist-canvas\" data-testid=\"histogram\" height=\"260\" role=\"img\"></canvas><p class=\"cap\" id=\"hist-cap\"></p><ul data-testid=\"hist-legend\" id=\"hist-legend\"></ul>\
          <details id=\"hist-table-box\"><summary id=\"hist-sum\"></summary><table class=\"alt-table\" data-testid=\"hist-table\"><thead id=\"hist-head\"></thead><tbody id=\"hist-table\"></tbody></table></details>"
     );
-    skeleton(&root, &html, &[("heat-table", heat_rows), ("hist-table", hist_rows)])?;
+    skeleton(
+        &root,
+        &html,
+        &[("heat-table", heat_rows), ("hist-table", hist_rows)],
+    )?;
     let width = r.width_px.max(258);
-    let changed = LAST_DIST.with(|last| last.borrow().as_ref().is_none_or(|o| o.lang != v.lang || o.measure != v.measure || o.heat.as_ref().map(|h| &h.map) != v.heat.as_ref().map(|h| &h.map) || o.histogram.histogram != v.histogram.histogram));
+    let changed = LAST_DIST.with(|last| {
+        last.borrow().as_ref().is_none_or(|o| {
+            o.lang != v.lang
+                || o.measure != v.measure
+                || o.heat.as_ref().map(|h| &h.map) != v.heat.as_ref().map(|h| &h.map)
+                || o.histogram.histogram != v.histogram.histogram
+        })
+    });
     // Words and headers.
     let text = |id: &str, t: &str| element(id).map(|e| e.set_text_content(Some(t)));
-    text("heat-cap", w(l, if v.measure == Measure::Ttft { "heat_caption_ttft" } else { "heat_caption_e2e" }))?;
+    text(
+        "heat-cap",
+        w(
+            l,
+            if v.measure == Measure::Ttft {
+                "heat_caption_ttft"
+            } else {
+                "heat_caption_e2e"
+            },
+        ),
+    )?;
     text("hist-cap", w(l, "hist_caption"))?;
     text("heat-sum", w(l, "as_table"))?;
     text("hist-sum", w(l, "as_table"))?;
-    element("heat-head")?.set_inner_html(&format!("<tr><th>{}</th><th>{}</th><th>{}</th></tr>", w(l, "run_clock"), w(l, "latency"), w(l, "attempts")));
-    element("hist-head")?.set_inner_html(&format!("<tr><th>{}</th><th>{}</th></tr>", w(l, "latency"), w(l, "attempts")));
-    let threshold = format!("{} {} {}", w(l, "threshold"), v.comparison.symbol(), duration(v.threshold_s));
+    element("heat-head")?.set_inner_html(&format!(
+        "<tr><th>{}</th><th>{}</th><th>{}</th></tr>",
+        w(l, "run_clock"),
+        w(l, "latency"),
+        w(l, "attempts")
+    ));
+    element("hist-head")?.set_inner_html(&format!(
+        "<tr><th>{}</th><th>{}</th></tr>",
+        w(l, "latency"),
+        w(l, "attempts")
+    ));
+    let threshold = format!(
+        "{} {} {}",
+        w(l, "threshold"),
+        v.comparison.symbol(),
+        duration(v.threshold_s)
+    );
     let ttft = v.measure == Measure::Ttft;
     // The heat map: a canvas when the trace has a clock, else why not.
     let heat_box = element("heat-canvas").ok();
@@ -308,23 +439,43 @@ pub fn show_distribution(attempts: &[Attempt], counted: &mut Counted, container:
             let painted = paint_heat_map("heat-canvas", paint)?;
             mark_painted(&c, &painted)?;
             let m = &paint.map;
-            let mut legend = format!("<li><span class=\"sw ramp\" aria-hidden=\"true\"></span>{} (1 … {})</li>", esc(w(l, "heat_colour")), integer(u64::from(m.max_count)));
+            let mut legend = format!(
+                "<li><span class=\"sw ramp\" aria-hidden=\"true\"></span>{} (1 … {})</li>",
+                esc(w(l, "heat_colour")),
+                integer(u64::from(m.max_count))
+            );
             if ttft {
                 legend.push_str(&li("ln\" style=\"background:#b3261e", &threshold));
             }
-            legend.push_str(&li("\" style=\"background:#b3261e", &format!("{}: {}", w(l, "heat_band_legend"), integer(m.failed))));
+            legend.push_str(&li(
+                "\" style=\"background:#b3261e",
+                &format!("{}: {}", w(l, "heat_band_legend"), integer(m.failed)),
+            ));
             legend.push_str(&li("sel", w(l, "selected")));
-            legend.push_str(&format!("<li>{}: {}</li>", esc(w(l, "heat_plotted")), integer(m.plotted)));
+            legend.push_str(&format!(
+                "<li>{}: {}</li>",
+                esc(w(l, "heat_plotted")),
+                integer(m.plotted)
+            ));
             if m.zero > 0 {
-                legend.push_str(&format!("<li>{}: {}</li>", esc(w(l, "heat_zeros")), integer(m.zero)));
+                legend.push_str(&format!(
+                    "<li>{}: {}</li>",
+                    esc(w(l, "heat_zeros")),
+                    integer(m.zero)
+                ));
             }
             element("heat-legend")?.set_inner_html(&legend);
         }
         (None, _) => {
-            element(container)?.query_selector("[data-testid=heat-box]").ok().flatten().ok_or("the heat map's box is gone")?.set_inner_html(&format!(
-                "<p class=\"cap\" data-testid=\"no-heat-map\">{}</p>",
-                esc(w(l, "no_clock"))
-            ));
+            element(container)?
+                .query_selector("[data-testid=heat-box]")
+                .ok()
+                .flatten()
+                .ok_or("the heat map's box is gone")?
+                .set_inner_html(&format!(
+                    "<p class=\"cap\" data-testid=\"no-heat-map\">{}</p>",
+                    esc(w(l, "no_clock"))
+                ));
             element("heat-legend")?.set_inner_html("");
         }
     }
@@ -335,17 +486,35 @@ pub fn show_distribution(attempts: &[Attempt], counted: &mut Counted, container:
     let painted = paint_histogram("hist-canvas", &v.histogram)?;
     mark_painted(&c, &painted)?;
     let h = &v.histogram.histogram;
-    let mut legend = li("\" style=\"background:#6b7580", &format!("{}: {}", w(l, "hist_bars"), integer(h.n)));
+    let mut legend = li(
+        "\" style=\"background:#6b7580",
+        &format!("{}: {}", w(l, "hist_bars"), integer(h.n)),
+    );
     if ttft {
         legend.push_str(&li("ln\" style=\"background:#b3261e", &threshold));
     }
     for m in &v.histogram.markers {
-        let colour = if m.label == "P50" { "#2e5bba" } else { "#8a5a00" };
-        legend.push_str(&li(&format!("ln\" style=\"background:{colour}"), &marker_line(l, m)));
+        let colour = if m.label == "P50" {
+            "#2e5bba"
+        } else {
+            "#8a5a00"
+        };
+        legend.push_str(&li(
+            &format!("ln\" style=\"background:{colour}"),
+            &marker_line(l, m),
+        ));
     }
-    legend.push_str(&format!("<li>{}: {}</li>", esc(w(l, "hist_failures")), integer(v.failures)));
+    legend.push_str(&format!(
+        "<li>{}: {}</li>",
+        esc(w(l, "hist_failures")),
+        integer(v.failures)
+    ));
     if h.zeros > 0 {
-        legend.push_str(&format!("<li>{}: {}</li>", esc(w(l, "heat_zeros")), integer(h.zeros)));
+        legend.push_str(&format!(
+            "<li>{}: {}</li>",
+            esc(w(l, "heat_zeros")),
+            integer(h.zeros)
+        ));
     }
     element("hist-legend")?.set_inner_html(&legend);
     LAST_DIST.with(|last| *last.borrow_mut() = Some(v));
@@ -363,7 +532,13 @@ fn wrap(ruler: &Ruler, text: &str, width: i32) -> Vec<String> {
     let mut tokens: Vec<String> = Vec::new();
     for c in text.chars() {
         match tokens.last_mut() {
-            Some(t) if c.is_ascii() && c != ' ' && t.chars().last().is_some_and(|p| p.is_ascii() && p != ' ') => t.push(c),
+            Some(t)
+                if c.is_ascii()
+                    && c != ' '
+                    && t.chars().last().is_some_and(|p| p.is_ascii() && p != ' ') =>
+            {
+                t.push(c)
+            }
             _ => tokens.push(c.to_string()),
         }
     }
@@ -382,7 +557,12 @@ fn wrap(ruler: &Ruler, text: &str, width: i32) -> Vec<String> {
 
 /// The bucketed run lanes of `attempts` into the box `container`, on the lab's run chart's
 /// horizontal scale. Answers "ok"; an error names what failed.
-pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, request: &str) -> Result<String, String> {
+pub fn show_run(
+    attempts: &[Attempt],
+    counted: &mut Counted,
+    container: &str,
+    request: &str,
+) -> Result<String, String> {
     let r: RunRequest = read("run request", request)?;
     let (buckets, attempts) = {
         let h = counted.under(attempts, r.settings.population);
@@ -390,10 +570,24 @@ pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, re
             let b = RunBuckets::of(&h.columns, r.buckets);
             h.buckets = Some((r.buckets, b));
         }
-        let rows = h.buckets.as_ref().and_then(|(_, b)| b.as_ref()).map(|b| b.at(&r.settings)).unwrap_or_default();
+        let rows = h
+            .buckets
+            .as_ref()
+            .and_then(|(_, b)| b.as_ref())
+            .map(|b| b.at(&r.settings))
+            .unwrap_or_default();
         (rows, h.columns.timed() as u64)
     };
-    let v = RunView { lang: r.lang, buckets, attempts, width_px: r.width_px, left_px: r.left_px, right_px: r.right_px, start_ms: r.start_ms, span_ms: r.span_ms };
+    let v = RunView {
+        lang: r.lang,
+        buckets,
+        attempts,
+        width_px: r.width_px,
+        left_px: r.left_px,
+        right_px: r.right_px,
+        start_ms: r.start_ms,
+        span_ms: r.span_ms,
+    };
     let l = v.lang;
     let root_el = element(container)?;
     let html = "<canvas id=\"run-lanes\" data-testid=\"run-lanes\" role=\"img\"></canvas><p class=\"cap\" id=\"run-cap\"></p>\
@@ -407,23 +601,81 @@ pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, re
     // Heights first (titles wrap at narrow widths), then the canvas is sized and painted.
     let ruler = Ruler::of("run-lanes")?;
     let title_w = v.width_px as i32 - 8;
-    let start_peak = b.iter().map(|x| x.started.max(x.intended)).max().unwrap_or(0).max(1);
+    let start_peak = b
+        .iter()
+        .map(|x| x.started.max(x.intended))
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let lag_peak = b.iter().filter_map(|x| x.lag_max_ms).fold(0.0, f64::max);
     let mut lanes: Vec<(Vec<String>, f64)> = vec![
         (wrap(&ruler, w(l, "rates_lane"), title_w), 70.0),
-        (wrap(&ruler, &format!("{} ({} {})", w(l, if scheduled { "starts_lane" } else { "starts_lane_closed" }), w(l, "peak"), integer(u64::from(start_peak))), title_w), 50.0),
+        (
+            wrap(
+                &ruler,
+                &format!(
+                    "{} ({} {})",
+                    w(
+                        l,
+                        if scheduled {
+                            "starts_lane"
+                        } else {
+                            "starts_lane_closed"
+                        }
+                    ),
+                    w(l, "peak"),
+                    integer(u64::from(start_peak))
+                ),
+                title_w,
+            ),
+            50.0,
+        ),
     ];
     if lagged {
-        lanes.push((wrap(&ruler, &format!("{} ({} {})", w(l, "lag_lane"), w(l, "peak"), duration_ms(lag_peak)), title_w), 40.0));
+        lanes.push((
+            wrap(
+                &ruler,
+                &format!(
+                    "{} ({} {})",
+                    w(l, "lag_lane"),
+                    w(l, "peak"),
+                    duration_ms(lag_peak)
+                ),
+                title_w,
+            ),
+            40.0,
+        ));
     }
     let flight_peak = b.iter().map(|x| x.in_flight_peak).max().unwrap_or(0).max(1);
-    lanes.push((wrap(&ruler, &format!("{} ({} {})", w(l, "flight_lane"), w(l, "peak"), integer(u64::from(flight_peak))), title_w), 60.0));
-    let names: Vec<&str> = ["rates", "starts"].into_iter().chain(lagged.then_some("lag")).chain(["flight"]).collect();
-    let height: f64 = lanes.iter().map(|(t, h)| 16.0 * t.len() as f64 + h + 12.0).sum::<f64>() + 4.0;
+    lanes.push((
+        wrap(
+            &ruler,
+            &format!(
+                "{} ({} {})",
+                w(l, "flight_lane"),
+                w(l, "peak"),
+                integer(u64::from(flight_peak))
+            ),
+            title_w,
+        ),
+        60.0,
+    ));
+    let names: Vec<&str> = ["rates", "starts"]
+        .into_iter()
+        .chain(lagged.then_some("lag"))
+        .chain(["flight"])
+        .collect();
+    let height: f64 = lanes
+        .iter()
+        .map(|(t, h)| 16.0 * t.len() as f64 + h + 12.0)
+        .sum::<f64>()
+        + 4.0;
     set_attr(&c, "height", &(height.round() as u32).to_string())?;
     let root = canvas("run-lanes")?;
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
-    let x = |ms: f64| (v.left_px + (v.right_px - v.left_px) * (ms - v.start_ms) / v.span_ms).round() as i32;
+    let x = |ms: f64| {
+        (v.left_px + (v.right_px - v.left_px) * (ms - v.start_ms) / v.span_ms).round() as i32
+    };
     let style: TextStyle = FONT.into();
     let right_aligned = style.pos(Pos::new(HPos::Right, VPos::Center));
     let grey = RGBColor(107, 117, 128);
@@ -431,11 +683,20 @@ pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, re
     let mut tops = Vec::new();
     for (k, (title, h)) in lanes.iter().enumerate() {
         for (i, line) in title.iter().enumerate() {
-            root.draw(&Text::new(line.clone(), (4, (top + 16.0 * i as f64) as i32), style.color(&grey))).map_err(e)?;
+            root.draw(&Text::new(
+                line.clone(),
+                (4, (top + 16.0 * i as f64) as i32),
+                style.color(&grey),
+            ))
+            .map_err(e)?;
         }
         let lane_top = top + 16.0 * title.len() as f64 + 2.0;
         let y = |share: f64| (lane_top + h * (1.0 - share)).round() as i32;
-        root.draw(&PathElement::new(vec![(v.left_px as i32, y(0.0)), (v.right_px as i32, y(0.0))], grey)).map_err(e)?;
+        root.draw(&PathElement::new(
+            vec![(v.left_px as i32, y(0.0)), (v.right_px as i32, y(0.0))],
+            grey,
+        ))
+        .map_err(e)?;
         let (top_label, zero) = match names[k] {
             "rates" => ("100 %".to_string(), "0"),
             "starts" => (integer(u64::from(start_peak)), "0"),
@@ -447,30 +708,51 @@ pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, re
         let label_w = ruler.width(&top_label) as i32;
         let room = v.left_px as i32 - 2;
         if label_w + 4 > room {
-            root.draw(&Text::new(top_label, (v.left_px as i32 + 4, y(1.0)), style.pos(Pos::new(HPos::Left, VPos::Top)).color(&grey))).map_err(e)?;
+            root.draw(&Text::new(
+                top_label,
+                (v.left_px as i32 + 4, y(1.0)),
+                style.pos(Pos::new(HPos::Left, VPos::Top)).color(&grey),
+            ))
+            .map_err(e)?;
         } else {
-            root.draw(&Text::new(top_label, (v.left_px as i32 - 6.min(room - label_w), y(1.0)), right_aligned.color(&grey))).map_err(e)?;
+            root.draw(&Text::new(
+                top_label,
+                (v.left_px as i32 - 6.min(room - label_w), y(1.0)),
+                right_aligned.color(&grey),
+            ))
+            .map_err(e)?;
         }
-        root.draw(&Text::new(zero, (v.left_px as i32 - 6, y(0.0)), right_aligned.color(&grey))).map_err(e)?;
-        let step = |f: &dyn Fn(&RunBucket) -> Option<f64>, colour: RGBColor| -> Result<(), String> {
-            let mut run: Vec<(i32, i32)> = Vec::new();
-            for bucket in b {
-                match f(bucket) {
-                    Some(s) => {
-                        run.push((x(bucket.start_ms), y(s)));
-                        run.push((x(bucket.end_ms), y(s)));
+        root.draw(&Text::new(
+            zero,
+            (v.left_px as i32 - 6, y(0.0)),
+            right_aligned.color(&grey),
+        ))
+        .map_err(e)?;
+        let step =
+            |f: &dyn Fn(&RunBucket) -> Option<f64>, colour: RGBColor| -> Result<(), String> {
+                let mut run: Vec<(i32, i32)> = Vec::new();
+                for bucket in b {
+                    match f(bucket) {
+                        Some(s) => {
+                            run.push((x(bucket.start_ms), y(s)));
+                            run.push((x(bucket.end_ms), y(s)));
+                        }
+                        None if !run.is_empty() => {
+                            root.draw(&PathElement::new(
+                                std::mem::take(&mut run),
+                                colour.stroke_width(2),
+                            ))
+                            .map_err(e)?;
+                        }
+                        None => {}
                     }
-                    None if !run.is_empty() => {
-                        root.draw(&PathElement::new(std::mem::take(&mut run), colour.stroke_width(2))).map_err(e)?;
-                    }
-                    None => {}
                 }
-            }
-            if !run.is_empty() {
-                root.draw(&PathElement::new(run, colour.stroke_width(2))).map_err(e)?;
-            }
-            Ok(())
-        };
+                if !run.is_empty() {
+                    root.draw(&PathElement::new(run, colour.stroke_width(2)))
+                        .map_err(e)?;
+                }
+                Ok(())
+            };
         match names[k] {
             "rates" => {
                 step(&RunBucket::qualified_rate, RGBColor(31, 138, 76))?;
@@ -480,14 +762,35 @@ pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, re
                 for bucket in b.iter().filter(|x| x.started > 0) {
                     let top_px = y(f64::from(bucket.started) / f64::from(start_peak));
                     let (a, z) = (x(bucket.start_ms), x(bucket.end_ms));
-                    root.draw(&Rectangle::new([(a, top_px), ((z - 1).max(a + 1), y(0.0))], RGBColor(159, 179, 200).filled())).map_err(e)?;
+                    root.draw(&Rectangle::new(
+                        [(a, top_px), ((z - 1).max(a + 1), y(0.0))],
+                        RGBColor(159, 179, 200).filled(),
+                    ))
+                    .map_err(e)?;
                 }
                 if scheduled {
-                    step(&|x: &RunBucket| Some(f64::from(x.intended) / f64::from(start_peak)), grey)?;
+                    step(
+                        &|x: &RunBucket| Some(f64::from(x.intended) / f64::from(start_peak)),
+                        grey,
+                    )?;
                 }
             }
-            "lag" => step(&|x: &RunBucket| x.lag_max_ms.map(|m| if lag_peak > 0.0 { m.max(0.0) / lag_peak } else { 0.0 }), grey)?,
-            _ => step(&|x: &RunBucket| Some(f64::from(x.in_flight_peak) / f64::from(flight_peak)), RGBColor(46, 91, 186))?,
+            "lag" => step(
+                &|x: &RunBucket| {
+                    x.lag_max_ms.map(|m| {
+                        if lag_peak > 0.0 {
+                            m.max(0.0) / lag_peak
+                        } else {
+                            0.0
+                        }
+                    })
+                },
+                grey,
+            )?,
+            _ => step(
+                &|x: &RunBucket| Some(f64::from(x.in_flight_peak) / f64::from(flight_peak)),
+                RGBColor(46, 91, 186),
+            )?,
         }
         tops.push(format!("{}", (lane_top + h / 2.0).round()));
         top = lane_top + h + 10.0;
@@ -496,13 +799,36 @@ pub fn show_run(attempts: &[Attempt], counted: &mut Counted, container: &str, re
     set_attr(&c, "data-lanes", &names.join(","))?;
     set_attr(&c, "data-buckets", &b.len().to_string())?;
     set_attr(&c, "data-lane-middles", &tops.join(","))?;
-    set_attr(&c, "aria-label", &format!("{} · {}", w(l, "rates_lane"), w(l, "starts_lane_closed")))?;
-    let width = b.first().map(|x| duration_ms(x.end_ms - x.start_ms)).unwrap_or_default();
-    element("run-cap")?.set_text_content(Some(&w(l, "run_caption").replace("{n}", &integer(v.attempts)).replace("{b}", &b.len().to_string()).replace("{w}", &width)));
+    set_attr(
+        &c,
+        "aria-label",
+        &format!("{} · {}", w(l, "rates_lane"), w(l, "starts_lane_closed")),
+    )?;
+    let width = b
+        .first()
+        .map(|x| duration_ms(x.end_ms - x.start_ms))
+        .unwrap_or_default();
+    element("run-cap")?.set_text_content(Some(
+        &w(l, "run_caption")
+            .replace("{n}", &integer(v.attempts))
+            .replace("{b}", &b.len().to_string())
+            .replace("{w}", &width),
+    ));
     element("run-sum")?.set_text_content(Some(w(l, "as_table")));
     element("run-head")?.set_inner_html(&format!(
         "<tr>{}</tr>",
-        ["bucket_from", "started", "scheduled", "qualified", "failed", "in_flight", "lag_max"].iter().map(|k| format!("<th>{}</th>", esc(w(l, k)))).collect::<String>()
+        [
+            "bucket_from",
+            "started",
+            "scheduled",
+            "qualified",
+            "failed",
+            "in_flight",
+            "lag_max"
+        ]
+        .iter()
+        .map(|k| format!("<th>{}</th>", esc(w(l, k))))
+        .collect::<String>()
     ));
     LAST_RUN.with(|last| *last.borrow_mut() = Some(v));
     run_rows();
@@ -521,8 +847,16 @@ fn run_rows() {
                         duration_ms(b.start_ms),
                         integer(u64::from(b.started)),
                         integer(u64::from(b.intended)),
-                        format!("{} / {}", integer(u64::from(b.qualified)), integer(u64::from(b.counted))),
-                        format!("{} / {}", integer(u64::from(b.failed)), integer(u64::from(b.counted))),
+                        format!(
+                            "{} / {}",
+                            integer(u64::from(b.qualified)),
+                            integer(u64::from(b.counted))
+                        ),
+                        format!(
+                            "{} / {}",
+                            integer(u64::from(b.failed)),
+                            integer(u64::from(b.counted))
+                        ),
                         integer(u64::from(b.in_flight_peak)),
                         b.lag_max_ms.map(duration_ms).unwrap_or_default(),
                     ])

@@ -9,12 +9,12 @@
 
 use std::cell::RefCell;
 
+use js_sys::JsString;
 use tracelab_core::compare::Intervals;
 use tracelab_core::export::{write_export, ExportKind};
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::parse::parse_trace;
 use tracelab_core::{Index, Lang, Metrics, ParseError, Population, Settings, Trace};
-use js_sys::JsString;
 use tracelab_peers::{handoff, table};
 use tracelab_web::bridge::NEED_TRACE;
 use tracelab_web::js_text;
@@ -41,7 +41,8 @@ thread_local! {
 }
 
 fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, String> {
-    serde_json::from_str(json).map_err(|e| format!("the lab's {what} is unreadable ({e}); reload the page"))
+    serde_json::from_str(json)
+        .map_err(|e| format!("the lab's {what} is unreadable ({e}); reload the page"))
 }
 
 /// A trace from the lab: `read` from its text with the reader the lab used, the rest of its
@@ -49,7 +50,9 @@ fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, Str
 /// header), its peer figures checked: the lab does not read them itself (see
 /// `tracelab_core::trace::peer::PeerFigures`), so a bad one in an uploaded trace is named here.
 fn read_working(working: &WorkingText, read: Result<Trace, ParseError>) -> Result<Trace, String> {
-    let trace = working.set_on(read.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let trace = working
+        .set_on(read.map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     trace.check_peer_figures().map_err(|e| e.to_string())?;
     Ok(trace)
 }
@@ -57,7 +60,10 @@ fn read_working(working: &WorkingText, read: Result<Trace, ParseError>) -> Resul
 /// [`read_working`] from the whole `WorkingText` as JSON, its text in it.
 fn read_trace(json: &str) -> Result<Trace, String> {
     let working: WorkingText = read("trace", json)?;
-    read_working(&working, parse_trace(&working.trace.file, &working.trace.text))
+    read_working(
+        &working,
+        parse_trace(&working.trace.file, &working.trace.text),
+    )
 }
 
 /// An uploaded file that is not one of our formats, imported (or refused, with what to upload
@@ -83,7 +89,15 @@ fn hold(key: &str, text: JsString, rest: &str) -> Result<(), String> {
         let working: WorkingText = read("trace", rest)?;
         let trace = read_working(&working, js_text::read_trace(&working.trace.file, &text))?;
         let facts = tracelab_core::card::RunFacts::of(&trace);
-        HELD.with(|h| *h.borrow_mut() = Some(Held { key: key.to_string(), trace, index: None, facts, counted: canvas::Counted::default() }));
+        HELD.with(|h| {
+            *h.borrow_mut() = Some(Held {
+                key: key.to_string(),
+                trace,
+                index: None,
+                facts,
+                counted: canvas::Counted::default(),
+            })
+        });
         return Ok(());
     }
     match HELD.with(|h| h.borrow().as_ref().map(|h| h.key == key)) {
@@ -93,7 +107,12 @@ fn hold(key: &str, text: JsString, rest: &str) -> Result<(), String> {
 }
 
 /// [`hold`]s the trace of `key`, then answers with `f` on it: every held-trace call's frame.
-fn on_held(key: &str, text: JsString, rest: &str, f: impl FnOnce(&mut Held) -> Result<String, String>) -> Result<String, String> {
+fn on_held(
+    key: &str,
+    text: JsString,
+    rest: &str,
+    f: impl FnOnce(&mut Held) -> Result<String, String>,
+) -> Result<String, String> {
     hold(key, text, rest)?;
     HELD.with(|h| f(h.borrow_mut().as_mut().ok_or(NEED_TRACE)?))
 }
@@ -103,11 +122,20 @@ fn on_held(key: &str, text: JsString, rest: &str, f: impl FnOnce(&mut Held) -> R
 /// puts it in place as it is, so its first download carries neither the table's reader nor
 /// its markup.
 #[wasm_bindgen]
-pub fn peer_table(key: &str, text: JsString, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
+pub fn peer_table(
+    key: &str,
+    text: JsString,
+    rest: &str,
+    settings: &str,
+    lang: &str,
+) -> Result<String, String> {
     on_held(key, text, rest, |held| {
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
-        Ok(peer_html::table(&table::peer_table(&held.trace, &settings, lang), lang))
+        Ok(peer_html::table(
+            &table::peer_table(&held.trace, &settings, lang),
+            lang,
+        ))
     })
 }
 
@@ -116,7 +144,13 @@ pub fn peer_table(key: &str, text: JsString, rest: &str, settings: &str, lang: &
 /// figures they weigh against are the core's, recomputed here from the same attempts and
 /// settings as the lab's (the index kept while the population stays).
 #[wasm_bindgen]
-pub fn run_checks(key: &str, text: JsString, rest: &str, settings: &str, lang: &str) -> Result<String, String> {
+pub fn run_checks(
+    key: &str,
+    text: JsString,
+    rest: &str,
+    settings: &str,
+    lang: &str,
+) -> Result<String, String> {
     on_held(key, text, rest, |held| {
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
@@ -124,10 +158,18 @@ pub fn run_checks(key: &str, text: JsString, rest: &str, settings: &str, lang: &
         if held.index.as_ref().is_none_or(|(p, _)| *p != population) {
             held.index = Some((population, Index::build(&held.trace.attempts, population)));
         }
-        let Some((_, index)) = held.index.as_ref() else { return Err(NEED_TRACE.to_string()) };
+        let Some((_, index)) = held.index.as_ref() else {
+            return Err(NEED_TRACE.to_string());
+        };
         let metrics = Metrics::compute(index, &settings);
         let intervals = Intervals::compute(index, &settings, &metrics);
-        let lines = tracelab_core::card::run_checks_held(&held.trace, &held.facts, &settings, Some((&metrics, &intervals)), lang);
+        let lines = tracelab_core::card::run_checks_held(
+            &held.trace,
+            &held.facts,
+            &settings,
+            Some((&metrics, &intervals)),
+            lang,
+        );
         serde_json::to_string(&lines).map_err(|e| e.to_string())
     })
 }
@@ -135,7 +177,15 @@ pub fn run_checks(key: &str, text: JsString, rest: &str, settings: &str, lang: &
 /// A download's text (`kind`, JSON: `"csv"`, `"card_md"`, …) for the trace known by `key` (as for
 /// [`peer_table`]), under `settings`, in `lang`; `source` is the name the card gives the trace.
 #[wasm_bindgen]
-pub fn export_file(key: &str, text: JsString, rest: &str, settings: &str, lang: &str, kind: &str, source: &str) -> Result<String, String> {
+pub fn export_file(
+    key: &str,
+    text: JsString,
+    rest: &str,
+    settings: &str,
+    lang: &str,
+    kind: &str,
+    source: &str,
+) -> Result<String, String> {
     on_held(key, text, rest, |held| {
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
@@ -147,16 +197,32 @@ pub fn export_file(key: &str, text: JsString, rest: &str, settings: &str, lang: 
 /// The run of the trace known by `key` (as for [`peer_table`]) in time buckets, painted into the
 /// box `container` (`request`: the core's `RunRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
-pub fn show_run(key: &str, text: JsString, rest: &str, container: &str, request: &str) -> Result<String, String> {
-    on_held(key, text, rest, |held| canvas::show_run(&held.trace.attempts, &mut held.counted, container, request))
+pub fn show_run(
+    key: &str,
+    text: JsString,
+    rest: &str,
+    container: &str,
+    request: &str,
+) -> Result<String, String> {
+    on_held(key, text, rest, |held| {
+        canvas::show_run(&held.trace.attempts, &mut held.counted, container, request)
+    })
 }
 
 /// The whole distribution (heat map, histogram, their legends and tables) of the trace known by
 /// `key` (as for [`peer_table`]), painted into the box `container` (`request`: the core's
 /// `DistributionRequest`, JSON). Answers "ok".
 #[wasm_bindgen]
-pub fn show_distribution(key: &str, text: JsString, rest: &str, container: &str, request: &str) -> Result<String, String> {
-    on_held(key, text, rest, |held| canvas::show_distribution(&held.trace.attempts, &mut held.counted, container, request))
+pub fn show_distribution(
+    key: &str,
+    text: JsString,
+    rest: &str,
+    container: &str,
+    request: &str,
+) -> Result<String, String> {
+    on_held(key, text, rest, |held| {
+        canvas::show_distribution(&held.trace.attempts, &mut held.counted, container, request)
+    })
 }
 
 fn main() {

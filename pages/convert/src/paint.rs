@@ -32,7 +32,8 @@ fn mix(from: (u8, u8, u8), to: (u8, u8, u8), level: f64) -> RGBColor {
 }
 
 pub(crate) fn canvas(id: &str) -> Result<DrawingArea<CanvasBackend, Shift>, String> {
-    let backend = CanvasBackend::new(id).ok_or_else(|| format!("no canvas #{id} to paint on; reload the page"))?;
+    let backend = CanvasBackend::new(id)
+        .ok_or_else(|| format!("no canvas #{id} to paint on; reload the page"))?;
     let root = backend.into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     Ok(root)
@@ -70,7 +71,11 @@ impl Ruler {
         if self.0.font() != self.1 {
             self.0.set_font(&self.1);
         }
-        let w = self.0.measure_text(text).map(|m| m.width().ceil() as u32).unwrap_or(0);
+        let w = self
+            .0
+            .measure_text(text)
+            .map(|m| m.width().ceil() as u32)
+            .unwrap_or(0);
         KNOWN.with(|k| {
             let mut k = k.borrow_mut();
             if k.len() > 4096 {
@@ -87,7 +92,6 @@ impl Ruler {
     }
 }
 
-
 /// The latency heat map: run clock across, latency up on a log scale, the count per cell as
 /// colour; failures in a band of their own above the plot; the threshold line; the selected
 /// attempt's cell outlined.
@@ -97,10 +101,18 @@ pub(crate) fn paint_heat_map(canvas_id: &str, p: &HeatMapPaint) -> Result<Painte
     let ruler = Ruler::of(canvas_id)?;
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     let ticks = m.scale.ticks();
-    let label_w = ruler.widest(ticks.iter().map(|v| duration_ms(*v)).chain(std::iter::once(p.band.clone()))) + 12;
+    let label_w = ruler.widest(
+        ticks
+            .iter()
+            .map(|v| duration_ms(*v))
+            .chain(std::iter::once(p.band.clone())),
+    ) + 12;
     let band_h = 22u32;
     let (band, rest) = root.split_vertically(band_h + 8);
-    let (t0, t1) = (s_from_ms(m.start_ms), s_from_ms(m.start_ms + m.width_ms * m.columns as f64));
+    let (t0, t1) = (
+        s_from_ms(m.start_ms),
+        s_from_ms(m.start_ms + m.width_ms * m.columns as f64),
+    );
     let mut chart = ChartBuilder::on(&rest)
         .margin_right(14)
         .margin_top(4)
@@ -123,12 +135,20 @@ pub(crate) fn paint_heat_map(canvas_id: &str, p: &HeatMapPaint) -> Result<Painte
         .draw_series(cells.iter().map(|(c, r, n)| {
             let (x0, x1) = m.column_span(*c);
             let (y0, y1) = m.row_span(*r);
-            Rectangle::new([(s_from_ms(x0), y0), (s_from_ms(x1), y1)], mix(LIGHT, DARK, heat_level(*n, m.max_count)).filled())
+            Rectangle::new(
+                [(s_from_ms(x0), y0), (s_from_ms(x1), y1)],
+                mix(LIGHT, DARK, heat_level(*n, m.max_count)).filled(),
+            )
         }))
         .map_err(e)?;
     let threshold_px = match p.threshold_ms {
         Some(t) if t >= m.scale.lo_ms && t <= m.scale.hi_ms => {
-            chart.draw_series(std::iter::once(PathElement::new(vec![(t0, t), (t1, t)], THRESHOLD.stroke_width(2)))).map_err(e)?;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(t0, t), (t1, t)],
+                    THRESHOLD.stroke_width(2),
+                )))
+                .map_err(e)?;
             Some(chart.backend_coord(&(t0, t)).1)
         }
         _ => None,
@@ -138,21 +158,39 @@ pub(crate) fn paint_heat_map(canvas_id: &str, p: &HeatMapPaint) -> Result<Painte
     let x_of = |ms: f64| chart.backend_coord(&(s_from_ms(ms), m.scale.lo_ms)).0;
     for (c, n) in m.failures.iter().enumerate().filter(|(_, n)| **n > 0) {
         let (a, b) = m.column_span(c);
-        band.draw(&Rectangle::new([(x_of(a), 4), (x_of(b).max(x_of(a) + 1), band_h as i32 + 4)], mix(BAND_LIGHT, BAND_DARK, heat_level(*n, m.max_failures)).filled()))
-            .map_err(e)?;
+        band.draw(&Rectangle::new(
+            [(x_of(a), 4), (x_of(b).max(x_of(a) + 1), band_h as i32 + 4)],
+            mix(BAND_LIGHT, BAND_DARK, heat_level(*n, m.max_failures)).filled(),
+        ))
+        .map_err(e)?;
     }
-    band.draw(&Text::new(p.band.clone(), (4, 8), FONT.into_font().color(&THRESHOLD))).map_err(e)?;
+    band.draw(&Text::new(
+        p.band.clone(),
+        (4, 8),
+        FONT.into_font().color(&THRESHOLD),
+    ))
+    .map_err(e)?;
     if let Some((c, row)) = p.selected {
         let (a, b) = m.column_span(c);
         match row {
             Some(r) => {
                 let (y0, y1) = m.row_span(r);
                 chart
-                    .draw_series(std::iter::once(Rectangle::new([(s_from_ms(a), y0), (s_from_ms(b), y1)], INK.stroke_width(2))))
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(s_from_ms(a), y0), (s_from_ms(b), y1)],
+                        INK.stroke_width(2),
+                    )))
                     .map_err(e)?;
             }
             None => {
-                band.draw(&Rectangle::new([(x_of(a) - 1, 3), (x_of(b).max(x_of(a) + 1) + 1, band_h as i32 + 5)], INK.stroke_width(2))).map_err(e)?;
+                band.draw(&Rectangle::new(
+                    [
+                        (x_of(a) - 1, 3),
+                        (x_of(b).max(x_of(a) + 1) + 1, band_h as i32 + 5),
+                    ],
+                    INK.stroke_width(2),
+                ))
+                .map_err(e)?;
             }
         }
     }
@@ -164,7 +202,11 @@ pub(crate) fn paint_heat_map(canvas_id: &str, p: &HeatMapPaint) -> Result<Painte
     });
     let (xs, ys) = chart.plotting_area().get_pixel_range();
     root.present().map_err(e)?;
-    Ok(Painted { plot: (xs.start, ys.start, xs.end, ys.end), threshold_px, fullest })
+    Ok(Painted {
+        plot: (xs.start, ys.start, xs.end, ys.end),
+        threshold_px,
+        fullest,
+    })
 }
 
 /// The histogram of the chosen latency on a log scale, with the threshold and each marker
@@ -175,7 +217,9 @@ pub(crate) fn paint_histogram(canvas_id: &str, p: &HistogramPaint) -> Result<Pai
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     let top = f64::from(hist.max_count.max(1)) * 1.18;
     let ruler = Ruler::of(canvas_id)?;
-    let label_w = ruler.widest(std::iter::once(tracelab_core::format::integer(u64::from(hist.max_count)))) + 12;
+    let label_w = ruler.widest(std::iter::once(tracelab_core::format::integer(u64::from(
+        hist.max_count,
+    )))) + 12;
     let (lo, hi) = (hist.scale.lo_ms, hist.scale.hi_ms);
     let mut chart = ChartBuilder::on(&root)
         .margin_right(14)
@@ -190,26 +234,51 @@ pub(crate) fn paint_histogram(canvas_id: &str, p: &HistogramPaint) -> Result<Pai
         .x_labels(hist.scale.ticks().len())
         .y_labels(5)
         .x_label_formatter(&|v| duration_ms(*v))
-        .y_label_formatter(&|v| if v.fract() == 0.0 { tracelab_core::format::integer(*v as u64) } else { String::new() })
+        .y_label_formatter(&|v| {
+            if v.fract() == 0.0 {
+                tracelab_core::format::integer(*v as u64)
+            } else {
+                String::new()
+            }
+        })
         .label_style(FONT)
         .draw()
         .map_err(e)?;
     for m in &p.markers {
-        let (a, b) = (m.lo_ms.unwrap_or(m.value_ms).max(lo), m.hi_ms.unwrap_or(hi).min(hi));
+        let (a, b) = (
+            m.lo_ms.unwrap_or(m.value_ms).max(lo),
+            m.hi_ms.unwrap_or(hi).min(hi),
+        );
         let colour = if m.label == "P50" { P50 } else { TAIL };
         if m.lo_ms.is_some() || m.hi_ms.is_some() {
-            chart.draw_series(std::iter::once(Rectangle::new([(a, 0.0), (b, top)], colour.mix(0.12).filled()))).map_err(e)?;
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(a, 0.0), (b, top)],
+                    colour.mix(0.12).filled(),
+                )))
+                .map_err(e)?;
         }
     }
     chart
-        .draw_series(hist.counts.iter().enumerate().filter(|(_, n)| **n > 0).map(|(k, n)| {
-            let (a, b) = hist.bin_span(k);
-            Rectangle::new([(a, 0.0), (b, f64::from(*n))], BAR.filled())
-        }))
+        .draw_series(
+            hist.counts
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(k, n)| {
+                    let (a, b) = hist.bin_span(k);
+                    Rectangle::new([(a, 0.0), (b, f64::from(*n))], BAR.filled())
+                }),
+        )
         .map_err(e)?;
     let threshold_px = match p.threshold_ms {
         Some(t) if t >= lo && t <= hi => {
-            chart.draw_series(std::iter::once(PathElement::new(vec![(t, 0.0), (t, top)], THRESHOLD.stroke_width(2)))).map_err(e)?;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(t, 0.0), (t, top)],
+                    THRESHOLD.stroke_width(2),
+                )))
+                .map_err(e)?;
             Some(chart.backend_coord(&(t, 0.0)).0)
         }
         _ => None,
@@ -221,20 +290,44 @@ pub(crate) fn paint_histogram(canvas_id: &str, p: &HistogramPaint) -> Result<Pai
             continue;
         }
         let colour = if m.label == "P50" { P50 } else { TAIL };
-        chart.draw_series(std::iter::once(PathElement::new(vec![(m.value_ms, 0.0), (m.value_ms, top)], colour.stroke_width(2)))).map_err(e)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(m.value_ms, 0.0), (m.value_ms, top)],
+                colour.stroke_width(2),
+            )))
+            .map_err(e)?;
         // The marker's name beside its line, each on its own row, turned to the left of the
         // line when it would run past the plot's right edge or be struck by the threshold line.
         let (px, _) = chart.backend_coord(&(m.value_ms, 0.0));
         let tw = ruler.width(&m.label) as i32;
         let struck = threshold_px.is_some_and(|t| (px + 2..=px + 6 + tw).contains(&t));
-        let x = if px + 4 + tw > xs.end || struck { px - 4 - tw } else { px + 4 };
-        root.draw(&Text::new(m.label.clone(), (x, ys.start + 4 + 16 * k as i32), style.color(&colour))).map_err(e)?;
+        let x = if px + 4 + tw > xs.end || struck {
+            px - 4 - tw
+        } else {
+            px + 4
+        };
+        root.draw(&Text::new(
+            m.label.clone(),
+            (x, ys.start + 4 + 16 * k as i32),
+            style.color(&colour),
+        ))
+        .map_err(e)?;
     }
-    let fullest = hist.counts.iter().enumerate().max_by_key(|(_, n)| **n).filter(|(_, n)| **n > 0).map(|(k, n)| {
-        let (a, b) = hist.bin_span(k);
-        let (px, py) = chart.backend_coord(&((a * b).sqrt(), f64::from(*n) / 2.0));
-        (k, 0, px, py)
-    });
+    let fullest = hist
+        .counts
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, n)| **n)
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| {
+            let (a, b) = hist.bin_span(k);
+            let (px, py) = chart.backend_coord(&((a * b).sqrt(), f64::from(*n) / 2.0));
+            (k, 0, px, py)
+        });
     root.present().map_err(e)?;
-    Ok(Painted { plot: (xs.start, ys.start, xs.end, ys.end), threshold_px, fullest })
+    Ok(Painted {
+        plot: (xs.start, ys.start, xs.end, ys.end),
+        threshold_px,
+        fullest,
+    })
 }

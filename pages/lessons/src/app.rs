@@ -27,17 +27,32 @@ pub fn App() -> impl IntoView {
     let (progress, notice) = match stored.map(|s| Progress::from_json(&s)) {
         None => (Progress::default(), None),
         Some(Ok(p)) => (p, None),
-        Some(Err(e)) => (Progress::default(), Some(format!("Saved progress could not be read and was reset: {e}"))),
+        Some(Err(e)) => (
+            Progress::default(),
+            Some(format!(
+                "Saved progress could not be read and was reset: {e}"
+            )),
+        ),
     };
     let page = Page {
         lang: RwSignal::new(lang),
         course: RwSignal::new(None),
         error: RwSignal::new(None),
-        lesson: RwSignal::new(query("lesson").or(progress.lesson.clone()).unwrap_or_default()),
+        lesson: RwSignal::new(
+            query("lesson")
+                .or(progress.lesson.clone())
+                .unwrap_or_default(),
+        ),
         samples: RwSignal::new(HashMap::new()),
         progress: RwSignal::new(progress),
-        lab_src: RwSignal::new(format!("../?sample={CLASSROOM_SAMPLE}&lang={}", lang.code())),
-        lab_link: RwSignal::new(format!("../?sample={CLASSROOM_SAMPLE}&lang={}", lang.code())),
+        lab_src: RwSignal::new(format!(
+            "../?sample={CLASSROOM_SAMPLE}&lang={}",
+            lang.code()
+        )),
+        lab_link: RwSignal::new(format!(
+            "../?sample={CLASSROOM_SAMPLE}&lang={}",
+            lang.code()
+        )),
         notice: RwSignal::new(notice),
         teacher: query("teacher").is_some_and(|v| v == "1"),
         frame_loads: RwSignal::new(0),
@@ -51,23 +66,37 @@ pub fn App() -> impl IntoView {
         use wasm_bindgen::JsCast;
         let code = page.lang.get().code();
         page.lab_link.update(|link| *link = with_lang(link, code));
-        let frame = document().get_element_by_id("lab-frame").and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok());
+        let frame = document()
+            .get_element_by_id("lab-frame")
+            .and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok());
         if let Some(window) = frame.and_then(|f| f.content_window()) {
-            if let Some(f) = js_sys::Reflect::get(&window, &"tracelabLang".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
+            if let Some(f) = js_sys::Reflect::get(&window, &"tracelabLang".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            {
                 let _ = f.call1(&window, &code.into());
             }
         }
     });
 
     spawn_local(async move {
-        match fetch_text("content/course.json").await.and_then(|t| Course::parse(&t).map_err(|e| e.in_file("course.json").to_string())) {
+        match fetch_text("content/course.json")
+            .await
+            .and_then(|t| Course::parse(&t).map_err(|e| e.in_file("course.json").to_string()))
+        {
             Ok(course) => {
                 page.progress.update(|p| {
                     p.retain_known(&course);
                 });
                 let known = course.lesson(&page.lesson.get_untracked()).is_some();
                 if !known {
-                    page.lesson.set(course.lessons.first().map(|l| l.id.clone()).unwrap_or_default());
+                    page.lesson.set(
+                        course
+                            .lessons
+                            .first()
+                            .map(|l| l.id.clone())
+                            .unwrap_or_default(),
+                    );
                 }
                 page.course.set(Some(Arc::new(course)));
             }
@@ -95,7 +124,9 @@ pub fn App() -> impl IntoView {
         if !id.is_empty() {
             set_query("lesson", &id);
         }
-        if previous.is_some_and(|p| !p.is_empty() && p != id) && page.course.with_untracked(|c| c.is_some()) {
+        if previous.is_some_and(|p| !p.is_empty() && p != id)
+            && page.course.with_untracked(|c| c.is_some())
+        {
             page.start_lesson(&id);
         }
         id
@@ -189,8 +220,12 @@ fn LessonBody() -> impl IntoView {
     Effect::new(move |_| {
         let l = page.lang.get();
         let id = page.lesson.get();
-        let Some(course) = page.course.get() else { return };
-        let Some(lesson) = course.lesson(&id) else { return };
+        let Some(course) = page.course.get() else {
+            return;
+        };
+        let Some(lesson) = course.lesson(&id) else {
+            return;
+        };
         let file = lesson.text.get(l).to_string();
         let key = format!("{id}/{}", l.code());
         spawn_local(async move {
@@ -284,10 +319,12 @@ fn worked_view(list: String, html: String) -> impl IntoView {
 /// CommonMark with tables, rendered to HTML. Raw HTML in a lesson is shown as text, not run.
 fn markdown_html(md: &str) -> String {
     use pulldown_cmark::{Event, Options, Parser};
-    let parser = Parser::new_ext(md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(|e| match e {
-        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
-        other => other,
-    });
+    let parser = Parser::new_ext(md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(
+        |e| match e {
+            Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+            other => other,
+        },
+    );
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, parser);
     out
@@ -323,7 +360,8 @@ fn ProgressFile() -> impl IntoView {
             page.progress.set(p);
             page.save_progress();
             page.error.set(None);
-            page.notice.set(Some(w(page.lang.get_untracked(), "imported").to_string()));
+            page.notice
+                .set(Some(w(page.lang.get_untracked(), "imported").to_string()));
         }
         Err(e) => page.error.set(Some(e.in_file(name).to_string())),
     };
@@ -346,7 +384,12 @@ fn ProgressFile() -> impl IntoView {
 fn raise_lab_beside(page: Page, e: &leptos::ev::MouseEvent) {
     use wasm_bindgen::JsCast;
     page.lab_lowered.set(false);
-    let Some(button) = e.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+    let Some(button) = e
+        .current_target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
     request_animation_frame(move || {
         let options = web_sys::ScrollIntoViewOptions::new();
         options.set_block(web_sys::ScrollLogicalPosition::Nearest);
@@ -357,7 +400,11 @@ fn raise_lab_beside(page: Page, e: &leptos::ev::MouseEvent) {
 /// `address` with its `lang=` parameter set to `code` (added when missing).
 fn with_lang(address: &str, code: &str) -> String {
     let (path, query) = address.split_once('?').unwrap_or((address, ""));
-    let mut pairs: Vec<String> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("lang=")).map(String::from).collect();
+    let mut pairs: Vec<String> = query
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("lang="))
+        .map(String::from)
+        .collect();
     pairs.push(format!("lang={code}"));
     format!("{path}?{}", pairs.join("&"))
 }

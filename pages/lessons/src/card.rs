@@ -4,12 +4,12 @@
 //! learner ticks. Every comparison is the course crate's ([`MetricCard::check_against_lab`]).
 
 use leptos::prelude::*;
-use tracelab_core::parse::parse_trace;
-use tracelab_core::settings::{pair_label, pair_value_label, CHOICES, NUMBER_CHOICES};
-use tracelab_course::{Agreement, CardReview, MetricCard};
 use serde::Deserialize;
 use tracelab_core::handoff::WorkingText;
+use tracelab_core::parse::parse_trace;
+use tracelab_core::settings::{pair_label, pair_value_label, CHOICES, NUMBER_CHOICES};
 use tracelab_core::{Lang, Metrics, Settings, Text, Trace};
+use tracelab_course::{Agreement, CardReview, MetricCard};
 use wasm_bindgen::JsCast;
 
 use crate::page::{use_page, Page};
@@ -35,25 +35,38 @@ pub fn lab_state(lang: Lang) -> Result<LabState, String> {
     let not_ready = || {
         if zh { "实验室框架尚未加载完成（或已离开实验室页面），所以没有预填口径卡。" } else { "The lab in the frame has not finished loading (or shows another page), so the card was not pre-filled." }.to_string()
     };
-    let frame: web_sys::HtmlIFrameElement =
-        document().get_element_by_id("lab-frame").and_then(|e| e.dyn_into().ok()).ok_or_else(not_ready)?;
+    let frame: web_sys::HtmlIFrameElement = document()
+        .get_element_by_id("lab-frame")
+        .and_then(|e| e.dyn_into().ok())
+        .ok_or_else(not_ready)?;
     let window = frame.content_window().ok_or_else(not_ready)?;
     let f: js_sys::Function = js_sys::Reflect::get(&window, &"tracelabSnapshot".into())
         .ok()
         .and_then(|f| f.dyn_into().ok())
         .ok_or_else(not_ready)?;
-    let raw = f.call0(&window).map_err(|e| format!("{}: {e:?}", not_ready()))?.as_string().ok_or_else(not_ready)?;
+    let raw = f
+        .call0(&window)
+        .map_err(|e| format!("{}: {e:?}", not_ready()))?
+        .as_string()
+        .ok_or_else(not_ready)?;
     let v: serde_json::Value = serde_json::from_str(&raw).map_err(|e| format!("lab state: {e}"))?;
     let source = v["source"].as_str().unwrap_or_default().to_string();
-    let working = WorkingText::deserialize(&v["trace"]).map_err(|e| format!("lab state: trace: {e}"))?;
+    let working =
+        WorkingText::deserialize(&v["trace"]).map_err(|e| format!("lab state: trace: {e}"))?;
     let mut trace = working.read().map_err(|e| e.to_string())?;
-    trace.check_peer_figures().map_err(|e| e.in_file(source.as_str()).to_string())?;
+    trace
+        .check_peer_figures()
+        .map_err(|e| e.in_file(source.as_str()).to_string())?;
     if let Some(footer) = trace.footer.as_mut() {
         footer.attempts = trace.attempts.len() as u64; // rows deleted by a what-if edit
     }
     let mut settings = Settings::from_header(&trace.header);
     if let Some(pairs) = v["settings"].as_object() {
-        settings.apply_pairs(pairs.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))));
+        settings.apply_pairs(
+            pairs
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
+        );
     }
     // The edits' summary and the false conclusions they lead to, named by the core from the
     // trace as recorded, as the lab names them.
@@ -63,7 +76,13 @@ pub fn lab_state(lang: Lang) -> Result<LabState, String> {
         let recorded = working.trace.read().map_err(|e| e.to_string())?;
         let mut named = working.whatif.mistakes(&recorded.attempts);
         named.extend(working.whatif.verdict_flips(&recorded.attempts, &settings));
-        (Some(working.whatif.summary()), named.into_iter().map(|m| (m.label, m.false_conclusion)).collect())
+        (
+            Some(working.whatif.summary()),
+            named
+                .into_iter()
+                .map(|m| (m.label, m.false_conclusion))
+                .collect(),
+        )
     };
     let count = |k: &str| v["shown"][k].as_u64().unwrap_or(u64::MAX) as usize;
     Ok(LabState {
@@ -92,7 +111,10 @@ fn card_from_lab(lang: Lang) -> Result<(MetricCard, LabState), String> {
     }
     let source = match &state.hypothetical {
         Some(h) if zh => format!("{}（假设情形：{}，并非记录下来的数据）", state.source, h.zh),
-        Some(h) => format!("{} (hypothetical: {}, not the trace as recorded)", state.source, h.en),
+        Some(h) => format!(
+            "{} (hypothetical: {}, not the trace as recorded)",
+            state.source, h.en
+        ),
         None => state.source.clone(),
     };
     let mut card = MetricCard::prefill(&source, &state.trace, &state.settings, &metrics, lang);
@@ -100,7 +122,8 @@ fn card_from_lab(lang: Lang) -> Result<(MetricCard, LabState), String> {
         if !card.notes.is_empty() {
             card.notes.push('\n');
         }
-        card.notes.push_str(&format!("⚠ {} {}", label.get(lang), why.get(lang)));
+        card.notes
+            .push_str(&format!("⚠ {} {}", label.get(lang), why.get(lang)));
     }
     Ok((card, state))
 }
@@ -112,7 +135,10 @@ struct Written(StoredValue<Option<MetricCard>>);
 
 /// One edit from the form, saved at once.
 fn edit_card(page: Page, written: Written, lang: Lang, f: impl FnOnce(&mut MetricCard)) {
-    let mut card = page.progress.with_untracked(|p| p.card.clone()).unwrap_or_else(|| MetricCard::blank(lang));
+    let mut card = page
+        .progress
+        .with_untracked(|p| p.card.clone())
+        .unwrap_or_else(|| MetricCard::blank(lang));
     f(&mut card);
     written.0.set_value(Some(card.clone()));
     page.progress.update(|p| p.card = Some(card));
@@ -122,7 +148,9 @@ fn edit_card(page: Page, written: Written, lang: Lang, f: impl FnOnce(&mut Metri
 /// The card as the learner has it: theirs, or a blank one to write in.
 fn card_now(page: &Page) -> MetricCard {
     let lang = page.lang.get();
-    page.progress.with(|p| p.card.clone()).unwrap_or_else(|| MetricCard::blank(lang))
+    page.progress
+        .with(|p| p.card.clone())
+        .unwrap_or_else(|| MetricCard::blank(lang))
 }
 
 /// What a pre-fill used, said right under the buttons: the trace and every setting, and the
@@ -144,8 +172,14 @@ pub fn CardPanel() -> impl IntoView {
     // Counts the times the saved card was replaced by something other than the form.
     let replaced = Memo::new(move |prev: Option<&u32>| {
         let prev = prev.copied().unwrap_or(0);
-        let same = page.progress.with(|p| written.0.with_value(|w| w.as_ref() == p.card.as_ref()));
-        if same { prev } else { prev + 1 }
+        let same = page
+            .progress
+            .with(|p| written.0.with_value(|w| w.as_ref() == p.card.as_ref()));
+        if same {
+            prev
+        } else {
+            prev + 1
+        }
     });
     let classmate_card = RwSignal::new(None::<(String, MetricCard)>);
     let classmate_trace = RwSignal::new(None::<(String, Trace)>);
@@ -162,10 +196,18 @@ pub fn CardPanel() -> impl IntoView {
                         .iter()
                         .map(|(k, v)| {
                             let (name, value) = (pair_label(k), pair_value_label(k, v));
-                            Text::new(format!("{}: {}", name.en, value.en), format!("{}：{}", name.zh, value.zh))
+                            Text::new(
+                                format!("{}: {}", name.en, value.en),
+                                format!("{}：{}", name.zh, value.zh),
+                            )
                         })
                         .collect(),
-                    mistakes: state.settings.mistakes().iter().map(|m| m.label.clone()).collect(),
+                    mistakes: state
+                        .settings
+                        .mistakes()
+                        .iter()
+                        .map(|m| m.label.clone())
+                        .collect(),
                 }));
                 lab_review.set(None);
                 page.progress.update(|p| p.card = Some(card));
@@ -179,7 +221,10 @@ pub fn CardPanel() -> impl IntoView {
         match lab_state(lang) {
             Ok(state) => {
                 page.error.set(None);
-                let card = page.progress.with_untracked(|p| p.card.clone()).unwrap_or_else(|| MetricCard::blank(lang));
+                let card = page
+                    .progress
+                    .with_untracked(|p| p.card.clone())
+                    .unwrap_or_else(|| MetricCard::blank(lang));
                 lab_review.set(Some(card.check_against_lab(&state.trace, &state.settings)));
             }
             Err(e) => page.error.set(Some(e)),
@@ -189,7 +234,10 @@ pub fn CardPanel() -> impl IntoView {
         let (_, card) = classmate_card.get()?;
         classmate_trace.with(|t| t.as_ref().map(|(file, trace)| card.recompute(trace, file)))
     });
-    let markdown = move || page.progress.with(|p| p.card.as_ref().map(|c| c.to_markdown(page.lang.get())));
+    let markdown = move || {
+        page.progress
+            .with(|p| p.card.as_ref().map(|c| c.to_markdown(page.lang.get())))
+    };
     view! {
         <section class="card-panel" aria-labelledby="card-h" data-testid="card-panel">
             <h2 id="card-h">{move || w(page.lang.get(), "card")}</h2>
@@ -347,7 +395,13 @@ pub fn CardPanel() -> impl IntoView {
 }
 
 /// A number choice of the card (threshold, p, window, cost, currency): empty is "not stated".
-fn choice_input(page: Page, written: Written, card: &MetricCard, key: &'static str, l: Lang) -> impl IntoView {
+fn choice_input(
+    page: Page,
+    written: Written,
+    card: &MetricCard,
+    key: &'static str,
+    l: Lang,
+) -> impl IntoView {
     let value = card.choices.get(key).cloned().unwrap_or_default();
     view! {
         <label class="card-choice">

@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 
 use leptos::prelude::*;
-use tracelab_course::{
-    answer_key, check_for, currency_for, parse_number, ratio_parts, Answer, AnswerUnit, Exercise, ExerciseKind, Feedback,
-    RatioPartsView,
-};
 use tracelab_core::format::trim_num;
+use tracelab_course::{
+    answer_key, check_for, currency_for, parse_number, ratio_parts, Answer, AnswerUnit, Exercise,
+    ExerciseKind, Feedback, RatioPartsView,
+};
 
 use crate::page::use_page;
 use crate::words::w;
@@ -17,7 +17,10 @@ use crate::words::w;
 #[component]
 pub fn ExerciseWidget(id: String) -> impl IntoView {
     let page = use_page();
-    let Some(ex) = page.course.with_untracked(|c| c.as_ref().and_then(|c| c.exercise(&id).cloned())) else {
+    let Some(ex) = page
+        .course
+        .with_untracked(|c| c.as_ref().and_then(|c| c.exercise(&id).cloned()))
+    else {
         return view! { <p class="error-panel">{format!("[[exercise:{id}]]?")}</p> }.into_any();
     };
     // Feedback answers the answer it judged: any edit of the answer clears it, so a "✓ Right"
@@ -29,7 +32,9 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
     let asked = RwSignal::new(false);
     let ex_id = ex.id.clone();
     let ex_id2 = ex.id.clone();
-    let previous = page.progress.with_untracked(|p| p.answers.get(&ex.id).map(|r| r.answer.clone()));
+    let previous = page
+        .progress
+        .with_untracked(|p| p.answers.get(&ex.id).map(|r| r.answer.clone()));
     let submit = {
         let ex = ex.clone();
         move |answer: Answer, key: Option<f64>| {
@@ -39,7 +44,10 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             }
             // The core's figure shown after a second wrong try is recorded as shown, so the lab
             // beside shows it too (and a teacher can tell a prediction from a copy).
-            let shown = !page.teacher && !f.correct && f.expected.is_some() && wrong_tries.get_untracked() >= 2;
+            let shown = !page.teacher
+                && !f.correct
+                && f.expected.is_some()
+                && wrong_tries.get_untracked() >= 2;
             page.progress.update(|p| {
                 p.record(&ex.id, answer, &f);
                 if shown {
@@ -51,7 +59,9 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
         }
     };
     let body = match &ex.kind {
-        ExerciseKind::Number(n) => number_widget(&ex, n.sample.clone(), previous, feedback, submit.clone()).into_any(),
+        ExerciseKind::Number(n) => {
+            number_widget(&ex, n.sample.clone(), previous, feedback, submit.clone()).into_any()
+        }
         ExerciseKind::Choice(c) => {
             let multiple = c.multiple;
             let chosen: RwSignal<BTreeSet<String>> = RwSignal::new(match previous {
@@ -61,7 +71,10 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             let name = format!("choice-{}", ex.id);
             let options = c.options.clone();
             let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
-            let diagram = c.diagram.clone().map(|file| diagram_view(file, ids, multiple, chosen));
+            let diagram = c
+                .diagram
+                .clone()
+                .map(|file| diagram_view(file, ids, multiple, chosen));
             Effect::new(move |_| {
                 chosen.track();
                 feedback.set(None); // a mark on the drawing changes the answer too
@@ -100,9 +113,20 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
         ExerciseKind::RatioParts(r) => {
             let view_of: RwSignal<Option<RatioPartsView>> = RwSignal::new(None);
             let ex2 = ex.clone();
-            page.ensure_sample(r.sample.clone(), move |trace| view_of.set(ratio_parts(&ex2, &trace)));
-            let parts = [RwSignal::new(String::new()), RwSignal::new(String::new()), RwSignal::new(String::new())];
-            if let Some(Answer::RatioParts { numerator, denominator, unit }) = previous {
+            page.ensure_sample(r.sample.clone(), move |trace| {
+                view_of.set(ratio_parts(&ex2, &trace))
+            });
+            let parts = [
+                RwSignal::new(String::new()),
+                RwSignal::new(String::new()),
+                RwSignal::new(String::new()),
+            ];
+            if let Some(Answer::RatioParts {
+                numerator,
+                denominator,
+                unit,
+            }) = previous
+            {
                 parts[0].set(numerator);
                 parts[1].set(denominator);
                 parts[2].set(unit);
@@ -226,7 +250,9 @@ fn number_widget(
     submit: impl Fn(Answer, Option<f64>) + Clone + Send + Sync + 'static,
 ) -> impl IntoView {
     let page = use_page();
-    let ExerciseKind::Number(n) = &ex.kind else { unreachable!("a number exercise") };
+    let ExerciseKind::Number(n) = &ex.kind else {
+        unreachable!("a number exercise")
+    };
     let value = RwSignal::new(match previous {
         Some(Answer::Number { value }) => trim_num(value),
         _ => String::new(),
@@ -277,7 +303,12 @@ fn shuffled<T>(mut v: Vec<T>) -> Vec<T> {
 
 /// A diagram exercise: the SVG inline, its parts clickable (and reachable by Tab, Enter and
 /// Space) to mark them; the list below stays for keyboards and screen readers.
-fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal<BTreeSet<String>>) -> impl IntoView {
+fn diagram_view(
+    file: String,
+    ids: Vec<String>,
+    multiple: bool,
+    chosen: RwSignal<BTreeSet<String>>,
+) -> impl IntoView {
     use wasm_bindgen::JsCast;
     let svg = RwSignal::new(String::new());
     let holder = NodeRef::<leptos::html::Div>::new();
@@ -302,8 +333,14 @@ fn diagram_view(file: String, ids: Vec<String>, multiple: bool, chosen: RwSignal
         }
     });
     let toggle = move |target: Option<web_sys::EventTarget>| {
-        let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
-        let Ok(Some(part)) = el.closest("[data-kind=sample-point], [data-kind=failure-point], [data-kind=node]") else { return };
+        let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
+            return;
+        };
+        let Ok(Some(part)) =
+            el.closest("[data-kind=sample-point], [data-kind=failure-point], [data-kind=node]")
+        else {
+            return;
+        };
         let id = part.id();
         chosen.update(|c| {
             if multiple {

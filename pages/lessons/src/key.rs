@@ -10,8 +10,8 @@
 //!   exercise's own sample ([`answer_sheet`]), printable, apart from the worksheet.
 
 use leptos::prelude::*;
-use tracelab_course::{answer_sheet, key_samples, lab_hidden, LabHidden};
 use tracelab_core::Lang;
+use tracelab_course::{answer_sheet, key_samples, lab_hidden, LabHidden};
 
 use crate::page::use_page;
 use crate::words::w;
@@ -27,7 +27,15 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     if hidden.is_empty() {
         return String::new();
     }
-    let note = w(lang, if teacher { "lab_hidden_teacher" } else { "lab_hidden" }).replace('"', "'");
+    let note = w(
+        lang,
+        if teacher {
+            "lab_hidden_teacher"
+        } else {
+            "lab_hidden"
+        },
+    )
+    .replace('"', "'");
     let moved = w(lang, "lab_changes_hidden").replace('"', "'");
     let mut css = format!("[data-testid=changes]{{font-size:0!important}}\n[data-testid=changes]::after{{content:\"{moved}\";font-size:.85rem}}\n");
     for key in &hidden.figures {
@@ -35,10 +43,14 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
             "[data-testid=\"metric-{key}\"]>:not(h3){{display:none!important}}\n[data-testid=\"metric-{key}\"]::after{{content:\"({note})\";display:block;color:#555;font-size:.85rem}}\n"
         ));
         // The same figure in the strip a narrow frame keeps at its bottom (figure_strip.rs).
-        css.push_str(&format!("[data-testid=\"strip-{key}\"]{{display:none!important}}\n"));
+        css.push_str(&format!(
+            "[data-testid=\"strip-{key}\"]{{display:none!important}}\n"
+        ));
     }
     if hidden.figures.iter().any(|k| k.starts_with("ttft_")) {
-        css.push_str("[data-testid=tail-label],[data-testid=run-checks]{visibility:hidden!important}\n");
+        css.push_str(
+            "[data-testid=tail-label],[data-testid=run-checks]{visibility:hidden!important}\n",
+        );
     }
     if hidden.figures.contains("qualified_count") {
         css.push_str("[data-testid=tally]{visibility:hidden!important}\n");
@@ -62,10 +74,18 @@ pub fn FrameHiding() -> impl IntoView {
         page.frame_loads.track();
         let l = page.lang.get();
         let id = page.lesson.get();
-        let Some(course) = page.course.get() else { return };
-        let Some(lesson) = course.lesson(&id) else { return };
+        let Some(course) = page.course.get() else {
+            return;
+        };
+        let Some(lesson) = course.lesson(&id) else {
+            return;
+        };
         let hidden = page.samples.with(|samples| {
-            page.progress.with(|p| lab_hidden(lesson, p, page.audience(), |name| samples.get(name).map(|t| t.attempts.len())))
+            page.progress.with(|p| {
+                lab_hidden(lesson, p, page.audience(), |name| {
+                    samples.get(name).map(|t| t.attempts.len())
+                })
+            })
         });
         let mut css = style_for(&hidden, l, page.teacher);
         if page.judging.get() {
@@ -81,9 +101,13 @@ pub fn FrameHiding() -> impl IntoView {
         let style = match doc.get_element_by_id(STYLE_ID) {
             Some(s) => s,
             None => {
-                let Ok(s) = doc.create_element("style") else { return };
+                let Ok(s) = doc.create_element("style") else {
+                    return;
+                };
                 s.set_id(STYLE_ID);
-                let Ok(Some(head)) = doc.query_selector("head") else { return };
+                let Ok(Some(head)) = doc.query_selector("head") else {
+                    return;
+                };
                 let _ = head.append_child(&s);
                 s
             }

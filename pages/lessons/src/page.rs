@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use tracelab_course::{settings_for, Audience, Course, Progress};
 use tracelab_core::{parse::parse_trace, Lang, Trace};
+use tracelab_course::{settings_for, Audience, Course, Progress};
 
 use tracelab_web::{fetch_text, storage};
 
@@ -50,20 +50,40 @@ impl Page {
     /// Reads the file a learner chose in a file input, as text, then hands over its name and
     /// text. The input is cleared, so choosing the same file again (after fixing it) is a change
     /// too; a file that is not text is an error naming it.
-    pub fn read_chosen_file(self, e: &leptos::ev::Event, then: impl FnOnce(String, String) + 'static) {
+    pub fn read_chosen_file(
+        self,
+        e: &leptos::ev::Event,
+        then: impl FnOnce(String, String) + 'static,
+    ) {
         use wasm_bindgen::JsCast;
-        let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-        let Some(file) = input.as_ref().and_then(|i| i.files()).and_then(|f| f.get(0)) else { return };
+        let input = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+        let Some(file) = input
+            .as_ref()
+            .and_then(|i| i.files())
+            .and_then(|f| f.get(0))
+        else {
+            return;
+        };
         if let Some(i) = &input {
             i.set_value("");
         }
         leptos::task::spawn_local(async move {
-            match wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|v| v.as_string()) {
+            match wasm_bindgen_futures::JsFuture::from(file.text())
+                .await
+                .ok()
+                .and_then(|v| v.as_string())
+            {
                 Some(text) => then(file.name(), text),
                 None => self.error.set(Some(format!(
                     "{}: {}",
                     file.name(),
-                    if self.lang.get_untracked() == Lang::Zh { "无法作为文本读取" } else { "could not be read as text" }
+                    if self.lang.get_untracked() == Lang::Zh {
+                        "无法作为文本读取"
+                    } else {
+                        "could not be read as text"
+                    }
                 ))),
             }
         });
@@ -77,7 +97,10 @@ impl Page {
         }
         let page = *self;
         spawn_local(async move {
-            match fetch_text(&format!("../samples/{name}")).await.and_then(|text| parse_trace(&name, &text).map_err(|e| e.to_string())) {
+            match fetch_text(&format!("../samples/{name}"))
+                .await
+                .and_then(|text| parse_trace(&name, &text).map_err(|e| e.to_string()))
+            {
                 Ok(trace) => {
                     let trace = Arc::new(trace);
                     page.samples.update(|m| {
@@ -92,32 +115,40 @@ impl Page {
 
     /// Points the lab frame at a step: its sample, its settings on top of the sample's own, its row.
     pub fn run_step(&self, step_id: &str) {
-        let Some(course) = self.course.get_untracked() else { return };
-        let Some((_, step)) = course.step(step_id) else { return };
+        let Some(course) = self.course.get_untracked() else {
+            return;
+        };
+        let Some((_, step)) = course.step(step_id) else {
+            return;
+        };
         let lang = self.lang.get_untracked().code();
         let row = step.row.map(|r| format!("&row={r}")).unwrap_or_default();
         let Some(sample) = step.sample.clone() else {
-            self.notice.set(Some(w(self.lang.get_untracked(), "diagram").to_string()));
+            self.notice
+                .set(Some(w(self.lang.get_untracked(), "diagram").to_string()));
             return;
         };
         let pairs = step.settings.clone();
         let page = *self;
-        self.ensure_sample(sample.clone(), move |trace| match settings_for(&trace.header, &pairs) {
-            Ok(settings) => {
-                let mut q = format!("../?sample={sample}");
-                for (k, v) in settings.to_pairs() {
-                    q.push_str(&format!("&{k}={}", js_sys::encode_uri_component(&v)));
+        self.ensure_sample(sample.clone(), move |trace| {
+            match settings_for(&trace.header, &pairs) {
+                Ok(settings) => {
+                    let mut q = format!("../?sample={sample}");
+                    for (k, v) in settings.to_pairs() {
+                        q.push_str(&format!("&{k}={}", js_sys::encode_uri_component(&v)));
+                    }
+                    let address = format!("{q}{row}&lang={lang}");
+                    // The lab already showing this sample takes the step in place, so its "since the
+                    // last edit" shows what the step changed; otherwise it loads the step's address.
+                    if !apply_in_frame(&address) {
+                        page.lab_src.set(address.clone());
+                    }
+                    page.lab_link.set(address);
+                    page.notice
+                        .set(Some(w(page.lang.get_untracked(), "step_done").to_string()));
                 }
-                let address = format!("{q}{row}&lang={lang}");
-                // The lab already showing this sample takes the step in place, so its "since the
-                // last edit" shows what the step changed; otherwise it loads the step's address.
-                if !apply_in_frame(&address) {
-                    page.lab_src.set(address.clone());
-                }
-                page.lab_link.set(address);
-                page.notice.set(Some(w(page.lang.get_untracked(), "step_done").to_string()));
+                Err(e) => page.error.set(Some(e)),
             }
-            Err(e) => page.error.set(Some(e)),
         });
     }
 
@@ -127,9 +158,16 @@ impl Page {
     pub fn start_lesson(&self, lesson_id: &str) {
         let sample = self
             .course
-            .with_untracked(|c| c.as_ref().and_then(|c| c.lesson(lesson_id)).and_then(|l| l.start_sample().map(str::to_string)))
+            .with_untracked(|c| {
+                c.as_ref()
+                    .and_then(|c| c.lesson(lesson_id))
+                    .and_then(|l| l.start_sample().map(str::to_string))
+            })
             .unwrap_or_else(|| CLASSROOM_SAMPLE.to_string());
-        let address = format!("../?sample={sample}&lang={}", self.lang.get_untracked().code());
+        let address = format!(
+            "../?sample={sample}&lang={}",
+            self.lang.get_untracked().code()
+        );
         self.notice.set(None);
         self.error.set(None);
         self.judging.set(false);
@@ -146,7 +184,11 @@ impl Page {
 
     /// Selects row `i` (0-based) of `sample` in the lab beside, with the sample's own settings.
     pub fn show_row(&self, sample: &str, i: usize) {
-        let address = format!("../?sample={sample}&row={}&lang={}", i + 1, self.lang.get_untracked().code());
+        let address = format!(
+            "../?sample={sample}&row={}&lang={}",
+            i + 1,
+            self.lang.get_untracked().code()
+        );
         if !apply_in_frame(&address) {
             self.lab_src.set(address.clone());
         }
@@ -155,7 +197,11 @@ impl Page {
 
     /// Who reads the feedback: the teacher's page names no answer.
     pub fn audience(&self) -> Audience {
-        if self.teacher { Audience::Teacher } else { Audience::Learner }
+        if self.teacher {
+            Audience::Teacher
+        } else {
+            Audience::Learner
+        }
     }
 
     pub fn save_progress(&self) {
@@ -168,7 +214,10 @@ impl Page {
 /// The lab frame's window, once the frame is in the page.
 fn frame_window() -> Option<web_sys::Window> {
     use wasm_bindgen::JsCast;
-    document().get_element_by_id("lab-frame").and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok()).and_then(|f| f.content_window())
+    document()
+        .get_element_by_id("lab-frame")
+        .and_then(|e| e.dyn_into::<web_sys::HtmlIFrameElement>().ok())
+        .and_then(|f| f.content_window())
 }
 
 /// Asks the lab in the frame to take a step's address in place (`window.tracelabApply`).
@@ -178,8 +227,15 @@ fn apply_in_frame(address: &str) -> bool {
     let Some(window) = frame_window() else {
         return false;
     };
-    let Some(apply) = js_sys::Reflect::get(&window, &"tracelabApply".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) else {
+    let Some(apply) = js_sys::Reflect::get(&window, &"tracelabApply".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+    else {
         return false;
     };
-    apply.call1(&window, &format!("?{query}").into()).ok().and_then(|v| v.as_bool()).unwrap_or(false)
+    apply
+        .call1(&window, &format!("?{query}").into())
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
 }

@@ -4,8 +4,8 @@
 
 use leptos::prelude::*;
 use tracelab_core::simulate::{
-    compare_loads, histogram, Arrival, Load, LoadComparison, LoadSummary, Params, Service, SimulateError, Stall,
-    DEFAULT_FIRST_TOKEN_SHARE, SUMMARY_METHOD,
+    compare_loads, histogram, Arrival, Load, LoadComparison, LoadSummary, Params, Service,
+    SimulateError, Stall, DEFAULT_FIRST_TOKEN_SHARE, SUMMARY_METHOD,
 };
 use tracelab_core::Lang;
 use tracelab_web::{page_lang, query};
@@ -14,7 +14,13 @@ use crate::words::w;
 
 /// A number box bound to a signal; a value is taken only when it parses and is at least `min`.
 #[component]
-fn Field(id: &'static str, label: Signal<&'static str>, value: RwSignal<f64>, min: f64, #[prop(default = "1")] step: &'static str) -> impl IntoView {
+fn Field(
+    id: &'static str,
+    label: Signal<&'static str>,
+    value: RwSignal<f64>,
+    min: f64,
+    #[prop(default = "1")] step: &'static str,
+) -> impl IntoView {
     let invalid = RwSignal::new(false);
     let accept = move |raw: String| match raw.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= min => {
@@ -55,14 +61,26 @@ pub fn App() -> impl IntoView {
     let comparison: Memo<Result<LoadComparison, SimulateError>> = Memo::new(move |_| {
         let params = Params {
             slots: slots.get() as u32,
-            service: Service::Exponential { mean_s: mean_s.get() },
+            service: Service::Exponential {
+                mean_s: mean_s.get(),
+            },
             first_token_share: DEFAULT_FIRST_TOKEN_SHARE,
-            load: Load::Closed { clients: clients.get() as u32, think_s: think_s.get() },
+            load: Load::Closed {
+                clients: clients.get() as u32,
+                think_s: think_s.get(),
+            },
             requests: (requests.get() as u32).min(20_000),
             seed: seed.get() as u64,
-            stall: stall_on.get().then(|| Stall { at_s: stall_at.get(), for_s: stall_for.get().max(0.001) }),
+            stall: stall_on.get().then(|| Stall {
+                at_s: stall_at.get(),
+                for_s: stall_for.get().max(0.001),
+            }),
         };
-        let arrival = if poisson.get() { Arrival::Poisson } else { Arrival::Constant };
+        let arrival = if poisson.get() {
+            Arrival::Poisson
+        } else {
+            Arrival::Constant
+        };
         compare_loads(&params, arrival, burstiness.get())
     });
     Effect::new(move |_| {
@@ -74,10 +92,28 @@ pub fn App() -> impl IntoView {
     });
 
     let cli = move || {
-        let stall = if stall_on.get() { format!(" --stall {}:{}", stall_at.get(), stall_for.get()) } else { String::new() };
-        let common = format!("--slots {} --service exponential:{} --requests {} --seed {}{stall}", slots.get(), mean_s.get(), requests.get(), seed.get());
-        let rate = comparison.with(|c| c.as_ref().map(|c| format!("{:.3}", c.rate_per_s)).unwrap_or_default());
-        let arrival = if poisson.get() { format!("--arrival poisson --burstiness {}", burstiness.get()) } else { "--arrival constant".into() };
+        let stall = if stall_on.get() {
+            format!(" --stall {}:{}", stall_at.get(), stall_for.get())
+        } else {
+            String::new()
+        };
+        let common = format!(
+            "--slots {} --service exponential:{} --requests {} --seed {}{stall}",
+            slots.get(),
+            mean_s.get(),
+            requests.get(),
+            seed.get()
+        );
+        let rate = comparison.with(|c| {
+            c.as_ref()
+                .map(|c| format!("{:.3}", c.rate_per_s))
+                .unwrap_or_default()
+        });
+        let arrival = if poisson.get() {
+            format!("--arrival poisson --burstiness {}", burstiness.get())
+        } else {
+            "--arrival constant".into()
+        };
         format!(
             "tracelab simulate {common} --closed {} --think {} --output closed.jsonl\ntracelab simulate {common} --rate {rate} {arrival} --output open.jsonl",
             clients.get(),
@@ -150,7 +186,11 @@ fn results(lang: Lang, c: &LoadComparison, stall: Option<(f64, f64)>) -> impl In
             </tr>
         }
     };
-    let scale = c.closed_summary.max_s.unwrap_or(0.0).max(c.open_summary.max_s.unwrap_or(0.0));
+    let scale = c
+        .closed_summary
+        .max_s
+        .unwrap_or(0.0)
+        .max(c.open_summary.max_s.unwrap_or(0.0));
     view! {
         <p data-testid="matched">{w(lang, "matched")}" λ = "{format!("{:.3} /s", c.rate_per_s)}</p>
         <table class="lm-table">
@@ -219,7 +259,13 @@ fn in_flight_svg(lang: Lang, c: &LoadComparison, stall: Option<(f64, f64)>) -> i
         let mut d = format!("M{:.1},{:.1}", x(0.0), y(0.0));
         let mut prev = 0.0;
         for &(t, n) in &s.in_flight {
-            d.push_str(&format!("L{:.1},{:.1}L{:.1},{:.1}", x(t), y(prev), x(t), y(n as f64)));
+            d.push_str(&format!(
+                "L{:.1},{:.1}L{:.1},{:.1}",
+                x(t),
+                y(prev),
+                x(t),
+                y(n as f64)
+            ));
             prev = n as f64;
         }
         d

@@ -23,9 +23,17 @@ pub fn CoveragePanel(lang: RwSignal<Lang>) -> impl IntoView {
     let prediction = RwSignal::new(String::new());
     let figure_p95 = RwSignal::new(false);
     let result: RwSignal<Option<Result<Coverage, String>>> = RwSignal::new(None);
-    let predicted = move || prediction.with(|p| p.trim().parse::<u32>().ok().filter(|n| *n <= runs.get()));
+    let predicted =
+        move || prediction.with(|p| p.trim().parse::<u32>().ok().filter(|n| *n <= runs.get()));
     let start = move |_| {
-        let setup = Setup { slots: slots.get(), rate_per_s: rate.get(), threshold_s: THRESHOLD_S, runs: runs.get(), requests: requests.get(), seed: 1 };
+        let setup = Setup {
+            slots: slots.get(),
+            rate_per_s: rate.get(),
+            threshold_s: THRESHOLD_S,
+            runs: runs.get(),
+            requests: requests.get(),
+            seed: 1,
+        };
         result.set(Some(run(setup).map_err(|e| e.to_string())));
     };
     let t = move |key: &'static str| w(lang.get(), key);
@@ -110,11 +118,21 @@ impl Unit {
     }
 }
 
-fn outcome(lang: Lang, fig: &FigureCoverage, unit: Unit, runs: u32, predicted: Option<u32>) -> impl IntoView {
+fn outcome(
+    lang: Lang,
+    fig: &FigureCoverage,
+    unit: Unit,
+    runs: u32,
+    predicted: Option<u32>,
+) -> impl IntoView {
     let zh = lang == Lang::Zh;
     let shown = move |v: f64| number_in_unit(v, &unit.figure(), lang);
     // Chinese takes full-width punctuation.
-    let (colon, stop, semi) = if zh { ("：", "。", "；") } else { (": ", ". ", "; ") };
+    let (colon, stop, semi) = if zh {
+        ("：", "。", "；")
+    } else {
+        (": ", ". ", "; ")
+    };
     let line = |key: &'static str, covered: usize, share: f64| {
         let share = number_in_unit(share, &FigureUnit::Ratio, lang);
         if zh {
@@ -140,11 +158,26 @@ fn outcome(lang: Lang, fig: &FigureCoverage, unit: Unit, runs: u32, predicted: O
 }
 
 /// One line per run, its interval against the truth's vertical line: grey holds it, red misses.
-fn forest(lang: Lang, key: &'static str, fig: &FigureCoverage, pick: fn(&tracelab_core::coverage::RunIntervals) -> tracelab_core::compare::Bounds, held: usize, unit: Unit) -> impl IntoView {
+fn forest(
+    lang: Lang,
+    key: &'static str,
+    fig: &FigureCoverage,
+    pick: fn(&tracelab_core::coverage::RunIntervals) -> tracelab_core::compare::Bounds,
+    held: usize,
+    unit: Unit,
+) -> impl IntoView {
     let (width, pad, row) = (320.0, 16.0, 3.0);
     let height = pad * 2.0 + row * fig.runs.len() as f64;
-    let all: Vec<f64> = fig.runs.iter().flat_map(|r| [pick(r).lo, pick(r).hi]).flatten().chain([fig.truth]).collect();
-    let (lo, hi) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    let all: Vec<f64> = fig
+        .runs
+        .iter()
+        .flat_map(|r| [pick(r).lo, pick(r).hi])
+        .flatten()
+        .chain([fig.truth])
+        .collect();
+    let (lo, hi) = all
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
     let span = (hi - lo).max(1e-9);
     let x = move |v: f64| pad + (v - lo) / span * (width - 2.0 * pad);
     let lines: Vec<_> = fig
@@ -161,7 +194,12 @@ fn forest(lang: Lang, key: &'static str, fig: &FigureCoverage, pick: fn(&tracela
         .collect();
     let tx = x(fig.truth);
     let label = move |v: f64| number_in_unit(v, &unit.figure(), lang);
-    let title = format!("{}{}{held} / {}", w(lang, key), if lang == Lang::Zh { "：" } else { ": " }, fig.runs.len());
+    let title = format!(
+        "{}{}{held} / {}",
+        w(lang, key),
+        if lang == Lang::Zh { "：" } else { ": " },
+        fig.runs.len()
+    );
     view! {
         <figure class="lm-forest" data-testid=format!("forest-{key}")>
             <figcaption>{title.clone()}</figcaption>

@@ -43,19 +43,27 @@ fn parse_layers(markdown: &str) -> Result<Layers, String> {
         }
         in_table = true;
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        let Ok(layer) = cells[0].parse::<usize>() else { continue }; // the header and the rule
-        let names = cells.get(1).ok_or_else(|| format!("layer {layer}: the row has no modules cell"))?;
+        let Ok(layer) = cells[0].parse::<usize>() else {
+            continue;
+        }; // the header and the rule
+        let names = cells
+            .get(1)
+            .ok_or_else(|| format!("layer {layer}: the row has no modules cell"))?;
         let mut found = false;
         for (i, part) in names.split('`').enumerate() {
             if i % 2 == 1 {
                 found = true;
                 if let Some(before) = of.insert(part.to_string(), layer) {
-                    return Err(format!("`{part}` is listed twice (layers {before} and {layer})"));
+                    return Err(format!(
+                        "`{part}` is listed twice (layers {before} and {layer})"
+                    ));
                 }
             }
         }
         if !found {
-            return Err(format!("layer {layer} names no module (write them in backticks)"));
+            return Err(format!(
+                "layer {layer} names no module (write them in backticks)"
+            ));
         }
     }
     if of.is_empty() {
@@ -81,14 +89,21 @@ pub(super) fn parse_root(lib_rs: &str) -> Root {
         Some((Tok::Ident(s), _)) => Some(s.as_str()),
         _ => None,
     };
-    let (mut modules, mut reexports, mut defined) = (BTreeSet::new(), BTreeMap::new(), BTreeSet::new());
+    let (mut modules, mut reexports, mut defined) =
+        (BTreeSet::new(), BTreeMap::new(), BTreeSet::new());
     let mut depth = 0usize;
     let mut i = 0;
     while i < toks.len() {
         match &toks[i].0 {
             Tok::Punct('{') => depth += 1,
             Tok::Punct('}') => depth = depth.saturating_sub(1),
-            Tok::Ident(kw) if depth == 0 && matches!(kw.as_str(), "fn" | "const" | "static" | "struct" | "enum" | "type" | "trait" | "union") => {
+            Tok::Ident(kw)
+                if depth == 0
+                    && matches!(
+                        kw.as_str(),
+                        "fn" | "const" | "static" | "struct" | "enum" | "type" | "trait" | "union"
+                    ) =>
+            {
                 if let Some(name) = ident(i + 1) {
                     defined.insert(name.to_string());
                 }
@@ -116,13 +131,21 @@ pub(super) fn parse_root(lib_rs: &str) -> Root {
         }
         i += 1;
     }
-    Root { modules, reexports, defined }
+    Root {
+        modules,
+        reexports,
+        defined,
+    }
 }
 
 /// The module path of a file under `src/`: `import/vllm.rs` → [import, vllm], `trace.rs` →
 /// [trace], `compare/mod.rs` → [compare].
 pub(super) fn module_path(rel: &str) -> Vec<String> {
-    let mut parts: Vec<String> = rel.trim_end_matches(".rs").split('/').map(String::from).collect();
+    let mut parts: Vec<String> = rel
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
     if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
         parts.pop();
     }
@@ -130,7 +153,11 @@ pub(super) fn module_path(rel: &str) -> Vec<String> {
 }
 
 /// Every top-level module `file` names, with the line of its first mention.
-pub(super) fn dependencies(rel: &str, src: &str, root: &Root) -> Result<BTreeMap<String, usize>, String> {
+pub(super) fn dependencies(
+    rel: &str,
+    src: &str,
+    root: &Root,
+) -> Result<BTreeMap<String, usize>, String> {
     let toks = lex(src);
     let here = module_path(rel);
     let mut deps: BTreeMap<String, usize> = BTreeMap::new();
@@ -174,7 +201,10 @@ pub(super) fn dependencies(rel: &str, src: &str, root: &Root) -> Result<BTreeMap
                     inline.push((name.to_string(), depth + 1));
                 }
             }
-            Tok::Ident(kw) if (kw == "crate" || kw == "super") && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::PathSep) => {
+            Tok::Ident(kw)
+                if (kw == "crate" || kw == "super")
+                    && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::PathSep) =>
+            {
                 let after_sep = i > 0 && toks[i - 1].0 == Tok::PathSep;
                 let macro_var = i > 0 && toks[i - 1].0 == Tok::Punct('$');
                 if after_sep || macro_var {
@@ -182,15 +212,23 @@ pub(super) fn dependencies(rel: &str, src: &str, root: &Root) -> Result<BTreeMap
                     continue;
                 }
                 // Where the path starts: the root for `crate`, the parent module for each `super`.
-                let mut at: Vec<String> = here.iter().cloned().chain(inline.iter().map(|(n, _)| n.clone())).collect();
+                let mut at: Vec<String> = here
+                    .iter()
+                    .cloned()
+                    .chain(inline.iter().map(|(n, _)| n.clone()))
+                    .collect();
                 let mut j = i;
                 if kw == "crate" {
                     at.clear();
                     j += 2;
                 } else {
-                    while ident(j) == Some("super") && toks.get(j + 1).map(|t| &t.0) == Some(&Tok::PathSep) {
+                    while ident(j) == Some("super")
+                        && toks.get(j + 1).map(|t| &t.0) == Some(&Tok::PathSep)
+                    {
                         if at.pop().is_none() {
-                            return Err(format!("`{rel}` line {line}: `super::` goes above the crate's root"));
+                            return Err(format!(
+                                "`{rel}` line {line}: `super::` goes above the crate's root"
+                            ));
                         }
                         j += 2;
                     }
@@ -253,18 +291,24 @@ fn check(files: &[(String, String)], layers: &Layers, root: &Root) -> Vec<String
     let mut problems = Vec::new();
     for m in &root.modules {
         if !layers.of.contains_key(m) {
-            problems.push(format!("module `{m}` (declared in lib.rs) has no layer in ARCHITECTURE.md's table"));
+            problems.push(format!(
+                "module `{m}` (declared in lib.rs) has no layer in ARCHITECTURE.md's table"
+            ));
         }
     }
     for m in layers.of.keys() {
         if !root.modules.contains(m) {
-            problems.push(format!("ARCHITECTURE.md's layer table names `{m}`, which lib.rs does not declare"));
+            problems.push(format!(
+                "ARCHITECTURE.md's layer table names `{m}`, which lib.rs does not declare"
+            ));
         }
     }
     for (rel, src) in files {
         let path = module_path(rel);
         let Some(unit) = path.first() else { continue }; // lib.rs: the root declares and re-exports
-        let Some(&mine) = layers.of.get(unit) else { continue }; // reported above
+        let Some(&mine) = layers.of.get(unit) else {
+            continue;
+        }; // reported above
         let deps = match dependencies(rel, src, root) {
             Ok(d) => d,
             Err(e) => {
@@ -273,10 +317,18 @@ fn check(files: &[(String, String)], layers: &Layers, root: &Root) -> Vec<String
             }
         };
         for (dep, line) in deps {
-            let Some(&theirs) = layers.of.get(&dep) else { continue };
+            let Some(&theirs) = layers.of.get(&dep) else {
+                continue;
+            };
             if theirs >= mine {
-                let why = if theirs == mine { "; modules of one layer may not use each other" } else { "" };
-                problems.push(format!("`{rel}` (layer {mine}) imports `{dep}` (layer {theirs}) at line {line}{why}"));
+                let why = if theirs == mine {
+                    "; modules of one layer may not use each other"
+                } else {
+                    ""
+                };
+                problems.push(format!(
+                    "`{rel}` (layer {mine}) imports `{dep}` (layer {theirs}) at line {line}{why}"
+                ));
             }
         }
     }
@@ -284,27 +336,43 @@ fn check(files: &[(String, String)], layers: &Layers, root: &Root) -> Vec<String
 }
 
 pub(super) fn rust_files(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("src/ reads").map(|e| e.expect("an entry").path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("src/ reads")
+        .map(|e| e.expect("an entry").path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
             rust_files(&p, base, out);
         } else if p.extension().is_some_and(|e| e == "rs") {
-            let rel = p.strip_prefix(base).expect("under src").to_string_lossy().replace('\\', "/");
-            out.push((rel, std::fs::read_to_string(&p).expect("a source file reads")));
+            let rel = p
+                .strip_prefix(base)
+                .expect("under src")
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((
+                rel,
+                std::fs::read_to_string(&p).expect("a source file reads"),
+            ));
         }
     }
 }
 
 #[test]
 fn the_core_depends_downward_only() {
-    let architecture = std::fs::read_to_string(super::root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+    let architecture = std::fs::read_to_string(super::root().join("ARCHITECTURE.md"))
+        .expect("ARCHITECTURE.md reads");
     let layers = parse_layers(&architecture).unwrap();
     let src = super::root().join("crates/core/src");
     let root = parse_root(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
     let mut files = Vec::new();
     rust_files(&src, &src, &mut files);
-    assert!(files.len() > 40, "found only {} files under {}", files.len(), src.display());
+    assert!(
+        files.len() > 40,
+        "found only {} files under {}",
+        files.len(),
+        src.display()
+    );
     let problems = check(&files, &layers, &root);
     assert!(
         problems.is_empty(),
@@ -317,25 +385,42 @@ fn the_core_depends_downward_only() {
 
 const TABLE: &str = "# A\n\n### The core's layers\n\nSome words.\n\n| layer | modules | what |\n|---|---|---|\n\
 | 0 | `text` | words |\n| 1 | `trace` | schema |\n| 2 | `settings` | settings |\n| 5 | `metrics`, `index` | figures |\n\n## Next\n";
-const LIB: &str = "pub mod text;\npub mod trace;\npub mod settings;\npub mod metrics;\npub mod index;\n\
+const LIB: &str =
+    "pub mod text;\npub mod trace;\npub mod settings;\npub mod metrics;\npub mod index;\n\
 pub use metrics::{Metrics, trim_num as trim};\npub use text::Text;\n";
 
 fn run(files: &[(&str, &str)]) -> Vec<String> {
-    let files: Vec<(String, String)> = files.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect();
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(p, s)| (p.to_string(), s.to_string()))
+        .collect();
     check(&files, &parse_layers(TABLE).unwrap(), &parse_root(LIB))
 }
 
 #[test]
 fn a_lower_module_importing_a_higher_one_is_named_with_both_layers() {
-    let problems = run(&[("settings.rs", "use crate::text::Text;\nuse crate::metrics::trim_num;\n")]);
-    assert_eq!(problems, ["`settings.rs` (layer 2) imports `metrics` (layer 5) at line 2"]);
+    let problems = run(&[(
+        "settings.rs",
+        "use crate::text::Text;\nuse crate::metrics::trim_num;\n",
+    )]);
+    assert_eq!(
+        problems,
+        ["`settings.rs` (layer 2) imports `metrics` (layer 5) at line 2"]
+    );
     // Downward is fine.
-    assert!(run(&[("metrics.rs", "use crate::settings::Settings;\nuse crate::text::Text;\n")]).is_empty());
+    assert!(run(&[(
+        "metrics.rs",
+        "use crate::settings::Settings;\nuse crate::text::Text;\n"
+    )])
+    .is_empty());
 }
 
 #[test]
 fn one_layer_may_not_use_itself_so_no_cycle_can_hide_there() {
-    let problems = run(&[("index.rs", "fn f() -> crate::metrics::Metrics { todo!() }\n")]);
+    let problems = run(&[(
+        "index.rs",
+        "fn f() -> crate::metrics::Metrics { todo!() }\n",
+    )]);
     assert_eq!(
         problems,
         ["`index.rs` (layer 5) imports `metrics` (layer 5) at line 1; modules of one layer may not use each other"]
@@ -347,11 +432,20 @@ fn every_form_of_path_is_seen() {
     // A group, a path in an expression, a root re-export (also renamed), nested files.
     let cases = [
         ("trace.rs", "use crate::{text::Text, settings::Settings};"),
-        ("trace.rs", "fn f() { let x = crate::settings::Settings::default(); }"),
+        (
+            "trace.rs",
+            "fn f() { let x = crate::settings::Settings::default(); }",
+        ),
         ("trace.rs", "use crate::Metrics;"),
         ("trace.rs", "use crate::trim;"),
-        ("trace/peer.rs", "use crate::{\n    text::Text,\n    metrics::{self, Figure},\n};"),
-        ("trace/mod.rs", "pub(crate) fn f() { crate::index::build() }"),
+        (
+            "trace/peer.rs",
+            "use crate::{\n    text::Text,\n    metrics::{self, Figure},\n};",
+        ),
+        (
+            "trace/mod.rs",
+            "pub(crate) fn f() { crate::index::build() }",
+        ),
     ];
     for (file, src) in cases {
         assert_eq!(run(&[(file, src)]).len(), 1, "{file}: {src}");
@@ -361,18 +455,32 @@ fn every_form_of_path_is_seen() {
 #[test]
 fn super_paths_resolve_through_files_and_inline_modules() {
     // From a nested file, `super::` stays inside its own top-level module.
-    assert!(run(&[("trace/peer.rs", "use super::Header;\nfn f() { super::super::text::Text::new(); }")]).is_empty());
+    assert!(run(&[(
+        "trace/peer.rs",
+        "use super::Header;\nfn f() { super::super::text::Text::new(); }"
+    )])
+    .is_empty());
     // From a top-level file, `super::` is the crate's root.
     assert_eq!(run(&[("text.rs", "use super::metrics::Metrics;")]).len(), 1);
     // Inside `mod tests { }`, `super::` is the file itself; after the block it is the root again.
-    assert!(run(&[("text.rs", "mod tests {\n    use super::*;\n    fn f() { let _ = '{'; }\n}\n")]).is_empty());
+    assert!(run(&[(
+        "text.rs",
+        "mod tests {\n    use super::*;\n    fn f() { let _ = '{'; }\n}\n"
+    )])
+    .is_empty());
     assert_eq!(
-        run(&[("text.rs", "mod tests {\n    use super::*;\n}\nuse super::metrics;\n")]),
+        run(&[(
+            "text.rs",
+            "mod tests {\n    use super::*;\n}\nuse super::metrics;\n"
+        )]),
         ["`text.rs` (layer 0) imports `metrics` (layer 5) at line 4"]
     );
     // A `use crate::{…}` group before the block leaves the brace count intact.
     assert_eq!(
-        run(&[("text.rs", "use crate::{text::Text};\nmod tests {\n    use super::*;\n}\nuse super::metrics;\n")]),
+        run(&[(
+            "text.rs",
+            "use crate::{text::Text};\nmod tests {\n    use super::*;\n}\nuse super::metrics;\n"
+        )]),
         ["`text.rs` (layer 0) imports `metrics` (layer 5) at line 5"]
     );
 }
@@ -393,10 +501,17 @@ fn comments_strings_and_characters_are_not_paths() {
         pub(crate) fn g() {}
         use crate::text::Text;
     "####;
-    assert!(run(&[("trace.rs", src)]).is_empty(), "{:?}", run(&[("trace.rs", src)]));
+    assert!(
+        run(&[("trace.rs", src)]).is_empty(),
+        "{:?}",
+        run(&[("trace.rs", src)])
+    );
     // …and the line numbers still count the lines inside them.
     assert_eq!(
-        run(&[("trace.rs", "const A: &str = \"one\ntwo\";\n/* three\nfour */\nuse crate::metrics;")]),
+        run(&[(
+            "trace.rs",
+            "const A: &str = \"one\ntwo\";\n/* three\nfour */\nuse crate::metrics;"
+        )]),
         ["`trace.rs` (layer 1) imports `metrics` (layer 5) at line 5"]
     );
 }
@@ -414,20 +529,35 @@ fn the_table_and_lib_rs_must_agree() {
     let files: Vec<(String, String)> = Vec::new();
     let root = parse_root("pub mod text;\npub mod trace;\npub mod extra;\n");
     let problems = check(&files, &parse_layers(TABLE).unwrap(), &root);
-    assert!(problems.contains(&"module `extra` (declared in lib.rs) has no layer in ARCHITECTURE.md's table".to_string()));
-    assert!(problems.contains(&"ARCHITECTURE.md's layer table names `metrics`, which lib.rs does not declare".to_string()));
+    assert!(problems.contains(
+        &"module `extra` (declared in lib.rs) has no layer in ARCHITECTURE.md's table".to_string()
+    ));
+    assert!(problems.contains(
+        &"ARCHITECTURE.md's layer table names `metrics`, which lib.rs does not declare".to_string()
+    ));
     assert!(parse_layers("# no table here\n").is_err());
-    assert!(parse_layers("### The core's layers\n\n| layer | modules |\n|---|---|\n| 0 | `a` |\n| 1 | `a` |\n")
-        .unwrap_err()
-        .contains("listed twice"));
+    assert!(parse_layers(
+        "### The core's layers\n\n| layer | modules |\n|---|---|\n| 0 | `a` |\n| 1 | `a` |\n"
+    )
+    .unwrap_err()
+    .contains("listed twice"));
 }
 
 #[test]
 fn lib_rs_re_exports_are_read_with_their_modules() {
     let root = parse_root(LIB);
-    assert_eq!(root.reexports.get("Metrics").map(String::as_str), Some("metrics"));
-    assert_eq!(root.reexports.get("trim").map(String::as_str), Some("metrics"));
+    assert_eq!(
+        root.reexports.get("Metrics").map(String::as_str),
+        Some("metrics")
+    );
+    assert_eq!(
+        root.reexports.get("trim").map(String::as_str),
+        Some("metrics")
+    );
     assert_eq!(root.reexports.get("Text").map(String::as_str), Some("text"));
-    assert!(!root.reexports.contains_key("trim_num"), "renamed: only the new name is visible");
+    assert!(
+        !root.reexports.contains_key("trim_num"),
+        "renamed: only the new name is visible"
+    );
     assert_eq!(root.modules.len(), 5);
 }

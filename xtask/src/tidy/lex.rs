@@ -169,7 +169,10 @@ fn number_end(c: &[char], mut i: usize) -> usize {
         }
     };
     digits(&mut i);
-    if c.get(i) == Some(&'.') && c.get(i + 1).is_none_or(|n| n.is_ascii_digit() || !(n.is_alphabetic() || *n == '_' || *n == '.')) {
+    if c.get(i) == Some(&'.')
+        && c.get(i + 1)
+            .is_none_or(|n| n.is_ascii_digit() || !(n.is_alphabetic() || *n == '_' || *n == '.'))
+    {
         i += 1;
         digits(&mut i);
     }

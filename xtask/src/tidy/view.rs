@@ -36,15 +36,20 @@ fn value_of(literal: &str) -> Option<f64> {
     if s.starts_with("0x") || s.starts_with("0o") || s.starts_with("0b") {
         return None;
     }
-    let body = ["f32", "f64", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"]
-        .iter()
-        .find_map(|suffix| s.strip_suffix(suffix))
-        .unwrap_or(&s);
+    let body = [
+        "f32", "f64", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+        "i128", "isize",
+    ]
+    .iter()
+    .find_map(|suffix| s.strip_suffix(suffix))
+    .unwrap_or(&s);
     body.parse().ok()
 }
 
 fn is_time_factor(v: f64) -> bool {
-    [1e3, 1e-3, 1e6, 1e-6].iter().any(|f| (v - f).abs() <= f * 1e-12)
+    [1e3, 1e-3, 1e6, 1e-6]
+        .iter()
+        .any(|f| (v - f).abs() <= f * 1e-12)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,7 +81,14 @@ struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: `{}` {}", self.file, self.line, self.what, self.rule.advice())
+        write!(
+            f,
+            "{}:{}: `{}` {}",
+            self.file,
+            self.line,
+            self.what,
+            self.rule.advice()
+        )
     }
 }
 
@@ -87,7 +99,9 @@ fn paths(tokens: &[(Tok, usize)]) -> Vec<(Vec<String>, usize)> {
     let mut i = 0;
     while i < tokens.len() {
         if tokens[i].0 == Tok::Ident("use".into()) {
-            let end = (i..tokens.len()).find(|&j| tokens[j].0 == Tok::Punct(';')).unwrap_or(tokens.len());
+            let end = (i..tokens.len())
+                .find(|&j| tokens[j].0 == Tok::Punct(';'))
+                .unwrap_or(tokens.len());
             use_tree(&tokens[i + 1..end], &mut Vec::new(), &mut out);
             i = end + 1;
             continue;
@@ -116,7 +130,11 @@ fn paths(tokens: &[(Tok, usize)]) -> Vec<(Vec<String>, usize)> {
 }
 
 /// Expands one `use` tree (the tokens between `use` and `;`).
-fn use_tree(tokens: &[(Tok, usize)], prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, usize)>) {
+fn use_tree(
+    tokens: &[(Tok, usize)],
+    prefix: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, usize)>,
+) {
     let depth_before = prefix.len();
     let mut i = 0;
     while i < tokens.len() {
@@ -199,7 +217,14 @@ fn core_arithmetic(segs: &[String]) -> bool {
 fn check(file: &str, src: &str) -> Vec<Violation> {
     let tokens = lex(src);
     let mut out = Vec::new();
-    let mut flag = |line, rule, what: String| out.push(Violation { file: file.to_string(), line, rule, what });
+    let mut flag = |line, rule, what: String| {
+        out.push(Violation {
+            file: file.to_string(),
+            line,
+            rule,
+            what,
+        })
+    };
 
     for (segs, line) in paths(&tokens) {
         if core_arithmetic(&segs) {
@@ -207,17 +232,30 @@ fn check(file: &str, src: &str) -> Vec<Violation> {
         }
     }
 
-    let punct = |k: usize| tokens.get(k).and_then(|t| if let Tok::Punct(p) = t.0 { Some(p) } else { None });
+    let punct = |k: usize| {
+        tokens.get(k).and_then(|t| {
+            if let Tok::Punct(p) = t.0 {
+                Some(p)
+            } else {
+                None
+            }
+        })
+    };
     for (k, (tok, line)) in tokens.iter().enumerate() {
         let Tok::Number(lit) = tok else { continue };
         let Some(v) = value_of(lit) else { continue };
         let before = k.checked_sub(1).and_then(punct);
         // `x *= 1000.0` lexes as `*`, `=`, literal.
         let compound = k >= 2 && before == Some('=') && matches!(punct(k - 2), Some('*' | '/'));
-        let multiplied = matches!(before, Some('*' | '/')) || matches!(punct(k + 1), Some('*' | '/')) || compound;
+        let multiplied = matches!(before, Some('*' | '/'))
+            || matches!(punct(k + 1), Some('*' | '/'))
+            || compound;
         // `const MS: f64 = 1000.0;` or `let ms = 1e3;`: a factor given a name.
-        let plain_assignment =
-            before == Some('=') && !matches!(k.checked_sub(2).and_then(punct), Some('=' | '!' | '<' | '>' | '*' | '/' | '+' | '-'));
+        let plain_assignment = before == Some('=')
+            && !matches!(
+                k.checked_sub(2).and_then(punct),
+                Some('=' | '!' | '<' | '>' | '*' | '/' | '+' | '-')
+            );
         let bound = plain_assignment && punct(k + 1) == Some(';');
         if is_time_factor(v) && (multiplied || bound) {
             flag(*line, Rule::TimeUnits, lit.clone());
@@ -227,7 +265,15 @@ fn check(file: &str, src: &str) -> Vec<Violation> {
     }
 
     // `.filter(…)` / `.filter_map(…)` … `.count()` in one method chain.
-    let ident = |k: usize| tokens.get(k).and_then(|t| if let Tok::Ident(s) = &t.0 { Some(s.as_str()) } else { None });
+    let ident = |k: usize| {
+        tokens.get(k).and_then(|t| {
+            if let Tok::Ident(s) = &t.0 {
+                Some(s.as_str())
+            } else {
+                None
+            }
+        })
+    };
     let close_of = |open: usize| {
         let mut depth = 0;
         for (j, (t, _)) in tokens.iter().enumerate().skip(open) {
@@ -245,17 +291,22 @@ fn check(file: &str, src: &str) -> Vec<Violation> {
         None
     };
     for k in 0..tokens.len() {
-        let is_filter = punct(k) == Some('.') && matches!(ident(k + 1), Some("filter" | "filter_map")) && punct(k + 2) == Some('(');
+        let is_filter = punct(k) == Some('.')
+            && matches!(ident(k + 1), Some("filter" | "filter_map"))
+            && punct(k + 2) == Some('(');
         if !is_filter {
             continue;
         }
         let line = tokens[k + 1].1;
-        let Some(mut j) = close_of(k + 2) else { continue };
+        let Some(mut j) = close_of(k + 2) else {
+            continue;
+        };
         // Follow the chain: `.name(…)` or `.name::<…>(…)`, one call after another.
         while punct(j + 1) == Some('.') {
             let Some(name) = ident(j + 2) else { break };
             let mut open = j + 3;
-            if tokens.get(open).is_some_and(|t| t.0 == Tok::PathSep) && punct(open + 1) == Some('<') {
+            if tokens.get(open).is_some_and(|t| t.0 == Tok::PathSep) && punct(open + 1) == Some('<')
+            {
                 let mut depth = 0;
                 while let Some(p) = tokens.get(open + 1) {
                     open += 1;
@@ -276,7 +327,11 @@ fn check(file: &str, src: &str) -> Vec<Violation> {
                 break; // a field, or `.await`
             }
             if name == "count" {
-                flag(line, Rule::Counting, format!(".{}(…)….count()", ident(k + 1).unwrap_or_default()));
+                flag(
+                    line,
+                    Rule::Counting,
+                    format!(".{}(…)….count()", ident(k + 1).unwrap_or_default()),
+                );
                 break;
             }
             match close_of(open) {
@@ -289,7 +344,10 @@ fn check(file: &str, src: &str) -> Vec<Violation> {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for path in entries {
         if path.is_dir() {
@@ -306,23 +364,39 @@ fn the_view_computes_nothing() {
     // The lab (src/), every other page (pages/NAME/src/) and the kit they share (crates/web/src/).
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
-    assert!(files.len() >= 20, "expected the lab's sources under src/, found {} files", files.len());
-    let mut pages: Vec<_> = std::fs::read_dir(root.join("pages")).expect("pages/ reads").map(|e| e.unwrap().path().join("src")).filter(|p| p.is_dir()).collect();
+    assert!(
+        files.len() >= 20,
+        "expected the lab's sources under src/, found {} files",
+        files.len()
+    );
+    let mut pages: Vec<_> = std::fs::read_dir(root.join("pages"))
+        .expect("pages/ reads")
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
     pages.sort();
-    assert!(pages.len() >= 5, "expected the pages under pages/, found {pages:?}");
+    assert!(
+        pages.len() >= 5,
+        "expected the pages under pages/, found {pages:?}"
+    );
     for dir in pages.iter().chain([&root.join("crates/web/src")]) {
         rust_files(dir, &mut files);
     }
     let mut violations = Vec::new();
     for path in &files {
-        let src = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let src =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let name = path.strip_prefix(root).unwrap().display().to_string();
         violations.extend(check(&name, &src));
     }
     assert!(
         violations.is_empty(),
         "the view computes nothing (ARCHITECTURE.md, \"The view computes nothing\"):\n{}",
-        violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n")
+        violations
+            .iter()
+            .map(|v| format!("  {v}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -332,8 +406,14 @@ fn every_format_helper_returns_text() {
     let path = super::root().join("crates/core/src/format.rs");
     let src = std::fs::read_to_string(&path).unwrap();
     let bad = format_helpers_returning_numbers(&src);
-    assert!(bad.is_empty(), "crates/core/src/format.rs: public helpers that do not return text: {bad:?}");
-    assert!(src.contains("pub fn trim_num"), "the scan found format.rs's helpers");
+    assert!(
+        bad.is_empty(),
+        "crates/core/src/format.rs: public helpers that do not return text: {bad:?}"
+    );
+    assert!(
+        src.contains("pub fn trim_num"),
+        "the scan found format.rs's helpers"
+    );
 }
 
 /// `name (line)` of every `pub fn` whose return type is not `String`, `Text` or
@@ -351,8 +431,13 @@ fn format_helpers_returning_numbers(src: &str) -> Vec<String> {
             Some((Tok::Ident(n), line)) => format!("{n} (line {line})"),
             _ => continue,
         };
-        let body = (k..tokens.len()).find(|&j| tokens[j].0 == Tok::Punct('{')).unwrap_or(tokens.len());
-        let arrow = (k..body).find(|&j| tokens[j].0 == Tok::Punct('-') && tokens.get(j + 1).is_some_and(|t| t.0 == Tok::Punct('>')));
+        let body = (k..tokens.len())
+            .find(|&j| tokens[j].0 == Tok::Punct('{'))
+            .unwrap_or(tokens.len());
+        let arrow = (k..body).find(|&j| {
+            tokens[j].0 == Tok::Punct('-')
+                && tokens.get(j + 1).is_some_and(|t| t.0 == Tok::Punct('>'))
+        });
         let ret: Vec<String> = match arrow {
             Some(a) => tokens[a + 2..body]
                 .iter()
@@ -376,7 +461,10 @@ mod checker {
     use super::*;
 
     fn rules(src: &str) -> Vec<(usize, Rule)> {
-        check("src/x.rs", src).into_iter().map(|v| (v.line, v.rule)).collect()
+        check("src/x.rs", src)
+            .into_iter()
+            .map(|v| (v.line, v.rule))
+            .collect()
     }
 
     #[test]
@@ -401,13 +489,21 @@ mod checker {
         ] {
             assert_eq!(rules(src), [(1, Rule::TimeUnits)], "{src}");
         }
-        let v = &check("src/components/step_panel.rs", "fn f() {\n    let v = raw.parse::<f64>().ok().map(|s| s * 1000.0);\n}")[0];
+        let v = &check(
+            "src/components/step_panel.rs",
+            "fn f() {\n    let v = raw.parse::<f64>().ok().map(|s| s * 1000.0);\n}",
+        )[0];
         assert_eq!(v.to_string(), "src/components/step_panel.rs:2: `1000.0` converts a unit itself (a factor of 1000 or 10^6); use tracelab_core::units (times to the trace's microsecond)");
     }
 
     #[test]
     fn percentages_are_caught() {
-        for src in ["let pct = 100.0 * used / total;", "let f = p / 100.0;", "let label = (f * 100.0) as i64;", "x *= 100;"] {
+        for src in [
+            "let pct = 100.0 * used / total;",
+            "let f = p / 100.0;",
+            "let label = (f * 100.0) as i64;",
+            "x *= 100;",
+        ] {
             assert_eq!(rules(src), [(1, Rule::Percent)], "{src}");
         }
     }
@@ -424,7 +520,11 @@ mod checker {
             let found = rules(src);
             assert_eq!(found.iter().map(|(_, r)| *r).collect::<Vec<_>>(), [Rule::Counting], "{src}");
         }
-        assert_eq!(rules("let n = a\n    .iter()\n    .filter(|a| a.ok)\n    .count();")[0].0, 3, "the line of the filter");
+        assert_eq!(
+            rules("let n = a\n    .iter()\n    .filter(|a| a.ok)\n    .count();")[0].0,
+            3,
+            "the line of the filter"
+        );
     }
 
     #[test]
@@ -443,7 +543,13 @@ mod checker {
             "use tracelab_core::index::{Index, build_sorted};",
         ] {
             let found = rules(src);
-            assert!(!found.is_empty() && found.iter().all(|(l, r)| *l == 1 && *r == Rule::CoreArithmetic), "{src}: {found:?}");
+            assert!(
+                !found.is_empty()
+                    && found
+                        .iter()
+                        .all(|(l, r)| *l == 1 && *r == Rule::CoreArithmetic),
+                "{src}: {found:?}"
+            );
         }
     }
 
@@ -496,16 +602,38 @@ mod checker {
                    pub(crate) fn helper(v: f64) -> f64 { v }\n\
                    pub fn nothing(v: f64) { }\n\
                    fn private(v: f64) -> f64 { v }";
-        assert_eq!(format_helpers_returning_numbers(src), ["scaled (line 4) -> f64", "nothing (line 6) -> ()"]);
+        assert_eq!(
+            format_helpers_returning_numbers(src),
+            ["scaled (line 4) -> f64", "nothing (line 6) -> ()"]
+        );
     }
 
     #[test]
     fn literals_are_read_as_rust_reads_them() {
-        for (lit, v) in [("1_000.0", 1000.0), ("1e3", 1000.0), ("1e-3f64", 0.001), ("100u32", 100.0), ("0.001", 0.001), ("1.", 1.0), ("100usize", 100.0)] {
+        for (lit, v) in [
+            ("1_000.0", 1000.0),
+            ("1e3", 1000.0),
+            ("1e-3f64", 0.001),
+            ("100u32", 100.0),
+            ("0.001", 0.001),
+            ("1.", 1.0),
+            ("100usize", 100.0),
+        ] {
             assert_eq!(value_of(lit), Some(v), "{lit}");
         }
         assert_eq!(value_of("0x3e8"), None);
-        let numbers = |src: &str| lex(src).into_iter().filter_map(|(t, _)| if let Tok::Number(n) = t { Some(n) } else { None }).collect::<Vec<_>>();
+        let numbers = |src: &str| {
+            lex(src)
+                .into_iter()
+                .filter_map(|(t, _)| {
+                    if let Tok::Number(n) = t {
+                        Some(n)
+                    } else {
+                        None
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(numbers("0..1000"), ["0", "1000"]);
         assert_eq!(numbers("1.max(2)"), ["1", "2"]);
         assert_eq!(numbers("x.0 * 1e-3"), ["0", "1e-3"]);

@@ -57,10 +57,30 @@ pub struct ContractCheck {
 /// The conditions `vary` may name besides single fields: what each changes on purpose.
 pub const VARY_GROUPS: [(&str, &[&str]); 5] = [
     // Another runtime names the same weights its own way and reports its own fingerprint.
-    ("runtime", &["runtime.engine", "runtime.engine_version", "runtime.model_id", "runtime.model_revision", "runtime.max_context", "system_fingerprint", "model"]),
-    ("engine_version", &["runtime.engine_version", "system_fingerprint"]),
-    ("model", &["model", "runtime.model_id", "runtime.model_revision"]),
-    ("load", &["arrival", "rate_per_s", "burstiness", "concurrency", "seed"]),
+    (
+        "runtime",
+        &[
+            "runtime.engine",
+            "runtime.engine_version",
+            "runtime.model_id",
+            "runtime.model_revision",
+            "runtime.max_context",
+            "system_fingerprint",
+            "model",
+        ],
+    ),
+    (
+        "engine_version",
+        &["runtime.engine_version", "system_fingerprint"],
+    ),
+    (
+        "model",
+        &["model", "runtime.model_id", "runtime.model_revision"],
+    ),
+    (
+        "load",
+        &["arrival", "rate_per_s", "burstiness", "concurrency", "seed"],
+    ),
     ("prompts", &["prompt_set", "prompt_set_sha256"]),
 ];
 
@@ -87,10 +107,30 @@ pub fn vary_fields(vary: &[String]) -> Result<Vec<String>, String> {
 
 /// Every condition the contract compares, in the order it lists them.
 pub const CONTRACT_FIELDS: [&str; 24] = [
-    "model", "runtime.engine", "runtime.engine_version", "runtime.model_id", "runtime.model_revision", "runtime.max_context",
-    "api", "max_tokens", "prompt_set", "prompt_set_sha256", "prefix_reuse.by_design", "prefix_reuse.before_run", "arrival",
-    "rate_per_s", "burstiness", "concurrency", "timeout_s", "first_token_timeout_s", "warmup", "tool", "repetitions", "window",
-    "seed", "system_fingerprint",
+    "model",
+    "runtime.engine",
+    "runtime.engine_version",
+    "runtime.model_id",
+    "runtime.model_revision",
+    "runtime.max_context",
+    "api",
+    "max_tokens",
+    "prompt_set",
+    "prompt_set_sha256",
+    "prefix_reuse.by_design",
+    "prefix_reuse.before_run",
+    "arrival",
+    "rate_per_s",
+    "burstiness",
+    "concurrency",
+    "timeout_s",
+    "first_token_timeout_s",
+    "warmup",
+    "tool",
+    "repetitions",
+    "window",
+    "seed",
+    "system_fingerprint",
 ];
 
 /// The value written for a condition that a header does not record.
@@ -110,14 +150,24 @@ impl ContractCheck {
                 (Strictness::Must, Lang::Zh) => ("✗", "必须一致"),
                 (Strictness::Warn, Lang::En) => ("!", "warning only"),
                 (Strictness::Warn, Lang::Zh) => ("!", "仅提醒"),
-                (Strictness::OneSided, Lang::En) => ("?", "recorded in one run only, so not checked"),
+                (Strictness::OneSided, Lang::En) => {
+                    ("?", "recorded in one run only, so not checked")
+                }
                 (Strictness::OneSided, Lang::Zh) => ("?", "只有一份记录写明，无法核对"),
-                (Strictness::Varied, Lang::En) => ("~", "the variable under test, changed on purpose"),
+                (Strictness::Varied, Lang::En) => {
+                    ("~", "the variable under test, changed on purpose")
+                }
                 (Strictness::Varied, Lang::Zh) => ("~", "被测变量，有意改变"),
             };
             out.push(match lang {
-                Lang::En => format!("  {mark} {}: base {} · new {} ({kind})", d.field, d.base, d.new),
-                Lang::Zh => format!("  {mark} {}：基线 {} · 新 {}（{kind}）", d.field, d.base, d.new),
+                Lang::En => format!(
+                    "  {mark} {}: base {} · new {} ({kind})",
+                    d.field, d.base, d.new
+                ),
+                Lang::Zh => format!(
+                    "  {mark} {}：基线 {} · 新 {}（{kind}）",
+                    d.field, d.base, d.new
+                ),
             });
         }
         if !self.not_recorded.is_empty() {
@@ -152,7 +202,15 @@ impl ContractCheck {
 
 /// The must-match conditions every run has (the others, such as the rate of an open loop or the
 /// burstiness of Poisson arrivals, only apply to some runs).
-const ALWAYS_RECORDED: [&str; 7] = ["model", "api", "max_tokens", "prompt_set_sha256", "arrival", "timeout_s", "warmup"];
+const ALWAYS_RECORDED: [&str; 7] = [
+    "model",
+    "api",
+    "max_tokens",
+    "prompt_set_sha256",
+    "arrival",
+    "timeout_s",
+    "warmup",
+];
 
 /// Compares the conditions in two headers.
 pub fn check_contract(base: &Header, new: &Header) -> ContractCheck {
@@ -161,42 +219,98 @@ pub fn check_contract(base: &Header, new: &Header) -> ContractCheck {
 
 /// Compares the conditions in two headers, `vary` naming what the comparison set out to change
 /// (groups of [`VARY_GROUPS`] or single fields of [`CONTRACT_FIELDS`]).
-pub fn check_contract_varying(base: &Header, new: &Header, vary: &[String]) -> Result<ContractCheck, String> {
+pub fn check_contract_varying(
+    base: &Header,
+    new: &Header,
+    vary: &[String],
+) -> Result<ContractCheck, String> {
     let varied_fields = vary_fields(vary)?;
     let (b, n) = (&base.conditions, &new.conditions);
-    let rt = |h: &Header, f: fn(&crate::trace::Runtime) -> Option<String>| h.conditions.runtime.as_ref().and_then(f);
-    let reuse = |h: &Header, f: fn(&crate::trace::PrefixReuse) -> String| h.conditions.prefix_reuse.as_ref().map(f);
+    let rt = |h: &Header, f: fn(&crate::trace::Runtime) -> Option<String>| {
+        h.conditions.runtime.as_ref().and_then(f)
+    };
+    let reuse = |h: &Header, f: fn(&crate::trace::PrefixReuse) -> String| {
+        h.conditions.prefix_reuse.as_ref().map(f)
+    };
     let opt = |v: Option<String>| v.unwrap_or_else(|| NOT_RECORDED.to_string());
     let num = |v: Option<f64>| v.map(trim_num);
     let int = |v: Option<u32>| v.map(|v| v.to_string());
     let must: Vec<(&str, Option<String>, Option<String>)> = vec![
         ("model", b.model.clone(), n.model.clone()),
-        ("runtime.engine", rt(base, |r| r.engine.clone()), rt(new, |r| r.engine.clone())),
-        ("runtime.engine_version", rt(base, |r| r.engine_version.clone()), rt(new, |r| r.engine_version.clone())),
-        ("runtime.model_id", rt(base, |r| r.model_id.clone()), rt(new, |r| r.model_id.clone())),
-        ("runtime.model_revision", rt(base, |r| r.model_revision.clone()), rt(new, |r| r.model_revision.clone())),
-        ("runtime.max_context", rt(base, |r| r.max_context.map(|c| c.to_string())), rt(new, |r| r.max_context.map(|c| c.to_string()))),
+        (
+            "runtime.engine",
+            rt(base, |r| r.engine.clone()),
+            rt(new, |r| r.engine.clone()),
+        ),
+        (
+            "runtime.engine_version",
+            rt(base, |r| r.engine_version.clone()),
+            rt(new, |r| r.engine_version.clone()),
+        ),
+        (
+            "runtime.model_id",
+            rt(base, |r| r.model_id.clone()),
+            rt(new, |r| r.model_id.clone()),
+        ),
+        (
+            "runtime.model_revision",
+            rt(base, |r| r.model_revision.clone()),
+            rt(new, |r| r.model_revision.clone()),
+        ),
+        (
+            "runtime.max_context",
+            rt(base, |r| r.max_context.map(|c| c.to_string())),
+            rt(new, |r| r.max_context.map(|c| c.to_string())),
+        ),
         ("api", b.api.clone(), n.api.clone()),
         ("max_tokens", int(b.max_tokens), int(n.max_tokens)),
         ("prompt_set", b.prompt_set.clone(), n.prompt_set.clone()),
-        ("prompt_set_sha256", b.prompt_set_sha256.clone(), n.prompt_set_sha256.clone()),
-        ("prefix_reuse.by_design", reuse(base, |p| p.by_design.to_string()), reuse(new, |p| p.by_design.to_string())),
-        ("prefix_reuse.before_run", reuse(base, |p| p.before_run.clone()), reuse(new, |p| p.before_run.clone())),
+        (
+            "prompt_set_sha256",
+            b.prompt_set_sha256.clone(),
+            n.prompt_set_sha256.clone(),
+        ),
+        (
+            "prefix_reuse.by_design",
+            reuse(base, |p| p.by_design.to_string()),
+            reuse(new, |p| p.by_design.to_string()),
+        ),
+        (
+            "prefix_reuse.before_run",
+            reuse(base, |p| p.before_run.clone()),
+            reuse(new, |p| p.before_run.clone()),
+        ),
         ("arrival", b.arrival.clone(), n.arrival.clone()),
         ("rate_per_s", num(b.rate_per_s), num(n.rate_per_s)),
         ("burstiness", num(b.burstiness), num(n.burstiness)),
         ("concurrency", int(b.concurrency), int(n.concurrency)),
         ("timeout_s", num(b.timeout_s), num(n.timeout_s)),
-        ("first_token_timeout_s", num(b.first_token_timeout_s), num(n.first_token_timeout_s)),
+        (
+            "first_token_timeout_s",
+            num(b.first_token_timeout_s),
+            num(n.first_token_timeout_s),
+        ),
         ("warmup", int(b.warmup), int(n.warmup)),
     ];
     let window = |h: &Header| h.window.map(|w| format!("{} s", trim_num(w.length_s)));
     let warn: Vec<(&str, Option<String>, Option<String>)> = vec![
-        ("tool", Some(format!("{} {}", base.tool.name, base.tool.version)), Some(format!("{} {}", new.tool.name, new.tool.version))),
+        (
+            "tool",
+            Some(format!("{} {}", base.tool.name, base.tool.version)),
+            Some(format!("{} {}", new.tool.name, new.tool.version)),
+        ),
         ("repetitions", int(b.repetitions), int(n.repetitions)),
         ("window", window(base), window(new)),
-        ("seed", b.seed.map(|s| s.to_string()), n.seed.map(|s| s.to_string())),
-        ("system_fingerprint", rt(base, |r| r.system_fingerprint.clone()), rt(new, |r| r.system_fingerprint.clone())),
+        (
+            "seed",
+            b.seed.map(|s| s.to_string()),
+            n.seed.map(|s| s.to_string()),
+        ),
+        (
+            "system_fingerprint",
+            rt(base, |r| r.system_fingerprint.clone()),
+            rt(new, |r| r.system_fingerprint.clone()),
+        ),
     ];
     let mut differences = Vec::new();
     let mut not_recorded = Vec::new();
@@ -218,17 +332,31 @@ pub fn check_contract_varying(base: &Header, new: &Header, vary: &[String]) -> R
                 } else {
                     strictness
                 };
-                differences.push(ContractDiff { field: field.to_string(), base: opt(bv), new: opt(nv), strictness });
+                differences.push(ContractDiff {
+                    field: field.to_string(),
+                    base: opt(bv),
+                    new: opt(nv),
+                    strictness,
+                });
             }
         }
     }
     let status = if differences.iter().any(|d| d.strictness == Strictness::Must) {
         ContractStatus::Broken
-    } else if !not_recorded.is_empty() || differences.iter().any(|d| d.strictness == Strictness::OneSided) {
+    } else if !not_recorded.is_empty()
+        || differences
+            .iter()
+            .any(|d| d.strictness == Strictness::OneSided)
+    {
         ContractStatus::Unverified
     } else {
         ContractStatus::Holds
     };
     let varied = vary.iter().map(|v| v.trim().to_string()).collect();
-    Ok(ContractCheck { status, differences, not_recorded, varied })
+    Ok(ContractCheck {
+        status,
+        differences,
+        not_recorded,
+        varied,
+    })
 }

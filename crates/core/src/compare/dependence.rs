@@ -84,7 +84,10 @@ impl Dependence {
 
     /// Whether the interval must be widened (τ > 1).
     pub fn widens(&self) -> bool {
-        matches!(self.verdict, Independence::Correlated | Independence::StillCorrelated)
+        matches!(
+            self.verdict,
+            Independence::Correlated | Independence::StillCorrelated
+        )
     }
 
     /// The critical value two-sided 95 %: Student's t with batches − 1 degrees of freedom when
@@ -103,7 +106,10 @@ impl Dependence {
         let what = what.get(lang);
         let eff = crate::format::integer(self.effective_n.round().max(1.0) as u64);
         let tau = crate::format::trim_num((self.measured_inflation * 10.0).round() / 10.0);
-        let (b, m) = (crate::format::integer(self.batches as u64), crate::format::integer(self.batch_size as u64));
+        let (b, m) = (
+            crate::format::integer(self.batches as u64),
+            crate::format::integer(self.batch_size as u64),
+        );
         match (self.verdict, lang) {
             (Independence::Unchecked, Lang::En) => {
                 format!("{n} {what}, too few to check for dependence: the interval assumes they are independent")
@@ -175,7 +181,10 @@ pub fn of_series(x: &[f64]) -> Dependence {
     if !(var > 0.0) || !var.is_finite() {
         // A constant series says nothing about its swings: the exact interval (which is
         // one-sided at 0 of n or n of n) stands.
-        return Dependence { verdict: Independence::NotRejected, ..unchecked };
+        return Dependence {
+            verdict: Independence::NotRejected,
+            ..unchecked
+        };
     }
     // Prefix sums, so each batch size costs one pass over the batches, not the series.
     let mut prefix = Vec::with_capacity(n + 1);
@@ -190,7 +199,9 @@ pub fn of_series(x: &[f64]) -> Dependence {
         let m = n / b;
         // Batches of m consecutive attempts; the last n − b·m are left out of the batches (not
         // of the figure).
-        let means: Vec<f64> = (0..b).map(|i| (prefix[(i + 1) * m] - prefix[i * m]) / m as f64).collect();
+        let means: Vec<f64> = (0..b)
+            .map(|i| (prefix[(i + 1) * m] - prefix[i * m]) / m as f64)
+            .collect();
         let (bmean, s2) = mean_var(&means);
         let lag1 = lag1(&means, bmean, s2);
         let independent_batches = lag1 <= Z_ONE_SIDED / (b as f64).sqrt();
@@ -207,7 +218,11 @@ pub fn of_series(x: &[f64]) -> Dependence {
             // average by about (1 + r₁)/(1 − r₁) (an AR(1) view of the batch means): widen by
             // it for a positive lag-1 correlation (kept below 0.5, where batches stop helping).
             let r1 = lag1.clamp(0.0, 0.5);
-            let inflation = if rejected { tau * (1.0 + r1) / (1.0 - r1) } else { 1.0 };
+            let inflation = if rejected {
+                tau * (1.0 + r1) / (1.0 - r1)
+            } else {
+                1.0
+            };
             return Dependence {
                 n,
                 effective_n: n as f64 / inflation,
@@ -226,7 +241,11 @@ pub fn of_series(x: &[f64]) -> Dependence {
 /// The more cautious of two readings of one figure's series: the one that widens more.
 pub fn wider(a: Dependence, b: Dependence) -> Dependence {
     if b.inflation > a.inflation {
-        Dependence { n: a.n, effective_n: a.n as f64 / b.inflation, ..b }
+        Dependence {
+            n: a.n,
+            effective_n: a.n as f64 / b.inflation,
+            ..b
+        }
     } else {
         a
     }
@@ -246,7 +265,11 @@ fn lag1(x: &[f64], mean: f64, s2: f64) -> f64 {
     if n < 2 || s2 <= 0.0 {
         return 0.0;
     }
-    let c1: f64 = x.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum::<f64>() / n as f64;
+    let c1: f64 = x
+        .windows(2)
+        .map(|w| (w[0] - mean) * (w[1] - mean))
+        .sum::<f64>()
+        / n as f64;
     c1 / (s2 * (n as f64 - 1.0) / n as f64)
 }
 
@@ -262,7 +285,10 @@ pub fn autocorrelation(x: &[f64], lag: usize) -> Option<f64> {
     if c0 <= 0.0 {
         return None;
     }
-    let ck = (0..n - lag).map(|i| (x[i] - mean) * (x[i + lag] - mean)).sum::<f64>() / n as f64;
+    let ck = (0..n - lag)
+        .map(|i| (x[i] - mean) * (x[i + lag] - mean))
+        .sum::<f64>()
+        / n as f64;
     Some(ck / c0)
 }
 
@@ -273,7 +299,16 @@ pub fn autocorrelation(x: &[f64], lag: usize) -> Option<f64> {
 /// for 9 or more; replications and Welch's df for fewer.
 pub fn t975(df: f64) -> f64 {
     /// t₀.₉₇₅ at 1 … 8 degrees of freedom.
-    const TABLE: [f64; 8] = [12.706_204_736, 4.302_652_730, 3.182_446_305, 2.776_445_105, 2.570_581_836, 2.446_911_851, 2.364_624_252, 2.306_004_135];
+    const TABLE: [f64; 8] = [
+        12.706_204_736,
+        4.302_652_730,
+        3.182_446_305,
+        2.776_445_105,
+        2.570_581_836,
+        2.446_911_851,
+        2.364_624_252,
+        2.306_004_135,
+    ];
     if df < 9.0 {
         return TABLE[(df.floor().max(1.0) as usize) - 1];
     }
@@ -316,22 +351,37 @@ impl Index {
 
     /// Successes in start order: passed quality or not.
     pub fn quality_series(&self) -> Vec<bool> {
-        self.series.iter().filter(|s| s.is(Step::SUCCESS)).map(|s| s.is(Step::QUALITY_PASS)).collect()
+        self.series
+            .iter()
+            .filter(|s| s.is(Step::SUCCESS))
+            .map(|s| s.is(Step::QUALITY_PASS))
+            .collect()
     }
 
     /// Counted attempts in start order: jointly qualified under `threshold_ms` and `comparison`.
     pub fn joint_series(&self, threshold_ms: f64, comparison: crate::Comparison) -> Vec<bool> {
-        self.series.iter().map(|s| s.is(Step::CANDIDATE) && comparison.holds(s.ttft_ms, threshold_ms)).collect()
+        self.series
+            .iter()
+            .map(|s| s.is(Step::CANDIDATE) && comparison.holds(s.ttft_ms, threshold_ms))
+            .collect()
     }
 
     /// The TTFT sample in start order (ms).
     pub fn ttft_in_order(&self) -> Vec<f64> {
-        self.series.iter().map(|s| s.ttft_ms).filter(|t| !t.is_nan()).collect()
+        self.series
+            .iter()
+            .map(|s| s.ttft_ms)
+            .filter(|t| !t.is_nan())
+            .collect()
     }
 
     /// The E2E sample in start order (ms).
     pub fn e2e_in_order(&self) -> Vec<f64> {
-        self.series.iter().map(|s| s.e2e_ms).filter(|t| !t.is_nan()).collect()
+        self.series
+            .iter()
+            .map(|s| s.e2e_ms)
+            .filter(|t| !t.is_nan())
+            .collect()
     }
 }
 
@@ -350,7 +400,11 @@ pub struct SeriesAcf {
 
 /// The run's three series (qualified or not, failed or not, TTFT) at the lags that matter;
 /// empty without start times or below [`MIN_SERIES`] attempts.
-pub fn autocorrelations(ix: &Index, threshold_ms: f64, comparison: crate::Comparison) -> Vec<SeriesAcf> {
+pub fn autocorrelations(
+    ix: &Index,
+    threshold_ms: f64,
+    comparison: crate::Comparison,
+) -> Vec<SeriesAcf> {
     if !ix.in_start_order() || ix.series.len() < MIN_SERIES {
         return Vec::new();
     }
@@ -361,7 +415,14 @@ pub fn autocorrelations(ix: &Index, threshold_ms: f64, comparison: crate::Compar
         ("ttft", ix.ttft_in_order()),
     ]
     .into_iter()
-    .map(|(series, x)| SeriesAcf { series, n: x.len(), at: LAGS.iter().map(|&lag| (lag, autocorrelation(&x, lag))).collect() })
+    .map(|(series, x)| SeriesAcf {
+        series,
+        n: x.len(),
+        at: LAGS
+            .iter()
+            .map(|&lag| (lag, autocorrelation(&x, lag)))
+            .collect(),
+    })
     .collect()
 }
 
@@ -375,19 +436,36 @@ pub fn autocorrelation_line(acf: &[SeriesAcf], lang: Lang) -> Option<String> {
         ("failed", Lang::Zh) => "是否失败",
         ("ttft", _) => "TTFT",
         ("qualified", _) => "qualified",
-        _ => if lang == Lang::Zh { "是否失败" } else { "failed" },
+        _ => {
+            if lang == Lang::Zh {
+                "是否失败"
+            } else {
+                "failed"
+            }
+        }
     };
     let parts: Vec<String> = acf
         .iter()
         .map(|a| {
-            let v: Vec<String> = a.at.iter().map(|(_, r)| r.map_or("—".to_string(), |r| format!("{r:.2}"))).collect();
+            let v: Vec<String> =
+                a.at.iter()
+                    .map(|(_, r)| r.map_or("—".to_string(), |r| format!("{r:.2}")))
+                    .collect();
             format!("{} {}", name(a.series), v.join(", "))
         })
         .collect();
     let lags: Vec<String> = LAGS.iter().map(|l| l.to_string()).collect();
     Some(match lang {
-        Lang::En => format!("Autocorrelation in start order (lag {}): {}", lags.join(", "), parts.join("; ")),
-        Lang::Zh => format!("按开始时间的自相关（滞后 {}）：{}", lags.join("、"), parts.join("；")),
+        Lang::En => format!(
+            "Autocorrelation in start order (lag {}): {}",
+            lags.join(", "),
+            parts.join("; ")
+        ),
+        Lang::Zh => format!(
+            "按开始时间的自相关（滞后 {}）：{}",
+            lags.join("、"),
+            parts.join("；")
+        ),
     })
 }
 
@@ -422,11 +500,30 @@ mod tests {
 
     #[test]
     fn t_quantiles_match_the_table() {
-        for (df, t) in [(1.0, 12.706_205), (1.5, 12.706_205), (2.0, 4.302_653), (3.0, 3.182_446), (4.0, 2.776_445), (8.5, 2.306_004), (9.0, 2.262_157), (15.0, 2.131_450), (31.0, 2.039_513), (63.0, 1.998_341)] {
-            assert!((t975(df) - t).abs() < 1e-4, "t({df}) = {} against {t}", t975(df));
+        for (df, t) in [
+            (1.0, 12.706_205),
+            (1.5, 12.706_205),
+            (2.0, 4.302_653),
+            (3.0, 3.182_446),
+            (4.0, 2.776_445),
+            (8.5, 2.306_004),
+            (9.0, 2.262_157),
+            (15.0, 2.131_450),
+            (31.0, 2.039_513),
+            (63.0, 1.998_341),
+        ] {
+            assert!(
+                (t975(df) - t).abs() < 1e-4,
+                "t({df}) = {} against {t}",
+                t975(df)
+            );
         }
         for (df, c) in [(9.0, 16.918_98), (31.0, 44.985_34), (63.0, 82.528_73)] {
-            assert!((chi2_95(df) / c - 1.0).abs() < 0.01, "χ²({df}) = {} against {c}", chi2_95(df));
+            assert!(
+                (chi2_95(df) / c - 1.0).abs() < 0.01,
+                "χ²({df}) = {} against {c}",
+                chi2_95(df)
+            );
         }
     }
 
@@ -448,8 +545,13 @@ mod tests {
     #[test]
     fn independent_draws_keep_their_n_and_a_sticky_chain_is_worth_fewer() {
         // Independent draws: rejected in about 5 % of series, as a 5 % test should be.
-        let rejected = (0..200).filter(|&seed| of_indicator(&chain(2000, 0.5, seed)).widens()).count();
-        assert!(rejected <= 20, "independence rejected in {rejected} of 200 independent series");
+        let rejected = (0..200)
+            .filter(|&seed| of_indicator(&chain(2000, 0.5, seed)).widens())
+            .count();
+        assert!(
+            rejected <= 20,
+            "independence rejected in {rejected} of 200 independent series"
+        );
         // stay = 0.95: ρ = 0.9, τ = 19, so 20,000 draws are worth about 1,053.
         let d = of_indicator(&chain(20_000, 0.95, 7));
         assert!(d.widens(), "{d:?}");

@@ -10,9 +10,9 @@ use serde::Serialize;
 
 use super::stats::{newcombe, poisson, resample_sorted, Bounds, SplitMix64};
 use super::uncertainty::{FigureInterval, IntervalMethod, Intervals};
+use crate::figure::{Figure, Unit};
 use crate::format::number_in_unit;
 use crate::index::Index;
-use crate::figure::{Figure, Unit};
 use crate::metrics::Metrics;
 use crate::percentile::percentile;
 use crate::settings::Settings;
@@ -27,7 +27,10 @@ pub struct Bootstrap {
 
 impl Default for Bootstrap {
     fn default() -> Self {
-        Bootstrap { seed: 42, resamples: 2000 }
+        Bootstrap {
+            seed: 42,
+            resamples: 2000,
+        }
     }
 }
 
@@ -107,14 +110,56 @@ pub struct Side<'a> {
 pub fn diff_rows(base: &Side, new: &Side, boot: Bootstrap, contract_broken: bool) -> Vec<DiffRow> {
     let (bm, nm) = (base.metrics, new.metrics);
     let mut rows = vec![
-        percentile_row(&bm.ttft_p50, &nm.ttft_p50, &base.index.ttft_ms, &new.index.ttft_ms, 50.0, base, new, boot),
-        percentile_row(&bm.ttft_tail, &nm.ttft_tail, &base.index.ttft_ms, &new.index.ttft_ms, base.settings.p, base, new, boot),
+        percentile_row(
+            &bm.ttft_p50,
+            &nm.ttft_p50,
+            &base.index.ttft_ms,
+            &new.index.ttft_ms,
+            50.0,
+            base,
+            new,
+            boot,
+        ),
+        percentile_row(
+            &bm.ttft_tail,
+            &nm.ttft_tail,
+            &base.index.ttft_ms,
+            &new.index.ttft_ms,
+            base.settings.p,
+            base,
+            new,
+            boot,
+        ),
         proportion_row(&bm.failure_rate, &nm.failure_rate, Worse::Higher, base, new),
-        proportion_row(&bm.quality_pass_rate, &nm.quality_pass_rate, Worse::Lower, base, new),
+        proportion_row(
+            &bm.quality_pass_rate,
+            &nm.quality_pass_rate,
+            Worse::Lower,
+            base,
+            new,
+        ),
         proportion_row(&bm.joint_rate, &nm.joint_rate, Worse::Lower, base, new),
         goodput_row(base, new),
-        percentile_row(&bm.e2e_p50, &nm.e2e_p50, &base.index.e2e_ms, &new.index.e2e_ms, 50.0, base, new, boot),
-        percentile_row(&bm.e2e_tail, &nm.e2e_tail, &base.index.e2e_ms, &new.index.e2e_ms, base.settings.p, base, new, boot),
+        percentile_row(
+            &bm.e2e_p50,
+            &nm.e2e_p50,
+            &base.index.e2e_ms,
+            &new.index.e2e_ms,
+            50.0,
+            base,
+            new,
+            boot,
+        ),
+        percentile_row(
+            &bm.e2e_tail,
+            &nm.e2e_tail,
+            &base.index.e2e_ms,
+            &new.index.e2e_ms,
+            base.settings.p,
+            base,
+            new,
+            boot,
+        ),
     ];
     for row in &mut rows {
         row.contract_broken = contract_broken;
@@ -148,7 +193,11 @@ fn row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side) -> DiffRow
 
 /// Whether either run's interval for this figure was widened for correlated attempts.
 fn correlated(r: &DiffRow) -> bool {
-    let widens = |i: &Option<FigureInterval>| i.as_ref().and_then(|i| i.dependence.as_ref()).is_some_and(|d| d.widens());
+    let widens = |i: &Option<FigureInterval>| {
+        i.as_ref()
+            .and_then(|i| i.dependence.as_ref())
+            .is_some_and(|d| d.widens())
+    };
     widens(&r.base_interval) || widens(&r.new_interval)
 }
 
@@ -156,7 +205,12 @@ fn correlated(r: &DiffRow) -> bool {
 /// with each side's distance to its limits combined in quadrature. None when a side has no
 /// value or an open interval.
 fn mover(r: &DiffRow) -> Option<Bounds> {
-    super::stats::mover(r.base?, r.base_interval.as_ref()?.bounds, r.new?, r.new_interval.as_ref()?.bounds)
+    super::stats::mover(
+        r.base?,
+        r.base_interval.as_ref()?.bounds,
+        r.new?,
+        r.new_interval.as_ref()?.bounds,
+    )
 }
 
 /// The fewest independent samples a run must be worth for a difference of rates (not of
@@ -167,7 +221,11 @@ pub const MIN_EFFECTIVE: f64 = 100.0;
 
 /// The smaller effective n of the two runs' intervals, with the larger n behind it.
 fn effective(r: &DiffRow) -> Option<(f64, usize)> {
-    let eff = |i: &Option<FigureInterval>| i.as_ref().and_then(|i| i.dependence.as_ref()).map(|d| (d.effective_n, d.n));
+    let eff = |i: &Option<FigureInterval>| {
+        i.as_ref()
+            .and_then(|i| i.dependence.as_ref())
+            .map(|d| (d.effective_n, d.n))
+    };
     match (eff(&r.base_interval), eff(&r.new_interval)) {
         (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
         (a, b) => a.or(b),
@@ -179,7 +237,9 @@ fn effective(r: &DiffRow) -> Option<(f64, usize)> {
 fn judge_by_mover(r: &mut DiffRow) -> bool {
     let rate = r.unit != Unit::Seconds;
     if let Some((eff, n)) = effective(r).filter(|(eff, _)| rate && *eff < MIN_EFFECTIVE) {
-        r.judgement = Judgement::TooFew { needed: (n as f64 * MIN_EFFECTIVE / eff.max(1.0)).ceil() as usize };
+        r.judgement = Judgement::TooFew {
+            needed: (n as f64 * MIN_EFFECTIVE / eff.max(1.0)).ceil() as usize,
+        };
         return true;
     }
     let Some(d) = mover(r) else { return false };
@@ -205,7 +265,10 @@ fn resolve(r: &DiffRow, d: &Bounds) -> Option<Resolve> {
         return None;
     }
     let n = r.n_base.max(r.n_new).max(1) as f64;
-    Some(Resolve { requests: (n * factor).ceil() as usize, runs: factor.ceil().max(2.0) as usize })
+    Some(Resolve {
+        requests: (n * factor).ceil() as usize,
+        runs: factor.ceil().max(2.0) as usize,
+    })
 }
 
 fn by_interval(d: &Bounds) -> Judgement {
@@ -218,10 +281,15 @@ fn by_interval(d: &Bounds) -> Judgement {
 
 fn proportion_row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side) -> DiffRow {
     let mut r = row(b, n, worse, base, new);
-    let parts = |f: &Figure| Some((f.numerator?, f.denominator?)).filter(|(k, d)| k <= d && f.value.is_some());
+    let parts = |f: &Figure| {
+        Some((f.numerator?, f.denominator?)).filter(|(k, d)| k <= d && f.value.is_some())
+    };
     r.n_base = b.denominator.unwrap_or(0.0) as usize;
     r.n_new = n.denominator.unwrap_or(0.0) as usize;
-    r.n_counts = b.denominator_label.clone().unwrap_or_else(|| Text::new("attempts", "尝试"));
+    r.n_counts = b
+        .denominator_label
+        .clone()
+        .unwrap_or_else(|| Text::new("attempts", "尝试"));
     if correlated(&r) && judge_by_mover(&mut r) {
         return r;
     }
@@ -233,7 +301,9 @@ fn proportion_row(b: &Figure, n: &Figure, worse: Worse, base: &Side, new: &Side)
                 r.method = Some(IntervalMethod::Newcombe);
             }
         }
-        _ if b.denominator == Some(0.0) || n.denominator == Some(0.0) => r.judgement = Judgement::TooFew { needed: 1 },
+        _ if b.denominator == Some(0.0) || n.denominator == Some(0.0) => {
+            r.judgement = Judgement::TooFew { needed: 1 }
+        }
         _ => {}
     }
     r
@@ -249,13 +319,26 @@ fn goodput_row(base: &Side, new: &Side) -> DiffRow {
     if correlated(&r) && judge_by_mover(&mut r) {
         return r;
     }
-    if let (Some(wb), Some(wn), Some(rb), Some(rn)) = (base.settings.window_s, new.settings.window_s, b.value, n.value) {
+    if let (Some(wb), Some(wn), Some(rb), Some(rn)) = (
+        base.settings.window_s,
+        new.settings.window_s,
+        b.value,
+        n.value,
+    ) {
         // MOVER: each rate's own exact limits, combined as Newcombe combines Wilson limits.
         let lb = poisson(base.metrics.qualified as u64).scale(1.0 / wb);
         let ln = poisson(new.metrics.qualified as u64).scale(1.0 / wn);
-        let (l1, u1, l2, u2) = (lb.lo.unwrap_or(0.0), lb.hi.unwrap_or(0.0), ln.lo.unwrap_or(0.0), ln.hi.unwrap_or(0.0));
+        let (l1, u1, l2, u2) = (
+            lb.lo.unwrap_or(0.0),
+            lb.hi.unwrap_or(0.0),
+            ln.lo.unwrap_or(0.0),
+            ln.hi.unwrap_or(0.0),
+        );
         let d = rn - rb;
-        let bounds = Bounds::closed(d - ((rn - l2).powi(2) + (u1 - rb).powi(2)).sqrt(), d + ((u2 - rn).powi(2) + (rb - l1).powi(2)).sqrt());
+        let bounds = Bounds::closed(
+            d - ((rn - l2).powi(2) + (u1 - rb).powi(2)).sqrt(),
+            d + ((u2 - rn).powi(2) + (rb - l1).powi(2)).sqrt(),
+        );
         r.judgement = by_interval(&bounds);
         r.difference_interval = Some(bounds);
         r.method = Some(IntervalMethod::PoissonMover);
@@ -264,12 +347,28 @@ fn goodput_row(base: &Side, new: &Side) -> DiffRow {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn percentile_row(b: &Figure, n: &Figure, sb: &[f64], sn: &[f64], p: f64, base: &Side, new: &Side, boot: Bootstrap) -> DiffRow {
+fn percentile_row(
+    b: &Figure,
+    n: &Figure,
+    sb: &[f64],
+    sn: &[f64],
+    p: f64,
+    base: &Side,
+    new: &Side,
+    boot: Bootstrap,
+) -> DiffRow {
     let mut r = row(b, n, Worse::Higher, base, new);
     r.n_base = sb.len();
     r.n_new = sn.len();
-    let what = if b.key.starts_with("e2e") { "E2E" } else { "TTFT" };
-    r.n_counts = Text::new(format!("{what} samples ranked"), format!("参与排序的 {what} 样本"));
+    let what = if b.key.starts_with("e2e") {
+        "E2E"
+    } else {
+        "TTFT"
+    };
+    r.n_counts = Text::new(
+        format!("{what} samples ranked"),
+        format!("参与排序的 {what} 样本"),
+    );
     let needed = super::stats::min_n_for_quantile(p / 100.0);
     if sb.is_empty() || sn.is_empty() {
         r.judgement = Judgement::TooFew { needed };
@@ -285,7 +384,11 @@ fn percentile_row(b: &Figure, n: &Figure, sb: &[f64], sn: &[f64], p: f64, base: 
             Some((eff, n)) => (needed as f64 * n as f64 / eff.max(1.0)).ceil() as usize,
             None => needed,
         };
-        r.judgement = if sb == sn { Judgement::NoEvidence } else { Judgement::TooFew { needed } };
+        r.judgement = if sb == sn {
+            Judgement::NoEvidence
+        } else {
+            Judgement::TooFew { needed }
+        };
         return r;
     }
     if correlated(&r) && judge_by_mover(&mut r) {
@@ -294,13 +397,22 @@ fn percentile_row(b: &Figure, n: &Figure, sb: &[f64], sn: &[f64], p: f64, base: 
     let d = bootstrap_difference(sb, sn, p, method, boot);
     r.judgement = by_interval(&d);
     r.difference_interval = Some(d);
-    r.method = Some(IntervalMethod::Bootstrap { seed: boot.seed, resamples: boot.resamples });
+    r.method = Some(IntervalMethod::Bootstrap {
+        seed: boot.seed,
+        resamples: boot.resamples,
+    });
     r
 }
 
 /// The 2.5th and 97.5th percentiles (linear) of `resamples` bootstrap differences
 /// Pp(new*) − Pp(base*), in seconds. The same seed always gives the same interval.
-pub fn bootstrap_difference(base_ms: &[f64], new_ms: &[f64], p: f64, method: crate::PercentileMethod, boot: Bootstrap) -> Bounds {
+pub fn bootstrap_difference(
+    base_ms: &[f64],
+    new_ms: &[f64],
+    p: f64,
+    method: crate::PercentileMethod,
+    boot: Bootstrap,
+) -> Bounds {
     let mut rng = SplitMix64::new(boot.seed);
     let (mut counts, mut buf) = (Vec::new(), Vec::new());
     let mut diffs = Vec::with_capacity(boot.resamples);
@@ -313,7 +425,10 @@ pub fn bootstrap_difference(base_ms: &[f64], new_ms: &[f64], p: f64, method: cra
     }
     diffs.sort_unstable_by(f64::total_cmp);
     let lin = crate::PercentileMethod::Linear;
-    Bounds { lo: percentile(&diffs, 2.5, lin), hi: percentile(&diffs, 97.5, lin) }
+    Bounds {
+        lo: percentile(&diffs, 2.5, lin),
+        hi: percentile(&diffs, 97.5, lin),
+    }
 }
 
 /// How every verdict of [`diff_rows`] is decided, in words, from the same rules: the lines a
@@ -322,10 +437,20 @@ pub fn verdict_rule(rows: &[DiffRow]) -> Vec<Text> {
     let pct = crate::format::trim_num(super::stats::CONFIDENCE * 100.0);
     let names = |worse: Worse, lang: Lang| {
         let sep = if lang == Lang::Zh { "、" } else { ", " };
-        rows.iter().filter(|r| r.worse == worse && r.unit != Unit::Seconds).map(|r| r.name.get(lang).to_string()).collect::<Vec<_>>().join(sep)
+        rows.iter()
+            .filter(|r| r.worse == worse && r.unit != Unit::Seconds)
+            .map(|r| r.name.get(lang).to_string())
+            .collect::<Vec<_>>()
+            .join(sep)
     };
     // A Latin word before Chinese text takes a space ("合格 goodput 降低").
-    let spaced = |s: String| if s.ends_with(|c: char| c.is_ascii_alphanumeric()) { format!("{s} ") } else { s };
+    let spaced = |s: String| {
+        if s.ends_with(|c: char| c.is_ascii_alphanumeric()) {
+            format!("{s} ")
+        } else {
+            s
+        }
+    };
     vec![
         Text::new(
             format!("Each row's verdict reads the {pct} % interval of the difference new − base (Newcombe for a rate, exact Poisson limits combined by MOVER for goodput, a seeded bootstrap for a percentile)."),
@@ -362,22 +487,35 @@ fn verdict_text(r: &DiffRow) -> Text {
     let latency = r.unit == Unit::Seconds;
     let worse_or_better = |up: bool| {
         let worse = (up && r.worse == Worse::Higher) || (!up && r.worse == Worse::Lower);
-        if worse { ("worse", "变差") } else { ("better", "变好") }
+        if worse {
+            ("worse", "变差")
+        } else {
+            ("better", "变好")
+        }
     };
     let t = match &r.judgement {
         Judgement::Up if latency => Text::new("slower beyond noise", "超出噪声：变慢"),
         Judgement::Down if latency => Text::new("faster beyond noise", "超出噪声：变快"),
         Judgement::Up => {
             let (en, zh) = worse_or_better(true);
-            Text::new(format!("higher beyond noise ({en})"), format!("超出噪声：升高（{zh}）"))
+            Text::new(
+                format!("higher beyond noise ({en})"),
+                format!("超出噪声：升高（{zh}）"),
+            )
         }
         Judgement::Down => {
             let (en, zh) = worse_or_better(false);
-            Text::new(format!("lower beyond noise ({en})"), format!("超出噪声：降低（{zh}）"))
+            Text::new(
+                format!("lower beyond noise ({en})"),
+                format!("超出噪声：降低（{zh}）"),
+            )
         }
         Judgement::NoEvidence => match r.resolve {
             Some(Resolve { requests, runs }) => {
-                let (n, k) = (crate::format::integer(requests as u64), crate::format::integer(runs as u64));
+                let (n, k) = (
+                    crate::format::integer(requests as u64),
+                    crate::format::integer(runs as u64),
+                );
                 Text::new(
                     format!("no evidence of a change: too few independent samples to tell a difference this small (needs about {n} requests per run, or {k} runs per side)"),
                     format!("没有证据表明有变化：独立样本太少，分辨不了这么小的差别（每次运行约需 {n} 个请求，或每边 {k} 次运行）"),
@@ -394,12 +532,21 @@ fn verdict_text(r: &DiffRow) -> Text {
         }
         Judgement::TooFew { needed } => {
             let needed = crate::format::integer(*needed as u64);
-            Text::new(format!("too few samples to tell (needs n ≥ {needed} per run)"), format!("样本太少，无法判断（每次运行需要 n ≥ {needed}）"))
+            Text::new(
+                format!("too few samples to tell (needs n ≥ {needed} per run)"),
+                format!("样本太少，无法判断（每次运行需要 n ≥ {needed}）"),
+            )
         }
-        Judgement::Undefined => Text::new("cannot compare: a side has no value", "无法比较：有一方没有数值"),
+        Judgement::Undefined => Text::new(
+            "cannot compare: a side has no value",
+            "无法比较：有一方没有数值",
+        ),
     };
     if r.contract_broken {
-        Text::new(format!("[contract broken] {}", t.en), format!("［契约被破坏］{}", t.zh))
+        Text::new(
+            format!("[contract broken] {}", t.en),
+            format!("［契约被破坏］{}", t.zh),
+        )
     } else {
         t
     }
@@ -419,7 +566,10 @@ impl DiffRow {
         match &self.difference_interval {
             None => "—".into(),
             Some(b) => {
-                let side = |v: Option<f64>| v.map(|v| signed(v, &self.unit, lang)).unwrap_or_else(|| "?".into());
+                let side = |v: Option<f64>| {
+                    v.map(|v| signed(v, &self.unit, lang))
+                        .unwrap_or_else(|| "?".into())
+                };
                 format!("{} … {}", side(b.lo), side(b.hi))
             }
         }
@@ -430,10 +580,20 @@ fn signed(v: f64, unit: &Unit, lang: Lang) -> String {
     let body = match unit {
         Unit::Ratio => {
             let pp = crate::format::trim_num((v.abs() * 10000.0).round() / 100.0);
-            if lang == Lang::Zh { format!("{pp} 个百分点") } else { format!("{pp} pp") }
+            if lang == Lang::Zh {
+                format!("{pp} 个百分点")
+            } else {
+                format!("{pp} pp")
+            }
         }
         _ => number_in_unit(v.abs(), unit, lang),
     };
-    let sign = if v > 0.0 { "+" } else if v < 0.0 { "−" } else { "±" };
+    let sign = if v > 0.0 {
+        "+"
+    } else if v < 0.0 {
+        "−"
+    } else {
+        "±"
+    };
     format!("{sign}{body}")
 }

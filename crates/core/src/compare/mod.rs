@@ -15,16 +15,22 @@ pub mod uncertainty;
 
 use serde::Serialize;
 
-pub use contract::{check_contract, check_contract_varying, vary_fields, ContractCheck, ContractDiff, ContractStatus, Strictness, CONTRACT_FIELDS, VARY_GROUPS};
-pub use diff::{bootstrap_difference, diff_rows, verdict_rule, Bootstrap, DiffRow, Judgement, Resolve, Side, Worse};
+pub use contract::{
+    check_contract, check_contract_varying, vary_fields, ContractCheck, ContractDiff,
+    ContractStatus, Strictness, CONTRACT_FIELDS, VARY_GROUPS,
+};
+pub use dependence::{Dependence, Independence};
+pub use diff::{
+    bootstrap_difference, diff_rows, verdict_rule, Bootstrap, DiffRow, Judgement, Resolve, Side,
+    Worse,
+};
 pub use reruns::{reruns, spreads, Agreement, Reruns, Spread};
 pub use running::{prefix_index, running, running_over, Running, RunningFigure};
-pub use dependence::{Dependence, Independence};
 pub use stats::{Bounds, CONFIDENCE};
 pub use uncertainty::{bounds_text, quantile, FigureInterval, IntervalMethod, Intervals};
 
-use crate::index::Index;
 use crate::format::trim_num;
+use crate::index::Index;
 use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::text::{Lang, Text};
@@ -46,11 +52,23 @@ impl Run {
         let index = Index::build(&trace.attempts, settings.population);
         let metrics = Metrics::compute(&index, &settings);
         let intervals = Intervals::compute(&index, &settings, &metrics);
-        Run { name: name.into(), trace, index, settings, metrics, intervals }
+        Run {
+            name: name.into(),
+            trace,
+            index,
+            settings,
+            metrics,
+            intervals,
+        }
     }
 
     fn side(&self) -> Side<'_> {
-        Side { index: &self.index, settings: &self.settings, metrics: &self.metrics, intervals: &self.intervals }
+        Side {
+            index: &self.index,
+            settings: &self.settings,
+            metrics: &self.metrics,
+            intervals: &self.intervals,
+        }
     }
 }
 
@@ -59,10 +77,20 @@ impl Run {
 pub fn judge_alike(base: &Settings, mut other: Settings) -> (Settings, Vec<Text>) {
     let mut notes = Vec::new();
     if other.ttft_threshold_s != base.ttft_threshold_s || other.comparison != base.comparison {
-        let asks = format!("{} {}", other.comparison.symbol(), trim_num(other.ttft_threshold_s));
-        let judged = format!("{} {}", base.comparison.symbol(), trim_num(base.ttft_threshold_s));
+        let asks = format!(
+            "{} {}",
+            other.comparison.symbol(),
+            trim_num(other.ttft_threshold_s)
+        );
+        let judged = format!(
+            "{} {}",
+            base.comparison.symbol(),
+            trim_num(base.ttft_threshold_s)
+        );
         notes.push(Text::new(
-            format!("this run asks for TTFT {asks} s; both runs are judged with the base's {judged} s"),
+            format!(
+                "this run asks for TTFT {asks} s; both runs are judged with the base's {judged} s"
+            ),
             format!("这次运行要求 TTFT {asks} 秒；两次运行都按基线的 {judged} 秒评判"),
         ));
     }
@@ -113,13 +141,31 @@ impl Report {
             for new in rest {
                 let contract = check_contract_varying(&base.trace.header, &new.trace.header, vary)?;
                 let rows = diff_rows(&base.side(), &new.side(), boot, contract.is_broken());
-                pairs.push(Pair { base: base.name.clone(), new: new.name.clone(), contract, rows });
+                pairs.push(Pair {
+                    base: base.name.clone(),
+                    new: new.name.clone(),
+                    contract,
+                    rows,
+                });
             }
         }
         let indexes: Vec<&Index> = runs.iter().map(|r| &r.index).collect();
-        let (p, method) = runs.first().map(|r| (r.settings.p, r.settings.percentile)).unwrap_or((95.0, Default::default()));
-        let first_token = runs.first().map(|r| r.settings.population.first_token).unwrap_or_default();
-        Ok(Report { confidence: CONFIDENCE, bootstrap: boot, pairs, reruns: reruns(&indexes, p, method), first_token, varied: vary.to_vec() })
+        let (p, method) = runs
+            .first()
+            .map(|r| (r.settings.p, r.settings.percentile))
+            .unwrap_or((95.0, Default::default()));
+        let first_token = runs
+            .first()
+            .map(|r| r.settings.population.first_token)
+            .unwrap_or_default();
+        Ok(Report {
+            confidence: CONFIDENCE,
+            bootstrap: boot,
+            pairs,
+            reruns: reruns(&indexes, p, method),
+            first_token,
+            varied: vary.to_vec(),
+        })
     }
 
     /// Whether any pair was measured under a broken contract.
@@ -131,7 +177,15 @@ impl Report {
     pub fn render_text(&self, lang: Lang) -> String {
         let mut out = String::new();
         let zh = lang == Lang::Zh;
-        out.push_str(&format!("{}: {}\n\n", if zh { "TTFT 的首个 token" } else { "TTFT's first token" }, self.first_token.text().get(lang)));
+        out.push_str(&format!(
+            "{}: {}\n\n",
+            if zh {
+                "TTFT 的首个 token"
+            } else {
+                "TTFT's first token"
+            },
+            self.first_token.text().get(lang)
+        ));
         for pair in &self.pairs {
             out.push_str(&if zh {
                 format!("比较：基线 {} → 新 {}\n", pair.base, pair.new)
@@ -144,14 +198,36 @@ impl Report {
             }
             out.push('\n');
             let header = if zh {
-                ["指标", "基线", "新", "差值（新 − 基线）", "95 % 区间", "结论"]
+                [
+                    "指标",
+                    "基线",
+                    "新",
+                    "差值（新 − 基线）",
+                    "95 % 区间",
+                    "结论",
+                ]
             } else {
-                ["figure", "base", "new", "difference (new − base)", "95 % interval", "verdict"]
+                [
+                    "figure",
+                    "base",
+                    "new",
+                    "difference (new − base)",
+                    "95 % interval",
+                    "verdict",
+                ]
             };
             let mut table: Vec<[String; 6]> = vec![header.map(String::from)];
             for r in &pair.rows {
                 let side = |v: Option<f64>, n: usize| {
-                    let v = v.map(|v| crate::format::number_in_unit(v, &r.unit, lang)).unwrap_or_else(|| if zh { "无定义".into() } else { "undefined".into() });
+                    let v = v
+                        .map(|v| crate::format::number_in_unit(v, &r.unit, lang))
+                        .unwrap_or_else(|| {
+                            if zh {
+                                "无定义".into()
+                            } else {
+                                "undefined".into()
+                            }
+                        });
                     format!("{v} (n={})", crate::format::integer(n as u64))
                 };
                 table.push([
@@ -163,27 +239,54 @@ impl Report {
                     r.verdict.get(lang).to_string(),
                 ]);
             }
-            let widths: Vec<usize> = (0..6).map(|c| table.iter().map(|row| width(&row[c])).max().unwrap_or(0)).collect();
+            let widths: Vec<usize> = (0..6)
+                .map(|c| table.iter().map(|row| width(&row[c])).max().unwrap_or(0))
+                .collect();
             for row in &table {
-                let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c}{}", " ".repeat(w - width(c)))).collect();
+                let cells: Vec<String> = row
+                    .iter()
+                    .zip(&widths)
+                    .map(|(c, w)| format!("{c}{}", " ".repeat(w - width(c))))
+                    .collect();
                 out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
             }
             // What each n counts: a goodput's n is the jointly qualified attempts, not all of them.
-            out.push_str(if zh { "  n 数的是：" } else { "  n counts: " });
+            out.push_str(if zh {
+                "  n 数的是："
+            } else {
+                "  n counts: "
+            });
             let counts: Vec<String> = pair
                 .rows
                 .iter()
                 .filter(|r| !r.n_counts.en.is_empty())
-                .map(|r| if zh { format!("{}：{}", r.name.zh, r.n_counts.zh) } else { format!("{}: {}", r.name.en, r.n_counts.en) })
+                .map(|r| {
+                    if zh {
+                        format!("{}：{}", r.name.zh, r.n_counts.zh)
+                    } else {
+                        format!("{}: {}", r.name.en, r.n_counts.en)
+                    }
+                })
                 .collect();
             out.push_str(&counts.join(if zh { "；" } else { "; " }));
             out.push('\n');
             out.push('\n');
-            out.push_str(if zh { "每次运行各自的 95 % 区间：\n" } else { "Each run's own 95 % interval:\n" });
+            out.push_str(if zh {
+                "每次运行各自的 95 % 区间：\n"
+            } else {
+                "Each run's own 95 % interval:\n"
+            });
             for r in &pair.rows {
-                for (who, iv) in [(if zh { "基线" } else { "base" }, &r.base_interval), (if zh { "新" } else { "new" }, &r.new_interval)] {
+                for (who, iv) in [
+                    (if zh { "基线" } else { "base" }, &r.base_interval),
+                    (if zh { "新" } else { "new" }, &r.new_interval),
+                ] {
                     if let Some(iv) = iv {
-                        out.push_str(&format!("  {} [{who}] {}\n", r.name.get(lang), iv.describe(&r.unit, lang)));
+                        out.push_str(&format!(
+                            "  {} [{who}] {}\n",
+                            r.name.get(lang),
+                            iv.describe(&r.unit, lang)
+                        ));
                         if let Some(note) = &iv.note {
                             if !iv.bounds.is_closed() {
                                 out.push_str(&format!("      ↳ {}\n", note.get(lang)));
@@ -193,7 +296,11 @@ impl Report {
                 }
             }
             let methods: Vec<String> = {
-                let mut m: Vec<String> = pair.rows.iter().filter_map(|r| r.method.as_ref().map(|m| m.describe(lang))).collect();
+                let mut m: Vec<String> = pair
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.method.as_ref().map(|m| m.describe(lang)))
+                    .collect();
                 m.dedup();
                 m.sort();
                 m.dedup();
@@ -202,14 +309,31 @@ impl Report {
             out.push_str(&if zh {
                 format!("差值区间的方法：{}\n\n", methods.join("；"))
             } else {
-                format!("Methods of the difference intervals: {}\n\n", methods.join("; "))
+                format!(
+                    "Methods of the difference intervals: {}\n\n",
+                    methods.join("; ")
+                )
             });
         }
         if let Some(r) = &self.reruns {
-            out.push_str(&if zh { format!("重跑检查（{} 次运行）：\n", r.runs) } else { format!("Reruns ({} runs):\n", r.runs) });
+            out.push_str(&if zh {
+                format!("重跑检查（{} 次运行）：\n", r.runs)
+            } else {
+                format!("Reruns ({} runs):\n", r.runs)
+            });
             for s in [&r.p50, &r.tail] {
-                let vals: Vec<String> = s.values.iter().map(|v| v.map(|v| format!("{} s", trim_num((v * 1000.0).round() / 1000.0))).unwrap_or_else(|| "—".into())).collect();
-                let range = s.range_s.map(|v| format!("{} s", trim_num((v * 1000.0).round() / 1000.0))).unwrap_or_else(|| "—".into());
+                let vals: Vec<String> = s
+                    .values
+                    .iter()
+                    .map(|v| {
+                        v.map(|v| format!("{} s", trim_num((v * 1000.0).round() / 1000.0)))
+                            .unwrap_or_else(|| "—".into())
+                    })
+                    .collect();
+                let range = s
+                    .range_s
+                    .map(|v| format!("{} s", trim_num((v * 1000.0).round() / 1000.0)))
+                    .unwrap_or_else(|| "—".into());
                 let agree = match (s.agree, zh) {
                     (Agreement::Agree, false) => "intervals overlap",
                     (Agreement::Disagree, false) => "intervals do not overlap",
@@ -219,9 +343,17 @@ impl Report {
                     (Agreement::TooFew, true) => "有区间缺少上下界",
                 };
                 out.push_str(&if zh {
-                    format!("  TTFT {}：{} · 极差 {range} · {agree}\n", s.label, vals.join(", "))
+                    format!(
+                        "  TTFT {}：{} · 极差 {range} · {agree}\n",
+                        s.label,
+                        vals.join(", ")
+                    )
                 } else {
-                    format!("  TTFT {}: {} · range {range} · {agree}\n", s.label, vals.join(", "))
+                    format!(
+                        "  TTFT {}: {} · range {range} · {agree}\n",
+                        s.label,
+                        vals.join(", ")
+                    )
                 });
             }
             out.push_str(&format!("  {}\n", r.verdict.get(lang)));
@@ -233,6 +365,12 @@ impl Report {
 /// Terminal columns: CJK characters take two.
 fn width(s: &str) -> usize {
     s.chars()
-        .map(|c| if ('\u{1100}'..='\u{ffdc}').contains(&c) && !('\u{2000}'..='\u{2bff}').contains(&c) { 2 } else { 1 })
+        .map(|c| {
+            if ('\u{1100}'..='\u{ffdc}').contains(&c) && !('\u{2000}'..='\u{2bff}').contains(&c) {
+                2
+            } else {
+                1
+            }
+        })
         .sum()
 }

@@ -71,7 +71,9 @@ pub(crate) fn mean_interval(values: &[f64]) -> Option<(f64, Bounds)> {
 
 /// Every compared figure across `runs`.
 pub fn between_runs(runs: &[&Metrics]) -> Vec<Replicated> {
-    let Some(first) = runs.first() else { return Vec::new() };
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
     figures(first)
         .iter()
         .enumerate()
@@ -82,14 +84,25 @@ pub fn between_runs(runs: &[&Metrics]) -> Vec<Replicated> {
                 Some((mean, b)) => (Some(mean), Some(b)),
                 None => (present.first().copied(), None),
             };
-            Replicated { key: f.key.clone(), name: f.name.clone(), unit: f.unit.clone(), values, mean, bounds, runs: present.len() }
+            Replicated {
+                key: f.key.clone(),
+                name: f.name.clone(),
+                unit: f.unit.clone(),
+                values,
+                mean,
+                bounds,
+                runs: present.len(),
+            }
         })
         .collect()
 }
 
 /// Each figure's base side against its new side, by Welch's t on the means.
 pub fn compare_sides(base: &[&Metrics], new: &[&Metrics]) -> Vec<ReplicatedRow> {
-    let worse: Vec<Worse> = base.first().map(|m| figures(m).iter().map(|(_, w)| *w).collect()).unwrap_or_default();
+    let worse: Vec<Worse> = base
+        .first()
+        .map(|m| figures(m).iter().map(|(_, w)| *w).collect())
+        .unwrap_or_default();
     between_runs(base)
         .into_iter()
         .zip(between_runs(new))
@@ -106,7 +119,11 @@ pub fn compare_sides(base: &[&Metrics], new: &[&Metrics]) -> Vec<ReplicatedRow> 
             let (interval, judgement) = match (stats(&b), stats(&n)) {
                 (Some((mb, sb, rb)), Some((mn, sn, rn))) => {
                     let se2 = sb + sn;
-                    let df = if se2 > 0.0 { se2 * se2 / (sb * sb / (rb - 1.0) + sn * sn / (rn - 1.0)) } else { rb + rn - 2.0 };
+                    let df = if se2 > 0.0 {
+                        se2 * se2 / (sb * sb / (rb - 1.0) + sn * sn / (rn - 1.0))
+                    } else {
+                        rb + rn - 2.0
+                    };
                     let half = t975(df) * se2.sqrt();
                     let d = mn - mb;
                     let iv = Bounds::closed(d - half, d + half);
@@ -123,7 +140,15 @@ pub fn compare_sides(base: &[&Metrics], new: &[&Metrics]) -> Vec<ReplicatedRow> 
                 _ => (None, Judgement::TooFew { needed: 2 }),
             };
             let verdict = verdict(&judgement, worse, b.unit == Unit::Seconds);
-            ReplicatedRow { base: b, new: n, difference, interval, judgement, worse, verdict }
+            ReplicatedRow {
+                base: b,
+                new: n,
+                difference,
+                interval,
+                judgement,
+                worse,
+                verdict,
+            }
         })
         .collect()
 }
@@ -137,41 +162,88 @@ fn verdict(j: &Judgement, worse: Worse, latency: bool) -> Text {
         }
     };
     match j {
-        Judgement::Up if latency => Text::new("slower beyond the runs' spread", "超出各次运行间的波动：变慢"),
-        Judgement::Down if latency => Text::new("faster beyond the runs' spread", "超出各次运行间的波动：变快"),
+        Judgement::Up if latency => Text::new(
+            "slower beyond the runs' spread",
+            "超出各次运行间的波动：变慢",
+        ),
+        Judgement::Down if latency => Text::new(
+            "faster beyond the runs' spread",
+            "超出各次运行间的波动：变快",
+        ),
         Judgement::Up | Judgement::Down => {
             let up = *j == Judgement::Up;
             let (en, zh) = worse_word(up);
-            let (dir_en, dir_zh) = if up { ("higher", "升高") } else { ("lower", "降低") };
-            Text::new(format!("{dir_en} beyond the runs' spread ({en})"), format!("超出各次运行间的波动：{dir_zh}（{zh}）"))
+            let (dir_en, dir_zh) = if up {
+                ("higher", "升高")
+            } else {
+                ("lower", "降低")
+            };
+            Text::new(
+                format!("{dir_en} beyond the runs' spread ({en})"),
+                format!("超出各次运行间的波动：{dir_zh}（{zh}）"),
+            )
         }
-        Judgement::NoEvidence => Text::new("no evidence of a change between the runs", "各次运行之间没有证据表明有变化"),
-        Judgement::TooFew { .. } => Text::new("too few runs to tell (needs 2 or more per side)", "运行次数太少，无法判断（每边至少 2 次）"),
-        Judgement::Undefined => Text::new("cannot compare: a side has no value", "无法比较：有一方没有数值"),
+        Judgement::NoEvidence => Text::new(
+            "no evidence of a change between the runs",
+            "各次运行之间没有证据表明有变化",
+        ),
+        Judgement::TooFew { .. } => Text::new(
+            "too few runs to tell (needs 2 or more per side)",
+            "运行次数太少，无法判断（每边至少 2 次）",
+        ),
+        Judgement::Undefined => Text::new(
+            "cannot compare: a side has no value",
+            "无法比较：有一方没有数值",
+        ),
     }
 }
 
 /// The comparison of two sides of replications for a terminal.
-pub fn render_text(rows: &[ReplicatedRow], base_names: &[String], new_names: &[String], lang: Lang) -> String {
+pub fn render_text(
+    rows: &[ReplicatedRow],
+    base_names: &[String],
+    new_names: &[String],
+    lang: Lang,
+) -> String {
     let zh = lang == Lang::Zh;
     let mut out = String::new();
-    let (rb, rn) = (integer(base_names.len() as u64), integer(new_names.len() as u64));
+    let (rb, rn) = (
+        integer(base_names.len() as u64),
+        integer(new_names.len() as u64),
+    );
     out.push_str(&if zh {
-        format!("重复运行的比较：基线 {rb} 次（{}）→ 新 {rn} 次（{}）\n", base_names.join("、"), new_names.join("、"))
+        format!(
+            "重复运行的比较：基线 {rb} 次（{}）→ 新 {rn} 次（{}）\n",
+            base_names.join("、"),
+            new_names.join("、")
+        )
     } else {
-        format!("Replications compared: base {rb} runs ({}) → new {rn} runs ({})\n", base_names.join(", "), new_names.join(", "))
+        format!(
+            "Replications compared: base {rb} runs ({}) → new {rn} runs ({})\n",
+            base_names.join(", "),
+            new_names.join(", ")
+        )
     });
     out.push_str(if zh {
         "每个区间来自各次运行之间（每次运行一个数值，Student t），不是来自一次运行内部的尝试；差值用 Welch t。\n\n"
     } else {
         "Each interval comes from between the runs (one value per run, Student's t), not from the attempts inside one run; the difference by Welch's t.\n\n"
     });
-    let cell = |v: Option<f64>, unit: &Unit| v.map(|v| number_in_unit(v, unit, lang)).unwrap_or_else(|| "—".into());
+    let cell = |v: Option<f64>, unit: &Unit| {
+        v.map(|v| number_in_unit(v, unit, lang))
+            .unwrap_or_else(|| "—".into())
+    };
     let bounds = |b: &Option<Bounds>, unit: &Unit| match b {
         Some(b) => format!("{} … {}", cell(b.lo, unit), cell(b.hi, unit)),
         None => "—".into(),
     };
-    let signed = |v: f64, unit: &Unit| format!("{}{}", if v < 0.0 { "−" } else { "+" }, number_in_unit(v.abs(), unit, lang));
+    let signed = |v: f64, unit: &Unit| {
+        format!(
+            "{}{}",
+            if v < 0.0 { "−" } else { "+" },
+            number_in_unit(v.abs(), unit, lang)
+        )
+    };
     for r in rows {
         let unit = &r.base.unit;
         out.push_str(&format!(
@@ -182,9 +254,14 @@ pub fn render_text(rows: &[ReplicatedRow], base_names: &[String], new_names: &[S
             cell(r.new.mean, unit),
             bounds(&r.new.bounds, unit),
             if zh { "差值" } else { "difference" },
-            r.difference.map(|d| signed(d, unit)).unwrap_or_else(|| "—".into()),
+            r.difference
+                .map(|d| signed(d, unit))
+                .unwrap_or_else(|| "—".into()),
             match &r.interval {
-                Some(Bounds { lo: Some(lo), hi: Some(hi) }) => format!("{} … {}", signed(*lo, unit), signed(*hi, unit)),
+                Some(Bounds {
+                    lo: Some(lo),
+                    hi: Some(hi),
+                }) => format!("{} … {}", signed(*lo, unit), signed(*hi, unit)),
                 _ => "—".into(),
             },
             r.verdict.get(lang)
@@ -192,4 +269,3 @@ pub fn render_text(rows: &[ReplicatedRow], base_names: &[String], new_names: &[S
     }
     out
 }
-

@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::stats::{min_n_for_quantile, quantile_interval, Bounds};
-use crate::index::Index;
 use crate::format::percentile_label;
+use crate::index::Index;
 use crate::percentile::{percentile, PercentileMethod};
 use crate::text::Text;
 
@@ -48,7 +48,10 @@ pub struct Reruns {
 
 fn spread(indexes: &[&Index], p: f64, method: PercentileMethod) -> Spread {
     let samples: Vec<&[f64]> = indexes.iter().map(|ix| ix.ttft_ms.as_slice()).collect();
-    let values: Vec<Option<f64>> = samples.iter().map(|s| percentile(s, p, method).map(|v| v / 1000.0)).collect();
+    let values: Vec<Option<f64>> = samples
+        .iter()
+        .map(|s| percentile(s, p, method).map(|v| v / 1000.0))
+        .collect();
     // Each run's own interval, on its effective sample where its attempts are correlated.
     let intervals: Vec<Bounds> = indexes
         .iter()
@@ -56,30 +59,61 @@ fn spread(indexes: &[&Index], p: f64, method: PercentileMethod) -> Spread {
             let values = ix.in_start_order().then(|| ix.ttft_in_order());
             let in_order = values.as_deref().map(super::uncertainty::InOrder::of);
             super::uncertainty::quantile_in_order("p", &ix.ttft_ms, in_order.as_ref(), p, method)
-                .map_or_else(|| quantile_interval(&ix.ttft_ms, p / 100.0).scale(1.0 / 1000.0), |iv| iv.bounds)
+                .map_or_else(
+                    || quantile_interval(&ix.ttft_ms, p / 100.0).scale(1.0 / 1000.0),
+                    |iv| iv.bounds,
+                )
         })
         .collect();
     let present: Vec<f64> = values.iter().flatten().copied().collect();
-    let range_s = (present.len() == values.len() && !present.is_empty())
-        .then(|| present.iter().copied().fold(f64::MIN, f64::max) - present.iter().copied().fold(f64::MAX, f64::min));
+    let range_s = (present.len() == values.len() && !present.is_empty()).then(|| {
+        present.iter().copied().fold(f64::MIN, f64::max)
+            - present.iter().copied().fold(f64::MAX, f64::min)
+    });
     let agree = if intervals.iter().any(|b| !b.is_closed()) {
         Agreement::TooFew
     } else {
-        let lo = intervals.iter().filter_map(|b| b.lo).fold(f64::MIN, f64::max);
-        let hi = intervals.iter().filter_map(|b| b.hi).fold(f64::MAX, f64::min);
-        if lo <= hi { Agreement::Agree } else { Agreement::Disagree }
+        let lo = intervals
+            .iter()
+            .filter_map(|b| b.lo)
+            .fold(f64::MIN, f64::max);
+        let hi = intervals
+            .iter()
+            .filter_map(|b| b.hi)
+            .fold(f64::MAX, f64::min);
+        if lo <= hi {
+            Agreement::Agree
+        } else {
+            Agreement::Disagree
+        }
     };
     let between = super::replications::mean_interval(&present);
-    Spread { label: percentile_label(p), p, values, intervals, range_s, agree, needed: min_n_for_quantile(p / 100.0), between }
+    Spread {
+        label: percentile_label(p),
+        p,
+        values,
+        intervals,
+        range_s,
+        agree,
+        needed: min_n_for_quantile(p / 100.0),
+        between,
+    }
 }
 
 /// P50 and the tail across two or more runs of one contract, without the verdict the lesson's
 /// rule gives three or more (the baseline's fifth check reads it); None for a single run.
-pub fn spreads(indexes: &[&Index], tail_p: f64, method: PercentileMethod) -> Option<(Spread, Spread)> {
+pub fn spreads(
+    indexes: &[&Index],
+    tail_p: f64,
+    method: PercentileMethod,
+) -> Option<(Spread, Spread)> {
     if indexes.len() < 2 {
         return None;
     }
-    Some((spread(indexes, 50.0, method), spread(indexes, tail_p, method)))
+    Some((
+        spread(indexes, 50.0, method),
+        spread(indexes, tail_p, method),
+    ))
 }
 
 /// The spread check over three or more runs (None for fewer: two runs are a comparison).
@@ -112,5 +146,10 @@ pub fn reruns(indexes: &[&Index], tail_p: f64, method: PercentileMethod) -> Opti
             "P50 本身在重跑之间变化：有东西变了——先在记录头（契约）里找原因，再怀疑服务端。",
         ),
     };
-    Some(Reruns { runs: indexes.len(), p50, tail, verdict })
+    Some(Reruns {
+        runs: indexes.len(),
+        p50,
+        tail,
+        verdict,
+    })
 }

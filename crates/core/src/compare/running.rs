@@ -53,7 +53,10 @@ pub fn running_over(ix: &Index, rows: usize, settings: &Settings) -> Running {
     let iv = Intervals::compute(ix, settings, &m);
     let figures = [&m.joint_rate, &m.failure_rate, &m.ttft_p50, &m.ttft_tail]
         .into_iter()
-        .map(|f| RunningFigure { figure: f.clone(), interval: iv.get(&f.key).filter(|_| f.value.is_some()).cloned() })
+        .map(|f| RunningFigure {
+            figure: f.clone(),
+            interval: iv.get(&f.key).filter(|_| f.value.is_some()).cloned(),
+        })
         .collect();
     Running { rows, figures }
 }
@@ -62,13 +65,19 @@ impl RunningFigure {
     /// "P95 TTFT 2 s (n = 8) · 95 % interval 1.2 s … no upper bound (…) — no upper bound exists: …".
     pub fn line(&self, lang: Lang) -> String {
         let f = &self.figure;
-        let n = f.n.map(|n| format!(" (n = {})", format::integer(n as u64))).unwrap_or_default();
+        let n =
+            f.n.map(|n| format!(" (n = {})", format::integer(n as u64)))
+                .unwrap_or_default();
         let mut out = format!("{} {}{n}", f.name.get(lang), format::value(f, lang));
         if let Some(iv) = &self.interval {
             out.push_str(" · ");
             out.push_str(&iv.describe(&f.unit, lang));
             if let Some(note) = &iv.note {
-                out.push_str(if lang == Lang::Zh { " —— " } else { " — " });
+                out.push_str(if lang == Lang::Zh {
+                    " —— "
+                } else {
+                    " — "
+                });
                 out.push_str(note.get(lang));
             }
         }
@@ -90,8 +99,14 @@ impl Running {
     /// The heading of the list: "After 8 rows, 95 % intervals:".
     pub fn heading(&self) -> Text {
         Text::new(
-            format!("After {}, with 95 % intervals:", format::count(self.rows, "row", "rows")),
-            format!("前 {} 行，附 95 % 区间：", format::integer(self.rows as u64)),
+            format!(
+                "After {}, with 95 % intervals:",
+                format::count(self.rows, "row", "rows")
+            ),
+            format!(
+                "前 {} 行，附 95 % 区间：",
+                format::integer(self.rows as u64)
+            ),
         )
     }
 }
@@ -100,7 +115,6 @@ impl Running {
 mod tests {
     use super::*;
     use crate::trace::test_data::ten;
-
 
     #[test]
     fn the_intervals_narrow_as_rows_are_added_and_the_tail_bound_waits_for_enough_rows() {
@@ -113,15 +127,25 @@ mod tests {
         let early = running(&a, &s, 2);
         let late = running(&a, &s, 9);
         assert_eq!((early.rows, late.rows), (3, 10));
-        assert!(width(&late, 0) < width(&early, 0), "the joint rate's interval narrows");
+        assert!(
+            width(&late, 0) < width(&early, 0),
+            "the joint rate's interval narrows"
+        );
         // The P95 of 8 TTFTs: the value exists, its upper bound does not, and it says why.
         let p95 = &late.figures[3];
         assert_eq!(p95.figure.value, Some(2.0));
         let iv = p95.interval.as_ref().unwrap();
         assert!(iv.bounds.hi.is_none() && iv.bounds.lo.is_some(), "{iv:?}");
         let line = p95.line(Lang::En);
-        assert!(line.contains("no upper bound") && line.contains("n ≥ 72"), "{line}");
-        assert!(p95.line(Lang::Zh).contains("无上界"), "{}", p95.line(Lang::Zh));
+        assert!(
+            line.contains("no upper bound") && line.contains("n ≥ 72"),
+            "{line}"
+        );
+        assert!(
+            p95.line(Lang::Zh).contains("无上界"),
+            "{}",
+            p95.line(Lang::Zh)
+        );
         // Past the end, the whole trace; row 0 alone has one TTFT and no failure yet.
         assert_eq!(running(&a, &s, 99).rows, 10);
         let first = running(&a, &s, 0);
@@ -136,17 +160,36 @@ mod tests {
         let mut s = Settings::default();
         let ix = |s: &Settings| Index::build(&a, s.population);
         let right = Intervals::compute(&ix(&s), &s, &Metrics::compute(&ix(&s), &s));
-        assert!(right.get("failure_rate").is_some(), "2 of 10 is a proportion");
+        assert!(
+            right.get("failure_rate").is_some(),
+            "2 of 10 is a proportion"
+        );
         // 2 failures ÷ 8 successes = 25 %: below 1, yet no share of the successes.
         s.population.failure_denominator = crate::settings::FailureDenominator::Successes;
         let m = Metrics::compute(&ix(&s), &s);
         assert_eq!(m.failure_rate.value, Some(0.25));
         let iv = Intervals::compute(&ix(&s), &s, &m);
-        assert!(iv.get("failure_rate").is_none(), "{:?}", iv.get("failure_rate"));
-        assert!(iv.get("joint_rate").is_some(), "the other rates keep theirs");
+        assert!(
+            iv.get("failure_rate").is_none(),
+            "{:?}",
+            iv.get("failure_rate")
+        );
+        assert!(
+            iv.get("joint_rate").is_some(),
+            "the other rates keep theirs"
+        );
         // The running tally prints none either, and the figure's note says why.
         let line = running(&a, &s, 9).figures[1].line(Lang::En);
-        assert!(line.starts_with("Failure rate 25 %") && !line.contains("interval") && !line.contains("Wilson"), "{line}");
-        assert!(m.failure_rate.note.as_ref().is_some_and(|n| n.en.contains("not a proportion")));
+        assert!(
+            line.starts_with("Failure rate 25 %")
+                && !line.contains("interval")
+                && !line.contains("Wilson"),
+            "{line}"
+        );
+        assert!(m
+            .failure_rate
+            .note
+            .as_ref()
+            .is_some_and(|n| n.en.contains("not a proportion")));
     }
 }

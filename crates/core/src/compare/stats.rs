@@ -19,7 +19,10 @@ pub struct Bounds {
 
 impl Bounds {
     pub fn closed(lo: f64, hi: f64) -> Bounds {
-        Bounds { lo: Some(lo), hi: Some(hi) }
+        Bounds {
+            lo: Some(lo),
+            hi: Some(hi),
+        }
     }
 
     pub fn is_closed(&self) -> bool {
@@ -32,7 +35,10 @@ impl Bounds {
     }
 
     pub fn scale(self, k: f64) -> Bounds {
-        Bounds { lo: self.lo.map(|v| v * k), hi: self.hi.map(|v| v * k) }
+        Bounds {
+            lo: self.lo.map(|v| v * k),
+            hi: self.hi.map(|v| v * k),
+        }
     }
 }
 
@@ -56,8 +62,16 @@ pub fn wilson_z(k: f64, n: f64, z: f64) -> Option<Bounds> {
     let centre = (p + z2 / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
     // At 0 of n and n of n the bound is exactly 0 or 1; rounding must not push it past.
-    let lo = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
-    let hi = if k == n { 1.0 } else { (centre + half).min(1.0) };
+    let lo = if k == 0.0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let hi = if k == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
     Some(Bounds::closed(lo, hi))
 }
 
@@ -80,9 +94,17 @@ pub fn newcombe(k_new: u64, n_new: u64, k_base: u64, n_base: u64) -> Option<Boun
 /// interval: each side's distance to its limits combined in quadrature. None when a bound is
 /// missing.
 pub fn mover(base: f64, base_bounds: Bounds, new: f64, new_bounds: Bounds) -> Option<Bounds> {
-    let (lb, ub, ln, un) = (base_bounds.lo?, base_bounds.hi?, new_bounds.lo?, new_bounds.hi?);
+    let (lb, ub, ln, un) = (
+        base_bounds.lo?,
+        base_bounds.hi?,
+        new_bounds.lo?,
+        new_bounds.hi?,
+    );
     let d = new - base;
-    Some(Bounds::closed(d - ((new - ln).powi(2) + (ub - base).powi(2)).sqrt(), d + ((un - new).powi(2) + (base - lb).powi(2)).sqrt()))
+    Some(Bounds::closed(
+        d - ((new - ln).powi(2) + (ub - base).powi(2)).sqrt(),
+        d + ((un - new).powi(2) + (base - lb).powi(2)).sqrt(),
+    ))
 }
 
 /// The distribution-free interval for the population's `q`-quantile (0 < q < 1) from `n` sorted
@@ -103,7 +125,11 @@ pub struct OrderRanks {
 /// sample (and so `n`) stays. The last few answers are kept, per thread.
 pub fn quantile_ranks(q: f64, n: usize) -> OrderRanks {
     if n == 0 || !(q > 0.0 && q < 1.0) {
-        return OrderRanks { lo: 0, hi: n + 1, n };
+        return OrderRanks {
+            lo: 0,
+            hi: n + 1,
+            n,
+        };
     }
     /// How many (n, q) answers are kept: P50 and the tail of TTFT, E2E and ITL, with room.
     const KEPT: usize = 12;
@@ -111,7 +137,12 @@ pub fn quantile_ranks(q: f64, n: usize) -> OrderRanks {
         static RANKS: std::cell::RefCell<Vec<(usize, u64, OrderRanks)>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let key = (n, q.to_bits());
-    if let Some(r) = RANKS.with(|c| c.borrow().iter().find(|(n, q, _)| (*n, *q) == key).map(|(_, _, r)| *r)) {
+    if let Some(r) = RANKS.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(n, q, _)| (*n, *q) == key)
+            .map(|(_, _, r)| *r)
+    }) {
         return r;
     }
     let r = order_ranks(q, n);
@@ -188,7 +219,11 @@ fn binomial_pmf(n: usize, q: f64) -> Vec<f64> {
 /// The exact (Garwood) interval for the mean of a Poisson count `k`.
 pub fn poisson(k: u64) -> Bounds {
     let kf = k as f64;
-    let lo = if k == 0 { 0.0 } else { gamma_quantile(kf, ALPHA_HALF) };
+    let lo = if k == 0 {
+        0.0
+    } else {
+        gamma_quantile(kf, ALPHA_HALF)
+    };
     let hi = gamma_quantile(kf + 1.0, 1.0 - ALPHA_HALF);
     Bounds::closed(lo, hi)
 }
@@ -196,7 +231,11 @@ pub fn poisson(k: u64) -> Bounds {
 /// [`poisson`] for a count that need not be whole (an effective count, k ÷ τ). Below half a
 /// count the lower limit is 0.
 pub fn poisson_real(k: f64) -> Bounds {
-    let lo = if k < 0.5 { 0.0 } else { gamma_quantile(k, ALPHA_HALF) };
+    let lo = if k < 0.5 {
+        0.0
+    } else {
+        gamma_quantile(k, ALPHA_HALF)
+    };
     let hi = gamma_quantile(k + 1.0, 1.0 - ALPHA_HALF);
     Bounds::closed(lo, hi)
 }
@@ -322,7 +361,12 @@ impl SplitMix64 {
 
 /// Draws a resample of the ascending `sorted` with replacement, returned ascending: counting how
 /// often each position is drawn avoids a sort per resample.
-pub fn resample_sorted(sorted: &[f64], rng: &mut SplitMix64, counts: &mut Vec<u32>, out: &mut Vec<f64>) {
+pub fn resample_sorted(
+    sorted: &[f64],
+    rng: &mut SplitMix64,
+    counts: &mut Vec<u32>,
+    out: &mut Vec<f64>,
+) {
     let n = sorted.len();
     counts.clear();
     counts.resize(n, 0);
@@ -344,16 +388,34 @@ mod tests {
     #[test]
     fn kept_ranks_are_the_ranks_computed_afresh() {
         // More distinct (n, q) than are kept, twice over, in an order that evicts and refills.
-        let asks: Vec<(f64, usize)> = [0.5, 0.9, 0.95, 0.99].iter().flat_map(|q| [8, 20, 100, 1_000, 100_000].map(|n| (*q, n))).collect();
+        let asks: Vec<(f64, usize)> = [0.5, 0.9, 0.95, 0.99]
+            .iter()
+            .flat_map(|q| [8, 20, 100, 1_000, 100_000].map(|n| (*q, n)))
+            .collect();
         for _ in 0..2 {
             for (q, n) in &asks {
-                assert_eq!(quantile_ranks(*q, *n), order_ranks(*q, *n), "q = {q}, n = {n}");
-                assert_eq!(quantile_ranks(*q, *n), order_ranks(*q, *n), "q = {q}, n = {n}, asked again");
+                assert_eq!(
+                    quantile_ranks(*q, *n),
+                    order_ranks(*q, *n),
+                    "q = {q}, n = {n}"
+                );
+                assert_eq!(
+                    quantile_ranks(*q, *n),
+                    order_ranks(*q, *n),
+                    "q = {q}, n = {n}, asked again"
+                );
             }
         }
         // A P95 of 100 samples, checked with exact binomial sums in Python (math.comb): the 90th
         // and the 100th order statistics.
-        assert_eq!(quantile_ranks(0.95, 100), OrderRanks { lo: 90, hi: 100, n: 100 });
+        assert_eq!(
+            quantile_ranks(0.95, 100),
+            OrderRanks {
+                lo: 90,
+                hi: 100,
+                n: 100
+            }
+        );
     }
 
     #[test]
@@ -369,8 +431,15 @@ mod tests {
         // P(X ≥ k; μ) = P(k, μ): check against the plain sum for small k.
         for k in 1..8u32 {
             for mu in [0.3f64, 1.0, 4.0, 9.5] {
-                let below: f64 = (0..k).map(|i| (-mu).exp() * mu.powi(i as i32) / (1..=i).map(f64::from).product::<f64>()).sum();
-                assert!((gamma_p(k as f64, mu) - (1.0 - below)).abs() < 1e-12, "k={k} mu={mu}");
+                let below: f64 = (0..k)
+                    .map(|i| {
+                        (-mu).exp() * mu.powi(i as i32) / (1..=i).map(f64::from).product::<f64>()
+                    })
+                    .sum();
+                assert!(
+                    (gamma_p(k as f64, mu) - (1.0 - below)).abs() < 1e-12,
+                    "k={k} mu={mu}"
+                );
             }
         }
     }

@@ -7,7 +7,9 @@
 use serde::Serialize;
 
 use super::dependence::{self, Dependence};
-use super::stats::{min_n_for_quantile, poisson, poisson_real, quantile_interval, quantile_ranks, wilson, Bounds};
+use super::stats::{
+    min_n_for_quantile, poisson, poisson_real, quantile_interval, quantile_ranks, wilson, Bounds,
+};
 use crate::figure::{Figure, Unit};
 use crate::format::{integer, number_in_unit, percentile_label};
 use crate::index::Index;
@@ -22,7 +24,11 @@ pub enum IntervalMethod {
     /// Wilson score interval of a proportion.
     Wilson,
     /// Order statistics X₍lo₎ … X₍hi₎ of n (binomial); a rank of 0 or n + 1 means no bound.
-    OrderStatistics { lo_rank: usize, hi_rank: usize, n: usize },
+    OrderStatistics {
+        lo_rank: usize,
+        hi_rank: usize,
+        n: usize,
+    },
     /// Exact (Garwood) interval of a Poisson count, divided by the window.
     PoissonExact,
     /// Newcombe's hybrid score interval for a difference of two proportions.
@@ -49,22 +55,61 @@ impl IntervalMethod {
     pub fn describe(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         match self {
-            IntervalMethod::Wilson => if zh { "Wilson 得分区间" } else { "Wilson score" }.into(),
-            IntervalMethod::OrderStatistics { lo_rank, hi_rank, n } => {
-                let rank = |r: usize| if r == 0 || r > *n { "—".to_string() } else { integer(r as u64) };
+            IntervalMethod::Wilson => if zh {
+                "Wilson 得分区间"
+            } else {
+                "Wilson score"
+            }
+            .into(),
+            IntervalMethod::OrderStatistics {
+                lo_rank,
+                hi_rank,
+                n,
+            } => {
+                let rank = |r: usize| {
+                    if r == 0 || r > *n {
+                        "—".to_string()
+                    } else {
+                        integer(r as u64)
+                    }
+                };
                 let n = integer(*n as u64);
                 if zh {
-                    format!("顺序统计量 X({})…X({})，共 {n} 个，二项分布，无分布假设", rank(*lo_rank), rank(*hi_rank))
+                    format!(
+                        "顺序统计量 X({})…X({})，共 {n} 个，二项分布，无分布假设",
+                        rank(*lo_rank),
+                        rank(*hi_rank)
+                    )
                 } else {
-                    format!("order statistics X({})…X({}) of {n}, binomial, distribution-free", rank(*lo_rank), rank(*hi_rank))
+                    format!(
+                        "order statistics X({})…X({}) of {n}, binomial, distribution-free",
+                        rank(*lo_rank),
+                        rank(*hi_rank)
+                    )
                 }
             }
-            IntervalMethod::PoissonExact => if zh { "泊松计数的精确区间（Garwood）" } else { "exact Poisson count (Garwood)" }.into(),
-            IntervalMethod::Newcombe => if zh { "Newcombe 混合得分区间" } else { "Newcombe hybrid score" }.into(),
-            IntervalMethod::PoissonMover => {
-                if zh { "MOVER（Newcombe 构造）+ 精确泊松区间" } else { "MOVER (Newcombe's construction) with exact Poisson limits" }.into()
+            IntervalMethod::PoissonExact => if zh {
+                "泊松计数的精确区间（Garwood）"
+            } else {
+                "exact Poisson count (Garwood)"
             }
-            IntervalMethod::EffectiveWilson { batches, batch_size } => {
+            .into(),
+            IntervalMethod::Newcombe => if zh {
+                "Newcombe 混合得分区间"
+            } else {
+                "Newcombe hybrid score"
+            }
+            .into(),
+            IntervalMethod::PoissonMover => if zh {
+                "MOVER（Newcombe 构造）+ 精确泊松区间"
+            } else {
+                "MOVER (Newcombe's construction) with exact Poisson limits"
+            }
+            .into(),
+            IntervalMethod::EffectiveWilson {
+                batches,
+                batch_size,
+            } => {
                 let (b, m) = (integer(*batches as u64), integer(*batch_size as u64));
                 if zh {
                     format!("有效样本上的 Wilson 得分区间（n ÷ τ，τ 取自按开始时间排列的 {b} 批、每批 {m} 个的批均值，t 分布）")
@@ -72,7 +117,10 @@ impl IntervalMethod {
                     format!("Wilson score on the effective sample (n ÷ τ, τ from batch means: {b} batches of {m} in start order, Student's t)")
                 }
             }
-            IntervalMethod::EffectiveOrderStatistics { batches, batch_size } => {
+            IntervalMethod::EffectiveOrderStatistics {
+                batches,
+                batch_size,
+            } => {
                 let (b, m) = (integer(*batches as u64), integer(*batch_size as u64));
                 if zh {
                     format!("有效样本上的顺序统计量（按 ⌊n ÷ τ⌋ 个独立样本取二项分布的秩，再读回同样的水平；τ 取自 {b} 批、每批 {m} 个的批均值）")
@@ -80,7 +128,10 @@ impl IntervalMethod {
                     format!("order statistics on the effective sample (binomial ranks for ⌊n ÷ τ⌋ independent samples, read back at the same levels; τ from batch means: {b} batches of {m})")
                 }
             }
-            IntervalMethod::EffectivePoisson { batches, batch_size } => {
+            IntervalMethod::EffectivePoisson {
+                batches,
+                batch_size,
+            } => {
                 let (b, m) = (integer(*batches as u64), integer(*batch_size as u64));
                 if zh {
                     format!("有效计数的精确泊松区间（计数 ÷ τ，τ 取自合格与否的 {b} 批、每批 {m} 个的批均值）")
@@ -88,9 +139,12 @@ impl IntervalMethod {
                     format!("exact Poisson on the effective count (count ÷ τ, τ from batch means of qualified or not: {b} batches of {m})")
                 }
             }
-            IntervalMethod::Mover => {
-                if zh { "MOVER（Newcombe 构造），取自每次运行自己的区间" } else { "MOVER (Newcombe's construction) from each run's own interval" }.into()
+            IntervalMethod::Mover => if zh {
+                "MOVER（Newcombe 构造），取自每次运行自己的区间"
+            } else {
+                "MOVER (Newcombe's construction) from each run's own interval"
             }
+            .into(),
             IntervalMethod::Bootstrap { seed, resamples } => {
                 // The seed is a name for a stream of draws, not a count: written as it is.
                 let resamples = integer(*resamples as u64);
@@ -126,8 +180,16 @@ impl FigureInterval {
         match (lang, self.dependence.as_ref().filter(|d| d.widens())) {
             (Lang::En, None) => format!("95 % interval {b} ({m})"),
             (Lang::Zh, None) => format!("95 % 区间 {b}（{m}）"),
-            (Lang::En, Some(d)) => format!("95 % interval {b} ({} ≈ {} independent; {m})", integer(d.n as u64), integer(d.effective_n.round().max(1.0) as u64)),
-            (Lang::Zh, Some(d)) => format!("95 % 区间 {b}（{} 个 ≈ {} 个独立样本；{m}）", integer(d.n as u64), integer(d.effective_n.round().max(1.0) as u64)),
+            (Lang::En, Some(d)) => format!(
+                "95 % interval {b} ({} ≈ {} independent; {m})",
+                integer(d.n as u64),
+                integer(d.effective_n.round().max(1.0) as u64)
+            ),
+            (Lang::Zh, Some(d)) => format!(
+                "95 % 区间 {b}（{} 个 ≈ {} 个独立样本；{m}）",
+                integer(d.n as u64),
+                integer(d.effective_n.round().max(1.0) as u64)
+            ),
         }
     }
 
@@ -146,7 +208,9 @@ impl FigureInterval {
 
     /// "2,000 attempts ≈ 140 independent ones (…)", or None where nothing was measured.
     pub fn dependence_text(&self, lang: Lang) -> Option<String> {
-        self.dependence.as_ref().map(|d| d.summary(&self.samples_word(), lang))
+        self.dependence
+            .as_ref()
+            .map(|d| d.summary(&self.samples_word(), lang))
     }
 }
 
@@ -154,9 +218,18 @@ impl FigureInterval {
 pub fn bounds_text(b: &Bounds, unit: &Unit, lang: Lang) -> String {
     let side = |v: Option<f64>, missing_en: &str, missing_zh: &str| match v {
         Some(v) => number_in_unit(v, unit, lang),
-        None => if lang == Lang::Zh { missing_zh } else { missing_en }.to_string(),
+        None => if lang == Lang::Zh {
+            missing_zh
+        } else {
+            missing_en
+        }
+        .to_string(),
     };
-    format!("{} … {}", side(b.lo, "no lower bound", "无下界"), side(b.hi, "no upper bound", "无上界"))
+    format!(
+        "{} … {}",
+        side(b.lo, "no lower bound", "无下界"),
+        side(b.hi, "no upper bound", "无上界")
+    )
 }
 
 /// The intervals of one run's figures.
@@ -177,19 +250,42 @@ impl Intervals {
         let timed = ix.in_start_order();
         // Each sample in start order, its values' dependence read once for the joint rate and
         // every percentile of it; nothing to read where the order is unknown.
-        let (ttft_values, e2e_values) = if timed { (ix.ttft_in_order(), ix.e2e_in_order()) } else { (Vec::new(), Vec::new()) };
-        let (ttft, e2e) = (timed.then(|| InOrder::of(&ttft_values)), timed.then(|| InOrder::of(&e2e_values)));
-        let read = |n: usize, f: &dyn Fn() -> Dependence| if timed { f() } else { dependence::untimed(n) };
+        let (ttft_values, e2e_values) = if timed {
+            (ix.ttft_in_order(), ix.e2e_in_order())
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (ttft, e2e) = (
+            timed.then(|| InOrder::of(&ttft_values)),
+            timed.then(|| InOrder::of(&e2e_values)),
+        );
+        let read =
+            |n: usize, f: &dyn Fn() -> Dependence| if timed { f() } else { dependence::untimed(n) };
         // Whether an attempt qualifies turns on its wait; the waits themselves show the queue's
         // memory even in a run where few cross the threshold, so the joint rate is read both ways.
         let joint = match &ttft {
-            Some(t) => dependence::wider(dependence::of_indicator(&ix.joint_series(crate::verdict::threshold_ms(s), s.comparison)), t.dependence.clone()),
+            Some(t) => dependence::wider(
+                dependence::of_indicator(
+                    &ix.joint_series(crate::verdict::threshold_ms(s), s.comparison),
+                ),
+                t.dependence.clone(),
+            ),
             None => dependence::untimed(ix.attempts),
         };
         if !not_a_share {
-            items.extend(proportion(&m.failure_rate, Some(read(ix.attempts, &|| dependence::of_indicator(&ix.failure_series())))));
+            items.extend(proportion(
+                &m.failure_rate,
+                Some(read(ix.attempts, &|| {
+                    dependence::of_indicator(&ix.failure_series())
+                })),
+            ));
         }
-        items.extend(proportion(&m.quality_pass_rate, Some(read(ix.successes, &|| dependence::of_indicator(&ix.quality_series())))));
+        items.extend(proportion(
+            &m.quality_pass_rate,
+            Some(read(ix.successes, &|| {
+                dependence::of_indicator(&ix.quality_series())
+            })),
+        ));
         items.extend(proportion(&m.joint_rate, Some(joint.clone())));
         items.extend(proportion(&m.business_success_rate, None));
         let method = s.percentile;
@@ -255,7 +351,10 @@ fn qualified_count(k: u64, joint: &Dependence) -> (Bounds, IntervalMethod, Text)
     }
     let tau = joint.inflation;
     let count = poisson_real(k as f64 / tau).scale(tau);
-    let method = IntervalMethod::EffectivePoisson { batches: joint.batches, batch_size: joint.batch_size };
+    let method = IntervalMethod::EffectivePoisson {
+        batches: joint.batches,
+        batch_size: joint.batch_size,
+    };
     let note = Text::new(
         "treats the qualified count ÷ τ as a Poisson count over the window: the qualified attempts come in runs, so they are worth fewer independent ones",
         "把合格数 ÷ τ 当作窗口内的泊松计数：合格的尝试成串出现，相当于更少的独立样本",
@@ -289,12 +388,25 @@ fn proportion(f: &Figure, dep: Option<Dependence>) -> Option<FigureInterval> {
     let (bounds, method, note) = match &dep {
         Some(d) if d.widens() && d.n as f64 == den => (
             dependence::wilson_z(num / d.inflation, den / d.inflation, d.critical())?,
-            IntervalMethod::EffectiveWilson { batches: d.batches, batch_size: d.batch_size },
+            IntervalMethod::EffectiveWilson {
+                batches: d.batches,
+                batch_size: d.batch_size,
+            },
             None,
         ),
-        _ => (wilson(num as u64, den as u64)?, IntervalMethod::Wilson, dep.as_ref().and_then(independence_note)),
+        _ => (
+            wilson(num as u64, den as u64)?,
+            IntervalMethod::Wilson,
+            dep.as_ref().and_then(independence_note),
+        ),
     };
-    Some(FigureInterval { key: f.key.clone(), bounds, method, note, dependence: dep })
+    Some(FigureInterval {
+        key: f.key.clone(),
+        bounds,
+        method,
+        note,
+        dependence: dep,
+    })
 }
 
 /// A sample in start order with the dependence of its values, read once for all its
@@ -306,14 +418,23 @@ pub(crate) struct InOrder<'a> {
 
 impl<'a> InOrder<'a> {
     pub(crate) fn of(values: &'a [f64]) -> InOrder<'a> {
-        InOrder { values, dependence: dependence::of_series(values) }
+        InOrder {
+            values,
+            dependence: dependence::of_series(values),
+        }
     }
 }
 
 /// [`quantile`], with the sample also in start order (None: its order is unknown): on the
 /// effective sample when "at or below the estimate", or the values themselves, are correlated
 /// along the run.
-pub(crate) fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order: Option<&InOrder>, p: f64, method: crate::PercentileMethod) -> Option<FigureInterval> {
+pub(crate) fn quantile_in_order(
+    key: &str,
+    sorted_ms: &[f64],
+    in_order: Option<&InOrder>,
+    p: f64,
+    method: crate::PercentileMethod,
+) -> Option<FigureInterval> {
     let mut iv = quantile(key, sorted_ms, p)?;
     let Some(in_order) = in_order else {
         let dep = dependence::untimed(sorted_ms.len());
@@ -324,10 +445,16 @@ pub(crate) fn quantile_in_order(key: &str, sorted_ms: &[f64], in_order: Option<&
     let Some(estimate) = crate::percentile::percentile(sorted_ms, p, method) else {
         return Some(iv);
     };
-    let dep = dependence::wider(dependence::of_quantile(in_order.values, estimate), in_order.dependence.clone());
+    let dep = dependence::wider(
+        dependence::of_quantile(in_order.values, estimate),
+        in_order.dependence.clone(),
+    );
     if dep.widens() {
         iv.bounds = dependence::quantile_bounds(sorted_ms, p / 100.0, &dep).scale(1.0 / 1000.0);
-        iv.method = IntervalMethod::EffectiveOrderStatistics { batches: dep.batches, batch_size: dep.batch_size };
+        iv.method = IntervalMethod::EffectiveOrderStatistics {
+            batches: dep.batches,
+            batch_size: dep.batch_size,
+        };
         iv.note = (!iv.bounds.is_closed()).then(|| {
             Text::new(
                 format!("a bound is missing: the {} samples are worth about {:.0} independent ones, too few to bound this percentile; run longer or repeat the run", sorted_ms.len(), dep.effective_n),
@@ -354,7 +481,11 @@ pub fn quantile(key: &str, sorted_ms: &[f64], p: f64) -> Option<FigureInterval> 
     Some(FigureInterval {
         key: key.to_string(),
         bounds,
-        method: IntervalMethod::OrderStatistics { lo_rank: ranks.lo, hi_rank: ranks.hi, n },
+        method: IntervalMethod::OrderStatistics {
+            lo_rank: ranks.lo,
+            hi_rank: ranks.hi,
+            n,
+        },
         note,
         dependence: None,
     })

@@ -13,11 +13,11 @@ use crate::card;
 use crate::format::{self, md_cell};
 use crate::metrics::Metrics;
 use crate::parse::csv_cell;
+use crate::parse::stream::Streamed;
 use crate::reproduce::{reproduce, resolution_note, ReproRow};
 use crate::settings::Settings;
 use crate::text::Lang;
 use crate::trace::peer::{PeerUnit, Reproducibility};
-use crate::parse::stream::Streamed;
 use crate::trace::{Attempt, Completeness, Footer, Header, Trace};
 use crate::verdict::{is_counted, verdict, Latency};
 use crate::write::classroom_cells;
@@ -25,11 +25,23 @@ use crate::write::classroom_cells;
 /// The verdict columns [`attempts_csv`] adds after the classroom CSV's own
 /// ([`crate::write::CLASSROOM_COLUMNS`]), so the file still reads back with
 /// [`crate::parse::parse_csv`].
-pub const VERDICT_COLUMNS: [&str; 7] = ["stream_events", "counted", "complete_success", "latency", "qualified", "reason", "detail"];
+pub const VERDICT_COLUMNS: [&str; 7] = [
+    "stream_events",
+    "counted",
+    "complete_success",
+    "latency",
+    "qualified",
+    "reason",
+    "detail",
+];
 
 /// Every column of [`attempts_csv`], in order.
 pub fn csv_columns() -> Vec<&'static str> {
-    crate::write::CLASSROOM_COLUMNS.iter().chain(VERDICT_COLUMNS.iter()).copied().collect()
+    crate::write::CLASSROOM_COLUMNS
+        .iter()
+        .chain(VERDICT_COLUMNS.iter())
+        .copied()
+        .collect()
 }
 
 /// Every attempt with its verdict under `settings`, one row each (times in seconds, a missing
@@ -48,15 +60,24 @@ pub fn attempts_csv(trace: &Trace, settings: &Settings) -> String {
 pub fn attempts_csv_head(header: &Header, settings: &Settings) -> String {
     let mut out = String::new();
     if let Some(source) = &header.source {
-        out.push_str(&format!("# source: {}\n", source.tool.replace(char::is_control, " ")));
+        out.push_str(&format!(
+            "# source: {}\n",
+            source.tool.replace(char::is_control, " ")
+        ));
     }
     if let Some(w) = settings.window_s {
         out.push_str(&format!("# window_s: {w}\n"));
     }
     if let Some(c) = settings.window_cost {
-        out.push_str(&format!("# window_cost: {c}\n# currency: {}\n", settings.currency));
+        out.push_str(&format!(
+            "# window_cost: {c}\n# currency: {}\n",
+            settings.currency
+        ));
     }
-    out.push_str(&format!("# ttft_threshold_s: {}\n", settings.ttft_threshold_s));
+    out.push_str(&format!(
+        "# ttft_threshold_s: {}\n",
+        settings.ttft_threshold_s
+    ));
     out.push_str(&format!("# comparison: {}\n", settings.comparison.code()));
     out.push_str(&csv_columns().join(","));
     out.push('\n');
@@ -107,8 +128,20 @@ pub fn peer_value(v: f64, unit: PeerUnit) -> String {
 /// The metric card as Markdown: the conditions, every figure with its formula parts and method,
 /// the wrong choices in force, how an imported trace's tool defines its figures, and the tool's
 /// own figures recomputed side by side.
-pub fn card_markdown(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
-    card_markdown_of(source, &CardFacts::of_trace(trace, settings), settings, metrics, lang)
+pub fn card_markdown(
+    source: &str,
+    trace: &Trace,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> String {
+    card_markdown_of(
+        source,
+        &CardFacts::of_trace(trace, settings),
+        settings,
+        metrics,
+        lang,
+    )
 }
 
 /// What the card exports say of a trace besides its figures: from a whole trace
@@ -150,24 +183,52 @@ impl<'a> CardFacts<'a> {
 }
 
 /// [`card_markdown`] from [`CardFacts`].
-pub fn card_markdown_of(source: &str, facts: &CardFacts, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+pub fn card_markdown_of(
+    source: &str,
+    facts: &CardFacts,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> String {
     let zh = lang == Lang::Zh;
-    let head = card::head_of(source, facts.header, facts.completeness, settings, metrics, lang);
+    let head = card::head_of(
+        source,
+        facts.header,
+        facts.completeness,
+        settings,
+        metrics,
+        lang,
+    );
     let mut out = format!("# {}\n\n{}\n\n", md_cell(&head.title), head.observation);
     for line in [&head.attempts, &head.settings, &head.trace] {
         out.push_str(&format!("- {}\n", md_cell(line)));
     }
     if let Some(s) = &facts.header.source {
-        let version = s.version.as_deref().unwrap_or(if zh { "版本未知" } else { "version unknown" });
-        let layout = s.layout.as_deref().map(|l| format!(", {l}")).unwrap_or_default();
+        let version = s.version.as_deref().unwrap_or(if zh {
+            "版本未知"
+        } else {
+            "version unknown"
+        });
+        let layout = s
+            .layout
+            .as_deref()
+            .map(|l| format!(", {l}"))
+            .unwrap_or_default();
         out.push_str(&if zh {
             format!("- 导入自：{}（{version}{layout}）\n", md_cell(&s.tool))
         } else {
-            format!("- Imported from: {} ({version}{layout})\n", md_cell(&s.tool))
+            format!(
+                "- Imported from: {} ({version}{layout})\n",
+                md_cell(&s.tool)
+            )
         });
     }
     out.push('\n');
-    out.push_str(if zh { "| 指标 | 值 | 计算方式 | 说明 |\n" } else { "| Figure | Value | How it was computed | Note |\n" });
+    out.push_str(if zh {
+        "| 指标 | 值 | 计算方式 | 说明 |\n"
+    } else {
+        "| Figure | Value | How it was computed | Note |\n"
+    });
     out.push_str("|---|---|---|---|\n");
     for f in card::figures(metrics) {
         out.push_str(&format!(
@@ -180,9 +241,17 @@ pub fn card_markdown_of(source: &str, facts: &CardFacts, settings: &Settings, me
     }
     let mistakes = settings.mistakes();
     if !mistakes.is_empty() {
-        out.push_str(if zh { "\n## ⚠ 错误的选择\n\n" } else { "\n## ⚠ Wrong choices in force\n\n" });
+        out.push_str(if zh {
+            "\n## ⚠ 错误的选择\n\n"
+        } else {
+            "\n## ⚠ Wrong choices in force\n\n"
+        });
         for m in mistakes {
-            out.push_str(&format!("- **{}** — {}\n", md_cell(m.label.get(lang)), md_cell(m.false_conclusion.get(lang))));
+            out.push_str(&format!(
+                "- **{}** — {}\n",
+                md_cell(m.label.get(lang)),
+                md_cell(m.false_conclusion.get(lang))
+            ));
         }
     }
     if let Some(s) = &facts.header.source {
@@ -210,18 +279,26 @@ pub fn card_markdown_of(source: &str, facts: &CardFacts, settings: &Settings, me
             });
             let resolution = format!("\n{}\n", resolution_note().get(lang));
             for r in rows {
-                let ours = r.tool_method.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
+                let ours = r
+                    .tool_method
+                    .map(|v| peer_value(v, r.unit))
+                    .unwrap_or_else(|| "—".into());
                 let matches = match (r.matches, &r.reproducibility) {
                     (Some(true), _) => "✓",
                     (Some(false), Reproducibility::Approximate(_)) => "≈",
                     (Some(false), _) => "✗",
                     (None, _) => "—",
                 };
-                let lesson = r.lesson.map(|v| peer_value(v, r.unit)).unwrap_or_else(|| "—".into());
+                let lesson = r
+                    .lesson
+                    .map(|v| peer_value(v, r.unit))
+                    .unwrap_or_else(|| "—".into());
                 let mut note = Vec::new();
                 match &r.reproducibility {
                     Reproducibility::Exact => {}
-                    Reproducibility::Approximate(why) | Reproducibility::Not(why) => note.push(why.clone()),
+                    Reproducibility::Approximate(why) | Reproducibility::Not(why) => {
+                        note.push(why.clone())
+                    }
                 }
                 if r.lesson.is_some() {
                     note.push(r.how_lesson.get(lang).to_string());
@@ -242,7 +319,11 @@ pub fn card_markdown_of(source: &str, facts: &CardFacts, settings: &Settings, me
         }
     }
     if !facts.warnings.is_empty() {
-        out.push_str(if zh { "\n## 备注\n\n" } else { "\n## Notes\n\n" });
+        out.push_str(if zh {
+            "\n## 备注\n\n"
+        } else {
+            "\n## Notes\n\n"
+        });
         for w in facts.warnings {
             out.push_str(&format!("- {}\n", md_cell(w)));
         }
@@ -252,19 +333,54 @@ pub fn card_markdown_of(source: &str, facts: &CardFacts, settings: &Settings, me
 
 /// The metric card as one JSON value: the same content as [`card_markdown`], with every figure's
 /// formula parts (numerator, denominator, unit, method, n) in both languages.
-pub fn card_json_value(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> Value {
+pub fn card_json_value(
+    source: &str,
+    trace: &Trace,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> Value {
     let index = crate::Index::build(&trace.attempts, settings.population);
     // One view of the run for the checks, the reuse split and the five checks (each computed once).
     let view = card::CardView::of_trace(trace, settings, &index);
-    card_json_value_of(source, &CardFacts::of_trace(trace, settings), &view, settings, metrics, lang)
+    card_json_value_of(
+        source,
+        &CardFacts::of_trace(trace, settings),
+        &view,
+        settings,
+        metrics,
+        lang,
+    )
 }
 
 /// [`card_json_value`] from [`CardFacts`] and the card's view of the run (a whole trace's or a
 /// streamed one's: [`card::CardView`]).
-pub fn card_json_value_of(source: &str, facts: &CardFacts, view: &card::CardView, settings: &Settings, metrics: &Metrics, lang: Lang) -> Value {
-    let head = card::head_of(source, facts.header, facts.completeness, settings, metrics, lang);
+pub fn card_json_value_of(
+    source: &str,
+    facts: &CardFacts,
+    view: &card::CardView,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> Value {
+    let head = card::head_of(
+        source,
+        facts.header,
+        facts.completeness,
+        settings,
+        metrics,
+        lang,
+    );
     let intervals = crate::compare::Intervals::compute(view.index, settings, metrics);
-    let baseline = card::baseline_alone(facts.header, view.warmup_attempts, settings, metrics, &intervals, &view.gpu, &view.engine);
+    let baseline = card::baseline_alone(
+        facts.header,
+        view.warmup_attempts,
+        settings,
+        metrics,
+        &intervals,
+        &view.gpu,
+        &view.engine,
+    );
     let figures: Vec<Value> = card::figures(metrics)
         .iter()
         .map(|f| {
@@ -327,7 +443,13 @@ pub fn card_json_value_of(source: &str, facts: &CardFacts, view: &card::CardView
 }
 
 /// [`card_json_value`] as pretty-printed text, ending with a newline.
-pub fn card_json(source: &str, trace: &Trace, settings: &Settings, metrics: &Metrics, lang: Lang) -> String {
+pub fn card_json(
+    source: &str,
+    trace: &Trace,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> String {
     json_text(&card_json_value(source, trace, settings, metrics, lang))
 }
 
@@ -375,11 +497,29 @@ impl ExportKind {
 /// settings in force, with the figures recomputed by the same core the lab shows them from.
 /// `source` is the trace's file or sample name, as the card names it. The lab's second bundle
 /// writes it from the trace it holds (`pages/convert`).
-pub fn write_export(kind: ExportKind, source: &str, trace: &Trace, settings: &Settings, lang: Lang) -> String {
+pub fn write_export(
+    kind: ExportKind,
+    source: &str,
+    trace: &Trace,
+    settings: &Settings,
+    lang: Lang,
+) -> String {
     match kind {
         ExportKind::Csv => attempts_csv(trace, settings),
-        ExportKind::CardMd => card_markdown(source, trace, settings, &Metrics::of(&trace.attempts, settings), lang),
-        ExportKind::CardJson => card_json(source, trace, settings, &Metrics::of(&trace.attempts, settings), lang),
+        ExportKind::CardMd => card_markdown(
+            source,
+            trace,
+            settings,
+            &Metrics::of(&trace.attempts, settings),
+            lang,
+        ),
+        ExportKind::CardJson => card_json(
+            source,
+            trace,
+            settings,
+            &Metrics::of(&trace.attempts, settings),
+            lang,
+        ),
         ExportKind::Perfetto => perfetto(trace, settings),
     }
 }

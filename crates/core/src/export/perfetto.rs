@@ -36,7 +36,10 @@ fn us(ms: f64) -> i64 {
 fn extent_ms(a: &Attempt) -> f64 {
     a.e2e_ms
         .or_else(|| {
-            [a.ttft_ms, a.first_byte_ms, a.events.last().map(|e| e.at_ms)].into_iter().flatten().reduce(f64::max)
+            [a.ttft_ms, a.first_byte_ms, a.events.last().map(|e| e.at_ms)]
+                .into_iter()
+                .flatten()
+                .reduce(f64::max)
         })
         .unwrap_or(0.0)
 }
@@ -48,7 +51,10 @@ fn verdict_name(a: &Attempt, settings: &Settings) -> (String, &'static str) {
     let (name, cname) = match v.reason {
         None => ("qualified".to_string(), "good"),
         Some(Reason::Failure) => (format!("failure: {}", a.outcome), "terrible"),
-        Some(Reason::Quality) => (format!("not qualified: quality {}", a.quality.name()), "yellow"),
+        Some(Reason::Quality) => (
+            format!("not qualified: quality {}", a.quality.name()),
+            "yellow",
+        ),
         Some(Reason::Latency) => match v.latency {
             Latency::NoToken => ("not qualified: no token".to_string(), "bad"),
             _ => (format!("not qualified: TTFT over {threshold} s"), "bad"),
@@ -161,8 +167,11 @@ pub fn perfetto(trace: &Trace, settings: &Settings) -> String {
 /// attempts' order (24 bytes per attempt), whatever the trace's size. A trace too large to hold
 /// goes through [`PerfettoWriter`] instead (`tracelab export` sorts it on disk).
 pub fn write_perfetto<W: Write>(trace: &Trace, settings: &Settings, out: &mut W) -> fmt::Result {
-    let mut timed: Vec<(i64, i64, &Attempt)> =
-        trace.attempts.iter().filter_map(|a| extent_us(a).map(|(start, end)| (start, end, a))).collect();
+    let mut timed: Vec<(i64, i64, &Attempt)> = trace
+        .attempts
+        .iter()
+        .filter_map(|a| extent_us(a).map(|(start, end)| (start, end, a)))
+        .collect();
     // Stable: attempts with the same extent keep the file's order.
     timed.sort_by_key(|(start, end, _)| (*start, *end));
     let mut slots = Slots::default();
@@ -170,7 +179,14 @@ pub fn write_perfetto<W: Write>(trace: &Trace, settings: &Settings, out: &mut W)
         slots.place(*start, *end);
     }
     let untimed = trace.attempts.iter().any(|a| a.start_ms.is_none());
-    let mut writer = PerfettoWriter::start(out, &trace.header, settings, slots.count(), untimed, !trace.gpu.is_empty())?;
+    let mut writer = PerfettoWriter::start(
+        out,
+        &trace.header,
+        settings,
+        slots.count(),
+        untimed,
+        !trace.gpu.is_empty(),
+    )?;
     for (_, _, a) in &timed {
         writer.timed(a)?;
     }
@@ -244,7 +260,14 @@ pub struct PerfettoWriter<'w, W: Write> {
 impl<'w, W: Write> PerfettoWriter<'w, W> {
     /// Writes the opening and the tracks' names. `slots`: the tracks the timed attempts need;
     /// `untimed`: whether any attempt has no clock position; `gpu`: whether there are GPU samples.
-    pub fn start(out: &'w mut W, header: &Header, settings: &'w Settings, slots: u32, untimed: bool, gpu: bool) -> Result<Self, fmt::Error> {
+    pub fn start(
+        out: &'w mut W,
+        header: &Header,
+        settings: &'w Settings,
+        slots: u32,
+        untimed: bool,
+        gpu: bool,
+    ) -> Result<Self, fmt::Error> {
         // The keys in the order serde_json sorts them, as the export has always been written.
         let source = header.source.as_ref().map(|s| s.tool.clone());
         let other = json!({
@@ -256,14 +279,37 @@ impl<'w, W: Write> PerfettoWriter<'w, W> {
             "gpu_telemetry": header.capabilities.gpu_telemetry,
             "colours": "slice name = verdict: qualified (green), failure (dark red), not qualified: TTFT over the threshold / no token (red), quality (yellow), warm-up (grey)",
         });
-        write!(out, "{{\"displayTimeUnit\":\"ms\",\"otherData\":{other},\"traceEvents\":[")?;
+        write!(
+            out,
+            "{{\"displayTimeUnit\":\"ms\",\"otherData\":{other},\"traceEvents\":["
+        )?;
         let mut events = Events { out, first: true };
         if slots > 0 {
-            events.push(meta(PID_ATTEMPTS, None, "process_name", json!({"name": "Attempts (client clock) — one track per concurrent slot"})))?;
-            events.push(meta(PID_ATTEMPTS, None, "process_sort_index", json!({"sort_index": 1})))?;
+            events.push(meta(
+                PID_ATTEMPTS,
+                None,
+                "process_name",
+                json!({"name": "Attempts (client clock) — one track per concurrent slot"}),
+            ))?;
+            events.push(meta(
+                PID_ATTEMPTS,
+                None,
+                "process_sort_index",
+                json!({"sort_index": 1}),
+            ))?;
             for slot in 1..=slots {
-                events.push(meta(PID_ATTEMPTS, Some(slot), "thread_name", json!({"name": format!("slot {slot}")})))?;
-                events.push(meta(PID_ATTEMPTS, Some(slot), "thread_sort_index", json!({"sort_index": slot})))?;
+                events.push(meta(
+                    PID_ATTEMPTS,
+                    Some(slot),
+                    "thread_name",
+                    json!({"name": format!("slot {slot}")}),
+                ))?;
+                events.push(meta(
+                    PID_ATTEMPTS,
+                    Some(slot),
+                    "thread_sort_index",
+                    json!({"sort_index": slot}),
+                ))?;
             }
         }
         if untimed {
@@ -273,8 +319,18 @@ impl<'w, W: Write> PerfettoWriter<'w, W> {
                 "process_name",
                 json!({"name": "Attempts without clock positions — laid end to end, not their real timing"}),
             ))?;
-            events.push(meta(PID_NO_CLOCK, None, "process_sort_index", json!({"sort_index": 2})))?;
-            events.push(meta(PID_NO_CLOCK, Some(1), "thread_name", json!({"name": "one after another"})))?;
+            events.push(meta(
+                PID_NO_CLOCK,
+                None,
+                "process_sort_index",
+                json!({"sort_index": 2}),
+            ))?;
+            events.push(meta(
+                PID_NO_CLOCK,
+                Some(1),
+                "thread_name",
+                json!({"name": "one after another"}),
+            ))?;
         }
         if gpu {
             events.push(meta(
@@ -283,16 +339,36 @@ impl<'w, W: Write> PerfettoWriter<'w, W> {
                 "process_name",
                 json!({"name": format!("GPU telemetry ({})", header.capabilities.gpu_telemetry)}),
             ))?;
-            events.push(meta(PID_GPU, None, "process_sort_index", json!({"sort_index": 3})))?;
+            events.push(meta(
+                PID_GPU,
+                None,
+                "process_sort_index",
+                json!({"sort_index": 3}),
+            ))?;
         }
-        Ok(PerfettoWriter { events, settings, slots: Slots::default(), untimed_at: 0 })
+        Ok(PerfettoWriter {
+            events,
+            settings,
+            slots: Slots::default(),
+            untimed_at: 0,
+        })
     }
 
     /// The next attempt with a clock position, in the order of [`extent_us`].
     pub fn timed(&mut self, a: &Attempt) -> fmt::Result {
-        let Some((start, end)) = extent_us(a) else { return self.untimed(a) };
+        let Some((start, end)) = extent_us(a) else {
+            return self.untimed(a);
+        };
         let slot = self.slots.place(start, end);
-        push_attempt(&mut self.events, a, self.settings, PID_ATTEMPTS, slot, start, end)
+        push_attempt(
+            &mut self.events,
+            a,
+            self.settings,
+            PID_ATTEMPTS,
+            slot,
+            start,
+            end,
+        )
     }
 
     /// The next attempt without a clock position: laid end to end, 1 ms apart, on one track.

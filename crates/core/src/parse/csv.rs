@@ -108,7 +108,10 @@ fn parse_csv_inner(text: &str) -> Result<Trace, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut header = Header::default();
     header.conditions.arrival = None;
-    let mut defaults = HeaderDefaults { ttft_threshold_s: None, comparison: None };
+    let mut defaults = HeaderDefaults {
+        ttft_threshold_s: None,
+        comparison: None,
+    };
     let mut window_s: Option<(f64, usize)> = None;
     let mut cost: Option<(f64, usize)> = None;
     let mut currency: Option<String> = None;
@@ -130,13 +133,22 @@ fn parse_csv_inner(text: &str) -> Result<Trace, ParseError> {
         if line.trim().is_empty() || (columns.is_none() && line.trim_start().starts_with('#')) {
             if columns.is_none() {
                 if let Some(comment) = line.trim_start().strip_prefix('#') {
-                    read_comment(comment, line_no, &mut window_s, &mut cost, &mut currency, &mut defaults, &mut header)?;
+                    read_comment(
+                        comment,
+                        line_no,
+                        &mut window_s,
+                        &mut cost,
+                        &mut currency,
+                        &mut defaults,
+                        &mut header,
+                    )?;
                 }
             }
             pos += raw.len() + 1;
             continue;
         }
-        let (cells, used, breaks) = read_record(rest).map_err(|m| ParseError::new(m).at_line(line_no))?;
+        let (cells, used, breaks) =
+            read_record(rest).map_err(|m| ParseError::new(m).at_line(line_no))?;
         if used > super::jsonl::MAX_LINE_BYTES {
             return Err(ParseError::new("this row is far too long for a CSV row").at_line(line_no));
         }
@@ -195,11 +207,17 @@ fn parse_csv_inner(text: &str) -> Result<Trace, ParseError> {
         )));
     }
     if let Some((length_s, line)) = window_s {
-        header.window = Some(Window { start_ms: 0.0, length_s });
+        header.window = Some(Window {
+            start_ms: 0.0,
+            length_s,
+        });
         super::jsonl::validate_header(&header).map_err(|e| e.at_line(line).field("window_s"))?;
     }
     if let Some((amount, line)) = cost {
-        header.window_cost = Some(Money { amount, currency: currency.unwrap_or_default() });
+        header.window_cost = Some(Money {
+            amount,
+            currency: currency.unwrap_or_default(),
+        });
         super::jsonl::validate_header(&header).map_err(|e| e.at_line(line).field("window_cost"))?;
     }
     if defaults.ttft_threshold_s.is_some() || defaults.comparison.is_some() {
@@ -226,12 +244,20 @@ fn read_comment(
     defaults: &mut HeaderDefaults,
     header: &mut Header,
 ) -> Result<(), ParseError> {
-    let Some((key, value)) = comment.split_once(':') else { return Ok(()) };
+    let Some((key, value)) = comment.split_once(':') else {
+        return Ok(());
+    };
     let (key, value) = (key.trim(), value.trim());
     let number = |field: &str| -> Result<f64, ParseError> {
-        value.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
-            ParseError::new(format!("`{value}` is not a number")).at_line(line_no).field(field.to_string())
-        })
+        value
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                ParseError::new(format!("`{value}` is not a number"))
+                    .at_line(line_no)
+                    .field(field.to_string())
+            })
     };
     match key {
         "window_s" => *window_s = Some((number("window_s")?, line_no)),
@@ -240,7 +266,9 @@ fn read_comment(
         "ttft_threshold_s" => defaults.ttft_threshold_s = Some(number("ttft_threshold_s")?),
         "comparison" => {
             defaults.comparison = Some(crate::Comparison::from_code(value).ok_or_else(|| {
-                ParseError::new(format!("`{value}` is not a comparison; use le or lt")).at_line(line_no).field("comparison")
+                ParseError::new(format!("`{value}` is not a comparison; use le or lt"))
+                    .at_line(line_no)
+                    .field("comparison")
             })?)
         }
         "model" => header.conditions.model = Some(value.to_string()),
@@ -252,20 +280,29 @@ fn read_comment(
 fn parse_row(cols: &HashMap<String, usize>, cells: &[String]) -> Result<Attempt, ParseError> {
     // Cells come trimmed unless quoted (see `read_record`): a quoted " a " is its own id, so ids
     // and details are taken exactly; numbers and keywords are trimmed even when quoted.
-    let exact = |name: &str| cols.get(name).map(|&i| cells[i].as_str()).filter(|v| !v.is_empty());
+    let exact = |name: &str| {
+        cols.get(name)
+            .map(|&i| cells[i].as_str())
+            .filter(|v| !v.is_empty())
+    };
     let cell = |name: &str| exact(name).map(str::trim).filter(|v| !v.is_empty());
     let seconds = |name: &str| -> Result<Option<f64>, ParseError> {
         match cell(name) {
             None => Ok(None),
             Some(v) => {
                 let parsed: f64 = v.parse().map_err(|_| {
-                    ParseError::new(format!("`{v}` is not a number of seconds")).field(name.to_string())
+                    ParseError::new(format!("`{v}` is not a number of seconds"))
+                        .field(name.to_string())
                 })?;
                 if !parsed.is_finite() {
-                    return Err(ParseError::new(format!("`{v}` is not a time")).field(name.to_string()));
+                    return Err(
+                        ParseError::new(format!("`{v}` is not a time")).field(name.to_string())
+                    );
                 }
                 if parsed < 0.0 {
-                    return Err(ParseError::new(format!("negative time {v} s")).field(name.to_string()));
+                    return Err(
+                        ParseError::new(format!("negative time {v} s")).field(name.to_string())
+                    );
                 }
                 if parsed * 1e3 > crate::trace::MAX_TIME_MS {
                     return Err(ParseError::new(format!(
@@ -288,34 +325,57 @@ fn parse_row(cols: &HashMap<String, usize>, cells: &[String]) -> Result<Attempt,
             })
             .transpose()
     };
-    let id = exact("id").ok_or_else(|| ParseError::new("every row needs an id").field("id"))?.to_string();
+    let id = exact("id")
+        .ok_or_else(|| ParseError::new("every row needs an id").field("id"))?
+        .to_string();
     let http_status = cell("http_status")
-        .map(|v| v.parse::<u16>().map_err(|_| ParseError::new(format!("`{v}` is not an HTTP status")).field("http_status")))
+        .map(|v| {
+            v.parse::<u16>().map_err(|_| {
+                ParseError::new(format!("`{v}` is not an HTTP status")).field("http_status")
+            })
+        })
         .transpose()?;
-    let outcome_name = cell("outcome").ok_or_else(|| ParseError::new("every row needs an outcome").field("outcome"))?;
+    let outcome_name = cell("outcome")
+        .ok_or_else(|| ParseError::new("every row needs an outcome").field("outcome"))?;
     let outcome = Outcome::from_name(outcome_name, http_status).map_err(|m| {
-        let field = if outcome_name == "http_error" { "http_status" } else { "outcome" };
+        let field = if outcome_name == "http_error" {
+            "http_status"
+        } else {
+            "outcome"
+        };
         ParseError::new(m).field(field)
     })?;
     let quality_name = cell("quality").unwrap_or("");
     let quality = Quality::from_name(quality_name).ok_or_else(|| {
-        ParseError::new(format!("unknown quality `{quality_name}`; expected pass, fail or not_evaluated")).field("quality")
+        ParseError::new(format!(
+            "unknown quality `{quality_name}`; expected pass, fail or not_evaluated"
+        ))
+        .field("quality")
     })?;
     let phase = match cell("phase") {
         None | Some("measure") => Phase::Measure,
         Some("warmup") => Phase::Warmup,
         Some(other) => {
-            return Err(ParseError::new(format!("unknown phase `{other}`; expected warmup or measure")).field("phase"))
+            return Err(ParseError::new(format!(
+                "unknown phase `{other}`; expected warmup or measure"
+            ))
+            .field("phase"))
         }
     };
     let ttft_ms = seconds("ttft_s")?;
     let e2e_ms = seconds("e2e_s")?;
     if let (Some(t), Some(e)) = (ttft_ms, e2e_ms) {
         if t > e {
-            return Err(ParseError::new("the first token cannot come after the end").field("ttft_s"));
+            return Err(
+                ParseError::new("the first token cannot come after the end").field("ttft_s")
+            );
         }
     }
-    if matches!(outcome, Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError) && ttft_ms.is_some() {
+    if matches!(
+        outcome,
+        Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError
+    ) && ttft_ms.is_some()
+    {
         return Err(ParseError::new(format!(
             "outcome `{}` received no token: leave ttft_s empty (missing, not 0)",
             outcome.name()

@@ -95,7 +95,11 @@ impl JsonlParts {
         // Too long to be a record: refused as `LineReader::line` refuses it, with its length
         // as it counts it (no byte order mark on the first line, no `\r` at the end).
         self.lines += 1;
-        let bom = if self.lines == 1 && line.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+        let bom = if self.lines == 1 && line.starts_with('\u{feff}') {
+            '\u{feff}'.len_utf8()
+        } else {
+            0
+        };
         let len = line.len() + self.dropped - bom - usize::from(self.dropped_cr);
         Err(too_long(len).at_line(self.lines))
     }
@@ -172,7 +176,10 @@ pub(crate) struct LineReader {
 impl LineReader {
     /// A reader that leaves the duplicate-id check to its caller (see [`duplicate_id`]).
     pub(crate) fn ids_elsewhere() -> LineReader {
-        LineReader { ids_elsewhere: true, ..LineReader::default() }
+        LineReader {
+            ids_elsewhere: true,
+            ..LineReader::default()
+        }
     }
 
     pub(crate) fn header(&self) -> Option<&Header> {
@@ -181,8 +188,17 @@ impl LineReader {
 
     /// One line (without its `\n`). `by_eof`: it was ended by the end of the text, not by a
     /// newline, so it may be a line the writer was stopped in the middle of.
-    pub(crate) fn line(&mut self, line_no: usize, raw_line: &str, by_eof: bool) -> Result<Line, ParseError> {
-        let raw_line = if line_no == 1 { raw_line.strip_prefix('\u{feff}').unwrap_or(raw_line) } else { raw_line };
+    pub(crate) fn line(
+        &mut self,
+        line_no: usize,
+        raw_line: &str,
+        by_eof: bool,
+    ) -> Result<Line, ParseError> {
+        let raw_line = if line_no == 1 {
+            raw_line.strip_prefix('\u{feff}').unwrap_or(raw_line)
+        } else {
+            raw_line
+        };
         let line = raw_line.strip_suffix('\r').unwrap_or(raw_line);
         if line.len() > MAX_LINE_BYTES {
             return Err(too_long(line.len()).at_line(line_no));
@@ -245,9 +261,11 @@ impl LineReader {
                         line_no
                     })
                     .map_err(|_| {
-                        ParseError::new("more than 4,294,967,294 attempts: more than a trace may hold")
-                            .at_line(line_no)
-                            .field("id")
+                        ParseError::new(
+                            "more than 4,294,967,294 attempts: more than a trace may hold",
+                        )
+                        .at_line(line_no)
+                        .field("id")
                     })?;
                 if !fresh {
                     return Err(duplicate_id(&attempt.id, first, line_no));
@@ -255,7 +273,9 @@ impl LineReader {
                 self.attempts += 1;
                 Ok(Line::Attempt(Box::new(attempt)))
             }
-            "gpu" => Ok(Line::Gpu(record.into_gpu().map_err(|e| e.at_line(line_no))?)),
+            "gpu" => Ok(Line::Gpu(
+                record.into_gpu().map_err(|e| e.at_line(line_no))?,
+            )),
             "footer" => {
                 self.footer = Some(record.into_footer().map_err(|e| e.at_line(line_no))?);
                 Ok(Line::Other)
@@ -263,21 +283,44 @@ impl LineReader {
             // Few (one per scrape), so read on their own rather than through the flat record,
             // and through a `Value` like the header: no second copy of their deserializers.
             "engine" => {
-                let value: serde_json::Value = serde_json::from_str(line)
-                    .map_err(|e| ParseError::new(format!("an engine record: {}", strip_position(&e.to_string()))).at_line(line_no))?;
+                let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+                    ParseError::new(format!(
+                        "an engine record: {}",
+                        strip_position(&e.to_string())
+                    ))
+                    .at_line(line_no)
+                })?;
                 let sample = engine::EngineSample::deserialize(&value).map_err(|e| {
                     let text = e.to_string();
-                    let field = ["t_ms", "engine", "source", "waiting", "running", "kv_cache", "preemptions_per_s", "queue_time", "ttft"]
-                        .into_iter()
-                        .find(|f| text.contains(&format!("`{f}`")));
-                    let err = ParseError::new(format!("an engine record: {}", text.split(" at line").next().unwrap_or(&text))).at_line(line_no);
+                    let field = [
+                        "t_ms",
+                        "engine",
+                        "source",
+                        "waiting",
+                        "running",
+                        "kv_cache",
+                        "preemptions_per_s",
+                        "queue_time",
+                        "ttft",
+                    ]
+                    .into_iter()
+                    .find(|f| text.contains(&format!("`{f}`")));
+                    let err = ParseError::new(format!(
+                        "an engine record: {}",
+                        text.split(" at line").next().unwrap_or(&text)
+                    ))
+                    .at_line(line_no);
                     match field {
                         Some(f) => err.field(f),
                         None => err,
                     }
                 })?;
                 if !sample.t_ms.is_finite() {
-                    return Err(ParseError::new("an engine record's `t_ms` must be a number of milliseconds").at_line(line_no).field("t_ms"));
+                    return Err(ParseError::new(
+                        "an engine record's `t_ms` must be a number of milliseconds",
+                    )
+                    .at_line(line_no)
+                    .field("t_ms"));
                 }
                 Ok(Line::Engine(Box::new(sample)))
             }
@@ -293,7 +336,9 @@ impl LineReader {
     /// After the last line: the header (a trace without one is refused) and the warnings.
     pub(crate) fn finish(mut self) -> Result<LinesRead, ParseError> {
         let header = self.header.ok_or_else(|| {
-            ParseError::new("the file is empty: a trace starts with a header record (see docs/trace-format.md)")
+            ParseError::new(
+                "the file is empty: a trace starts with a header record (see docs/trace-format.md)",
+            )
         })?;
         if let Some(footer) = self.footer {
             if footer.attempts != self.attempts {
@@ -303,7 +348,11 @@ impl LineReader {
                 ));
             }
         }
-        Ok(LinesRead { header, footer: self.footer, warnings: self.warnings })
+        Ok(LinesRead {
+            header,
+            footer: self.footer,
+            warnings: self.warnings,
+        })
     }
 }
 
@@ -327,12 +376,43 @@ pub(crate) fn too_long(len: usize) -> ParseError {
 
 /// The top-level fields each record kind reads (keep in step with [`RawRecord`]).
 const ATTEMPT_FIELDS: &[&str] = &[
-    "kind", "id", "business_id", "attempt", "phase", "intended_start_ms", "start_ms", "first_byte_ms",
-    "first_token_ms", "events", "end_ms", "outcome", "http_status", "detail", "quality", "input_tokens",
-    "output_tokens", "tokens_from_usage", "event_tokens_estimated", "last_token_ms", "first_reasoning_ms",
-    "first_content_ms", "reasoning_events", "prompt_index", "repetition", "prompt_repeat", "cached_tokens",
+    "kind",
+    "id",
+    "business_id",
+    "attempt",
+    "phase",
+    "intended_start_ms",
+    "start_ms",
+    "first_byte_ms",
+    "first_token_ms",
+    "events",
+    "end_ms",
+    "outcome",
+    "http_status",
+    "detail",
+    "quality",
+    "input_tokens",
+    "output_tokens",
+    "tokens_from_usage",
+    "event_tokens_estimated",
+    "last_token_ms",
+    "first_reasoning_ms",
+    "first_content_ms",
+    "reasoning_events",
+    "prompt_index",
+    "repetition",
+    "prompt_repeat",
+    "cached_tokens",
 ];
-const GPU_FIELDS: &[&str] = &["kind", "t_ms", "node", "gpu", "util_pct", "mem_used_mib", "mem_total_mib"];
+const GPU_FIELDS: &[&str] = &[
+    "kind",
+    "t_ms",
+    "node",
+    "gpu",
+    "util_pct",
+    "mem_used_mib",
+    "mem_total_mib",
+];
 const FOOTER_FIELDS: &[&str] = &["kind", "finished_cleanly", "attempts", "gpu_samples"];
 
 /// The slow path for a line the flat record could not read. Every kind shares one flat record,
@@ -344,7 +424,11 @@ fn parse_own_fields<'a>(line: &str, err: serde_json::Error) -> Result<RawRecord<
     use serde_json::Value;
     let mut fields = match serde_json::from_str::<Value>(line) {
         Ok(Value::Object(fields)) => fields,
-        Ok(_) => return Err(ParseError::new("a record must be a JSON object: { \"kind\": …, … }")),
+        Ok(_) => {
+            return Err(ParseError::new(
+                "a record must be a JSON object: { \"kind\": …, … }",
+            ))
+        }
         Err(_) => return Err(describe_json_error(line, err)),
     };
     let own: &[&str] = match fields.get("kind").and_then(Value::as_str) {
@@ -393,26 +477,38 @@ fn refine_path(key: &str, value: &serde_json::Value, message: &str) -> String {
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))
         .and_then(|rest| rest.split(", expected").next());
-    let Some(culprit) = culprit else { return key.to_string() };
+    let Some(culprit) = culprit else {
+        return key.to_string();
+    };
     let matches = |v: &Value| -> bool {
         match v {
             Value::String(s) => culprit == format!("string {s:?}"),
             Value::Bool(b) => culprit == format!("boolean `{b}`"),
             Value::Null => culprit == "null",
-            Value::Number(n) => culprit.ends_with(&format!("`{n}`")) || culprit.ends_with(&format!("`{}`", n.as_f64().unwrap_or(f64::NAN))),
+            Value::Number(n) => {
+                culprit.ends_with(&format!("`{n}`"))
+                    || culprit.ends_with(&format!("`{}`", n.as_f64().unwrap_or(f64::NAN)))
+            }
             Value::Array(_) => culprit == "sequence",
             Value::Object(_) => culprit == "map",
         }
     };
     fn search(v: &Value, path: String, matches: &dyn Fn(&Value) -> bool) -> Option<String> {
         match v {
-            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| search(item, format!("{path}[{i}]"), matches)),
-            Value::Object(map) => map.iter().find_map(|(k, item)| search(item, format!("{path}.{k}"), matches)),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, item)| search(item, format!("{path}[{i}]"), matches)),
+            Value::Object(map) => map
+                .iter()
+                .find_map(|(k, item)| search(item, format!("{path}.{k}"), matches)),
             leaf => matches(leaf).then_some(path),
         }
     }
     match value {
-        Value::Array(_) | Value::Object(_) => search(value, key.to_string(), &matches).unwrap_or_else(|| key.to_string()),
+        Value::Array(_) | Value::Object(_) => {
+            search(value, key.to_string(), &matches).unwrap_or_else(|| key.to_string())
+        }
         _ => key.to_string(),
     }
 }
@@ -432,7 +528,11 @@ fn describe_json_error(line: &str, err: serde_json::Error) -> ParseError {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => ParseError::new(
             // serde_json's own "at line 1 column c" counts lines within this one record, not the
             // file, so it is stripped: the caller adds the file's line number.
-            format!("not valid JSON at column {}: {}", err.column(), strip_position(&err.to_string())),
+            format!(
+                "not valid JSON at column {}: {}",
+                err.column(),
+                strip_position(&err.to_string())
+            ),
         ),
         _ => match serde_json::from_str::<serde_json::Value>(line) {
             Ok(serde_json::Value::Object(fields)) => locate_record_field(&fields)
@@ -452,15 +552,17 @@ fn strip_position(message: &str) -> String {
 fn parse_header(line: &str) -> Result<Header, ParseError> {
     // Through a `Value`, as `locate_header_field` reads it: one copy of the header's
     // deserializers in the lab's download instead of two (one line, so speed does not matter).
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|err| ParseError::new(format!("header: {}", strip_position(&err.to_string()))))?;
+    let value: serde_json::Value = serde_json::from_str(line)
+        .map_err(|err| ParseError::new(format!("header: {}", strip_position(&err.to_string()))))?;
     let header: Header = Header::deserialize(&value).map_err(|err| {
         let message = strip_position(&err.to_string());
         let located = locate_header_field(&value);
         let (parent, message) = located.unwrap_or((None, message));
         let err = ParseError::new(format!("header: {message}"));
         // serde reports a missing field at its parent; name the field itself.
-        let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
+        let missing = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next());
         match (parent, missing) {
             (None, None) => err,
             (Some(parent), None) => err.field(parent),
@@ -506,7 +608,9 @@ fn locate_header_field(v: &serde_json::Value) -> Option<(Option<String>, String)
     let object = v.as_object()?;
     fn fails<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<String> {
         // By reference, as `parse_header` reads: the same copy of each deserializer.
-        T::deserialize(v).err().map(|e| strip_position(&e.to_string()))
+        T::deserialize(v)
+            .err()
+            .map(|e| strip_position(&e.to_string()))
     }
     type Check = fn(&serde_json::Value) -> Option<String>;
     let checks: [(&str, Check); 10] = [
@@ -555,15 +659,19 @@ pub fn validate_header(header: &Header) -> Result<(), ParseError> {
             .field("window.length_s"));
         }
         if !(window.start_ms.is_finite() && window.start_ms >= 0.0) {
-            return Err(ParseError::new("the window cannot start before the run's origin")
-                .field("window.start_ms"));
+            return Err(
+                ParseError::new("the window cannot start before the run's origin")
+                    .field("window.start_ms"),
+            );
         }
         time_field(window.start_ms, "window.start_ms")?;
     }
     if let Some(cost) = &header.window_cost {
         if !(cost.amount.is_finite() && cost.amount >= 0.0) {
-            return Err(ParseError::new(format!("a cost cannot be negative, got {}", cost.amount))
-                .field("window_cost.amount"));
+            return Err(
+                ParseError::new(format!("a cost cannot be negative, got {}", cost.amount))
+                    .field("window_cost.amount"),
+            );
         }
         if cost.amount > MAX_COST {
             return Err(ParseError::new(format!(
@@ -573,19 +681,25 @@ pub fn validate_header(header: &Header) -> Result<(), ParseError> {
             .field("window_cost.amount"));
         }
         if cost.currency.chars().any(char::is_control) {
-            return Err(ParseError::new("a currency cannot hold a line break or other control character")
-                .field("window_cost.currency"));
+            return Err(ParseError::new(
+                "a currency cannot hold a line break or other control character",
+            )
+            .field("window_cost.currency"));
         }
     }
     if let Some(defaults) = &header.defaults {
         if let Some(t) = defaults.ttft_threshold_s {
             if !(t.is_finite() && t >= 0.0) {
-                return Err(ParseError::new(format!("the TTFT threshold cannot be negative, got {t}"))
-                    .field("defaults.ttft_threshold_s"));
+                return Err(ParseError::new(format!(
+                    "the TTFT threshold cannot be negative, got {t}"
+                ))
+                .field("defaults.ttft_threshold_s"));
             }
             if t > MAX_WINDOW_S {
-                return Err(ParseError::new(format!("the TTFT threshold may be at most 10^12 s, got {t}"))
-                    .field("defaults.ttft_threshold_s"));
+                return Err(ParseError::new(format!(
+                    "the TTFT threshold may be at most 10^12 s, got {t}"
+                ))
+                .field("defaults.ttft_threshold_s"));
             }
         }
     }
@@ -692,25 +806,52 @@ fn reasoning_start(
     first_token: Option<f64>,
 ) -> Result<Option<ReasoningStart>, ParseError> {
     let start = match (first_reasoning, first_content) {
-        (Some(first_reasoning_ms), content) => ReasoningStart { first_reasoning_ms, first_content_ms: content.flatten() },
+        (Some(first_reasoning_ms), content) => ReasoningStart {
+            first_reasoning_ms,
+            first_content_ms: content.flatten(),
+        },
         (None, Some(_)) => {
             return Err(ParseError::new("first_content_ms is written with first_reasoning_ms (alone, first_token_ms says it)").field("first_content_ms"));
         }
         (None, None) => {
-            let Some(ranges) = reasoning_events.filter(|r| !r.is_empty()) else { return Ok(None) };
-            let in_reasoning = |i: usize| ranges.iter().any(|&[from, to]| (from..to).contains(&(i as u64)));
+            let Some(ranges) = reasoning_events.filter(|r| !r.is_empty()) else {
+                return Ok(None);
+            };
+            let in_reasoning = |i: usize| {
+                ranges
+                    .iter()
+                    .any(|&[from, to]| (from..to).contains(&(i as u64)))
+            };
             for (k, &[from, to]) in ranges.iter().enumerate() {
                 if from >= to || to > events.len() as u64 {
-                    return Err(ParseError::new(format!("[{from}, {to}) is not a range of this attempt's {} events", events.len()))
-                        .field(format!("reasoning_events[{k}]")));
+                    return Err(ParseError::new(format!(
+                        "[{from}, {to}) is not a range of this attempt's {} events",
+                        events.len()
+                    ))
+                    .field(format!("reasoning_events[{k}]")));
                 }
             }
-            let first = |reasoning: bool| events.iter().enumerate().find(|(i, e)| e.tokens > 0 && in_reasoning(*i) == reasoning).map(|(_, e)| e.at_ms);
-            let Some(first_reasoning_ms) = first(true) else { return Ok(None) };
-            ReasoningStart { first_reasoning_ms, first_content_ms: first(false) }
+            let first = |reasoning: bool| {
+                events
+                    .iter()
+                    .enumerate()
+                    .find(|(i, e)| e.tokens > 0 && in_reasoning(*i) == reasoning)
+                    .map(|(_, e)| e.at_ms)
+            };
+            let Some(first_reasoning_ms) = first(true) else {
+                return Ok(None);
+            };
+            ReasoningStart {
+                first_reasoning_ms,
+                first_content_ms: first(false),
+            }
         }
     };
-    let earliest = start.first_content_ms.map_or(start.first_reasoning_ms, |c| c.min(start.first_reasoning_ms));
+    let earliest = start
+        .first_content_ms
+        .map_or(start.first_reasoning_ms, |c| {
+            c.min(start.first_reasoning_ms)
+        });
     if first_token.is_none_or(|t| (t - earliest).abs() > 0.0005) {
         return Err(ParseError::new(format!(
             "first_token_ms must be the earlier of the first reasoning and the first answer token ({} ms from the start); it is {}",
@@ -755,7 +896,11 @@ impl<'a> RawRecord<'a> {
         let phase = self.phase.ok_or_else(|| missing("phase", KIND))?;
         let outcome_name = self.outcome.ok_or_else(|| missing("outcome", KIND))?;
         let outcome = Outcome::from_name(&outcome_name, self.http_status).map_err(|m| {
-            let field = if outcome_name == "http_error" { "http_status" } else { "outcome" };
+            let field = if outcome_name == "http_error" {
+                "http_status"
+            } else {
+                "outcome"
+            };
             ParseError::new(m).field(field)
         })?;
         let quality_name = self.quality.ok_or_else(|| missing("quality", KIND))?;
@@ -800,19 +945,26 @@ impl<'a> RawRecord<'a> {
                 }
             }
         };
-        let intended_start_ms = self.intended_start_ms.map(|v| time_field(v, "intended_start_ms")).transpose()?;
+        let intended_start_ms = self
+            .intended_start_ms
+            .map(|v| time_field(v, "intended_start_ms"))
+            .transpose()?;
         let first_byte_ms = relative(self.first_byte_ms, "first_byte_ms")?;
         let ttft_ms = relative(self.first_token_ms, "first_token_ms")?;
         let last_token_ms = relative(self.last_token_ms, "last_token_ms")?;
         let e2e_ms = relative(end, "end_ms")?;
         if let (Some(last), Some(first)) = (last_token_ms, ttft_ms) {
             if last < first {
-                return Err(ParseError::new("the last token cannot come before the first").field("last_token_ms"));
+                return Err(
+                    ParseError::new("the last token cannot come before the first")
+                        .field("last_token_ms"),
+                );
             }
         }
         if let (Some(last), Some(e2e)) = (last_token_ms, e2e_ms) {
             if last > e2e {
-                return Err(ParseError::new("the last token cannot come after the end").field("last_token_ms"));
+                return Err(ParseError::new("the last token cannot come after the end")
+                    .field("last_token_ms"));
             }
         }
         if let (Some(ttft), Some(e2e)) = (ttft_ms, e2e_ms) {
@@ -823,7 +975,8 @@ impl<'a> RawRecord<'a> {
         }
         if let (Some(first_byte), Some(e2e)) = (first_byte_ms, e2e_ms) {
             if first_byte > e2e {
-                return Err(ParseError::new("the first byte cannot come after the end").field("first_byte_ms"));
+                return Err(ParseError::new("the first byte cannot come after the end")
+                    .field("first_byte_ms"));
             }
         }
         let mut events = Vec::with_capacity(self.events.as_ref().map_or(0, Vec::len));
@@ -832,7 +985,10 @@ impl<'a> RawRecord<'a> {
             let field = format!("events[{i}]");
             let at = time_field(at, &field)?;
             if at < origin {
-                return Err(ParseError::new(format!("event at {at} ms is before the attempt's start")).field(field));
+                return Err(ParseError::new(format!(
+                    "event at {at} ms is before the attempt's start"
+                ))
+                .field(field));
             }
             let rel = round_to_microsecond(at - origin);
             if rel < previous {
@@ -858,13 +1014,17 @@ impl<'a> RawRecord<'a> {
             // positions (`start_ms: null`, e.g. a classroom table) may not have it, exactly as the
             // classroom CSV's optional `e2e_s`; the attempt then simply has no E2E sample.
             Outcome::Success if e2e_ms.is_none() && start.is_some() => {
-                return Err(ParseError::new("a successful attempt needs its end_ms").field("end_ms"));
+                return Err(
+                    ParseError::new("a successful attempt needs its end_ms").field("end_ms")
+                );
             }
             _ => {}
         }
         let reasoning = reasoning_start(
             relative(self.first_reasoning_ms, "first_reasoning_ms")?,
-            self.first_content_ms.map(|c| relative(c, "first_content_ms")).transpose()?,
+            self.first_content_ms
+                .map(|c| relative(c, "first_content_ms"))
+                .transpose()?,
             self.reasoning_events.as_deref(),
             &events,
             ttft_ms,
@@ -873,12 +1033,25 @@ impl<'a> RawRecord<'a> {
             (None, None, None) if self.cached_tokens.is_none() => None,
             (Some(index), Some(repetition), Some(repeat)) => {
                 if repetition == 0 {
-                    return Err(ParseError::new("repetition counts rounds from 1").field("repetition"));
+                    return Err(
+                        ParseError::new("repetition counts rounds from 1").field("repetition")
+                    );
                 }
-                Some(PromptSend { index, repetition, repeat, cached_tokens: self.cached_tokens })
+                Some(PromptSend {
+                    index,
+                    repetition,
+                    repeat,
+                    cached_tokens: self.cached_tokens,
+                })
             }
             (index, repetition, _) => {
-                let field = if index.is_none() { "prompt_index" } else if repetition.is_none() { "repetition" } else { "prompt_repeat" };
+                let field = if index.is_none() {
+                    "prompt_index"
+                } else if repetition.is_none() {
+                    "repetition"
+                } else {
+                    "prompt_repeat"
+                };
                 return Err(ParseError::new(
                     "prompt_index, repetition and prompt_repeat go together (cached_tokens with them): write all three or none",
                 )
@@ -920,12 +1093,19 @@ impl<'a> RawRecord<'a> {
             node: self.node,
             gpu: self.gpu.ok_or_else(|| missing("gpu", KIND))?,
             util_pct: self.util_pct.ok_or_else(|| missing("util_pct", KIND))?,
-            mem_used_mib: self.mem_used_mib.ok_or_else(|| missing("mem_used_mib", KIND))?,
-            mem_total_mib: self.mem_total_mib.ok_or_else(|| missing("mem_total_mib", KIND))?,
+            mem_used_mib: self
+                .mem_used_mib
+                .ok_or_else(|| missing("mem_used_mib", KIND))?,
+            mem_total_mib: self
+                .mem_total_mib
+                .ok_or_else(|| missing("mem_total_mib", KIND))?,
         };
         if !(0.0..=100.0).contains(&sample.util_pct) {
-            return Err(ParseError::new(format!("utilisation must be 0–100 %, got {}", sample.util_pct))
-                .field("util_pct"));
+            return Err(ParseError::new(format!(
+                "utilisation must be 0–100 %, got {}",
+                sample.util_pct
+            ))
+            .field("util_pct"));
         }
         if sample.mem_used_mib < 0.0 || sample.mem_total_mib < 0.0 {
             return Err(ParseError::new("memory cannot be negative").field("mem_used_mib"));
@@ -936,7 +1116,9 @@ impl<'a> RawRecord<'a> {
     fn into_footer(self) -> Result<Footer, ParseError> {
         const KIND: &str = "footer";
         Ok(Footer {
-            finished_cleanly: self.finished_cleanly.ok_or_else(|| missing("finished_cleanly", KIND))?,
+            finished_cleanly: self
+                .finished_cleanly
+                .ok_or_else(|| missing("finished_cleanly", KIND))?,
             attempts: self.attempts.ok_or_else(|| missing("attempts", KIND))?,
             gpu_samples: self.gpu_samples.unwrap_or(0),
         })

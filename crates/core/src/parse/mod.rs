@@ -64,7 +64,11 @@ enum Reading {
 impl TraceReader {
     /// `file` names the text in error messages.
     pub fn new(file: &str) -> TraceReader {
-        TraceReader { file: file.to_string(), reading: Reading::Unknown(String::new()), reserve: 0 }
+        TraceReader {
+            file: file.to_string(),
+            reading: Reading::Unknown(String::new()),
+            reserve: 0,
+        }
     }
 
     /// Makes room for about this many attempts at once (one per line is a good guess) rather
@@ -79,7 +83,10 @@ impl TraceReader {
     /// than one per 64 bytes of text: no attempt record with its newline is shorter.
     pub fn reserve_by_sample(&mut self, piece: &str, share: f64) {
         let share = share.clamp(1e-9, 1.0);
-        let records = piece.split('\n').filter(|line| line.contains("\"attempt\"")).count() as f64;
+        let records = piece
+            .split('\n')
+            .filter(|line| line.contains("\"attempt\""))
+            .count() as f64;
         let guess = (records / share * 1.02 + 16.0).min(piece.len() as f64 / share / 64.0 + 16.0);
         self.reserve(guess as usize);
     }
@@ -134,7 +141,11 @@ pub fn parse_trace_bytes(file: &str, bytes: &[u8]) -> Result<Trace, ParseError> 
         return parse_trace(file, good);
     }
     let line = good.bytes().filter(|&b| b == b'\n').count() + 1;
-    Err(ParseError::new("the file is not UTF-8 text (is it a trace?)").at_line(line).in_file(file))
+    Err(
+        ParseError::new("the file is not UTF-8 text (is it a trace?)")
+            .at_line(line)
+            .in_file(file),
+    )
 }
 
 /// A binary file (an image, an archive) renamed to `.jsonl` or `.csv`: NUL bytes near the start,
@@ -143,7 +154,8 @@ pub fn parse_trace_bytes(file: &str, bytes: &[u8]) -> Result<Trace, ParseError> 
 pub fn not_text(text: &str) -> Option<ParseError> {
     let head: String = text.chars().take(1024).collect();
     let replaced = head.chars().filter(|&c| c == '\u{FFFD}').count();
-    (head.contains('\0') || head.starts_with('\u{FFFD}') || replaced >= 4).then(|| binary_error(head.as_bytes()))
+    (head.contains('\0') || head.starts_with('\u{FFFD}') || replaced >= 4)
+        .then(|| binary_error(head.as_bytes()))
 }
 
 /// Raw bytes that are not text: NULs in the first kilobyte, or UTF-8 broken at the first byte.
@@ -168,4 +180,3 @@ pub fn binary_error(head: &[u8]) -> ParseError {
         "not a text file{kind}: expected a trace (.jsonl, .csv) or a benchmark tool's result file (JSON)"
     ))
 }
-

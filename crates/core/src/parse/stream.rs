@@ -148,8 +148,12 @@ fn head_is_ours(head: &[u8], at_eof: bool) -> bool {
     // The first record must be whole and valid here, so the whole-file reader sniffs the file
     // as ours however far into it the first non-UTF-8 byte (if any) lies.
     let complete_here = at_eof && valid.len() == head.len();
-    let Some(line) = first_record(valid.as_bytes(), complete_here) else { return false };
-    let Ok(line) = std::str::from_utf8(line) else { return false };
+    let Some(line) = first_record(valid.as_bytes(), complete_here) else {
+        return false;
+    };
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
     matches!(serde_json::from_str::<serde_json::Value>(line), Ok(serde_json::Value::Object(map)) if map.contains_key("kind"))
 }
 
@@ -280,13 +284,24 @@ pub fn visit<R: BufRead, S, E>(
         };
         return Err(StreamError::Parse(error.in_file(file)));
     }
-    let read = reader.finish().map_err(|e| StreamError::Parse(e.in_file(file)))?;
+    let read = reader
+        .finish()
+        .map_err(|e| StreamError::Parse(e.in_file(file)))?;
     let state = match state {
         Some(Ok(state)) => state,
         Some(Err(e)) => return Ok(Err(e)),
         None => unreachable!("a trace that reads has a header, and the caller was asked with it"),
     };
-    Ok(Ok((state, Rest { header: read.header, footer: read.footer, gpu, engine, warnings: read.warnings })))
+    Ok(Ok((
+        state,
+        Rest {
+            header: read.header,
+            footer: read.footer,
+            gpu,
+            engine,
+            warnings: read.warnings,
+        },
+    )))
 }
 
 /// The per-attempt state a streamed read keeps.
@@ -313,7 +328,8 @@ impl Fold {
             lags: Vec::new(),
             keep_lags: lag::is_open_loop(header),
             spans: Vec::new(),
-            keep_spans: gpu_beside::has_telemetry(header) || crate::engine_beside::has_engine(header),
+            keep_spans: gpu_beside::has_telemetry(header)
+                || crate::engine_beside::has_engine(header),
             reuse: crate::reuse::ReuseBuilder::default(),
             warmup_attempts: 0,
         }
@@ -405,7 +421,12 @@ const KEEP: usize = MAX_LINE_BYTES + 1;
 
 impl<R: BufRead> Lines<R> {
     fn new(reader: R) -> Self {
-        Lines { reader, buf: Vec::new(), line_no: 0, done: false }
+        Lines {
+            reader,
+            buf: Vec::new(),
+            line_no: 0,
+            done: false,
+        }
     }
 
     /// The next line, or `None` after the last. As `str::split('\n')`: a text ending with a
@@ -455,7 +476,12 @@ impl<R: BufRead> Lines<R> {
             }
         }
         self.line_no += 1;
-        Ok(Some(RawLine { line_no: self.line_no, by_eof, len, overflow }))
+        Ok(Some(RawLine {
+            line_no: self.line_no,
+            by_eof,
+            len,
+            overflow,
+        }))
     }
 
     /// After a refused record: the first later line that is not UTF-8, as the whole-file reader

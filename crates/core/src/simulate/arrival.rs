@@ -51,7 +51,14 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn new(arrival: Arrival, rate_per_s: f64, burstiness: f64, seed: u64) -> Schedule {
-        Schedule { arrival, rate_per_ms: rate_per_s / 1000.0, burstiness, rng: Rng::new(seed), next_ms: 0.0, k: 0 }
+        Schedule {
+            arrival,
+            rate_per_ms: rate_per_s / 1000.0,
+            burstiness,
+            rng: Rng::new(seed),
+            next_ms: 0.0,
+            k: 0,
+        }
     }
 }
 
@@ -91,7 +98,9 @@ mod tests {
 
     #[test]
     fn constant_is_exact_and_starts_at_zero() {
-        let t: Vec<f64> = Schedule::new(Arrival::Constant, 500.0, 1.0, 0).take(4).collect();
+        let t: Vec<f64> = Schedule::new(Arrival::Constant, 500.0, 1.0, 0)
+            .take(4)
+            .collect();
         assert_eq!(t, [0.0, 2.0, 4.0, 6.0]);
     }
 
@@ -100,10 +109,16 @@ mod tests {
         let g = gaps(Schedule::new(Arrival::Poisson, 100.0, 1.0, 7), 20_000);
         let (mean, cv) = mean_cv(&g);
         assert!((mean - 10.0).abs() < 0.3, "mean {mean}");
-        assert!((cv - 1.0).abs() < 0.05, "exponential gaps have cv 1, got {cv}");
+        assert!(
+            (cv - 1.0).abs() < 0.05,
+            "exponential gaps have cv 1, got {cv}"
+        );
         let again = gaps(Schedule::new(Arrival::Poisson, 100.0, 1.0, 7), 20_000);
         assert_eq!(g, again);
-        assert_ne!(g, gaps(Schedule::new(Arrival::Poisson, 100.0, 1.0, 8), 20_000));
+        assert_ne!(
+            g,
+            gaps(Schedule::new(Arrival::Poisson, 100.0, 1.0, 8), 20_000)
+        );
     }
 
     #[test]
@@ -113,7 +128,10 @@ mod tests {
             let g = gaps(Schedule::new(Arrival::Poisson, 100.0, b, 3), 40_000);
             let (mean, cv) = mean_cv(&g);
             assert!((mean - 10.0).abs() < 0.5, "b {b}: mean {mean}");
-            assert!((cv - cv_expected).abs() < 0.15, "b {b}: cv {cv}, expected {cv_expected}");
+            assert!(
+                (cv - cv_expected).abs() < 0.15,
+                "b {b}: cv {cv}, expected {cv_expected}"
+            );
         }
     }
 }

@@ -5,7 +5,9 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Listed, Load, Params, Schedule, Service, SimulateError, SimulationRecord, Stall, TokenCost};
+use super::{
+    Listed, Load, Params, Schedule, Service, SimulateError, SimulationRecord, Stall, TokenCost,
+};
 use crate::trace::*;
 
 /// One simulated request, in seconds from the run's origin.
@@ -26,7 +28,10 @@ pub(super) struct Job {
 pub fn simulate(p: &Params) -> Result<Trace, SimulateError> {
     p.check()?;
     if matches!(p.load, Load::Workload { .. }) {
-        return Err(SimulateError::new("workload", "a workload's load needs its arrival times; run it with simulate_at"));
+        return Err(SimulateError::new(
+            "workload",
+            "a workload's load needs its arrival times; run it with simulate_at",
+        ));
     }
     let jobs = run(p, &[], None);
     Ok(to_trace(p, &jobs, None))
@@ -38,7 +43,14 @@ pub fn simulate(p: &Params) -> Result<Trace, SimulateError> {
 /// list's ([`Load::Workload`]); the service, slots, seed and stall are `p`'s. Each request's
 /// service comes from `p.service`, not from anything the list's source says about it.
 pub fn simulate_at(p: &Params, arrivals_ms: &[f64]) -> Result<Trace, SimulateError> {
-    let listed: Vec<Listed> = arrivals_ms.iter().map(|&at_ms| Listed { at_ms, input_tokens: 0, output_tokens: 0 }).collect();
+    let listed: Vec<Listed> = arrivals_ms
+        .iter()
+        .map(|&at_ms| Listed {
+            at_ms,
+            input_tokens: 0,
+            output_tokens: 0,
+        })
+        .collect();
     simulate_listed(p, &listed, None)
 }
 
@@ -47,9 +59,16 @@ pub fn simulate_at(p: &Params, arrivals_ms: &[f64]) -> Result<Trace, SimulateErr
 /// output tokens × the decode cost (after it), recorded in the header's `simulation.tokens`.
 /// A per-token cost on top of a trace's measured services is refused: those already hold
 /// their own lengths' time.
-pub fn simulate_listed(p: &Params, listed: &[Listed], tokens: Option<TokenCost>) -> Result<Trace, SimulateError> {
+pub fn simulate_listed(
+    p: &Params,
+    listed: &[Listed],
+    tokens: Option<TokenCost>,
+) -> Result<Trace, SimulateError> {
     if listed.is_empty() {
-        return Err(SimulateError::new("workload", "no arrival times to simulate"));
+        return Err(SimulateError::new(
+            "workload",
+            "no arrival times to simulate",
+        ));
     }
     let mut previous = 0.0;
     for (i, l) in listed.iter().enumerate() {
@@ -72,7 +91,14 @@ pub fn simulate_listed(p: &Params, listed: &[Listed], tokens: Option<TokenCost>)
         }
     }
     let requests = u32::try_from(listed.len()).unwrap_or(u32::MAX);
-    let p = Params { load: Load::Workload { requests, span_s: (previous - listed[0].at_ms) / 1000.0 }, requests, ..p.clone() };
+    let p = Params {
+        load: Load::Workload {
+            requests,
+            span_s: (previous - listed[0].at_ms) / 1000.0,
+        },
+        requests,
+        ..p.clone()
+    };
     p.check()?;
     let jobs = run(&p, listed, tokens);
     Ok(to_trace(&p, &jobs, tokens))
@@ -81,7 +107,9 @@ pub fn simulate_listed(p: &Params, listed: &[Listed], tokens: Option<TokenCost>)
 /// Where work that needs `w` seconds of server time, started at `s`, is done: the stall adds
 /// its length to anything it overlaps, and work cannot start inside it.
 fn advance(s: f64, w: f64, stall: Option<Stall>) -> f64 {
-    let Some(Stall { at_s, for_s }) = stall else { return s + w };
+    let Some(Stall { at_s, for_s }) = stall else {
+        return s + w;
+    };
     let resume = at_s + for_s;
     if s >= resume || s + w <= at_s {
         s + w
@@ -117,19 +145,38 @@ pub(super) fn run(p: &Params, listed: &[Listed], tokens: Option<TokenCost>) -> V
     let mut slots = vec![0.0_f64; p.slots as usize];
     let mut serve = |arrival: f64, send: f64, draw: (f64, f64, Option<usize>)| -> Job {
         // Earliest-free slot; the lowest index on a tie, so the run is deterministic.
-        let (slot, free) = slots.iter().copied().enumerate().fold((0, f64::INFINITY), |best, (i, f)| if f < best.1 { (i, f) } else { best });
+        let (slot, free) =
+            slots
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, f64::INFINITY),
+                    |best, (i, f)| if f < best.1 { (i, f) } else { best },
+                );
         let (ttft, total, sample) = draw;
         let begin = send.max(free);
         let first_token = advance(begin, ttft, p.stall);
         let end = advance(begin, total, p.stall);
         slots[slot] = end;
         let service_start = advance(begin, 0.0, p.stall);
-        Job { arrival, send, service_start, first_token, end, sample }
+        Job {
+            arrival,
+            send,
+            service_start,
+            first_token,
+            end,
+            sample,
+        }
     };
     let k = p.requests as usize;
     let mut jobs = Vec::with_capacity(k);
     match p.load {
-        Load::Open { rate_per_s, arrival, burstiness } => {
+        Load::Open {
+            rate_per_s,
+            arrival,
+            burstiness,
+        } => {
             for at_ms in Schedule::new(arrival.into(), rate_per_s, burstiness, p.seed).take(k) {
                 let at = at_ms / 1000.0;
                 jobs.push(serve(at, at, draw()));
@@ -152,9 +199,12 @@ pub(super) fn run(p: &Params, listed: &[Listed], tokens: Option<TokenCost>) -> V
         }
         Load::Closed { clients, think_s } => {
             // Non-negative floats order like their bit patterns, which gives the heap a total order.
-            let mut ready: BinaryHeap<Reverse<(u64, u32)>> = (0..clients).map(|c| Reverse((0.0_f64.to_bits(), c))).collect();
+            let mut ready: BinaryHeap<Reverse<(u64, u32)>> = (0..clients)
+                .map(|c| Reverse((0.0_f64.to_bits(), c)))
+                .collect();
             while jobs.len() < k {
-                let Reverse((bits, client)) = ready.pop().expect("every client is in the heap once");
+                let Reverse((bits, client)) =
+                    ready.pop().expect("every client is in the heap once");
                 let at = f64::from_bits(bits);
                 let job = serve(at, at, draw());
                 ready.push(Reverse(((job.end + think_s).to_bits(), client)));
@@ -176,7 +226,12 @@ fn to_trace(p: &Params, jobs: &[Job], tokens: Option<TokenCost>) -> Trace {
         .enumerate()
         .map(|(i, job)| {
             let rel = |t: f64| (t - job.send) * 1000.0;
-            let mut a = Attempt::new(format!("sim-{:0width$}", i + 1), Outcome::Success, Some(rel(job.first_token)), Quality::NotEvaluated);
+            let mut a = Attempt::new(
+                format!("sim-{:0width$}", i + 1),
+                Outcome::Success,
+                Some(rel(job.first_token)),
+                Quality::NotEvaluated,
+            );
             a.intended_start_ms = Some(job.arrival * 1000.0);
             a.start_ms = Some(job.send * 1000.0);
             a.e2e_ms = Some(rel(job.end));
@@ -186,7 +241,10 @@ fn to_trace(p: &Params, jobs: &[Job], tokens: Option<TokenCost>) -> Trace {
                 a.events = sample
                     .events
                     .iter()
-                    .map(|ev| StreamEvent { at_ms: rel(advance(job.service_start, ev.at_ms / 1000.0, p.stall)), tokens: ev.tokens })
+                    .map(|ev| StreamEvent {
+                        at_ms: rel(advance(job.service_start, ev.at_ms / 1000.0, p.stall)),
+                        tokens: ev.tokens,
+                    })
                     .collect();
                 a.input_tokens = sample.input_tokens;
                 a.output_tokens = sample.output_tokens;
@@ -201,13 +259,25 @@ fn to_trace(p: &Params, jobs: &[Job], tokens: Option<TokenCost>) -> Trace {
     let (arrival, concurrency, rate_per_s, burstiness) = match p.load {
         Load::Closed { clients, .. } => ("closed", Some(clients), None, None),
         Load::Workload { .. } => ("workload", None, None, None),
-        Load::Open { rate_per_s, arrival, burstiness } => {
+        Load::Open {
+            rate_per_s,
+            arrival,
+            burstiness,
+        } => {
             let arrival = super::Arrival::from(arrival);
-            (arrival.name(), None, Some(rate_per_s), (arrival == super::Arrival::Poisson).then_some(burstiness))
+            (
+                arrival.name(),
+                None,
+                Some(rate_per_s),
+                (arrival == super::Arrival::Poisson).then_some(burstiness),
+            )
         }
     };
     let header = Header {
-        tool: Tool { name: "tracelab simulate".into(), version: env!("CARGO_PKG_VERSION").into() },
+        tool: Tool {
+            name: "tracelab simulate".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
         conditions: Conditions {
             arrival: Some(arrival.into()),
             concurrency,
@@ -217,13 +287,34 @@ fn to_trace(p: &Params, jobs: &[Job], tokens: Option<TokenCost>) -> Trace {
             ..Conditions::default()
         },
         // Simulated attempts are a workload's record, but no inference endpoint was measured.
-        capabilities: Capabilities { workload_executed: true, inference_benchmark: false, gpu_telemetry: GPU_UNSUPPORTED.into() },
+        capabilities: Capabilities {
+            workload_executed: true,
+            inference_benchmark: false,
+            gpu_telemetry: GPU_UNSUPPORTED.into(),
+        },
         // To the millisecond above the last end, so the window holds every attempt and reads cleanly.
-        window: (last_end > 0.0).then(|| Window { start_ms: 0.0, length_s: (last_end * 1000.0).ceil() / 1000.0 }),
+        window: (last_end > 0.0).then(|| Window {
+            start_ms: 0.0,
+            length_s: (last_end * 1000.0).ceil() / 1000.0,
+        }),
         defaults: empirical.and_then(|e| e.defaults.clone()),
-        simulation: Some(SimulationRecord::of(&super::Simulation { tokens, ..super::record(p) })),
+        simulation: Some(SimulationRecord::of(&super::Simulation {
+            tokens,
+            ..super::record(p)
+        })),
         ..Header::default()
     };
-    let footer = Footer { finished_cleanly: true, attempts: attempts.len() as u64, gpu_samples: 0 };
-    Trace { header, attempts, gpu: Vec::new(), engine: Vec::new(), footer: Some(footer), warnings: Vec::new() }
+    let footer = Footer {
+        finished_cleanly: true,
+        attempts: attempts.len() as u64,
+        gpu_samples: 0,
+    };
+    Trace {
+        header,
+        attempts,
+        gpu: Vec::new(),
+        engine: Vec::new(),
+        footer: Some(footer),
+        warnings: Vec::new(),
+    }
 }

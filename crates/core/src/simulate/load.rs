@@ -36,9 +36,18 @@ pub fn summarize(trace: &Trace) -> LoadSummary {
         })
         .collect();
     latency_s.sort_by(f64::total_cmp);
-    let first = trace.attempts.iter().filter_map(|a| a.start_ms).fold(f64::INFINITY, f64::min);
-    let last = trace.attempts.iter().filter_map(|a| Some(a.start_ms? + a.e2e_ms?)).fold(f64::NEG_INFINITY, f64::max);
-    let throughput_per_s = (last > first).then(|| latency_s.len() as f64 / ((last - first) / 1000.0));
+    let first = trace
+        .attempts
+        .iter()
+        .filter_map(|a| a.start_ms)
+        .fold(f64::INFINITY, f64::min);
+    let last = trace
+        .attempts
+        .iter()
+        .filter_map(|a| Some(a.start_ms? + a.e2e_ms?))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let throughput_per_s =
+        (last > first).then(|| latency_s.len() as f64 / ((last - first) / 1000.0));
     LoadSummary {
         p50_s: percentile(&latency_s, 50.0, SUMMARY_METHOD),
         p95_s: percentile(&latency_s, 95.0, SUMMARY_METHOD),
@@ -95,17 +104,38 @@ impl LoadComparison {
 
 /// Runs `closed` (whose load must be a closed loop), then an open loop at the throughput the
 /// closed loop reached without the stall, with the same server, service, seed and stall.
-pub fn compare_loads(closed: &Params, arrival: Arrival, burstiness: f64) -> Result<LoadComparison, SimulateError> {
+pub fn compare_loads(
+    closed: &Params,
+    arrival: Arrival,
+    burstiness: f64,
+) -> Result<LoadComparison, SimulateError> {
     if !matches!(closed.load, Load::Closed { .. }) {
-        return Err(SimulateError::new("closed", "the comparison starts from a closed loop"));
+        return Err(SimulateError::new(
+            "closed",
+            "the comparison starts from a closed loop",
+        ));
     }
-    let calm = super::simulate(&Params { stall: None, ..closed.clone() })?;
-    let rate_per_s = summarize(&calm).throughput_per_s.ok_or_else(|| {
-        SimulateError::new("closed", "the closed loop finished in no time, so it has no throughput to match")
+    let calm = super::simulate(&Params {
+        stall: None,
+        ..closed.clone()
     })?;
-    let closed_trace = if closed.stall.is_some() { super::simulate(closed)? } else { calm };
+    let rate_per_s = summarize(&calm).throughput_per_s.ok_or_else(|| {
+        SimulateError::new(
+            "closed",
+            "the closed loop finished in no time, so it has no throughput to match",
+        )
+    })?;
+    let closed_trace = if closed.stall.is_some() {
+        super::simulate(closed)?
+    } else {
+        calm
+    };
     let open = Params {
-        load: Load::Open { rate_per_s, arrival: ArrivalName::from(arrival), burstiness },
+        load: Load::Open {
+            rate_per_s,
+            arrival: ArrivalName::from(arrival),
+            burstiness,
+        },
         ..closed.clone()
     };
     let open_trace = super::simulate(&open)?;
@@ -127,7 +157,11 @@ pub fn histogram(values: &[f64], bins: usize, max: f64) -> Vec<u32> {
     }
     for &v in values {
         let i = ((v / max) * bins as f64).floor();
-        let i = if i.is_finite() && i > 0.0 { (i as usize).min(bins - 1) } else { 0 };
+        let i = if i.is_finite() && i > 0.0 {
+            (i as usize).min(bins - 1)
+        } else {
+            0
+        };
         counts[i] += 1;
     }
     counts
@@ -139,7 +173,10 @@ mod tests {
 
     #[test]
     fn histogram_keeps_every_value() {
-        assert_eq!(histogram(&[0.0, 0.5, 0.99, 1.0, 3.0, 10.0], 4, 4.0), [3, 1, 0, 2]);
+        assert_eq!(
+            histogram(&[0.0, 0.5, 0.99, 1.0, 3.0, 10.0], 4, 4.0),
+            [3, 1, 0, 2]
+        );
         assert_eq!(histogram(&[1.0], 0, 4.0), Vec::<u32>::new());
         assert_eq!(histogram(&[1.0], 2, 0.0), [0, 0]);
     }

@@ -15,11 +15,15 @@ pub mod theory;
 
 use crate::trace::{HeaderDefaults, Phase, Quality, StreamEvent, Trace};
 
-pub use crate::trace::simulation::{ArrivalName, Load, ServiceRecord, Simulation, SimulationRecord, Stall, TokenCost};
+pub use crate::trace::simulation::{
+    ArrivalName, Load, ServiceRecord, Simulation, SimulationRecord, Stall, TokenCost,
+};
 
 pub use arrival::{Arrival, Schedule};
 pub use engine::{simulate, simulate_at, simulate_listed};
-pub use load::{compare_loads, histogram, in_flight, summarize, LoadComparison, LoadSummary, SUMMARY_METHOD};
+pub use load::{
+    compare_loads, histogram, in_flight, summarize, LoadComparison, LoadSummary, SUMMARY_METHOD,
+};
 pub use rng::Rng;
 
 /// More requests than this are refused: the lab simulates in the page.
@@ -35,7 +39,10 @@ pub struct SimulateError {
 
 impl SimulateError {
     pub fn new(field: &str, message: impl Into<String>) -> SimulateError {
-        SimulateError { field: field.to_string(), message: message.into() }
+        SimulateError {
+            field: field.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -71,22 +78,33 @@ pub enum ServiceSpec {
 impl ServiceSpec {
     pub fn parse(spec: &str) -> Result<ServiceSpec, SimulateError> {
         let (kind, value) = spec.split_once(':').ok_or_else(|| {
-            SimulateError::new("service", format!("`{spec}` is not one of exponential:MEAN_S, fixed:S, trace:FILE"))
+            SimulateError::new(
+                "service",
+                format!("`{spec}` is not one of exponential:MEAN_S, fixed:S, trace:FILE"),
+            )
         })?;
         let seconds = |v: &str| -> Result<f64, SimulateError> {
             match v.trim().parse::<f64>() {
                 Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
-                _ => Err(SimulateError::new("service", format!("`{v}` in `{spec}` must be a number of seconds above 0"))),
+                _ => Err(SimulateError::new(
+                    "service",
+                    format!("`{v}` in `{spec}` must be a number of seconds above 0"),
+                )),
             }
         };
         match kind {
             "exponential" => Ok(ServiceSpec::Exponential(seconds(value)?)),
             "fixed" => Ok(ServiceSpec::Fixed(seconds(value)?)),
             "trace" if !value.is_empty() => Ok(ServiceSpec::Trace(value.to_string())),
-            "trace" => Err(SimulateError::new("service", "trace: needs a file, e.g. trace:run.jsonl")),
+            "trace" => Err(SimulateError::new(
+                "service",
+                "trace: needs a file, e.g. trace:run.jsonl",
+            )),
             other => Err(SimulateError::new(
                 "service",
-                format!("unknown service `{other}`; expected exponential:MEAN_S, fixed:S or trace:FILE"),
+                format!(
+                    "unknown service `{other}`; expected exponential:MEAN_S, fixed:S or trace:FILE"
+                ),
             )),
         }
     }
@@ -146,9 +164,16 @@ impl Empirical {
             ));
         }
         if samples.iter().all(|s| s.e2e_ms <= 0.0) {
-            return Err(SimulateError::new("service", format!("{source}: every success took 0 ms; a service time must be above 0")));
+            return Err(SimulateError::new(
+                "service",
+                format!("{source}: every success took 0 ms; a service time must be above 0"),
+            ));
         }
-        Ok(Empirical { source: source.to_string(), samples, defaults: trace.header.defaults.clone() })
+        Ok(Empirical {
+            source: source.to_string(),
+            samples,
+            defaults: trace.header.defaults.clone(),
+        })
     }
 }
 
@@ -173,7 +198,12 @@ impl From<Arrival> for ArrivalName {
 impl Stall {
     /// `AT_S:FOR_S`, e.g. `10:5`.
     pub fn parse(spec: &str) -> Result<Stall, SimulateError> {
-        let bad = || SimulateError::new("stall", format!("`{spec}` is not AT_S:FOR_S (e.g. 10:5, a 5 s stall 10 s in)"));
+        let bad = || {
+            SimulateError::new(
+                "stall",
+                format!("`{spec}` is not AT_S:FOR_S (e.g. 10:5, a 5 s stall 10 s in)"),
+            )
+        };
         let (at, len) = spec.split_once(':').ok_or_else(bad)?;
         let at_s: f64 = at.trim().parse().map_err(|_| bad())?;
         let for_s: f64 = len.trim().parse().map_err(|_| bad())?;
@@ -184,10 +214,16 @@ impl Stall {
 
     fn check(&self) -> Result<(), SimulateError> {
         if !(self.at_s.is_finite() && self.at_s >= 0.0) {
-            return Err(SimulateError::new("stall", format!("the stall's start must be 0 s or later, got {}", self.at_s)));
+            return Err(SimulateError::new(
+                "stall",
+                format!("the stall's start must be 0 s or later, got {}", self.at_s),
+            ));
         }
         if !(self.for_s.is_finite() && self.for_s > 0.0) {
-            return Err(SimulateError::new("stall", format!("the stall's length must be above 0 s, got {}", self.for_s)));
+            return Err(SimulateError::new(
+                "stall",
+                format!("the stall's length must be above 0 s, got {}", self.for_s),
+            ));
         }
         Ok(())
     }
@@ -217,17 +253,28 @@ impl Params {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(SimulateError::new(field, format!("{what} must be above 0, got {v}")))
+                Err(SimulateError::new(
+                    field,
+                    format!("{what} must be above 0, got {v}"),
+                ))
             }
         };
         if self.slots == 0 {
-            return Err(SimulateError::new("slots", "the server needs at least 1 slot"));
+            return Err(SimulateError::new(
+                "slots",
+                "the server needs at least 1 slot",
+            ));
         }
         match &self.service {
             Service::Fixed { s } => positive("service", *s, "the fixed service time")?,
-            Service::Exponential { mean_s } => positive("service", *mean_s, "the mean service time")?,
+            Service::Exponential { mean_s } => {
+                positive("service", *mean_s, "the mean service time")?
+            }
             Service::Empirical(e) if e.samples.is_empty() => {
-                return Err(SimulateError::new("service", format!("{} gave no service times", e.source)))
+                return Err(SimulateError::new(
+                    "service",
+                    format!("{} gave no service times", e.source),
+                ))
             }
             Service::Empirical(_) => {}
         }
@@ -240,13 +287,23 @@ impl Params {
         match self.load {
             Load::Closed { clients, think_s } => {
                 if clients == 0 {
-                    return Err(SimulateError::new("closed", "a closed loop needs at least 1 client"));
+                    return Err(SimulateError::new(
+                        "closed",
+                        "a closed loop needs at least 1 client",
+                    ));
                 }
                 if !(think_s.is_finite() && think_s >= 0.0) {
-                    return Err(SimulateError::new("think", format!("the think time must be 0 s or more, got {think_s}")));
+                    return Err(SimulateError::new(
+                        "think",
+                        format!("the think time must be 0 s or more, got {think_s}"),
+                    ));
                 }
             }
-            Load::Open { rate_per_s, burstiness, .. } => {
+            Load::Open {
+                rate_per_s,
+                burstiness,
+                ..
+            } => {
                 positive("rate", rate_per_s, "the arrival rate")?;
                 positive("burstiness", burstiness, "the burstiness")?;
             }
@@ -256,7 +313,10 @@ impl Params {
         if self.requests == 0 || self.requests > MAX_REQUESTS {
             return Err(SimulateError::new(
                 "requests",
-                format!("must be between 1 and {MAX_REQUESTS}, got {}", self.requests),
+                format!(
+                    "must be between 1 and {MAX_REQUESTS}, got {}",
+                    self.requests
+                ),
             ));
         }
         if let Some(stall) = &self.stall {
@@ -278,13 +338,22 @@ pub struct Listed {
 impl TokenCost {
     /// Both costs finite and 0 or more, one of them above 0; flags named as on the command line.
     pub fn check(&self) -> Result<(), SimulateError> {
-        for (field, v) in [("service-per-input-token", self.per_input_token_s), ("service-per-output-token", self.per_output_token_s)] {
+        for (field, v) in [
+            ("service-per-input-token", self.per_input_token_s),
+            ("service-per-output-token", self.per_output_token_s),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(SimulateError::new(field, format!("must be 0 s or more per token, got {v}")));
+                return Err(SimulateError::new(
+                    field,
+                    format!("must be 0 s or more per token, got {v}"),
+                ));
             }
         }
         if self.per_input_token_s == 0.0 && self.per_output_token_s == 0.0 {
-            return Err(SimulateError::new("service-per-output-token", "a per-token service needs a cost above 0 s per input or output token"));
+            return Err(SimulateError::new(
+                "service-per-output-token",
+                "a per-token service needs a cost above 0 s per input or output token",
+            ));
         }
         Ok(())
     }
@@ -294,8 +363,26 @@ impl TokenCost {
 pub fn record(p: &Params) -> Simulation {
     let (service, share) = match &p.service {
         Service::Fixed { s } => (ServiceRecord::Fixed { s: *s }, Some(p.first_token_share)),
-        Service::Exponential { mean_s } => (ServiceRecord::Exponential { mean_s: *mean_s }, Some(p.first_token_share)),
-        Service::Empirical(e) => (ServiceRecord::Trace { file: e.source.clone(), successes: e.samples.len() }, None),
+        Service::Exponential { mean_s } => (
+            ServiceRecord::Exponential { mean_s: *mean_s },
+            Some(p.first_token_share),
+        ),
+        Service::Empirical(e) => (
+            ServiceRecord::Trace {
+                file: e.source.clone(),
+                successes: e.samples.len(),
+            },
+            None,
+        ),
     };
-    Simulation { slots: p.slots, service, first_token_share: share, load: p.load, requests: p.requests, seed: p.seed, stall: p.stall, tokens: None }
+    Simulation {
+        slots: p.slots,
+        service,
+        first_token_share: share,
+        load: p.load,
+        requests: p.requests,
+        seed: p.seed,
+        stall: p.stall,
+        tokens: None,
+    }
 }

@@ -18,7 +18,9 @@ impl Rng {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
-        Rng { s: [split(), split(), split(), split()] }
+        Rng {
+            s: [split(), split(), split(), split()],
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {

@@ -47,7 +47,10 @@ mod tests {
         // c = 2, a = 1 (ρ = 0.5): C = (1/2 · 2) / (1 + 1 + 1) = 1/3.
         assert!((erlang_c(2, 1.0, 1.0).unwrap() - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(erlang_c(2, 2.0, 1.0), None);
-        assert_eq!(mm1_time_in_system(0.8, 1.0).map(|w| (w * 1e9).round() / 1e9), Some(5.0));
+        assert_eq!(
+            mm1_time_in_system(0.8, 1.0).map(|w| (w * 1e9).round() / 1e9),
+            Some(5.0)
+        );
         assert!((response_time_law(10, 2.0, 3.0) - 2.0).abs() < 1e-12);
     }
 }

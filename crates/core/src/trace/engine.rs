@@ -57,9 +57,15 @@ impl EngineHistogram {
             .buckets
             .iter()
             .zip(&earlier.buckets)
-            .map(|(now, then)| (now[0] == then[0] && now[1] >= then[1]).then_some([now[0], now[1] - then[1]]))
+            .map(|(now, then)| {
+                (now[0] == then[0] && now[1] >= then[1]).then_some([now[0], now[1] - then[1]])
+            })
             .collect::<Option<Vec<_>>>()?;
-        Some(EngineHistogram { count: self.count - earlier.count, sum_s: self.sum_s - earlier.sum_s, buckets })
+        Some(EngineHistogram {
+            count: self.count - earlier.count,
+            sum_s: self.sum_s - earlier.sum_s,
+            buckets,
+        })
     }
 
     /// The bucket holding the `p`-th percentile (nearest rank): `(lower, upper)` bounds in

@@ -121,9 +121,10 @@ impl Quantity {
             Quantity::Ttst => Text::new("time to second token", "第二个 token 时延"),
             Quantity::E2e => Text::new("E2E", "端到端时延"),
             Quantity::EventGap => Text::new("ITL (per stream event)", "ITL（按流事件）"),
-            Quantity::TimePerOutputToken => {
-                Text::new("time per output token (per-request average)", "每输出 token 时间（按请求平均）")
-            }
+            Quantity::TimePerOutputToken => Text::new(
+                "time per output token (per-request average)",
+                "每输出 token 时间（按请求平均）",
+            ),
             Quantity::ItlPerRequestTokenWeighted => Text::new(
                 "ITL (per request: first to last token, weighted by tokens)",
                 "ITL（按请求：首到末 token，按 token 数加权）",
@@ -139,25 +140,41 @@ impl Quantity {
             Quantity::ErrorRate => Text::new("error rate", "错误率"),
             Quantity::RequestThroughput => Text::new("request throughput", "请求吞吐"),
             Quantity::OutputThroughput => Text::new("output token throughput", "输出 token 吞吐"),
-            Quantity::Goodput => Text::new("goodput (the tool's SLOs)", "goodput（工具自己的 SLO）"),
+            Quantity::Goodput => {
+                Text::new("goodput (the tool's SLOs)", "goodput（工具自己的 SLO）")
+            }
             Quantity::InputTokens => Text::new("input tokens per request", "每请求输入 token"),
             Quantity::OutputTokens => Text::new("output tokens per request", "每请求输出 token"),
-            Quantity::RequestOutputRate => Text::new("output tokens per second of each request", "每请求的输出 token 速率"),
+            Quantity::RequestOutputRate => Text::new(
+                "output tokens per second of each request",
+                "每请求的输出 token 速率",
+            ),
             Quantity::InputThroughput => Text::new("input token throughput", "输入 token 吞吐"),
             Quantity::TotalTokenThroughput => Text::new("total token throughput", "总 token 吞吐"),
             Quantity::MeanConcurrency => Text::new("mean requests in flight", "平均在途请求数"),
-            Quantity::FailuresWithCode => Text::new("failures with this error code", "该错误码的失败次数"),
+            Quantity::FailuresWithCode => {
+                Text::new("failures with this error code", "该错误码的失败次数")
+            }
             Quantity::RunDuration => Text::new("run duration", "运行时长"),
             Quantity::ToLastToken => Text::new("latency to the last token", "到末 token 的时延"),
-            Quantity::AttemptThroughput => Text::new("requests sent per second (failures included)", "每秒发出的请求（含失败）"),
+            Quantity::AttemptThroughput => Text::new(
+                "requests sent per second (failures included)",
+                "每秒发出的请求（含失败）",
+            ),
             Quantity::Errored => Text::new("errored (not cancelled)", "出错（非取消）"),
-            Quantity::TotalTokens => Text::new("input + output tokens per request", "每请求输入加输出 token"),
+            Quantity::TotalTokens => Text::new(
+                "input + output tokens per request",
+                "每请求输入加输出 token",
+            ),
         }
     }
 
     /// Each request's value carries a weight in the tool's statistics.
     pub fn weighted(self) -> bool {
-        matches!(self, Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted)
+        matches!(
+            self,
+            Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted
+        )
     }
 
     /// A distribution of per-attempt values (rather than a count or a rate).
@@ -199,11 +216,16 @@ pub enum Stat {
     Value,
     Mean,
     /// Standard deviation with `ddof` degrees of freedom removed (numpy 0, pandas 1).
-    Std { ddof: u32 },
+    Std {
+        ddof: u32,
+    },
     Min,
     Max,
     /// The p-th percentile, 0 < p ≤ 100.
-    Percentile { p: f64, method: PeerPercentile },
+    Percentile {
+        p: f64,
+        method: PeerPercentile,
+    },
     /// The sum over the sample (vLLM's `total_input_tokens`).
     Sum,
 }
@@ -430,7 +452,13 @@ pub struct PeerValue {
 
 impl PeerFigure {
     /// A single value the tool wrote (a count, a rate), recomputable exactly.
-    pub fn exact_value(tool_key: String, quantity: Quantity, value: f64, unit: PeerUnit, how: impl Into<String>) -> PeerFigure {
+    pub fn exact_value(
+        tool_key: String,
+        quantity: Quantity,
+        value: f64,
+        unit: PeerUnit,
+        how: impl Into<String>,
+    ) -> PeerFigure {
         PeerFigure {
             tool_key,
             quantity,
@@ -481,7 +509,11 @@ impl PeerFigure {
         if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
             return format!("failures_code_{code}");
         }
-        let key = if stat.is_empty() { self.quantity.code().to_string() } else { format!("{}_{stat}", self.quantity.code()) };
+        let key = if stat.is_empty() {
+            self.quantity.code().to_string()
+        } else {
+            format!("{}_{stat}", self.quantity.code())
+        };
         match self.over {
             Over::Successes => key,
             over => format!("{key}_{}", over.code()),
@@ -493,19 +525,28 @@ impl PeerFigure {
         let label = self.label_of_successes();
         match self.over.words() {
             None => label,
-            Some(w) => Text::new(format!("{} ({})", label.en, w.en), format!("{}（{}）", label.zh, w.zh)),
+            Some(w) => Text::new(
+                format!("{} ({})", label.en, w.en),
+                format!("{}（{}）", label.zh, w.zh),
+            ),
         }
     }
 
     fn label_of_successes(&self) -> Text {
         let name = self.quantity.name();
         if let (Quantity::FailuresWithCode, Some(code)) = (self.quantity, self.error_code) {
-            return Text::new(format!("failures with error code {code}"), format!("错误码 {code} 的失败次数"));
+            return Text::new(
+                format!("failures with error code {code}"),
+                format!("错误码 {code} 的失败次数"),
+            );
         }
         let (en, zh) = match self.stat {
             Stat::Value => return name,
             Stat::Mean => ("Mean".to_string(), "均值".to_string()),
-            Stat::Std { ddof } => (format!("Std (ddof {ddof})"), format!("标准差（ddof {ddof}）")),
+            Stat::Std { ddof } => (
+                format!("Std (ddof {ddof})"),
+                format!("标准差（ddof {ddof}）"),
+            ),
             Stat::Min => ("Min".into(), "最小".into()),
             Stat::Max => ("Max".into(), "最大".into()),
             Stat::Sum => ("Total".into(), "总计".into()),
@@ -545,12 +586,17 @@ impl PeerFigure {
             Quantity::Ttft => 5,
             Quantity::Ttst => 6,
             Quantity::EventGap => 7,
-            Quantity::TimePerOutputToken | Quantity::ItlPerRequestTokenWeighted | Quantity::TpotFromStartTokenWeighted => 8,
+            Quantity::TimePerOutputToken
+            | Quantity::ItlPerRequestTokenWeighted
+            | Quantity::TpotFromStartTokenWeighted => 8,
             Quantity::E2e | Quantity::ToLastToken => 9,
             Quantity::RequestThroughput | Quantity::AttemptThroughput => 10,
             Quantity::OutputThroughput => 11,
             Quantity::Goodput => 12,
-            Quantity::InputThroughput | Quantity::TotalTokenThroughput | Quantity::MeanConcurrency | Quantity::RunDuration => 13,
+            Quantity::InputThroughput
+            | Quantity::TotalTokenThroughput
+            | Quantity::MeanConcurrency
+            | Quantity::RunDuration => 13,
             Quantity::RequestOutputRate => 14,
             Quantity::InputTokens => 15,
             Quantity::OutputTokens => 16,
@@ -571,7 +617,11 @@ impl PeerFigure {
             Stat::Std { .. } => (5, 0),
             Stat::Sum => (6, 0),
         };
-        let p = if self.quantity == Quantity::FailuresWithCode { self.error_code.unwrap_or(0) } else { p };
+        let p = if self.quantity == Quantity::FailuresWithCode {
+            self.error_code.unwrap_or(0)
+        } else {
+            p
+        };
         (q, over, s, p)
     }
 }
@@ -604,8 +654,15 @@ impl PeerFigures {
             return Ok(Vec::new());
         }
         Vec::<PeerFigure>::deserialize(&self.0).map_err(|e| {
-            let at = self.0.as_array().and_then(|items| items.iter().position(|f| PeerFigure::deserialize(f).is_err()));
-            let field = at.map_or_else(|| "source.figures".to_string(), |i| format!("source.figures[{i}]"));
+            let at = self.0.as_array().and_then(|items| {
+                items
+                    .iter()
+                    .position(|f| PeerFigure::deserialize(f).is_err())
+            });
+            let field = at.map_or_else(
+                || "source.figures".to_string(),
+                |i| format!("source.figures[{i}]"),
+            );
             ParseError::new(format!("header: {field}: {e}")).field(field)
         })
     }

@@ -49,9 +49,15 @@ impl TokenCost {
         }
         if self.per_input_token_s > 0.0 {
             out.push_str(&if zh {
-                format!(" + 每个输入 token {} 秒（按文件的输入长度，首 token 之前）", self.per_input_token_s)
+                format!(
+                    " + 每个输入 token {} 秒（按文件的输入长度，首 token 之前）",
+                    self.per_input_token_s
+                )
             } else {
-                format!(" + {} s per input token (the file's input length, before the first token)", self.per_input_token_s)
+                format!(
+                    " + {} s per input token (the file's input length, before the first token)",
+                    self.per_input_token_s
+                )
             });
         }
         out
@@ -74,7 +80,11 @@ pub enum Load {
     /// `clients` clients, each sending its next request `think_s` after its previous reply ended.
     Closed { clients: u32, think_s: f64 },
     /// Requests leave on a schedule fixed in advance, whatever the server does.
-    Open { rate_per_s: f64, arrival: ArrivalName, burstiness: f64 },
+    Open {
+        rate_per_s: f64,
+        arrival: ArrivalName,
+        burstiness: f64,
+    },
     /// Open loop at a workload file's own arrival times (`tracelab simulate --workload`, after
     /// its window, speed-up and idle cap): `requests` arrivals, the last `span_s` after the first.
     /// The header's `workload` record names the file.
@@ -111,12 +121,26 @@ impl Simulation {
     pub fn describe(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         let service = match &self.service {
-            ServiceRecord::Fixed { s } => if zh { format!("固定 {s} 秒") } else { format!("fixed {s} s") },
+            ServiceRecord::Fixed { s } => {
+                if zh {
+                    format!("固定 {s} 秒")
+                } else {
+                    format!("fixed {s} s")
+                }
+            }
             ServiceRecord::Exponential { mean_s } => {
-                if zh { format!("指数分布，均值 {mean_s} 秒") } else { format!("exponential, mean {mean_s} s") }
+                if zh {
+                    format!("指数分布，均值 {mean_s} 秒")
+                } else {
+                    format!("exponential, mean {mean_s} s")
+                }
             }
             ServiceRecord::Trace { file, successes } => {
-                if zh { format!("取自 {file} 的 {successes} 个成功请求") } else { format!("drawn from {successes} successes of {file}") }
+                if zh {
+                    format!("取自 {file} 的 {successes} 个成功请求")
+                } else {
+                    format!("drawn from {successes} successes of {file}")
+                }
             }
         };
         let service = match &self.tokens {
@@ -125,16 +149,36 @@ impl Simulation {
         };
         let load = match self.load {
             Load::Closed { clients, think_s } => {
-                if zh { format!("闭环 {clients} 个客户端，思考 {think_s} 秒") } else { format!("closed loop, {clients} clients, think {think_s} s") }
+                if zh {
+                    format!("闭环 {clients} 个客户端，思考 {think_s} 秒")
+                } else {
+                    format!("closed loop, {clients} clients, think {think_s} s")
+                }
             }
-            Load::Open { rate_per_s, arrival, burstiness } => {
+            Load::Open {
+                rate_per_s,
+                arrival,
+                burstiness,
+            } => {
                 let poisson = arrival == ArrivalName::Poisson;
                 if zh {
-                    let name = if poisson { "泊松到达" } else { "等间隔到达" };
-                    let b = if poisson { format!("，突发度 {burstiness}") } else { String::new() };
+                    let name = if poisson {
+                        "泊松到达"
+                    } else {
+                        "等间隔到达"
+                    };
+                    let b = if poisson {
+                        format!("，突发度 {burstiness}")
+                    } else {
+                        String::new()
+                    };
                     format!("开环 {name} {rate_per_s}/秒{b}")
                 } else {
-                    let b = if poisson { format!(", burstiness {burstiness}") } else { String::new() };
+                    let b = if poisson {
+                        format!(", burstiness {burstiness}")
+                    } else {
+                        String::new()
+                    };
                     format!("open loop, {} {rate_per_s}/s{b}", arrival.name())
                 }
             }
@@ -142,7 +186,9 @@ impl Simulation {
                 if zh {
                     format!("开环，按工作负载文件的 {requests} 个到达时刻（跨 {span_s} 秒）")
                 } else {
-                    format!("open loop at a workload file's {requests} arrival times (over {span_s} s)")
+                    format!(
+                        "open loop at a workload file's {requests} arrival times (over {span_s} s)"
+                    )
                 }
             }
         };
@@ -178,7 +224,9 @@ pub struct SimulationRecord(serde_json::Value);
 
 impl SimulationRecord {
     pub fn of(simulation: &Simulation) -> SimulationRecord {
-        SimulationRecord(serde_json::to_value(simulation).expect("a simulation record always serialises"))
+        SimulationRecord(
+            serde_json::to_value(simulation).expect("a simulation record always serialises"),
+        )
     }
 
     /// Its fields, or what is wrong with them, naming the field.

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure,
-    PeerSummary, PeerTool, PeerUnit, RateSpan, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
+    classify_failure, detail_text, time_ms, unique_id, Content, Detected, Imported, ImportedTrace,
+    PeerFigure, PeerSummary, PeerTool, PeerUnit, Quantity, RateSpan, Reproducibility, Stat,
+    FAILURE_MAPPING,
 };
 use tracelab_core::error::ParseError;
 use tracelab_core::trace::*;
@@ -24,7 +25,9 @@ fn layout_of(map: &Map<String, Value>) -> Option<&'static str> {
         || metadata.is_some_and(|m| m.contains_key("request_start_ns"))
     {
         Some(NEW)
-    } else if metrics.is_some_and(|m| m.contains_key("ttft")) || metadata.is_some_and(|m| m.contains_key("timestamp_ns")) {
+    } else if metrics.is_some_and(|m| m.contains_key("ttft"))
+        || metadata.is_some_and(|m| m.contains_key("timestamp_ns"))
+    {
         Some(OLD)
     } else {
         None
@@ -43,10 +46,19 @@ pub(super) fn detect_record(map: &Map<String, Value>) -> Detected {
 
 pub(super) fn detect_aggregate(map: &Map<String, Value>) -> Option<Detected> {
     let input_config = map.get("input_config").and_then(Value::as_object);
-    let genai = input_config.is_some_and(|c| c.contains_key("perf_analyzer") || c.contains_key("subcommand"))
+    let genai = input_config
+        .is_some_and(|c| c.contains_key("perf_analyzer") || c.contains_key("subcommand"))
         || (map.contains_key("telemetry_stats") && !map.contains_key("error_summary"));
-    let stat_entry = |k: &str| map.get(k).and_then(Value::as_object).is_some_and(|o| o.contains_key("avg"));
-    if genai && (stat_entry("time_to_first_token") || stat_entry("request_latency") || stat_entry("request_throughput")) {
+    let stat_entry = |k: &str| {
+        map.get(k)
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.contains_key("avg"))
+    };
+    if genai
+        && (stat_entry("time_to_first_token")
+            || stat_entry("request_latency")
+            || stat_entry("request_throughput"))
+    {
         return Some(Detected::new(
             PeerTool::GenaiPerf,
             Content::AggregateOnly,
@@ -55,7 +67,10 @@ pub(super) fn detect_aggregate(map: &Map<String, Value>) -> Option<Detected> {
         ));
     }
     if let Some(records) = map.get("records").and_then(Value::as_object) {
-        if records.values().any(|v| v.as_object().is_some_and(|o| o.contains_key("avg") || o.contains_key("tag"))) {
+        if records.values().any(|v| {
+            v.as_object()
+                .is_some_and(|o| o.contains_key("avg") || o.contains_key("tag"))
+        }) {
             return Some(Detected::new(
                 PeerTool::Aiperf,
                 Content::AggregateOnly,
@@ -67,14 +82,21 @@ pub(super) fn detect_aggregate(map: &Map<String, Value>) -> Option<Detected> {
     let aiperf_marks = map.contains_key("error_summary")
         || map.contains_key("was_cancelled")
         || input_config.is_some_and(|c| c.contains_key("loadgen") || c.contains_key("cli_command"));
-    if aiperf_marks && (stat_entry("time_to_first_token") || stat_entry("request_latency") || stat_entry("ttft")) {
+    if aiperf_marks
+        && (stat_entry("time_to_first_token")
+            || stat_entry("request_latency")
+            || stat_entry("ttft"))
+    {
         let mut d = Detected::new(
             PeerTool::Aiperf,
             Content::AggregateOnly,
             "aiperf-aggregate-flat",
             "AIPerf's summary statistics (`time_to_first_token.avg`, `error_summary`) (profile_export_aiperf.json)",
         );
-        d.version = map.get("aiperf_version").and_then(Value::as_str).map(str::to_string);
+        d.version = map
+            .get("aiperf_version")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         return Some(d);
     }
     // A run in which every request failed: AIPerf computes no metric over the records without an
@@ -87,7 +109,10 @@ pub(super) fn detect_aggregate(map: &Map<String, Value>) -> Option<Detected> {
             "AIPerf's summary of a run in which every request failed (`error_request_count`, `error_summary`, no `request_count`) \
              (profile_export_aiperf.json)",
         );
-        d.version = map.get("aiperf_version").and_then(Value::as_str).map(str::to_string);
+        d.version = map
+            .get("aiperf_version")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         return Some(d);
     }
     None
@@ -97,8 +122,15 @@ pub(super) fn detect_aggregate(map: &Map<String, Value>) -> Option<Detected> {
 /// non-empty `error_summary`) and no `request_count`, flat or under `records`.
 fn all_failed(map: &Map<String, Value>) -> bool {
     let stats = map.get("records").and_then(Value::as_object).unwrap_or(map);
-    let errors = stats.get("error_request_count").and_then(Value::as_object).and_then(|o| o.get("avg")).and_then(super::number);
-    let summarised = map.get("error_summary").and_then(Value::as_array).is_some_and(|l| !l.is_empty());
+    let errors = stats
+        .get("error_request_count")
+        .and_then(Value::as_object)
+        .and_then(|o| o.get("avg"))
+        .and_then(super::number);
+    let summarised = map
+        .get("error_summary")
+        .and_then(Value::as_array)
+        .is_some_and(|l| !l.is_empty());
     !stats.contains_key("request_count") && (errors.is_some_and(|e| e > 0.0) || summarised)
 }
 
@@ -110,10 +142,17 @@ fn error_summary_words(map: &Map<String, Value>) -> Option<String> {
         .filter_map(|e| {
             let details = e.get("error_details");
             let code = details.and_then(|d| d.get("code")).and_then(Value::as_i64);
-            let kind = details.and_then(|d| d.get("type")).and_then(Value::as_str).unwrap_or("");
+            let kind = details
+                .and_then(|d| d.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let count = e.get("count").and_then(super::number)?;
             let code = code.map(|c| format!("{c} ")).unwrap_or_default();
-            Some(format!("{code}{kind} × {}", tracelab_core::format::trim_num(count)).trim().to_string())
+            Some(
+                format!("{code}{kind} × {}", tracelab_core::format::trim_num(count))
+                    .trim()
+                    .to_string(),
+            )
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join("; "))
@@ -127,7 +166,9 @@ pub(super) fn refusal(map: &Map<String, Value>) -> String {
          beside it as AIPerf's own figures"
         .to_string();
     if all_failed(map) {
-        let errors = error_summary_words(map).map(|w| format!(" (its error summary: {w})")).unwrap_or_default();
+        let errors = error_summary_words(map)
+            .map(|w| format!(" (its error summary: {w})"))
+            .unwrap_or_default();
         message.push_str(&format!(
             ". Every request of this run failed{errors}: AIPerf then computes no latency at all, and profile_export.jsonl keeps \
              each failed request with its error"
@@ -137,7 +178,10 @@ pub(super) fn refusal(map: &Map<String, Value>) -> String {
 }
 
 /// A metric's value converted to ms when it is a time; `(value, unit)` otherwise.
-fn metric<'a>(metrics: &'a Map<String, Value>, names: &[&'a str]) -> Option<(&'a str, &'a Value, &'a str)> {
+fn metric<'a>(
+    metrics: &'a Map<String, Value>,
+    names: &[&'a str],
+) -> Option<(&'a str, &'a Value, &'a str)> {
     names.iter().find_map(|name| {
         let entry = metrics.get(*name)?;
         match entry {
@@ -159,7 +203,10 @@ fn to_ms(value: f64, unit: &str, path: &str) -> Result<f64, ParseError> {
         "us" | "µs" => value / 1e3,
         "s" | "sec" => value * 1e3,
         other => {
-            return Err(ParseError::new(format!("{WHAT}: unknown time unit `{other}`")).field(format!("{path}.unit")))
+            return Err(
+                ParseError::new(format!("{WHAT}: unknown time unit `{other}`"))
+                    .field(format!("{path}.unit")),
+            )
         }
     };
     time_ms(ms, path, WHAT)
@@ -172,20 +219,33 @@ fn time_metric(metrics: &Map<String, Value>, names: &[&str]) -> Result<Option<f6
             let path = format!("metrics.{name}.value");
             let v = super::number(value)
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| ParseError::new(format!("{WHAT}: expected a time, found {}", super::kind_of(value))).field(path.clone()))?;
+                .ok_or_else(|| {
+                    ParseError::new(format!(
+                        "{WHAT}: expected a time, found {}",
+                        super::kind_of(value)
+                    ))
+                    .field(path.clone())
+                })?;
             Ok(Some(to_ms(v, unit, &path)?))
         }
     }
 }
 
 fn count_metric(metrics: &Map<String, Value>, names: &[&str]) -> Option<u32> {
-    metric(metrics, names).and_then(|(_, v, _)| v.as_f64()).filter(|v| v.is_finite() && *v >= 0.0).map(|v| v.round() as u32)
+    metric(metrics, names)
+        .and_then(|(_, v, _)| v.as_f64())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v.round() as u32)
 }
 
 /// A timestamp in ns since the epoch: an integer (exact), or a float (to its ~256 ns precision).
 fn ns_field(map: Option<&Map<String, Value>>, key: &str) -> Option<u64> {
     let v = map?.get(key)?;
-    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64))
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0)
+            .map(|f| f as u64)
+    })
 }
 
 struct Record {
@@ -220,15 +280,22 @@ fn read_record(map: &Map<String, Value>, line: usize) -> Result<Record, ParseErr
         Some(Value::Object(m)) => m,
         Some(Value::Null) | None => &empty,
         Some(other) => {
-            return Err(ParseError::new(format!("{WHAT}: `metrics` should be an object, found {}", super::kind_of(other)))
-                .field("metrics"))
+            return Err(ParseError::new(format!(
+                "{WHAT}: `metrics` should be an object, found {}",
+                super::kind_of(other)
+            ))
+            .field("metrics"))
         }
     };
     let phase_name = metadata
         .and_then(|m| m.get("benchmark_phase").or_else(|| m.get("credit_phase")))
         .and_then(Value::as_str)
         .unwrap_or("profiling");
-    let phase = if phase_name.eq_ignore_ascii_case("warmup") { Phase::Warmup } else { Phase::Measure };
+    let phase = if phase_name.eq_ignore_ascii_case("warmup") {
+        Phase::Warmup
+    } else {
+        Phase::Measure
+    };
     let id = metadata
         .and_then(|m| m.get("x_request_id"))
         .and_then(Value::as_str)
@@ -252,14 +319,21 @@ fn read_record(map: &Map<String, Value>, line: usize) -> Result<Record, ParseErr
     let mut gaps_ms = Vec::new();
     if let Some((name, value, unit)) = metric(metrics, &["inter_chunk_latency"]) {
         let list = value.as_array().ok_or_else(|| {
-            ParseError::new(format!("{WHAT}: `{name}` should be a list of gaps, found {}", super::kind_of(value)))
-                .field(format!("metrics.{name}.value"))
+            ParseError::new(format!(
+                "{WHAT}: `{name}` should be a list of gaps, found {}",
+                super::kind_of(value)
+            ))
+            .field(format!("metrics.{name}.value"))
         })?;
         for (j, g) in list.iter().enumerate() {
             let path = format!("metrics.{name}.value[{j}]");
-            let g = super::number(g)
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| ParseError::new(format!("{WHAT}: expected a gap, found {}", super::kind_of(g))).field(path.clone()))?;
+            let g = super::number(g).filter(|v| v.is_finite()).ok_or_else(|| {
+                ParseError::new(format!(
+                    "{WHAT}: expected a gap, found {}",
+                    super::kind_of(g)
+                ))
+                .field(path.clone())
+            })?;
             gaps_ms.push(to_ms(g, unit, &path)?);
         }
     }
@@ -271,7 +345,10 @@ fn read_record(map: &Map<String, Value>, line: usize) -> Result<Record, ParseErr
             let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
             let message = e.get("message").and_then(Value::as_str).unwrap_or("");
             let code = e.get("code").and_then(Value::as_i64);
-            let cancelled = metadata.and_then(|m| m.get("was_cancelled")).and_then(Value::as_bool).unwrap_or(false)
+            let cancelled = metadata
+                .and_then(|m| m.get("was_cancelled"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
                 || kind == "RequestCancellationError";
             let outcome = if cancelled {
                 Outcome::Cancelled
@@ -283,8 +360,11 @@ fn read_record(map: &Map<String, Value>, line: usize) -> Result<Record, ParseErr
             Some((outcome, detail))
         }
         Some(other) => {
-            return Err(ParseError::new(format!("{WHAT}: `error` should be null or an object, found {}", super::kind_of(other)))
-                .field("error"))
+            return Err(ParseError::new(format!(
+                "{WHAT}: `error` should be null or an object, found {}",
+                super::kind_of(other)
+            ))
+            .field("error"))
         }
     };
     if error.is_none() && ttft_ms.is_none() && e2e_ms.is_none() {
@@ -294,7 +374,18 @@ fn read_record(map: &Map<String, Value>, line: usize) -> Result<Record, ParseErr
         ))
         .field("metrics"));
     }
-    Ok(Record { line, id, phase, start_ns, ttft_ms, e2e_ms, gaps_ms, output_tokens, input_tokens, error })
+    Ok(Record {
+        line,
+        id,
+        phase,
+        start_ns,
+        ttft_ms,
+        e2e_ms,
+        gaps_ms,
+        output_tokens,
+        input_tokens,
+        error,
+    })
 }
 
 pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Imported, ParseError> {
@@ -341,8 +432,10 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
             }
         };
         let Value::Object(map) = value else {
-            return Err(ParseError::new("AIPerf profile_export.jsonl: every line should be one JSON object (a record)")
-                .at_line(line_no));
+            return Err(ParseError::new(
+                "AIPerf profile_export.jsonl: every line should be one JSON object (a record)",
+            )
+            .at_line(line_no));
         };
         if let Some(l) = layout_of(&map) {
             if !layouts.contains(&l) {
@@ -352,7 +445,9 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
         records.push(read_record(&map, line_no).map_err(|e| e.at_line(line_no))?);
     }
     if records.is_empty() {
-        return Err(ParseError::new("AIPerf profile_export.jsonl without a single record"));
+        return Err(ParseError::new(
+            "AIPerf profile_export.jsonl without a single record",
+        ));
     }
     if layouts.len() == 1 {
         detected.layout = layouts[0].to_string();
@@ -385,10 +480,16 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
         let mut events = Vec::new();
         if let Some(t) = ttft_ms {
             let mut at = t;
-            events.push(StreamEvent { at_ms: at, tokens: 1 });
+            events.push(StreamEvent {
+                at_ms: at,
+                tokens: 1,
+            });
             for g in &r.gaps_ms {
                 at += g;
-                events.push(StreamEvent { at_ms: e2e_ms.map_or(at, |e| at.min(e)), tokens: 1 });
+                events.push(StreamEvent {
+                    at_ms: e2e_ms.map_or(at, |e| at.min(e)),
+                    tokens: 1,
+                });
             }
         }
         if outcome == Outcome::Success && e2e_ms.is_none() {
@@ -428,10 +529,18 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
     // The lesson's window spans every measured attempt, failures included. AIPerf's own
     // benchmark_duration spans only the records without an error (min request timestamp → max
     // response timestamp); its throughputs divide by that, as their figures say.
-    let spans = attempts.iter().filter(|a| a.phase == Phase::Measure).filter_map(|a| Some((a.start_ms?, a.start_ms? + a.e2e_ms.unwrap_or(0.0))));
-    let (first, last) = spans.fold((f64::INFINITY, f64::NEG_INFINITY), |(f, l), (s, e)| (f.min(s), l.max(e)));
+    let spans = attempts
+        .iter()
+        .filter(|a| a.phase == Phase::Measure)
+        .filter_map(|a| Some((a.start_ms?, a.start_ms? + a.e2e_ms.unwrap_or(0.0))));
+    let (first, last) = spans.fold((f64::INFINITY, f64::NEG_INFINITY), |(f, l), (s, e)| {
+        (f.min(s), l.max(e))
+    });
     if last > first {
-        header.window = Some(Window { start_ms: first, length_s: (last - first) / 1000.0 });
+        header.window = Some(Window {
+            start_ms: first,
+            length_s: (last - first) / 1000.0,
+        });
     }
     let definitions = vec![
         "TTFT (`metrics.ttft` / `time_to_first_token`, ms): request start → first response chunk carrying output; AIPerf counts \
@@ -454,12 +563,29 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
         "Records of the warm-up phase (`benchmark_phase`/`credit_phase` = warmup) are kept as warm-up.".to_string(),
         FAILURE_MAPPING.to_string(),
     ];
-    let trace = super::assemble(&detected, header, definitions, Vec::new(), attempts, warnings, !truncated);
-    Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
+    let trace = super::assemble(
+        &detected,
+        header,
+        definitions,
+        Vec::new(),
+        attempts,
+        warnings,
+        !truncated,
+    );
+    Ok(Imported {
+        detected,
+        traces: vec![ImportedTrace {
+            label: String::new(),
+            trace,
+        }],
+    })
 }
 
 /// The figures of `profile_export_aiperf.json`.
-pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<PeerSummary, ParseError> {
+pub(super) fn summary(
+    detected: Detected,
+    map: &Map<String, Value>,
+) -> Result<PeerSummary, ParseError> {
     let (stats, prefix) = match map.get("records").and_then(Value::as_object) {
         Some(records) => (records, "records."),
         None => (map, ""),
@@ -486,7 +612,10 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
     ];
     let mut figures = Vec::new();
     for (names, quantity, sample) in distributions {
-        let Some((name, entry)) = names.iter().find_map(|n| stats.get(*n).and_then(Value::as_object).map(|o| (*n, o))) else {
+        let Some((name, entry)) = names
+            .iter()
+            .find_map(|n| stats.get(*n).and_then(Value::as_object).map(|o| (*n, o)))
+        else {
             continue;
         };
         let unit = match entry.get("unit").and_then(Value::as_str).unwrap_or("ms") {
@@ -495,14 +624,21 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             _ => continue,
         };
         for (key, v) in entry {
-            let Some(stat) = super::aggregate_stat(key) else { continue };
-            let Some(value) = super::number(v).filter(|v| v.is_finite()) else { continue };
+            let Some(stat) = super::aggregate_stat(key) else {
+                continue;
+            };
+            let Some(value) = super::number(v).filter(|v| v.is_finite()) else {
+                continue;
+            };
             let words = match stat {
                 Stat::Mean => "mean".to_string(),
                 Stat::Std { .. } => "std (numpy, ddof 0)".to_string(),
                 Stat::Min => "minimum".to_string(),
                 Stat::Max => "maximum".to_string(),
-                Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation)", tracelab_core::format::trim_num(p)),
+                Stat::Percentile { p, .. } => format!(
+                    "percentile {} (numpy linear interpolation)",
+                    tracelab_core::format::trim_num(p)
+                ),
                 Stat::Value | Stat::Sum => String::new(),
             };
             figures.push(PeerFigure {
@@ -522,7 +658,13 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             });
         }
     }
-    let avg = |name: &str| stats.get(name).and_then(Value::as_object).and_then(|o| o.get("avg")).and_then(super::number);
+    let avg = |name: &str| {
+        stats
+            .get(name)
+            .and_then(Value::as_object)
+            .and_then(|o| o.get("avg"))
+            .and_then(super::number)
+    };
     let values: [(&str, Quantity, PeerUnit, &str); 4] = [
         ("request_count", Quantity::Successes, PeerUnit::Count, "records without an error"),
         ("error_request_count", Quantity::Failures, PeerUnit::Count, "records with an error, cancellations included"),
@@ -541,8 +683,12 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
     ];
     for (name, quantity, unit, how) in values {
         if let Some(value) = avg(name).filter(|v| v.is_finite()) {
-            let mut f = PeerFigure::exact_value(format!("{prefix}{name}.avg"), quantity, value, unit, how);
-            if matches!(quantity, Quantity::RequestThroughput | Quantity::OutputThroughput) {
+            let mut f =
+                PeerFigure::exact_value(format!("{prefix}{name}.avg"), quantity, value, unit, how);
+            if matches!(
+                quantity,
+                Quantity::RequestThroughput | Quantity::OutputThroughput
+            ) {
                 f.duration = RateSpan::SuccessSpan;
             }
             figures.push(f);
@@ -550,8 +696,17 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
     }
     if avg("error_request_count").is_none() {
         if let Some(list) = map.get("error_summary").and_then(Value::as_array) {
-            let total: f64 = list.iter().filter_map(|e| e.get("count").and_then(super::number)).sum();
-            figures.push(PeerFigure::exact_value("error_summary[].count".into(), Quantity::Failures, total, PeerUnit::Count, "the error counts of `error_summary`, summed"));
+            let total: f64 = list
+                .iter()
+                .filter_map(|e| e.get("count").and_then(super::number))
+                .sum();
+            figures.push(PeerFigure::exact_value(
+                "error_summary[].count".into(),
+                Quantity::Failures,
+                total,
+                PeerUnit::Count,
+                "the error counts of `error_summary`, summed",
+            ));
         }
     }
     figures.sort_by_key(PeerFigure::order);
@@ -565,7 +720,10 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             .and_then(Value::as_str)
             .map(str::to_string);
         if let Some(loadgen) = config.get("loadgen").and_then(Value::as_object) {
-            conditions.concurrency = loadgen.get("concurrency").and_then(Value::as_u64).map(|c| c as u32);
+            conditions.concurrency = loadgen
+                .get("concurrency")
+                .and_then(Value::as_u64)
+                .map(|c| c as u32);
             conditions.rate_per_s = loadgen.get("request_rate").and_then(Value::as_f64);
             if conditions.concurrency.is_some() && conditions.rate_per_s.is_none() {
                 conditions.arrival = Some("closed".into());
@@ -581,8 +739,20 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
     let duration_s = stats
         .get("benchmark_duration")
         .and_then(Value::as_object)
-        .filter(|o| matches!(o.get("unit").and_then(Value::as_str), Some("sec") | Some("s") | None))
+        .filter(|o| {
+            matches!(
+                o.get("unit").and_then(Value::as_str),
+                Some("sec") | Some("s") | None
+            )
+        })
         .and_then(|o| o.get("avg"))
         .and_then(super::number);
-    Ok(PeerSummary { detected, figures, conditions, attempts, successes: None, duration_s })
+    Ok(PeerSummary {
+        detected,
+        figures,
+        conditions,
+        attempts,
+        successes: None,
+        duration_s,
+    })
 }

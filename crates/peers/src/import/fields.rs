@@ -16,12 +16,20 @@ pub(crate) fn number(v: &Value) -> Option<f64> {
 }
 
 /// Reads an optional finite number at `key`; a value of the wrong kind is an error naming `path`.
-pub(crate) fn opt_num(map: &Map<String, Value>, key: &str, path: &str, what: &str) -> Result<Option<f64>, ParseError> {
+pub(crate) fn opt_num(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    what: &str,
+) -> Result<Option<f64>, ParseError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => match number(v) {
             Some(x) if x.is_finite() => Ok(Some(x)),
-            _ => Err(ParseError::new(format!("{what}: expected a number, found {}", kind_of(v))).field(path.to_string())),
+            _ => Err(
+                ParseError::new(format!("{what}: expected a number, found {}", kind_of(v)))
+                    .field(path.to_string()),
+            ),
         },
     }
 }
@@ -47,7 +55,9 @@ pub(crate) fn time_ms(v: f64, path: &str, what: &str) -> Result<f64, ParseError>
         return Err(ParseError::new(format!("{what}: `{v}` is not a time")).field(path.to_string()));
     }
     if v < 0.0 {
-        return Err(ParseError::new(format!("{what}: negative time {v} ms")).field(path.to_string()));
+        return Err(
+            ParseError::new(format!("{what}: negative time {v} ms")).field(path.to_string())
+        );
     }
     if v > MAX_TIME_MS {
         return Err(ParseError::new(format!(
@@ -92,7 +102,12 @@ pub(crate) fn detail_text(message: &str) -> Option<String> {
         return None;
     }
     let kept = if message.contains("Traceback (most recent call last)") {
-        message.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(message).trim()
+        message
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or(message)
+            .trim()
     } else {
         message
     };
@@ -106,14 +121,25 @@ pub(crate) fn detail_text(message: &str) -> Option<String> {
 /// Classifies a failure the tool describes only in words (and maybe an HTTP status).
 /// Cancellations are recognised by the callers. A failure of unknown cause becomes
 /// `stream_broken`, as [`FAILURE_MAPPING`] tells the reader.
-pub(crate) fn classify_failure(message: &str, http_status: Option<i64>, got_token: bool) -> Outcome {
+pub(crate) fn classify_failure(
+    message: &str,
+    http_status: Option<i64>,
+    got_token: bool,
+) -> Outcome {
     if let Some(status) = http_status {
         if (400..=599).contains(&status) {
-            return Outcome::HttpError { status: status as u16 };
+            return Outcome::HttpError {
+                status: status as u16,
+            };
         }
     }
     let trimmed = message.trim();
-    let last_line = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let last_line = trimmed
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     // httpx's `raise_for_status` (guidellm's client): "Server error '500 Internal Server Error'
     // for url '…'", "Client error '429 Too Many Requests' for url '…'".
     for prefix in ["Server error '", "Client error '"] {
@@ -156,7 +182,11 @@ pub(crate) fn classify_failure(message: &str, http_status: Option<i64>, got_toke
     }
     let lower = trimmed.to_ascii_lowercase();
     if lower.contains("timeout") || lower.contains("timed out") {
-        return if got_token { Outcome::TimeoutAfterFirstToken } else { Outcome::TimeoutBeforeFirstToken };
+        return if got_token {
+            Outcome::TimeoutAfterFirstToken
+        } else {
+            Outcome::TimeoutBeforeFirstToken
+        };
     }
     if !got_token
         && (lower.contains("connectorerror")

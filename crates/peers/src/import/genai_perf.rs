@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    time_ms, unique_id, Content, Detected, ImportedTrace, Imported, PeerFigure, PeerSummary, PeerTool, PeerUnit,
-    Quantity, RateSpan, Stat, FAILURE_MAPPING,
+    time_ms, unique_id, Content, Detected, Imported, ImportedTrace, PeerFigure, PeerSummary,
+    PeerTool, PeerUnit, Quantity, RateSpan, Stat, FAILURE_MAPPING,
 };
 use tracelab_core::error::ParseError;
 use tracelab_core::format::trim_num;
@@ -19,7 +19,12 @@ const WHAT: &str = "GenAI-Perf profile_export.json";
 
 pub(super) fn detect(map: &Map<String, Value>) -> Option<Detected> {
     let experiments = map.get("experiments")?.as_array()?;
-    let first = experiments.first()?.get("requests")?.as_array()?.first()?.as_object()?;
+    let first = experiments
+        .first()?
+        .get("requests")?
+        .as_array()?
+        .first()?
+        .as_object()?;
     if !first.contains_key("timestamp") || !first.contains_key("response_timestamps") {
         return None;
     }
@@ -47,26 +52,49 @@ enum Response {
 }
 
 fn read_response(response: &Value) -> Response {
-    let Some(map) = response.as_object() else { return Response::Empty };
+    let Some(map) = response.as_object() else {
+        return Response::Empty;
+    };
     if let Some(t) = map.get("text_output").and_then(Value::as_str) {
-        return if t.is_empty() { Response::Empty } else { Response::Content };
+        return if t.is_empty() {
+            Response::Empty
+        } else {
+            Response::Content
+        };
     }
     let Some(body) = map.get("response").and_then(Value::as_str) else {
         // A layout we do not know: count it, rather than lose a token.
-        return if map.is_empty() { Response::Empty } else { Response::Content };
+        return if map.is_empty() {
+            Response::Empty
+        } else {
+            Response::Content
+        };
     };
     let mut found = Response::Empty;
     for event in body.split("\n\n") {
-        if event.lines().any(|l| l.trim() == "event: error" || l.trim() == "event:error") {
+        if event
+            .lines()
+            .any(|l| l.trim() == "event: error" || l.trim() == "event:error")
+        {
             return Response::Error(event.trim().chars().take(300).collect());
         }
-        for data in event.lines().filter_map(|l| l.trim().strip_prefix("data:")).map(str::trim) {
+        for data in event
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("data:"))
+            .map(str::trim)
+        {
             if data == "[DONE]" || data.is_empty() {
                 continue;
             }
-            let Ok(chunk) = serde_json::from_str::<Value>(data) else { continue };
+            let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+                continue;
+            };
             if let Some(error) = chunk.get("error") {
-                let text = error.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| error.to_string());
+                let text = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| error.to_string());
                 return Response::Error(text.chars().take(300).collect());
             }
             let choice = &chunk["choices"][0];
@@ -85,8 +113,18 @@ fn read_response(response: &Value) -> Response {
 
 fn ns(v: &Value, path: &str) -> Result<u64, ParseError> {
     v.as_u64()
-        .or_else(|| v.as_f64().filter(|x| x.is_finite() && *x >= 0.0).map(|x| x as u64))
-        .ok_or_else(|| ParseError::new(format!("{WHAT}: expected a timestamp in ns, found {}", super::kind_of(v))).field(path.to_string()))
+        .or_else(|| {
+            v.as_f64()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .map(|x| x as u64)
+        })
+        .ok_or_else(|| {
+            ParseError::new(format!(
+                "{WHAT}: expected a timestamp in ns, found {}",
+                super::kind_of(v)
+            ))
+            .field(path.to_string())
+        })
 }
 
 pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Imported, ParseError> {
@@ -94,7 +132,8 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
     for (e, experiment) in experiments.iter().enumerate() {
         let path = format!("experiments[{e}]");
         let requests = experiment["requests"].as_array().ok_or_else(|| {
-            ParseError::new(format!("{WHAT}: this experiment has no `requests` list")).field(format!("{path}.requests"))
+            ParseError::new(format!("{WHAT}: this experiment has no `requests` list"))
+                .field(format!("{path}.requests"))
         })?;
         let mode = experiment["experiment"]["mode"].as_str().unwrap_or("");
         let level = experiment["experiment"]["value"].as_f64();
@@ -115,7 +154,10 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
         };
         let mut starts = Vec::with_capacity(requests.len());
         for (i, r) in requests.iter().enumerate() {
-            starts.push(ns(&r["timestamp"], &format!("{path}.requests[{i}].timestamp"))?);
+            starts.push(ns(
+                &r["timestamp"],
+                &format!("{path}.requests[{i}].timestamp"),
+            )?);
         }
         let origin = starts.iter().copied().min().unwrap_or(0);
         let mut attempts = Vec::with_capacity(requests.len());
@@ -125,7 +167,8 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
             let here = format!("{path}.requests[{i}]");
             let start = starts[i];
             let stamps = r["response_timestamps"].as_array().ok_or_else(|| {
-                ParseError::new(format!("{WHAT}: `response_timestamps` should be a list")).field(format!("{here}.response_timestamps"))
+                ParseError::new(format!("{WHAT}: `response_timestamps` should be a list"))
+                    .field(format!("{here}.response_timestamps"))
             })?;
             let outputs = r["response_outputs"].as_array();
             let mut events = Vec::new();
@@ -133,19 +176,34 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
             let mut error = None;
             for (j, t) in stamps.iter().enumerate() {
                 let t = ns(t, &format!("{here}.response_timestamps[{j}]"))?;
-                let at = time_ms(t.saturating_sub(start) as f64 / 1e6, &format!("{here}.response_timestamps[{j}]"), WHAT)?;
+                let at = time_ms(
+                    t.saturating_sub(start) as f64 / 1e6,
+                    &format!("{here}.response_timestamps[{j}]"),
+                    WHAT,
+                )?;
                 if t < start {
-                    return Err(ParseError::new(format!("{WHAT}: a response before its request")).field(format!("{here}.response_timestamps[{j}]")));
+                    return Err(
+                        ParseError::new(format!("{WHAT}: a response before its request"))
+                            .field(format!("{here}.response_timestamps[{j}]")),
+                    );
                 }
                 // The client stamps responses as they arrive, so the list is in order; one that
                 // goes back in time is a damaged file, not a stream (found by fuzzing).
                 if last_ms.is_some_and(|prev| at < prev) {
-                    return Err(ParseError::new(format!("{WHAT}: response timestamps go back in time"))
-                        .field(format!("{here}.response_timestamps[{j}]")));
+                    return Err(ParseError::new(format!(
+                        "{WHAT}: response timestamps go back in time"
+                    ))
+                    .field(format!("{here}.response_timestamps[{j}]")));
                 }
                 last_ms = Some(at);
-                match outputs.and_then(|o| o.get(j)).map_or(Response::Content, read_response) {
-                    Response::Content => events.push(StreamEvent { at_ms: at, tokens: 1 }),
+                match outputs
+                    .and_then(|o| o.get(j))
+                    .map_or(Response::Content, read_response)
+                {
+                    Response::Content => events.push(StreamEvent {
+                        at_ms: at,
+                        tokens: 1,
+                    }),
                     Response::Empty => {}
                     Response::Error(message) => {
                         error.get_or_insert(message);
@@ -155,10 +213,16 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
             let (outcome, detail) = if let Some(message) = error {
                 with_error += 1;
                 let outcome = super::classify_failure(&message, None, !events.is_empty());
-                (outcome, super::detail_text(&format!("error event in the stream: {message}")))
+                (
+                    outcome,
+                    super::detail_text(&format!("error event in the stream: {message}")),
+                )
             } else if stamps.is_empty() {
                 without_response += 1;
-                (Outcome::StreamBroken, Some("no response recorded".to_string()))
+                (
+                    Outcome::StreamBroken,
+                    Some("no response recorded".to_string()),
+                )
             } else if events.is_empty() {
                 without_content += 1;
                 (
@@ -183,16 +247,29 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
                 event_tokens_estimated: true,
                 reasoning: None,
                 prompt: None,
-                ..Attempt::new(unique_id(&mut seen, id), outcome, ttft_ms, Quality::NotEvaluated)
+                ..Attempt::new(
+                    unique_id(&mut seen, id),
+                    outcome,
+                    ttft_ms,
+                    Quality::NotEvaluated,
+                )
             });
         }
-        let mut header = Header { conditions, ..Header::default() };
+        let mut header = Header {
+            conditions,
+            ..Header::default()
+        };
         let (first, last) = attempts
             .iter()
             .filter_map(|a| Some((a.start_ms?, a.start_ms? + a.e2e_ms.unwrap_or(0.0))))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(f, l), (s, e)| (f.min(s), l.max(e)));
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(f, l), (s, e)| {
+                (f.min(s), l.max(e))
+            });
         if last > first {
-            header.window = Some(Window { start_ms: first, length_s: (last - first) / 1000.0 });
+            header.window = Some(Window {
+                start_ms: first,
+                length_s: (last - first) / 1000.0,
+            });
         }
         let mut warnings = Vec::new();
         if without_response > 0 {
@@ -230,8 +307,19 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
                 .to_string(),
             FAILURE_MAPPING.to_string(),
         ];
-        let trace = super::assemble(&detected, header, definitions, Vec::new(), attempts, warnings, true);
-        traces.push(ImportedTrace { label: format!("experiment {}: {label}", e + 1), trace });
+        let trace = super::assemble(
+            &detected,
+            header,
+            definitions,
+            Vec::new(),
+            attempts,
+            warnings,
+            true,
+        );
+        traces.push(ImportedTrace {
+            label: format!("experiment {}: {label}", e + 1),
+            trace,
+        });
     }
     Ok(Imported { detected, traces })
 }
@@ -244,8 +332,12 @@ const NOT_FIGURES: [&str; 2] = ["input_config", "telemetry_stats"];
 /// with ddof 0, `metrics/statistics.py`), each with how GenAI-Perf computes it from
 /// profile_export.json (`llm_profile_data_parser.py`, `_parse_requests`). GPU telemetry
 /// (`telemetry_stats`) is not a request figure and is not read.
-pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<PeerSummary, ParseError> {
-    const KEPT: &str = "requests with at least one response carrying answer content (GenAI-Perf skips the others)";
+pub(super) fn summary(
+    detected: Detected,
+    map: &Map<String, Value>,
+) -> Result<PeerSummary, ParseError> {
+    const KEPT: &str =
+        "requests with at least one response carrying answer content (GenAI-Perf skips the others)";
     const TOKENIZER: &str = "needs each request's token count from the model's tokenizer (GenAI-Perf tokenizes the response and \
                              prompt text); the per-request file keeps the text, not the counts, and Trace Lab never keeps text";
     struct Spec {
@@ -302,20 +394,26 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
         if NOT_FIGURES.contains(&name.as_str()) {
             continue;
         }
-        let Some(entry) = entry.as_object() else { continue };
+        let Some(entry) = entry.as_object() else {
+            continue;
+        };
         let unit_text = entry.get("unit").and_then(Value::as_str).unwrap_or("");
         let known = spec(name);
         let unit = match (unit_text, known.as_ref().map(|s| s.quantity)) {
             ("ms", _) => PeerUnit::Ms,
             ("s" | "sec", _) => PeerUnit::S,
             (_, Some(Quantity::AttemptThroughput)) => PeerUnit::PerSecond,
-            (_, Some(Quantity::OutputThroughput | Quantity::RequestOutputRate)) => PeerUnit::TokensPerSecond,
+            (_, Some(Quantity::OutputThroughput | Quantity::RequestOutputRate)) => {
+                PeerUnit::TokensPerSecond
+            }
             (_, Some(Quantity::Goodput)) => PeerUnit::PerSecond,
             _ => PeerUnit::Count,
         };
         let single = entry.len() <= 2 && entry.contains_key("avg");
         for (key, v) in entry {
-            let Some(value) = super::number(v).filter(|v| v.is_finite()) else { continue };
+            let Some(value) = super::number(v).filter(|v| v.is_finite()) else {
+                continue;
+            };
             let stat = match super::aggregate_stat(key) {
                 Some(Stat::Mean) if single => Stat::Value,
                 Some(stat) => stat,
@@ -327,7 +425,10 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
                 Stat::Std { .. } => "std (numpy, ddof 0) of ".into(),
                 Stat::Min => "minimum of ".into(),
                 Stat::Max => "maximum of ".into(),
-                Stat::Percentile { p, .. } => format!("percentile {} (numpy linear interpolation) of ", trim_num(p)),
+                Stat::Percentile { p, .. } => format!(
+                    "percentile {} (numpy linear interpolation) of ",
+                    trim_num(p)
+                ),
                 Stat::Sum => String::new(),
             };
             let tool_key = format!("{name}.{key}");
@@ -365,7 +466,10 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
         .and_then(|m| m.as_array().and_then(|a| a.first()).or(Some(m)))
         .and_then(Value::as_str)
         .map(str::to_string);
-    if let Some(stimulus) = config.and_then(|c| c.get("perf_analyzer")).and_then(|p| p.get("stimulus")) {
+    if let Some(stimulus) = config
+        .and_then(|c| c.get("perf_analyzer"))
+        .and_then(|p| p.get("stimulus"))
+    {
         if let Some(c) = stimulus.get("concurrency").and_then(Value::as_u64) {
             conditions.concurrency = Some(c as u32);
             conditions.arrival = Some("closed".into());
@@ -375,6 +479,17 @@ pub(super) fn summary(detected: Detected, map: &Map<String, Value>) -> Result<Pe
             conditions.arrival = Some("constant".into());
         }
     }
-    let successes = map.get("request_count").and_then(|c| c.get("avg")).and_then(super::number).map(|n| n.round() as u64);
-    Ok(PeerSummary { detected, figures, conditions, attempts: None, successes, duration_s: None })
+    let successes = map
+        .get("request_count")
+        .and_then(|c| c.get("avg"))
+        .and_then(super::number)
+        .map(|n| n.round() as u64);
+    Ok(PeerSummary {
+        detected,
+        figures,
+        conditions,
+        attempts: None,
+        successes,
+        duration_s: None,
+    })
 }

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    classify_failure, detail_text, time_ms, unique_id, Content, Detected, ImportedTrace, Imported, Over, PeerFigure,
-    PeerPercentile, PeerTool, PeerUnit, Quantity, RateSpan, Reproducibility, Stat, FAILURE_MAPPING,
+    classify_failure, detail_text, time_ms, unique_id, Content, Detected, Imported, ImportedTrace,
+    Over, PeerFigure, PeerPercentile, PeerTool, PeerUnit, Quantity, RateSpan, Reproducibility,
+    Stat, FAILURE_MAPPING,
 };
 use tracelab_core::error::ParseError;
 use tracelab_core::format::trim_num;
@@ -23,8 +24,14 @@ pub(super) fn detect(map: &Map<String, Value>) -> Option<Detected> {
         .and_then(|m| m.get("guidellm_version"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let typed = benchmarks.first().and_then(|b| b.get("type_")).and_then(Value::as_str).is_some_and(|t| t.contains("benchmark"));
-    let with_requests = benchmarks.first().is_some_and(|b| b.get("requests").is_some());
+    let typed = benchmarks
+        .first()
+        .and_then(|b| b.get("type_"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.contains("benchmark"));
+    let with_requests = benchmarks
+        .first()
+        .is_some_and(|b| b.get("requests").is_some());
     if version.is_none() && !typed && !with_requests {
         return None;
     }
@@ -32,7 +39,11 @@ pub(super) fn detect(map: &Map<String, Value>) -> Option<Detected> {
         PeerTool::Guidellm,
         Content::PerRequest,
         "guidellm-benchmarks",
-        format!("`benchmarks` ({} benchmark{})", benchmarks.len(), if benchmarks.len() == 1 { "" } else { "s" }),
+        format!(
+            "`benchmarks` ({} benchmark{})",
+            benchmarks.len(),
+            if benchmarks.len() == 1 { "" } else { "s" }
+        ),
     );
     d.version = version;
     Some(d)
@@ -44,11 +55,17 @@ fn num(v: Option<&Value>) -> Option<f64> {
 
 fn strategy_label(b: &Map<String, Value>) -> (String, Conditions) {
     let mut c = Conditions::default();
-    let strategy = b.get("config").and_then(|c| c.get("strategy")).or_else(|| b.get("args").and_then(|a| a.get("strategy")));
+    let strategy = b
+        .get("config")
+        .and_then(|c| c.get("strategy"))
+        .or_else(|| b.get("args").and_then(|a| a.get("strategy")));
     let Some(strategy) = strategy.and_then(Value::as_object) else {
         return ("unknown strategy".into(), c);
     };
-    let kind = strategy.get("type_").and_then(Value::as_str).unwrap_or("unknown");
+    let kind = strategy
+        .get("type_")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
     let streams = strategy
         .get("streams")
         .or_else(|| strategy.get("max_concurrency"))
@@ -86,16 +103,31 @@ fn strategy_label(b: &Map<String, Value>) -> (String, Conditions) {
     (label, c)
 }
 
-pub(super) fn import(detected: Detected, root: &Map<String, Value>, benchmarks: &[Value]) -> Result<Imported, ParseError> {
+pub(super) fn import(
+    detected: Detected,
+    root: &Map<String, Value>,
+    benchmarks: &[Value],
+) -> Result<Imported, ParseError> {
     if benchmarks.is_empty() {
-        return Err(ParseError::new(format!("{WHAT} with an empty `benchmarks` list: no run to import")).field("benchmarks"));
+        return Err(ParseError::new(format!(
+            "{WHAT} with an empty `benchmarks` list: no run to import"
+        ))
+        .field("benchmarks"));
     }
-    let model_arg = root.get("args").and_then(|a| a.get("model")).and_then(Value::as_str).map(str::to_string);
+    let model_arg = root
+        .get("args")
+        .and_then(|a| a.get("model"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let mut traces = Vec::with_capacity(benchmarks.len());
     for (i, b) in benchmarks.iter().enumerate() {
         let path = format!("benchmarks[{i}]");
         let b = b.as_object().ok_or_else(|| {
-            ParseError::new(format!("{WHAT}: each benchmark should be an object, found {}", super::kind_of(b))).field(path.clone())
+            ParseError::new(format!(
+                "{WHAT}: each benchmark should be an object, found {}",
+                super::kind_of(b)
+            ))
+            .field(path.clone())
         })?;
         let (label, mut conditions) = strategy_label(b);
         conditions.model = b
@@ -106,7 +138,10 @@ pub(super) fn import(detected: Detected, root: &Map<String, Value>, benchmarks: 
             .map(str::to_string)
             .or_else(|| model_arg.clone());
         let trace = import_benchmark(&detected, b, &path, conditions)?;
-        traces.push(ImportedTrace { label: format!("benchmark {}: {label}", i + 1), trace });
+        traces.push(ImportedTrace {
+            label: format!("benchmark {}: {label}", i + 1),
+            trace,
+        });
     }
     Ok(Imported { detected, traces })
 }
@@ -136,20 +171,29 @@ fn import_benchmark(
             Some(Value::Array(list)) => {
                 for (index, r) in list.iter().enumerate() {
                     let map = r.as_object().ok_or_else(|| {
-                        ParseError::new(format!("{WHAT}: each request should be an object, found {}", super::kind_of(r)))
-                            .field(format!("{path}.requests.{status}[{index}]"))
+                        ParseError::new(format!(
+                            "{WHAT}: each request should be an object, found {}",
+                            super::kind_of(r)
+                        ))
+                        .field(format!("{path}.requests.{status}[{index}]"))
                     })?;
                     raws.push(Raw { status, index, map });
                 }
             }
             Some(other) => {
-                return Err(ParseError::new(format!("{WHAT}: `{status}` should be a list of requests, found {}", super::kind_of(other)))
-                    .field(format!("{path}.requests.{status}")))
+                return Err(ParseError::new(format!(
+                    "{WHAT}: `{status}` should be a list of requests, found {}",
+                    super::kind_of(other)
+                ))
+                .field(format!("{path}.requests.{status}")))
             }
         }
     }
     fn timings<'a>(r: &Raw<'a>) -> Option<&'a Map<String, Value>> {
-        r.map.get("info").and_then(|i| i.get("timings")).and_then(Value::as_object)
+        r.map
+            .get("info")
+            .and_then(|i| i.get("timings"))
+            .and_then(Value::as_object)
     }
     let start_of = |r: &Raw| -> Option<f64> {
         num(r.map.get("request_start_time"))
@@ -164,13 +208,18 @@ fn import_benchmark(
             .or_else(|| num(r.map.get("end_time")))
     };
     let scheduler = b.get("scheduler_metrics").and_then(Value::as_object);
-    let measure_start = num(scheduler.and_then(|s| s.get("measure_start_time"))).or_else(|| num(b.get("start_time")));
-    let measure_end = num(scheduler.and_then(|s| s.get("measure_end_time"))).or_else(|| num(b.get("end_time")));
+    let measure_start = num(scheduler.and_then(|s| s.get("measure_start_time")))
+        .or_else(|| num(b.get("start_time")));
+    let measure_end =
+        num(scheduler.and_then(|s| s.get("measure_end_time"))).or_else(|| num(b.get("end_time")));
     let origin = raws
         .iter()
         .filter_map(start_of)
         .chain(measure_start)
-        .chain(raws.iter().filter_map(|r| num(timings(r).and_then(|t| t.get("targeted_start")))))
+        .chain(
+            raws.iter()
+                .filter_map(|r| num(timings(r).and_then(|t| t.get("targeted_start")))),
+        )
         .fold(f64::INFINITY, f64::min);
     let origin = origin.is_finite().then_some(origin);
 
@@ -188,32 +237,44 @@ fn import_benchmark(
         let here = format!("{path}.requests.{}[{}]", r.status, r.index);
         let offset = |t: Option<f64>, field: &str| -> Result<Option<f64>, ParseError> {
             match (t, origin) {
-                (Some(t), Some(o)) => Ok(Some(time_ms((t - o) * 1000.0, &format!("{here}.{field}"), WHAT)?)),
+                (Some(t), Some(o)) => Ok(Some(time_ms(
+                    (t - o) * 1000.0,
+                    &format!("{here}.{field}"),
+                    WHAT,
+                )?)),
                 _ => Ok(None),
             }
         };
         let start_s = start_of(r);
         let end_s = end_of(r);
         let start_ms = offset(start_s, "request_start_time")?;
-        let intended_start_ms = offset(num(timings(r).and_then(|t| t.get("targeted_start"))), "info.timings.targeted_start")?;
+        let intended_start_ms = offset(
+            num(timings(r).and_then(|t| t.get("targeted_start"))),
+            "info.timings.targeted_start",
+        )?;
         let since_start = |t: Option<f64>| match (t, start_s) {
             (Some(t), Some(s)) if t >= s => Some((t - s) * 1000.0),
             _ => None,
         };
-        let first_token_s =
-            num(timings(r).and_then(|t| t.get("first_token_iteration"))).or_else(|| num(r.map.get("first_token_time")));
-        let last_token_s =
-            num(timings(r).and_then(|t| t.get("last_token_iteration"))).or_else(|| num(r.map.get("last_token_time")));
+        let first_token_s = num(timings(r).and_then(|t| t.get("first_token_iteration")))
+            .or_else(|| num(r.map.get("first_token_time")));
+        let last_token_s = num(timings(r).and_then(|t| t.get("last_token_iteration")))
+            .or_else(|| num(r.map.get("last_token_time")));
         // guidellm writes 0.0 for the TTFT, ITL and TPOT of a request that got no token (its
         // `or 0.0`): without a first-token time that 0 means missing, never an instant token.
         let zero_without_token = first_token_s.is_none()
-            && ["time_to_first_token_ms", "inter_token_latency_ms", "time_per_output_token_ms"]
-                .iter()
-                .any(|k| num(r.map.get(*k)) == Some(0.0));
+            && [
+                "time_to_first_token_ms",
+                "inter_token_latency_ms",
+                "time_per_output_token_ms",
+            ]
+            .iter()
+            .any(|k| num(r.map.get(*k)) == Some(0.0));
         if zero_without_token {
             zeros_as_missing += 1;
         }
-        let ttft_field = num(r.map.get("time_to_first_token_ms")).filter(|v| !(*v == 0.0 && first_token_s.is_none()));
+        let ttft_field = num(r.map.get("time_to_first_token_ms"))
+            .filter(|v| !(*v == 0.0 && first_token_s.is_none()));
         let ttft_ms = ttft_field
             .or_else(|| since_start(first_token_s))
             .map(|v| time_ms(v, &format!("{here}.time_to_first_token_ms"), WHAT))
@@ -223,7 +284,9 @@ fn import_benchmark(
             .or_else(|| since_start(end_s))
             .map(|v| time_ms(v, &format!("{here}.request_latency"), WHAT))
             .transpose()?;
-        let first_byte_ms = since_start(num(timings(r).and_then(|t| t.get("first_request_iteration"))));
+        let first_byte_ms = since_start(num(
+            timings(r).and_then(|t| t.get("first_request_iteration"))
+        ));
         let error_text = r
             .map
             .get("info")
@@ -255,7 +318,11 @@ fn import_benchmark(
             (Some(t), Some(l)) => Some(e2e_ms.map_or(l.max(t), |e| l.max(t).min(e))),
             _ => None,
         };
-        let mut detail = if outcome.is_success() { None } else { detail_text(&error_text) };
+        let mut detail = if outcome.is_success() {
+            None
+        } else {
+            detail_text(&error_text)
+        };
         let phase = match (measure_start, measure_end, start_s, end_s) {
             (Some(ms), _, _, Some(end)) if end < ms => {
                 warmups += 1;
@@ -287,7 +354,12 @@ fn import_benchmark(
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| format!("guidellm-{}-{}", r.status, r.index));
-        let count = |k: &str| r.map.get(k).and_then(Value::as_u64).map(|v| v.min(u64::from(u32::MAX)) as u32);
+        let count = |k: &str| {
+            r.map
+                .get(k)
+                .and_then(Value::as_u64)
+                .map(|v| v.min(u64::from(u32::MAX)) as u32)
+        };
         let attempt_id = unique_id(&mut seen, id.clone());
         if !timings_layout {
             let out = num(r.map.get("output_tokens"));
@@ -296,7 +368,11 @@ fn import_benchmark(
                     continue;
                 }
                 let value = num(r.map.get(*key)).unwrap_or(0.0);
-                values.push(PeerValue { id: attempt_id.clone(), value, weight: weight(out) });
+                values.push(PeerValue {
+                    id: attempt_id.clone(),
+                    value,
+                    weight: weight(out),
+                });
             }
         }
         phases.push(phase);
@@ -310,7 +386,8 @@ fn import_benchmark(
             // guidellm can stamp its first iteration after a failed request's end: a first byte
             // that is not before the first token and the end is not a first byte (found by
             // the `exports` fuzz target).
-            first_byte_ms: first_byte_ms.filter(|f| ttft_ms.is_none_or(|t| *f <= t) && e2e_ms.is_none_or(|e| *f <= e)),
+            first_byte_ms: first_byte_ms
+                .filter(|f| ttft_ms.is_none_or(|t| *f <= t) && e2e_ms.is_none_or(|e| *f <= e)),
             ttft_ms,
             events: Vec::new(),
             last_token_ms,
@@ -326,11 +403,18 @@ fn import_benchmark(
             prompt: None,
         });
     }
-    attempts.sort_by(|a, b| a.start_ms.unwrap_or(f64::INFINITY).total_cmp(&b.start_ms.unwrap_or(f64::INFINITY)));
+    attempts.sort_by(|a, b| {
+        a.start_ms
+            .unwrap_or(f64::INFINITY)
+            .total_cmp(&b.start_ms.unwrap_or(f64::INFINITY))
+    });
 
     let mut warnings = Vec::new();
     let measured = |status: &str| {
-        raws.iter().zip(&phases).filter(|(r, phase)| r.status == status && **phase == Phase::Measure).count() as u64
+        raws.iter()
+            .zip(&phases)
+            .filter(|(r, phase)| r.status == status && **phase == Phase::Measure)
+            .count() as u64
     };
     let mut sampled = Vec::new();
     if let Some((totals, _)) = request_totals(b) {
@@ -360,7 +444,9 @@ fn import_benchmark(
         ));
     }
     if warmups > 0 {
-        warnings.push(format!("{warmups} requests ended before guidellm's measurement window: kept as warm-up"));
+        warnings.push(format!(
+            "{warmups} requests ended before guidellm's measurement window: kept as warm-up"
+        ));
     }
     if cooldowns > 0 {
         warnings.push(format!(
@@ -368,11 +454,19 @@ fn import_benchmark(
              so they stay out of the samples"
         ));
     }
-    let mut header = Header { conditions, ..Header::default() };
+    let mut header = Header {
+        conditions,
+        ..Header::default()
+    };
     if let (Some(o), Some(duration)) = (origin, num(b.get("duration"))) {
         if duration > 0.0 {
-            let start = measure_start.map(|s| ((s - o) * 1000.0).max(0.0)).unwrap_or(0.0);
-            header.window = Some(Window { start_ms: start, length_s: duration });
+            let start = measure_start
+                .map(|s| ((s - o) * 1000.0).max(0.0))
+                .unwrap_or(0.0);
+            header.window = Some(Window {
+                start_ms: start,
+                length_s: duration,
+            });
         }
     }
     let definitions = vec![
@@ -404,10 +498,22 @@ fn import_benchmark(
         "Prompts and outputs (`request_args`, `output`) dropped: Trace Lab never keeps response text.".to_string(),
         FAILURE_MAPPING.to_string(),
     ];
-    let samples: Vec<(&str, Vec<PeerValue>)> =
-        PER_REQUEST.iter().zip(kept).filter(|(_, v)| !v.is_empty()).map(|((k, _), v)| (*k, v)).collect();
+    let samples: Vec<(&str, Vec<PeerValue>)> = PER_REQUEST
+        .iter()
+        .zip(kept)
+        .filter(|(_, v)| !v.is_empty())
+        .map(|((k, _), v)| (*k, v))
+        .collect();
     let names: Vec<&str> = samples.iter().map(|(k, _)| *k).collect();
-    let mut trace = super::assemble(detected, header, definitions, figures(b, &sampled, timings_layout, &names), attempts, warnings, true);
+    let mut trace = super::assemble(
+        detected,
+        header,
+        definitions,
+        figures(b, &sampled, timings_layout, &names),
+        attempts,
+        warnings,
+        true,
+    );
     if let Some(source) = trace.header.source.as_mut() {
         for (key, values) in samples {
             source.samples.insert(key.to_string(), values);
@@ -420,7 +526,10 @@ fn import_benchmark(
 /// `request_totals` beside the metrics (0.3 and before), or `total_count` (0.2), with its path.
 fn request_totals(b: &Map<String, Value>) -> Option<(&Map<String, Value>, &'static str)> {
     [
-        (b.get("metrics").and_then(|m| m.get("request_totals")), "metrics.request_totals"),
+        (
+            b.get("metrics").and_then(|m| m.get("request_totals")),
+            "metrics.request_totals",
+        ),
         (b.get("request_totals"), "request_totals"),
         (b.get("total_count"), "total_count"),
     ]
@@ -442,8 +551,15 @@ const PER_REQUEST: [(&str, Weight); 2] = [
 ];
 
 /// `kept`: the per-request samples of the older layout this benchmark keeps (by name).
-fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout: bool, kept: &[&str]) -> Vec<PeerFigure> {
-    let Some(metrics) = b.get("metrics").and_then(Value::as_object) else { return Vec::new() };
+fn figures(
+    b: &Map<String, Value>,
+    sampled: &[(&str, u64, u64)],
+    timings_layout: bool,
+    kept: &[&str],
+) -> Vec<PeerFigure> {
+    let Some(metrics) = b.get("metrics").and_then(Value::as_object) else {
+        return Vec::new();
+    };
     let keeps = |statuses: &[&str]| -> Option<Reproducibility> {
         let (kept, total) = sampled
             .iter()
@@ -506,12 +622,23 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
             Over::All => "all requests (successful, errored, incomplete)",
         };
         for (name, quantity, unit, sample, reproducibility) in &specs {
-            let reproducibility = status_sampled.clone().unwrap_or_else(|| reproducibility.clone());
-            let Some(summary) = metrics.get(*name).and_then(|m| m.get(status)).and_then(Value::as_object) else { continue };
+            let reproducibility = status_sampled
+                .clone()
+                .unwrap_or_else(|| reproducibility.clone());
+            let Some(summary) = metrics
+                .get(*name)
+                .and_then(|m| m.get(status))
+                .and_then(Value::as_object)
+            else {
+                continue;
+            };
             // The older layout's ITL/TPOT: over each request's own value, as guidellm kept it.
             let kept_sample = (!timings_layout && kept.contains(name)).then(|| name.to_string());
             let (sample, kept_words) = match &kept_sample {
-                Some(_) => (*name, " (each request's value as guidellm wrote it, weighted as guidellm weights it)"),
+                Some(_) => (
+                    *name,
+                    " (each request's value as guidellm wrote it, weighted as guidellm weights it)",
+                ),
                 None => (*sample, ""),
             };
             let mut push = |key: String, stat: Stat, value: Option<f64>, words: String| {
@@ -534,10 +661,18 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
                 }
             };
             let base = format!("metrics.{name}.{status}");
-            push(format!("{base}.mean"), Stat::Mean, num(summary.get("mean")), "mean".into());
+            push(
+                format!("{base}.mean"),
+                Stat::Mean,
+                num(summary.get("mean")),
+                "mean".into(),
+            );
             push(
                 format!("{base}.median"),
-                Stat::Percentile { p: 50.0, method: PeerPercentile::CumulativeShare },
+                Stat::Percentile {
+                    p: 50.0,
+                    method: PeerPercentile::CumulativeShare,
+                },
                 num(summary.get("median")),
                 "median (first value whose cumulative share reaches 50 %)".into(),
             );
@@ -545,21 +680,47 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
                 for (key, p) in [("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9)] {
                     push(
                         format!("{base}.percentiles.{key}"),
-                        Stat::Percentile { p, method: PeerPercentile::CumulativeShare },
+                        Stat::Percentile {
+                            p,
+                            method: PeerPercentile::CumulativeShare,
+                        },
                         num(percentiles.get(key)),
-                        format!("percentile {} (first value whose cumulative share reaches p)", trim_num(p)),
+                        format!(
+                            "percentile {} (first value whose cumulative share reaches p)",
+                            trim_num(p)
+                        ),
                     );
                 }
             }
-            push(format!("{base}.min"), Stat::Min, num(summary.get("min")), "minimum".into());
-            push(format!("{base}.max"), Stat::Max, num(summary.get("max")), "maximum".into());
-            push(format!("{base}.std_dev"), Stat::Std { ddof: 0 }, num(summary.get("std_dev")), "std (ddof 0)".into());
+            push(
+                format!("{base}.min"),
+                Stat::Min,
+                num(summary.get("min")),
+                "minimum".into(),
+            );
+            push(
+                format!("{base}.max"),
+                Stat::Max,
+                num(summary.get("max")),
+                "maximum".into(),
+            );
+            push(
+                format!("{base}.std_dev"),
+                Stat::Std { ddof: 0 },
+                num(summary.get("std_dev")),
+                "std (ddof 0)".into(),
+            );
         }
         // Its rates and concurrency are distributions over time: each event weighted by the span
         // around it, so the mean of requests_per_second is the requests ending in the window / the
         // window, and the mean of request_concurrency each request's time inside the window,
         // summed, / the window.
-        let mean = |name: &str| metrics.get(name).and_then(|m| m.get(status)).and_then(|s| num(s.get("mean")));
+        let mean = |name: &str| {
+            metrics
+                .get(name)
+                .and_then(|m| m.get(status))
+                .and_then(|s| num(s.get("mean")))
+        };
         if let Some(v) = mean("requests_per_second") {
             let mut f = PeerFigure::exact_value(
                 format!("metrics.requests_per_second.{status}.mean"),
@@ -632,13 +793,39 @@ fn figures(b: &Map<String, Value>, sampled: &[(&str, u64, u64)], timings_layout:
     }
     if let Some((totals, path)) = request_totals(b) {
         for (key, quantity, how, statuses) in [
-            ("total", Quantity::Attempts, "requests of the benchmark", &["successful", "errored", "incomplete"][..]),
-            ("successful", Quantity::Successes, "requests that completed", &["successful"][..]),
-            ("errored", Quantity::Errored, "requests that ended in an error", &["errored"][..]),
-            ("incomplete", Quantity::Cancelled, "requests cancelled after they started", &["incomplete"][..]),
+            (
+                "total",
+                Quantity::Attempts,
+                "requests of the benchmark",
+                &["successful", "errored", "incomplete"][..],
+            ),
+            (
+                "successful",
+                Quantity::Successes,
+                "requests that completed",
+                &["successful"][..],
+            ),
+            (
+                "errored",
+                Quantity::Errored,
+                "requests that ended in an error",
+                &["errored"][..],
+            ),
+            (
+                "incomplete",
+                Quantity::Cancelled,
+                "requests cancelled after they started",
+                &["incomplete"][..],
+            ),
         ] {
             if let Some(v) = num(totals.get(key)) {
-                let mut f = PeerFigure::exact_value(format!("{path}.{key}"), quantity, v, PeerUnit::Count, how);
+                let mut f = PeerFigure::exact_value(
+                    format!("{path}.{key}"),
+                    quantity,
+                    v,
+                    PeerUnit::Count,
+                    how,
+                );
                 if let Some(not) = keeps(statuses) {
                     f.reproducibility = not;
                 }

@@ -29,12 +29,17 @@ mod refuse;
 mod sniff;
 mod vllm;
 
-pub use tracelab_core::trace::peer::{Over, PeerFigure, PeerFigures, RateSpan, PeerPercentile, PeerUnit, Quantity, Reproducibility, Stat};
 pub use tracelab_core::reproduce::{reproduce, resolution_note, ReproRow, ReproSummary};
+pub use tracelab_core::trace::peer::{
+    Over, PeerFigure, PeerFigures, PeerPercentile, PeerUnit, Quantity, RateSpan, Reproducibility,
+    Stat,
+};
 
-pub use tracelab_core::handoff::{is_ours, ImportedTrace};
-pub(crate) use fields::{classify_failure, detail_text, kind_of, number, opt_num, time_ms, unique_id, FAILURE_MAPPING};
+pub(crate) use fields::{
+    classify_failure, detail_text, kind_of, number, opt_num, time_ms, unique_id, FAILURE_MAPPING,
+};
 use sniff::{describe, import_sniffed, sniff, strip_position, Json, PeerFile, Sniffed};
+pub use tracelab_core::handoff::{is_ours, ImportedTrace};
 
 use serde::{Deserialize, Serialize};
 
@@ -87,9 +92,9 @@ impl PeerTool {
             PeerTool::HfInferenceBenchmarker,
             PeerTool::TraceLab,
         ]
-            .into_iter()
-            .find(|t| t.name() == name)
-            .unwrap_or(PeerTool::Unknown)
+        .into_iter()
+        .find(|t| t.name() == name)
+        .unwrap_or(PeerTool::Unknown)
     }
 }
 
@@ -126,8 +131,20 @@ pub struct Detected {
 }
 
 impl Detected {
-    fn new(tool: PeerTool, content: Content, layout: &str, evidence: impl Into<String>) -> Detected {
-        Detected { tool, content, layout: layout.to_string(), version: None, evidence: evidence.into(), nonstandard: None }
+    fn new(
+        tool: PeerTool,
+        content: Content,
+        layout: &str,
+        evidence: impl Into<String>,
+    ) -> Detected {
+        Detected {
+            tool,
+            content,
+            layout: layout.to_string(),
+            version: None,
+            evidence: evidence.into(),
+            nonstandard: None,
+        }
     }
 
     fn unknown(evidence: impl Into<String>) -> Detected {
@@ -160,7 +177,11 @@ pub(crate) fn assemble(
         attempts,
         gpu: Vec::new(),
         engine: Vec::new(),
-        footer: whole.then_some(Footer { finished_cleanly: true, attempts: count, gpu_samples: 0 }),
+        footer: whole.then_some(Footer {
+            finished_cleanly: true,
+            attempts: count,
+            gpu_samples: 0,
+        }),
         warnings,
     }
 }
@@ -206,7 +227,11 @@ impl Imported {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let label = if t.label.is_empty() { "the run".to_string() } else { t.label.clone() };
+                let label = if t.label.is_empty() {
+                    "the run".to_string()
+                } else {
+                    t.label.clone()
+                };
                 format!("{}: {label} ({} attempts)", i + 1, t.trace.attempts.len())
             })
             .collect()
@@ -254,7 +279,13 @@ pub fn load_upload(file: &str, text: &str) -> Result<Loaded, ParseError> {
     match sniff(text).map_err(|e| e.in_file(file))? {
         Sniffed::Ours(detected) => {
             let trace = parse_trace(file, text)?;
-            Ok(Loaded::Traces(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] }))
+            Ok(Loaded::Traces(Imported {
+                detected,
+                traces: vec![ImportedTrace {
+                    label: String::new(),
+                    trace,
+                }],
+            }))
         }
         Sniffed::Peer(peer) => {
             if let Some(Ok(summary)) = summary_of(&peer) {
@@ -284,7 +315,13 @@ pub fn load_any(file: &str, text: &str) -> Result<Imported, ParseError> {
     match sniff(text).map_err(|e| e.in_file(file))? {
         Sniffed::Ours(detected) => {
             let trace = parse_trace(file, text)?;
-            Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
+            Ok(Imported {
+                detected,
+                traces: vec![ImportedTrace {
+                    label: String::new(),
+                    trace,
+                }],
+            })
         }
         Sniffed::Peer(peer) => import_sniffed(file, text, peer),
     }
@@ -304,12 +341,20 @@ pub fn load_any_bytes(file: &str, bytes: &[u8]) -> Result<Imported, ParseError> 
                 // Our own reader knows how to treat a cut-off last line.
                 let trace = tracelab_core::parse::parse_trace_bytes(file, bytes)?;
                 let detected = detect(good);
-                return Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] });
+                return Ok(Imported {
+                    detected,
+                    traces: vec![ImportedTrace {
+                        label: String::new(),
+                        trace,
+                    }],
+                });
             }
             let line = good.bytes().filter(|&b| b == b'\n').count() + 1;
-            Err(ParseError::new("the file is not UTF-8 text (is it a benchmark result or a trace?)")
-                .at_line(line)
-                .in_file(file))
+            Err(ParseError::new(
+                "the file is not UTF-8 text (is it a benchmark result or a trace?)",
+            )
+            .at_line(line)
+            .in_file(file))
         }
     }
 }
@@ -379,7 +424,11 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
             summary.detected.tool.name()
         )));
     }
-    let keys: Vec<&str> = summary.figures.iter().map(|f| f.tool_key.as_str()).collect();
+    let keys: Vec<&str> = summary
+        .figures
+        .iter()
+        .map(|f| f.tool_key.as_str())
+        .collect();
     let mut figures = source.figures.read()?;
     figures.retain(|f| !keys.contains(&f.tool_key.as_str()));
     // A figure over per-request values the trace does not keep (imported by an older version)
@@ -405,7 +454,11 @@ pub fn attach_summary(trace: &mut Trace, summary: &PeerSummary) -> Result<(), Pa
     c.rate_per_s = c.rate_per_s.or(s.rate_per_s);
     c.arrival = c.arrival.take().or_else(|| s.arrival.clone());
     c.max_tokens = c.max_tokens.or(s.max_tokens);
-    let measured = trace.attempts.iter().filter(|a| a.phase == tracelab_core::trace::Phase::Measure).count() as u64;
+    let measured = trace
+        .attempts
+        .iter()
+        .filter(|a| a.phase == tracelab_core::trace::Phase::Measure)
+        .count() as u64;
     if let Some(n) = summary.attempts {
         if n != measured {
             trace.warnings.push(format!(
@@ -460,7 +513,10 @@ fn aggregate_stat(key: &str) -> Option<Stat> {
         "min" => Stat::Min,
         "max" => Stat::Max,
         p => match p.strip_prefix('p')?.parse::<f64>() {
-            Ok(p) if p > 0.0 && p <= 100.0 => Stat::Percentile { p, method: PeerPercentile::Linear },
+            Ok(p) if p > 0.0 && p <= 100.0 => Stat::Percentile {
+                p,
+                method: PeerPercentile::Linear,
+            },
             _ => return None,
         },
     })

@@ -56,13 +56,26 @@ pub(super) fn rewrite(text: &str) -> Option<(String, Vec<Token>)> {
             last_string = None;
         }
         let rest = &text[i..];
-        let preceded_by_word = text[..i].chars().next_back().is_some_and(|p| p.is_ascii_alphanumeric() || p == '_' || p == '.');
+        let preceded_by_word = text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|p| p.is_ascii_alphanumeric() || p == '_' || p == '.');
         let found = (!preceded_by_word)
             .then(|| TOKENS.iter().find(|t| rest.starts_with(**t)))
             .flatten()
-            .filter(|t| !rest[t.len()..].chars().next().is_some_and(|n| n.is_ascii_alphanumeric() || n == '_'));
+            .filter(|t| {
+                !rest[t.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || n == '_')
+            });
         if let Some(token) = found {
-            tokens.push(Token { token, line, column, key: key.clone() });
+            tokens.push(Token {
+                token,
+                line,
+                column,
+                key: key.clone(),
+            });
             out.push('"');
             out.push_str(token);
             out.push('"');
@@ -98,7 +111,11 @@ pub(super) fn describe(tokens: &[Token]) -> String {
             None => format!("`{}` (line {}, column {})", t.token, t.line, t.column),
         })
         .collect();
-    let more = if tokens.len() > 5 { format!(" and {} more", tokens.len() - 5) } else { String::new() };
+    let more = if tokens.len() > 5 {
+        format!(" and {} more", tokens.len() - 5)
+    } else {
+        String::new()
+    };
     format!(
         "this file holds {} bare {} that Python's json.dumps writes for a non-finite number (not valid JSON, but what this tool \
          writes): {}{more}; each is read as the number it stands for — an infinite request rate means every request was sent \
@@ -121,9 +138,18 @@ mod tests {
             out,
             "{\"backend\": \"sglang\", \"request_rate\": \"Infinity\",\n \"x\": [1, \"NaN\", \"-Infinity\"], \"s\": \"NaN Infinity \\\" NaN\"}"
         );
-        let seen: Vec<(&str, usize, usize, Option<&str>)> =
-            tokens.iter().map(|t| (t.token, t.line, t.column, t.key.as_deref())).collect();
-        assert_eq!(seen, vec![("Infinity", 1, 39, Some("request_rate")), ("NaN", 2, 11, Some("x")), ("-Infinity", 2, 16, Some("x"))]);
+        let seen: Vec<(&str, usize, usize, Option<&str>)> = tokens
+            .iter()
+            .map(|t| (t.token, t.line, t.column, t.key.as_deref()))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                ("Infinity", 1, 39, Some("request_rate")),
+                ("NaN", 2, 11, Some("x")),
+                ("-Infinity", 2, 16, Some("x"))
+            ]
+        );
         assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok());
         assert!(describe(&tokens).starts_with("this file holds 3 bare tokens"));
     }

@@ -32,7 +32,10 @@ pub(super) fn is_sglang(map: &Map<String, Value>) -> bool {
     map.contains_key("total_output_tokens_retokenized")
         || map.contains_key("mean_e2e_latency_ms")
         || map.contains_key("median_e2e_latency_ms")
-        || map.get("backend").and_then(Value::as_str).is_some_and(|b| b.starts_with("sglang"))
+        || map
+            .get("backend")
+            .and_then(Value::as_str)
+            .is_some_and(|b| b.starts_with("sglang"))
             && map.contains_key("completed")
 }
 
@@ -85,7 +88,12 @@ pub(super) fn hf_inference_benchmarker(value: &Value) -> Option<(Detected, Strin
         _ => return None,
     };
     let first = results.first()?.as_object()?;
-    let keys = ["time_to_first_token_ms_p90", "inter_token_latency_ms_avg", "e2e_latency_ms_p90", "executor_type"];
+    let keys = [
+        "time_to_first_token_ms_p90",
+        "inter_token_latency_ms_avg",
+        "e2e_latency_ms_p90",
+        "executor_type",
+    ];
     if keys.iter().filter(|k| first.contains_key(**k)).count() < 2 {
         return None;
     }
@@ -93,7 +101,10 @@ pub(super) fn hf_inference_benchmarker(value: &Value) -> Option<(Detected, Strin
         PeerTool::HfInferenceBenchmarker,
         Content::AggregateOnly,
         "hf-inference-benchmarker-results",
-        format!("`results` of {} benchmarks with `time_to_first_token_ms_p90`, `executor_type`, …", results.len()),
+        format!(
+            "`results` of {} benchmarks with `time_to_first_token_ms_p90`, `executor_type`, …",
+            results.len()
+        ),
     );
     let message = format!(
         "this is Hugging Face inference-benchmarker's results JSON: {} benchmarks of summary statistics (averages and P90/P95 \

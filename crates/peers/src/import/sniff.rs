@@ -5,11 +5,12 @@
 
 use serde_json::{Map, Value};
 
+use super::fields::{kind_of, within_limits};
 use super::{
-    aiperf, genai_perf, guidellm, llmperf, python_tokens, refuse, vllm, Content, Detected, Imported, ImportedTrace, PeerTool,
+    aiperf, genai_perf, guidellm, llmperf, python_tokens, refuse, vllm, Content, Detected,
+    Imported, ImportedTrace, PeerTool,
 };
 use tracelab_core::error::ParseError;
-use super::fields::{kind_of, within_limits};
 
 pub(super) enum Sniffed {
     /// Our own formats, read by [`parse_trace`](tracelab_core::parse::parse_trace).
@@ -49,16 +50,24 @@ pub(super) enum Json {
 impl Json {
     pub(super) fn of(d: &Detected, value: Value) -> Json {
         match (d.tool, d.content, value) {
-            (PeerTool::Vllm | PeerTool::Sglang, Content::PerRequest, Value::Object(map)) => Json::Run(map),
-            (PeerTool::Guidellm, Content::PerRequest, Value::Object(mut map)) => match map.remove("benchmarks") {
-                Some(Value::Array(benchmarks)) => Json::Benchmarks(map, benchmarks),
-                _ => Json::Other,
-            },
-            (PeerTool::GenaiPerf, Content::PerRequest, Value::Object(mut map)) => match map.remove("experiments") {
-                Some(Value::Array(experiments)) => Json::Experiments(experiments),
-                _ => Json::Other,
-            },
-            (PeerTool::Llmperf, Content::PerRequest, Value::Array(records)) => Json::Records(records),
+            (PeerTool::Vllm | PeerTool::Sglang, Content::PerRequest, Value::Object(map)) => {
+                Json::Run(map)
+            }
+            (PeerTool::Guidellm, Content::PerRequest, Value::Object(mut map)) => {
+                match map.remove("benchmarks") {
+                    Some(Value::Array(benchmarks)) => Json::Benchmarks(map, benchmarks),
+                    _ => Json::Other,
+                }
+            }
+            (PeerTool::GenaiPerf, Content::PerRequest, Value::Object(mut map)) => {
+                match map.remove("experiments") {
+                    Some(Value::Array(experiments)) => Json::Experiments(experiments),
+                    _ => Json::Other,
+                }
+            }
+            (PeerTool::Llmperf, Content::PerRequest, Value::Array(records)) => {
+                Json::Records(records)
+            }
             (PeerTool::Aiperf, Content::PerRequest, Value::Object(map)) => Json::AiperfRecord(map),
             (_, Content::AggregateOnly, Value::Object(map)) => Json::Aggregate(map),
             _ => Json::Other,
@@ -78,7 +87,10 @@ impl Sniffed {
 impl PeerFile {
     pub(super) fn detected(&self) -> &Detected {
         match self {
-            PeerFile::JsonLines(d) | PeerFile::Json(d, _) | PeerFile::Refused(d, _) | PeerFile::Runs(d, _) => d,
+            PeerFile::JsonLines(d)
+            | PeerFile::Json(d, _)
+            | PeerFile::Refused(d, _)
+            | PeerFile::Runs(d, _) => d,
         }
     }
 }
@@ -102,7 +114,8 @@ pub(super) fn describe(d: &Detected) -> String {
 /// but what these tools write (SGLang's default `--request-rate inf` lands in every result).
 /// guidellm (pydantic) and AIPerf (orjson/pydantic) write `null` instead, and GenAI-Perf's
 /// exports are read through the same json module but hold no non-finite value it writes.
-pub(super) const PYTHON_JSON_TOOLS: [PeerTool; 3] = [PeerTool::Sglang, PeerTool::Vllm, PeerTool::Llmperf];
+pub(super) const PYTHON_JSON_TOOLS: [PeerTool; 3] =
+    [PeerTool::Sglang, PeerTool::Vllm, PeerTool::Llmperf];
 
 /// Reads a file, first as JSON; when that fails only because of Python's non-finite tokens
 /// outside strings, reads it again with each token as a string (`"Infinity"`, `"NaN"`: the
@@ -111,8 +124,12 @@ pub(super) const PYTHON_JSON_TOOLS: [PeerTool; 3] = [PeerTool::Sglang, PeerTool:
 pub(super) fn sniff(text: &str) -> Result<Sniffed, ParseError> {
     let strict = sniff_strict(text);
     let Err(error) = strict else { return strict };
-    let Some((rewritten, tokens)) = python_tokens::rewrite(text) else { return Err(error) };
-    let Ok(mut sniffed) = sniff_strict(&rewritten) else { return Err(error) };
+    let Some((rewritten, tokens)) = python_tokens::rewrite(text) else {
+        return Err(error);
+    };
+    let Ok(mut sniffed) = sniff_strict(&rewritten) else {
+        return Err(error);
+    };
     let d = sniffed.detected();
     if !PYTHON_JSON_TOOLS.contains(&d.tool) {
         let first = &tokens[0];
@@ -133,7 +150,12 @@ pub(super) fn sniff(text: &str) -> Result<Sniffed, ParseError> {
     }
     let note = python_tokens::describe(&tokens);
     match &mut sniffed {
-        Sniffed::Peer(PeerFile::JsonLines(d) | PeerFile::Json(d, _) | PeerFile::Refused(d, _) | PeerFile::Runs(d, _)) => {
+        Sniffed::Peer(
+            PeerFile::JsonLines(d)
+            | PeerFile::Json(d, _)
+            | PeerFile::Refused(d, _)
+            | PeerFile::Runs(d, _),
+        ) => {
             d.nonstandard = Some(note);
         }
         Sniffed::Ours(_) => {}
@@ -173,10 +195,16 @@ pub(super) fn sniff_strict(text: &str) -> Result<Sniffed, ParseError> {
                 "the first line is a JSON record with a `kind`",
             )));
         }
-        if map.contains_key("metadata") && (map.contains_key("metrics") || map.contains_key("error")) {
-            return Ok(Sniffed::Peer(PeerFile::JsonLines(aiperf::detect_record(&map))));
+        if map.contains_key("metadata")
+            && (map.contains_key("metrics") || map.contains_key("error"))
+        {
+            return Ok(Sniffed::Peer(PeerFile::JsonLines(aiperf::detect_record(
+                &map,
+            ))));
         }
-        let rest_is_empty = text.trim_start()[first_line.trim_start().len()..].trim().is_empty();
+        let rest_is_empty = text.trim_start()[first_line.trim_start().len()..]
+            .trim()
+            .is_empty();
         if rest_is_empty {
             let value = Value::Object(map);
             if let Some(refused) = refused_json(&value) {
@@ -264,7 +292,10 @@ pub(super) fn sglang_lines(text: &str) -> Result<Sniffed, ParseError> {
         PeerTool::Sglang,
         Content::PerRequest,
         "sglang-bench-serving-details",
-        format!("SGLang bench_serving results with per-request lists ({} runs)", runs.len()),
+        format!(
+            "SGLang bench_serving results with per-request lists ({} runs)",
+            runs.len()
+        ),
     );
     Ok(Sniffed::Peer(PeerFile::Runs(d, runs)))
 }
@@ -273,24 +304,52 @@ pub(super) fn sglang_lines(text: &str) -> Result<Sniffed, ParseError> {
 pub(super) fn guess_from_text(text: &str) -> Option<(PeerTool, &'static str)> {
     let has = |s: &str| text.contains(s);
     // SGLang's own keys first: its results share vLLM's `ttfts`/`itls` (as `refuse::is_sglang`).
-    if has("\"total_output_tokens_retokenized\"") || has("\"mean_e2e_latency_ms\"") || has("\"backend\": \"sglang") || has("\"backend\":\"sglang") {
-        Some((PeerTool::Sglang, "SGLang bench_serving result (saw `total_output_tokens_retokenized`/`backend: sglang`)"))
+    if has("\"total_output_tokens_retokenized\"")
+        || has("\"mean_e2e_latency_ms\"")
+        || has("\"backend\": \"sglang")
+        || has("\"backend\":\"sglang")
+    {
+        Some((
+            PeerTool::Sglang,
+            "SGLang bench_serving result (saw `total_output_tokens_retokenized`/`backend: sglang`)",
+        ))
     } else if has("\"ttfts\"") || has("\"itls\"") {
-        Some((PeerTool::Vllm, "vLLM bench serve result (saw `ttfts`/`itls`)"))
+        Some((
+            PeerTool::Vllm,
+            "vLLM bench serve result (saw `ttfts`/`itls`)",
+        ))
     } else if has("\"mean_ttft_ms\"") {
-        Some((PeerTool::Vllm, "vLLM bench serve result (saw `mean_ttft_ms`)"))
+        Some((
+            PeerTool::Vllm,
+            "vLLM bench serve result (saw `mean_ttft_ms`)",
+        ))
     } else if has("\"benchmarks\"") && (has("guidellm") || has("generative_benchmark")) {
-        Some((PeerTool::Guidellm, "guidellm benchmarks.json (saw `benchmarks`)"))
+        Some((
+            PeerTool::Guidellm,
+            "guidellm benchmarks.json (saw `benchmarks`)",
+        ))
     } else if has("\"results_ttft_s") {
         Some((PeerTool::Llmperf, "LLMPerf summary (saw `results_ttft_s…`)"))
     } else if has("\"ttft_s\"") && has("\"end_to_end_latency_s\"") {
-        Some((PeerTool::Llmperf, "LLMPerf individual responses (saw `ttft_s`, `end_to_end_latency_s`)"))
+        Some((
+            PeerTool::Llmperf,
+            "LLMPerf individual responses (saw `ttft_s`, `end_to_end_latency_s`)",
+        ))
     } else if has("\"perf_analyzer\"") || has("genai_perf") || has("\"telemetry_stats\"") {
-        Some((PeerTool::GenaiPerf, "GenAI-Perf export (saw `perf_analyzer`/`telemetry_stats`)"))
+        Some((
+            PeerTool::GenaiPerf,
+            "GenAI-Perf export (saw `perf_analyzer`/`telemetry_stats`)",
+        ))
     } else if has("\"records\"") && has("\"error_request_count\"") {
-        Some((PeerTool::Aiperf, "AIPerf profile_export_aiperf.json (saw `records`)"))
+        Some((
+            PeerTool::Aiperf,
+            "AIPerf profile_export_aiperf.json (saw `records`)",
+        ))
     } else if has("\"metadata\"") && has("\"metrics\"") {
-        Some((PeerTool::Aiperf, "AIPerf profile_export.jsonl (saw `metadata`, `metrics`)"))
+        Some((
+            PeerTool::Aiperf,
+            "AIPerf profile_export.jsonl (saw `metadata`, `metrics`)",
+        ))
     } else {
         None
     }
@@ -383,7 +442,10 @@ pub(super) fn classify_object(map: &Map<String, Value>) -> Detected {
     if map.contains_key("metadata") && (map.contains_key("metrics") || map.contains_key("error")) {
         return aiperf::detect_record(map);
     }
-    Detected::unknown(format!("a JSON object with keys {}, which no supported tool writes", key_list(map)))
+    Detected::unknown(format!(
+        "a JSON object with keys {}, which no supported tool writes",
+        key_list(map)
+    ))
 }
 
 pub(super) fn key_list(map: &Map<String, Value>) -> String {
@@ -398,7 +460,11 @@ pub(super) fn key_list(map: &Map<String, Value>) -> String {
     }
 }
 
-pub(super) fn import_sniffed(file: &str, text: &str, peer: PeerFile) -> Result<Imported, ParseError> {
+pub(super) fn import_sniffed(
+    file: &str,
+    text: &str,
+    peer: PeerFile,
+) -> Result<Imported, ParseError> {
     let result = match peer {
         PeerFile::Refused(_, message) => Err(ParseError::new(message)),
         PeerFile::Runs(d, runs) => sglang_runs(d, &runs),
@@ -442,7 +508,10 @@ pub(super) fn import_sniffed(file: &str, text: &str, peer: PeerFile) -> Result<I
 
 /// One trace per line of an SGLang output file (it appends a line per run); lines without
 /// per-request lists are skipped with a warning on the first trace.
-pub(super) fn sglang_runs(d: Detected, runs: &[Map<String, Value>]) -> Result<Imported, ParseError> {
+pub(super) fn sglang_runs(
+    d: Detected,
+    runs: &[Map<String, Value>],
+) -> Result<Imported, ParseError> {
     let mut traces = Vec::new();
     let mut skipped = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -471,7 +540,10 @@ pub(super) fn sglang_runs(d: Detected, runs: &[Map<String, Value>]) -> Result<Im
             skipped.join(", ")
         ));
     }
-    Ok(Imported { detected: d, traces })
+    Ok(Imported {
+        detected: d,
+        traces,
+    })
 }
 
 pub(super) fn refuse_aggregate(d: &Detected, value: &Map<String, Value>) -> ParseError {

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    classify_failure, detail_text, opt_num, time_ms, unique_id, Content, Detected, ImportedTrace, Imported,
-    PeerFigure, PeerPercentile, PeerTool, PeerUnit, Quantity, Reproducibility, Stat, FAILURE_MAPPING,
+    classify_failure, detail_text, opt_num, time_ms, unique_id, Content, Detected, Imported,
+    ImportedTrace, PeerFigure, PeerPercentile, PeerTool, PeerUnit, Quantity, Reproducibility, Stat,
+    FAILURE_MAPPING,
 };
 use tracelab_core::error::ParseError;
 use tracelab_core::trace::*;
@@ -17,7 +18,11 @@ const WHAT: &str = "vLLM bench serve result";
 const PER_REQUEST: [&str; 5] = ["ttfts", "itls", "input_lens", "output_lens", "errors"];
 
 pub(super) fn detect(map: &Map<String, Value>) -> Option<Detected> {
-    let seen: Vec<&str> = PER_REQUEST.iter().copied().filter(|k| map.contains_key(*k)).collect();
+    let seen: Vec<&str> = PER_REQUEST
+        .iter()
+        .copied()
+        .filter(|k| map.contains_key(*k))
+        .collect();
     let layout = if map.contains_key("request_goodput:") {
         "vllm-benchmark-serving-save-result"
     } else {
@@ -26,14 +31,21 @@ pub(super) fn detect(map: &Map<String, Value>) -> Option<Detected> {
     if !seen.is_empty() {
         let evidence = format!(
             "per-request arrays {}",
-            seen.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            seen.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let mut d = Detected::new(PeerTool::Vllm, Content::PerRequest, layout, evidence);
         d.version = version(map);
         return Some(d);
     }
-    let aggregate = ["mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms"].iter().any(|k| map.contains_key(*k));
-    let run = ["completed", "num_prompts", "request_throughput", "duration"].iter().any(|k| map.contains_key(*k));
+    let aggregate = ["mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms"]
+        .iter()
+        .any(|k| map.contains_key(*k));
+    let run = ["completed", "num_prompts", "request_throughput", "duration"]
+        .iter()
+        .any(|k| map.contains_key(*k));
     if aggregate && run {
         let mut d = Detected::new(
             PeerTool::Vllm,
@@ -48,7 +60,9 @@ pub(super) fn detect(map: &Map<String, Value>) -> Option<Detected> {
 }
 
 fn version(map: &Map<String, Value>) -> Option<String> {
-    ["vllm_version", "version"].iter().find_map(|k| map.get(*k).and_then(Value::as_str).map(str::to_string))
+    ["vllm_version", "version"]
+        .iter()
+        .find_map(|k| map.get(*k).and_then(Value::as_str).map(str::to_string))
 }
 
 pub(super) fn refusal(map: &Map<String, Value>) -> String {
@@ -60,8 +74,13 @@ pub(super) fn refusal(map: &Map<String, Value>) -> String {
     if let Some(f) = get("failed") {
         counts.push(format!("failed {f}"));
     }
-    let counts = if counts.is_empty() { String::new() } else { format!(" ({})", counts.join(", ")) };
-    let all_failed = matches!((get("completed"), get("failed")), (Some(c), Some(f)) if c == 0.0 && f > 0.0);
+    let counts = if counts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", counts.join(", "))
+    };
+    let all_failed =
+        matches!((get("completed"), get("failed")), (Some(c), Some(f)) if c == 0.0 && f > 0.0);
     let failed_note = if all_failed {
         " Every request of this run failed, and vLLM then writes 0 ms for every latency figure — exactly why the attempts are needed."
     } else {
@@ -85,7 +104,11 @@ fn array<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'a Vec<Va
     }
 }
 
-fn required<'a>(map: &'a Map<String, Value>, key: &str, why: &str) -> Result<&'a Vec<Value>, ParseError> {
+fn required<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+    why: &str,
+) -> Result<&'a Vec<Value>, ParseError> {
     array(map, key)?.ok_or_else(|| {
         ParseError::new(format!(
             "{WHAT} with per-request arrays, but `{key}` ({why}) is missing: a layout this version does not know, or a file that was edited"
@@ -99,8 +122,11 @@ fn seconds_at(list: &[Value], i: usize, key: &str) -> Result<Option<f64>, ParseE
         Value::Null => Ok(None),
         v => match super::number(v) {
             Some(x) if x.is_finite() => Ok(Some(x)),
-            _ => Err(ParseError::new(format!("{WHAT}: expected seconds, found {}", super::kind_of(v)))
-                .field(format!("{key}[{i}]"))),
+            _ => Err(ParseError::new(format!(
+                "{WHAT}: expected seconds, found {}",
+                super::kind_of(v)
+            ))
+            .field(format!("{key}[{i}]"))),
         },
     }
 }
@@ -110,8 +136,11 @@ fn count_at(list: &[Value], i: usize, key: &str) -> Result<Option<u32>, ParseErr
         Value::Null => Ok(None),
         v => match v.as_u64() {
             Some(n) if n <= u64::from(u32::MAX) => Ok(Some(n as u32)),
-            _ => Err(ParseError::new(format!("{WHAT}: expected a token count, found {}", super::kind_of(v)))
-                .field(format!("{key}[{i}]"))),
+            _ => Err(ParseError::new(format!(
+                "{WHAT}: expected a token count, found {}",
+                super::kind_of(v)
+            ))
+            .field(format!("{key}[{i}]"))),
         },
     }
 }
@@ -130,18 +159,33 @@ pub(super) fn import(detected: Detected, map: &Map<String, Value>) -> Result<Imp
 
 fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, ParseError> {
     let tool = detected.tool.name();
-    let prefix = if detected.tool == PeerTool::Sglang { "sglang" } else { "vllm" };
+    let prefix = if detected.tool == PeerTool::Sglang {
+        "sglang"
+    } else {
+        "vllm"
+    };
     let ttfts = required(map, "ttfts", "time to first token per request")?;
     let itls = required(map, "itls", "inter-token gaps per request")?;
     let output_lens = required(map, "output_lens", "output tokens per request")?;
-    let errors = required(map, "errors", "the error of each request, empty when it succeeded")?;
+    let errors = required(
+        map,
+        "errors",
+        "the error of each request, empty when it succeeded",
+    )?;
     let input_lens = array(map, "input_lens")?;
     let start_times = array(map, "start_times")?;
     let e2els = array(map, "e2els")?;
     let n = ttfts.len();
-    let mut lists: Vec<(&str, usize)> =
-        vec![("itls", itls.len()), ("output_lens", output_lens.len()), ("errors", errors.len())];
-    for (key, list) in [("input_lens", input_lens), ("start_times", start_times), ("e2els", e2els)] {
+    let mut lists: Vec<(&str, usize)> = vec![
+        ("itls", itls.len()),
+        ("output_lens", output_lens.len()),
+        ("errors", errors.len()),
+    ];
+    for (key, list) in [
+        ("input_lens", input_lens),
+        ("start_times", start_times),
+        ("e2els", e2els),
+    ] {
         if let Some(l) = list {
             lists.push((key, l.len()));
         }
@@ -192,8 +236,11 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
                 for (j, g) in list.iter().enumerate() {
                     let path = format!("itls[{i}][{j}]");
                     let g = super::number(g).filter(|x| x.is_finite()).ok_or_else(|| {
-                        ParseError::new(format!("{WHAT}: expected a gap in seconds, found {}", super::kind_of(g)))
-                            .field(path.clone())
+                        ParseError::new(format!(
+                            "{WHAT}: expected a gap in seconds, found {}",
+                            super::kind_of(g)
+                        ))
+                        .field(path.clone())
                     })?;
                     out.push(time_ms(g * 1000.0, &path, WHAT)?);
                 }
@@ -227,17 +274,26 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
         // vLLM leaves TTFT at its initial 0.0 when no token came, failure or success (a stream
         // that ended normally with 0 output tokens is a success to vLLM): that 0.0 is a missing
         // TTFT, never a first token at 0 ms. vLLM's own TTFT figures include it (see `figures`).
-        let ttft_ms = ttft_s.map(|s| time_ms(s * 1000.0, &format!("ttfts[{i}]"), WHAT)).transpose()?.filter(|&t| t > 0.0);
+        let ttft_ms = ttft_s
+            .map(|s| time_ms(s * 1000.0, &format!("ttfts[{i}]"), WHAT))
+            .transpose()?
+            .filter(|&t| t > 0.0);
         if success && ttft_ms.is_none() && ttft_s.is_some() {
             zero_token_successes += 1;
         }
         let mut events = Vec::new();
         if let Some(t) = ttft_ms {
             let mut at = t;
-            events.push(StreamEvent { at_ms: at, tokens: 1 });
+            events.push(StreamEvent {
+                at_ms: at,
+                tokens: 1,
+            });
             for g in &gaps {
                 at += g;
-                events.push(StreamEvent { at_ms: at, tokens: 1 });
+                events.push(StreamEvent {
+                    at_ms: at,
+                    tokens: 1,
+                });
             }
         }
         let last_event = events.last().map(|e| e.at_ms);
@@ -250,13 +306,21 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
         };
         // A success whose end is unknown keeps no place on the timeline either: a trace's
         // attempt with a start has an end (docs/trace-format.md).
-        let start_ms = if success && e2e_ms.is_none() { None } else { start_ms };
+        let start_ms = if success && e2e_ms.is_none() {
+            None
+        } else {
+            start_ms
+        };
         if let Some(e2e) = e2e_ms {
             for e in &mut events {
                 e.at_ms = e.at_ms.min(e2e);
             }
         }
-        let outcome = if success { Outcome::Success } else { classify_failure(&error, None, ttft_ms.is_some()) };
+        let outcome = if success {
+            Outcome::Success
+        } else {
+            classify_failure(&error, None, ttft_ms.is_some())
+        };
         let ttft_ms = match outcome {
             Outcome::TimeoutBeforeFirstToken | Outcome::ConnectError => None,
             _ => ttft_ms,
@@ -274,7 +338,11 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
             start_ms,
             first_byte_ms: None,
             ttft_ms,
-            events: if ttft_ms.is_some() { events } else { Vec::new() },
+            events: if ttft_ms.is_some() {
+                events
+            } else {
+                Vec::new()
+            },
             last_token_ms: None,
             e2e_ms,
             outcome,
@@ -291,20 +359,33 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
 
     let mut header = Header::default();
     let c = &mut header.conditions;
-    c.model = map.get("model_id").and_then(Value::as_str).map(str::to_string);
+    c.model = map
+        .get("model_id")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let rate = match map.get("request_rate") {
         Some(Value::String(s)) if s.trim().eq_ignore_ascii_case("inf") => Some(f64::INFINITY),
         Some(v) => super::number(v),
         None => None,
     };
     let burstiness = opt_num(map, "burstiness", "burstiness", WHAT)?;
-    let max_concurrency = map.get("max_concurrency").and_then(Value::as_u64).map(|v| v.min(u64::from(u32::MAX)) as u32);
+    let max_concurrency = map
+        .get("max_concurrency")
+        .and_then(Value::as_u64)
+        .map(|v| v.min(u64::from(u32::MAX)) as u32);
     c.concurrency = max_concurrency;
     c.burstiness = burstiness;
     match rate {
         Some(r) if r.is_finite() && r > 0.0 => {
             c.rate_per_s = Some(r);
-            c.arrival = Some(if burstiness.unwrap_or(1.0) == 1.0 { "poisson" } else { "gamma" }.to_string());
+            c.arrival = Some(
+                if burstiness.unwrap_or(1.0) == 1.0 {
+                    "poisson"
+                } else {
+                    "gamma"
+                }
+                .to_string(),
+            );
         }
         Some(_) if max_concurrency.is_some() => c.arrival = Some("closed".into()),
         // An infinite rate without a concurrency limit sends every request at once.
@@ -313,7 +394,10 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
     }
     if let Some(d) = opt_num(map, "duration", "duration", WHAT)? {
         if d > 0.0 {
-            header.window = Some(Window { start_ms: 0.0, length_s: d });
+            header.window = Some(Window {
+                start_ms: 0.0,
+                length_s: d,
+            });
         }
     }
     let has_latency = e2els.is_some();
@@ -367,11 +451,29 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
         ));
     }
     let figures = figures(map, has_latency, zero_token_successes)?;
-    let trace = super::assemble(&detected, header, definitions, figures, attempts, warnings, true);
-    Ok(Imported { detected, traces: vec![ImportedTrace { label: String::new(), trace }] })
+    let trace = super::assemble(
+        &detected,
+        header,
+        definitions,
+        figures,
+        attempts,
+        warnings,
+        true,
+    );
+    Ok(Imported {
+        detected,
+        traces: vec![ImportedTrace {
+            label: String::new(),
+            trace,
+        }],
+    })
 }
 
-fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: usize) -> Result<Vec<PeerFigure>, ParseError> {
+fn figures(
+    map: &Map<String, Value>,
+    has_latency: bool,
+    zero_token_successes: usize,
+) -> Result<Vec<PeerFigure>, ParseError> {
     let approx = |what: &str| {
         if has_latency {
             Reproducibility::Exact
@@ -383,8 +485,12 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
     };
     let mut out = Vec::new();
     for (key, value) in map {
-        let Some(stem) = key.strip_suffix("_ms") else { continue };
-        let Some((stat, metric)) = stem.split_once('_') else { continue };
+        let Some(stem) = key.strip_suffix("_ms") else {
+            continue;
+        };
+        let Some((stat, metric)) = stem.split_once('_') else {
+            continue;
+        };
         let (quantity, sample, reproducibility) = match metric {
             "ttft" => (Quantity::Ttft, "`ttfts` of the successful requests", Reproducibility::Exact),
             "itl" => (
@@ -403,19 +509,30 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
         };
         let stat = match stat {
             "mean" => Stat::Mean,
-            "median" => Stat::Percentile { p: 50.0, method: PeerPercentile::Linear },
+            "median" => Stat::Percentile {
+                p: 50.0,
+                method: PeerPercentile::Linear,
+            },
             "std" => Stat::Std { ddof: 0 },
             p if p.starts_with('p') => match p[1..].parse::<f64>() {
-                Ok(p) if p > 0.0 && p <= 100.0 => Stat::Percentile { p, method: PeerPercentile::Linear },
+                Ok(p) if p > 0.0 && p <= 100.0 => Stat::Percentile {
+                    p,
+                    method: PeerPercentile::Linear,
+                },
                 _ => continue,
             },
             _ => continue,
         };
-        let Some(value) = value_of(value, key)? else { continue };
+        let Some(value) = value_of(value, key)? else {
+            continue;
+        };
         let stat_words = match stat {
             Stat::Mean => "numpy mean".to_string(),
             Stat::Std { .. } => "numpy std (ddof 0)".to_string(),
-            Stat::Percentile { p, .. } => format!("numpy percentile {} (linear interpolation)", tracelab_core::format::trim_num(p)),
+            Stat::Percentile { p, .. } => format!(
+                "numpy percentile {} (linear interpolation)",
+                tracelab_core::format::trim_num(p)
+            ),
             _ => String::new(),
         };
         // vLLM's `ttfts` keep 0.0 for a success that got no token; the trace has no TTFT there,
@@ -446,10 +563,30 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
         });
     }
     let counts: [(&str, Quantity, PeerUnit, &str); 5] = [
-        ("num_prompts", Quantity::Attempts, PeerUnit::Count, "prompts sent"),
-        ("completed", Quantity::Successes, PeerUnit::Count, "requests that succeeded"),
-        ("failed", Quantity::Failures, PeerUnit::Count, "requests that failed"),
-        ("request_throughput", Quantity::RequestThroughput, PeerUnit::PerSecond, "completed / duration"),
+        (
+            "num_prompts",
+            Quantity::Attempts,
+            PeerUnit::Count,
+            "prompts sent",
+        ),
+        (
+            "completed",
+            Quantity::Successes,
+            PeerUnit::Count,
+            "requests that succeeded",
+        ),
+        (
+            "failed",
+            Quantity::Failures,
+            PeerUnit::Count,
+            "requests that failed",
+        ),
+        (
+            "request_throughput",
+            Quantity::RequestThroughput,
+            PeerUnit::PerSecond,
+            "completed / duration",
+        ),
         (
             "output_throughput",
             Quantity::OutputThroughput,
@@ -458,17 +595,42 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
         ),
     ];
     for (key, quantity, unit, how) in counts {
-        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
-            out.push(PeerFigure::exact_value(key.to_string(), quantity, value, unit, how));
+        if let Some(value) = map
+            .get(key)
+            .map(|v| value_of(v, key))
+            .transpose()?
+            .flatten()
+        {
+            out.push(PeerFigure::exact_value(
+                key.to_string(),
+                quantity,
+                value,
+                unit,
+                how,
+            ));
         }
     }
     let sums: [(&str, Quantity, &str); 2] = [
-        ("total_input_tokens", Quantity::InputTokens, "Σ prompt tokens (`input_lens`) of the successful requests"),
-        ("total_output_tokens", Quantity::OutputTokens, "Σ output tokens (`output_lens`) of the successful requests"),
+        (
+            "total_input_tokens",
+            Quantity::InputTokens,
+            "Σ prompt tokens (`input_lens`) of the successful requests",
+        ),
+        (
+            "total_output_tokens",
+            Quantity::OutputTokens,
+            "Σ output tokens (`output_lens`) of the successful requests",
+        ),
     ];
     for (key, quantity, how) in sums {
-        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
-            let mut f = PeerFigure::exact_value(key.to_string(), quantity, value, PeerUnit::Count, how);
+        if let Some(value) = map
+            .get(key)
+            .map(|v| value_of(v, key))
+            .transpose()?
+            .flatten()
+        {
+            let mut f =
+                PeerFigure::exact_value(key.to_string(), quantity, value, PeerUnit::Count, how);
             f.stat = Stat::Sum;
             f.empty_as_zero = true;
             out.push(f);
@@ -498,7 +660,12 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
         ),
     ];
     for (key, quantity, unit, how, reproducibility) in rates {
-        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
+        if let Some(value) = map
+            .get(key)
+            .map(|v| value_of(v, key))
+            .transpose()?
+            .flatten()
+        {
             let mut f = PeerFigure::exact_value(key.to_string(), quantity, value, unit, how);
             f.reproducibility = reproducibility;
             out.push(f);
@@ -536,14 +703,38 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
         ),
     ];
     for (key, quantity, unit, how, why) in not {
-        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
-            let stat = if key.starts_with("max_") { Stat::Max } else if key.starts_with("total_") { Stat::Sum } else { Stat::Value };
-            out.push(PeerFigure::not_reproducible(key.to_string(), quantity, stat, value, unit, how, why));
+        if let Some(value) = map
+            .get(key)
+            .map(|v| value_of(v, key))
+            .transpose()?
+            .flatten()
+        {
+            let stat = if key.starts_with("max_") {
+                Stat::Max
+            } else if key.starts_with("total_") {
+                Stat::Sum
+            } else {
+                Stat::Value
+            };
+            out.push(PeerFigure::not_reproducible(
+                key.to_string(),
+                quantity,
+                stat,
+                value,
+                unit,
+                how,
+                why,
+            ));
         }
     }
     // Older versions wrote the key with a stray colon.
     for key in ["request_goodput", "request_goodput:"] {
-        if let Some(value) = map.get(key).map(|v| value_of(v, key)).transpose()?.flatten() {
+        if let Some(value) = map
+            .get(key)
+            .map(|v| value_of(v, key))
+            .transpose()?
+            .flatten()
+        {
             out.push(PeerFigure {
                 tool_key: key.to_string(),
                 quantity: Quantity::Goodput,
@@ -552,7 +743,9 @@ fn figures(map: &Map<String, Value>, has_latency: bool, zero_token_successes: us
                 unit: PeerUnit::PerSecond,
                 how: "requests meeting every SLO given to --goodput, per second of the run".into(),
                 empty_as_zero: false,
-                reproducibility: Reproducibility::Not("the SLOs given to --goodput are not saved in the file".into()),
+                reproducibility: Reproducibility::Not(
+                    "the SLOs given to --goodput are not saved in the file".into(),
+                ),
                 duration: Default::default(),
                 error_code: None,
                 over: Default::default(),
@@ -573,7 +766,11 @@ fn value_of(value: &Value, key: &str) -> Result<Option<f64>, ParseError> {
         Value::String(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => Ok(None),
         v => match super::number(v) {
             Some(x) if x.is_finite() => Ok(Some(x)),
-            _ => Err(ParseError::new(format!("{WHAT}: expected a number, found {}", super::kind_of(v))).field(key)),
+            _ => Err(ParseError::new(format!(
+                "{WHAT}: expected a number, found {}",
+                super::kind_of(v)
+            ))
+            .field(key)),
         },
     }
 }

@@ -12,7 +12,10 @@ use std::path::PathBuf;
 pub fn fixtures() -> PathBuf {
     match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/fixtures"
+        )),
     }
 }
 
@@ -29,5 +32,10 @@ pub fn fixture_dir(folder: &str) -> PathBuf {
 /// The text of `{fixtures}/{path}` (e.g. `peers/guidellm050_….json`).
 pub fn shared(path: &str) -> String {
     let full = fixtures().join(path);
-    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("the real fixture {} is missing ({e}): {MISSING}", full.display()))
+    std::fs::read_to_string(&full).unwrap_or_else(|e| {
+        panic!(
+            "the real fixture {} is missing ({e}): {MISSING}",
+            full.display()
+        )
+    })
 }

@@ -12,14 +12,27 @@ use tracelab_peers::import;
 /// What a reader made of a file.
 #[derive(Debug, PartialEq)]
 pub enum Report {
-    Card { en: String, zh: String, json: String },
+    Card {
+        en: String,
+        zh: String,
+        json: String,
+    },
     Refused(String),
 }
 
-fn card_of(render: impl Fn(Lang) -> String, metrics: &Metrics, settings: &Settings, warnings: &[String]) -> Report {
+fn card_of(
+    render: impl Fn(Lang) -> String,
+    metrics: &Metrics,
+    settings: &Settings,
+    warnings: &[String],
+) -> Report {
     let mut json = metrics.summary_json(settings);
     json["warnings"] = serde_json::json!(warnings);
-    Report::Card { en: render(Lang::En), zh: render(Lang::Zh), json: serde_json::to_string_pretty(&json).unwrap() }
+    Report::Card {
+        en: render(Lang::En),
+        zh: render(Lang::Zh),
+        json: serde_json::to_string_pretty(&json).unwrap(),
+    }
 }
 
 fn settings(header: &tracelab_core::Header, tweak: fn(&mut Settings)) -> Result<Settings, String> {
@@ -41,12 +54,22 @@ pub fn whole(name: &str, bytes: &[u8], tweak: fn(&mut Settings)) -> Report {
         Err(e) => return Report::Refused(e),
     };
     let m = Metrics::of(&trace.attempts, &s);
-    card_of(|lang| card::render_text(name, trace, &s, &m, lang), &m, &s, &trace.warnings)
+    card_of(
+        |lang| card::render_text(name, trace, &s, &m, lang),
+        &m,
+        &s,
+        &trace.warnings,
+    )
 }
 
 /// The streamed reader's report through a buffer of `capacity` bytes, or `None` when the file
 /// is left to the whole-file reader.
-pub fn streamed(name: &str, bytes: &[u8], tweak: fn(&mut Settings), capacity: usize) -> Option<Report> {
+pub fn streamed(
+    name: &str,
+    bytes: &[u8],
+    tweak: fn(&mut Settings),
+    capacity: usize,
+) -> Option<Report> {
     let mut cursor = Cursor::new(bytes);
     if !stream::streamable(&mut cursor).unwrap() {
         return None;
@@ -55,7 +78,12 @@ pub fn streamed(name: &str, bytes: &[u8], tweak: fn(&mut Settings), capacity: us
     Some(match stream::read(name, reader, |h| settings(h, tweak)) {
         Ok(Ok(st)) => {
             let m = Metrics::compute(&st.index, &st.settings);
-            card_of(|lang| card::render(name, &st.card_view(), &st.settings, &m, lang), &m, &st.settings, &st.warnings)
+            card_of(
+                |lang| card::render(name, &st.card_view(), &st.settings, &m, lang),
+                &m,
+                &st.settings,
+                &st.warnings,
+            )
         }
         Ok(Err(e)) => Report::Refused(e),
         Err(StreamError::Parse(e)) => Report::Refused(e.to_string()),

@@ -6,8 +6,14 @@ use crate::server::refused_addr;
 use crate::{temp_dir, Record};
 
 fn record(out: &Path, args: &[&str]) -> (i32, String) {
-    let output = Record::new(out).base_url(format!("http://{}/v1", refused_addr())).args(args).run();
-    (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
+    let output = Record::new(out)
+        .base_url(format!("http://{}/v1", refused_addr()))
+        .args(args)
+        .run();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -17,10 +23,16 @@ fn refuses_to_overwrite_without_force() {
     std::fs::write(&out, "keep me\n").unwrap();
     let (code, stderr) = record(&out, &[]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("already exists") && stderr.contains("--force"), "{stderr}");
+    assert!(
+        stderr.contains("already exists") && stderr.contains("--force"),
+        "{stderr}"
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me\n");
     let (code, _) = record(&out, &["--force", "--quiet"]);
-    assert_eq!(code, 3, "nothing listens there: every attempt failed, and --force did overwrite");
+    assert_eq!(
+        code, 3,
+        "nothing listens there: every attempt failed, and --force did overwrite"
+    );
     assert!(crate::load(&out).attempts.len() == 3);
 }
 
@@ -29,25 +41,50 @@ fn contradictory_or_invalid_options_say_what_to_fix() {
     let dir = temp_dir("options");
     let out = dir.join("t.jsonl");
     let cases: &[(&[&str], &str)] = &[
-        (&["--rate", "5", "--concurrency", "4"], "cannot be used with"),
+        (
+            &["--rate", "5", "--concurrency", "4"],
+            "cannot be used with",
+        ),
         (&["--window-cost", "3"], "--window"),
-        (&["--rate", "5", "--arrival", "constant", "--burstiness", "0.5"], "--arrival poisson"),
+        (
+            &[
+                "--rate",
+                "5",
+                "--arrival",
+                "constant",
+                "--burstiness",
+                "0.5",
+            ],
+            "--arrival poisson",
+        ),
         (&["--burstiness", "2"], "--rate"),
-        (&["--timeout", "1", "--first-token-timeout", "2"], "cannot be longer than --timeout"),
+        (
+            &["--timeout", "1", "--first-token-timeout", "2"],
+            "cannot be longer than --timeout",
+        ),
         (&["--timeout=-1"], "positive number of seconds"),
         (&["--duration", "0"], "positive number of seconds"),
         (&["--rate", "0"], "--rate must be a positive"),
         (&["--concurrency", "0"], "--concurrency must be at least 1"),
-        (&["--prompts", "/no/such/prompts.jsonl"], "cannot read the prompt file"),
+        (
+            &["--prompts", "/no/such/prompts.jsonl"],
+            "cannot read the prompt file",
+        ),
     ];
     for (args, expected) in cases {
         let (code, stderr) = record(&out, args);
         assert_ne!(code, 0, "{args:?} should be refused");
-        assert!(stderr.contains(expected), "{args:?}: expected `{expected}` in\n{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected `{expected}` in\n{stderr}"
+        );
         assert!(!out.exists(), "{args:?}: nothing written");
     }
     let bad = dir.join("bad.jsonl");
     std::fs::write(&bad, "{\"id\":\"a\",\"prompt\":\"x\"}\n{\"id\":\"b\"}\n").unwrap();
     let (_, stderr) = record(&out, &["--prompts", &bad.display().to_string()]);
-    assert!(stderr.contains("bad.jsonl line 2") && stderr.contains("prompt"), "{stderr}");
+    assert!(
+        stderr.contains("bad.jsonl line 2") && stderr.contains("prompt"),
+        "{stderr}"
+    );
 }

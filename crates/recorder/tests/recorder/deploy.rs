@@ -14,7 +14,9 @@ fn venv_bin(name: &str) -> PathBuf {
         return PathBuf::from(p).join(name);
     }
     let home = std::env::var("HOME").unwrap_or_default();
-    let dir = PathBuf::from(home).join(format!(".cache/tracelab/kubernetes-validate-{KUBERNETES_VALIDATE_VERSION}/bin"));
+    let dir = PathBuf::from(home).join(format!(
+        ".cache/tracelab/kubernetes-validate-{KUBERNETES_VALIDATE_VERSION}/bin"
+    ));
     assert!(
         dir.join(name).exists(),
         "kubernetes-validate {KUBERNETES_VALIDATE_VERSION} from PyPI is not installed in {}: `cargo xtask test` installs it",
@@ -37,8 +39,15 @@ fn manifests() -> Vec<PathBuf> {
 /// Validation with every proxy pointed at a closed port: it must not need the network.
 fn validate(files: &[PathBuf]) -> std::process::Output {
     let mut cmd = Command::new(venv_bin("kubernetes-validate"));
-    cmd.args(["--strict", "-k", KUBERNETES_VALIDATE_VERSION]).args(files);
-    for var in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"] {
+    cmd.args(["--strict", "-k", KUBERNETES_VALIDATE_VERSION])
+        .args(files);
+    for var in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "ALL_PROXY",
+    ] {
         cmd.env(var, "http://127.0.0.1:9");
     }
     cmd.output().expect("run kubernetes-validate")
@@ -49,16 +58,28 @@ fn manifests_validate_against_the_kubernetes_schemas_offline() {
     let files = manifests();
     assert!(files.len() >= 5, "{files:?}");
     let output = validate(&files);
-    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(output.status.success(), "{report}");
-    assert_eq!(report.matches(" passed for resource ").count(), files.len(), "{report}");
+    assert_eq!(
+        report.matches(" passed for resource ").count(),
+        files.len(),
+        "{report}"
+    );
 
     // The check can fail: a misspelt field of a Job is refused under --strict.
     let dir = temp_dir("k8s-broken");
-    let job = std::fs::read_to_string(files.iter().find(|f| f.ends_with("job.yaml")).unwrap()).unwrap();
+    let job =
+        std::fs::read_to_string(files.iter().find(|f| f.ends_with("job.yaml")).unwrap()).unwrap();
     let broken = dir.join("job.yaml");
     std::fs::write(&broken, job.replace("parallelism: 4", "paralelism: 4")).unwrap();
-    assert!(!validate(&[broken]).status.success(), "a misspelt field must fail validation");
+    assert!(
+        !validate(&[broken]).status.success(),
+        "a misspelt field must fail validation"
+    );
 }
 
 #[test]
@@ -103,6 +124,15 @@ for job_file, merge_file, where in [("job.yaml", "merge-job.yaml", "containers")
         assert "TRACELAB_RESULTS_URL" in config, "the results URL is configured"
 print("ok", n)
 "#;
-    let output = Command::new(python).arg("-c").arg(script).arg(&dir).output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

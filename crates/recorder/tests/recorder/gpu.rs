@@ -37,16 +37,33 @@ esac
 
 /// PATH with `dir` first.
 pub fn path_with(dir: &Path) -> String {
-    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 fn record(server: &ScriptedServer, out: &Path, gpu: &str, path: &str) -> std::process::Output {
-    Record::new(out).server(server).args(["--repetitions", "2", "--gpu", gpu, "--gpu-interval-ms", "20"]).env("PATH", path).run()
+    Record::new(out)
+        .server(server)
+        .args([
+            "--repetitions",
+            "2",
+            "--gpu",
+            gpu,
+            "--gpu-interval-ms",
+            "20",
+        ])
+        .env("PATH", path)
+        .run()
 }
 
 #[test]
 fn fake_nvidia_smi_samples_are_recorded_on_the_run_clock() {
-    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(60), Duration::from_millis(5), 3));
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(60), Duration::from_millis(5), 3)
+    });
     let dir = temp_dir("smi");
     let smi = fake_nvidia_smi(&dir);
     let out = dir.join("t.jsonl");
@@ -54,25 +71,50 @@ fn fake_nvidia_smi_samples_are_recorded_on_the_run_clock() {
     assert!(output.status.success());
     let trace = load(&out);
     assert_eq!(trace.header.capabilities.gpu_telemetry, "nvidia-smi");
-    assert!(trace.gpu.len() >= 4, "a ~0.5 s run sampled every 20 ms: {} samples", trace.gpu.len());
+    assert!(
+        trace.gpu.len() >= 4,
+        "a ~0.5 s run sampled every 20 ms: {} samples",
+        trace.gpu.len()
+    );
     assert_eq!(trace.footer.unwrap().gpu_samples, trace.gpu.len() as u64);
-    let end = trace.attempts.iter().map(|a| a.start_ms.unwrap() + a.e2e_ms.unwrap()).fold(0.0, f64::max);
+    let end = trace
+        .attempts
+        .iter()
+        .map(|a| a.start_ms.unwrap() + a.e2e_ms.unwrap())
+        .fold(0.0, f64::max);
     for s in &trace.gpu {
         match s.gpu {
-            0 => assert_eq!((s.util_pct, s.mem_used_mib, s.mem_total_mib), (37.0, 2048.0, 81559.0)),
-            1 => assert_eq!((s.util_pct, s.mem_used_mib), (5.0, 1024.0), "the [N/A] line is skipped, not guessed"),
+            0 => assert_eq!(
+                (s.util_pct, s.mem_used_mib, s.mem_total_mib),
+                (37.0, 2048.0, 81559.0)
+            ),
+            1 => assert_eq!(
+                (s.util_pct, s.mem_used_mib),
+                (5.0, 1024.0),
+                "the [N/A] line is skipped, not guessed"
+            ),
             other => panic!("no GPU {other}"),
         }
-        assert!(s.t_ms >= 0.0 && s.t_ms <= end + 1000.0, "on the run's clock: {}", s.t_ms);
+        assert!(
+            s.t_ms >= 0.0 && s.t_ms <= end + 1000.0,
+            "on the run's clock: {}",
+            s.t_ms
+        );
     }
     let args = std::fs::read_to_string(smi.join("nvidia-smi.args")).unwrap();
-    assert!(args.contains("--query-gpu=index,utilization.gpu,memory.used,memory.total") && args.contains("-lms 20"), "{args}");
+    assert!(
+        args.contains("--query-gpu=index,utilization.gpu,memory.used,memory.total")
+            && args.contains("-lms 20"),
+        "{args}"
+    );
     assert!(String::from_utf8_lossy(&output.stdout).contains("GPU telemetry: nvidia-smi"));
 }
 
 #[test]
 fn without_a_source_the_header_says_unsupported() {
-    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(5), Duration::from_millis(1), 2));
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(5), Duration::from_millis(1), 2)
+    });
     let dir = temp_dir("no-gpu");
     let empty = dir.join("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
@@ -86,16 +128,24 @@ fn without_a_source_the_header_says_unsupported() {
         let output = record(&server, &out, mode, &empty.display().to_string());
         assert!(output.status.success(), "{mode}");
         let trace = load(&out);
-        assert_eq!(trace.header.capabilities.gpu_telemetry, "unsupported", "{mode}");
+        assert_eq!(
+            trace.header.capabilities.gpu_telemetry, "unsupported",
+            "{mode}"
+        );
         assert!(trace.gpu.is_empty(), "{mode}: no GPU figure is invented");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("GPU telemetry: unsupported"), "{mode}: {stderr}");
+        assert!(
+            stderr.contains("GPU telemetry: unsupported"),
+            "{mode}: {stderr}"
+        );
     }
 }
 
 #[test]
 fn probe_writes_a_header_only_scan_without_requests_or_secrets() {
-    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(5), Duration::from_millis(1), 2));
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(5), Duration::from_millis(1), 2)
+    });
     let dir = temp_dir("probe");
     let smi = fake_nvidia_smi(&dir);
     let out = dir.join("probe.jsonl");
@@ -128,17 +178,27 @@ fn probe_writes_a_header_only_scan_without_requests_or_secrets() {
         .arg("--base-url")
         .arg(format!("http://{}/v1", refused_addr())));
     assert!(output.status.success());
-    let header: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&refused).unwrap()).unwrap();
+    let header: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&refused).unwrap()).unwrap();
     assert_eq!(header["probe"]["endpoint_reachable"], false);
     assert_eq!(header["capabilities"]["gpu_telemetry"], "unsupported");
-    assert_eq!(header["probe"]["gpus"], 0, "no telemetry: 0 GPUs, as the format doc promises");
+    assert_eq!(
+        header["probe"]["gpus"], 0,
+        "no telemetry: 0 GPUs, as the format doc promises"
+    );
 
     // Without --base-url reachability is unknown: null, never left out.
     let bare = dir.join("bare.jsonl");
-    let output = run(tracelab().args(["probe", "--gpu", "off", "--quiet", "--output"]).arg(&bare));
+    let output = run(tracelab()
+        .args(["probe", "--gpu", "off", "--quiet", "--output"])
+        .arg(&bare));
     assert!(output.status.success());
-    let header: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&bare).unwrap()).unwrap();
-    assert_eq!(header["probe"], serde_json::json!({"gpus": 0, "endpoint_reachable": null}));
+    let header: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bare).unwrap()).unwrap();
+    assert_eq!(
+        header["probe"],
+        serde_json::json!({"gpus": 0, "endpoint_reachable": null})
+    );
 
     // Its metric card says no request was sent, never that "the server reported no usage".
     let report = run(tracelab().arg("report").arg(&bare));

@@ -49,8 +49,16 @@ fn model() -> &'static Path {
         let dir = temp_dir("llama-model");
         let path = dir.join("tiny-random-llama.gguf");
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/llama/make_tiny_gguf.py");
-        let out = Command::new(python()).arg(script).arg(&path).output().expect("run the GGUF generator");
-        assert!(out.status.success(), "make_tiny_gguf.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(python())
+            .arg(script)
+            .arg(&path)
+            .output()
+            .expect("run the GGUF generator");
+        assert!(
+            out.status.success(),
+            "make_tiny_gguf.py failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         path
     })
 }
@@ -77,7 +85,16 @@ impl Llama {
         command
             .args(["-m", "llama_cpp.server", "--model"])
             .arg(model())
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--n_ctx", "8192", "--n_threads", "1"])
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--n_ctx",
+                "8192",
+                "--n_threads",
+                "1",
+            ])
             .args(extra);
         Llama::spawn(name, port, command)
     }
@@ -89,7 +106,17 @@ impl Llama {
         command
             .arg("--model")
             .arg(model())
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--ctx-size", "8192", "--threads", "1", "--no-webui"])
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--ctx-size",
+                "8192",
+                "--threads",
+                "1",
+                "--no-webui",
+            ])
             .args(extra);
         Llama::spawn(name, port, command)
     }
@@ -103,17 +130,33 @@ impl Llama {
             .stderr(file)
             .spawn()
             .expect("start the llama.cpp server");
-        let mut server = Llama { child, port, log, warm_requests: 0, warm_totals: 0 };
+        let mut server = Llama {
+            child,
+            port,
+            log,
+            warm_requests: 0,
+            warm_totals: 0,
+        };
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("the llama.cpp server exited ({status}) before it served:\n{}", server.log_tail());
+                panic!(
+                    "the llama.cpp server exited ({status}) before it served:\n{}",
+                    server.log_tail()
+                );
             }
-            if server.get("/v1/models").is_some_and(|r| r.starts_with("HTTP/1.1 200")) {
+            if server
+                .get("/v1/models")
+                .is_some_and(|r| r.starts_with("HTTP/1.1 200"))
+            {
                 server.warm_up();
                 return server;
             }
-            assert!(Instant::now() < deadline, "the llama.cpp server did not come up in 120 s:\n{}", server.log_tail());
+            assert!(
+                Instant::now() < deadline,
+                "the llama.cpp server did not come up in 120 s:\n{}",
+                server.log_tail()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -135,7 +178,11 @@ impl Llama {
 
     /// Requests the server logged (uvicorn's access log), by path, after the warm-up.
     pub fn requests_logged(&self, path: &str) -> usize {
-        let all = self.log_text().lines().filter(|l| l.contains(&format!("\"POST {path} HTTP/1.1\""))).count();
+        let all = self
+            .log_text()
+            .lines()
+            .filter(|l| l.contains(&format!("\"POST {path} HTTP/1.1\"")))
+            .count();
         all - self.warm_requests
     }
 
@@ -147,7 +194,8 @@ impl Llama {
     /// llama.cpp's first generation spends seconds setting up before its first token; one short
     /// request pays that before a test measures anything.
     fn warm_up(&mut self) {
-        let body = r#"{"model":"tiny","max_tokens":2,"messages":[{"role":"user","content":"warm"}]}"#;
+        let body =
+            r#"{"model":"tiny","max_tokens":2,"messages":[{"role":"user","content":"warm"}]}"#;
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect for the warm-up");
         s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
         write!(
@@ -158,8 +206,15 @@ impl Llama {
         .unwrap();
         let mut reply = String::new();
         s.read_to_string(&mut reply).unwrap();
-        assert!(reply.starts_with("HTTP/1.1 200"), "the warm-up request failed: {reply}");
-        wait_until("the warm-up's timings in the log", Duration::from_secs(30), || !server_total_ms(&self.log_text()).is_empty());
+        assert!(
+            reply.starts_with("HTTP/1.1 200"),
+            "the warm-up request failed: {reply}"
+        );
+        wait_until(
+            "the warm-up's timings in the log",
+            Duration::from_secs(30),
+            || !server_total_ms(&self.log_text()).is_empty(),
+        );
         self.warm_requests = 1;
         self.warm_totals = server_total_ms(&self.log_text()).len();
     }
@@ -167,7 +222,11 @@ impl Llama {
     fn get(&self, path: &str) -> Option<String> {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
         let mut text = String::new();
         s.read_to_string(&mut text).ok()?;
         Some(text)
@@ -188,13 +247,20 @@ impl Drop for Llama {
 const PROMPTS: [&str; 4] = ["hello", "count-to-ten", "name-a-colour", "tell-a-story"];
 
 fn record_args(server: &Llama, dir: &Path, out: &Path) -> Record {
-    Record::new(out).base_url(server.base_url()).prompts(&prompts(dir, &PROMPTS)).args(["--model", "tiny", "--timeout", "120"])
+    Record::new(out)
+        .base_url(server.base_url())
+        .prompts(&prompts(dir, &PROMPTS))
+        .args(["--model", "tiny", "--timeout", "120"])
 }
 
 fn record(server: &Llama, name: &str, args: &[&str]) -> (std::process::Output, Trace) {
     let dir = temp_dir(name);
     let out = dir.join("trace.jsonl");
-    let output = record_args(server, &dir, &out).args(args).command().output().unwrap();
+    let output = record_args(server, &dir, &out)
+        .args(args)
+        .command()
+        .output()
+        .unwrap();
     assert!(
         out.exists(),
         "no trace written:\n{}\nserver log:\n{}",
@@ -205,7 +271,11 @@ fn record(server: &Llama, name: &str, args: &[&str]) -> (std::process::Output, T
 }
 
 fn measured(trace: &Trace) -> Vec<&tracelab_core::Attempt> {
-    trace.attempts.iter().filter(|a| a.phase == Phase::Measure).collect()
+    trace
+        .attempts
+        .iter()
+        .filter(|a| a.phase == Phase::Measure)
+        .collect()
 }
 
 /// llama.cpp's own per-request timings (`llama_perf_context_print: total time = … ms`), in order.
@@ -220,24 +290,57 @@ fn server_total_ms(log: &str) -> Vec<f64> {
 #[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
 fn llama_default_run_is_all_success_and_agrees_with_the_server() {
     let server = Llama::start("default");
-    let (output, trace) = record(&server, "llama-default", &["--repetitions", "2", "--warmup", "1", "--max-tokens", "16"]);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let (output, trace) = record(
+        &server,
+        "llama-default",
+        &["--repetitions", "2", "--warmup", "1", "--max-tokens", "16"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(trace.attempts.len(), 12);
-    assert_eq!(server.requests_logged("/v1/chat/completions"), 12, "one request per attempt, none resent");
+    assert_eq!(
+        server.requests_logged("/v1/chat/completions"),
+        12,
+        "one request per attempt, none resent"
+    );
     for a in &trace.attempts {
         assert_eq!(a.outcome, Outcome::Success, "{}: {:?}", a.id, a.detail);
-        let (fb, ttft, e2e) = (a.first_byte_ms.unwrap(), a.ttft_ms.unwrap(), a.e2e_ms.unwrap());
-        assert!(0.0 < fb && fb <= ttft && ttft <= e2e, "{}: first byte {fb}, ttft {ttft}, e2e {e2e}", a.id);
+        let (fb, ttft, e2e) = (
+            a.first_byte_ms.unwrap(),
+            a.ttft_ms.unwrap(),
+            a.e2e_ms.unwrap(),
+        );
+        assert!(
+            0.0 < fb && fb <= ttft && ttft <= e2e,
+            "{}: first byte {fb}, ttft {ttft}, e2e {e2e}",
+            a.id
+        );
         assert!(!a.events.is_empty());
     }
     // The server's own clock for each request (prompt + generation) lies inside the client's:
     // the client's E2E adds only the network and the HTTP layers on loopback.
     let totals = server.server_totals_ms();
-    assert_eq!(totals.len(), 12, "llama.cpp reports its timings per request:\n{}", server.log_tail());
+    assert_eq!(
+        totals.len(),
+        12,
+        "llama.cpp reports its timings per request:\n{}",
+        server.log_tail()
+    );
     for (a, server_ms) in trace.attempts.iter().zip(&totals) {
         let e2e = a.e2e_ms.unwrap();
-        assert!(e2e >= server_ms * 0.95, "{}: client E2E {e2e} ms < server total {server_ms} ms", a.id);
-        assert!(e2e - server_ms < 2000.0, "{}: client E2E {e2e} ms far above server total {server_ms} ms", a.id);
+        assert!(
+            e2e >= server_ms * 0.95,
+            "{}: client E2E {e2e} ms < server total {server_ms} ms",
+            a.id
+        );
+        assert!(
+            e2e - server_ms < 2000.0,
+            "{}: client E2E {e2e} ms far above server total {server_ms} ms",
+            a.id
+        );
     }
 }
 
@@ -248,17 +351,44 @@ fn llama_interrupted_streams_are_failures_not_successes() {
     // another streams aborts that stream: it ends with a role-only chunk or a few tokens, then
     // [DONE], and no finish_reason.
     let server = Llama::start("interrupt");
-    let (_, trace) =
-        record(&server, "llama-interrupt", &["--repetitions", "3", "--warmup", "0", "--max-tokens", "64", "--concurrency", "4"]);
+    let (_, trace) = record(
+        &server,
+        "llama-interrupt",
+        &[
+            "--repetitions",
+            "3",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "64",
+            "--concurrency",
+            "4",
+        ],
+    );
     let all = measured(&trace);
     assert_eq!(all.len(), 12);
-    let failures: Vec<_> = all.iter().filter(|a| a.outcome != Outcome::Success).collect();
-    assert!(!failures.is_empty(), "four clients at once interrupt each other: some streams must have been cut");
+    let failures: Vec<_> = all
+        .iter()
+        .filter(|a| a.outcome != Outcome::Success)
+        .collect();
+    assert!(
+        !failures.is_empty(),
+        "four clients at once interrupt each other: some streams must have been cut"
+    );
     for a in &all {
         if a.outcome == Outcome::Success {
             // The tiny model never samples end-of-sequence, so a complete answer is max_tokens long.
-            assert_eq!(a.output_tokens.or(Some(a.events.len() as u32)), Some(64), "{}: a success is a complete answer", a.id);
-            assert!(a.ttft_ms.is_some(), "{}: a success without a token is an interrupted stream", a.id);
+            assert_eq!(
+                a.output_tokens.or(Some(a.events.len() as u32)),
+                Some(64),
+                "{}: a success is a complete answer",
+                a.id
+            );
+            assert!(
+                a.ttft_ms.is_some(),
+                "{}: a success without a token is an interrupted stream",
+                a.id
+            );
         } else {
             assert_eq!(a.outcome, Outcome::StreamBroken, "{}: {:?}", a.id, a.detail);
             assert!(a.detail.is_some(), "{}: says why", a.id);
@@ -275,7 +405,18 @@ fn llama_closing_idle_connections_makes_no_false_connect_errors() {
     let (output, trace) = record(
         &server,
         "llama-idle",
-        &["--repetitions", "1", "--warmup", "0", "--max-tokens", "4", "--rate", "0.19", "--arrival", "constant"],
+        &[
+            "--repetitions",
+            "1",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "4",
+            "--rate",
+            "0.19",
+            "--arrival",
+            "constant",
+        ],
     );
     assert!(output.status.success());
     let all = measured(&trace);
@@ -305,12 +446,24 @@ fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
 #[ignore = "needs llama.cpp's server: run through `cargo xtask test`"]
 fn llama_killed_mid_run_is_stream_broken_then_connect_error() {
     let mut server = Llama::start("kill");
-    let (child, out) =
-        spawn_record(&server, "llama-kill", &["--repetitions", "1", "--warmup", "0", "--max-tokens", "8000"]);
+    let (child, out) = spawn_record(
+        &server,
+        "llama-kill",
+        &[
+            "--repetitions",
+            "1",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "8000",
+        ],
+    );
     // The first answer (8000 tokens, several seconds) is streaming when the server dies.
-    wait_until("the first request to reach the server", Duration::from_secs(30), || {
-        server.requests_logged("/v1/chat/completions") >= 1
-    });
+    wait_until(
+        "the first request to reach the server",
+        Duration::from_secs(30),
+        || server.requests_logged("/v1/chat/completions") >= 1,
+    );
     std::thread::sleep(Duration::from_secs(2));
     server.kill();
     let output = child.wait_with_output().unwrap();
@@ -322,7 +475,15 @@ fn llama_killed_mid_run_is_stream_broken_then_connect_error() {
     for a in &all[1..] {
         assert_eq!(a.outcome, Outcome::ConnectError, "{}: {:?}", a.id, a.detail);
         // Refused, or reset when the connect raced the dying server's listening socket.
-        assert!(matches!(a.detail.as_deref(), Some("connection refused" | "connection reset")), "{}: {:?}", a.id, a.detail);
+        assert!(
+            matches!(
+                a.detail.as_deref(),
+                Some("connection refused" | "connection reset")
+            ),
+            "{}: {:?}",
+            a.id,
+            a.detail
+        );
         assert!(a.first_byte_ms.is_none());
     }
 }
@@ -334,10 +495,25 @@ fn llama_ctrl_c_keeps_every_finished_attempt() {
     let (child, out) = spawn_record(
         &server,
         "llama-sigint",
-        &["--repetitions", "100", "--warmup", "0", "--max-tokens", "32", "--grace", "0.2"],
+        &[
+            "--repetitions",
+            "100",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "32",
+            "--grace",
+            "0.2",
+        ],
     );
-    let lines = || std::fs::read_to_string(&out).map(|t| t.lines().count()).unwrap_or(0);
-    wait_until("three finished attempts", Duration::from_secs(60), || lines() >= 4);
+    let lines = || {
+        std::fs::read_to_string(&out)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    wait_until("three finished attempts", Duration::from_secs(60), || {
+        lines() >= 4
+    });
     // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let output = child.wait_with_output().unwrap();
@@ -358,8 +534,15 @@ fn llama_ctrl_c_keeps_every_finished_attempt() {
         "every request the server saw has its attempt"
     );
     let (last, done) = trace.attempts.split_last().unwrap();
-    assert!(done.iter().all(|a| a.outcome == Outcome::Success), "every attempt before Ctrl-C finished");
-    assert!(matches!(last.outcome, Outcome::Success | Outcome::Cancelled), "{:?}", last.outcome);
+    assert!(
+        done.iter().all(|a| a.outcome == Outcome::Success),
+        "every attempt before Ctrl-C finished"
+    );
+    assert!(
+        matches!(last.outcome, Outcome::Success | Outcome::Cancelled),
+        "{:?}",
+        last.outcome
+    );
 }
 
 /// A loopback TCP relay in front of `port` that counts the connections made through it: the
@@ -374,7 +557,9 @@ fn counting_relay(port: u16) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUs
         for client in listener.incoming() {
             let Ok(client) = client else { continue };
             counter.fetch_add(1, Ordering::SeqCst);
-            let Ok(upstream) = TcpStream::connect(("127.0.0.1", port)) else { continue };
+            let Ok(upstream) = TcpStream::connect(("127.0.0.1", port)) else {
+                continue;
+            };
             let _ = (client.set_nodelay(true), upstream.set_nodelay(true));
             let pipe = |mut from: TcpStream, mut to: TcpStream| {
                 std::thread::spawn(move || {
@@ -401,26 +586,55 @@ fn llama_sequential_requests_reuse_one_connection_on_the_wire() {
     let output = Record::new(&out)
         .base_url(format!("http://127.0.0.1:{relay}/v1"))
         .prompts(&prompts(&dir, &PROMPTS))
-        .args(["--model", "tiny", "--timeout", "120", "--repetitions", "3", "--warmup", "1", "--max-tokens", "8"])
+        .args([
+            "--model",
+            "tiny",
+            "--timeout",
+            "120",
+            "--repetitions",
+            "3",
+            "--warmup",
+            "1",
+            "--max-tokens",
+            "8",
+        ])
         .run();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), 16);
     assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::Success));
-    assert_eq!(server.requests_logged("/v1/chat/completions"), 16, "one request per attempt");
+    assert_eq!(
+        server.requests_logged("/v1/chat/completions"),
+        16,
+        "one request per attempt"
+    );
     assert_eq!(
         connections.load(std::sync::atomic::Ordering::SeqCst),
         1,
         "16 sequential requests rode one TCP connection on the wire"
     );
     let share = trace.header.client.expect("the recorder's share");
-    assert_eq!((share.new_connections, share.warm_connections, share.resent), (0, 1, 0), "{share:?}");
+    assert_eq!(
+        (share.new_connections, share.warm_connections, share.resent),
+        (0, 1, 0),
+        "{share:?}"
+    );
     let timing = share.timing.expect("kernel receive times on Linux");
-    assert_eq!(timing.first_token.n, 12, "one first token per measured attempt");
+    assert_eq!(
+        timing.first_token.n, 12,
+        "one first token per measured attempt"
+    );
     // A stated bound, not a speed target: how late the timestamps were depends on the machine's
     // load (the fidelity bench measures it), so only its consistency is checked here.
     let f = timing.first_token;
-    assert!(f.p50_ms >= 0.0 && f.p50_ms <= f.p99_ms && f.p99_ms <= f.max_ms && f.max_ms.is_finite(), "{timing:?}");
+    assert!(
+        f.p50_ms >= 0.0 && f.p50_ms <= f.p99_ms && f.p99_ms <= f.max_ms && f.max_ms.is_finite(),
+        "{timing:?}"
+    );
 }
 
 #[test]
@@ -431,35 +645,91 @@ fn llama_runtime_prompts_and_reuse_are_recorded() {
     let out = dir.join("trace.jsonl");
     let output = record_args(&server, &dir, &out)
         .ask_runtime()
-        .args(["--repetitions", "2", "--warmup", "1", "--max-tokens", "8", "--quiet"])
+        .args([
+            "--repetitions",
+            "2",
+            "--warmup",
+            "1",
+            "--max-tokens",
+            "8",
+            "--quiet",
+        ])
         .command()
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), server.log_tail());
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        server.log_tail()
+    );
     let trace = load(&out);
     // What the server itself says: llama-cpp-python names itself in its FastAPI description,
     // and its model list names the GGUF file (by path: only the file name is kept).
-    let runtime = trace.header.conditions.runtime.as_ref().expect("conditions.runtime");
-    assert_eq!(runtime.engine.as_deref(), Some("llama-cpp-python"), "{runtime:?}");
-    assert!(runtime.engine_version.as_deref().is_some_and(|v| v.starts_with("0.")), "{runtime:?}");
-    assert_eq!(runtime.model_id.as_deref(), Some("tiny-random-llama.gguf"), "{runtime:?}");
-    assert!(runtime.asked.contains(&"/openapi.json 200".to_string()) && runtime.asked.contains(&"/props 404".to_string()), "{:?}", runtime.asked);
-    let header = std::fs::read_to_string(&out).unwrap().lines().next().unwrap().to_string();
-    assert!(!header.contains("127.0.0.1") && !header.contains(dir.to_str().unwrap()), "no host or directory: {header}");
+    let runtime = trace
+        .header
+        .conditions
+        .runtime
+        .as_ref()
+        .expect("conditions.runtime");
+    assert_eq!(
+        runtime.engine.as_deref(),
+        Some("llama-cpp-python"),
+        "{runtime:?}"
+    );
+    assert!(
+        runtime
+            .engine_version
+            .as_deref()
+            .is_some_and(|v| v.starts_with("0.")),
+        "{runtime:?}"
+    );
+    assert_eq!(
+        runtime.model_id.as_deref(),
+        Some("tiny-random-llama.gguf"),
+        "{runtime:?}"
+    );
+    assert!(
+        runtime.asked.contains(&"/openapi.json 200".to_string())
+            && runtime.asked.contains(&"/props 404".to_string()),
+        "{:?}",
+        runtime.asked
+    );
+    let header = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        !header.contains("127.0.0.1") && !header.contains(dir.to_str().unwrap()),
+        "no host or directory: {header}"
+    );
     std::fs::write(dir.join("header.json"), &header).unwrap();
     // Each prompt: the warm-up sent it first, so every measured send is a repeat.
     for (i, id) in PROMPTS.iter().enumerate() {
         let warm = crate::by_id(&trace, &format!("{id}.w1")).prompt.unwrap();
-        assert_eq!((warm.index as usize, warm.repetition, warm.repeat), (i, 1, false), "{id}");
+        assert_eq!(
+            (warm.index as usize, warm.repetition, warm.repeat),
+            (i, 1, false),
+            "{id}"
+        );
         let second = crate::by_id(&trace, &format!("{id}.r2")).prompt.unwrap();
-        assert_eq!((second.index as usize, second.repetition, second.repeat), (i, 2, true), "{id}");
+        assert_eq!(
+            (second.index as usize, second.repetition, second.repeat),
+            (i, 2, true),
+            "{id}"
+        );
     }
     // The card: the split by reuse and the five checks.
     let report = crate::run(crate::tracelab().arg("report").arg(&out));
     let card = String::from_utf8(report.stdout).unwrap();
     std::fs::write(dir.join("card.txt"), &card).unwrap();
     assert!(card.contains("TTFT by prompt reuse"), "{card}");
-    assert!(card.contains("This run counts as a baseline:") && card.contains("✓ 1 One contract: yes"), "{card}");
+    assert!(
+        card.contains("This run counts as a baseline:") && card.contains("✓ 1 One contract: yes"),
+        "{card}"
+    );
 }
 
 /// Nearest-rank P95 of the measured attempts' TTFT, in ms.
@@ -484,53 +754,137 @@ fn llama_concurrency_sweep_gives_a_capacity_answer() {
     let dir = temp_dir("llama-sweep");
     let out_dir = dir.join("sweep");
     let rubric_prompts = dir.join("prompts.jsonl");
-    let rows: String = PROMPTS.iter().map(|id| format!("{}\n", serde_json::json!({"id": id, "prompt": id, "rubric": {"min_chars": 1}}))).collect();
+    let rows: String = PROMPTS
+        .iter()
+        .map(|id| {
+            format!(
+                "{}\n",
+                serde_json::json!({"id": id, "prompt": id, "rubric": {"min_chars": 1}})
+            )
+        })
+        .collect();
     std::fs::write(&rubric_prompts, rows).unwrap();
     let output = crate::tracelab()
-        .args(["sweep", "--base-url", &server.base_url(), "--model", "tiny", "--timeout", "120", "--gpu", "off"])
+        .args([
+            "sweep",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "tiny",
+            "--timeout",
+            "120",
+            "--gpu",
+            "off",
+        ])
         .arg("--prompts")
         .arg(&rubric_prompts)
         .arg("--output-dir")
         .arg(&out_dir)
-        .args(["--concurrencies", "1,2,4", "--repetitions", "2", "--warmup", "1", "--max-tokens", "8"])
+        .args([
+            "--concurrencies",
+            "1,2,4",
+            "--repetitions",
+            "2",
+            "--warmup",
+            "1",
+            "--max-tokens",
+            "8",
+        ])
         .args(["--threshold", "60", "--target", "joint_rate>=0.5"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}\nserver log:\n{}", server.log_tail());
-    let sweep: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    assert!(
+        output.status.success(),
+        "{stderr}\nserver log:\n{}",
+        server.log_tail()
+    );
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
     let steps = sweep["steps"].as_array().unwrap();
     let loads: Vec<f64> = steps.iter().map(|s| s["load"].as_f64().unwrap()).collect();
-    assert_eq!(loads, [1.0, 2.0, 4.0], "every step written, in order: {sweep}");
-    assert_eq!((sweep["kind"].as_str(), &sweep["stopped"], &sweep["interrupted"]), (Some("concurrency"), &serde_json::Value::Null, &serde_json::json!(false)), "{sweep}");
+    assert_eq!(
+        loads,
+        [1.0, 2.0, 4.0],
+        "every step written, in order: {sweep}"
+    );
+    assert_eq!(
+        (
+            sweep["kind"].as_str(),
+            &sweep["stopped"],
+            &sweep["interrupted"]
+        ),
+        (
+            Some("concurrency"),
+            &serde_json::Value::Null,
+            &serde_json::json!(false)
+        ),
+        "{sweep}"
+    );
     let mut p95 = Vec::new();
     for (s, c) in steps.iter().zip([1, 2, 4]) {
         let trace = load(&out_dir.join(s["file"].as_str().unwrap()));
         assert_eq!(trace.header.conditions.concurrency, Some(c));
         let m = measured(&trace);
         assert_eq!(m.len(), 8, "4 prompts × 2 repetitions at concurrency {c}");
-        assert!(m.iter().all(|a| a.outcome == Outcome::Success), "concurrency {c}: {:?}", m.iter().map(|a| &a.detail).collect::<Vec<_>>());
+        assert!(
+            m.iter().all(|a| a.outcome == Outcome::Success),
+            "concurrency {c}: {:?}",
+            m.iter().map(|a| &a.detail).collect::<Vec<_>>()
+        );
         p95.push(ttft_p95_ms(&trace));
     }
     // One request at a time: each step queues more. Noise on a shared CPU: 30 % and 50 ms.
-    assert!(p95.windows(2).all(|w| w[1] >= w[0] * 0.7 - 50.0), "P95 TTFT fell as concurrency rose: {p95:?} ms");
-    assert!(p95[2] > p95[0], "four queued requests wait longer than one: {p95:?} ms");
+    assert!(
+        p95.windows(2).all(|w| w[1] >= w[0] * 0.7 - 50.0),
+        "P95 TTFT fell as concurrency rose: {p95:?} ms"
+    );
+    assert!(
+        p95[2] > p95[0],
+        "four queued requests wait longer than one: {p95:?} ms"
+    );
 
-    let capacity = crate::tracelab().arg("capacity").arg(&out_dir).output().unwrap();
+    let capacity = crate::tracelab()
+        .arg("capacity")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&capacity.stdout).to_string();
-    std::fs::write(dir.join("capacity.txt"), format!("P95 TTFT per step (ms): {p95:?}\n\n{text}")).unwrap();
-    eprintln!("P95 TTFT at concurrency 1, 2, 4: {p95:?} ms\n{text}\n(sweep's own answer:\n{stdout})");
-    assert!(capacity.status.success(), "{}", String::from_utf8_lossy(&capacity.stderr));
-    assert!(text.contains("capacity is at least concurrency 4"), "{text}");
+    std::fs::write(
+        dir.join("capacity.txt"),
+        format!("P95 TTFT per step (ms): {p95:?}\n\n{text}"),
+    )
+    .unwrap();
+    eprintln!(
+        "P95 TTFT at concurrency 1, 2, 4: {p95:?} ms\n{text}\n(sweep's own answer:\n{stdout})"
+    );
+    assert!(
+        capacity.status.success(),
+        "{}",
+        String::from_utf8_lossy(&capacity.stderr)
+    );
+    assert!(
+        text.contains("capacity is at least concurrency 4"),
+        "{text}"
+    );
     // Recomputed under a P95 TTFT target near the first step's: printed whatever it says (8
     // requests a step may leave a P95's interval open, so no verdict is asserted).
     let tight = format!("ttft_p95<={:.3}", p95[0] / 1000.0 * 1.2);
-    let capacity = crate::tracelab().arg("capacity").arg(&out_dir).args(["--target", &tight]).output().unwrap();
+    let capacity = crate::tracelab()
+        .arg("capacity")
+        .arg(&out_dir)
+        .args(["--target", &tight])
+        .output()
+        .unwrap();
     let tight_text = String::from_utf8_lossy(&capacity.stdout).to_string();
     std::fs::write(dir.join("capacity-tight.txt"), &tight_text).unwrap();
     eprintln!("--target {tight}:\n{tight_text}");
-    assert!(capacity.status.success() && tight_text.to_lowercase().contains("capacity"), "{tight_text}");
+    assert!(
+        capacity.status.success() && tight_text.to_lowercase().contains("capacity"),
+        "{tight_text}"
+    );
 }
 
 #[test]
@@ -543,26 +897,73 @@ fn llama_cpp_server_loops_a_sweep_and_a_replay_have_no_false_failures() {
     let server = Llama::start_cpp("cpp", &["--metrics", "--parallel", "4"]);
     let metrics = format!("http://127.0.0.1:{}/metrics", server.port);
     let loads: [(&str, &[&str]); 2] = [
-        ("llama-cpp-closed", &["--concurrency", "2", "--repetitions", "10", "--warmup", "1"]),
-        ("llama-cpp-open", &["--rate", "6", "--arrival", "poisson", "--repetitions", "10", "--warmup", "1"]),
+        (
+            "llama-cpp-closed",
+            &["--concurrency", "2", "--repetitions", "10", "--warmup", "1"],
+        ),
+        (
+            "llama-cpp-open",
+            &[
+                "--rate",
+                "6",
+                "--arrival",
+                "poisson",
+                "--repetitions",
+                "10",
+                "--warmup",
+                "1",
+            ],
+        ),
     ];
     let mut sent = 0;
     for (name, shape) in loads {
         let dir = temp_dir(name);
         let out = dir.join("trace.jsonl");
         let args = [shape, &["--max-tokens", "8", "--server-metrics", &metrics]].concat();
-        let output = record_args(&server, &dir, &out).ask_runtime().args(args).command().output().unwrap();
+        let output = record_args(&server, &dir, &out)
+            .ask_runtime()
+            .args(args)
+            .command()
+            .output()
+            .unwrap();
         let trace = load(&out);
-        assert!(output.status.success(), "{name}: {}\n{}", String::from_utf8_lossy(&output.stderr), server.log_tail());
+        assert!(
+            output.status.success(),
+            "{name}: {}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            server.log_tail()
+        );
         assert_eq!(trace.attempts.len(), 44, "{name}");
-        let false_failures: Vec<_> =
-            trace.attempts.iter().filter(|a| a.outcome != Outcome::Success).map(|a| (&a.id, &a.detail)).collect();
-        assert!(false_failures.is_empty(), "{name}: {} of 44 attempts failed on a healthy server: {false_failures:?}", false_failures.len());
+        let false_failures: Vec<_> = trace
+            .attempts
+            .iter()
+            .filter(|a| a.outcome != Outcome::Success)
+            .map(|a| (&a.id, &a.detail))
+            .collect();
+        assert!(
+            false_failures.is_empty(),
+            "{name}: {} of 44 attempts failed on a healthy server: {false_failures:?}",
+            false_failures.len()
+        );
         sent += trace.attempts.len();
         let totals = server.server_totals_ms();
-        assert_eq!(totals.len(), sent, "{name}: the server finished exactly one request per attempt:\n{}", server.log_tail());
-        let runtime = trace.header.conditions.runtime.as_ref().expect("the runtime probe ran");
-        assert_eq!(runtime.engine.as_deref(), Some("llama.cpp"), "{name}: /props names llama.cpp: {runtime:?}");
+        assert_eq!(
+            totals.len(),
+            sent,
+            "{name}: the server finished exactly one request per attempt:\n{}",
+            server.log_tail()
+        );
+        let runtime = trace
+            .header
+            .conditions
+            .runtime
+            .as_ref()
+            .expect("the runtime probe ran");
+        assert_eq!(
+            runtime.engine.as_deref(),
+            Some("llama.cpp"),
+            "{name}: /props names llama.cpp: {runtime:?}"
+        );
         assert!(!trace.engine.is_empty(), "{name}: /metrics was scraped");
     }
     // A concurrency sweep, judged on TTFT (the prompts carry no rubrics): every step whole.
@@ -570,30 +971,73 @@ fn llama_cpp_server_loops_a_sweep_and_a_replay_have_no_false_failures() {
     let out_dir = dir.join("sweep");
     let output = crate::run(
         crate::tracelab()
-            .args(["sweep", "--base-url", &server.base_url(), "--model", "tiny", "--gpu", "off", "--keep-going"])
+            .args([
+                "sweep",
+                "--base-url",
+                &server.base_url(),
+                "--model",
+                "tiny",
+                "--gpu",
+                "off",
+                "--keep-going",
+            ])
             .arg("--prompts")
             .arg(prompts(&dir, &PROMPTS))
             .arg("--output-dir")
             .arg(&out_dir)
-            .args(["--concurrencies", "1,2,4", "--repetitions", "3", "--warmup-rounds", "1", "--max-tokens", "8"])
+            .args([
+                "--concurrencies",
+                "1,2,4",
+                "--repetitions",
+                "3",
+                "--warmup-rounds",
+                "1",
+                "--max-tokens",
+                "8",
+            ])
             .args(["--target", "ttft_p95<=10", "--server-metrics", &metrics]),
     );
-    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), server.log_tail());
-    let sweep: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        server.log_tail()
+    );
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
     let steps = sweep["steps"].as_array().expect("the steps");
     assert_eq!(steps.len(), 3, "{sweep}");
     for step in steps {
         let trace = load(&out_dir.join(step["file"].as_str().unwrap()));
         sent += trace.attempts.len();
-        let failed: Vec<_> = trace.attempts.iter().filter(|a| a.outcome != Outcome::Success).map(|a| (&a.id, &a.detail)).collect();
+        let failed: Vec<_> = trace
+            .attempts
+            .iter()
+            .filter(|a| a.outcome != Outcome::Success)
+            .map(|a| (&a.id, &a.detail))
+            .collect();
         assert!(failed.is_empty(), "{step}: {failed:?}");
     }
-    assert_eq!(server.server_totals_ms().len(), sent, "the sweep's requests, each finished once:\n{}", server.log_tail());
+    assert_eq!(
+        server.server_totals_ms().len(),
+        sent,
+        "the sweep's requests, each finished once:\n{}",
+        server.log_tail()
+    );
 
     // A workload replay, its prompt lengths measured at llama-server's /tokenize: the server
     // reads each prompt at about the length asked (plus the chat template's own tokens).
     let file = dir.join("small.jsonl");
-    let rows: String = (0..8).map(|i| format!("{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 4}}\n", i * 150, 40 + 30 * i)).collect();
+    let rows: String = (0..8)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 4}}\n",
+                i * 150,
+                40 + 30 * i
+            )
+        })
+        .collect();
     std::fs::write(&file, rows).unwrap();
     let out = dir.join("replay.jsonl");
     let output = Record::new(&out)
@@ -601,15 +1045,31 @@ fn llama_cpp_server_loops_a_sweep_and_a_replay_have_no_false_failures() {
         .args(["--model", "tiny", "--timeout", "120", "--workload"])
         .args([file.as_os_str()])
         .run();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let text = std::fs::read_to_string(&out).unwrap();
     let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(header["workload"]["input_lengths"]["method"], "tokenizer", "measured at /tokenize: {}", header["workload"]);
+    assert_eq!(
+        header["workload"]["input_lengths"]["method"], "tokenizer",
+        "measured at /tokenize: {}",
+        header["workload"]
+    );
     let trace = load(&out);
     assert_eq!(trace.attempts.len(), 8);
     for (i, a) in trace.attempts.iter().enumerate() {
         assert_eq!(a.outcome, Outcome::Success, "{}: {:?}", a.id, a.detail);
-        let (asked, read) = (40 + 30 * i as u32, a.input_tokens.expect("llama-server reports the prompt's tokens"));
-        assert!(read >= asked * 9 / 10 && read <= asked * 11 / 10 + 40, "{}: asked {asked} tokens, the server read {read}", a.id);
+        let (asked, read) = (
+            40 + 30 * i as u32,
+            a.input_tokens
+                .expect("llama-server reports the prompt's tokens"),
+        );
+        assert!(
+            read >= asked * 9 / 10 && read <= asked * 11 / 10 + 40,
+            "{}: asked {asked} tokens, the server read {read}",
+            a.id
+        );
     }
 }

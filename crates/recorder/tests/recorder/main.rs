@@ -4,8 +4,8 @@
 
 use tracelab_scripted_server as server;
 
-mod cli;
 mod baseline;
+mod cli;
 mod compare;
 mod conformance;
 mod connection;
@@ -35,7 +35,10 @@ use tracelab_core::{parse::parse_trace_bytes, Attempt, Trace};
 pub fn fixtures(folder: &str) -> PathBuf {
     match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/fixtures"
+        )),
     }
     .join(folder)
 }
@@ -66,7 +69,16 @@ pub fn prompts(dir: &Path, ids: &[&str]) -> PathBuf {
 /// The recorder with a clean environment: no proxy, no key, no base URL unless a test sets one.
 pub fn tracelab() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tracelab"));
-    for var in ["OPENAI_API_KEY", "TRACELAB_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+    for var in [
+        "OPENAI_API_KEY",
+        "TRACELAB_BASE_URL",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ] {
         cmd.env_remove(var);
     }
     cmd
@@ -74,7 +86,12 @@ pub fn tracelab() -> Command {
 
 /// Records each prompt in `ids` once (model "m", no warm-up, no GPU) from `server` into a fresh
 /// directory `name`; `extra` adds pacing and timeouts. Returns the output and the trace's path.
-pub fn record_once(name: &str, server: &server::ScriptedServer, ids: &[&str], extra: &[&str]) -> (Output, PathBuf) {
+pub fn record_once(
+    name: &str,
+    server: &server::ScriptedServer,
+    ids: &[&str],
+    extra: &[&str],
+) -> (Output, PathBuf) {
     let (record, out) = Record::fresh(name, ids);
     (record.server(server).args(extra).run(), out)
 }
@@ -97,11 +114,23 @@ pub struct Record {
 }
 
 impl Record {
-    const DEFAULTS: [(&'static str, &'static str); 4] =
-        [("--model", "m"), ("--repetitions", "1"), ("--warmup", "0"), ("--gpu", "off")];
+    const DEFAULTS: [(&'static str, &'static str); 4] = [
+        ("--model", "m"),
+        ("--repetitions", "1"),
+        ("--warmup", "0"),
+        ("--gpu", "off"),
+    ];
 
     pub fn new(output: &Path) -> Record {
-        Record { output: output.to_path_buf(), base_url: None, prompts: None, args: Vec::new(), env: Vec::new(), launcher: None, ask_runtime: false }
+        Record {
+            output: output.to_path_buf(),
+            base_url: None,
+            prompts: None,
+            args: Vec::new(),
+            env: Vec::new(),
+            launcher: None,
+            ask_runtime: false,
+        }
     }
 
     /// Asks the server what it is before the run, as `tracelab record` does by default.
@@ -135,12 +164,14 @@ impl Record {
 
     /// More flags: the load, timeouts, or one of the defaults replaced.
     pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Record {
-        self.args.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
         self
     }
 
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Record {
-        self.env.push((key.as_ref().to_os_string(), value.as_ref().to_os_string()));
+        self.env
+            .push((key.as_ref().to_os_string(), value.as_ref().to_os_string()));
         self
     }
 
@@ -167,7 +198,10 @@ impl Record {
             .flat_map(|(flag, value)| [*flag, *value])
             .collect();
         let mut cmd = self.launcher.unwrap_or_else(tracelab);
-        cmd.arg("record").args(defaults).arg("--output").arg(&self.output);
+        cmd.arg("record")
+            .args(defaults)
+            .arg("--output")
+            .arg(&self.output);
         if !self.ask_runtime {
             cmd.arg("--no-runtime-probe");
         }
@@ -188,32 +222,48 @@ impl Record {
 
     /// Starts it with stdout and stderr piped, for a test that signals or kills it.
     pub fn spawn(self) -> Child {
-        self.command().stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start tracelab")
+        self.command()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start tracelab")
     }
 }
 
 pub fn run(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("run tracelab");
     if !out.status.success() {
-        eprintln!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        eprintln!(
+            "stdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     out
 }
 
 pub fn load(path: &Path) -> Trace {
     let bytes = std::fs::read(path).unwrap();
-    parse_trace_bytes(&path.display().to_string(), &bytes).unwrap_or_else(|e| panic!("the trace does not load: {e}"))
+    parse_trace_bytes(&path.display().to_string(), &bytes)
+        .unwrap_or_else(|e| panic!("the trace does not load: {e}"))
 }
 
 pub fn by_id<'a>(trace: &'a Trace, id: &str) -> &'a Attempt {
-    trace.attempts.iter().find(|a| a.id == id).unwrap_or_else(|| panic!("no attempt {id}"))
+    trace
+        .attempts
+        .iter()
+        .find(|a| a.id == id)
+        .unwrap_or_else(|| panic!("no attempt {id}"))
 }
 
 /// A Prometheus text endpoint on loopback answering every `GET /metrics` with `body`:
 /// `keep_alive` false closes after each answer (as dcgm-exporter's Go server is set up here),
 /// true keeps the connection for the next scrape (as engines' servers do). Returns its URL and
 /// a counter of the scrapes it answered.
-pub fn prometheus_endpoint(body: String, keep_alive: bool) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+pub fn prometheus_endpoint(
+    body: String,
+    keep_alive: bool,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use std::io::{Read, Write};
     use std::sync::atomic::{AtomicUsize, Ordering};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -233,14 +283,27 @@ pub fn prometheus_endpoint(body: String, keep_alive: bool) -> (String, std::sync
                         Ok(n) => request.extend_from_slice(&buf[..n]),
                     }
                 }
-                assert!(request.starts_with(b"GET /metrics "), "{}", String::from_utf8_lossy(&request));
+                assert!(
+                    request.starts_with(b"GET /metrics "),
+                    "{}",
+                    String::from_utf8_lossy(&request)
+                );
                 counter.fetch_add(1, Ordering::Relaxed);
-                let close = if keep_alive { "" } else { "Connection: close\r\n" };
+                let close = if keep_alive {
+                    ""
+                } else {
+                    "Connection: close\r\n"
+                };
                 let head = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\n{close}\r\n",
                     body.len()
                 );
-                if stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes())).is_err() || !keep_alive {
+                if stream
+                    .write_all(head.as_bytes())
+                    .and_then(|_| stream.write_all(body.as_bytes()))
+                    .is_err()
+                    || !keep_alive
+                {
                     return;
                 }
             });

@@ -19,7 +19,9 @@ fn duckdb_python() -> PathBuf {
         return p.into();
     }
     let home = std::env::var("HOME").unwrap_or_default();
-    let python = PathBuf::from(home).join(format!(".cache/tracelab/duckdb-{DUCKDB_VERSION}/bin/python"));
+    let python = PathBuf::from(home).join(format!(
+        ".cache/tracelab/duckdb-{DUCKDB_VERSION}/bin/python"
+    ));
     assert!(
         python.exists(),
         "DuckDB {DUCKDB_VERSION} from PyPI is not installed at {}: `cargo xtask test` installs it \
@@ -62,48 +64,132 @@ fn duckdb_reads_the_parquet_export_with_our_figures() {
         "vllm_bench_serving_llama33_70b_tp8_qps04.json",
     ] {
         let source = peers.join(peer).display().to_string();
-        assert!(std::path::Path::new(&source).exists(), "the real peer file {source} is missing; {}", crate::FIXTURES_MISSING);
+        assert!(
+            std::path::Path::new(&source).exists(),
+            "the real peer file {source} is missing; {}",
+            crate::FIXTURES_MISSING
+        );
         let trace_path = dir.join(format!("{peer}.trace.jsonl"));
-        assert!(run(tracelab().arg("import").arg(&source).arg("--output").arg(&trace_path).arg("--force")).status.success(), "{peer}");
+        assert!(
+            run(tracelab()
+                .arg("import")
+                .arg(&source)
+                .arg("--output")
+                .arg(&trace_path)
+                .arg("--force"))
+            .status
+            .success(),
+            "{peer}"
+        );
         let out = dir.join(format!("{peer}.parquet"));
         let _ = std::fs::remove_file(&out);
-        assert!(run(tracelab().args(["export", "--format", "parquet"]).arg(&trace_path).arg("--output").arg(&out)).status.success());
+        assert!(run(tracelab()
+            .args(["export", "--format", "parquet"])
+            .arg(&trace_path)
+            .arg("--output")
+            .arg(&out))
+        .status
+        .success());
 
         let trace = load(&trace_path);
         let figures = |method: PercentileMethod| {
             let mut settings = Settings::from_header(&trace.header);
             settings.percentile = method;
-            Metrics::compute(&Index::build(&trace.attempts, settings.population), &settings)
+            Metrics::compute(
+                &Index::build(&trace.attempts, settings.population),
+                &settings,
+            )
         };
-        let (rank, linear) = (figures(PercentileMethod::NearestRank), figures(PercentileMethod::Linear));
+        let (rank, linear) = (
+            figures(PercentileMethod::NearestRank),
+            figures(PercentileMethod::Linear),
+        );
 
-        let output = Command::new(&python).arg("-c").arg(QUERY).arg(&out).output().expect("run DuckDB's python");
-        assert!(output.status.success(), "DuckDB failed on {peer}: {}", String::from_utf8_lossy(&output.stderr));
+        let output = Command::new(&python)
+            .arg("-c")
+            .arg(QUERY)
+            .arg(&out)
+            .output()
+            .expect("run DuckDB's python");
+        assert!(
+            output.status.success(),
+            "DuckDB failed on {peer}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-        let row: Vec<Option<f64>> = answer["row"].as_array().unwrap().iter().map(|v| v.as_f64()).collect();
+        let row: Vec<Option<f64>> = answer["row"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64())
+            .collect();
         let label = format!("{peer} (DuckDB {})", answer["version"]);
         assert_eq!(row[0], Some(rank.attempts as f64), "{label}: attempts");
         assert_eq!(row[1], Some(rank.successes as f64), "{label}: successes");
         assert_eq!(row[2], Some(rank.failures as f64), "{label}: failures");
         let duck_rate = row[2].unwrap() / row[0].unwrap();
-        assert!((duck_rate - rank.failure_rate.value.unwrap()).abs() < 1e-12, "{label}: failure rate");
-        assert_eq!(row[10], rank.ttft_p50.n.map(|n| n as f64), "{label}: TTFT n");
+        assert!(
+            (duck_rate - rank.failure_rate.value.unwrap()).abs() < 1e-12,
+            "{label}: failure rate"
+        );
+        assert_eq!(
+            row[10],
+            rank.ttft_p50.n.map(|n| n as f64),
+            "{label}: TTFT n"
+        );
         for (name, duck, ours) in [
-            ("quantile_disc TTFT 0.5 = nearest-rank P50", row[3], rank.ttft_p50.value),
-            ("quantile_disc TTFT 0.95 = nearest-rank P95", row[4], rank.ttft_p95.value),
-            ("quantile_cont TTFT 0.5 = linear P50", row[5], linear.ttft_p50.value),
-            ("quantile_cont TTFT 0.95 = linear P95", row[6], linear.ttft_p95.value),
-            ("quantile_disc E2E 0.5 = nearest-rank P50", row[7], rank.e2e_p50.value),
-            ("quantile_cont E2E 0.5 = linear P50", row[8], linear.e2e_p50.value),
+            (
+                "quantile_disc TTFT 0.5 = nearest-rank P50",
+                row[3],
+                rank.ttft_p50.value,
+            ),
+            (
+                "quantile_disc TTFT 0.95 = nearest-rank P95",
+                row[4],
+                rank.ttft_p95.value,
+            ),
+            (
+                "quantile_cont TTFT 0.5 = linear P50",
+                row[5],
+                linear.ttft_p50.value,
+            ),
+            (
+                "quantile_cont TTFT 0.95 = linear P95",
+                row[6],
+                linear.ttft_p95.value,
+            ),
+            (
+                "quantile_disc E2E 0.5 = nearest-rank P50",
+                row[7],
+                rank.e2e_p50.value,
+            ),
+            (
+                "quantile_cont E2E 0.5 = linear P50",
+                row[8],
+                linear.e2e_p50.value,
+            ),
         ] {
             // The Parquet columns are ms like the trace; the core's latency figures are seconds.
             let (d, o) = (duck.unwrap_or(f64::NAN) / 1000.0, ours.unwrap_or(f64::NAN));
-            assert!((d - o).abs() <= 1e-9 * o.abs().max(1.0), "{label}: {name}: DuckDB {d} vs ours {o}");
+            assert!(
+                (d - o).abs() <= 1e-9 * o.abs().max(1.0),
+                "{label}: {name}: DuckDB {d} vs ours {o}"
+            );
         }
         let events: usize = trace.attempts.iter().map(|a| a.events.len()).sum();
-        assert_eq!(row[9].unwrap_or(0.0), events as f64, "{label}: every stream event in the list column");
-        let header: serde_json::Value = serde_json::from_str(answer["header"].as_str().expect("tracelab.header metadata")).unwrap();
-        assert_eq!(header["conditions"], serde_json::to_value(&trace.header.conditions).unwrap(), "{label}: conditions as metadata");
+        assert_eq!(
+            row[9].unwrap_or(0.0),
+            events as f64,
+            "{label}: every stream event in the list column"
+        );
+        let header: serde_json::Value =
+            serde_json::from_str(answer["header"].as_str().expect("tracelab.header metadata"))
+                .unwrap();
+        assert_eq!(
+            header["conditions"],
+            serde_json::to_value(&trace.header.conditions).unwrap(),
+            "{label}: conditions as metadata"
+        );
     }
 }
 
@@ -112,16 +198,35 @@ fn parquet_needs_a_file() {
     let dir = temp_dir("parquet-stdout");
     let trace = dir.join("t.jsonl");
     std::fs::write(&trace, "{\"kind\":\"header\",\"schema\":\"tracelab.trace\",\"version\":1,\"tool\":{\"name\":\"t\",\"version\":\"1\"}}\n").unwrap();
-    let output = tracelab().args(["export", "--format", "parquet"]).arg(&trace).output().unwrap();
-    assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--output"));
+    let output = tracelab()
+        .args(["export", "--format", "parquet"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        !output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--output")
+    );
 }
 
 /// The query docs/parquet.md gives for a sharded run: its one SQL block after the marker.
 fn documented_shard_query() -> String {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/parquet.md")).unwrap();
-    let after = doc.split("<!-- the query the test runs").nth(1).expect("docs/parquet.md marks the shards' query");
-    let block = after.split("```sql\n").nth(1).and_then(|b| b.split("```").next()).expect("an sql block after the marker");
-    assert!(block.contains("'shards/*.parquet'"), "the documented query reads 'shards/*.parquet'");
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/parquet.md"),
+    )
+    .unwrap();
+    let after = doc
+        .split("<!-- the query the test runs")
+        .nth(1)
+        .expect("docs/parquet.md marks the shards' query");
+    let block = after
+        .split("```sql\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("an sql block after the marker");
+    assert!(
+        block.contains("'shards/*.parquet'"),
+        "the documented query reads 'shards/*.parquet'"
+    );
     block.to_string()
 }
 
@@ -132,19 +237,40 @@ fn documented_shard_query() -> String {
 fn duckdb_on_per_shard_parquet_equals_report_on_the_merge() {
     let python = duckdb_python();
     let dir = temp_dir("parquet-shards");
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/baseline-a.jsonl");
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/baseline-a.jsonl");
     let shards = crate::shards::shards_of_sample(&dir, &sample, 3);
     let parquet_dir = dir.join("shards");
     std::fs::create_dir_all(&parquet_dir).unwrap();
     for shard in &shards {
         let out = parquet_dir.join(shard.with_extension("parquet").file_name().unwrap());
-        assert!(run(tracelab().args(["export", "--format", "parquet"]).arg(shard).arg("--output").arg(&out)).status.success());
+        assert!(run(tracelab()
+            .args(["export", "--format", "parquet"])
+            .arg(shard)
+            .arg("--output")
+            .arg(&out))
+        .status
+        .success());
     }
     let merged = dir.join("merged.jsonl");
-    assert!(run(tracelab().arg("merge").args(&shards).arg("--output").arg(&merged)).status.success());
+    assert!(run(tracelab()
+        .arg("merge")
+        .args(&shards)
+        .arg("--output")
+        .arg(&merged))
+    .status
+    .success());
     let merged_parquet = dir.join("merged.parquet");
-    assert!(run(tracelab().args(["export", "--format", "parquet"]).arg(&merged).arg("--output").arg(&merged_parquet)).status.success());
-    let report: serde_json::Value = serde_json::from_slice(&run(tracelab().arg("report").arg(&merged).arg("--json")).stdout).unwrap();
+    assert!(run(tracelab()
+        .args(["export", "--format", "parquet"])
+        .arg(&merged)
+        .arg("--output")
+        .arg(&merged_parquet))
+    .status
+    .success());
+    let report: serde_json::Value =
+        serde_json::from_slice(&run(tracelab().arg("report").arg(&merged).arg("--json")).stdout)
+            .unwrap();
 
     let query = documented_shard_query().replace("'shards/*.parquet'", "?");
     let script = format!(
@@ -161,8 +287,18 @@ print(json.dumps({{"row": row, "drift_ms": drift[0], "joined": drift[1]}}))
 "#
     );
     let glob = parquet_dir.join("*.parquet");
-    let output = Command::new(&python).arg("-c").arg(&script).arg(&glob).arg(&merged_parquet).output().expect("run DuckDB's python");
-    assert!(output.status.success(), "DuckDB failed: {}", String::from_utf8_lossy(&output.stderr));
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(&script)
+        .arg(&glob)
+        .arg(&merged_parquet)
+        .output()
+        .expect("run DuckDB's python");
+    assert!(
+        output.status.success(),
+        "DuckDB failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let row = &answer["row"];
     assert_eq!(row["shards"], 3, "{row}");
@@ -182,10 +318,30 @@ print(json.dumps({{"row": row, "drift_ms": drift[0], "joined": drift[1]}}))
         "e2e_p95_s",
     ] {
         let (duck, ours) = (row[figure].as_f64(), report[figure].as_f64());
-        let (Some(duck), Some(ours)) = (duck, ours) else { panic!("{figure}: DuckDB {} vs report {}", row[figure], report[figure]) };
-        assert!((duck - ours).abs() <= 1e-9 * ours.abs().max(1.0), "{figure}: DuckDB on the shards {duck} vs report on the merge {ours}");
+        let (Some(duck), Some(ours)) = (duck, ours) else {
+            panic!(
+                "{figure}: DuckDB {} vs report {}",
+                row[figure], report[figure]
+            )
+        };
+        assert!(
+            (duck - ours).abs() <= 1e-9 * ours.abs().max(1.0),
+            "{figure}: DuckDB on the shards {duck} vs report on the merge {ours}"
+        );
     }
-    assert!(report["failures"].as_u64() > Some(0) && report["warmup_excluded"].as_u64() > Some(0), "the sample has failures and warm-up: {report}");
-    assert_eq!(answer["joined"].as_u64(), report["attempts"].as_u64().map(|n| n + report["warmup_excluded"].as_u64().unwrap()));
-    assert!(answer["drift_ms"].as_f64().unwrap() <= 0.001, "one timeline: {}", answer["drift_ms"]);
+    assert!(
+        report["failures"].as_u64() > Some(0) && report["warmup_excluded"].as_u64() > Some(0),
+        "the sample has failures and warm-up: {report}"
+    );
+    assert_eq!(
+        answer["joined"].as_u64(),
+        report["attempts"]
+            .as_u64()
+            .map(|n| n + report["warmup_excluded"].as_u64().unwrap())
+    );
+    assert!(
+        answer["drift_ms"].as_f64().unwrap() <= 0.001,
+        "one timeline: {}",
+        answer["drift_ms"]
+    );
 }

@@ -31,30 +31,78 @@ fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
     let dir = temp_dir("sweep");
     // A rubric every answer meets ("tok tok tok"), so qualification turns on TTFT alone.
     let p = dir.join("prompts.jsonl");
-    let rows: String = ["a", "b", "c"].iter().map(|id| format!("{}\n", serde_json::json!({"id": id, "prompt": id, "rubric": {"contains_any": ["tok"]}}))).collect();
+    let rows: String = ["a", "b", "c"]
+        .iter()
+        .map(|id| {
+            format!(
+                "{}\n",
+                serde_json::json!({"id": id, "prompt": id, "rubric": {"contains_any": ["tok"]}})
+            )
+        })
+        .collect();
     std::fs::write(&p, rows).unwrap();
     let out_dir = dir.join("sweep");
-    let out = run(tracelab().args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe"]).args([
-        "--prompts".as_ref(),
-        p.as_os_str(),
-        "--output-dir".as_ref(),
-        out_dir.as_os_str(),
-    ]).args(["--concurrencies", "1,2,8,16", "--repetitions", "8", "--warmup", "1", "--threshold", "0.1", "--comparison", "lt", "--target", "joint_rate>=0.5"]));
+    let out = run(tracelab()
+        .args([
+            "sweep",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--gpu",
+            "off",
+            "--no-runtime-probe",
+        ])
+        .args([
+            "--prompts".as_ref(),
+            p.as_os_str(),
+            "--output-dir".as_ref(),
+            out_dir.as_os_str(),
+        ])
+        .args([
+            "--concurrencies",
+            "1,2,8,16",
+            "--repetitions",
+            "8",
+            "--warmup",
+            "1",
+            "--threshold",
+            "0.1",
+            "--comparison",
+            "lt",
+            "--target",
+            "joint_rate>=0.5",
+        ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}\n{stderr}");
     assert!(out.status.success(), "{stderr}");
-    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    let sweep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
     let steps = sweep["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 3, "stopped after the saturated third step, the fourth never sent: {sweep}");
+    assert_eq!(
+        steps.len(),
+        3,
+        "stopped after the saturated third step, the fourth never sent: {sweep}"
+    );
     assert_eq!(sweep["kind"], "concurrency");
     assert_eq!(sweep["stopped"]["step"], 3);
-    assert!(sweep["stopped"]["why"].as_str().unwrap().contains("fails the target"), "{sweep}");
+    assert!(
+        sweep["stopped"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("fails the target"),
+        "{sweep}"
+    );
     assert_eq!(sweep["interrupted"], false);
     assert_eq!(sweep["contract_sha256"].as_str().unwrap().len(), 64);
     // The comparison the stop rule judged with is kept, and the answer says it.
     assert_eq!(sweep["comparison"], "lt");
-    assert!(sweep["simulated"].is_null(), "recorded, not simulated: {sweep}");
+    assert!(
+        sweep["simulated"].is_null(),
+        "recorded, not simulated: {sweep}"
+    );
     assert!(stdout.contains("TTFT < 0.1 s"), "{stdout}");
     assert!(!stdout.contains("Simulated"), "{stdout}");
     // Each step is a full trace with its own warm-up, at its own concurrency.
@@ -62,21 +110,52 @@ fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
     for (s, c) in steps.iter().zip([1, 2, 8]) {
         let trace = load(&out_dir.join(s["file"].as_str().unwrap()));
         assert_eq!(trace.header.conditions.concurrency, Some(c));
-        assert_eq!(trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Warmup).count(), 3);
-        let settings = tracelab_core::Settings { ttft_threshold_s: 0.1, ..tracelab_core::Settings::from_header(&trace.header) };
-        joint.push(tracelab_core::Metrics::of(&trace.attempts, &settings).joint_rate.value.unwrap());
+        assert_eq!(
+            trace
+                .attempts
+                .iter()
+                .filter(|a| a.phase == tracelab_core::Phase::Warmup)
+                .count(),
+            3
+        );
+        let settings = tracelab_core::Settings {
+            ttft_threshold_s: 0.1,
+            ..tracelab_core::Settings::from_header(&trace.header)
+        };
+        joint.push(
+            tracelab_core::Metrics::of(&trace.attempts, &settings)
+                .joint_rate
+                .value
+                .unwrap(),
+        );
     }
-    assert!(joint.windows(2).all(|w| w[1] <= w[0]), "a monotone trend: {joint:?}");
-    assert!(stdout.contains("capacity lies between concurrency 2 (passes) and concurrency 8 (fails)"), "{stdout}");
+    assert!(
+        joint.windows(2).all(|w| w[1] <= w[0]),
+        "a monotone trend: {joint:?}"
+    );
+    assert!(
+        stdout.contains("capacity lies between concurrency 2 (passes) and concurrency 8 (fails)"),
+        "{stdout}"
+    );
 
     // Recomputed under a threshold the slow step meets: the answer moves.
-    let out = run(tracelab().args(["capacity".as_ref(), out_dir.as_os_str()]).args(["--threshold", "0.5"]));
+    let out = run(tracelab()
+        .args(["capacity".as_ref(), out_dir.as_os_str()])
+        .args(["--threshold", "0.5"]));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
-    assert!(text.contains("no step failed, so capacity is at least concurrency 8"), "{text}");
+    assert!(
+        text.contains("no step failed, so capacity is at least concurrency 8"),
+        "{text}"
+    );
     assert!(text.contains("The sweep stopped after step 3"), "{text}");
-    assert!(text.contains("TTFT < 0.5 s"), "capacity starts from the sweep's comparison: {text}");
-    let out = run(tracelab().args(["capacity".as_ref(), out_dir.as_os_str()]).args(["--lang", "zh", "--target", "ttft_p95<=0.1"]));
+    assert!(
+        text.contains("TTFT < 0.5 s"),
+        "capacity starts from the sweep's comparison: {text}"
+    );
+    let out = run(tracelab()
+        .args(["capacity".as_ref(), out_dir.as_os_str()])
+        .args(["--lang", "zh", "--target", "ttft_p95<=0.1"]));
     let zh = String::from_utf8_lossy(&out.stdout);
     assert!(zh.contains("容量") && zh.contains("并发 8"), "{zh}");
 }
@@ -99,16 +178,41 @@ fn bad_loads_are_refused_before_anything_is_sent() {
         ("--rates", "one", "not a number"),
     ] {
         let out = tracelab()
-            .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", flag, loads, "--output-dir"])
+            .args([
+                "sweep",
+                "--base-url",
+                &server.base_url(),
+                "--model",
+                "m",
+                "--gpu",
+                "off",
+                flag,
+                loads,
+                "--output-dir",
+            ])
             .arg(dir.join("out"))
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{flag} {loads}: {err}");
         assert!(err.contains(says), "{flag} {loads}: {err}");
-        assert!(!err.contains("positive number"), "inf is positive; the words must say what is wrong: {err}");
+        assert!(
+            !err.contains("positive number"),
+            "inf is positive; the words must say what is wrong: {err}"
+        );
     }
-    let out = tracelab().args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--output-dir"]).arg(dir.join("out")).output().unwrap();
+    let out = tracelab()
+        .args([
+            "sweep",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--output-dir",
+        ])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("give the loads"));
     assert_eq!(server.request_count(), 0, "nothing was sent");
 }
@@ -126,11 +230,31 @@ fn ctrl_c_between_steps_stops_the_sweep_and_keeps_finished_steps() {
     let p = super::prompts(&dir, &["a", "b"]);
     let out_dir = dir.join("sweep");
     let mut child = tracelab()
-        .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--prompts"])
+        .args([
+            "sweep",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--gpu",
+            "off",
+            "--prompts",
+        ])
         .arg(&p)
         .arg("--output-dir")
         .arg(&out_dir)
-        .args(["--concurrencies", "1,2,4", "--repetitions", "4", "--warmup", "1", "--threshold", "10", "--target", "joint_rate>=0.1"])
+        .args([
+            "--concurrencies",
+            "1,2,4",
+            "--repetitions",
+            "4",
+            "--warmup",
+            "1",
+            "--threshold",
+            "10",
+            "--target",
+            "joint_rate>=0.1",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -140,7 +264,10 @@ fn ctrl_c_between_steps_stops_the_sweep_and_keeps_finished_steps() {
     let mut line = String::new();
     loop {
         line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "the sweep ended before step 2:\n{seen}");
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the sweep ended before step 2:\n{seen}"
+        );
         seen.push_str(&line);
         if line.contains("step 2 of 3") {
             // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
@@ -153,21 +280,50 @@ fn ctrl_c_between_steps_stops_the_sweep_and_keeps_finished_steps() {
     seen.push_str(&rest);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "stopped by Ctrl-C:\n{seen}");
-    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    let sweep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
     assert_eq!(sweep["interrupted"], true, "{sweep}");
-    assert!(sweep["stopped"]["why"].as_str().unwrap().contains("Ctrl-C"), "{sweep}");
+    assert!(
+        sweep["stopped"]["why"].as_str().unwrap().contains("Ctrl-C"),
+        "{sweep}"
+    );
     let steps = sweep["steps"].as_array().unwrap();
     assert!(!steps.is_empty() && steps.len() <= 2, "{sweep}");
-    assert_eq!((steps[0]["load"].as_f64(), steps[0]["interrupted"].as_bool()), (Some(1.0), Some(false)), "step 1 kept whole: {sweep}");
+    assert_eq!(
+        (steps[0]["load"].as_f64(), steps[0]["interrupted"].as_bool()),
+        (Some(1.0), Some(false)),
+        "step 1 kept whole: {sweep}"
+    );
     let first = load(&out_dir.join(steps[0]["file"].as_str().unwrap()));
-    assert_eq!(first.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Measure && a.outcome.is_success()).count(), 8);
+    assert_eq!(
+        first
+            .attempts
+            .iter()
+            .filter(|a| a.phase == tracelab_core::Phase::Measure && a.outcome.is_success())
+            .count(),
+        8
+    );
     if let Some(second) = steps.get(1) {
-        assert_eq!(second["interrupted"], true, "step 2 was stopped, not run to its end: {sweep}");
+        assert_eq!(
+            second["interrupted"], true,
+            "step 2 was stopped, not run to its end: {sweep}"
+        );
         let trace = load(&out_dir.join(second["file"].as_str().unwrap()));
-        let measured = trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Measure && a.outcome.is_success()).count();
-        assert!(measured < 8, "step 2 stopped before it measured its 8 requests ({measured})");
+        let measured = trace
+            .attempts
+            .iter()
+            .filter(|a| a.phase == tracelab_core::Phase::Measure && a.outcome.is_success())
+            .count();
+        assert!(
+            measured < 8,
+            "step 2 stopped before it measured its 8 requests ({measured})"
+        );
     }
-    assert!(!out_dir.join("step-03-concurrency-4.jsonl").exists(), "step 3 never begun");
+    assert!(
+        !out_dir.join("step-03-concurrency-4.jsonl").exists(),
+        "step 3 never begun"
+    );
     assert!(seen.contains("Ctrl-C"), "{seen}");
 }
 
@@ -175,24 +331,57 @@ fn ctrl_c_between_steps_stops_the_sweep_and_keeps_finished_steps() {
 fn a_rate_sweep_takes_arrival_and_burstiness() {
     // main refused both with "required: --rate": record's flags asked for the one rate a sweep
     // never takes.
-    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(2), Duration::from_millis(1), 2));
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(2), Duration::from_millis(1), 2)
+    });
     let dir = temp_dir("sweep-arrival");
     let p = super::prompts(&dir, &["a", "b"]);
-    for (name, shape) in [("constant", &["--arrival", "constant"][..]), ("bursty", &["--arrival", "poisson", "--burstiness", "0.5"][..])] {
+    for (name, shape) in [
+        ("constant", &["--arrival", "constant"][..]),
+        (
+            "bursty",
+            &["--arrival", "poisson", "--burstiness", "0.5"][..],
+        ),
+    ] {
         let out_dir = dir.join(name);
         let out = run(tracelab()
-            .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe", "--keep-going"])
-            .args(["--prompts".as_ref(), p.as_os_str(), "--output-dir".as_ref(), out_dir.as_os_str()])
+            .args([
+                "sweep",
+                "--base-url",
+                &server.base_url(),
+                "--model",
+                "m",
+                "--gpu",
+                "off",
+                "--no-runtime-probe",
+                "--keep-going",
+            ])
+            .args([
+                "--prompts".as_ref(),
+                p.as_os_str(),
+                "--output-dir".as_ref(),
+                out_dir.as_os_str(),
+            ])
             .args(["--rates", "20,40", "--repetitions", "2", "--warmup", "0"])
             .args(shape));
-        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
-        let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sweep: Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+                .unwrap();
         let steps = sweep["steps"].as_array().unwrap();
         assert_eq!(steps.len(), 2, "{name}: {sweep}");
         for step in steps {
             let trace = load(&out_dir.join(step["file"].as_str().unwrap()));
             let arrival = format!("{:?}", trace.header.conditions.arrival).to_lowercase();
-            let wanted = if name == "constant" { "constant" } else { "poisson" };
+            let wanted = if name == "constant" {
+                "constant"
+            } else {
+                "poisson"
+            };
             assert!(arrival.contains(wanted), "{name}: {arrival}");
         }
     }
@@ -202,19 +391,55 @@ fn a_rate_sweep_takes_arrival_and_burstiness() {
 fn a_sweep_whose_prompts_have_no_rubrics_says_why_it_stops() {
     // Without rubrics every success is "quality not evaluated", so the joint rate is 0 % at
     // any load: main stopped "saturated" at step 1 and named no cause.
-    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(2), Duration::from_millis(1), 2));
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(2), Duration::from_millis(1), 2)
+    });
     let dir = temp_dir("sweep-no-rubric");
     let p = super::prompts(&dir, &["a", "b"]);
     let out_dir = dir.join("sweep");
     let out = run(tracelab()
-        .args(["sweep", "--base-url", &server.base_url(), "--model", "m", "--gpu", "off", "--no-runtime-probe"])
-        .args(["--prompts".as_ref(), p.as_os_str(), "--output-dir".as_ref(), out_dir.as_os_str()])
-        .args(["--concurrencies", "1,2", "--repetitions", "20", "--warmup", "0"]));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+        .args([
+            "sweep",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--gpu",
+            "off",
+            "--no-runtime-probe",
+        ])
+        .args([
+            "--prompts".as_ref(),
+            p.as_os_str(),
+            "--output-dir".as_ref(),
+            out_dir.as_os_str(),
+        ])
+        .args([
+            "--concurrencies",
+            "1,2",
+            "--repetitions",
+            "20",
+            "--warmup",
+            "0",
+        ]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sweep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
     let why = sweep["stopped"]["why"].as_str().unwrap_or_default();
-    assert!(why.contains("no rubrics") && why.contains("ttft_p95"), "the stop names the cause and what to do: {sweep}");
+    assert!(
+        why.contains("no rubrics") && why.contains("ttft_p95"),
+        "the stop names the cause and what to do: {sweep}"
+    );
     assert!(!why.contains("saturated"), "it is not the load: {why}");
-    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(said.contains("no rubrics"), "{said}");
 }

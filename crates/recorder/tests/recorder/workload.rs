@@ -22,16 +22,28 @@ fn spread(mut v: Vec<f64>) -> (f64, f64, f64) {
 
 fn replay_against_the_scripted_server(name: &str, replay: Replay) {
     let path = fixtures("workloads").join(name);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+    let bytes = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
     let w = workload::read(name, &bytes).unwrap();
     let planned = w.replay(&replay).unwrap();
-    assert!(planned.requests.len() >= 20, "{name}: a window worth checking ({} requests)", planned.requests.len());
+    assert!(
+        planned.requests.len() >= 20,
+        "{name}: a window worth checking ({} requests)",
+        planned.requests.len()
+    );
 
-    let server = ScriptedServer::start_with_threads(2, |_| Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3));
+    let server = ScriptedServer::start_with_threads(2, |_| {
+        Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3)
+    });
     server.tokenize_words();
     let dir = temp_dir(&format!("workload-{name}"));
     let out = dir.join("replay.jsonl");
-    let mut args: Vec<String> = vec!["--workload".into(), path.display().to_string(), "--speedup".into(), replay.speedup.to_string()];
+    let mut args: Vec<String> = vec![
+        "--workload".into(),
+        path.display().to_string(),
+        "--speedup".into(),
+        replay.speedup.to_string(),
+    ];
     args.extend(["--from".into(), replay.from_s.to_string()]);
     if let Some(f) = replay.for_s {
         args.extend(["--for".into(), f.to_string()]);
@@ -39,8 +51,16 @@ fn replay_against_the_scripted_server(name: &str, replay: Replay) {
     if let Some(m) = replay.max_idle_s {
         args.extend(["--max-idle".into(), m.to_string()]);
     }
-    let output = Record::new(&out).server(&server).args(&args).args(["--warmup", "2"]).run();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = Record::new(&out)
+        .server(&server)
+        .args(&args)
+        .args(["--warmup", "2"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 
     // The header: the file by name and hash, the replay's parameters, lengths measured.
     let text = std::fs::read_to_string(&out).unwrap();
@@ -52,27 +72,60 @@ fn replay_against_the_scripted_server(name: &str, replay: Replay) {
     assert_eq!(record["speedup"], replay.speedup);
     assert_eq!(record["input_lengths"]["method"], "tokenizer");
     assert_eq!(record["input_lengths"]["words_per_token"], 1.0);
-    assert!(!record.to_string().contains(&*fixtures("workloads").display().to_string()), "never a local path");
+    assert!(
+        !record
+            .to_string()
+            .contains(&*fixtures("workloads").display().to_string()),
+        "never a local path"
+    );
     assert_eq!(header["conditions"]["arrival"], "workload");
 
     // Intended starts are the file's times, to the microsecond; actual starts lag by what the
     // card reports as the client lag.
     let trace = load(&out);
-    let mut measured: Vec<_> = trace.attempts.iter().filter(|a| a.phase == tracelab_core::Phase::Measure).collect();
-    measured.sort_by(|a, b| a.intended_start_ms.unwrap().total_cmp(&b.intended_start_ms.unwrap()));
+    let mut measured: Vec<_> = trace
+        .attempts
+        .iter()
+        .filter(|a| a.phase == tracelab_core::Phase::Measure)
+        .collect();
+    measured.sort_by(|a, b| {
+        a.intended_start_ms
+            .unwrap()
+            .total_cmp(&b.intended_start_ms.unwrap())
+    });
     assert_eq!(measured.len(), planned.requests.len());
-    assert_eq!(trace.attempts.len() - measured.len(), 2, "two warm-up requests");
+    assert_eq!(
+        trace.attempts.len() - measured.len(),
+        2,
+        "two warm-up requests"
+    );
     let origin = measured[0].intended_start_ms.unwrap();
     for (a, p) in measured.iter().zip(&planned.requests) {
-        assert!((a.intended_start_ms.unwrap() - origin - p.at_ms).abs() <= 0.0015, "{}: intended {} vs file {}", a.id, a.intended_start_ms.unwrap() - origin, p.at_ms);
+        assert!(
+            (a.intended_start_ms.unwrap() - origin - p.at_ms).abs() <= 0.0015,
+            "{}: intended {} vs file {}",
+            a.id,
+            a.intended_start_ms.unwrap() - origin,
+            p.at_ms
+        );
         assert!(a.outcome.is_success(), "{}: {:?}", a.id, a.detail);
     }
-    let lag = tracelab_core::lag::client_lag(&trace).expect("a replay is an open loop: the card reports its client lag");
-    let start_err: Vec<f64> = measured.iter().zip(&planned.requests).map(|(a, p)| a.start_ms.unwrap() - origin - p.at_ms).collect();
-    assert!(start_err.iter().all(|e| *e >= -0.0015 && *e <= lag.max_ms + 0.0015));
+    let lag = tracelab_core::lag::client_lag(&trace)
+        .expect("a replay is an open loop: the card reports its client lag");
+    let start_err: Vec<f64> = measured
+        .iter()
+        .zip(&planned.requests)
+        .map(|(a, p)| a.start_ms.unwrap() - origin - p.at_ms)
+        .collect();
+    assert!(start_err
+        .iter()
+        .all(|e| *e >= -0.0015 && *e <= lag.max_ms + 0.0015));
     // The server's own receipts, on its clock, against the file's gaps (first receipt = 0).
     let completions = server.completions();
-    let received: Vec<_> = completions.iter().filter(|r| r.key.split(' ').count() > 0).collect();
+    let received: Vec<_> = completions
+        .iter()
+        .filter(|r| r.key.split(' ').count() > 0)
+        .collect();
     let measured_receipts: Vec<_> = received[received.len() - planned.requests.len()..].to_vec();
     let first = measured_receipts[0].received;
     let server_err: Vec<f64> = measured_receipts
@@ -92,25 +145,42 @@ fn replay_against_the_scripted_server(name: &str, replay: Replay) {
     );
     // Loopback adds the connect and the body's transfer, and on a shared CPU the server's own
     // runtime can be late too: a loose bound, the client-side check above is the exact one.
-    assert!(rmax <= lag.max_ms + 250.0, "the server saw the sends within the card's client lag and 250 ms of loopback: {rmax} ms");
+    assert!(
+        rmax <= lag.max_ms + 250.0,
+        "the server saw the sends within the card's client lag and 250 ms of loopback: {rmax} ms"
+    );
 
     // Lengths as asked: one word per token at this server, so the prompt's words are the file's
     // input tokens; max_tokens is its output tokens (compared as sorted lists: receipt order
     // may differ from send order by a few µs).
-    let mut words: Vec<u32> = measured_receipts.iter().map(|r| r.key.split(' ').count() as u32).collect();
+    let mut words: Vec<u32> = measured_receipts
+        .iter()
+        .map(|r| r.key.split(' ').count() as u32)
+        .collect();
     let mut asked_in: Vec<u32> = planned.requests.iter().map(|p| p.input_tokens).collect();
     words.sort_unstable();
     asked_in.sort_unstable();
     assert_eq!(words, asked_in);
-    let mut max_tokens: Vec<u64> = measured_receipts.iter().map(|r| r.max_tokens.unwrap()).collect();
-    let mut asked_out: Vec<u64> = planned.requests.iter().map(|p| u64::from(p.output_tokens)).collect();
+    let mut max_tokens: Vec<u64> = measured_receipts
+        .iter()
+        .map(|r| r.max_tokens.unwrap())
+        .collect();
+    let mut asked_out: Vec<u64> = planned
+        .requests
+        .iter()
+        .map(|p| u64::from(p.output_tokens))
+        .collect();
     max_tokens.sort_unstable();
     asked_out.sort_unstable();
     assert_eq!(max_tokens, asked_out);
     // Each attempt keeps the file's lengths beside what the server served.
     for line in text.lines().filter(|l| l.contains("\"phase\":\"measure\"")) {
         let v: Value = serde_json::from_str(line).unwrap();
-        let p = &planned.requests[planned.requests.iter().position(|p| format!("req-{}", p.index) == v["id"]).unwrap()];
+        let p = &planned.requests[planned
+            .requests
+            .iter()
+            .position(|p| format!("req-{}", p.index) == v["id"])
+            .unwrap()];
         assert_eq!(v["intended_input_tokens"], p.input_tokens);
         assert_eq!(v["intended_output_tokens"], p.output_tokens);
         assert_eq!(v["prompt_index"], p.index);
@@ -119,13 +189,20 @@ fn replay_against_the_scripted_server(name: &str, replay: Replay) {
     // Prefix reuse is real: a repeat is a request with a block sent before, and requests that
     // share their first block share its text.
     let seen = blocks_seen_before(&planned.requests);
-    let repeats = measured.iter().filter(|a| a.prompt.as_ref().is_some_and(|p| p.repeat)).count();
+    let repeats = measured
+        .iter()
+        .filter(|a| a.prompt.as_ref().is_some_and(|p| p.repeat))
+        .count();
     assert_eq!(repeats, seen.iter().filter(|&&b| b > 0).count());
     if !planned.requests[0].blocks.is_empty() {
         assert!(repeats > 0, "{name}: the window shares blocks");
-        let first_block = |r: &&&super::server::RequestLog| r.key.split(' ').take(512).collect::<Vec<_>>().join(" ");
-        let distinct_texts: std::collections::HashSet<String> = measured_receipts.iter().map(|r| first_block(&r)).collect();
-        let distinct_ids: std::collections::HashSet<u64> = planned.requests.iter().map(|p| p.blocks[0]).collect();
+        let first_block = |r: &&&super::server::RequestLog| {
+            r.key.split(' ').take(512).collect::<Vec<_>>().join(" ")
+        };
+        let distinct_texts: std::collections::HashSet<String> =
+            measured_receipts.iter().map(|r| first_block(&r)).collect();
+        let distinct_ids: std::collections::HashSet<u64> =
+            planned.requests.iter().map(|p| p.blocks[0]).collect();
         assert_eq!(distinct_texts.len(), distinct_ids.len());
     }
 }
@@ -134,7 +211,12 @@ fn replay_against_the_scripted_server(name: &str, replay: Replay) {
 fn azure_conversation_window_replayed_at_ten_times() {
     replay_against_the_scripted_server(
         "AzureLLMInferenceTrace_conv.csv",
-        Replay { speedup: 10.0, from_s: 60.0, for_s: Some(20.0), max_idle_s: Some(0.5) },
+        Replay {
+            speedup: 10.0,
+            from_s: 60.0,
+            for_s: Some(20.0),
+            max_idle_s: Some(0.5),
+        },
     );
 }
 
@@ -142,13 +224,20 @@ fn azure_conversation_window_replayed_at_ten_times() {
 fn mooncake_conversation_window_replayed_at_five_times() {
     replay_against_the_scripted_server(
         "mooncake_conversation_trace.jsonl",
-        Replay { speedup: 5.0, from_s: 0.0, for_s: Some(10.0), max_idle_s: None },
+        Replay {
+            speedup: 5.0,
+            from_s: 0.0,
+            for_s: Some(10.0),
+            max_idle_s: None,
+        },
     );
 }
 
 #[test]
 fn a_bad_workload_names_file_line_and_field_and_sends_nothing() {
-    let server = ScriptedServer::start(|_| Script::ok(Duration::from_millis(1), Duration::from_millis(1), 2));
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(1), Duration::from_millis(1), 2)
+    });
     let dir = temp_dir("workload-bad");
     for (name, text, says) in [
         ("decreasing.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:15:46.68,10,5\r\n2023-11-16 18:15:40.00,10,5", "decreasing.csv, line 3, field `TIMESTAMP`"),
@@ -175,36 +264,92 @@ fn a_bad_workload_names_file_line_and_field_and_sends_nothing() {
 #[test]
 fn simulated_replay_of_the_real_files_arrives_at_their_times() {
     for (name, replay) in [
-        ("AzureLLMInferenceTrace_code.csv", Replay { speedup: 10.0, from_s: 30.0, for_s: Some(120.0), max_idle_s: Some(0.5) }),
-        ("mooncake_synthetic_trace.jsonl", Replay { speedup: 4.0, from_s: 0.0, for_s: Some(30.0), max_idle_s: None }),
+        (
+            "AzureLLMInferenceTrace_code.csv",
+            Replay {
+                speedup: 10.0,
+                from_s: 30.0,
+                for_s: Some(120.0),
+                max_idle_s: Some(0.5),
+            },
+        ),
+        (
+            "mooncake_synthetic_trace.jsonl",
+            Replay {
+                speedup: 4.0,
+                from_s: 0.0,
+                for_s: Some(30.0),
+                max_idle_s: None,
+            },
+        ),
     ] {
         let path = fixtures("workloads").join(name);
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
         let w = workload::read(name, &bytes).unwrap();
         let planned = w.replay(&replay).unwrap();
-        assert!(planned.requests.len() >= 20, "{name}: a window worth checking ({} requests)", planned.requests.len());
+        assert!(
+            planned.requests.len() >= 20,
+            "{name}: a window worth checking ({} requests)",
+            planned.requests.len()
+        );
         let dir = temp_dir(&format!("simulate-workload-{name}"));
         let simulate = |out: &std::path::Path, seed: &str| {
             let mut cmd = super::tracelab();
-            cmd.args(["simulate", "--slots", "2", "--service", "exponential:0.4", "--seed", seed, "--workload"]).arg(&path);
-            cmd.args(["--speedup", &replay.speedup.to_string(), "--from", &replay.from_s.to_string(), "--for", &replay.for_s.unwrap().to_string()]);
+            cmd.args([
+                "simulate",
+                "--slots",
+                "2",
+                "--service",
+                "exponential:0.4",
+                "--seed",
+                seed,
+                "--workload",
+            ])
+            .arg(&path);
+            cmd.args([
+                "--speedup",
+                &replay.speedup.to_string(),
+                "--from",
+                &replay.from_s.to_string(),
+                "--for",
+                &replay.for_s.unwrap().to_string(),
+            ]);
             if let Some(m) = replay.max_idle_s {
                 cmd.args(["--max-idle", &m.to_string()]);
             }
             let output = cmd.arg("--output").arg(out).output().unwrap();
-            assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+            assert!(
+                output.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
             std::fs::read_to_string(out).unwrap()
         };
         let text = simulate(&dir.join("a.jsonl"), "5");
-        assert_eq!(text, simulate(&dir.join("b.jsonl"), "5"), "{name}: the same seed writes the same trace");
-        assert_ne!(text, simulate(&dir.join("c.jsonl"), "6"), "{name}: the seed draws the service times");
+        assert_eq!(
+            text,
+            simulate(&dir.join("b.jsonl"), "5"),
+            "{name}: the same seed writes the same trace"
+        );
+        assert_ne!(
+            text,
+            simulate(&dir.join("c.jsonl"), "6"),
+            "{name}: the seed draws the service times"
+        );
 
         let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let record = &header["workload"];
-        assert_eq!((record["file"].as_str(), record["sha256"].as_str()), (Some(name), Some(w.sha256.as_str())));
+        assert_eq!(
+            (record["file"].as_str(), record["sha256"].as_str()),
+            (Some(name), Some(w.sha256.as_str()))
+        );
         assert_eq!(record["simulated"], true);
         assert_eq!(record["requests"], planned.requests.len());
-        assert!(!text.contains(&*fixtures("workloads").display().to_string()), "never a local path");
+        assert!(
+            !text.contains(&*fixtures("workloads").display().to_string()),
+            "never a local path"
+        );
         assert_eq!(header["simulation"]["load"]["kind"], "workload");
         assert_eq!(header["simulation"]["requests"], planned.requests.len());
         assert_eq!(header["conditions"]["arrival"], "workload");
@@ -212,16 +357,34 @@ fn simulated_replay_of_the_real_files_arrives_at_their_times() {
 
         let trace = load(&dir.join("a.jsonl"));
         assert_eq!(trace.attempts.len(), planned.requests.len());
-        let worst = trace.attempts.iter().zip(&planned.requests).map(|(a, p)| (a.intended_start_ms.unwrap() - p.at_ms).abs()).fold(0.0, f64::max);
+        let worst = trace
+            .attempts
+            .iter()
+            .zip(&planned.requests)
+            .map(|(a, p)| (a.intended_start_ms.unwrap() - p.at_ms).abs())
+            .fold(0.0, f64::max);
         eprintln!(
             "{name}: simulated {} arrivals over {:.3} s; worst |intended start − file time| {worst:.6} ms",
             planned.requests.len(),
             planned.requests.last().unwrap().at_ms / 1000.0
         );
-        assert!(worst <= 0.0005, "{name}: to the microsecond, worst {worst} ms");
-        for (line, p) in text.lines().filter(|l| l.contains("\"kind\":\"attempt\"")).zip(&planned.requests) {
+        assert!(
+            worst <= 0.0005,
+            "{name}: to the microsecond, worst {worst} ms"
+        );
+        for (line, p) in text
+            .lines()
+            .filter(|l| l.contains("\"kind\":\"attempt\""))
+            .zip(&planned.requests)
+        {
             let v: Value = serde_json::from_str(line).unwrap();
-            assert_eq!((v["intended_input_tokens"].as_u64(), v["intended_output_tokens"].as_u64()), (Some(p.input_tokens.into()), Some(p.output_tokens.into())));
+            assert_eq!(
+                (
+                    v["intended_input_tokens"].as_u64(),
+                    v["intended_output_tokens"].as_u64()
+                ),
+                (Some(p.input_tokens.into()), Some(p.output_tokens.into()))
+            );
         }
     }
 
@@ -232,17 +395,36 @@ fn simulated_replay_of_the_real_files_arrives_at_their_times() {
     let out = dir.join("out.jsonl");
     let run = |extra: &[&str]| {
         let mut cmd = super::tracelab();
-        cmd.args(["simulate", "--slots", "1", "--service", "fixed:1", "--seed", "1", "--workload"]).arg(&bad).args(extra).arg("--output").arg(&out);
+        cmd.args([
+            "simulate",
+            "--slots",
+            "1",
+            "--service",
+            "fixed:1",
+            "--seed",
+            "1",
+            "--workload",
+        ])
+        .arg(&bad)
+        .args(extra)
+        .arg("--output")
+        .arg(&out);
         cmd.output().unwrap()
     };
     let output = run(&[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("decreasing.csv, line 3, field `TIMESTAMP`") && stderr.contains("nothing was simulated"), "{stderr}");
+    assert!(
+        stderr.contains("decreasing.csv, line 3, field `TIMESTAMP`")
+            && stderr.contains("nothing was simulated"),
+        "{stderr}"
+    );
     assert!(!stderr.contains(&*dir.display().to_string()), "{stderr}");
     assert!(!out.exists());
     let output = run(&["--requests", "5"]);
-    assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--requests"));
+    assert!(
+        !output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--requests")
+    );
     assert!(!out.exists());
 }
 
@@ -257,21 +439,51 @@ fn simulated_replay_of_the_real_files_arrives_at_their_times() {
 fn simulated_service_follows_the_files_output_tokens() {
     let name = "AzureLLMInferenceTrace_conv.csv";
     let path = fixtures("workloads").join(name);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+    let bytes = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
     let w = workload::read(name, &bytes).unwrap();
-    let replay = Replay { speedup: 10.0, from_s: 0.0, for_s: Some(120.0), max_idle_s: None };
+    let replay = Replay {
+        speedup: 10.0,
+        from_s: 0.0,
+        for_s: Some(120.0),
+        max_idle_s: None,
+    };
     let planned = w.replay(&replay).unwrap();
     let dir = temp_dir("simulate-per-token");
     let simulate = |out: &std::path::Path, extra: &[&str]| {
         let mut cmd = super::tracelab();
-        cmd.args(["simulate", "--slots", "10000", "--service", "fixed:0.05", "--seed", "3", "--speedup", "10", "--for", "120", "--workload"]).arg(&path);
+        cmd.args([
+            "simulate",
+            "--slots",
+            "10000",
+            "--service",
+            "fixed:0.05",
+            "--seed",
+            "3",
+            "--speedup",
+            "10",
+            "--for",
+            "120",
+            "--workload",
+        ])
+        .arg(&path);
         let output = cmd.args(extra).arg("--output").arg(out).output().unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         std::fs::read_to_string(out).unwrap()
     };
-    let text = simulate(&dir.join("tokens.jsonl"), &["--service-per-output-token", "0.01"]);
+    let text = simulate(
+        &dir.join("tokens.jsonl"),
+        &["--service-per-output-token", "0.01"],
+    );
     let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(header["simulation"]["tokens"], serde_json::json!({"per_input_token_s": 0.0, "per_output_token_s": 0.01}));
+    assert_eq!(
+        header["simulation"]["tokens"],
+        serde_json::json!({"per_input_token_s": 0.0, "per_output_token_s": 0.01})
+    );
     let said = header["workload"]["service"].as_str().unwrap();
     assert!(said.contains("+ 0.01 s × its output tokens"), "{said}");
     let trace = load(&dir.join("tokens.jsonl"));
@@ -280,27 +492,78 @@ fn simulated_service_follows_the_files_output_tokens() {
         .attempts
         .iter()
         .zip(&planned.requests)
-        .map(|(a, p)| (a.e2e_ms.unwrap() - (50.0 + 10.0 * p.output_tokens as f64)).abs().max((a.ttft_ms.unwrap() - 10.0).abs()))
+        .map(|(a, p)| {
+            (a.e2e_ms.unwrap() - (50.0 + 10.0 * p.output_tokens as f64))
+                .abs()
+                .max((a.ttft_ms.unwrap() - 10.0).abs())
+        })
         .fold(0.0, f64::max);
-    let (lo, hi) = (planned.requests.iter().map(|p| p.output_tokens).min().unwrap(), planned.requests.iter().map(|p| p.output_tokens).max().unwrap());
+    let (lo, hi) = (
+        planned
+            .requests
+            .iter()
+            .map(|p| p.output_tokens)
+            .min()
+            .unwrap(),
+        planned
+            .requests
+            .iter()
+            .map(|p| p.output_tokens)
+            .max()
+            .unwrap(),
+    );
     eprintln!("{name}: {} simulated requests, output tokens {lo}–{hi}; worst |e2e − (0.05 s + 0.01 s × output)| {worst:.6} ms", planned.requests.len());
     assert!(worst <= 0.001, "{worst} ms");
     assert!(hi > lo, "the window's lengths differ");
-    let card = String::from_utf8(super::tracelab().arg("report").arg(dir.join("tokens.jsonl")).output().unwrap().stdout).unwrap();
-    assert!(card.contains("fixed 0.05 s + 0.01 s per output token"), "{card}");
+    let card = String::from_utf8(
+        super::tracelab()
+            .arg("report")
+            .arg(dir.join("tokens.jsonl"))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        card.contains("fixed 0.05 s + 0.01 s per output token"),
+        "{card}"
+    );
 
     // Without it: every request 0.05 s, whatever its length.
     simulate(&dir.join("base.jsonl"), &[]);
     let base = load(&dir.join("base.jsonl"));
-    assert!(base.attempts.iter().all(|a| (a.e2e_ms.unwrap() - 50.0).abs() < 0.001));
-    let header: Value = serde_json::from_str(std::fs::read_to_string(dir.join("base.jsonl")).unwrap().lines().next().unwrap()).unwrap();
-    assert!(header["workload"]["service"].as_str().unwrap().contains("do not drive them"));
+    assert!(base
+        .attempts
+        .iter()
+        .all(|a| (a.e2e_ms.unwrap() - 50.0).abs() < 0.001));
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(dir.join("base.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(header["workload"]["service"]
+        .as_str()
+        .unwrap()
+        .contains("do not drive them"));
 
     // Refused: on a trace's measured service; without a workload.
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/ten-requests.jsonl");
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../public/samples/ten-requests.jsonl");
     let out = dir.join("refused.jsonl");
     let output = super::tracelab()
-        .args(["simulate", "--slots", "2", "--seed", "1", "--service-per-output-token", "0.01", "--workload"])
+        .args([
+            "simulate",
+            "--slots",
+            "2",
+            "--seed",
+            "1",
+            "--service-per-output-token",
+            "0.01",
+            "--workload",
+        ])
         .arg(&path)
         .arg("--service")
         .arg(format!("trace:{}", sample.display()))
@@ -308,13 +571,36 @@ fn simulated_service_follows_the_files_output_tokens() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&output.stderr).contains("already hold their own lengths"), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("already hold their own lengths"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let output = super::tracelab()
-        .args(["simulate", "--slots", "2", "--seed", "1", "--service", "fixed:1", "--rate", "1", "--requests", "3", "--service-per-output-token", "0.01", "--output"])
+        .args([
+            "simulate",
+            "--slots",
+            "2",
+            "--seed",
+            "1",
+            "--service",
+            "fixed:1",
+            "--rate",
+            "1",
+            "--requests",
+            "3",
+            "--service-per-output-token",
+            "0.01",
+            "--output",
+        ])
         .arg(&out)
         .output()
         .unwrap();
-    assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--workload"), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        !output.status.success() && String::from_utf8_lossy(&output.stderr).contains("--workload"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(!out.exists());
 }
 
@@ -326,24 +612,55 @@ fn simulated_service_follows_the_files_output_tokens() {
 fn a_simulated_workload_sweep_at_several_speedups() {
     let name = "mooncake_conversation_trace.jsonl";
     let path = fixtures("workloads").join(name);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
+    let bytes = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{} ({e}): {FIXTURES_MISSING}", path.display()));
     let w = workload::read(name, &bytes).unwrap();
     let dir = temp_dir("simulate-workload-sweep");
     let out_dir = dir.join("sweep");
     let output = super::tracelab()
-        .args(["simulate-sweep", "--slots", "8", "--service", "exponential:0.2", "--service-per-output-token", "0.002", "--seed", "9", "--for", "300"])
-        .args(["--speedups", "1,4,16", "--threshold", "2", "--target", "joint_rate>=0.8", "--keep-going", "--workload"])
+        .args([
+            "simulate-sweep",
+            "--slots",
+            "8",
+            "--service",
+            "exponential:0.2",
+            "--service-per-output-token",
+            "0.002",
+            "--seed",
+            "9",
+            "--for",
+            "300",
+        ])
+        .args([
+            "--speedups",
+            "1,4,16",
+            "--threshold",
+            "2",
+            "--target",
+            "joint_rate>=0.8",
+            "--keep-going",
+            "--workload",
+        ])
         .arg(&path)
         .arg("--output-dir")
         .arg(&out_dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     println!("{stdout}");
-    let sweep: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap()).unwrap();
+    let sweep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
     assert_eq!(sweep["kind"], "speedup");
-    assert_eq!(sweep["simulated"]["load"]["sha256"].as_str(), Some(w.sha256.as_str()));
+    assert_eq!(
+        sweep["simulated"]["load"]["sha256"].as_str(),
+        Some(w.sha256.as_str())
+    );
     assert_eq!(sweep["simulated"]["tokens"]["per_output_token_s"], 0.002);
     let steps = sweep["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3, "--keep-going: {sweep}");
@@ -351,15 +668,32 @@ fn a_simulated_workload_sweep_at_several_speedups() {
         let text = std::fs::read_to_string(out_dir.join(s["file"].as_str().unwrap())).unwrap();
         let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         assert_eq!(header["workload"]["speedup"].as_f64(), Some(speedup));
-        assert_eq!(header["workload"]["sha256"].as_str(), Some(w.sha256.as_str()));
+        assert_eq!(
+            header["workload"]["sha256"].as_str(),
+            Some(w.sha256.as_str())
+        );
         assert_eq!(header["simulation"]["tokens"]["per_output_token_s"], 0.002);
-        let planned = w.replay(&Replay { speedup, from_s: 0.0, for_s: Some(300.0), max_idle_s: None }).unwrap();
+        let planned = w
+            .replay(&Replay {
+                speedup,
+                from_s: 0.0,
+                for_s: Some(300.0),
+                max_idle_s: None,
+            })
+            .unwrap();
         assert_eq!(header["workload"]["requests"], planned.requests.len());
         let first: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
-        assert_eq!(first["intended_output_tokens"].as_u64(), Some(planned.requests[0].output_tokens.into()));
+        assert_eq!(
+            first["intended_output_tokens"].as_u64(),
+            Some(planned.requests[0].output_tokens.into())
+        );
     }
     assert!(stdout.starts_with("Simulated, not measured"), "{stdout}");
     assert!(stdout.contains("speed-up 16×"), "{stdout}");
-    let cap = super::tracelab().arg("capacity").arg(&out_dir).output().unwrap();
+    let cap = super::tracelab()
+        .arg("capacity")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
     assert!(cap.status.success() && String::from_utf8_lossy(&cap.stdout).contains("Capacity:"));
 }
