@@ -127,14 +127,11 @@ pub(crate) fn run_fuzzers(seconds: u64) -> Result {
             .output()
             .map_err(|e| format!("could not start cargo fuzz: {e}"))?;
         let log = String::from_utf8_lossy(&out.stderr);
-        let runs = log
-            .lines()
-            .filter_map(|l| {
-                l.strip_prefix("Done ")
-                    .and_then(|r| r.split_whitespace().next())
-                    .and_then(|n| n.parse::<u64>().ok())
-            })
-            .last();
+        let runs = log.lines().rev().find_map(|l| {
+            l.strip_prefix("Done ")
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|n| n.parse::<u64>().ok())
+        });
         match (out.status.success(), runs) {
             (true, Some(n)) => {
                 eprintln!("xtask: fuzz {target}: {n} executions in {seconds} s, nothing found");

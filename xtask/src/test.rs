@@ -1,4 +1,5 @@
-//! `cargo xtask test`: every test — every target built (benches too), the workspace's unit and
+//! `cargo xtask test`: every test — rustfmt's layout and clippy's lints (warnings are errors),
+//! every target built (benches too), the workspace's unit and
 //! integration tests, the recorder against llama.cpp's real server, a smoke of each fuzz
 //! target, the release build and its budget, then the pages end to end in headless Chromium.
 
@@ -21,6 +22,8 @@ pub(crate) fn test(rest: &[String]) -> Result {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root().join("target"), std::path::PathBuf::from);
     warn_if_disk_is_short(&target, 6_000_000_000, "`cargo xtask test`");
+    // Layout and lints first: they take seconds to a few minutes and fail before the long part.
+    lint()?;
     install_tools(true)?;
     let llama_python = ensure(&Venv::llama_server())?.join("bin").join("python");
     let llama_server = ensure_llama_server()?;
@@ -85,4 +88,30 @@ pub(crate) fn test(rest: &[String]) -> Result {
         .current_dir(root()))?;
     eprintln!("xtask: every test passed");
     Ok(())
+}
+
+/// `cargo fmt --check` over the workspace and the fuzz workspace, then clippy over every target
+/// with warnings denied: a tree that is not formatted or lints dirty fails here, with the
+/// command that fixes or shows it.
+fn lint() -> Result {
+    for manifest in ["Cargo.toml", "fuzz/Cargo.toml"] {
+        run(Command::new(cargo())
+            .args(["fmt", "--all", "--check", "--manifest-path", manifest])
+            .current_dir(root()))
+        .map_err(|e| {
+            format!("{e}: the tree is not formatted; run `cargo fmt --all` (and in fuzz/)")
+        })?;
+    }
+    run(Command::new(cargo())
+        .args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ])
+        .current_dir(root()))
+    .map_err(|e| format!("{e}: clippy found warnings (denied); see them with `cargo clippy --workspace --all-targets`"))
 }

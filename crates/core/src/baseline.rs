@@ -402,13 +402,13 @@ fn reruns(others: &OtherRuns) -> BaselineCheck {
     };
     let en = format!(
         "{en}{}{}",
-        between(&p50, Lang::En).unwrap_or_default(),
-        between(&tail, Lang::En).unwrap_or_default()
+        between(p50, Lang::En).unwrap_or_default(),
+        between(tail, Lang::En).unwrap_or_default()
     );
     let zh = format!(
         "{zh}{}{}",
-        between(&p50, Lang::Zh).unwrap_or_default(),
-        between(&tail, Lang::Zh).unwrap_or_default()
+        between(p50, Lang::Zh).unwrap_or_default(),
+        between(tail, Lang::Zh).unwrap_or_default()
     );
     check("reruns", name, status, Text::new(en, zh))
 }

@@ -46,6 +46,8 @@ pub struct ClientP50 {
     pub hi: Option<f64>,
 }
 
+// One summary per card: boxing the measured variant would save nothing worth the indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineSummary {
     /// No engine metrics were scraped: nothing can be said about the engine.

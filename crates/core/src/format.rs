@@ -259,6 +259,22 @@ pub fn change(c: &Change, lang: Lang) -> String {
     format!("{} {} → {}", c.name.get(lang), side(c.from), side(c.to))
 }
 
+/// A run's arrival process (the header's `conditions.arrival`) for a page: in Chinese the words,
+/// with the header's own code in brackets.
+pub fn arrival(code: &str, lang: Lang) -> String {
+    let zh = match code {
+        "constant" => "等间隔",
+        "poisson" => "泊松",
+        "closed" => "闭环",
+        "workload" => "按负载文件的时间",
+        _ => return code.to_string(),
+    };
+    match lang {
+        Lang::En => code.to_string(),
+        Lang::Zh => format!("{zh}（{code}）"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,21 +350,5 @@ mod tests {
         assert_eq!(duration_ms(1148.0), "1.148 s");
         assert_eq!(duration_ms(412.3), "412.3 ms");
         assert_eq!(duration_ms(0.0), "0 s");
-    }
-}
-
-/// A run's arrival process (the header's `conditions.arrival`) for a page: in Chinese the words,
-/// with the header's own code in brackets.
-pub fn arrival(code: &str, lang: Lang) -> String {
-    let zh = match code {
-        "constant" => "等间隔",
-        "poisson" => "泊松",
-        "closed" => "闭环",
-        "workload" => "按负载文件的时间",
-        _ => return code.to_string(),
-    };
-    match lang {
-        Lang::En => code.to_string(),
-        Lang::Zh => format!("{zh}（{code}）"),
     }
 }

@@ -81,7 +81,7 @@ fn edge_texts() -> Vec<(&'static str, String)> {
 fn an_edge_text_cut_anywhere_reads_as_the_whole() {
     for (what, text) in edge_texts() {
         let n = text.chars().count();
-        same(&text, &[text.clone()], what);
+        same(&text, std::slice::from_ref(&text), what);
         for i in 0..=n {
             same(&text, &cut(&text, &[i]), what);
             for j in (i..=n).step_by(5) {

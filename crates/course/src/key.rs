@@ -54,7 +54,7 @@ pub fn answer_sheet<T: Deref<Target = Trace>>(
     course
         .exercises()
         .map(|(lesson, e)| {
-            let trace = sample_of(e).and_then(|s| sample(s));
+            let trace = sample_of(e).and_then(&sample);
             KeyEntry {
                 lesson: lesson.number,
                 exercise: e.id.clone(),

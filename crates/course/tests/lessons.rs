@@ -1446,9 +1446,7 @@ fn the_model_answer_waits_for_an_attempt() {
     );
     // A number's known mistake explains the figure; the teacher's page says only "not yet".
     let t = c.exercise("t1-failure").unwrap();
-    let key = sample("ten-requests.jsonl")
-        .map(|tr| answer_key(t, &tr))
-        .flatten();
+    let key = sample("ten-requests.jsonl").and_then(|tr| answer_key(t, &tr));
     let f = check_for(t, &Answer::Number { value: 19.0 }, key, Audience::Teacher);
     assert!(
         !f.correct && f.expected.is_none() && !f.message.en.contains("20"),

@@ -1125,6 +1125,8 @@ pub fn raise_open_file_limit() -> Option<u64> {
                 limit.rlim_cur = limit.rlim_max;
             }
         }
+        // `rlim_t` is u64 on Linux but not on every target this compiles for.
+        #[allow(clippy::unnecessary_cast)]
         (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur as u64)
     }
     #[cfg(not(unix))]

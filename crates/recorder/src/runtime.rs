@@ -87,7 +87,7 @@ pub async fn probe(
         "/api/version",
         "/openapi.json",
     ]
-    .map(|p| join(p));
+    .map(join);
     let (models, version, props, info, sglang, ollama, openapi) = tokio::join!(
         get(client, models_url, auth),
         get(client, &urls[0], auth),

@@ -3,7 +3,7 @@
 
 /// Round tick positions from 0 to at least `max`: steps of 1, 2 or 5 × 10ⁿ, about `count` of them.
 pub fn ticks(max: f64, count: usize) -> Vec<f64> {
-    if !(max > 0.0) || !max.is_finite() {
+    if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return vec![0.0, 1.0];
     }
     let raw = max / count.max(1) as f64;

@@ -200,7 +200,7 @@ fn skeleton(root: &web_sys::Element, html: &str, tables: &[(&str, fn())]) -> Res
     for (id, build) in tables {
         let details = element(&format!("{id}-box"))?;
         let build = *build;
-        let on_toggle = Closure::<dyn Fn()>::new(move || build());
+        let on_toggle = Closure::<dyn Fn()>::new(build);
         details
             .unchecked_ref::<web_sys::HtmlElement>()
             .set_ontoggle(Some(on_toggle.as_ref().unchecked_ref()));
@@ -364,7 +364,7 @@ pub fn show_distribution(
         h.band = w(l, "heat_band").to_string();
     }
     let root = element(container)?;
-    let html = format!(
+    let html = String::from(
         "<div data-testid=\"heat-box\"></div><p class=\"cap\" id=\"heat-cap\"></p><ul data-testid=\"heat-legend\" id=\"heat-legend\"></ul>\
          <details id=\"heat-table-box\"><summary id=\"heat-sum\"></summary><table class=\"alt-table\" data-testid=\"heat-table\"><thead id=\"heat-head\"></thead><tbody id=\"heat-table\"></tbody></table></details>\
          <canvas id=\"hist-canvas\" data-testid=\"histogram\" height=\"260\" role=\"img\"></canvas><p class=\"cap\" id=\"hist-cap\"></p><ul data-testid=\"hist-legend\" id=\"hist-legend\"></ul>\

@@ -178,7 +178,7 @@ pub fn of_series(x: &[f64]) -> Dependence {
     }
     let mean = x.iter().sum::<f64>() / n as f64;
     let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    if !(var > 0.0) || !var.is_finite() {
+    if var.is_nan() || var <= 0.0 || !var.is_finite() {
         // A constant series says nothing about its swings: the exact interval (which is
         // one-sided at 0 of n or n of n) stands.
         return Dependence {
@@ -341,7 +341,7 @@ impl Index {
     /// times).
     pub fn start_span_ms(&self) -> Option<f64> {
         let (first, last) = (self.series.first()?, self.series.last()?);
-        self.series_timed.then(|| last.start_ms - first.start_ms)
+        self.series_timed.then_some(last.start_ms - first.start_ms)
     }
 
     /// Counted attempts in start order: the failure indicator.

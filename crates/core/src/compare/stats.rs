@@ -53,7 +53,7 @@ pub fn wilson(k: u64, n: u64) -> Option<Bounds> {
 /// Wilson's score interval on `k` of `n` with critical value `z` (k and n need not be whole:
 /// an effective sample's, `dependence`); None when n is not above 0 or k lies outside 0..=n.
 pub fn wilson_z(k: f64, n: f64, z: f64) -> Option<Bounds> {
-    if !(n > 0.0) || k > n || k < 0.0 {
+    if n.is_nan() || n <= 0.0 || k > n || k < 0.0 {
         return None;
     }
     let p = k / n;

@@ -54,6 +54,8 @@ pub struct TraceReader {
     reserve: usize,
 }
 
+// One per reader, alive for one file: its size is not worth boxing the JSON Lines state.
+#[allow(clippy::large_enum_variant)]
 enum Reading {
     /// Only blanks (and a byte order mark) so far: the format is not known yet.
     Unknown(String),

@@ -152,7 +152,7 @@ pub fn compare_loads(
 /// last bin, so two runs drawn on one scale keep every request.
 pub fn histogram(values: &[f64], bins: usize, max: f64) -> Vec<u32> {
     let mut counts = vec![0u32; bins];
-    if bins == 0 || !(max > 0.0) {
+    if bins == 0 || max.is_nan() || max <= 0.0 {
         return counts;
     }
     for &v in values {

@@ -314,7 +314,8 @@ fn connection_close_and_http_1_0_replies_are_never_reused() {
         let addr = raw_server(move |stream, _| {
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut stream = stream;
-            while read_request(&mut reader).is_some() {
+            // One request per connection: the reply says it closes, so a second never comes.
+            if read_request(&mut reader).is_some() {
                 s.fetch_add(1, Ordering::SeqCst);
                 let mut reply = format!("{}{ANSWER}", head(head_line));
                 if http10 {
@@ -322,7 +323,6 @@ fn connection_close_and_http_1_0_replies_are_never_reused() {
                 }
                 let _ = stream.write_all(reply.as_bytes());
                 std::thread::sleep(Duration::from_millis(100));
-                return;
             }
         });
         let ids = ["a", "b", "c", "d"];
@@ -438,10 +438,10 @@ fn the_stated_timing_error_is_against_the_bytes_that_carried_each_event() {
         );
     }
     let Some(timing) = trace.header.client.and_then(|c| c.timing) else {
-        assert!(
-            !cfg!(target_os = "linux"),
-            "Linux gives kernel receive times"
-        );
+        // Linux gives kernel receive times; elsewhere there is nothing to judge.
+        if cfg!(target_os = "linux") {
+            panic!("Linux gives kernel receive times");
+        }
         return;
     };
     assert_eq!(timing.first_token.n, 3);
@@ -502,10 +502,9 @@ fn the_stated_timing_error_stays_tight_when_events_are_coalesced_or_split() {
         );
         let listed: usize = trace.attempts.iter().map(|a| a.events.len()).sum();
         let Some(timing) = trace.header.client.and_then(|c| c.timing) else {
-            assert!(
-                !cfg!(target_os = "linux"),
-                "Linux gives kernel receive times"
-            );
+            if cfg!(target_os = "linux") {
+                panic!("Linux gives kernel receive times");
+            }
             return;
         };
         assert_eq!(

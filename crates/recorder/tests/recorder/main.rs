@@ -194,7 +194,7 @@ impl Record {
         let timed = self.has("--duration") || self.has("--workload");
         let defaults: Vec<&str> = Self::DEFAULTS
             .iter()
-            .filter(|(flag, _)| !self.has(flag) && !(timed && *flag == "--repetitions"))
+            .filter(|(flag, _)| !(self.has(flag) || timed && *flag == "--repetitions"))
             .flat_map(|(flag, value)| [*flag, *value])
             .collect();
         let mut cmd = self.launcher.unwrap_or_else(tracelab);
