@@ -1,6 +1,6 @@
 //! `tracelab compare BASE NEW [MORE…]`: the baseline contract, then every figure of each later run
-//! against the base with its difference, 95 % interval and verdict. Exits with status 3 when the
-//! contract is broken, so a CI pipeline can refuse a comparison that is not one.
+//! against the base with its difference, 95 % interval and verdict. Exits with its own status
+//! (`Exit::ContractBroken`) when the contract is broken, so a CI pipeline can refuse a comparison that is not one.
 
 use std::path::PathBuf;
 
@@ -10,20 +10,17 @@ use tracelab_core::compare::{judge_alike, Bootstrap, Report, Run};
 use crate::settings_args::SettingsArgs;
 
 /// The exit status of a comparison across a broken contract.
-pub const EXIT_CONTRACT_BROKEN: u8 = 3;
+pub const EXIT_CONTRACT_BROKEN: u8 = tracelab_recorder::exit::Exit::ContractBroken.code();
 
 const AFTER_HELP: &str = "\
 Every run is judged with BASE's threshold, comparison and percentile; window and cost stay each
 run's own. Rates get Newcombe's interval for the difference, goodput the same construction with
 exact Poisson limits, percentiles a seeded bootstrap (the seed and resample count are printed so
 the result can be repeated). With three or more runs, the reruns check says whether P50 and the
-tail agree across them.
-
-Exit status: 0 compared, 3 the contract is broken (the comparison is still printed, labelled),
-1 an error (unreadable or invalid file, unusable setting), 2 a bad command line.";
+tail agree across them.";
 
 #[derive(Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = format!("{AFTER_HELP}\n\n{}", tracelab_recorder::exit::Exit::help_text()))]
 pub struct CompareArgs {
     /// The baseline run.
     pub base: PathBuf,

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod dcgm;
 pub mod engine;
 pub mod engine_metrics;
+pub mod exit;
 pub mod export_stream;
 pub mod gpu;
 pub mod merge;

@@ -17,7 +17,8 @@ mod sweep;
 #[command(
     name = "tracelab",
     version,
-    about = "Record LLM-serving traces and account for their latency honestly"
+    about = "Record LLM-serving traces and account for their latency honestly",
+    after_help = tracelab_recorder::exit::Exit::help_text()
 )]
 struct Cli {
     #[command(subcommand)]
@@ -55,7 +56,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let done = |r: Result<(), String>| r.map(|()| 0);
+    let done = |r: Result<(), String>| r.map(|()| tracelab_recorder::exit::Exit::Done.code());
     let result = match cli.command {
         Command::Report(args) => done(report::run(args)),
         Command::Record(args) => tracelab_recorder::record::run(args),
@@ -77,7 +78,7 @@ fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(message) => {
             eprintln!("tracelab: {message}");
-            ExitCode::from(1)
+            ExitCode::from(tracelab_recorder::exit::Exit::Error.code())
         }
     }
 }

@@ -11,28 +11,21 @@ use tracelab_core::trace::Money;
 use tracelab_core::{format, parse::parse_trace_bytes, Index, Lang, Metrics, Settings};
 
 use crate::engine::{self, Load, Plan, Recorded};
+use crate::exit::Exit;
 use crate::openai::Api;
 use crate::prompts::PromptSet;
 use crate::schedule::Arrival;
 
 /// Exit status when every measured attempt failed (the trace is still written).
-pub const EXIT_ALL_FAILED: u8 = 3;
+pub const EXIT_ALL_FAILED: u8 = Exit::AllFailed.code();
 /// Exit status when some measured attempts were never sent because the recorder itself ran
 /// out of open files: the run measured the client, not the server (the trace keeps them all).
-pub const EXIT_MEASURED_THE_CLIENT: u8 = 4;
-/// Exit status when stopped by Ctrl-C or SIGTERM (every finished attempt is kept), as a shell
-/// reports a command ended by SIGINT: 128 + 2.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_MEASURED_THE_CLIENT: u8 = Exit::MeasuredTheClient.code();
+/// Exit status when stopped by Ctrl-C or SIGTERM (every finished attempt is kept).
+pub const EXIT_INTERRUPTED: u8 = Exit::Interrupted.code();
 
 #[derive(Args, Debug, Clone)]
-#[command(
-    after_help = "Exit status: 0 when the run finished and at least one measured attempt succeeded; \
-3 when every measured attempt failed (the trace is written all the same); 4 when some measured \
-attempts were never sent because the recorder ran out of open files (the run measured the client, \
-not the server; raise `ulimit -n`); 130 when stopped by \
-Ctrl-C or SIGTERM (finished attempts are kept, in-flight ones recorded as cancelled); 1 when the \
-run could not start or the trace could not be written; 2 for a command-line mistake."
-)]
+#[command(after_help = Exit::help_text())]
 pub struct RecordArgs {
     /// The endpoint's OpenAI-compatible base URL, including `/v1`, e.g. http://localhost:8000/v1.
     /// Used only to send requests: it is never written to the trace or printed.

@@ -127,9 +127,10 @@ fn a_broken_contract_exits_3_and_labels_every_row() {
         &repo("public/samples/baseline-a.jsonl"),
         &repo("public/samples/ten-requests.jsonl"),
     ]);
+    // Status 5, `Exit::ContractBroken`: its own, not `record`'s "every attempt failed" (3).
     assert_eq!(
         out.status.code(),
-        Some(3),
+        Some(5),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -253,7 +254,7 @@ fn replications_are_compared_between_runs() {
             .any(|l| l.contains("P50 TTFT") && l.ends_with("slower beyond the runs' spread")),
         "{text}"
     );
-    // Without --vary, a different load breaks the contract: status 3, as for two runs.
-    assert_eq!(run(args(&a, &c, &[])).status.code(), Some(3));
+    // Without --vary, a different load breaks the contract: status 5, as for two runs.
+    assert_eq!(run(args(&a, &c, &[])).status.code(), Some(5));
     std::fs::remove_dir_all(&dir).ok();
 }
