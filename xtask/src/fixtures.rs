@@ -11,8 +11,9 @@
 //! Where a file comes from, in this order: `TRACELAB_FIXTURES_MIRROR` (the base of a copy laid
 //! out as `FOLDER/NAME`: `file:///…`, `http://…`), else the upstream base
 //! `TRACELAB_FIXTURES_UPSTREAM` (default `https://raw.githubusercontent.com`, laid out as
-//! `REPO/COMMIT/PATH`) for the files that are a blob or a line range of one. Cassette bodies and
-//! re-typed text cannot be cut from the upstream file here, so only a mirror has them; they are
+//! `REPO/COMMIT/PATH`): a blob, a line range of one, the response body of one interaction of a
+//! recorded cassette (vcrpy's or govcr's YAML), or a cassette's response headers re-serialised as
+//! JSON. Text re-typed from a file index cannot be re-derived, so only a mirror has it; it is
 //! listed as such when missing, never skipped.
 
 use std::collections::BTreeMap;
@@ -35,9 +36,22 @@ pub enum Derive {
     Blob,
     /// Lines `first..=last` (1-based) of that blob, each with its newline.
     Lines(usize, usize),
-    /// The response body of one interaction of a recorded cassette (YAML), or text re-typed
-    /// from a file index, or re-serialised: not cut from the blob here. The words say which.
+    /// The response body of interaction N of a recorded cassette (YAML).
+    CassetteBody(Cassette, usize),
+    /// Interaction N of a vcrpy cassette as `json.dumps(…, sort_keys=True, indent=1)` of its
+    /// response headers, status and request method and URI, under a note naming the source.
+    CassetteHeaders(usize),
+    /// Text re-typed from a file index: not cut from the blob here. The words say how.
     NotDerivable(String),
+}
+
+/// Who recorded a cassette, which fixes where an interaction's response body sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cassette {
+    /// Python's vcrpy: `interactions[N].response.body.string`.
+    Vcrpy,
+    /// Go's govcr (v2): `interactions[N].response.body`.
+    Govcr,
 }
 
 /// One row of the manifest.
@@ -118,11 +132,18 @@ pub fn parse(text: &str) -> Result<Vec<Fixture>, String> {
                     _ => return Err(format!("fixtures.tsv line {n}: `lines {range}` is not a range A-B with 1 ≤ A ≤ B")),
                 }
             }
-            ("vcrpy-body" | "govcr-body", _) => {
-                Derive::NotDerivable(format!("{}: the response body of a recorded cassette (YAML), which xtask does not parse", cells[7]))
+            (kind @ ("vcrpy-body" | "govcr-body" | "vcrpy-headers"), index) => {
+                let index = index.parse::<usize>().map_err(|_| {
+                    format!("fixtures.tsv line {n}: `{kind}` needs an interaction number, found {index:?}")
+                })?;
+                match kind {
+                    "vcrpy-body" => Derive::CassetteBody(Cassette::Vcrpy, index),
+                    "govcr-body" => Derive::CassetteBody(Cassette::Govcr, index),
+                    _ => Derive::CassetteHeaders(index),
+                }
             }
-            ("index" | "reserialized", _) => Derive::NotDerivable(cells[7].to_string()),
-            _ => return Err(format!("fixtures.tsv line {n}: unknown derivation {:?} (blob, lines A-B, vcrpy-body N, govcr-body N, index …, reserialized …)", cells[7])),
+            ("index", _) => Derive::NotDerivable(cells[7].to_string()),
+            _ => return Err(format!("fixtures.tsv line {n}: unknown derivation {:?} (blob, lines A-B, vcrpy-body N, govcr-body N, vcrpy-headers N, index …)", cells[7])),
         };
         let f = Fixture {
             folder: cells[0].into(),
@@ -276,6 +297,104 @@ fn cut_lines(bytes: &[u8], a: usize, b: usize) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// Interaction `n` of a cassette's YAML.
+fn interaction(yaml: &[u8], n: usize) -> Result<serde_yaml::Value, String> {
+    let doc: serde_yaml::Value =
+        serde_yaml::from_slice(yaml).map_err(|e| format!("the cassette is not YAML: {e}"))?;
+    let all = doc
+        .get("interactions")
+        .and_then(|v| v.as_sequence())
+        .ok_or("the cassette has no `interactions` list")?;
+    all.get(n).cloned().ok_or_else(|| {
+        format!(
+            "the cassette has {} interactions, none numbered {n}",
+            all.len()
+        )
+    })
+}
+
+/// The response body of interaction `n`, as the recorder stored it (a string in both formats).
+fn cassette_body(yaml: &[u8], cassette: Cassette, n: usize) -> Result<Vec<u8>, String> {
+    let step = interaction(yaml, n)?;
+    let body = step.get("response").and_then(|r| r.get("body"));
+    let text = match cassette {
+        Cassette::Vcrpy => body.and_then(|b| b.get("string")),
+        Cassette::Govcr => body,
+    };
+    text.and_then(|t| t.as_str())
+        .map(|t| t.as_bytes().to_vec())
+        .ok_or_else(|| format!("interaction {n} has no response body string"))
+}
+
+/// Interaction `n`'s response headers, status and request line, re-serialised as the fixture
+/// was made: Python's `json.dumps(…, sort_keys=True, indent=1)` plus a newline, under a note
+/// naming the cassette and commit. Non-ASCII is escaped as Python's default `ensure_ascii` does.
+fn cassette_headers(yaml: &[u8], n: usize, f: &Fixture) -> Result<Vec<u8>, String> {
+    let step = interaction(yaml, n)?;
+    let yaml_to_json = |v: Option<&serde_yaml::Value>, what: &str| {
+        v.ok_or_else(|| format!("interaction {n} has no {what}"))
+            .and_then(|v| serde_json::to_value(v).map_err(|e| format!("{what}: {e}")))
+    };
+    let response = step.get("response");
+    let request = step.get("request");
+    let note = format!(
+        "Re-serialized (json.dumps, sort_keys, indent=1) from the vcrpy cassette: \
+         interactions[{n}].response.headers (+ status) of {} @ {}. Values unchanged; header \
+         order/case as recorded; not raw bytes.",
+        f.path, f.commit
+    );
+    let value = serde_json::json!({
+        "_note": note,
+        "headers": yaml_to_json(response.and_then(|r| r.get("headers")), "response headers")?,
+        "request": {
+            "method": yaml_to_json(request.and_then(|r| r.get("method")), "request method")?,
+            "uri": yaml_to_json(request.and_then(|r| r.get("uri")), "request URI")?,
+        },
+        "status": yaml_to_json(response.and_then(|r| r.get("status")), "response status")?,
+    });
+    let value = sort_keys(value);
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        serde_json::ser::PrettyFormatter::with_indent(b" "),
+    );
+    serde::Serialize::serialize(&value, &mut ser).map_err(|e| e.to_string())?;
+    let mut text = String::with_capacity(out.len() + 1);
+    for c in String::from_utf8(out).map_err(|e| e.to_string())?.chars() {
+        if c.is_ascii() {
+            text.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                text.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    text.push('\n');
+    Ok(text.into_bytes())
+}
+
+/// Every object's keys in sorted order, as `sort_keys=True` writes them, whatever order the map
+/// type keeps (serde_json keeps insertion order when any crate asks for `preserve_order`).
+fn sort_keys(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<(String, serde_json::Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sort_keys(v)))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sort_keys).collect())
+        }
+        other => other,
+    }
+}
+
 /// One fixture's bytes from the sources, checked against the manifest.
 fn fetch_one(f: &Fixture, sources: &Sources) -> Result<Vec<u8>, String> {
     let mut tried = Vec::new();
@@ -293,6 +412,12 @@ fn fetch_one(f: &Fixture, sources: &Sources) -> Result<Vec<u8>, String> {
     let from_upstream = match &f.derive {
         Derive::Blob => get(&upstream),
         Derive::Lines(a, b) => get(&upstream).and_then(|bytes| cut_lines(&bytes, *a, *b)),
+        Derive::CassetteBody(cassette, n) => {
+            get(&upstream).and_then(|bytes| cassette_body(&bytes, *cassette, *n))
+        }
+        Derive::CassetteHeaders(n) => {
+            get(&upstream).and_then(|bytes| cassette_headers(&bytes, *n, f))
+        }
         Derive::NotDerivable(why) => Err(format!(
             "cannot be re-derived from its public source ({}@{} {}): {why}; only a mirror (TRACELAB_FIXTURES_MIRROR) has it",
             f.repo,
@@ -486,12 +611,25 @@ mod tests {
     }
 
     /// A manifest of constructed files: one blob, one line range, one that only a mirror has.
+    /// Constructed sources (not public files): a blob, a Markdown file cut by lines, a vcrpy
+    /// and a govcr cassette, and one re-typed file no source can give.
     fn constructed(upstream: &Path) -> (Vec<Fixture>, Vec<(String, Vec<u8>)>) {
         let commit = "0123456789abcdef0123456789abcdef01234567";
         let blob = b"{\"constructed\": true}\n".to_vec();
         let markdown = b"# doc\n```\nmetric_a 1\nmetric_b 2\n```\n".to_vec();
         let cut = b"metric_a 1\nmetric_b 2\n".to_vec();
-        let cassette = b"data: {}\n\n".to_vec();
+        // vcrpy keeps a stream body as a literal block (`|+` keeps its blank lines).
+        let vcrpy = "interactions:\n- request:\n    method: POST\n    uri: https://example.invalid/v1/chat/completions\n  response:\n    body:\n      string: ''\n    headers: {}\n    status: {code: 500, message: Oops}\n- request:\n    method: POST\n    uri: https://example.invalid/v1/chat/completions\n  response:\n    body:\n      string: |+\n        data: {\"x\":\"é\"}\n\n        data: [DONE]\n\n    headers:\n      X-B:\n      - '2'\n      Content-Type:\n      - text/event-stream\n    status:\n      code: 200\n      message: OK\nversion: 1\n";
+        let stream = "data: {\"x\":\"é\"}\n\ndata: [DONE]\n\n"
+            .as_bytes()
+            .to_vec();
+        // govcr (v2) keeps the body as one scalar.
+        let govcr = "---\nversion: 2\ninteractions:\n    - id: 0\n      response:\n        body: '{\"version\":\"b1\"}'\n        code: 200\n";
+        let version = b"{\"version\":\"b1\"}".to_vec();
+        let headers = format!(
+            "{{\n \"_note\": \"Re-serialized (json.dumps, sort_keys, indent=1) from the vcrpy cassette: interactions[1].response.headers (+ status) of chat.yaml @ {commit}. Values unchanged; header order/case as recorded; not raw bytes.\",\n \"headers\": {{\n  \"Content-Type\": [\n   \"text/event-stream\"\n  ],\n  \"X-B\": [\n   \"2\"\n  ]\n }},\n \"request\": {{\n  \"method\": \"POST\",\n  \"uri\": \"https://example.invalid/v1/chat/completions\"\n }},\n \"status\": {{\n  \"code\": 200,\n  \"message\": \"OK\"\n }}\n}}\n"
+        ).into_bytes();
+        let retyped = b"re-typed\n".to_vec();
         let write = |rel: &str, bytes: &[u8]| {
             let p = upstream.join(rel);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -499,22 +637,49 @@ mod tests {
         };
         write(&format!("owner/repo/{commit}/dir/a b.json"), &blob);
         write(&format!("owner/repo/{commit}/doc.md"), &markdown);
-        let text = format!(
-            "# constructed\npeers\tone.json\t{}\t{}\towner/repo\t{commit}\tdir/a b.json\tblob\n\
-             dcgm\ttwo.txt\t{}\t{}\towner/repo\t{commit}\tdoc.md\tlines 3-4\n\
-             streams\tthree.sse\t{}\t{}\towner/repo\t{commit}\tcassette.yaml\tvcrpy-body 0\n",
-            blob.len(),
-            sha256_hex(&blob),
-            cut.len(),
-            sha256_hex(&cut),
-            cassette.len(),
-            sha256_hex(&cassette)
-        );
+        write(&format!("owner/repo/{commit}/chat.yaml"), vcrpy.as_bytes());
+        write(&format!("owner/repo/{commit}/go.yaml"), govcr.as_bytes());
         let files = vec![
-            ("peers/one.json".into(), blob),
-            ("dcgm/two.txt".into(), cut),
-            ("streams/three.sse".into(), cassette),
+            ("peers/one.json".to_string(), blob, "dir/a b.json", "blob"),
+            ("dcgm/two.txt".into(), cut, "doc.md", "lines 3-4"),
+            (
+                "streams/three.sse".into(),
+                stream,
+                "chat.yaml",
+                "vcrpy-body 1",
+            ),
+            (
+                "servers/four.json".into(),
+                version,
+                "go.yaml",
+                "govcr-body 0",
+            ),
+            (
+                "servers/five.json".into(),
+                headers,
+                "chat.yaml",
+                "vcrpy-headers 1",
+            ),
+            (
+                "servers/six.txt".into(),
+                retyped,
+                "index.md",
+                "index (re-typed)",
+            ),
         ];
+        let mut text = String::from("# constructed\n");
+        for (rel, bytes, path, derive) in &files {
+            let (folder, name) = rel.split_once('/').unwrap();
+            text.push_str(&format!(
+                "{folder}\t{name}\t{}\t{}\towner/repo\t{commit}\t{path}\t{derive}\n",
+                bytes.len(),
+                sha256_hex(bytes)
+            ));
+        }
+        let files = files
+            .into_iter()
+            .map(|(rel, bytes, _, _)| (rel, bytes))
+            .collect();
         (parse(&text).unwrap(), files)
     }
 
@@ -528,22 +693,18 @@ mod tests {
             upstream: url(&upstream),
         };
         let err = fill(&cache, &manifest, &sources).unwrap_err();
-        // The blob and the line range came; the cassette body is listed, with the command.
-        assert_eq!(
-            std::fs::read(cache.join("peers/one.json")).unwrap(),
-            files[0].1
-        );
-        assert_eq!(
-            std::fs::read(cache.join("dcgm/two.txt")).unwrap(),
-            files[1].1
-        );
-        assert!(err.starts_with("1 of the 3 real fixtures"), "{err}");
+        // The blob, the line range, both cassettes' bodies and the re-serialised headers came,
+        // byte for byte; the re-typed file is listed, with the command.
+        for (rel, bytes) in &files[..5] {
+            assert_eq!(&std::fs::read(cache.join(rel)).unwrap(), bytes, "{rel}");
+            assert!(!err.contains(rel.as_str()), "{rel}: {err}");
+        }
+        assert!(err.starts_with("1 of the 6 real fixtures"), "{err}");
         assert!(
-            err.contains("streams/three.sse: cannot be re-derived from its public source")
+            err.contains("servers/six.txt: cannot be re-derived from its public source")
                 && err.contains(FETCH_COMMAND),
             "{err}"
         );
-        assert!(!err.contains("peers/one.json"), "{err}");
         // A file changed upstream (or on disk) fails its hash and is not kept.
         std::fs::write(cache.join("peers/one.json"), b"edited").unwrap();
         std::fs::write(
@@ -570,7 +731,7 @@ mod tests {
             upstream: url(&root.join("nowhere")),
         };
         let err = fill(&cache, &manifest, &nowhere).unwrap_err();
-        assert!(err.starts_with("3 of the 3 real fixtures"), "{err}");
+        assert!(err.starts_with("6 of the 6 real fixtures"), "{err}");
         for (rel, _) in &files {
             assert_eq!(err.matches(rel.as_str()).count(), 1, "{rel} in {err}");
         }
@@ -578,7 +739,7 @@ mod tests {
             err.contains("`cargo xtask fixtures`") && err.contains("TRACELAB_FIXTURES_MIRROR"),
             "{err}"
         );
-        // A mirror laid out as FOLDER/NAME has them all, cassette body included.
+        // A mirror laid out as FOLDER/NAME has them all, the re-typed file included.
         for (rel, bytes) in &files {
             let p = mirror.join(rel);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -589,7 +750,7 @@ mod tests {
             upstream: nowhere.upstream.clone(),
         };
         let fetched = fill(&cache, &manifest, &with_mirror).unwrap();
-        assert_eq!(fetched.len(), 3);
+        assert_eq!(fetched.len(), 6);
         // Once there and verified, nothing is fetched again, even with no source at all.
         assert_eq!(
             fill(&cache, &manifest, &nowhere).unwrap(),
