@@ -102,6 +102,14 @@ fn lint() -> Result {
             format!("{e}: the tree is not formatted; run `cargo fmt --all` (and in fuzz/)")
         })?;
     }
+    // The fuzz workspace has its own lock: a dependency added to a crate it fuzzes must land
+    // there too, or the smoke below rewrites a tracked file (it once gained sha2 that way).
+    run(Command::new(cargo())
+        .args(["metadata", "--locked", "--format-version", "1", "--manifest-path"])
+        .arg(root().join("fuzz/Cargo.toml"))
+        .stdout(std::process::Stdio::null())
+        .current_dir(root()))
+    .map_err(|e| format!("{e}: fuzz/Cargo.lock is out of date; run `cargo metadata --manifest-path fuzz/Cargo.toml` and commit it"))?;
     run(Command::new(cargo())
         .args([
             "clippy",
