@@ -26,7 +26,9 @@ use crate::transport::{Body, ConnWatch, Transport};
 
 /// How long one question may take. The endpoints are asked all at once, so a server that never
 /// answers costs this (twice for Ollama's follow-up), not this per endpoint (main spent 7 × 3 s).
-pub const ASK_TIMEOUT: Duration = Duration::from_secs(2);
+/// Not shorter: llama-cpp-python builds its `/openapi.json` (the page that names it) on the
+/// first ask, which took over 2 s on a 2-core machine under load, and the engine went unnamed.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The endpoints asked, in the order they are listed in `conditions.runtime.asked`.
 pub const ENDPOINTS: &str =

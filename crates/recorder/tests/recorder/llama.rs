@@ -734,16 +734,21 @@ fn llama_runtime_prompts_and_reuse_are_recorded() {
 
 /// Nearest-rank P95 of the measured attempts' TTFT, in ms.
 fn ttft_p95_ms(trace: &Trace) -> f64 {
+    ttft_percentile_ms(trace, 0.95)
+}
+
+/// Nearest-rank percentile `p` (0..1) of the measured TTFTs, in ms.
+fn ttft_percentile_ms(trace: &Trace, p: f64) -> f64 {
     let mut t: Vec<f64> = measured(trace).iter().filter_map(|a| a.ttft_ms).collect();
     t.sort_by(f64::total_cmp);
-    t[((0.95 * t.len() as f64).ceil() as usize).clamp(1, t.len()) - 1]
+    t[((p * t.len() as f64).ceil() as usize).clamp(1, t.len()) - 1]
 }
 
 /// `tracelab sweep --concurrencies 1,2,4` against the real server, then `tracelab capacity` on
 /// its folder. llama-cpp-python serves one request at a time, and by default a new request
 /// interrupts the one streaming (`interrupt_requests`: every concurrent step is then mostly
 /// `stream_broken`, and the sweep stops there as saturated); started with `--interrupt_requests
-/// False` it queues them instead, so a higher concurrency only waits longer: P95 TTFT must not fall as concurrency rises (beyond noise). The target is one the
+/// False` it queues them instead, so a higher concurrency only waits longer: the median TTFT must not fall as concurrency rises (beyond noise). The target is one the
 /// tiny model meets at every step (half the requests qualified, with a non-empty answer and a
 /// first token within 60 s), so every step is written and the answer is "at least concurrency
 /// 4". The capacity output is kept in the test's folder (`capacity.txt`) for reading.
@@ -823,7 +828,7 @@ fn llama_concurrency_sweep_gives_a_capacity_answer() {
         ),
         "{sweep}"
     );
-    let mut p95 = Vec::new();
+    let (mut p95, mut p50) = (Vec::new(), Vec::new());
     for (s, c) in steps.iter().zip([1, 2, 4]) {
         let trace = load(&out_dir.join(s["file"].as_str().unwrap()));
         assert_eq!(trace.header.conditions.concurrency, Some(c));
@@ -835,15 +840,18 @@ fn llama_concurrency_sweep_gives_a_capacity_answer() {
             m.iter().map(|a| &a.detail).collect::<Vec<_>>()
         );
         p95.push(ttft_p95_ms(&trace));
+        p50.push(ttft_percentile_ms(&trace, 0.5));
     }
-    // One request at a time: each step queues more. Noise on a shared CPU: 30 % and 50 ms.
+    // One request at a time: each step queues more. Judged on the median: with 8 requests a
+    // step's P95 is its slowest one, and one stall of the shared CPU (7 s once, at load 10)
+    // made concurrency 1 look slower than 4. Noise: 30 % and 50 ms.
     assert!(
-        p95.windows(2).all(|w| w[1] >= w[0] * 0.7 - 50.0),
-        "P95 TTFT fell as concurrency rose: {p95:?} ms"
+        p50.windows(2).all(|w| w[1] >= w[0] * 0.7 - 50.0),
+        "P50 TTFT fell as concurrency rose: {p50:?} ms (P95 {p95:?})"
     );
     assert!(
-        p95[2] > p95[0],
-        "four queued requests wait longer than one: {p95:?} ms"
+        p50[2] > p50[0],
+        "four queued requests wait longer than one: P50 {p50:?} ms (P95 {p95:?})"
     );
 
     let capacity = crate::tracelab()
