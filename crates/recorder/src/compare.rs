@@ -9,9 +9,6 @@ use tracelab_core::compare::{judge_alike, Bootstrap, Report, Run};
 
 use crate::settings_args::SettingsArgs;
 
-/// The exit status of a comparison across a broken contract.
-pub const EXIT_CONTRACT_BROKEN: u8 = tracelab_recorder::exit::Exit::ContractBroken.code();
-
 const AFTER_HELP: &str = "\
 Every run is judged with BASE's threshold, comparison and percentile; window and cost stay each
 run's own. Rates get Newcombe's interval for the difference, goodput the same construction with

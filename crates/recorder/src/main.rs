@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use tracelab_recorder::exit::Exit;
 
 mod compare;
 mod export;
@@ -18,7 +19,7 @@ mod sweep;
     name = "tracelab",
     version,
     about = "Record LLM-serving traces and account for their latency honestly",
-    after_help = tracelab_recorder::exit::Exit::help_text()
+    after_help = Exit::help_text()
 )]
 struct Cli {
     #[command(subcommand)]
@@ -56,7 +57,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let done = |r: Result<(), String>| r.map(|()| tracelab_recorder::exit::Exit::Done.code());
+    let done = |r: Result<(), String>| r.map(|()| Exit::Done.code());
     let result = match cli.command {
         Command::Report(args) => done(report::run(args)),
         Command::Record(args) => tracelab_recorder::record::run(args),
@@ -65,7 +66,7 @@ fn main() -> ExitCode {
         Command::Export(args) => done(export::run(args)),
         Command::Compare(args) => match compare::run(args) {
             Ok(true) => Ok(0),
-            Ok(false) => Ok(compare::EXIT_CONTRACT_BROKEN),
+            Ok(false) => Ok(Exit::ContractBroken.code()),
             Err(e) => Err(e),
         },
         Command::Simulate(args) => done(simulate::run(args)),
@@ -78,7 +79,7 @@ fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(message) => {
             eprintln!("tracelab: {message}");
-            ExitCode::from(tracelab_recorder::exit::Exit::Error.code())
+            ExitCode::from(Exit::Error.code())
         }
     }
 }

@@ -16,14 +16,6 @@ use crate::openai::Api;
 use crate::prompts::PromptSet;
 use crate::schedule::Arrival;
 
-/// Exit status when every measured attempt failed (the trace is still written).
-pub const EXIT_ALL_FAILED: u8 = Exit::AllFailed.code();
-/// Exit status when some measured attempts were never sent because the recorder itself ran
-/// out of open files: the run measured the client, not the server (the trace keeps them all).
-pub const EXIT_MEASURED_THE_CLIENT: u8 = Exit::MeasuredTheClient.code();
-/// Exit status when stopped by Ctrl-C or SIGTERM (every finished attempt is kept).
-pub const EXIT_INTERRUPTED: u8 = Exit::Interrupted.code();
-
 #[derive(Args, Debug, Clone)]
 #[command(after_help = Exit::help_text())]
 pub struct RecordArgs {
@@ -448,8 +440,8 @@ impl CacheState {
     }
 }
 
-/// Runs `tracelab record`; `Ok` holds the exit status (0, [`EXIT_ALL_FAILED`] or
-/// [`EXIT_INTERRUPTED`]).
+/// Runs `tracelab record`; `Ok` holds the exit status ([`Exit::Done`], [`Exit::AllFailed`],
+/// [`Exit::MeasuredTheClient`] or [`Exit::Interrupted`]).
 pub fn run(args: RecordArgs) -> Result<u8, String> {
     if args.runs > 1 {
         return replications(args);
@@ -491,7 +483,7 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
     if !args.quiet {
         summarise(&output, &recorded, &args.api_key_env)?;
     }
-    Ok(exit_status(&recorded))
+    Ok(exit_status(&recorded).code())
 }
 
 /// `FILE` with `-run-K` before its extension (`trace.jsonl` → `trace-run-2.jsonl`).
@@ -576,15 +568,15 @@ fn replications(args: RecordArgs) -> Result<u8, String> {
 
 /// Stopped by a signal beats everything; then a run that measured the client (requests it
 /// could not send); then a run whose measured attempts all failed.
-fn exit_status(recorded: &Recorded) -> u8 {
+fn exit_status(recorded: &Recorded) -> Exit {
     if recorded.interrupted {
-        EXIT_INTERRUPTED
+        Exit::Interrupted
     } else if recorded.client.not_sent > 0 {
-        EXIT_MEASURED_THE_CLIENT
+        Exit::MeasuredTheClient
     } else if recorded.measured_successes == 0 && recorded.measured_failures > 0 {
-        EXIT_ALL_FAILED
+        Exit::AllFailed
     } else {
-        0
+        Exit::Done
     }
 }
 
@@ -680,17 +672,19 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
             format::count(interrupted, "attempt", "attempts")
         );
     }
-    if recorded.client.not_sent > 0 && !recorded.interrupted {
-        eprintln!(
+    // The status the run exits with says which of these two lines applies.
+    match exit_status(recorded) {
+        status @ Exit::MeasuredTheClient => eprintln!(
             "tracelab: {} never sent: the recorder ran out of open files, so this run measured the client, not the server \
-             (exit status {EXIT_MEASURED_THE_CLIENT}); raise `ulimit -n` and record again",
-            format::count(recorded.client.not_sent as usize, "measured attempt was", "measured attempts were")
-        );
-    } else if recorded.measured_successes == 0
-        && recorded.measured_failures > 0
-        && !recorded.interrupted
-    {
-        eprintln!("tracelab: every measured attempt failed (exit status {EXIT_ALL_FAILED}); the trace keeps them all");
+             (exit status {}); raise `ulimit -n` and record again",
+            format::count(recorded.client.not_sent as usize, "measured attempt was", "measured attempts were"),
+            status.code()
+        ),
+        status @ Exit::AllFailed => eprintln!(
+            "tracelab: every measured attempt failed (exit status {}); the trace keeps them all",
+            status.code()
+        ),
+        _ => {}
     }
     Ok(())
 }

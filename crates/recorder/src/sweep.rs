@@ -27,7 +27,8 @@ use tracelab_core::capacity::{
 use tracelab_core::parse::parse_trace_bytes;
 use tracelab_core::simulate::Load;
 use tracelab_core::{Lang, Settings, Trace};
-use tracelab_recorder::record::{self, RecordArgs, ReplayArgs, EXIT_INTERRUPTED};
+use tracelab_recorder::exit::Exit;
+use tracelab_recorder::record::{self, RecordArgs, ReplayArgs};
 use tracelab_recorder::schedule::Arrival;
 
 use crate::settings_args::{ComparisonArg, SettingsArgs};
@@ -334,9 +335,9 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     }
     finish(&file, &traces, &common, target, &dir, args.record.quiet)?;
     Ok(if file.interrupted {
-        EXIT_INTERRUPTED
+        Exit::Interrupted.code()
     } else {
-        0
+        Exit::Done.code()
     })
 }
 
