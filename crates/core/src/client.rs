@@ -105,55 +105,74 @@ fn timing_lines(
     };
     let f = &t.first_token;
     let e = &t.events;
+    // What "≤" rests on: a 95 % upper bound on the P99, or with too few samples for one, only
+    // the maximum this run saw.
+    let basis = match (zh, f.p99_bound_ms.is_some()) {
+        (true, true) => format!("P99 的 95 % 置信上界，{} 个首 token", f.n),
+        (true, false) => format!(
+            "{} 个首 token 中的最大值：样本太少（不足 299），无法给出 P99 的 95 % 置信上界",
+            f.n
+        ),
+        (false, true) => format!(
+            "95 % upper bound on the P99 over {}",
+            format::count(f.n as usize, "first token", "first tokens")
+        ),
+        (false, false) => format!(
+            "the maximum of {}: too few (under 299) for a 95 % upper bound on the P99",
+            format::count(f.n as usize, "first token", "first tokens")
+        ),
+    };
     let mut lines = vec![if zh {
         format!(
-            "本次运行的客户端计时误差：≤ {}（P99，{} 个首 token；最大 {}；全部 {} 次计时读取 P99 {}），即内核收到字节 → 记录器打时间戳{cpu}",
+            "本次运行的客户端计时误差：≤ {}（{basis}；样本 P50 {}，P99 {}，最大 {}；全部 {} 次计时读取的上界 {}），即内核收到字节 → 记录器打时间戳{cpu}",
+            ms(f.stated_ms()),
+            ms(f.p50_ms),
             ms(f.p99_ms),
-            f.n,
             ms(f.max_ms),
             e.n,
-            ms(e.p99_ms)
+            ms(e.stated_ms())
         )
     } else {
         format!(
-            "Client timing error this run: ≤ {} (P99 over {}; max {}; {} P99 {}), from the kernel's receive time to the recorder's timestamp{cpu}",
+            "Client timing error this run: ≤ {} ({basis}; sample P50 {}, P99 {}, max {}; {} bounded by {}), from the kernel's receive time to the recorder's timestamp{cpu}",
+            ms(f.stated_ms()),
+            ms(f.p50_ms),
             ms(f.p99_ms),
-            format::count(f.n as usize, "first token", "first tokens"),
             ms(f.max_ms),
             format::count(e.n as usize, "timed read", "timed reads"),
-            ms(e.p99_ms)
+            ms(e.stated_ms())
         )
     }];
     let threshold_ms = settings.ttft_threshold_s * 1000.0;
-    if f.n > 0 && f.p99_ms > TIMING_WARN_SHARE_OF_THRESHOLD * threshold_ms {
+    if f.n > 0 && f.stated_ms() > TIMING_WARN_SHARE_OF_THRESHOLD * threshold_ms {
         lines.push(if zh {
             format!(
-                "⚠ 客户端自身的计时误差（P99 {}）相对 TTFT 阈值 {} 不算小（超过 5 %）：离阈值不到 {} 的尝试，判定不可靠",
-                ms(f.p99_ms),
+                "⚠ 客户端自身的计时误差（上界 {}）相对 TTFT 阈值 {} 不算小（超过 5 %）：离阈值不到 {} 的尝试，判定不可靠",
+                ms(f.stated_ms()),
                 ms(threshold_ms),
-                ms(f.p99_ms)
+                ms(f.stated_ms())
             )
         } else {
             format!(
-                "⚠ The client's own timing error (P99 {}) is not small against the TTFT threshold {} (over 5 %): attempts within {} of the threshold may be judged wrongly",
-                ms(f.p99_ms),
+                "⚠ The client's own timing error (bound {}) is not small against the TTFT threshold {} (over 5 %): attempts within {} of the threshold may be judged wrongly",
+                ms(f.stated_ms()),
                 ms(threshold_ms),
-                ms(f.p99_ms)
+                ms(f.stated_ms())
             )
         });
     }
     if let Some(itl_ms) = itl_p50_s.map(|s| s * 1000.0).filter(|v| *v > 0.0) {
-        if e.n > 0 && e.p99_ms > TIMING_WARN_SHARE_OF_ITL * itl_ms {
+        if e.n > 0 && e.stated_ms() > TIMING_WARN_SHARE_OF_ITL * itl_ms {
             lines.push(if zh {
                 format!(
-                    "⚠ 客户端自身的计时误差（计时读取 P99 {}）相对 ITL P50 {} 不算小（超过 10 %）：ITL 里有记录器自己的延迟",
-                    ms(e.p99_ms),
+                    "⚠ 客户端自身的计时误差（计时读取的上界 {}）相对 ITL P50 {} 不算小（超过 10 %）：ITL 里有记录器自己的延迟",
+                    ms(e.stated_ms()),
                     ms(itl_ms)
                 )
             } else {
                 format!(
-                    "⚠ The client's own timing error (timed reads P99 {}) is not small against the ITL P50 {} (over 10 %): the ITL figures carry the recorder's own delay",
-                    ms(e.p99_ms),
+                    "⚠ The client's own timing error (timed reads bounded by {}) is not small against the ITL P50 {} (over 10 %): the ITL figures carry the recorder's own delay",
+                    ms(e.stated_ms()),
                     ms(itl_ms)
                 )
             });

@@ -354,6 +354,20 @@ pub struct Lateness {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    /// A 95 % upper confidence bound on the P99, distribution-free (the order statistic at
+    /// `compare::stats::upper_bound_rank`): the sample's own P99 is below the population's about
+    /// half the time, so a bound stated from it would fail the 99 % it promises as often.
+    /// Absent under 299 samples (even the maximum is no such bound) and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_bound_ms: Option<f64>,
+}
+
+impl Lateness {
+    /// The error the card states: the bound when there is one, else the maximum seen, which is
+    /// then only what this run saw (the card says so).
+    pub fn stated_ms(&self) -> f64 {
+        self.p99_bound_ms.unwrap_or(self.max_ms)
+    }
 }
 
 /// What the run actually did and could observe. A trace never claims more than it measured.

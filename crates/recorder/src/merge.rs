@@ -520,6 +520,13 @@ fn merged_share(all: &[&ClientShare]) -> ClientShare {
             p50_ms: parts.iter().map(|l| l.p50_ms).fold(0.0, f64::max),
             p99_ms: parts.iter().map(|l| l.p99_ms).fold(0.0, f64::max),
             max_ms: parts.iter().map(|l| l.max_ms).fold(0.0, f64::max),
+            // The worst shard's bound, and none unless every shard has one: a shard too small
+            // to bound its P99 leaves the merged run without a bound it could vouch for.
+            p99_bound_ms: parts
+                .iter()
+                .map(|l| l.p99_bound_ms)
+                .try_fold(0.0, |worst: f64, b| b.map(|b| worst.max(b)))
+                .filter(|_| !parts.is_empty()),
         }
     };
     let timing = all

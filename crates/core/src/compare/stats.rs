@@ -203,6 +203,37 @@ pub fn min_n_for_quantile(q: f64) -> usize {
     need(q).max(need(1.0 - q))
 }
 
+/// The rank (1-based) of the order statistic that bounds the population's `q`-quantile from
+/// above with confidence `1 − alpha`, distribution-free: the smallest `u` with
+/// P(Binomial(n, q) ≥ u) ≤ alpha, so P(ξ_q ≤ X₍u₎) ≥ 1 − alpha. `None` when no such rank exists
+/// (n too small: even the maximum is not a bound, which needs 1 − qⁿ ≥ 1 − alpha).
+///
+/// Sums the upper tail from `n` downwards in log space and stops once it passes `alpha`, so a
+/// run's ten million timed reads cost about n·(1 − q) terms and no table.
+pub fn upper_bound_rank(q: f64, n: u64, alpha: f64) -> Option<u64> {
+    if n == 0 || !(q > 0.0 && q < 1.0) || !(alpha > 0.0 && alpha < 1.0) {
+        return None;
+    }
+    let (lq, lr) = (q.ln(), (1.0 - q).ln());
+    // log P(B = n) = n ln q; P(B = u − 1) = P(B = u) · u / (n − u + 1) · (1 − q) / q.
+    let mut log_p = n as f64 * lq;
+    let mut tail = 0.0;
+    let mut u = n;
+    loop {
+        tail += log_p.exp();
+        if tail > alpha * (1.0 + 1e-12) {
+            // Adding P(B = u) broke the bound: u + 1 is the smallest rank that keeps it.
+            return (u < n).then_some(u + 1);
+        }
+        if u == 0 {
+            // The whole distribution summed to ≤ alpha: only rounding gets here.
+            return Some(1);
+        }
+        log_p += (u as f64).ln() - ((n - u + 1) as f64).ln() + lr - lq;
+        u -= 1;
+    }
+}
+
 /// Binomial(n, q) probabilities, by a log-space recurrence (no factorials, no underflow trap).
 fn binomial_pmf(n: usize, q: f64) -> Vec<f64> {
     let (lq, lr) = (q.ln(), (1.0 - q).ln());
@@ -384,6 +415,29 @@ pub fn resample_sorted(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn upper_bound_rank_matches_the_binomial_tail() {
+        // Below 299 samples not even the maximum bounds P99 at 95 %: 0.99^298 > 0.05.
+        assert_eq!(upper_bound_rank(0.99, 298, 0.05), None);
+        assert_eq!(upper_bound_rank(0.99, 299, 0.05), Some(299));
+        // Against the full table from binomial_pmf, for sizes either side of the edges.
+        for n in [299usize, 300, 473, 1000, 4321, 20_000] {
+            let pmf = binomial_pmf(n, 0.99);
+            let tail_from = |u: usize| pmf[u..].iter().sum::<f64>();
+            let u = upper_bound_rank(0.99, n as u64, 0.05).unwrap() as usize;
+            assert!(
+                tail_from(u) <= 0.05 + 1e-12,
+                "n {n}: rank {u} keeps the tail"
+            );
+            assert!(tail_from(u - 1) > 0.05, "n {n}: rank {u} is the smallest");
+        }
+        // Large n: about n·q + 1.645·√(n·q·(1 − q)) (normal approximation), far below n.
+        let n = 10_000_000u64;
+        let u = upper_bound_rank(0.99, n, 0.05).unwrap() as f64;
+        let approx = n as f64 * 0.99 + 1.645 * (n as f64 * 0.99 * 0.01).sqrt();
+        assert!((u - approx).abs() < 3.0, "{u} vs {approx}");
+    }
 
     #[test]
     fn kept_ranks_are_the_ranks_computed_afresh() {
