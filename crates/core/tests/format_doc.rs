@@ -322,6 +322,12 @@ fn every_written_field_is_documented() {
         repeat: false,
         cached_tokens: Some(0),
     });
+    attempt.session = Some(tracelab_core::SessionTurn {
+        session_id: "s".into(),
+        turn: 1,
+        history_tokens: Some(0),
+        cached_tokens: None,
+    });
     let gpu = GpuSample {
         t_ms: 0.0,
         node: Some(0),
