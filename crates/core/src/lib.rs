@@ -39,6 +39,7 @@ pub mod parse;
 pub mod percentile;
 pub mod reproduce;
 pub mod reuse;
+pub mod session;
 pub mod settings;
 pub mod simulate;
 mod strtable;
