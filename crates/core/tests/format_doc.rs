@@ -290,6 +290,18 @@ fn every_written_field_is_documented() {
                     for_s: 1.0,
                 }),
                 tokens: None,
+                sessions: Some(tracelab_core::simulate::SessionsRecord {
+                    sessions: 1,
+                    turns: 1,
+                    think_s: 0.0,
+                    new_tokens: 1,
+                    output_tokens: 1,
+                    base_s: 0.1,
+                    per_uncached_token_s: 0.0,
+                    jitter: tracelab_core::simulate::SessionJitter::None,
+                    cache_tokens: 0,
+                    quality_assumed_pass: true,
+                }),
             },
         )),
         ..Header::default()
