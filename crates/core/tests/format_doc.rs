@@ -298,6 +298,7 @@ fn every_written_field_is_documented() {
                     output_tokens: 1,
                     base_s: 0.1,
                     per_uncached_token_s: 0.0,
+                    per_output_token_s: 0.0,
                     jitter: tracelab_core::simulate::SessionJitter::None,
                     cache_tokens: 0,
                     quality_assumed_pass: true,

@@ -48,6 +48,8 @@ pub struct Streamed {
     /// TTFT by a prompt's first send and its repeats (when the attempts say which).
     pub reuse: Option<crate::reuse::ReuseSplit>,
     pub warmup_attempts: usize,
+    /// The session figures, when the attempts name sessions (about 32 bytes kept per turn).
+    pub sessions: Option<crate::session::Sessions>,
 }
 
 impl Streamed {
@@ -183,6 +185,7 @@ pub fn read<R: BufRead, E>(
     let gpu_summary = gpu_beside::summarise(&rest.header, &fold.spans, &rest.gpu);
     let engine_summary = crate::engine_beside::summarise(&rest.header, &fold.spans, &rest.engine);
     let reuse = fold.reuse.finish(&fold.settings);
+    let sessions = fold.sessions.finish();
     Ok(Ok(Streamed {
         header: rest.header,
         footer: rest.footer,
@@ -197,6 +200,7 @@ pub fn read<R: BufRead, E>(
         engine_summary,
         reuse,
         warmup_attempts: fold.warmup_attempts,
+        sessions,
     }))
 }
 
@@ -317,12 +321,14 @@ struct Fold {
     keep_spans: bool,
     reuse: crate::reuse::ReuseBuilder,
     warmup_attempts: usize,
+    sessions: crate::session::SessionsBuilder,
 }
 
 impl Fold {
     fn new(header: &Header, settings: Settings) -> Fold {
         Fold {
             index: IndexBuilder::new(settings.population),
+            sessions: crate::session::SessionsBuilder::new(&settings),
             settings,
             attempts: 0,
             lags: Vec::new(),
@@ -345,6 +351,7 @@ impl Fold {
             self.spans.extend(Span::of(a, &self.settings));
         }
         self.reuse.push(a, &self.settings);
+        self.sessions.push(a);
         if a.phase == crate::trace::Phase::Warmup {
             self.warmup_attempts += 1;
         }

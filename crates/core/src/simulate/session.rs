@@ -115,6 +115,7 @@ impl SessionParams {
                 output_tokens: self.output_tokens,
                 base_s: self.base_s,
                 per_uncached_token_s: self.per_uncached_token_s,
+                per_output_token_s: self.per_output_token_s,
                 jitter: self.jitter,
                 cache_tokens: self.cache_tokens,
                 quality_assumed_pass: true,

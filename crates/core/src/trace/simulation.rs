@@ -44,6 +44,8 @@ pub struct SessionsRecord {
     /// tokens, times an exponential draw of mean 1 when `jitter` is `exponential`.
     pub base_s: f64,
     pub per_uncached_token_s: f64,
+    /// Decode seconds per answer token after the first.
+    pub per_output_token_s: f64,
     pub jitter: SessionJitter,
     /// The prefix cache's capacity in tokens (0: no cache).
     pub cache_tokens: u64,
@@ -67,12 +69,12 @@ impl SessionsRecord {
         };
         match lang {
             Lang::En => format!(
-                "; {} sessions of {} turns, think {} s, {} new + {} output tokens a turn, prefill ({} s + {} s per uncached prompt token){jitter}, prefix cache {} tokens (LRU); every simulated answer counts as passing quality",
-                self.sessions, self.turns, self.think_s, self.new_tokens, self.output_tokens, self.base_s, self.per_uncached_token_s, self.cache_tokens
+                "; {} sessions of {} turns, think {} s, {} new + {} output tokens a turn, prefill ({} s + {} s per uncached prompt token){jitter}, then {} s per answer token, prefix cache {} tokens (LRU); every simulated answer counts as passing quality",
+                self.sessions, self.turns, self.think_s, self.new_tokens, self.output_tokens, self.base_s, self.per_uncached_token_s, self.per_output_token_s, self.cache_tokens
             ),
             Lang::Zh => format!(
-                "；{} 个会话，每个 {} 轮，思考 {} 秒，每轮新增 {} 个 + 输出 {} 个 token，预填充（{} 秒 + 每个未缓存提示 token {} 秒）{jitter}，前缀缓存 {} 个 token（LRU）；模拟的回答一律算作质量合格",
-                self.sessions, self.turns, self.think_s, self.new_tokens, self.output_tokens, self.base_s, self.per_uncached_token_s, self.cache_tokens
+                "；{} 个会话，每个 {} 轮，思考 {} 秒，每轮新增 {} 个 + 输出 {} 个 token，预填充（{} 秒 + 每个未缓存提示 token {} 秒）{jitter}，之后每个回答 token {} 秒，前缀缓存 {} 个 token（LRU）；模拟的回答一律算作质量合格",
+                self.sessions, self.turns, self.think_s, self.new_tokens, self.output_tokens, self.base_s, self.per_uncached_token_s, self.per_output_token_s, self.cache_tokens
             ),
         }
     }
@@ -195,9 +197,12 @@ impl Simulation {
                 }
             }
         };
-        let service = match &self.tokens {
-            Some(t) => service + &t.describe(lang),
-            None => service,
+        let service = match (&self.sessions, &self.tokens) {
+            // A session's turns have their own prefill and decode, said with the sessions.
+            (Some(_), _) if zh => "按轮计算（见下）".to_string(),
+            (Some(_), _) => "per turn (below)".to_string(),
+            (None, Some(t)) => service + &t.describe(lang),
+            (None, None) => service,
         };
         let load = match self.load {
             Load::Closed { clients, think_s } => {
