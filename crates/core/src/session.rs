@@ -110,7 +110,8 @@ impl SessionFigure {
     /// "Sessions qualified: 60 % (95 % interval 50 % … 70 %, Wilson on sessions)".
     pub fn line(&self, lang: Lang) -> String {
         let f = &self.figure;
-        let mut out = format!("{}: {}", f.name.get(lang), figure_value(f, lang));
+        let colon = if lang == Lang::Zh { "：" } else { ": " };
+        let mut out = format!("{}{colon}{}", f.name.get(lang), figure_value(f, lang));
         if let (Some(n), Some(d)) = (f.numerator, f.denominator) {
             if matches!(f.unit, Unit::Ratio) {
                 out.push_str(&format!(" ({} / {})", integer(n as u64), integer(d as u64)));
@@ -320,7 +321,7 @@ impl Sessions {
         let session_goodput = {
             let f = Figure::new(
                 "session_goodput",
-                t("Session goodput", "会话 goodput"),
+                t("Session goodput", "合格会话 goodput"),
                 Unit::PerSecond,
             );
             match s.window_s {

@@ -7,8 +7,11 @@
 //! Kept per attempt (bytes): its id for the duplicate check (id length + 16 + 8…16 of slots),
 //! its business id (the same again), TTFT and E2E as `f64` (8 + 8, and 8 more for a success
 //! that passed quality), its lag (8, open-loop runs only) and its [`Span`] (24, runs with GPU
-//! telemetry only). Stream gaps (ITL) are counted per distinct value, so they cost memory per
-//! distinct gap, not per event. GPU samples (40 bytes each) and warnings are kept whole, as
+//! telemetry only). An attempt of a session also keeps about 32 bytes for the session figures
+//! ([`crate::session::SessionsBuilder`], its session's id once) and, for the check that no turn
+//! is sent twice, its session id, turn and business id (about 100 bytes with their lengths).
+//! Stream gaps (ITL) are counted per distinct value, so they cost memory per distinct gap, not
+//! per event. GPU samples (40 bytes each) and warnings are kept whole, as
 //! the whole-file reader keeps them. A line may be at most [`MAX_LINE_BYTES`] long; a longer one
 //! is refused after reading past it, without holding it.
 //!
