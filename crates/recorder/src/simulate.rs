@@ -56,8 +56,11 @@ or exponential:M for a prefill times an Exp(1) draw) + --per-uncached-token-s ×
 the prefix cache (--cache-tokens, LRU) does not hold, then --per-output-token-s per answer token.
 The simulator writes no answers: every simulated answer counts as passing quality (the header's
 simulation.sessions says so). `tracelab report` prints the per-turn and per-session figures.
-  tracelab simulate --sessions 500 --turns 10 --think-s 5 --session-rate 2 --slots 8 \
-      --service exponential:0.05 --cache-tokens 200000 --seed 1 --output sessions.jsonl
+  tracelab simulate --sessions 500 --turns 10 --think-s 5 --session-rate 1 --slots 16 \\
+      --service exponential:0.05 --per-uncached-token-s 0.0002 --per-output-token-s 0.005 \\
+      --cache-tokens 200000 --seed 1 --output sessions.jsonl
+  (at --threshold 0.5: 96 % of sessions qualify; with --cache-tokens 20000 the histories are
+  evicted, late turns prefill them again, and 7 % do)
 
 Example, the stall demonstration:
   tracelab simulate --slots 8 --service exponential:1 --closed 16 --think 4 \\
