@@ -39,6 +39,7 @@ pub mod parse;
 pub mod percentile;
 pub mod reproduce;
 pub mod reuse;
+pub mod session;
 pub mod settings;
 pub mod simulate;
 mod strtable;
@@ -64,7 +65,7 @@ pub use tally::{check_call, explain, judgeable, score, tally, Call, Check, Score
 pub use text::{Lang, Text};
 pub use trace::{
     Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, Outcome, Phase,
-    PromptSend, Quality, ReasoningStart, StreamEvent, Trace,
+    PromptSend, Quality, ReasoningStart, SessionTurn, StreamEvent, Trace,
 };
 pub use verdict::{verdict, Latency, Reason, Verdict};
 pub use whatif::{RowEdit, WhatIf};

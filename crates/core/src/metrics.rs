@@ -14,7 +14,7 @@ use crate::text::Text;
 use crate::verdict::threshold_ms;
 
 impl Figure {
-    fn new(key: &str, name: Text, unit: Unit) -> Figure {
+    pub(crate) fn new(key: &str, name: Text, unit: Unit) -> Figure {
         Figure {
             key: key.to_string(),
             name,
@@ -34,7 +34,14 @@ impl Figure {
     }
 
     /// numerator / denominator; undefined (with `why`) when the denominator is 0.
-    fn ratio(mut self, num: f64, num_label: Text, den: f64, den_label: Text, why: Text) -> Figure {
+    pub(crate) fn ratio(
+        mut self,
+        num: f64,
+        num_label: Text,
+        den: f64,
+        den_label: Text,
+        why: Text,
+    ) -> Figure {
         self.numerator = Some(num);
         self.numerator_label = Some(num_label);
         self.denominator = Some(den);
@@ -47,7 +54,7 @@ impl Figure {
         self
     }
 
-    fn undefined(mut self, why: Text) -> Figure {
+    pub(crate) fn undefined(mut self, why: Text) -> Figure {
         self.value = None;
         self.undefined = Some(why);
         self

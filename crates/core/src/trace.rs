@@ -694,6 +694,24 @@ pub struct Attempt {
     /// Which prompt of the run's set this attempt sent, and whether the server had been sent it
     /// before in this run (`tracelab record`); `None` for sources that do not say.
     pub prompt: Option<PromptSend>,
+    /// The conversation this attempt is a turn of, when the run sent sessions (`tracelab
+    /// simulate --sessions`); `None` for a trace of independent requests.
+    pub session: Option<SessionTurn>,
+}
+
+/// One turn of a user's conversation: turn k + 1 resends turns 1..k as its history, so the
+/// server's prefix cache decides how much of its prompt is prefilled again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionTurn {
+    /// The conversation's id, shared by all its turns (never empty).
+    pub session_id: String,
+    /// 1 for the first turn, 2 for the second, … (a retry of a turn keeps its number).
+    pub turn: u32,
+    /// Prompt tokens carried from earlier turns (their prompts and answers), when known.
+    pub history_tokens: Option<u32>,
+    /// Prompt tokens the server served from its cache, when it says and the attempt has no
+    /// [`PromptSend`] to carry them (with one, they are `prompt.cached_tokens`).
+    pub cached_tokens: Option<u32>,
 }
 
 /// The first reasoning token and the first answer token of an attempt whose source kept them
@@ -795,7 +813,16 @@ impl Attempt {
             event_tokens_estimated: false,
             reasoning: None,
             prompt: None,
+            session: None,
         }
+    }
+
+    /// Prompt tokens served from the server's cache, when reported (through the prompt set's
+    /// record or the session's).
+    pub fn cached_tokens(&self) -> Option<u32> {
+        self.prompt
+            .and_then(|p| p.cached_tokens)
+            .or_else(|| self.session.as_ref().and_then(|s| s.cached_tokens))
     }
 
     /// The attempt's TTFT under `first`: missing when that token never came.

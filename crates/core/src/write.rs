@@ -125,6 +125,16 @@ fn attempt_record(attempt: &Attempt) -> Map<String, Value> {
             m.insert("cached_tokens".into(), json!(c));
         }
     }
+    if let Some(t) = &attempt.session {
+        m.insert("session_id".into(), json!(t.session_id));
+        m.insert("turn".into(), json!(t.turn));
+        if let Some(h) = t.history_tokens {
+            m.insert("history_tokens".into(), json!(h));
+        }
+        if let (None, Some(c)) = (attempt.prompt, t.cached_tokens) {
+            m.insert("cached_tokens".into(), json!(c));
+        }
+    }
     m
 }
 

@@ -290,6 +290,19 @@ fn every_written_field_is_documented() {
                     for_s: 1.0,
                 }),
                 tokens: None,
+                sessions: Some(tracelab_core::simulate::SessionsRecord {
+                    sessions: 1,
+                    turns: 1,
+                    think_s: 0.0,
+                    new_tokens: 1,
+                    output_tokens: 1,
+                    base_s: 0.1,
+                    per_uncached_token_s: 0.0,
+                    per_output_token_s: 0.0,
+                    jitter: tracelab_core::simulate::SessionJitter::None,
+                    cache_tokens: 0,
+                    quality_assumed_pass: true,
+                }),
             },
         )),
         ..Header::default()
@@ -321,6 +334,12 @@ fn every_written_field_is_documented() {
         repetition: 1,
         repeat: false,
         cached_tokens: Some(0),
+    });
+    attempt.session = Some(tracelab_core::SessionTurn {
+        session_id: "s".into(),
+        turn: 1,
+        history_tokens: Some(0),
+        cached_tokens: None,
     });
     let gpu = GpuSample {
         t_ms: 0.0,

@@ -672,6 +672,7 @@ impl<'a> Meter<'a> {
                 cached_tokens: self.usage.and_then(|u| u.cached_tokens).or(self.cache_n),
                 ..p
             }),
+            session: None,
         };
         Measured {
             attempt,

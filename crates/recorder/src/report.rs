@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use tracelab_core::parse::stream::{self, StreamError};
+use tracelab_core::session::Sessions;
 use tracelab_core::{card, Metrics, Settings};
 
 use crate::settings_args::SettingsArgs;
@@ -51,6 +52,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
                 &streamed.settings,
                 &metrics,
                 &streamed.card_view(),
+                streamed.sessions.as_ref(),
             );
             return Ok(());
         }
@@ -66,6 +68,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
         &settings,
         &metrics,
         &card::CardView::of_trace(&trace, &settings, &index),
+        Sessions::of(&trace.attempts, &settings).as_ref(),
     );
     Ok(())
 }
@@ -78,6 +81,7 @@ fn print_report(
     settings: &Settings,
     metrics: &Metrics,
     view: &card::CardView,
+    sessions: Option<&Sessions>,
 ) {
     if args.json {
         let mut summary = metrics.summary_json(settings);
@@ -121,11 +125,20 @@ fn print_report(
         // What the reader noticed (a cut-off last line, a sampled file, …) travels with the
         // figures, so a script reading only the JSON sees it too.
         summary["warnings"] = serde_json::json!(view.warnings);
+        // Conversations judged as users live them: one key per figure, its interval beside it
+        // (`…_interval`), and the rows by turn; null for a trace without sessions.
+        summary["sessions"] = sessions.map_or(serde_json::Value::Null, Sessions::json);
         tracelab_recorder::outln!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
         tracelab_recorder::out!(
             "{}",
             card::render(name, view, settings, metrics, args.settings.lang())
         );
+        if let Some(s) = sessions {
+            tracelab_recorder::outln!();
+            for line in s.lines(args.settings.lang()) {
+                tracelab_recorder::outln!("{line}");
+            }
+        }
     }
 }

@@ -17,12 +17,14 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
 use serde_json::{json, Map, Value};
+use tracelab_core::simulate::session::{simulate_sessions, SessionParams};
 use tracelab_core::simulate::{
-    self, Empirical, Listed, Load, Params, Service, ServiceSpec, Stall, TokenCost,
+    self, Empirical, Listed, Load, Params, Service, ServiceSpec, SessionJitter, Stall, TokenCost,
 };
 use tracelab_core::workload::{self, Replay, Replayed, Workload};
 use tracelab_core::{write, Lang, Trace};
 
+use crate::settings_args::LangArg;
 use tracelab_recorder::schedule::Arrival;
 
 const AFTER_HELP: &str = "\
@@ -47,6 +49,19 @@ Each attempt's intended_start_ms is its arrival, start_ms when the client sent i
 when the server finished it, queueing included: end - start is the time in system. The same
 flags and seed always write the same file. OUTPUT is never overwritten without --force.
 
+Sessions: --sessions N --turns K --session-rate R [--think-s T] send N conversations, started
+open-loop (Poisson, R a second); within one, turn k + 1 goes --think-s after turn k's answer and
+resends turns 1..k as history plus --new-tokens. A turn's prefill is --service's base (fixed:S,
+or exponential:M for a prefill times an Exp(1) draw) + --per-uncached-token-s × the prompt tokens
+the prefix cache (--cache-tokens, LRU) does not hold, then --per-output-token-s per answer token.
+The simulator writes no answers: every simulated answer counts as passing quality (the header's
+simulation.sessions says so). `tracelab report` prints the per-turn and per-session figures.
+  tracelab simulate --sessions 500 --turns 10 --think-s 5 --session-rate 1 --slots 16 \\
+      --service exponential:0.05 --per-uncached-token-s 0.0002 --per-output-token-s 0.005 \\
+      --cache-tokens 200000 --seed 1 --output sessions.jsonl
+  (at --threshold 0.5: 96 % of sessions qualify; with --cache-tokens 20000 the histories are
+  evicted, late turns prefill them again, and 7 % do)
+
 Example, the stall demonstration:
   tracelab simulate --slots 8 --service exponential:1 --closed 16 --think 4 \\
       --requests 1000 --seed 11 --stall 60:20 --output closed.jsonl
@@ -54,7 +69,7 @@ Example, the stall demonstration:
       --requests 1000 --seed 11 --stall 60:20 --output open.jsonl";
 
 #[derive(Args)]
-#[command(after_help = AFTER_HELP, group(ArgGroup::new("load").required(true).args(["closed", "rate", "workload"])))]
+#[command(after_help = AFTER_HELP, group(ArgGroup::new("load").required(true).args(["closed", "rate", "workload", "sessions"])))]
 pub struct SimulateArgs {
     #[command(flatten)]
     pub server: ServerArgs,
@@ -79,12 +94,15 @@ pub struct SimulateArgs {
     pub workload: Option<PathBuf>,
     #[command(flatten)]
     pub replay: tracelab_recorder::record::ReplayArgs,
-    /// How many requests to simulate (with --workload: the window's requests, so not given).
+    #[command(flatten)]
+    pub conversation: SessionArgs,
+    /// How many requests to simulate (with --workload: the window's requests, with --sessions:
+    /// sessions × turns, so not given).
     #[arg(
         long,
         value_name = "K",
-        required_unless_present = "workload",
-        conflicts_with = "workload"
+        required_unless_present_any = ["workload", "sessions"],
+        conflicts_with_all = ["workload", "sessions"]
     )]
     pub requests: Option<u32>,
     /// The seed of the arrivals and service times.
@@ -96,6 +114,67 @@ pub struct SimulateArgs {
     /// Overwrite OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Language of what is printed (the run's description).
+    #[arg(long, value_enum, default_value = "en")]
+    pub lang: LangArg,
+}
+
+/// Conversations instead of independent requests (`--sessions N --turns K`).
+#[derive(Args)]
+pub struct SessionArgs {
+    /// Sessions: N conversations, arriving open-loop (Poisson at --session-rate); within one,
+    /// turn k + 1 is sent --think-s after turn k's answer ended and resends turns 1..k.
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<u32>,
+    /// Sessions: turns per conversation.
+    #[arg(long, value_name = "K", requires = "sessions")]
+    pub turns: Option<u32>,
+    /// Sessions: seconds between a turn's answer and the next turn.
+    #[arg(long, value_name = "T", requires = "sessions")]
+    pub think_s: Option<f64>,
+    /// Sessions: conversations started per second (Poisson).
+    #[arg(long, value_name = "R", requires = "sessions")]
+    pub session_rate: Option<f64>,
+    /// Sessions: new prompt tokens each turn adds.
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        requires = "sessions",
+        default_value_t = 200
+    )]
+    pub new_tokens: u32,
+    /// Sessions: answer tokens of each turn (they join the next turn's history).
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        requires = "sessions",
+        default_value_t = 100
+    )]
+    pub output_tokens: u32,
+    /// Sessions: prefill seconds per prompt token the prefix cache does not hold.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        requires = "sessions",
+        default_value_t = 0.0005
+    )]
+    pub per_uncached_token_s: f64,
+    /// Sessions: decode seconds per answer token after the first.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        requires = "sessions",
+        default_value_t = 0.01
+    )]
+    pub per_output_token_s: f64,
+    /// Sessions: the server's prefix cache in tokens, least recently used evicted first (0: none).
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        requires = "sessions",
+        default_value_t = 0
+    )]
+    pub cache_tokens: u64,
 }
 
 /// The simulated server, shared by `simulate` and `simulate-sweep`.
@@ -267,6 +346,69 @@ fn replayed(
     Ok((trace, text))
 }
 
+/// `--sessions`: the server's `--slots` and `--service` (fixed:S, or exponential:M for a
+/// prefill jittered by Exp(1)) as the prefill's base, the conversation flags for the rest.
+fn session_params(args: &SimulateArgs, sessions: u32) -> Result<SessionParams, String> {
+    let c = &args.conversation;
+    let server = &args.server;
+    let needs = |flag: &str| format!("--sessions needs {flag}");
+    let (base_s, jitter) = match ServiceSpec::parse(&server.service).map_err(|e| format!("--{e}"))? {
+        ServiceSpec::Fixed(s) => (s, SessionJitter::None),
+        ServiceSpec::Exponential(m) => (m, SessionJitter::Exponential),
+        ServiceSpec::Trace(_) => {
+            return Err("--sessions computes each turn's prefill from its uncached prompt tokens; --service must be fixed:S or exponential:M (its base), not a trace".into())
+        }
+    };
+    if server.stall.is_some() {
+        return Err("--stall is not simulated with --sessions".into());
+    }
+    Ok(SessionParams {
+        sessions,
+        turns: c.turns.ok_or_else(|| needs("--turns K"))?,
+        session_rate_per_s: c.session_rate.ok_or_else(|| needs("--session-rate R"))?,
+        think_s: c.think_s.unwrap_or(0.0),
+        slots: server.slots,
+        new_tokens: c.new_tokens,
+        output_tokens: c.output_tokens,
+        base_s,
+        per_uncached_token_s: c.per_uncached_token_s,
+        per_output_token_s: c.per_output_token_s,
+        jitter,
+        cache_tokens: c.cache_tokens,
+        seed: args.seed,
+    })
+}
+
+fn run_sessions(args: &SimulateArgs, sessions: u32) -> Result<(), String> {
+    let params = session_params(args, sessions)?;
+    let trace = simulate_sessions(&params).map_err(|e| format!("--{e}"))?;
+    std::fs::write(&args.output, write::to_jsonl(&trace))
+        .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+    let lang = match args.lang {
+        LangArg::En => Lang::En,
+        LangArg::Zh => Lang::Zh,
+    };
+    eprintln!("{}", params.record().describe(lang));
+    eprintln!(
+        "{}",
+        match lang {
+            Lang::En => format!(
+                "wrote {}: {} turns of {} sessions; `tracelab report` judges every session by its turns",
+                args.output.display(),
+                trace.attempts.len(),
+                sessions
+            ),
+            Lang::Zh => format!(
+                "已写入 {}：{} 个会话共 {} 轮；用 `tracelab report` 按每一轮判定每个会话",
+                args.output.display(),
+                sessions,
+                trace.attempts.len()
+            ),
+        }
+    );
+    Ok(())
+}
+
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     let flag = |e: simulate::SimulateError| format!("--{e}");
     if args.output.exists() && !args.force {
@@ -274,6 +416,9 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             "{} already exists; pass --force to overwrite it",
             args.output.display()
         ));
+    }
+    if let Some(sessions) = args.conversation.sessions {
+        return run_sessions(&args, sessions);
     }
     // Checked here rather than by clap's `requires`, which the load group overrides.
     if args.think.is_some() && args.closed.is_none() {

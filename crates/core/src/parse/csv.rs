@@ -403,5 +403,6 @@ fn parse_row(cols: &HashMap<String, usize>, cells: &[String]) -> Result<Attempt,
         event_tokens_estimated: false,
         reasoning: None,
         prompt: None,
+        session: None,
     })
 }

@@ -171,6 +171,9 @@ pub(crate) struct LineReader {
     /// `tracelab export` and `merge` sort them on disk), so none is kept here.
     ids_elsewhere: bool,
     attempts: u64,
+    /// (session id, turn) → the business id that turn belongs to and the line that first sent
+    /// it: a turn is sent once, its retries (same business id) aside. Empty without sessions.
+    turns: std::collections::HashMap<(String, u32), (String, usize)>,
 }
 
 impl LineReader {
@@ -179,6 +182,33 @@ impl LineReader {
         LineReader {
             ids_elsewhere: true,
             ..LineReader::default()
+        }
+    }
+
+    /// A session's turn number is one user turn: a second attempt with it must be a retry of
+    /// the first (the same business id).
+    fn check_turn(&mut self, attempt: &Attempt, line_no: usize) -> Result<(), ParseError> {
+        let Some(t) = &attempt.session else {
+            return Ok(());
+        };
+        match self.turns.entry((t.session_id.clone(), t.turn)) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((attempt.business_id.clone(), line_no));
+                Ok(())
+            }
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let (business, first) = o.get();
+                if *business == attempt.business_id {
+                    Ok(())
+                } else {
+                    Err(ParseError::new(format!(
+                        "session `{}` repeats turn {} (first on line {first}); a turn is sent once, and a retry of it keeps its business_id `{business}`",
+                        t.session_id, t.turn
+                    ))
+                    .at_line(line_no)
+                    .field("turn"))
+                }
+            }
         }
     }
 
@@ -249,6 +279,7 @@ impl LineReader {
             }
             "attempt" => {
                 let attempt = record.into_attempt().map_err(|e| e.at_line(line_no))?;
+                self.check_turn(&attempt, line_no)?;
                 if self.ids_elsewhere {
                     self.attempts += 1;
                     return Ok(Line::Attempt(Box::new(attempt)));
@@ -403,6 +434,9 @@ const ATTEMPT_FIELDS: &[&str] = &[
     "repetition",
     "prompt_repeat",
     "cached_tokens",
+    "session_id",
+    "turn",
+    "history_tokens",
 ];
 const GPU_FIELDS: &[&str] = &[
     "kind",
@@ -773,6 +807,12 @@ struct RawRecord<'a> {
     prompt_repeat: Option<bool>,
     #[serde(default)]
     cached_tokens: Option<u32>,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    turn: Option<u32>,
+    #[serde(default)]
+    history_tokens: Option<u32>,
     // gpu
     #[serde(default)]
     t_ms: Option<f64>,
@@ -1029,8 +1069,54 @@ impl<'a> RawRecord<'a> {
             &events,
             ttft_ms,
         )?;
+        let session = match (self.session_id, self.turn) {
+            (None, None) => {
+                if self.history_tokens.is_some() {
+                    return Err(ParseError::new(
+                        "history_tokens belongs to a session's turn: write session_id and turn with it",
+                    )
+                    .field("history_tokens"));
+                }
+                None
+            }
+            (Some(session_id), Some(turn)) => {
+                if session_id.is_empty() {
+                    return Err(ParseError::new("a session id cannot be empty").field("session_id"));
+                }
+                if turn == 0 {
+                    return Err(ParseError::new(
+                        "turn counts a session's turns from 1; 0 is not a turn",
+                    )
+                    .field("turn"));
+                }
+                Some(SessionTurn {
+                    session_id,
+                    turn,
+                    history_tokens: self.history_tokens,
+                    cached_tokens: None,
+                })
+            }
+            (Some(_), None) => return Err(ParseError::new(
+                "session_id and turn go together: this attempt names a session but not its turn",
+            )
+            .field("turn")),
+            (None, Some(_)) => return Err(ParseError::new(
+                "session_id and turn go together: this attempt names a turn but not its session",
+            )
+            .field("session_id")),
+        };
+        let no_prompt = self.prompt_index.is_none()
+            && self.repetition.is_none()
+            && self.prompt_repeat.is_none();
+        let (session, cached_alone) = match session {
+            Some(mut t) if no_prompt => {
+                t.cached_tokens = self.cached_tokens;
+                (Some(t), true)
+            }
+            other => (other, false),
+        };
         let prompt = match (self.prompt_index, self.repetition, self.prompt_repeat) {
-            (None, None, None) if self.cached_tokens.is_none() => None,
+            (None, None, None) if self.cached_tokens.is_none() || cached_alone => None,
             (Some(index), Some(repetition), Some(repeat)) => {
                 if repetition == 0 {
                     return Err(
@@ -1053,7 +1139,7 @@ impl<'a> RawRecord<'a> {
                     "prompt_repeat"
                 };
                 return Err(ParseError::new(
-                    "prompt_index, repetition and prompt_repeat go together (cached_tokens with them): write all three or none",
+                    "prompt_index, repetition and prompt_repeat go together (cached_tokens with them, or with a session's turn): write all three or none",
                 )
                 .field(field));
             }
@@ -1083,6 +1169,7 @@ impl<'a> RawRecord<'a> {
             event_tokens_estimated: self.event_tokens_estimated.unwrap_or(false),
             reasoning,
             prompt,
+            session,
         })
     }
 

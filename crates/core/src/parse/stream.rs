@@ -7,8 +7,11 @@
 //! Kept per attempt (bytes): its id for the duplicate check (id length + 16 + 8…16 of slots),
 //! its business id (the same again), TTFT and E2E as `f64` (8 + 8, and 8 more for a success
 //! that passed quality), its lag (8, open-loop runs only) and its [`Span`] (24, runs with GPU
-//! telemetry only). Stream gaps (ITL) are counted per distinct value, so they cost memory per
-//! distinct gap, not per event. GPU samples (40 bytes each) and warnings are kept whole, as
+//! telemetry only). An attempt of a session also keeps about 32 bytes for the session figures
+//! ([`crate::session::SessionsBuilder`], its session's id once) and, for the check that no turn
+//! is sent twice, its session id, turn and business id (about 100 bytes with their lengths).
+//! Stream gaps (ITL) are counted per distinct value, so they cost memory per distinct gap, not
+//! per event. GPU samples (40 bytes each) and warnings are kept whole, as
 //! the whole-file reader keeps them. A line may be at most [`MAX_LINE_BYTES`] long; a longer one
 //! is refused after reading past it, without holding it.
 //!
@@ -48,6 +51,8 @@ pub struct Streamed {
     /// TTFT by a prompt's first send and its repeats (when the attempts say which).
     pub reuse: Option<crate::reuse::ReuseSplit>,
     pub warmup_attempts: usize,
+    /// The session figures, when the attempts name sessions (about 32 bytes kept per turn).
+    pub sessions: Option<crate::session::Sessions>,
 }
 
 impl Streamed {
@@ -183,6 +188,7 @@ pub fn read<R: BufRead, E>(
     let gpu_summary = gpu_beside::summarise(&rest.header, &fold.spans, &rest.gpu);
     let engine_summary = crate::engine_beside::summarise(&rest.header, &fold.spans, &rest.engine);
     let reuse = fold.reuse.finish(&fold.settings);
+    let sessions = fold.sessions.finish();
     Ok(Ok(Streamed {
         header: rest.header,
         footer: rest.footer,
@@ -197,6 +203,7 @@ pub fn read<R: BufRead, E>(
         engine_summary,
         reuse,
         warmup_attempts: fold.warmup_attempts,
+        sessions,
     }))
 }
 
@@ -317,12 +324,14 @@ struct Fold {
     keep_spans: bool,
     reuse: crate::reuse::ReuseBuilder,
     warmup_attempts: usize,
+    sessions: crate::session::SessionsBuilder,
 }
 
 impl Fold {
     fn new(header: &Header, settings: Settings) -> Fold {
         Fold {
             index: IndexBuilder::new(settings.population),
+            sessions: crate::session::SessionsBuilder::new(&settings),
             settings,
             attempts: 0,
             lags: Vec::new(),
@@ -345,6 +354,7 @@ impl Fold {
             self.spans.extend(Span::of(a, &self.settings));
         }
         self.reuse.push(a, &self.settings);
+        self.sessions.push(a);
         if a.phase == crate::trace::Phase::Warmup {
             self.warmup_attempts += 1;
         }

@@ -11,12 +11,14 @@ pub mod arrival;
 mod engine;
 mod load;
 pub mod rng;
+pub mod session;
 pub mod theory;
 
 use crate::trace::{HeaderDefaults, Phase, Quality, StreamEvent, Trace};
 
 pub use crate::trace::simulation::{
-    ArrivalName, Load, ServiceRecord, Simulation, SimulationRecord, Stall, TokenCost,
+    ArrivalName, Load, ServiceRecord, SessionJitter, SessionsRecord, Simulation, SimulationRecord,
+    Stall, TokenCost,
 };
 
 pub use arrival::{Arrival, Schedule};
@@ -384,5 +386,6 @@ pub fn record(p: &Params) -> Simulation {
         seed: p.seed,
         stall: p.stall,
         tokens: None,
+        sessions: None,
     }
 }

@@ -24,6 +24,60 @@ pub struct Simulation {
     /// added to each request's service from the lengths its workload file gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenCost>,
+    /// Present when the simulation sent conversations (`tracelab simulate --sessions`): `load`
+    /// is then the sessions' open-loop arrival, and `requests` counts their turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionsRecord>,
+}
+
+/// What a session simulation sent: N conversations of K turns, each turn's prompt the history
+/// plus new tokens, a prefix cache of a capacity in tokens (least recently used evicted first).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SessionsRecord {
+    pub sessions: u32,
+    pub turns: u32,
+    /// Fixed pause between a turn's answer and the next turn (a closed loop within a session).
+    pub think_s: f64,
+    pub new_tokens: u32,
+    pub output_tokens: u32,
+    /// Prefill before the first token: `base_s` + `per_uncached_token_s` × uncached prompt
+    /// tokens, times an exponential draw of mean 1 when `jitter` is `exponential`.
+    pub base_s: f64,
+    pub per_uncached_token_s: f64,
+    /// Decode seconds per answer token after the first.
+    pub per_output_token_s: f64,
+    pub jitter: SessionJitter,
+    /// The prefix cache's capacity in tokens (0: no cache).
+    pub cache_tokens: u64,
+    /// The simulator writes no answers: every simulated answer counts as passing quality.
+    pub quality_assumed_pass: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionJitter {
+    None,
+    Exponential,
+}
+
+impl SessionsRecord {
+    pub fn describe(&self, lang: Lang) -> String {
+        let jitter = match (self.jitter, lang) {
+            (SessionJitter::None, _) => "",
+            (SessionJitter::Exponential, Lang::En) => " × Exp(1)",
+            (SessionJitter::Exponential, Lang::Zh) => " × 均值 1 的指数分布",
+        };
+        match lang {
+            Lang::En => format!(
+                "; {} sessions of {} turns, think {} s, {} new + {} output tokens a turn, prefill ({} s + {} s per uncached prompt token){jitter}, then {} s per answer token, prefix cache {} tokens (LRU); every simulated answer counts as passing quality",
+                self.sessions, self.turns, self.think_s, self.new_tokens, self.output_tokens, self.base_s, self.per_uncached_token_s, self.per_output_token_s, self.cache_tokens
+            ),
+            Lang::Zh => format!(
+                "；{} 个会话，每个 {} 轮，思考 {} 秒，每轮新增 {} 个 + 输出 {} 个 token，预填充（{} 秒 + 每个未缓存提示 token {} 秒）{jitter}，之后每个回答 token {} 秒，前缀缓存 {} 个 token（LRU）；模拟的回答一律算作质量合格",
+                self.sessions, self.turns, self.think_s, self.new_tokens, self.output_tokens, self.base_s, self.per_uncached_token_s, self.per_output_token_s, self.cache_tokens
+            ),
+        }
+    }
 }
 
 /// Service time per token of a listed request's own lengths, on top of the service's draw: each
@@ -143,9 +197,12 @@ impl Simulation {
                 }
             }
         };
-        let service = match &self.tokens {
-            Some(t) => service + &t.describe(lang),
-            None => service,
+        let service = match (&self.sessions, &self.tokens) {
+            // A session's turns have their own prefill and decode, said with the sessions.
+            (Some(_), _) if zh => "按轮计算（见下）".to_string(),
+            (Some(_), _) => "per turn (below)".to_string(),
+            (None, Some(t)) => service + &t.describe(lang),
+            (None, None) => service,
         };
         let load = match self.load {
             Load::Closed { clients, think_s } => {
@@ -196,6 +253,10 @@ impl Simulation {
             Some(s) if zh => format!("；在 {} 秒处停顿 {} 秒", s.at_s, s.for_s),
             Some(s) => format!("; stall at {} s for {} s", s.at_s, s.for_s),
             None => String::new(),
+        };
+        let stall = match &self.sessions {
+            Some(r) => stall + &r.describe(lang),
+            None => stall,
         };
         if zh {
             format!(

@@ -520,6 +520,7 @@ pub(super) fn import_jsonl(mut detected: Detected, text: &str) -> Result<Importe
             event_tokens_estimated: estimated,
             reasoning: None,
             prompt: None,
+            session: None,
         });
     }
     if no_start > 0 {

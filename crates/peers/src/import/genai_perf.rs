@@ -247,6 +247,7 @@ pub(super) fn import(detected: Detected, experiments: &[Value]) -> Result<Import
                 event_tokens_estimated: true,
                 reasoning: None,
                 prompt: None,
+                session: None,
                 ..Attempt::new(
                     unique_id(&mut seen, id),
                     outcome,

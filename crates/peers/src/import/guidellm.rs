@@ -401,6 +401,7 @@ fn import_benchmark(
             event_tokens_estimated: false,
             reasoning: None,
             prompt: None,
+            session: None,
         });
     }
     attempts.sort_by(|a, b| {

@@ -188,6 +188,7 @@ pub(super) fn import(detected: Detected, list: &[Value]) -> Result<Imported, Par
             event_tokens_estimated: false,
             reasoning: None,
             prompt: None,
+            session: None,
         });
     }
     let header = Header::default();

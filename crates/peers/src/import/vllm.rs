@@ -354,6 +354,7 @@ fn import_run(detected: Detected, map: &Map<String, Value>) -> Result<Imported, 
             event_tokens_estimated: events_estimated,
             reasoning: None,
             prompt: None,
+            session: None,
         });
     }
 

@@ -1,0 +1,257 @@
+//! `tracelab simulate --sessions` and `tracelab report` on conversations, run as processes: the
+//! trace names each turn's session, the report prints the per-session and per-turn section in
+//! both languages and carries every figure with its interval in `--json` (the same figures
+//! streamed and in memory, and the core's on the same file), a trace without sessions has no
+//! section, and bad session fields or flags are refused.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tracelab_core::session::Sessions;
+use tracelab_core::Settings;
+
+fn tracelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tracelab"))
+        .args(args)
+        .output()
+        .expect("run tracelab")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tracelab-sessions-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = tracelab(args);
+    assert!(
+        out.status.success(),
+        "tracelab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn simulate(path: &str, extra: &[&str]) {
+    let mut args = vec![
+        "simulate",
+        "--sessions",
+        "120",
+        "--turns",
+        "5",
+        "--think-s",
+        "2",
+        "--session-rate",
+        "1",
+        "--slots",
+        "16",
+        "--service",
+        "exponential:0.1",
+        "--new-tokens",
+        "100",
+        "--output-tokens",
+        "50",
+        "--per-uncached-token-s",
+        "0.001",
+        "--per-output-token-s",
+        "0.002",
+        "--cache-tokens",
+        "20000",
+        "--seed",
+        "5",
+        "--output",
+        path,
+    ];
+    args.extend_from_slice(extra);
+    let out = tracelab(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("every simulated answer counts as passing quality"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_simulated_conversation_is_reported_per_turn_and_per_session() {
+    let dir = temp("report");
+    let file = dir.join("s.jsonl").display().to_string();
+    simulate(&file, &[]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains(r#""session_id":"s001""#) && text.contains(r#""turn":5"#));
+    assert!(text.contains(r#""quality_assumed_pass":true"#));
+
+    let en = ok(&["report", &file, "--threshold", "0.4"]);
+    assert!(
+        en.contains("Sessions (a session qualifies only when every one of its turns does)"),
+        "{en}"
+    );
+    assert!(en.contains("Sessions: 120"), "{en}");
+    assert!(en.contains("By turn: turn | attempts"), "{en}");
+    let zh = ok(&["report", &file, "--threshold", "0.4", "--lang", "zh"]);
+    assert!(
+        zh.contains("会话（一个会话只有在每一轮都合格时才合格）"),
+        "{zh}"
+    );
+    assert!(zh.contains("合格会话占比（每一轮都合格）"), "{zh}");
+
+    let json: Value =
+        serde_json::from_str(&ok(&["report", &file, "--threshold", "0.4", "--json"])).unwrap();
+    let s = &json["sessions"];
+    for key in [
+        "session_qualified_share",
+        "turn_qualified_rate",
+        "session_goodput",
+    ] {
+        assert!(s[key].is_number(), "{key}: {s}");
+        assert!(s[format!("{key}_interval")]["lo"].is_number(), "{key}: {s}");
+    }
+    assert!(s["session_share_if_turns_independent"].is_number(), "{s}");
+    assert_eq!(s["sessions"], 120.0);
+    assert_eq!(s["by_turn"].as_array().unwrap().len(), 5);
+    // The first turn has no history, so nothing of it is cached; later turns find theirs.
+    assert_eq!(s["by_turn"][0]["cached_share"], 0.0);
+    assert!(
+        s["by_turn"][4]["cached_share"].as_f64().unwrap() > 0.5,
+        "{s}"
+    );
+
+    // In memory, and the core on the same file under the same settings: the same figures.
+    let whole: Value = serde_json::from_str(&ok(&[
+        "report",
+        &file,
+        "--threshold",
+        "0.4",
+        "--json",
+        "--in-memory",
+    ]))
+    .unwrap();
+    assert_eq!(whole["sessions"], *s);
+    let trace = tracelab_core::parse::parse_trace("s.jsonl", &text).unwrap();
+    let mut settings = Settings::from_header(&trace.header);
+    settings.ttft_threshold_s = 0.4;
+    let core = Sessions::of(&trace.attempts, &settings).unwrap();
+    assert_eq!(
+        s["session_qualified_share"],
+        core.session_share.figure.value.unwrap()
+    );
+
+    // A trace of independent requests has no session section.
+    let plain = dir.join("plain.jsonl").display().to_string();
+    ok(&[
+        "simulate",
+        "--rate",
+        "2",
+        "--slots",
+        "2",
+        "--service",
+        "fixed:0.1",
+        "--requests",
+        "20",
+        "--seed",
+        "1",
+        "--output",
+        &plain,
+    ]);
+    let json: Value = serde_json::from_str(&ok(&["report", &plain, "--json"])).unwrap();
+    assert!(json["sessions"].is_null());
+    assert!(!ok(&["report", &plain]).contains("a session qualifies only"));
+}
+
+#[test]
+fn bad_session_fields_and_flags_are_refused() {
+    let dir = temp("bad");
+    let file = dir.join("bad.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"hand","version":"1"}}"#,
+            "\n",
+            r#"{"kind":"attempt","id":"a","phase":"measure","start_ms":0,"first_token_ms":100,"end_ms":200,"outcome":"success","quality":"pass","session_id":"s1","turn":0}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = tracelab(&["report", &file.display().to_string()]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("bad.jsonl") && said.contains("line 2") && said.contains("turn"),
+        "{said}"
+    );
+
+    let out_file = dir.join("x.jsonl").display().to_string();
+    let refused = |args: &[&str], says: &str| {
+        let out = tracelab(args);
+        assert!(!out.status.success(), "{args:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(says), "{args:?}: {said}");
+        assert!(!std::path::Path::new(&out_file).exists());
+    };
+    let base = [
+        "simulate",
+        "--sessions",
+        "3",
+        "--slots",
+        "2",
+        "--seed",
+        "1",
+        "--output",
+        &out_file,
+    ];
+    let with = |extra: &[&'static str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    refused(
+        &with(&["--service", "fixed:0.1", "--session-rate", "1"]),
+        "--turns",
+    );
+    refused(
+        &with(&["--service", "fixed:0.1", "--turns", "2"]),
+        "--session-rate",
+    );
+    refused(
+        &with(&[
+            "--service",
+            "trace:x.jsonl",
+            "--turns",
+            "2",
+            "--session-rate",
+            "1",
+        ]),
+        "not a trace",
+    );
+    refused(
+        &with(&[
+            "--service",
+            "fixed:0.1",
+            "--turns",
+            "0",
+            "--session-rate",
+            "1",
+        ]),
+        "turns",
+    );
+    refused(
+        &with(&[
+            "--service",
+            "fixed:0.1",
+            "--turns",
+            "2",
+            "--session-rate",
+            "1",
+            "--requests",
+            "5",
+        ]),
+        "cannot be used with",
+    );
+}
