@@ -129,9 +129,12 @@ fn a_concurrency_sweep_stops_at_saturation_and_gives_the_capacity_answer() {
                 .unwrap(),
         );
     }
+    // Concurrency 8 is below both steps under the knee. Between 1 and 2 (both under it) no
+    // order is asserted: on a loaded 2-core machine one of 24 attempts at concurrency 1 can
+    // stall past 0.1 s, and that is the machine's noise, not the server's trend.
     assert!(
-        joint.windows(2).all(|w| w[1] <= w[0]),
-        "a monotone trend: {joint:?}"
+        joint[2] < joint[0].min(joint[1]),
+        "the step past the knee qualifies fewer: {joint:?}"
     );
     assert!(
         stdout.contains("capacity lies between concurrency 2 (passes) and concurrency 8 (fails)"),
