@@ -13,6 +13,7 @@ use tracelab_core::{
     trace::GPU_UNSUPPORTED, units, verdict, Attempt, Phase, Settings, Verdict, WarmupPolicy,
 };
 
+use super::chart_frame::{use_width, RunAxis, BARS_FIT};
 use crate::i18n::tr;
 use crate::state::use_lab;
 use tracelab_web::ticks;
@@ -51,18 +52,6 @@ impl Mark {
             Mark::WarmUp => "m-warmup",
         }
     }
-}
-
-/// The chart's width in CSS pixels, followed on resize.
-pub(super) fn use_width(holder: NodeRef<leptos::html::Div>, resized: RwSignal<u32>) -> Signal<f64> {
-    let width = RwSignal::new(0.0f64);
-    Effect::new(move |_| {
-        resized.track();
-        if let Some(el) = holder.get() {
-            width.set((el.client_width() as f64).max(260.0));
-        }
-    });
-    width.into()
 }
 
 #[component]
@@ -482,15 +471,6 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
         </figure>
     }
 }
-
-/// Beyond this many timed attempts the run chart gives no attempt a bar of its own: the charts
-/// bundle draws the run in time buckets above it (src/components/distribution.rs); a bar a few
-/// pixels high per attempt stops being readable, and redrawing them made an edit slow.
-pub(super) const BARS_FIT: usize = 300;
-
-/// The run chart's horizontal scale: box width, plot left and right (px), the clock's start and
-/// end, and the span the ticks cover (ms). The second bundle's bucketed lanes use it too.
-pub(super) type RunAxis = Option<(f64, f64, f64, f64, f64, f64)>;
 
 /// How many attempts have a start, the first start (or intended start) and the last end (ms);
 /// `None` when no attempt has a start.

@@ -15,7 +15,7 @@ use leptos::task::spawn_local;
 use tracelab_core::distribution::{DistributionRequest, Marker, Measure, RunRequest};
 use tracelab_core::{units, Figure};
 
-use super::charts::{use_width, RunAxis, BARS_FIT};
+use super::chart_frame::{use_width, RunAxis, BARS_FIT};
 use crate::convert::Call;
 use crate::i18n::tr;
 use crate::state::use_lab;

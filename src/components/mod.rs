@@ -1,6 +1,7 @@
 //! The page's parts, one file each. Every component reads the shared state with `use_lab()`.
 
 mod attempts_table;
+mod chart_frame;
 mod charts;
 mod controls;
 mod distribution;

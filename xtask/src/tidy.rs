@@ -4,6 +4,7 @@
 //!
 //! - `layers.rs`: the core's modules depend downward only, by the layer table in ARCHITECTURE.md.
 //! - `view.rs`: the view computes nothing (the lab under `src/`, its pages under `pages/`, their kit).
+//! - `file_circles.rs`: no import circle between the files of one module folder, at any depth.
 //! - here: no import circle among the modules of any crate (every library, binary and page);
 //!   every `.rs` file opens with a `//!` doc; ARCHITECTURE.md names every package and test
 //!   suite; no `#[path]` attribute (the list of ones still to go is empty); every version pin
@@ -14,6 +15,7 @@
 //!
 //! They share one lexer (`lex.rs`), so every check reads source the same way.
 
+mod file_circles;
 mod layers;
 mod lex;
 mod view;
@@ -232,6 +234,11 @@ fn no_crate_has_an_import_circle() {
             Ok(found) => problems.extend(found.into_iter().map(|c| format!("{dir}/: {c}"))),
             Err(e) => problems.push(format!("{dir}/: {e}")),
         }
+        problems.extend(
+            file_circles::file_circles(&files)
+                .into_iter()
+                .map(|c| format!("{dir}/: {c}")),
+        );
     }
     assert!(
         problems.is_empty(),
