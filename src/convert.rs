@@ -31,9 +31,35 @@ thread_local! {
 }
 
 /// The lab's key for the open trace with its what-if edits applied (a new trace or a new set of
-/// edits is a new key): the addresses of its header and of its working attempts.
-pub fn key<A, B>(trace: &Arc<A>, attempts: &Arc<B>) -> String {
-    format!("{:p}/{:p}", Arc::as_ptr(trace), Arc::as_ptr(attempts))
+/// edits is a new key): a generation counted up each time the pair of its header and its working
+/// attempts changes. The pair is remembered by weak references, which keep both allocations
+/// reserved, so a later trace can never come back at the same addresses and pass for this one
+/// (an address alone can be handed out again once the old trace is dropped).
+pub fn key<A: 'static, B: 'static>(trace: &Arc<A>, attempts: &Arc<B>) -> String {
+    use std::any::Any;
+    use std::sync::Weak;
+    thread_local! {
+        static LAST: RefCell<Option<(Box<dyn Any>, Box<dyn Any>, u64)>> = const { RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        let same = last.as_ref().and_then(|(t, a, generation)| {
+            let t = t.downcast_ref::<Weak<A>>()?;
+            let a = a.downcast_ref::<Weak<B>>()?;
+            (t.ptr_eq(&Arc::downgrade(trace)) && a.ptr_eq(&Arc::downgrade(attempts)))
+                .then_some(*generation)
+        });
+        let generation = same.unwrap_or_else(|| {
+            let next = last.as_ref().map_or(1, |(_, _, g)| g + 1);
+            *last = Some((
+                Box::new(Arc::downgrade(trace)),
+                Box::new(Arc::downgrade(attempts)),
+                next,
+            ));
+            next
+        });
+        format!("trace-{generation}")
+    })
 }
 
 /// Calls one of the bundle's held-trace functions ([`Call::on_held_trace`]) on the open trace

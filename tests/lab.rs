@@ -1675,3 +1675,69 @@ fn names_intervals_and_the_why_panel_follow_the_choice_that_produced_them() {
         b.wait_text(QUALIFIED, |t| t == "5");
     }
 }
+
+/// Four conversations of three turns (constructed here, the core's `four_sessions`): at 0.5 s
+/// 9 of 12 turns qualify but only 1 session of 4, since the misses fall in different sessions;
+/// raising the threshold to 1 s lets s2's 0.8 s turn pass, and the session lines follow the
+/// edit as every figure does.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_threshold() {
+    let (b, base) = lab(1400, 1100, "en-US");
+    let dir = std::env::temp_dir().join(format!("tracelab-sessions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sessions.jsonl");
+    let mut text = String::from(
+        r#"{"kind": "header", "schema": "tracelab.trace", "version": 1, "tool": {"name": "constructed", "version": "1"}, "conditions": {"model": "constructed", "max_tokens": 64}, "window": {"start_ms": 0, "length_s": 20}, "window_cost": {"amount": 2.0, "currency": "USD"}, "defaults": {"ttft_threshold_s": 0.5, "comparison": "le"}}"#,
+    );
+    text.push('\n');
+    for (s, session) in ["s1", "s2", "s3", "s4"].iter().enumerate() {
+        for k in 1..=3u32 {
+            let start = s as u32 * 4000 + k * 1000;
+            let (outcome, ttft, quality) = match (*session, k) {
+                ("s2", 3) => ("success", Some(800), "pass"),
+                ("s3", 2) => ("timeout_before_first_token", None, "not_evaluated"),
+                ("s4", 1) => ("success", Some(300), "fail"),
+                _ => ("success", Some(200), "pass"),
+            };
+            let timing = match ttft {
+                Some(t) => format!(
+                    r#""first_token_ms": {}, "end_ms": {}, "output_tokens": 5"#,
+                    start + t,
+                    start + t + 100
+                ),
+                None => format!(r#""end_ms": {}"#, start + 5000),
+            };
+            text.push_str(&format!(
+                r#"{{"kind": "attempt", "phase": "measure", "id": "{session}-{k}", "outcome": "{outcome}", "quality": "{quality}", "start_ms": {start}, "input_tokens": {}, "session_id": "{session}", "turn": {k}, "history_tokens": {}, "cached_tokens": {}, {timing}}}"#,
+                100 * k,
+                100 * (k - 1),
+                100 * (k - 1)
+            ));
+            text.push('\n');
+        }
+    }
+    std::fs::write(&file, text).unwrap();
+    b.type_into("[data-testid=upload]", file.to_str().unwrap());
+    b.wait_text("[data-testid=trace-summary]", |t| {
+        t.contains("sessions.jsonl")
+    });
+    let sessions = b.wait_text("[data-testid=sessions]", |t| t.contains("(1 / 4)"));
+    assert!(
+        sessions.contains("Sessions qualified (every turn qualified): 25 % (1 / 4)")
+            && sessions.contains("Turns qualified (per turn): 75 % (9 / 12)")
+            && sessions.contains("42.19 %"),
+        "{sessions}"
+    );
+    b.replace_text("[data-testid=threshold-input]", "1");
+    let sessions = b.wait_text("[data-testid=sessions]", |t| t.contains("(2 / 4)"));
+    assert!(
+        sessions.contains("Turns qualified (per turn): 83.33 % (10 / 12)"),
+        "{sessions}"
+    );
+    // A trace without sessions has no session section.
+    b.goto(&format!("{base}/?sample=ten-requests.jsonl"));
+    b.wait_text("[data-testid=run-checks]", |t| t.contains("unverified"));
+    assert!(b.find_all("[data-testid=sessions]").is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}

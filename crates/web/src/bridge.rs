@@ -11,8 +11,9 @@ pub enum Call {
     AttachSummary,
     /// The peer panel's table: `(key, text or "", rest or "", settings, lang)` → the table as HTML.
     PeerTable,
-    /// The lines about the run itself beside the figures: `(key, text or "", rest or "", settings, lang)`
-    /// → JSON list of lines.
+    /// The lines about the run itself beside the figures, and the figures by session when the
+    /// attempts name sessions: `(key, text or "", rest or "", settings, lang)` → [`RunChecksAnswer`]
+    /// as JSON.
     RunChecks,
     /// A download's text: `(key, text or "", rest or "", settings, lang, kind, source)` → the file's text.
     ExportFile,
@@ -67,3 +68,13 @@ impl Call {
 /// (a call sent without it overtook the one that carried it, or the bundle was reloaded): the
 /// lab then sends the trace again.
 pub const NEED_TRACE: &str = "tracelab:need-trace";
+
+/// What [`Call::RunChecks`] answers, as JSON: both ends compile against this one type.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunChecksAnswer {
+    /// The card's lines about the run itself (`tracelab_core::card::run_checks`).
+    pub checks: Vec<String>,
+    /// The figures by session and by turn (`tracelab_core::session::Sessions::lines`), under the
+    /// same settings; empty when no attempt names a session.
+    pub sessions: Vec<String>,
+}

@@ -14,9 +14,10 @@ use tracelab_core::compare::Intervals;
 use tracelab_core::export::{write_export, ExportKind};
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::parse::parse_trace;
+use tracelab_core::session::Sessions;
 use tracelab_core::{Index, Lang, Metrics, ParseError, Population, Settings, Trace};
 use tracelab_peers::{handoff, table};
-use tracelab_web::bridge::NEED_TRACE;
+use tracelab_web::bridge::{RunChecksAnswer, NEED_TRACE};
 use tracelab_web::js_text;
 use wasm_bindgen::prelude::*;
 
@@ -140,7 +141,8 @@ pub fn peer_table(
 }
 
 /// The card's lines about the run itself (`tracelab_core::card::run_checks`) for the trace known
-/// by `key` (as for [`peer_table`]), under `settings`, in `lang`: a JSON list of lines. The
+/// by `key` (as for [`peer_table`]), under `settings`, in `lang`, and its figures by session
+/// (`tracelab_core::session`): a `RunChecksAnswer` as JSON. The
 /// figures they weigh against are the core's, recomputed here from the same attempts and
 /// settings as the lab's (the index kept while the population stays).
 #[wasm_bindgen]
@@ -163,14 +165,18 @@ pub fn run_checks(
         };
         let metrics = Metrics::compute(index, &settings);
         let intervals = Intervals::compute(index, &settings, &metrics);
-        let lines = tracelab_core::card::run_checks_held(
+        let checks = tracelab_core::card::run_checks_held(
             &held.trace,
             &held.facts,
             &settings,
             Some((&metrics, &intervals)),
             lang,
         );
-        serde_json::to_string(&lines).map_err(|e| e.to_string())
+        // A session qualifies only when every turn does, so the lines follow every edit.
+        let sessions = Sessions::of(&held.trace.attempts, &settings)
+            .map(|s| s.lines(lang))
+            .unwrap_or_default();
+        serde_json::to_string(&RunChecksAnswer { checks, sessions }).map_err(|e| e.to_string())
     })
 }
 
