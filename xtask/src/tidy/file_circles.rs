@@ -114,11 +114,7 @@ pub(super) fn file_circles(files: &[(String, String)]) -> Vec<String> {
             while !target.is_empty() && !modules.contains(&target) {
                 target.pop();
             }
-            let common = here
-                .iter()
-                .zip(&target)
-                .take_while(|(a, b)| a == b)
-                .count();
+            let common = here.iter().zip(&target).take_while(|(a, b)| a == b).count();
             // The top level is `tidy.rs`'s check; a path into the file's own module, or up
             // to one that holds it, is no edge between siblings.
             if common == 0 || common >= here.len() || common >= target.len() {
@@ -207,5 +203,8 @@ fn a_circle_between_sibling_files_is_named() {
         ("x/y/q.rs", "fn g() { crate::x::y::p::h() }\n"),
     ]));
     assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].starts_with("a circle in `x::y` among `p`, `q`"), "{found:?}");
+    assert!(
+        found[0].starts_with("a circle in `x::y` among `p`, `q`"),
+        "{found:?}"
+    );
 }
