@@ -38,8 +38,10 @@ thread_local! {
 pub fn key<A: 'static, B: 'static>(trace: &Arc<A>, attempts: &Arc<B>) -> String {
     use std::any::Any;
     use std::sync::Weak;
+    /// The last pair keyed (each a `Weak` of its `Arc`) and its generation.
+    type Keyed = (Box<dyn Any>, Box<dyn Any>, u64);
     thread_local! {
-        static LAST: RefCell<Option<(Box<dyn Any>, Box<dyn Any>, u64)>> = const { RefCell::new(None) };
+        static LAST: RefCell<Option<Keyed>> = const { RefCell::new(None) };
     }
     LAST.with(|last| {
         let mut last = last.borrow_mut();

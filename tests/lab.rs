@@ -28,24 +28,9 @@ fn lab(width: u32, height: u32, lang: &str) -> (Browser, String) {
     (b, base)
 }
 
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
-}
-
-/// A real peer result file, read in place from `../shared/fixtures/peers/` (never copied here).
+/// A real peer result file, read in place through the test kit (never copied here).
 fn peer_fixture(name: &str) -> PathBuf {
-    // `TRACELAB_FIXTURES` when set (`cargo xtask test` sets it), else ../shared beside the repository.
-    let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => repo("../shared/fixtures"),
-    };
-    let path = dir.join("peers").join(name);
-    assert!(
-        path.is_file(),
-        "the real peer fixture {} is missing: the browser tests read $TRACELAB_FIXTURES, else ../shared/fixtures/ beside the \
-         repository root; on a clone without them, run `cargo xtask fixtures`",
-        path.display()
-    );
+    let path = tracelab_testkit::fixture(&format!("peers/{name}"));
     // chromedriver takes only canonical paths for a file input (no `..`).
     path.canonicalize()
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -1729,6 +1714,11 @@ fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_thr
             && sessions.contains("42.19 %"),
         "{sessions}"
     );
+    b.execute(
+        "document.querySelector('[data-testid=sessions]').scrollIntoView({block: 'center'})",
+        json!([]),
+    );
+    b.screenshot(&screenshot_path("lab-sessions"));
     b.replace_text("[data-testid=threshold-input]", "1");
     let sessions = b.wait_text("[data-testid=sessions]", |t| t.contains("(2 / 4)"));
     assert!(

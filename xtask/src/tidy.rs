@@ -783,13 +783,14 @@ fn every_call_into_the_second_bundle_is_a_named_export_of_it() {
 /// The workspace packages each package depends on (`[dependencies]`, its normal ones): which
 /// crate links what is a fact of each manifest, held here. The lab (`trace-lab`) reaches the core
 /// and the browser kit only, so its first download cannot link the importers or the course.
-const DEPENDS_ON: [(&str, &[&str]); 15] = [
+const DEPENDS_ON: [(&str, &[&str]); 16] = [
     ("trace-lab", &["tracelab-core", "tracelab-web"]),
     ("tracelab-core", &[]),
     ("tracelab-peers", &["tracelab-core"]),
     ("tracelab-course", &["tracelab-core"]),
     ("tracelab-recorder", &["tracelab-core", "tracelab-peers"]),
     ("tracelab-scripted-server", &[]),
+    ("tracelab-testkit", &[]),
     ("tracelab-web", &["tracelab-core"]),
     (
         "tracelab-lessons-page",

@@ -622,13 +622,10 @@ fn simulated_sweeps_at_every_kind_of_load() {
         load: SimulatedLoad::Concurrencies { think_s: 0.0 },
         loads: vec![1.0, 8.0],
     };
-    let dir = std::env::var_os("TRACELAB_FIXTURES")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures").into());
-    let path = dir.join("workloads/AzureLLMInferenceTrace_conv.csv");
+    // Read in place through the test kit (an empty TRACELAB_FIXTURES names no folder).
     let workload = tracelab_core::workload::read(
         "AzureLLMInferenceTrace_conv.csv",
-        &std::fs::read(&path).unwrap(),
+        &tracelab_testkit::read_fixture("workloads/AzureLLMInferenceTrace_conv.csv"),
     )
     .unwrap();
     let replay = tracelab_core::workload::Replay {

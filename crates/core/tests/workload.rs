@@ -3,27 +3,18 @@
 //! repository): their counts, spans and token ranges as SOURCES.md states them, their sha256 as
 //! `xtask/fixtures.tsv` pins it, and a replay window cut from them.
 
-use std::path::PathBuf;
-
 use tracelab_core::workload::{self, blocks_seen_before, Layout, Replay, MOONCAKE_BLOCK_TOKENS};
 
 fn fixture(name: &str) -> (String, Vec<u8>) {
-    let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures"
-        )),
-    };
-    let path = dir.join("workloads").join(name);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "the real workload {} is missing ({e}): these tests read $TRACELAB_FIXTURES, else ../shared/fixtures/ beside the \
-             repository; run `cargo xtask fixtures` to fetch them",
-            path.display()
-        )
-    });
-    (path.display().to_string(), bytes)
+    let path = format!("workloads/{name}");
+    let bytes = tracelab_testkit::read_fixture(&path);
+    (
+        tracelab_testkit::fixtures()
+            .join(path)
+            .display()
+            .to_string(),
+        bytes,
+    )
 }
 
 /// The sha256 `xtask/fixtures.tsv` pins for `name`.

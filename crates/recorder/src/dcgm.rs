@@ -208,20 +208,8 @@ mod tests {
 
     #[test]
     fn real_exporter_output() {
-        // `TRACELAB_FIXTURES` when set (`cargo xtask test` sets it), else ../shared beside the repository.
-        let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
-            Some(dir) => std::path::PathBuf::from(dir),
-            None => std::path::PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/fixtures"
-            )),
-        }
-        .join("dcgm");
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| {
-                panic!("the real fixture {} is missing ({e}); run `cargo xtask fixtures` on a clone without ../shared", dir.join(name).display())
-            })
-        };
+        // Read in place through the test kit.
+        let read = |name: &str| tracelab_testkit::read_fixture_text(&format!("dcgm/{name}"));
         // L4: free 22563, used 0, reserved 470 MiB (23033 MiB, what nvidia-smi calls total).
         assert_eq!(
             parse_exposition(&read("dcgm_exporter_l4_kops_metrics.txt")),

@@ -388,20 +388,9 @@ impl Scrapers {
 mod tests {
     use super::*;
 
-    /// A real capture from `TRACELAB_FIXTURES` (set by `cargo xtask test`), else ../shared.
+    /// A real capture, read in place through the test kit.
     fn real(name: &str) -> String {
-        let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
-            Some(dir) => std::path::PathBuf::from(dir),
-            None => std::path::PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/fixtures"
-            )),
-        }
-        .join("servers")
-        .join(name);
-        std::fs::read_to_string(&dir).unwrap_or_else(|e| {
-            panic!("the real fixture {} is missing ({e}); run `cargo xtask fixtures` on a clone without ../shared", dir.display())
-        })
+        tracelab_testkit::read_fixture_text(&format!("servers/{name}"))
     }
 
     #[test]

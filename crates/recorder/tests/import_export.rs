@@ -6,21 +6,9 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tracelab");
 
-/// A real peer result file, read in place (never copied here) from `$TRACELAB_FIXTURES/peers/`,
-/// else `../shared/fixtures/peers/` beside the repository root.
+/// A real peer result file, read in place (never copied here) through the test kit.
 fn peers(name: &str) -> PathBuf {
-    let dir = match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
-    };
-    let path = dir.join("peers").join(name);
-    assert!(
-        path.is_file(),
-        "the real peer fixture {} is missing: these tests read $TRACELAB_FIXTURES, else ../shared/fixtures/ beside the repository \
-         root; on a clone without them, run `cargo xtask fixtures` and `cargo xtask test`, which passes that folder on",
-        path.display()
-    );
-    path
+    tracelab_testkit::fixture(&format!("peers/{name}"))
 }
 
 /// A fresh, empty directory for one test.

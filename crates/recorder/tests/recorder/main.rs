@@ -30,23 +30,9 @@ use std::process::{Child, Command, Output, Stdio};
 use tracelab_core::{parse::parse_trace_bytes, Attempt, Trace};
 
 /// A fresh directory for one test (emptied first, so runs do not pile up).
-/// The folder of the real fixtures: `TRACELAB_FIXTURES` when set (`cargo xtask test` sets it),
-/// else `../shared/fixtures/` beside the repository root. Read in place, never copied here.
-pub fn fixtures(folder: &str) -> PathBuf {
-    match std::env::var_os("TRACELAB_FIXTURES").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures"
-        )),
-    }
-    .join(folder)
-}
-
-/// What to do when a real fixture is missing.
-pub const FIXTURES_MISSING: &str = "the tests read the real fixtures from $TRACELAB_FIXTURES, else ../shared/fixtures/ beside the \
-     repository root; on a clone without them, run `cargo xtask fixtures` (it fetches them into ~/.cache/tracelab/fixtures/) \
-     and `cargo xtask test`, which passes that folder on";
+// Where the real fixtures are (read in place, never copied here) is the workspace's test
+// kit's, written once; these names are the ones the test files here use.
+pub use tracelab_testkit::{fixture_dir as fixtures, MISSING as FIXTURES_MISSING};
 
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("recorder-{name}"));
