@@ -143,6 +143,33 @@ fn a_simulated_conversation_is_reported_per_turn_and_per_session() {
         core.session_share.figure.value.unwrap()
     );
 
+    // The card exports carry the same section, streamed and in memory alike: card-json one
+    // key per figure as report --json, card-md the section report prints.
+    for memory in [&[][..], &["--in-memory"][..]] {
+        let args = |format: &'static str| {
+            let mut a = vec![
+                "export",
+                file.as_str(),
+                "--format",
+                format,
+                "--threshold",
+                "0.4",
+            ];
+            a.extend_from_slice(memory);
+            a
+        };
+        let card: Value = serde_json::from_str(&ok(&args("card-json"))).unwrap();
+        assert_eq!(card["sessions"], *s, "{memory:?}");
+        let md = ok(&args("card-md"));
+        assert!(
+            md.contains(
+                "\n## Sessions (a session qualifies only when every one of its turns does)\n"
+            ) && md.contains("- Sessions: 120\n")
+                && md.contains("- Sessions qualified (every turn qualified): "),
+            "{memory:?}: {md}"
+        );
+    }
+
     // A trace of independent requests has no session section.
     let plain = dir.join("plain.jsonl").display().to_string();
     ok(&[
@@ -163,6 +190,10 @@ fn a_simulated_conversation_is_reported_per_turn_and_per_session() {
     let json: Value = serde_json::from_str(&ok(&["report", &plain, "--json"])).unwrap();
     assert!(json["sessions"].is_null());
     assert!(!ok(&["report", &plain]).contains("a session qualifies only"));
+    let card: Value =
+        serde_json::from_str(&ok(&["export", &plain, "--format", "card-json"])).unwrap();
+    assert!(card["sessions"].is_null());
+    assert!(!ok(&["export", &plain, "--format", "card-md"]).contains("Sessions"));
 }
 
 #[test]

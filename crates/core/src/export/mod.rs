@@ -155,6 +155,8 @@ pub struct CardFacts<'a> {
     pub warnings: &'a [String],
     /// The peer tool's own figures recomputed ([`peer_rows`]): empty when the header has none.
     pub peer_rows: Vec<ReproRow>,
+    /// The figures by session and by turn, when the attempts name sessions.
+    pub sessions: Option<crate::session::Sessions>,
 }
 
 impl<'a> CardFacts<'a> {
@@ -165,6 +167,7 @@ impl<'a> CardFacts<'a> {
             incomplete: trace.is_incomplete(),
             warnings: &trace.warnings,
             peer_rows: peer_rows(trace, settings),
+            sessions: crate::session::Sessions::of(&trace.attempts, settings),
         }
     }
 
@@ -178,6 +181,7 @@ impl<'a> CardFacts<'a> {
             incomplete: !Footer::finished(streamed.footer),
             warnings: &streamed.warnings,
             peer_rows: Vec::new(),
+            sessions: streamed.sessions.clone(),
         }
     }
 }
@@ -238,6 +242,16 @@ pub fn card_markdown_of(
             md_cell(&card::figure_detail(f, lang)),
             md_cell(&format::remark(f, lang).unwrap_or_default())
         ));
+    }
+    if let Some(sessions) = &facts.sessions {
+        // The section `report` prints: its first line the title, each other line an item.
+        let mut lines = sessions.lines(lang).into_iter();
+        if let Some(title) = lines.next() {
+            out.push_str(&format!("\n## {}\n\n", md_cell(&title)));
+        }
+        for line in lines {
+            out.push_str(&format!("- {}\n", md_cell(line.trim())));
+        }
     }
     let mistakes = settings.mistakes();
     if !mistakes.is_empty() {
@@ -433,6 +447,7 @@ pub fn card_json_value_of(
         "figures": figures,
         "mistakes": mistakes,
         "peer_figures": facts.peer_rows,
+        "sessions": facts.sessions.as_ref().map_or(Value::Null, crate::session::Sessions::json),
         "peer_figures_resolution": resolution_note().get(lang),
         "first_token": settings.population.first_token,
         "intervals": card::intervals_json(metrics, &intervals),
