@@ -1725,6 +1725,27 @@ fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_thr
         sessions.contains("Turns qualified (per turn): 83.33 % (10 / 12)"),
         "{sessions}"
     );
+    // In Chinese on a phone: the same figures in the glossary's words, nothing wider than
+    // the screen.
+    let (zh, _) = lab(360, 800, "zh-CN");
+    zh.type_into("[data-testid=upload]", file.to_str().unwrap());
+    let sessions = zh.wait_text("[data-testid=sessions]", |t| t.contains("(1 / 4)"));
+    assert!(
+        sessions.contains("会话（一个会话只有在每一轮都合格时才合格）")
+            && sessions.contains("合格会话占比（每一轮都合格）"),
+        "{sessions}"
+    );
+    zh.execute(
+        "document.querySelector('[data-testid=sessions]').scrollIntoView({block: 'center'})",
+        json!([]),
+    );
+    let overflow = zh.execute(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        json!([]),
+    );
+    assert_eq!(overflow, json!(0), "the session section is wider than 360 px");
+    zh.screenshot(&screenshot_path("lab-sessions-zh-360"));
+
     // A trace without sessions has no session section.
     b.goto(&format!("{base}/?sample=ten-requests.jsonl"));
     b.wait_text("[data-testid=run-checks]", |t| t.contains("unverified"));
