@@ -1743,7 +1743,11 @@ fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_thr
         "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
         json!([]),
     );
-    assert_eq!(overflow, json!(0), "the session section is wider than 360 px");
+    assert_eq!(
+        overflow,
+        json!(0),
+        "the session section is wider than 360 px"
+    );
     zh.screenshot(&screenshot_path("lab-sessions-zh-360"));
 
     // A trace without sessions has no session section.

@@ -11,7 +11,8 @@
 //!   that is written twice agrees with `versions.rs`; every word the lab asks for is in
 //!   `src/i18n.rs`, in English and Chinese; the lab's own bundle names neither the importers nor
 //!   the course; each package depends on the workspace packages `DEPENDS_ON` lists (the lab's
-//!   manifest on neither the importers nor the course).
+//!   manifest on neither the importers nor the course); the Chinese text writes the glossary's
+//!   term for each concept (`ZH_NOT_THE_TERM` lists the words it replaced).
 //!
 //! They share one lexer (`lex.rs`), so every check reads source the same way.
 
@@ -905,4 +906,74 @@ fn each_package_depends_on_what_it_is_listed_with() {
             ("dev-dependencies".to_string(), "x".to_string(), 7)
         ]
     );
+}
+
+// --- one Chinese term per concept --------------------------------------------------------------
+
+/// Words the Chinese text once used for a concept the glossary (`../shared/glossary.md`) or the
+/// course's seed names otherwise: (the word, the term to write instead).
+const ZH_NOT_THE_TERM: [(&str, &str); 7] = [
+    ("开环", "开放到达 (open-loop arrivals)"),
+    ("首字超时", "首字前超时 (timeout before first token)"),
+    ("故障点", "失败点 (failure point)"),
+    ("实验台", "实验室 (the lab)"),
+    ("进行中的请求", "在途请求 (requests in flight)"),
+    ("指标卡", "指标口径卡 (metric card)"),
+    ("延迟", "时延 (latency)"),
+];
+
+/// Each word of [`ZH_NOT_THE_TERM`] in `text`, as "line: word → term".
+fn zh_terms_outside_the_glossary(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for (word, term) in ZH_NOT_THE_TERM {
+            if line.contains(word) {
+                found.push(format!("{}: 「{word}」 → write {term}", n + 1));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn chinese_text_uses_the_glossarys_term_for_each_concept() {
+    // What a learner or a user reads: the lessons, the docs and every source file (their
+    // Chinese is user-facing text; the tests and this list itself are not read).
+    let mut files: Vec<String> = workspace_rust_files()
+        .into_iter()
+        .filter(|f| !f.contains("/tests/") && !f.starts_with("tests/") && !f.starts_with("xtask/"))
+        .collect();
+    for dir in ["lessons", "docs"] {
+        for entry in std::fs::read_dir(root().join(dir)).expect("a folder reads") {
+            let name = entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            if name.ends_with(".md") || name.ends_with(".json") {
+                files.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    files.push("README.md".into());
+    assert!(files.iter().any(|f| f == "lessons/course.json"));
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(root().join(file)).expect("a file reads");
+        problems.extend(
+            zh_terms_outside_the_glossary(&text)
+                .into_iter()
+                .map(|p| format!("{file}:{p}")),
+        );
+    }
+    assert!(
+        problems.is_empty(),
+        "one Chinese term per concept, the glossary's:\n  {}",
+        problems.join("\n  ")
+    );
+    assert_eq!(
+        zh_terms_outside_the_glossary("闭环\n开环的尾部，开放到达\n"),
+        ["2: 「开环」 → write 开放到达 (open-loop arrivals)"]
+    );
+    assert!(zh_terms_outside_the_glossary("首字前超时，指标口径卡，时延").is_empty());
 }

@@ -165,7 +165,7 @@ fn timing_lines(
         if e.n > 0 && e.stated_ms() > TIMING_WARN_SHARE_OF_ITL * itl_ms {
             lines.push(if zh {
                 format!(
-                    "⚠ 客户端自身的计时误差（计时读取的上界 {}）相对 ITL P50 {} 不算小（超过 10 %）：ITL 里有记录器自己的延迟",
+                    "⚠ 客户端自身的计时误差（计时读取的上界 {}）相对 ITL P50 {} 不算小（超过 10 %）：ITL 里有记录器自己的时延",
                     ms(e.stated_ms()),
                     ms(itl_ms)
                 )

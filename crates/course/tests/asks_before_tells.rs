@@ -367,7 +367,7 @@ fn the_leak_checks_catch_copies_and_give_aways() {
     assert!(copied("不能：两个读数来自不同的钟。", zh, Lang::Zh).is_none());
 
     assert!(states("the open loop's 17.571 s", "17.571 s"));
-    assert!(states("开环是 17.571 秒", "17.571 秒"));
+    assert!(states("开放到达的是 17.571 秒", "17.571 秒"));
     assert!(!states("R4 drops out", "4"));
     assert!(!states("0.55 s", "0.5 s"));
     assert!(!states("150 ms", "50 ms"));

@@ -14,7 +14,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("choose", "— choose a sample —", "— 选择样本 —"),
     ("sample_demo", "M/M/4, 5 rates (simulated)", "M/M/4，5 个速率（模拟）"),
     ("upload", "or the sweep folder's files (sweep.json and every step's .jsonl)", "或扫描文件夹中的文件（sweep.json 与每一步的 .jsonl）"),
-    ("simulate", "or a sweep on the simulator (M/M/c, open loop)", "或在模拟器上扫描（M/M/c，开环）"),
+    ("simulate", "or a sweep on the simulator (M/M/c, open loop)", "或在模拟器上扫描（M/M/c，开放到达）"),
     ("slots", "slots c", "槽位数 c"),
     ("mean", "mean service (s)", "平均服务时间（秒）"),
     ("rates", "rates (requests/s)", "速率（请求/秒）"),

@@ -55,7 +55,7 @@ fn w(lang: Lang, key: &str) -> &'static str {
         "starts_lane" => ("starts per bucket: actual (bars), scheduled (grey line)", "每个时间段的开始数：实际（柱），计划（灰线）"),
         "starts_lane_closed" => ("starts per bucket", "每个时间段的开始数"),
         "lag_lane" => ("client lag, the most in each bucket", "客户端滞后，每个时间段的最大值"),
-        "flight_lane" => ("requests in flight, the most in each bucket", "进行中的请求，每个时间段的最大值"),
+        "flight_lane" => ("requests in flight, the most in each bucket", "在途请求，每个时间段的最大值"),
         "peak" => ("peak", "峰值"),
         "run_caption" => ("The run in time buckets (too many attempts for a bar each): {n} attempts in {b} buckets of {w}. Below, on the same clock, the GPU's and the serving engine's lanes when measured; the selected attempt is shaded there.", "按时间段汇总的整个运行（尝试太多，无法每个一根条）：{n} 次尝试，分为 {b} 个时间段，每段 {w}。有测量时，下方在同一时钟上是 GPU 曲线和推理引擎曲线，选中的尝试在其中以阴影标出。"),
         "bucket_from" => ("bucket from", "时间段起点"),

@@ -229,7 +229,7 @@ impl Simulation {
                     } else {
                         String::new()
                     };
-                    format!("开环 {name} {rate_per_s}/秒{b}")
+                    format!("开放到达 {name} {rate_per_s}/秒{b}")
                 } else {
                     let b = if poisson {
                         format!(", burstiness {burstiness}")
@@ -241,7 +241,7 @@ impl Simulation {
             }
             Load::Workload { requests, span_s } => {
                 if zh {
-                    format!("开环，按工作负载文件的 {requests} 个到达时刻（跨 {span_s} 秒）")
+                    format!("开放到达，按工作负载文件的 {requests} 个到达时刻（跨 {span_s} 秒）")
                 } else {
                     format!(
                         "open loop at a workload file's {requests} arrival times (over {span_s} s)"
