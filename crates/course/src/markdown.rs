@@ -56,6 +56,40 @@ fn marker_of(line: &str) -> Option<(&'static str, &str)> {
     ok.then_some((kind, id))
 }
 
+/// Whether `c` is written without spaces between words: CJK ideographs, kana, hangul, and the
+/// full-width punctuation that sits between them.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3000..=0x303F // CJK symbols and punctuation (、。「」)
+        | 0x3040..=0x30FF // kana
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF // ideographs
+        | 0xAC00..=0xD7AF // hangul
+        | 0xFF00..=0xFFEF) // full-width forms (，：（）)
+}
+
+/// A paragraph's line breaks between two CJK characters removed, so the rendered text has no
+/// space there: Markdown turns a line break inside a paragraph into a space, which Chinese does
+/// not write ("平均服务 时间"). A break beside Latin text or a number stays (a space there is
+/// how the course writes "每秒 3.2 个"). Headings, table rows and fenced code are left alone.
+pub fn join_cjk_lines(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut fence = Fence::default();
+    let mut lines = md.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        let code = fence.in_code(line);
+        let body = line.trim_end_matches(['\n', '\r']);
+        let joins = !code
+            && !matches!(body.trim_start().chars().next(), Some('#' | '|'))
+            && body.chars().last().is_some_and(is_cjk)
+            && lines
+                .peek()
+                .and_then(|next| next.chars().next())
+                .is_some_and(is_cjk);
+        out.push_str(if joins { body } else { line });
+    }
+    out
+}
+
 /// Tracks fenced code blocks (```` ``` ```` or `~~~`) line by line: markers inside code are text.
 #[derive(Default)]
 struct Fence(Option<&'static str>);
@@ -168,4 +202,41 @@ pub fn markers(markdown: &str) -> (Vec<Marker>, Vec<String>) {
         ));
     }
     (found, bad)
+}
+
+#[cfg(test)]
+mod cjk_tests {
+    use super::join_cjk_lines;
+
+    #[test]
+    fn a_break_between_two_cjk_characters_is_removed_and_others_stay() {
+        assert_eq!(
+            join_cjk_lines("平均服务\n时间 1 秒，每秒\n3.2 个请求。\n\n下一段\n"),
+            "平均服务时间 1 秒，每秒\n3.2 个请求。\n\n下一段\n"
+        );
+        // Full-width punctuation counts; Latin on either side keeps the break.
+        assert_eq!(join_cjk_lines("样例，\n闭环"), "样例，闭环");
+        assert_eq!(join_cjk_lines("a\nb\n"), "a\nb\n");
+        // A heading or a table row is its own line; code is code.
+        assert_eq!(join_cjk_lines("## 标题\n正文\n"), "## 标题\n正文\n");
+        assert_eq!(join_cjk_lines("| 列 |\n| 值 |\n"), "| 列 |\n| 值 |\n");
+        assert_eq!(
+            join_cjk_lines("```\n代码\n代码\n```\n"),
+            "```\n代码\n代码\n```\n"
+        );
+    }
+
+    #[test]
+    fn the_chinese_lessons_render_without_a_space_inside_a_sentence() {
+        let lesson = include_str!("../../../lessons/04-baseline.zh.md");
+        let joined = join_cjk_lines(lesson);
+        assert!(
+            joined.contains("平均服务时间 1 秒"),
+            "lesson 4's sample paragraph"
+        );
+        assert!(
+            joined.contains("并记下了每个参数"),
+            "lesson 4's sample paragraph"
+        );
+    }
 }

@@ -316,10 +316,12 @@ fn worked_view(list: String, html: String) -> impl IntoView {
     }
 }
 
-/// CommonMark with tables, rendered to HTML. Raw HTML in a lesson is shown as text, not run.
+/// CommonMark with tables, rendered to HTML. Raw HTML in a lesson is shown as text, not run; a
+/// line break between two Chinese characters is no space (`join_cjk_lines`).
 fn markdown_html(md: &str) -> String {
     use pulldown_cmark::{Event, Options, Parser};
-    let parser = Parser::new_ext(md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(
+    let md = tracelab_course::join_cjk_lines(md);
+    let parser = Parser::new_ext(&md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(
         |e| match e {
             Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
             other => other,
