@@ -206,7 +206,7 @@ fn Header() -> impl IntoView {
             <button
                 class="lang-switch"
                 data-testid="lang-switch"
-                aria-label=move || tr(lang.get(), "language_label")
+                title=move || tr(lang.get(), "language_label")
                 on:click=move |_| lang.update(|l| *l = if *l == Lang::En { Lang::Zh } else { Lang::En })
             >
                 {move || tr(lang.get(), "language")}

@@ -109,6 +109,9 @@ pub fn AttemptsTable() -> impl IntoView {
             <p class="scroll-hint" data-testid="scroll-hint">{move || tr(lang.get(), "scroll_hint")}</p>
             <div
                 class="table-scroll"
+                tabindex="0"
+                role="region"
+                aria-labelledby="attempts-h"
                 node_ref=body
                 style=format!("max-height: {VIEW_PX}px")
                 on:scroll=move |e| {

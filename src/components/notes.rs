@@ -15,6 +15,7 @@ pub fn Notes() -> impl IntoView {
                 id="notes"
                 data-testid="notes"
                 rows="4"
+                aria-labelledby="notes-h"
                 aria-describedby="notes-hint"
                 prop:value=move || lab.notes.get()
                 on:input=move |e| lab.notes.set(event_target_value(&e))

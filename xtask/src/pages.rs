@@ -58,10 +58,12 @@ pub(crate) const PAGES: [Page; 6] = [
     },
 ];
 
-/// `--test lab --test lessons …`: the lab's browser test, then each page's.
+/// `--test lab --test lessons …`: the lab's browser test, then each page's, then axe-core's
+/// accessibility check over every page (`tests/a11y.rs`).
 pub(crate) fn browser_tests() -> Vec<String> {
     std::iter::once("lab")
         .chain(PAGES.iter().filter_map(|p| p.test))
+        .chain(std::iter::once("a11y"))
         .flat_map(|t| ["--test".to_string(), t.to_string()])
         .collect()
 }

@@ -10,7 +10,7 @@ use crate::fuzz::{run_fuzzers, FUZZ_SMOKE_SECONDS};
 use crate::llama_server::ensure_llama_server;
 use crate::pages::{browser_tests, build_release};
 use crate::process::{cargo, root, run, warn_if_disk_is_short};
-use crate::tools::{chromium_paths, install_tools};
+use crate::tools::{chromium_paths, ensure_axe_core, install_tools};
 use crate::venv::{ensure, Venv};
 use crate::Result;
 
@@ -76,6 +76,7 @@ pub(crate) fn test(rest: &[String]) -> Result {
     // The core must also build for the browser.
     build_release()?;
     let (chrome, driver) = chromium_paths();
+    let axe = ensure_axe_core()?;
     // The lab in headless Chromium, against the release bundle just built.
     run(Command::new(cargo())
         .args(["test", "--locked", "-p", "trace-lab"])
@@ -85,6 +86,7 @@ pub(crate) fn test(rest: &[String]) -> Result {
         .env("TRACELAB_FIXTURES", &fixtures)
         .env("CHROME", chrome)
         .env("CHROMEDRIVER", driver)
+        .env("AXE_JS", axe)
         .current_dir(root()))?;
     eprintln!("xtask: every test passed");
     Ok(())

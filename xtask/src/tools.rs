@@ -6,8 +6,10 @@ use std::env;
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::process::{apt_install, cargo, cargo_bin_dir, output, prepend_path, root, run};
-use crate::versions::{BINARYEN_VERSION, TRUNK_VERSION};
+use crate::process::{
+    apt_install, cache_dir, cargo, cargo_bin_dir, output, prepend_path, root, run,
+};
+use crate::versions::{AXE_CORE_VERSION, BINARYEN_VERSION, TRUNK_VERSION};
 use crate::Result;
 
 pub(crate) fn trunk_command() -> Command {
@@ -55,6 +57,36 @@ pub(crate) fn ensure_wasm_opt() -> Result {
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
         .arg(&dir)
         .arg(format!("binaryen@{BINARYEN_VERSION}")))
+}
+
+/// axe-core's script for the accessibility check, from the npm registry into the user's cache
+/// (once per version): the path the browser tests read as `AXE_JS`.
+pub(crate) fn ensure_axe_core() -> Result<PathBuf> {
+    let dir = cache_dir().join(format!("axe-core-{AXE_CORE_VERSION}"));
+    let script = dir.join("node_modules/axe-core/axe.min.js");
+    if script.is_file() {
+        return Ok(script);
+    }
+    if output("npm", &["--version"]).is_none() {
+        apt_install(&["nodejs", "npm"])?;
+    }
+    eprintln!(
+        "xtask: installing axe-core {AXE_CORE_VERSION} from the npm registry into {}",
+        dir.display()
+    );
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    run(Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&dir)
+        .arg(format!("axe-core@{AXE_CORE_VERSION}")))?;
+    if script.is_file() {
+        Ok(script)
+    } else {
+        Err(format!(
+            "npm installed axe-core {AXE_CORE_VERSION}, but {} is not there",
+            script.display()
+        ))
+    }
 }
 
 pub(crate) fn install_tools(with_browser: bool) -> Result {

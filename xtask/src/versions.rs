@@ -24,3 +24,7 @@ pub(crate) const DUCKDB_VERSION: &str = "2.0.0";
 pub(crate) const KUBERNETES_VALIDATE_VERSION: &str = "1.37.0";
 
 pub(crate) const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
+/// Deque's accessibility rules from npm, run on every page by `tests/a11y.rs`, cached under
+/// ~/.cache/tracelab/axe-core-<version>/.
+pub(crate) const AXE_CORE_VERSION: &str = "4.14.1";

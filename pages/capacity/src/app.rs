@@ -191,7 +191,7 @@ pub fn App() -> impl IntoView {
             </div>
             <nav>
                 <a href=move || format!("../?lang={}", l().code())>{move || w(l(), "back")}</a>
-                <button class="lang-switch" data-testid="lang-switch" aria-label=move || w(l(), "language_label")
+                <button class="lang-switch" data-testid="lang-switch" title=move || w(l(), "language_label")
                     on:click=move |_| page.lang.update(|x| *x = if *x == Lang::En { Lang::Zh } else { Lang::En })>
                     {move || w(l(), "language")}
                 </button>

@@ -117,7 +117,7 @@ pub fn App() -> impl IntoView {
             </div>
             <nav>
                 <a href=move || format!("../?lang={}", page.lang.get().code())>{move || w(page.lang.get(), "back")}</a>
-                <button class="lang-switch" data-testid="lang-switch" aria-label=move || w(page.lang.get(), "language_label")
+                <button class="lang-switch" data-testid="lang-switch" title=move || w(page.lang.get(), "language_label")
                     on:click=move |_| page.lang.update(|l| *l = if *l == Lang::En { Lang::Zh } else { Lang::En })>
                     {move || w(page.lang.get(), "language")}
                 </button>

@@ -146,7 +146,7 @@ pub fn App() -> impl IntoView {
                 <p class="subtitle">{move || w(page.lang.get(), "course")}</p>
             </div>
             <div class="top-actions">
-                <button class="lang-switch" data-testid="lang-switch" aria-label=move || w(page.lang.get(), "language_label")
+                <button class="lang-switch" data-testid="lang-switch" title=move || w(page.lang.get(), "language_label")
                     on:click=move |_| page.lang.update(|l| *l = if *l == Lang::En { Lang::Zh } else { Lang::En })>
                     {move || w(page.lang.get(), "language")}
                 </button>
@@ -329,7 +329,8 @@ fn markdown_html(md: &str) -> String {
     );
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, parser);
-    out
+    // A code block wider than its column scrolls: the keyboard must reach it.
+    out.replace("<pre>", "<pre tabindex=\"0\">")
 }
 
 #[component]

@@ -368,7 +368,7 @@ pub fn CardPanel() -> impl IntoView {
                 }
             }}
             <h3>{move || w(page.lang.get(), "results")}</h3>
-            <pre class="card-preview" data-testid="card-preview">{move || card_now(&page).to_markdown(page.lang.get())}</pre>
+            <pre class="card-preview" data-testid="card-preview" tabindex="0">{move || card_now(&page).to_markdown(page.lang.get())}</pre>
             <section class="classmate" data-testid="classmate">
                 <h3>{move || w(page.lang.get(), "classmate")}</h3>
                 <p class="hint">{move || w(page.lang.get(), "classmate_help")}</p>

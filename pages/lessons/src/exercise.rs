@@ -185,7 +185,7 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             let submit = submit.clone();
             view! {
                 <div class="free-text">
-                    <textarea rows="4" data-testid="free-text" prop:value=move || text.get() on:input=move |e| { feedback.set(None); text.set(event_target_value(&e)); }></textarea>
+                    <textarea rows="4" data-testid="free-text" aria-label=move || w(page.lang.get(), "your_answer") prop:value=move || text.get() on:input=move |e| { feedback.set(None); text.set(event_target_value(&e)); }></textarea>
                     <p class="hint">{move || format!("{} {min} {}", w(page.lang.get(), "min_checked"), w(page.lang.get(), "items"))}</p>
                     {items.into_iter().map(|item| {
                         let id = item.id.clone();

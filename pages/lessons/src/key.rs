@@ -134,7 +134,7 @@ pub fn AnswerKey() -> impl IntoView {
                 <h1>{move || w(page.lang.get(), "answer_key")}</h1>
                 <div class="top-actions">
                     <button class="print" on:click=move |_| { let _ = web_sys::window().map(|w| w.print()); }>{move || w(page.lang.get(), "print_key")}</button>
-                    <button class="lang-switch" data-testid="lang-switch" aria-label=move || w(page.lang.get(), "language_label")
+                    <button class="lang-switch" data-testid="lang-switch" title=move || w(page.lang.get(), "language_label")
                         on:click=move |_| page.lang.update(|l| *l = if *l == Lang::En { Lang::Zh } else { Lang::En })>
                         {move || w(page.lang.get(), "language")}
                     </button>

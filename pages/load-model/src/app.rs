@@ -236,7 +236,7 @@ fn histogram_svg(lang: Lang, name: &'static str, s: &LoadSummary, scale: f64) ->
     view! {
         <figure class="lm-hist" data-testid=format!("hist-{name}")>
             <figcaption>{w(lang, name)}</figcaption>
-            <svg viewBox=format!("0 0 {width} {height}") role="img">
+            <svg viewBox=format!("0 0 {width} {height}") role="img" aria-label=w(lang, name)>
                 <line class="axis" x1=pad x2=width - pad y1=height - pad y2=height - pad />
                 {bars}
                 {p95}
@@ -279,7 +279,7 @@ fn in_flight_svg(lang: Lang, c: &LoadComparison, stall: Option<(f64, f64)>) -> i
     });
     view! {
         <figure class="lm-flight" data-testid="in-flight">
-            <svg viewBox=format!("0 0 {width} {height}") role="img">
+            <svg viewBox=format!("0 0 {width} {height}") role="img" aria-label=w(lang, "in_flight")>
                 {band}
                 <line class="axis" x1=pad x2=width - pad y1=height - pad y2=height - pad />
                 <line class="axis" x1=pad x2=pad y1=pad y2=height - pad />
