@@ -87,8 +87,7 @@ fn workspace_rust_files() -> Vec<String> {
 /// each as the modules in it and, for each edge inside it, the file and line of the import.
 fn circles(root_file: &str, files: &[(String, String)]) -> Result<Vec<String>, String> {
     let root = parse_root(root_file);
-    // module → (module it imports → (file, line))
-    let mut edges: BTreeMap<String, BTreeMap<String, (String, usize)>> = BTreeMap::new();
+    let mut edges = Edges::new();
     for (rel, src) in files {
         let path = module_path(rel);
         let Some(unit) = path.first() else { continue };
@@ -108,37 +107,40 @@ fn circles(root_file: &str, files: &[(String, String)]) -> Result<Vec<String>, S
     Ok(strongly_connected(&root.modules, &edges)
         .into_iter()
         .filter(|c| c.len() > 1)
-        .map(|c| {
-            let inside: Vec<String> = c
-                .iter()
-                .flat_map(|m| {
-                    edges
-                        .get(m)
-                        .into_iter()
-                        .flatten()
-                        .filter(|(to, _)| c.contains(*to))
-                        .map(|(to, (file, line))| format!("{file}:{line} uses `{to}`"))
-                })
-                .collect();
-            format!(
-                "a circle among {}: {}",
-                c.iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                inside.join("; ")
-            )
-        })
+        .map(|c| format!("a circle among {}", circle_text(&c, &edges)))
         .collect())
 }
 
+/// Modules and the imports between them: module → (module it imports → (file, line)).
+type Edges = BTreeMap<String, BTreeMap<String, (String, usize)>>;
+
+/// A circle's modules, then each import inside it with its file and line.
+fn circle_text(c: &BTreeSet<String>, edges: &Edges) -> String {
+    let inside: Vec<String> = c
+        .iter()
+        .flat_map(|m| {
+            edges
+                .get(m)
+                .into_iter()
+                .flatten()
+                .filter(|(to, _)| c.contains(*to))
+                .map(|(to, (file, line))| format!("{file}:{line} uses `{to}`"))
+        })
+        .collect();
+    format!(
+        "{}: {}",
+        c.iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        inside.join("; ")
+    )
+}
+
 /// Tarjan's strongly connected components, each sorted.
-fn strongly_connected(
-    nodes: &BTreeSet<String>,
-    edges: &BTreeMap<String, BTreeMap<String, (String, usize)>>,
-) -> Vec<BTreeSet<String>> {
+fn strongly_connected(nodes: &BTreeSet<String>, edges: &Edges) -> Vec<BTreeSet<String>> {
     struct State<'a> {
-        edges: &'a BTreeMap<String, BTreeMap<String, (String, usize)>>,
+        edges: &'a Edges,
         index: BTreeMap<&'a str, usize>,
         low: BTreeMap<&'a str, usize>,
         stack: Vec<&'a str>,

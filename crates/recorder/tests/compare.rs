@@ -2,7 +2,7 @@
 //! status a CI pipeline gates on, the JSON, and errors that say what and where.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn repo(path: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,10 +14,7 @@ fn repo(path: &str) -> String {
 }
 
 fn tracelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracelab"))
-        .args(args)
-        .output()
-        .expect("run tracelab")
+    tracelab_testkit::run(env!("CARGO_BIN_EXE_tracelab"), args)
 }
 
 fn stdout(o: &Output) -> String {

@@ -10,10 +10,7 @@ fn repo(path: &str) -> PathBuf {
 }
 
 fn tracelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracelab"))
-        .args(args)
-        .output()
-        .expect("run tracelab")
+    tracelab_testkit::run(env!("CARGO_BIN_EXE_tracelab"), args)
 }
 
 fn report_json(args: &[&str]) -> serde_json::Value {

@@ -5,24 +5,18 @@
 //! section, and bad session fields or flags are refused.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use tracelab_core::session::Sessions;
 use tracelab_core::Settings;
 
 fn tracelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracelab"))
-        .args(args)
-        .output()
-        .expect("run tracelab")
+    tracelab_testkit::run(env!("CARGO_BIN_EXE_tracelab"), args)
 }
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tracelab-sessions-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    tracelab_testkit::scratch("sessions", name)
 }
 
 fn ok(args: &[&str]) -> String {

@@ -2,7 +2,7 @@
 //! `report` and `export`, and every bad flag refused before anything is written.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -11,17 +11,11 @@ fn repo(path: &str) -> PathBuf {
 }
 
 fn tracelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tracelab"))
-        .args(args)
-        .output()
-        .expect("run tracelab")
+    tracelab_testkit::run(env!("CARGO_BIN_EXE_tracelab"), args)
 }
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tracelab-simulate-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    tracelab_testkit::scratch("simulate", name)
 }
 
 fn ok(args: &[&str]) -> Output {

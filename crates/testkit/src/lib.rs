@@ -2,10 +2,12 @@
 //! build): where the real fixtures are. They are read in place, never copied into the project:
 //! from `TRACELAB_FIXTURES` when it is set and not empty (`cargo xtask test` sets it to
 //! `../shared/fixtures/` when that is beside the repository, else to the cache `cargo xtask
-//! fixtures` fills), else from `../shared/fixtures/` beside the repository root.
+//! fixtures` fills), else from `../shared/fixtures/` beside the repository root. Also: a command
+//! run with its output captured, and a fresh scratch folder per test.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::process::{Command, Output};
 
 /// What to do when a real fixture is not there.
 pub const MISSING: &str = "the tests read the real fixtures from $TRACELAB_FIXTURES, else ../shared/fixtures/ beside the \
@@ -61,6 +63,23 @@ pub fn read_fixture(path: &str) -> Vec<u8> {
 pub fn read_fixture_text(path: &str) -> String {
     String::from_utf8(read_fixture(path))
         .unwrap_or_else(|e| panic!("the real fixture {path} is not UTF-8: {e}"))
+}
+
+/// Runs `bin` (a test's `env!("CARGO_BIN_EXE_…")`) with `args`, its output captured.
+pub fn run(bin: &str, args: &[&str]) -> Output {
+    Command::new(bin)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {bin}: {e}"))
+}
+
+/// A fresh, empty folder for one test (`tracelab-{suite}-{pid}-{name}` under the system's
+/// temporary folder), emptied first so reruns do not pile up.
+pub fn scratch(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tracelab-{suite}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
 }
 
 #[test]

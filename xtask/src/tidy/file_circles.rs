@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::layers::module_path;
-use super::lex::{lex, Tok};
+use super::lex::{group_heads, lex, Tok};
 
 /// The modules (as paths from the crate root) that `src` names through `crate::` or `super::`,
 /// each with the line of its first mention. `here` is the file's own module path.
@@ -65,29 +65,10 @@ fn named_paths(here: &[String], src: &str) -> Vec<(Vec<String>, usize)> {
                         j += 2;
                     }
                     if toks.get(j).map(|t| &t.0) == Some(&Tok::Punct('{')) {
-                        let (mut level, mut expect) = (0, true);
-                        while j < toks.len() {
-                            match &toks[j].0 {
-                                Tok::Punct('{') => {
-                                    level += 1;
-                                    expect = level == 1;
-                                }
-                                Tok::Punct('}') => {
-                                    level -= 1;
-                                    if level == 0 {
-                                        break;
-                                    }
-                                }
-                                Tok::Punct(',') if level == 1 => expect = true,
-                                Tok::Ident(name) if expect && level == 1 => {
-                                    let mut p = at.clone();
-                                    p.push(name.clone());
-                                    out.push((p, toks[j].1));
-                                    expect = false;
-                                }
-                                _ => expect = false,
-                            }
-                            j += 1;
+                        for (name, line) in group_heads(&toks, j).0 {
+                            let mut p = at.clone();
+                            p.push(name);
+                            out.push((p, line));
                         }
                     }
                     out.push((at, line));
@@ -104,9 +85,8 @@ fn named_paths(here: &[String], src: &str) -> Vec<(Vec<String>, usize)> {
 /// text), below the top level: each named with its folder and, for each edge, file and line.
 pub(super) fn file_circles(files: &[(String, String)]) -> Vec<String> {
     let modules: BTreeSet<Vec<String>> = files.iter().map(|(rel, _)| module_path(rel)).collect();
-    // folder → (child → (child it imports → (file, line)))
-    type Edges = BTreeMap<String, BTreeMap<String, (String, usize)>>;
-    let mut folders: BTreeMap<Vec<String>, Edges> = BTreeMap::new();
+    // folder → its children and the imports between them
+    let mut folders: BTreeMap<Vec<String>, super::Edges> = BTreeMap::new();
     for (rel, src) in files {
         let here = module_path(rel);
         for (mut target, line) in named_paths(&here, src) {
@@ -133,29 +113,13 @@ pub(super) fn file_circles(files: &[(String, String)]) -> Vec<String> {
     for (folder, edges) in &folders {
         let nodes: BTreeSet<String> = edges.keys().cloned().collect();
         for c in super::strongly_connected(&nodes, edges) {
-            if c.len() < 2 {
-                continue;
+            if c.len() > 1 {
+                found.push(format!(
+                    "a circle in `{}` among {}",
+                    folder.join("::"),
+                    super::circle_text(&c, edges)
+                ));
             }
-            let inside: Vec<String> = c
-                .iter()
-                .flat_map(|m| {
-                    edges
-                        .get(m)
-                        .into_iter()
-                        .flatten()
-                        .filter(|(to, _)| c.contains(*to))
-                        .map(|(to, (file, line))| format!("{file}:{line} uses `{to}`"))
-                })
-                .collect();
-            found.push(format!(
-                "a circle in `{}` among {}: {}",
-                folder.join("::"),
-                c.iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                inside.join("; ")
-            ));
         }
     }
     found

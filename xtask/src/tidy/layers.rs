@@ -72,7 +72,7 @@ fn parse_layers(markdown: &str) -> Result<Layers, String> {
     Ok(Layers { of })
 }
 
-use super::lex::{lex, Tok};
+use super::lex::{group_heads, lex, Tok};
 
 /// The crate's shape, read from lib.rs: its modules and what its `pub use` lines re-export.
 pub(super) struct Root {
@@ -243,29 +243,9 @@ pub(super) fn dependencies(
                     }
                 } else if toks.get(j).map(|t| &t.0) == Some(&Tok::Punct('{')) {
                     // A group: the first name of each of its items.
-                    let mut level = 0;
-                    let mut expect_name = true;
-                    while j < toks.len() {
-                        match &toks[j].0 {
-                            Tok::Punct('{') => {
-                                level += 1;
-                                expect_name = level == 1;
-                            }
-                            Tok::Punct('}') => {
-                                level -= 1;
-                                if level == 0 {
-                                    break;
-                                }
-                            }
-                            Tok::Punct(',') if level == 1 => expect_name = true,
-                            Tok::Ident(name) if level == 1 && expect_name => {
-                                named.push((name.clone(), toks[j].1));
-                                expect_name = false;
-                            }
-                            _ => {}
-                        }
-                        j += 1;
-                    }
+                    let (heads, close) = group_heads(&toks, j);
+                    named.extend(heads);
+                    j = close;
                     j += 1; // past the group's closing brace, whose opening one was not counted
                 }
                 for (name, line) in named {

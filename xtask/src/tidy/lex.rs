@@ -191,3 +191,32 @@ fn number_end(c: &[char], mut i: usize) -> usize {
     }
     i
 }
+/// The first name of each item of the `{ … }` group that opens at `toks[open]` (`use
+/// crate::{a::b, c}` → `a`, `c`), each with its line, and the index of the group's closing brace.
+pub fn group_heads(toks: &[(Tok, usize)], open: usize) -> (Vec<(String, usize)>, usize) {
+    let mut heads = Vec::new();
+    let (mut level, mut expect) = (0, true);
+    let mut j = open;
+    while j < toks.len() {
+        match &toks[j].0 {
+            Tok::Punct('{') => {
+                level += 1;
+                expect = level == 1;
+            }
+            Tok::Punct('}') => {
+                level -= 1;
+                if level == 0 {
+                    break;
+                }
+            }
+            Tok::Punct(',') if level == 1 => expect = true,
+            Tok::Ident(name) if level == 1 && expect => {
+                heads.push((name.clone(), toks[j].1));
+                expect = false;
+            }
+            _ => expect = false,
+        }
+        j += 1;
+    }
+    (heads, j)
+}
