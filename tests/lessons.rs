@@ -76,6 +76,8 @@ fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports()
         "document.querySelector('[data-testid=card-panel]').scrollIntoView()",
         json!([]),
     );
+    // The learner's own attempt first (one figure), then the lab's answer.
+    write(&b, "[data-testid=card-card_value-0]", "5");
     b.click("[data-testid=prefill]");
     let card = b.wait_text("[data-testid=card-preview]", |t| !t.is_empty());
     assert!(
@@ -377,6 +379,8 @@ fn prefill(b: &Browser) {
         "document.querySelector('[data-testid=card-panel]').scrollIntoView()",
         json!([]),
     );
+    // The learner's own attempt first (one figure), then the lab's answer.
+    write(b, "[data-testid=card-card_value-0]", "5");
     b.click("[data-testid=prefill]");
     // The card is saved once the pre-fill is written (a blank card is on the page before).
     for _ in 0..100 {
@@ -442,6 +446,18 @@ fn the_card_is_written_first_then_checked_and_a_classmates_card_is_recomputed() 
         .text_of("[data-testid=card-choice-pm]")
         .contains("not stated"));
     assert!(b.try_find("[data-testid=card-result-ttft_tail]").is_some());
+    // Neither the check nor the pre-fill answers before the learner has written a figure.
+    let disabled = |css: &str| {
+        b.execute(
+            "return document.querySelector(arguments[0]).disabled",
+            json!([css]),
+        )
+    };
+    assert_eq!(disabled("[data-testid=card-check-lab]"), json!(true));
+    assert_eq!(disabled("[data-testid=prefill]"), json!(true));
+    assert!(b
+        .text_of("[data-testid=card-write-first]")
+        .starts_with("Write at least one figure yourself first"));
 
     // The learner writes first: the attempts, the failure rate, and a P95 as linear
     // interpolation gives it while stating nearest-rank.
@@ -469,6 +485,8 @@ fn the_card_is_written_first_then_checked_and_a_classmates_card_is_recomputed() 
         &format!("[data-testid=card-card_value-{}]", index("ttft_tail")),
         "1.72 s",
     );
+    assert_eq!(disabled("[data-testid=card-check-lab]"), json!(false));
+    assert_eq!(disabled("[data-testid=prefill]"), json!(false));
     b.click("[data-testid=card-check-lab]");
     let r = review(&b, "card-check");
     assert_eq!(r["field:attempts"].0, "agrees", "{r:?}");

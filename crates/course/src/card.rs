@@ -326,6 +326,12 @@ impl MetricCard {
         }
     }
 
+    /// Whether the learner has written at least one figure's value themselves: the lab's answer
+    /// (a pre-fill, a check against the lab) comes only after the learner's own attempt.
+    pub fn has_a_written_figure(&self) -> bool {
+        self.results.iter().any(|r| !r.value.trim().is_empty())
+    }
+
     /// A text field by its name in [`MetricCard::FIELDS`], for a form to edit.
     pub fn field_mut(&mut self, key: &str) -> Option<&mut String> {
         Some(match key {

@@ -238,13 +238,21 @@ pub fn CardPanel() -> impl IntoView {
         page.progress
             .with(|p| p.card.as_ref().map(|c| c.to_markdown(page.lang.get())))
     };
+    // The lab answers only after the learner has tried: one figure written by hand.
+    let attempted = move || {
+        page.progress.with(|p| {
+            p.card
+                .as_ref()
+                .is_some_and(MetricCard::has_a_written_figure)
+        })
+    };
     view! {
         <section class="card-panel" aria-labelledby="card-h" data-testid="card-panel">
             <h2 id="card-h">{move || w(page.lang.get(), "card")}</h2>
             <p class="hint">{move || w(page.lang.get(), "card_intro")}</p>
             <div class="card-actions">
-                <button data-testid="card-check-lab" on:click=check>{move || w(page.lang.get(), "check_card")}</button>
-                <button data-testid="prefill" on:click=prefill>{move || w(page.lang.get(), "prefill")}</button>
+                <button data-testid="card-check-lab" disabled=move || !attempted() aria-describedby="card-write-first" on:click=check>{move || w(page.lang.get(), "check_card")}</button>
+                <button data-testid="prefill" disabled=move || !attempted() aria-describedby="card-write-first" on:click=prefill>{move || w(page.lang.get(), "prefill")}</button>
                 <button data-testid="card-md" disabled=move || markdown().is_none() on:click=move |_| {
                     if let Some(md) = markdown() { let _ = tracelab_web::download("metric-card.md", "text/markdown", &md); }
                 }>{move || w(page.lang.get(), "export_md")}</button>
@@ -260,6 +268,7 @@ pub fn CardPanel() -> impl IntoView {
                     }
                 }>{move || if copied.get() { w(page.lang.get(), "copied") } else { w(page.lang.get(), "copy") }}</button>
             </div>
+            <p id="card-write-first" class="hint" data-testid="card-write-first" hidden=attempted>{move || w(page.lang.get(), "write_first")}</p>
             {move || prefill_note.get().map(|note| {
                 let l = page.lang.get();
                 view! {

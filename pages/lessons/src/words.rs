@@ -56,6 +56,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("review_classmate", "Their card, recomputed", "同学的口径卡，重算结果"),
     ("teacher_review", "Teacher mode: only agree / differ is shown, not the core's figures.", "教师模式：只显示一致或不一致，不显示核心的数字。"),
     ("prefill", "Pre-fill from the lab", "按实验室预填"),
+    ("write_first", "Write at least one figure yourself first: then check your card against the lab, or pre-fill the rest.", "先自己写下至少一个数字：然后再对照实验室核对口径卡，或预填其余部分。"),
     ("export_md", "Download as Markdown", "下载 Markdown"),
     ("export_json", "Download as JSON", "下载 JSON"),
     ("copy", "Copy to clipboard", "复制到剪贴板"),
