@@ -6,90 +6,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::layers::module_path;
-use super::lex::{group_heads, lex, Tok};
-
-/// The modules (as paths from the crate root) that `src` names through `crate::` or `super::`,
-/// each with the line of its first mention. `here` is the file's own module path.
-fn named_paths(here: &[String], src: &str) -> Vec<(Vec<String>, usize)> {
-    let toks = lex(src);
-    let ident = |i: usize| match toks.get(i) {
-        Some((Tok::Ident(s), _)) => Some(s.as_str()),
-        _ => None,
-    };
-    let sep = |i: usize| toks.get(i).map(|t| &t.0) == Some(&Tok::PathSep);
-    let mut out = Vec::new();
-    // Inline `mod name {` blocks: (name, the brace depth inside them), for `super::` in a test module.
-    let mut inline: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < toks.len() {
-        match &toks[i].0 {
-            Tok::Punct('{') => depth += 1,
-            Tok::Punct('}') => {
-                if inline.last().is_some_and(|(_, d)| *d == depth) {
-                    inline.pop();
-                }
-                depth = depth.saturating_sub(1);
-            }
-            Tok::Ident(kw) if kw == "mod" => {
-                if let (Some(name), Some((Tok::Punct('{'), _))) = (ident(i + 1), toks.get(i + 2)) {
-                    inline.push((name.to_string(), depth + 1));
-                }
-            }
-            Tok::Ident(kw) if (kw == "crate" || kw == "super") && sep(i + 1) => {
-                let continues = i > 0 && (sep(i - 1) || toks[i - 1].0 == Tok::Punct('$'));
-                if !continues {
-                    let line = toks[i].1;
-                    let mut at: Vec<String> = here
-                        .iter()
-                        .cloned()
-                        .chain(inline.iter().map(|(n, _)| n.clone()))
-                        .collect();
-                    let mut j = i;
-                    if kw == "crate" {
-                        at.clear();
-                        j += 2;
-                    } else {
-                        while ident(j) == Some("super") && sep(j + 1) {
-                            at.pop();
-                            j += 2;
-                        }
-                    }
-                    // The path's named segments, then (in a group) each item's first one.
-                    while let Some(name) = ident(j) {
-                        at.push(name.to_string());
-                        if !sep(j + 1) {
-                            break;
-                        }
-                        j += 2;
-                    }
-                    if toks.get(j).map(|t| &t.0) == Some(&Tok::Punct('{')) {
-                        for (name, line) in group_heads(&toks, j).0 {
-                            let mut p = at.clone();
-                            p.push(name);
-                            out.push((p, line));
-                        }
-                    }
-                    out.push((at, line));
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
-}
+use super::layers::{crate_paths, module_path};
+use super::lex::lex;
 
 /// The circles between sibling files of one crate (`files`: paths under its `src/` with their
 /// text), below the top level: each named with its folder and, for each edge, file and line.
-pub(super) fn file_circles(files: &[(String, String)]) -> Vec<String> {
+pub(super) fn file_circles(files: &[(String, String)]) -> Result<Vec<String>, String> {
     let modules: BTreeSet<Vec<String>> = files.iter().map(|(rel, _)| module_path(rel)).collect();
     // folder → its children and the imports between them
     let mut folders: BTreeMap<Vec<String>, super::Edges> = BTreeMap::new();
     for (rel, src) in files {
         let here = module_path(rel);
-        for (mut target, line) in named_paths(&here, src) {
+        for path in crate_paths(rel, &here, &lex(src))? {
+            let (mut target, line) = (path.path, path.line);
             // The longest prefix that is a module (the rest names items in it).
             while !target.is_empty() && !modules.contains(&target) {
                 target.pop();
@@ -122,7 +51,7 @@ pub(super) fn file_circles(files: &[(String, String)]) -> Vec<String> {
             }
         }
     }
-    found
+    Ok(found)
 }
 
 #[test]
@@ -143,7 +72,8 @@ fn a_circle_between_sibling_files_is_named() {
             "components/distribution.rs",
             "use super::charts::{use_width, BARS_FIT};\n",
         ),
-    ]));
+    ]))
+    .unwrap();
     assert_eq!(
         found,
         ["a circle in `components` among `charts`, `distribution`: components/charts.rs:2 uses `distribution`; components/distribution.rs:1 uses `charts`"]
@@ -159,13 +89,15 @@ fn a_circle_between_sibling_files_is_named() {
         ("components/b.rs", "use crate::components::frame::{W, X};\n"),
         ("components/b/inner.rs", "use super::super::frame::W;\n"),
         ("components/frame.rs", "pub struct W;\n"),
-    ]));
+    ]))
+    .unwrap();
     assert!(found.is_empty(), "{found:?}");
     // A circle through `crate::` paths two folders down.
     let found = file_circles(&files(&[
         ("x/y/p.rs", "use crate::x::y::q::T;\n"),
         ("x/y/q.rs", "fn g() { crate::x::y::p::h() }\n"),
-    ]));
+    ]))
+    .unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
         found[0].starts_with("a circle in `x::y` among `p`, `q`"),

@@ -152,22 +152,129 @@ pub(super) fn module_path(rel: &str) -> Vec<String> {
     parts
 }
 
+/// A `crate::…` or `super::…` path in a file, resolved from the crate's root.
+pub(super) struct CratePath {
+    /// The module the path starts in (`here` and the inline `mod name {` blocks around it, less
+    /// one module per `super`; empty for `crate::`), then its named segments (a macro's name is
+    /// not one: `crate::outln!` names the root).
+    pub(super) path: Vec<String>,
+    /// Whether the path starts at the crate's root, so its first segment is a name the root
+    /// must place (a module, an item of its own, or a re-export).
+    pub(super) from_root: bool,
+    pub(super) line: usize,
+}
+
+/// Every `crate::…` and `super::…` path in `toks` (the file `rel`, whose module is `here`); a
+/// `{ … }` group gives the path to it, then one path per item's first name. The one reading of
+/// paths the layer check and the file-circle check share.
+pub(super) fn crate_paths(
+    rel: &str,
+    here: &[String],
+    toks: &[(Tok, usize)],
+) -> Result<Vec<CratePath>, String> {
+    let ident = |i: usize| match toks.get(i) {
+        Some((Tok::Ident(s), _)) => Some(s.as_str()),
+        _ => None,
+    };
+    let sep = |i: usize| toks.get(i).map(|t| &t.0) == Some(&Tok::PathSep);
+    let mut out = Vec::new();
+    // Inline `mod name {` blocks: (name, the brace depth inside them).
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        let (tok, line) = (&toks[i].0, toks[i].1);
+        match tok {
+            Tok::Punct('{') => depth += 1,
+            Tok::Punct('}') => {
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Tok::Ident(kw) if kw == "mod" => {
+                if let (Some(name), Some((Tok::Punct('{'), _))) = (ident(i + 1), toks.get(i + 2)) {
+                    inline.push((name.to_string(), depth + 1));
+                }
+            }
+            Tok::Ident(kw) if (kw == "crate" || kw == "super") && sep(i + 1) => {
+                // Inside a longer path (`a::super::`) or a macro's `$crate::`: not a path of ours.
+                if i > 0 && (sep(i - 1) || toks[i - 1].0 == Tok::Punct('$')) {
+                    i += 1;
+                    continue;
+                }
+                // Where the path starts: the root for `crate`, the parent module for each `super`.
+                let mut at: Vec<String> = here
+                    .iter()
+                    .cloned()
+                    .chain(inline.iter().map(|(n, _)| n.clone()))
+                    .collect();
+                let mut j = i;
+                if kw == "crate" {
+                    at.clear();
+                    j += 2;
+                } else {
+                    while ident(j) == Some("super") && sep(j + 1) {
+                        if at.pop().is_none() {
+                            return Err(format!(
+                                "`{rel}` line {line}: `super::` goes above the crate's root"
+                            ));
+                        }
+                        j += 2;
+                    }
+                }
+                let from_root = at.is_empty();
+                let mut path_line = line;
+                while let Some(name) = ident(j) {
+                    if toks.get(j + 1).map(|t| &t.0) == Some(&Tok::Punct('!')) {
+                        break; // a macro: `#[macro_export]` ones live at the root
+                    }
+                    if from_root && at.is_empty() {
+                        path_line = toks[j].1;
+                    }
+                    at.push(name.to_string());
+                    if !sep(j + 1) {
+                        j += 1;
+                        break;
+                    }
+                    j += 2;
+                }
+                let group = (toks.get(j).map(|t| &t.0) == Some(&Tok::Punct('{')))
+                    .then(|| group_heads(toks, j));
+                out.push(CratePath {
+                    path: at.clone(),
+                    from_root,
+                    line: path_line,
+                });
+                if let Some((heads, close)) = group {
+                    for (name, line) in heads {
+                        let mut path = at.clone();
+                        path.push(name);
+                        out.push(CratePath {
+                            path,
+                            from_root,
+                            line,
+                        });
+                    }
+                    j = close + 1; // past the group's closing brace, whose opening one was not counted
+                }
+                i = j.max(i + 1);
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
 /// Every top-level module `file` names, with the line of its first mention.
 pub(super) fn dependencies(
     rel: &str,
     src: &str,
     root: &Root,
 ) -> Result<BTreeMap<String, usize>, String> {
-    let toks = lex(src);
     let here = module_path(rel);
-    let mut deps: BTreeMap<String, usize> = BTreeMap::new();
-    // Inline `mod name {` blocks: (name, the brace depth inside them).
-    let mut inline: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
-    let ident = |i: usize| match toks.get(i) {
-        Some((Tok::Ident(s), _)) => Some(s.as_str()),
-        _ => None,
-    };
     let resolve = |name: &str, line: usize| -> Result<Option<String>, String> {
         if name == "self" {
             return Ok(None); // `use crate::{self}`: the root itself
@@ -185,80 +292,23 @@ pub(super) fn dependencies(
             )),
         }
     };
-    let mut i = 0;
-    while i < toks.len() {
-        let (tok, line) = (&toks[i].0, toks[i].1);
-        match tok {
-            Tok::Punct('{') => depth += 1,
-            Tok::Punct('}') => {
-                if inline.last().is_some_and(|(_, d)| *d == depth) {
-                    inline.pop();
-                }
-                depth = depth.saturating_sub(1);
-            }
-            Tok::Ident(kw) if kw == "mod" => {
-                if let (Some(name), Some((Tok::Punct('{'), _))) = (ident(i + 1), toks.get(i + 2)) {
-                    inline.push((name.to_string(), depth + 1));
-                }
-            }
-            Tok::Ident(kw)
-                if (kw == "crate" || kw == "super")
-                    && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::PathSep) =>
-            {
-                let after_sep = i > 0 && toks[i - 1].0 == Tok::PathSep;
-                let macro_var = i > 0 && toks[i - 1].0 == Tok::Punct('$');
-                if after_sep || macro_var {
-                    i += 1;
-                    continue;
-                }
-                // Where the path starts: the root for `crate`, the parent module for each `super`.
-                let mut at: Vec<String> = here
-                    .iter()
-                    .cloned()
-                    .chain(inline.iter().map(|(n, _)| n.clone()))
-                    .collect();
-                let mut j = i;
-                if kw == "crate" {
-                    at.clear();
-                    j += 2;
-                } else {
-                    while ident(j) == Some("super")
-                        && toks.get(j + 1).map(|t| &t.0) == Some(&Tok::PathSep)
-                    {
-                        if at.pop().is_none() {
-                            return Err(format!(
-                                "`{rel}` line {line}: `super::` goes above the crate's root"
-                            ));
-                        }
-                        j += 2;
-                    }
-                }
-                let mut named: Vec<(String, usize)> = Vec::new();
-                if let Some(first) = at.first() {
-                    named.push((first.clone(), line)); // inside a top-level module already
-                } else if let Some(name) = ident(j) {
-                    // `crate::outln!(…)`: a `#[macro_export]` macro lives at the root, whichever file defines it.
-                    if toks.get(j + 1).map(|t| &t.0) != Some(&Tok::Punct('!')) {
-                        named.push((name.to_string(), toks[j].1));
-                    }
-                } else if toks.get(j).map(|t| &t.0) == Some(&Tok::Punct('{')) {
-                    // A group: the first name of each of its items.
-                    let (heads, close) = group_heads(&toks, j);
-                    named.extend(heads);
-                    j = close;
-                    j += 1; // past the group's closing brace, whose opening one was not counted
-                }
-                for (name, line) in named {
-                    if let Some(module) = resolve(&name, line)? {
-                        deps.entry(module).or_insert(line);
-                    }
-                }
-                i = j.max(i + 1);
-                continue;
-            }
-            _ => {}
+    let mut deps: BTreeMap<String, usize> = BTreeMap::new();
+    for CratePath {
+        path,
+        from_root,
+        line,
+    } in crate_paths(rel, &here, &lex(src))?
+    {
+        let Some(first) = path.first() else { continue };
+        // A path that starts inside a top-level module names that module already.
+        let module = if from_root {
+            resolve(first, line)?
+        } else {
+            Some(first.clone())
+        };
+        if let Some(module) = module {
+            deps.entry(module).or_insert(line);
         }
-        i += 1;
     }
     if let Some(unit) = here.first() {
         deps.remove(unit); // a module's own submodules
