@@ -5,7 +5,7 @@
 //! bundle's functions are named by `tracelab_web::bridge::Call`.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -16,6 +16,7 @@ use tracelab_web::bridge::NEED_TRACE;
 
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::whatif::WhatIf;
+use tracelab_core::{Attempt, Trace};
 use tracelab_web::js_text::HeldText;
 
 /// Where trunk puts the bundle (see `pages/convert/index.html` and `cargo xtask build`), relative to the lab.
@@ -35,32 +36,27 @@ thread_local! {
 /// attempts changes. The pair is remembered by weak references, which keep both allocations
 /// reserved, so a later trace can never come back at the same addresses and pass for this one
 /// (an address alone can be handed out again once the old trace is dropped).
-pub fn key<A: 'static, B: 'static>(trace: &Arc<A>, attempts: &Arc<B>) -> String {
-    use std::any::Any;
-    use std::sync::Weak;
-    /// The last pair keyed (each a `Weak` of its `Arc`) and its generation.
-    type Keyed = (Box<dyn Any>, Box<dyn Any>, u64);
+pub fn key(trace: &Arc<Trace>, attempts: &Arc<Vec<Attempt>>) -> String {
+    /// The last pair keyed and its generation.
+    type Keyed = (Weak<Trace>, Weak<Vec<Attempt>>, u64);
     thread_local! {
         static LAST: RefCell<Option<Keyed>> = const { RefCell::new(None) };
     }
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        let same = last.as_ref().and_then(|(t, a, generation)| {
-            let t = t.downcast_ref::<Weak<A>>()?;
-            let a = a.downcast_ref::<Weak<B>>()?;
-            (t.ptr_eq(&Arc::downgrade(trace)) && a.ptr_eq(&Arc::downgrade(attempts)))
-                .then_some(*generation)
-        });
-        let generation = same.unwrap_or_else(|| {
-            let next = last.as_ref().map_or(1, |(_, _, g)| g + 1);
-            *last = Some((
-                Box::new(Arc::downgrade(trace)),
-                Box::new(Arc::downgrade(attempts)),
-                next,
-            ));
-            next
-        });
-        format!("trace-{generation}")
+        match last.as_ref() {
+            // The weak references hold the allocations, so equal addresses are the same pair.
+            Some((t, a, generation))
+                if t.as_ptr() == Arc::as_ptr(trace) && a.as_ptr() == Arc::as_ptr(attempts) =>
+            {
+                format!("trace-{generation}")
+            }
+            _ => {
+                let next = last.as_ref().map_or(1, |(_, _, g)| g + 1);
+                *last = Some((Arc::downgrade(trace), Arc::downgrade(attempts), next));
+                format!("trace-{next}")
+            }
+        }
     })
 }
 
