@@ -48,15 +48,21 @@ pub(crate) fn ensure_wasm_opt() -> Result {
     if version >= 118 {
         return Ok(());
     }
+    eprintln!("xtask: installing wasm-opt (binaryen {BINARYEN_VERSION}) from the npm registry into .tools/");
+    npm_install(&dir, &format!("binaryen@{BINARYEN_VERSION}"))
+}
+
+/// `npm install` of one package into `dir` (its own `node_modules/`), with Debian's nodejs and
+/// npm installed first when there is no npm.
+fn npm_install(dir: &std::path::Path, package: &str) -> Result {
     if output("npm", &["--version"]).is_none() {
         apt_install(&["nodejs", "npm"])?;
     }
-    eprintln!("xtask: installing wasm-opt (binaryen {BINARYEN_VERSION}) from the npm registry into .tools/");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     run(Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .arg(format!("binaryen@{BINARYEN_VERSION}")))
+        .arg(dir)
+        .arg(package))
 }
 
 /// axe-core's script for the accessibility check, from the npm registry into the user's cache
@@ -67,18 +73,11 @@ pub(crate) fn ensure_axe_core() -> Result<PathBuf> {
     if script.is_file() {
         return Ok(script);
     }
-    if output("npm", &["--version"]).is_none() {
-        apt_install(&["nodejs", "npm"])?;
-    }
     eprintln!(
         "xtask: installing axe-core {AXE_CORE_VERSION} from the npm registry into {}",
         dir.display()
     );
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    run(Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .arg(format!("axe-core@{AXE_CORE_VERSION}")))?;
+    npm_install(&dir, &format!("axe-core@{AXE_CORE_VERSION}"))?;
     if script.is_file() {
         Ok(script)
     } else {
