@@ -1,11 +1,13 @@
-//! `cargo xtask bench`, `bench-lab [N]` and `bench-recorder`: the core's criterion benchmarks,
-//! the browser benchmark page in headless Chromium, and the recorder's fidelity benchmark.
+//! `cargo xtask bench`, `bench-lab [N]`, `bench-recorder` and `bench-wire`: the core's criterion
+//! benchmarks, the browser benchmark page in headless Chromium, the recorder's fidelity
+//! benchmark, and the recorder beside guidellm judged by a packet capture (`xtask/wire/`).
 
 use std::process::Command;
 
 use crate::pages::build_release;
-use crate::process::{cargo, root, run};
+use crate::process::{apt_install, cargo, output, root, run};
 use crate::tools::{chromium_paths, install_tools};
+use crate::venv::{ensure, Venv};
 use crate::Result;
 
 pub(crate) fn bench() -> Result {
@@ -43,5 +45,41 @@ pub(crate) fn bench_lab(rest: &[String]) -> Result {
 pub(crate) fn bench_recorder() -> Result {
     run(Command::new(cargo())
         .args(["bench", "-p", "tracelab-recorder", "--bench", "fidelity"])
+        .current_dir(root()))
+}
+
+/// The recorder and guidellm against one scripted server process, each request judged by a
+/// loopback capture (tcpdump) that no client under test takes part in: `xtask/wire/bench.py`
+/// prints the table and keeps captures, traces and `results.json` in
+/// `target/bench-wire/`. Options go to bench.py (`--concurrency 1,64,512`,
+/// `--framing coalesced,split:2`, `--rounds N`). Capturing needs CAP_NET_RAW (root).
+pub(crate) fn bench_wire(rest: &[String]) -> Result {
+    if output("tcpdump", &["--version"]).is_none() {
+        apt_install(&["tcpdump"])?;
+    }
+    let guidellm = ensure(&Venv::guidellm())?.join("bin").join("guidellm");
+    run(Command::new(cargo())
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "tracelab-recorder",
+            "-p",
+            "tracelab-scripted-server",
+            "--bin",
+            "tracelab",
+            "--bin",
+            "scripted-serve",
+        ])
+        .current_dir(root()))?;
+    let release = root().join("target").join("release");
+    run(Command::new("python3")
+        .arg(root().join("xtask").join("wire").join("bench.py"))
+        .arg(root().join("target").join("bench-wire"))
+        .arg(release.join("tracelab"))
+        .arg(release.join("scripted-serve"))
+        .arg(guidellm)
+        .args(rest)
         .current_dir(root()))
 }

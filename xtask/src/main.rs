@@ -7,6 +7,7 @@
 //! - `cargo xtask build`  — the release bundle in `dist/`, with its gzipped size.
 //! - `cargo xtask bench`  — the core's criterion benchmarks.
 //! - `cargo xtask bench-recorder` — the recorder's fidelity benchmark.
+//! - `cargo xtask bench-wire [OPTIONS]` — the recorder and guidellm judged by a packet capture.
 //! - `cargo xtask bench-lab [N]` — the browser benchmark over N attempts in headless Chromium.
 //! - `cargo xtask fixtures` — the real fixtures the tests read, fetched into the per-user cache
 //!   when no `../shared/fixtures/` is beside the repository (`fixtures.rs`).
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         "build" => pages::build_release().map(|_| ()),
         "bench" => bench::bench(),
         "bench-recorder" => bench::bench_recorder(),
+        "bench-wire" => bench::bench_wire(rest),
         "bench-lab" => bench::bench_lab(rest),
         "install" => tools::install_tools(true),
         "fuzz" => fuzz::fuzz(rest),
@@ -77,6 +79,7 @@ fn print_help() {
          build            build the release bundle into dist/ and print its gzipped size\n\
          bench            run the core's criterion benchmarks\n\
          bench-recorder   run the recorder's fidelity benchmark\n\
+         bench-wire [..]  the recorder and guidellm side by side, judged by a loopback packet capture\n\
          bench-lab [N]    the browser benchmark: parse, load and recompute N attempts (default 1,000,000)\n\
          install          install the tools only (wasm target, trunk, wasm-bindgen-cli, Chromium)\n\
          fixtures         fetch the real fixtures the tests read into ~/.cache/tracelab/fixtures (when ../shared/fixtures is absent)\n\

@@ -1,14 +1,16 @@
 //! One maker of the cached PyPI virtual environments the tests use, each under
 //! `~/.cache/tracelab/<name>-<version>/`, made once and reused while what it must import works:
 //! llama.cpp's server (llama-cpp-python, compiled from source) for the recorder's real-server
-//! test, DuckDB to read the Parquet export back, kubernetes-validate for `deploy/kubernetes/`.
+//! test, DuckDB to read the Parquet export back, kubernetes-validate for `deploy/kubernetes/`,
+//! guidellm for the wire benchmark.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::process::{apt_install, cache_dir, output, run};
 use crate::versions::{
-    DUCKDB_VERSION, GGUF_VERSION, KUBERNETES_VALIDATE_VERSION, LLAMA_CPP_PYTHON_VERSION,
+    DUCKDB_VERSION, GGUF_VERSION, GUIDELLM_VERSION, KUBERNETES_VALIDATE_VERSION,
+    LLAMA_CPP_PYTHON_VERSION,
 };
 use crate::Result;
 
@@ -59,6 +61,11 @@ impl Venv {
             KUBERNETES_VALIDATE_VERSION,
             "kubernetes_validate",
         )
+    }
+
+    /// guidellm, the peer `cargo xtask bench-wire` judges beside the recorder.
+    pub fn guidellm() -> Venv {
+        Venv::small("guidellm", GUIDELLM_VERSION, "guidellm")
     }
 
     fn small(package: &'static str, version: &'static str, module: &'static str) -> Venv {

@@ -23,6 +23,10 @@ pub(crate) const DUCKDB_VERSION: &str = "2.0.0";
 
 pub(crate) const KUBERNETES_VALIDATE_VERSION: &str = "1.37.0";
 
+/// guidellm from PyPI, the peer `cargo xtask bench-wire` runs beside the recorder on the same
+/// capture, in ~/.cache/tracelab/guidellm-<version>/.
+pub(crate) const GUIDELLM_VERSION: &str = "0.8.1";
+
 pub(crate) const CARGO_FUZZ_VERSION: &str = "0.13.2";
 
 /// Deque's accessibility rules from npm, run on every page by `tests/a11y.rs`, cached under

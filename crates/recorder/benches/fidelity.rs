@@ -21,8 +21,9 @@
 //! the measured P99 + 0.2 ms. Two scenarios cut the stream differently (several events in one
 //! write; each event in two writes) so the bound is checked where reads and events differ.
 //!
-//! The truth here is the server's own write instants, in the same process as the recorder;
-//! a truth taken from outside the process (a packet capture) is not done yet.
+//! The truth here is the server's own write instants, in the same process as the recorder.
+//! `cargo xtask bench-wire` takes it from outside every process under test: a loopback packet
+//! capture, with the recorder and guidellm side by side (`xtask/wire/`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

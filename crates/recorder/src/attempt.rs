@@ -232,6 +232,14 @@ pub async fn run(
     };
     m.resent = sent.resent;
     m.new_connection = sent.new_connection;
+    // On a connection already open the request starts when its first byte goes to the kernel,
+    // not when this task was first polled: under load a worker can wait milliseconds for a
+    // thread between the two, and that wait is the recorder's, not the server's. A request
+    // that opened its connection keeps the earlier start, so its connect stays inside its
+    // times (`timing_includes_connect`).
+    if let (false, Some(out)) = (sent.new_connection, sent.request_out) {
+        m.t0 = out.max(m.t0);
+    }
     m.first_byte = Some(sent.first_byte);
     let lease = sent.lease;
     let mut cursor = sent.cursor;

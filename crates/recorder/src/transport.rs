@@ -174,6 +174,9 @@ struct IoState {
     fin_before_write: bool,
     /// A read met the server's FIN (end of stream) while the current request had no answer.
     fin_unanswered: bool,
+    /// When the current request's first byte was handed to the kernel (stamped just before
+    /// that write): on a connection already open, the request's start as the wire sees it.
+    request_out: Option<Instant>,
 }
 
 /// Where an attempt stands in its connection's reads, for [`ConnState::lateness`].
@@ -205,6 +208,7 @@ impl ConnState {
                 conn_head: io.conn_head,
                 acked_before: io.acked_before,
                 fin_before_write: io.fin_before_write,
+                request_out: io.request_out,
                 ..IoState::default()
             };
         }
@@ -229,6 +233,8 @@ impl ConnState {
                 "the server closed the connection before the request was written",
             ));
         }
+        // Last, so nothing of ours lies between this stamp and the write that follows it.
+        io.request_out = Some(Instant::now());
         Ok(())
     }
 
@@ -536,6 +542,9 @@ pub struct Sent {
     pub lease: Lease,
     /// The connection's reads as the request went out (see [`ConnState::lateness`]).
     pub cursor: RxCursor,
+    /// HTTP/1.1: when the request's first byte was handed to the kernel (stamped just before
+    /// that write). None over HTTP/2, whose streams share one connection's writes.
+    pub request_out: Option<Instant>,
 }
 
 /// Why no response head came, as a fixed phrase for the trace.
@@ -902,6 +911,7 @@ impl Transport {
                                 state,
                                 keep,
                             };
+                            let request_out = lease.state.io().request_out;
                             return Ok(Sent {
                                 response,
                                 first_byte,
@@ -909,6 +919,7 @@ impl Transport {
                                 new_connection,
                                 lease,
                                 cursor,
+                                request_out,
                             });
                         }
                         Err(mut e) => {
@@ -937,6 +948,7 @@ impl Transport {
                             new_connection,
                             lease,
                             cursor,
+                            request_out: None,
                         });
                     }
                     Err(mut e) => {
