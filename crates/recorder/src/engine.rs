@@ -400,6 +400,9 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         .replay
         .as_ref()
         .map_or(0.0, |r| r.requests.len() as f64 / r.span_s.max(1.0));
+    // Held through the run and let go just before the header is rewritten: a run whose
+    // requests used every file the process may open still has the few it needs at the end.
+    let reserve = FileReserve::hold();
     let work = drive(
         ctx.clone(),
         warmup_total,
@@ -484,6 +487,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         crate::runtime::add_streams(r, &ids.fingerprints, &ids.models);
         header.conditions.runtime = Some(r.clone());
     }
+    drop(reserve);
     if header.window.is_some() || header.client.is_some() || header.conditions.runtime.is_some() {
         writer::replace_header(
             &plan.output,
@@ -500,6 +504,26 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         gpu_note,
         client,
     })
+}
+
+/// Open files kept aside for the end of a run: rewriting the header reads the trace back and
+/// writes a temporary copy (two files), and `record` then reads it once more for its summary.
+/// A run out of open files (its in-flight requests hold every one; they are kept as `not_sent`)
+/// would otherwise lose its header's `client` record with "Too many open files".
+struct FileReserve {
+    _files: Vec<std::fs::File>,
+}
+
+impl FileReserve {
+    const FILES: usize = 4;
+
+    fn hold() -> FileReserve {
+        FileReserve {
+            _files: (0..Self::FILES)
+                .filter_map(|_| std::fs::File::open(std::env::current_exe().ok()?).ok())
+                .collect(),
+        }
+    }
 }
 
 fn header(

@@ -1095,6 +1095,54 @@ fn running_out_of_file_descriptors_in_an_open_loop_is_not_called_a_server_failur
 }
 
 #[test]
+fn a_run_out_of_open_files_with_its_connections_still_pooled_keeps_its_header() {
+    // Replies that complete leave their connections pooled, holding descriptors to the end:
+    // rewriting the header then found none free ("cannot read back …: Too many open files",
+    // exit 1, no `client` record) until the run kept a few aside.
+    let server = ScriptedServer::start_with_threads(2, |_| {
+        Script::ok(Duration::from_millis(200), Duration::from_millis(50), 8)
+    });
+    let (record, out) = Record::fresh("nofile-pooled", &["a"]);
+    let output = record
+        .via(with_open_file_limit(40))
+        .server(&server)
+        .args([
+            "--repetitions",
+            "300",
+            "--rate",
+            "200",
+            "--arrival",
+            "constant",
+        ])
+        .run();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "the run measured the client, and says so: {stderr}"
+    );
+    assert!(!stderr.contains("Too many open files"), "{stderr}");
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), 300);
+    let share = trace
+        .header
+        .client
+        .as_ref()
+        .expect("the header keeps the client record");
+    assert!(
+        share.not_sent > 0,
+        "40 descriptors cannot hold 120 requests in flight"
+    );
+    assert_eq!(
+        share.not_sent as usize,
+        raw_attempts(&out)
+            .iter()
+            .filter(|a| a["not_sent"] == true)
+            .count()
+    );
+}
+
+#[test]
 fn warmup_rounds_count_rounds_of_the_prompt_set_and_say_so() {
     // `--warmup 2` sent 2 rounds of the prompt set (6 requests here) while its name read as a
     // number of requests; its name is now `--warmup-rounds` (`--warmup` still works).

@@ -83,9 +83,11 @@ fn parse_args() -> Result<Args, String> {
                     },
                 }
             }
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown option {other}; options: --ttft-ms --itl-ms --tokens --framing --threads"
-            )),
+            ))
+            }
         }
     }
     Ok(args)
