@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracelab_core::trace::{Capabilities, Conditions, Money, PrefixReuse, Window};
-use tracelab_core::{write, Header, Phase, PromptSend};
+use tracelab_core::{write, Header, Phase, PromptSend, SessionTurn};
 
 use crate::attempt::{self, Endpoint, Job, Measured};
 use crate::clock::Clock;
@@ -43,6 +43,8 @@ pub enum Load {
     },
     /// Sends at a workload file's own (scaled) times ([`Plan::replay`]), however slow the replies.
     Replay,
+    /// Sessions ([`Plan::sessions`]) start open-loop; each one's turns follow its replies.
+    Sessions,
 }
 
 /// A workload file replayed (`--workload`): its requests as the core planned them (window,
@@ -108,6 +110,9 @@ pub struct Plan {
     /// `--workload`: the file's requests instead of the prompt set (with [`Load::Replay`]);
     /// `warmup` then counts requests, not rounds.
     pub replay: Option<ReplayPlan>,
+    /// `--sessions`: synthetic conversations instead of the prompt set (with [`Load::Sessions`]);
+    /// `warmup` then counts requests, not rounds.
+    pub sessions: Option<crate::conversation::SessionPlan>,
 }
 
 /// The server's root (the base URL without `/v1`) and its model list, from the endpoint URL
@@ -244,6 +249,32 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         }
         None => None,
     };
+    // Sessions' user messages: their lengths measured at the tokenize endpoint the same way.
+    let sessions = match &plan.sessions {
+        Some(p) => {
+            let (root, _) = runtime_urls(&plan.url);
+            let asker = crate::scrape::client("tokenize")?;
+            let lengths = calibrate(&asker, &root, endpoint.auth.as_ref(), &plan.model).await;
+            if plan.progress {
+                eprintln!(
+                    "tracelab: {}",
+                    lengths.record()["note"].as_str().unwrap_or_default()
+                );
+            }
+            let engine = runtime.as_ref().and_then(|r| r.engine.as_deref());
+            let ignore_eos = crate::workload::takes_ignore_eos(engine);
+            let record = p.record(&lengths, ignore_eos);
+            let ctx = SessionCtx {
+                rubric: p.rubric().map(Arc::new),
+                plan: p.clone(),
+                lengths,
+                ignore_eos,
+                model: plan.model.clone(),
+            };
+            Some((Arc::new(ctx), record))
+        }
+        None => None,
+    };
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);
     let telemetry = gpu::detect_source(&plan.gpu);
@@ -301,6 +332,9 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     if let Some((_, record)) = &replay {
         shard_extra.insert("workload".into(), serde_json::Value::Object(record.clone()));
     }
+    if let Some((_, record)) = &sessions {
+        shard_extra.insert("sessions".into(), record.clone());
+    }
     // A shard's progress goes to its log as lines (a pod's log is no terminal for a bar).
     if let (true, Some(s)) = (log_lines, &plan.shard) {
         let late_s = late.unwrap_or_default().as_secs_f64();
@@ -336,10 +370,11 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     );
 
     let n = plan.prompts.prompts.len() as u64;
-    let (warmup_total, measured_total) = match &plan.replay {
+    let (warmup_total, measured_total) = match (&plan.replay, &plan.sessions) {
         // A replay's warm-up counts requests, and it sends each of the file's requests once.
-        Some(r) => (u64::from(plan.warmup), Some(r.requests.len() as u64)),
-        None => (
+        (Some(r), _) => (u64::from(plan.warmup), Some(r.requests.len() as u64)),
+        (None, Some(s)) => (u64::from(plan.warmup), Some(s.total_turns())),
+        (None, None) => (
             u64::from(plan.warmup) * n,
             match plan.duration {
                 Some(_) => None,
@@ -389,6 +424,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         tally: ClientTally::default(),
         cpu: Mutex::new(None),
         replay: replay.map(|(r, _)| r),
+        sessions: sessions.map(|(s, _)| s),
     });
 
     let replay_times: Vec<f64> = plan
@@ -396,10 +432,12 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         .as_ref()
         .map(|r| r.requests.iter().map(|q| q.at_ms).collect())
         .unwrap_or_default();
-    let replay_rate = plan
-        .replay
-        .as_ref()
-        .map_or(0.0, |r| r.requests.len() as f64 / r.span_s.max(1.0));
+    let replay_rate = match (&plan.replay, &plan.sessions) {
+        (Some(r), _) => r.requests.len() as f64 / r.span_s.max(1.0),
+        // Every session in flight holds one connection at most.
+        (None, Some(s)) => s.rate_per_s,
+        (None, None) => 0.0,
+    };
     let work = drive(
         ctx.clone(),
         warmup_total,
@@ -523,23 +561,39 @@ fn header(
             (arrival == Arrival::Poisson).then_some(seed),
         ),
         Load::Replay => ("workload", None, None, None, None),
+        // Sessions arrive as a Poisson stream: the rate is sessions per second.
+        Load::Sessions => {
+            let s = plan.sessions.as_ref();
+            (
+                "poisson",
+                None,
+                s.map(|s| s.rate_per_s),
+                Some(1.0),
+                s.map(|s| s.seed),
+            )
+        }
     };
     let replay = plan.replay.as_ref();
+    let sessions = plan.sessions.as_ref();
+    let (prompt_set, prompt_set_sha256) = match (replay, sessions) {
+        (Some(r), _) => (format!("workload:{}", r.file), r.sha256.clone()),
+        (None, Some(s)) => ("sessions:synthetic".to_string(), s.sha256()),
+        (None, None) => (plan.prompts.name.clone(), plan.prompts.sha256.clone()),
+    };
     Header {
         wall_clock_anchor_utc: clock.anchor_utc(),
         conditions: Conditions {
             model: Some(plan.model.clone()),
             api: Some(plan.api.name().into()),
             // A replay's max_tokens is each request's own output length (its attempts keep it).
-            max_tokens: replay.is_none().then_some(plan.max_tokens),
-            prompt_set: Some(replay.map_or_else(
-                || plan.prompts.name.clone(),
-                |r| format!("workload:{}", r.file),
-            )),
-            prompt_set_sha256: Some(
-                replay.map_or_else(|| plan.prompts.sha256.clone(), |r| r.sha256.clone()),
-            ),
-            repetitions: (plan.duration.is_none() && replay.is_none()).then_some(plan.repetitions),
+            max_tokens: match sessions {
+                Some(s) => Some(s.answer_tokens),
+                None => replay.is_none().then_some(plan.max_tokens),
+            },
+            prompt_set: Some(prompt_set),
+            prompt_set_sha256: Some(prompt_set_sha256),
+            repetitions: (plan.duration.is_none() && replay.is_none() && sessions.is_none())
+                .then_some(plan.repetitions),
             warmup: Some(plan.warmup),
             arrival: Some(arrival.into()),
             concurrency,
@@ -553,10 +607,14 @@ fn header(
             // A prompt sent more than once (rounds, a warm-up of the same set, or cycling for a
             // duration) may be served from the server's prefix cache the second time.
             prefix_reuse: Some(PrefixReuse {
-                by_design: match replay {
+                by_design: match (replay, sessions) {
                     // A replay sends the same text again only where the file's requests share blocks.
-                    Some(r) => r.seen_before.iter().any(|&b| b > 0),
-                    None => plan.repetitions > 1 || plan.warmup > 0 || plan.duration.is_some(),
+                    (Some(r), _) => r.seen_before.iter().any(|&b| b > 0),
+                    // Every later turn resends its session's earlier turns.
+                    (None, Some(s)) => s.turns > 1,
+                    (None, None) => {
+                        plan.repetitions > 1 || plan.warmup > 0 || plan.duration.is_some()
+                    }
                 },
                 before_run: plan.cache_state.clone().unwrap_or_else(|| "unknown".into()),
             }),
@@ -666,6 +724,18 @@ struct Ctx {
     cpu: Mutex<Option<CpuClock>>,
     /// `--workload`: the file's requests replace the prompt set.
     replay: Option<Arc<ReplayCtx>>,
+    /// `--sessions`: conversations replace the prompt set.
+    sessions: Option<Arc<SessionCtx>>,
+}
+
+/// What a session run's turns are made from.
+struct SessionCtx {
+    plan: crate::conversation::SessionPlan,
+    lengths: crate::workload::Lengths,
+    ignore_eos: bool,
+    model: String,
+    /// Every turn's reply is judged by it (`--turn-min-chars`).
+    rubric: Option<Arc<Rubric>>,
 }
 
 /// What a replay's jobs are made from: each body is built when its job is, so a long file's
@@ -739,6 +809,7 @@ impl ReplayCtx {
                 cached_tokens: None,
             }),
             intended_tokens: Some((r.input_tokens, r.output_tokens)),
+            session: None,
         }
     }
 }
@@ -857,6 +928,26 @@ impl Ctx {
         if let Some(replay) = &self.replay {
             return replay.job(phase, k, intended_ms);
         }
+        if let Some(sessions) = &self.sessions {
+            // Only the warm-up comes here: a session's turns are made by its own task.
+            let mut one = crate::conversation::Conversation::default();
+            one.user(sessions.plan.warmup_message(k, &sessions.lengths));
+            return Job {
+                id: format!("warmup-{k}"),
+                phase,
+                intended_ms,
+                body: Bytes::from(one.body(
+                    &sessions.model,
+                    sessions.plan.answer_tokens,
+                    sessions.ignore_eos,
+                )),
+                rubric: None,
+                max_tokens: Some(sessions.plan.answer_tokens),
+                prompt: None,
+                intended_tokens: None,
+                session: None,
+            };
+        }
         let n = self.bodies.len() as u64;
         let i = (k % n) as usize;
         let round = k / n + 1;
@@ -880,6 +971,7 @@ impl Ctx {
                 cached_tokens: None,
             }),
             intended_tokens: None,
+            session: None,
         }
     }
 
@@ -950,7 +1042,7 @@ async fn drive(
     if warmup_total > 0 {
         let concurrency = match load {
             Load::Closed { concurrency } => share(concurrency),
-            Load::Open { .. } | Load::Replay => 1,
+            Load::Open { .. } | Load::Replay | Load::Sessions => 1,
         };
         closed_loop(
             ctx.clone(),
@@ -966,7 +1058,7 @@ async fn drive(
         // warm-up reply (every request in flight holds one), plus one.
         let wanted = match load {
             Load::Closed { .. } => concurrency as usize,
-            Load::Open { .. } | Load::Replay => {
+            Load::Open { .. } | Load::Replay | Load::Sessions => {
                 let rate_per_s = match load {
                     Load::Open { rate_per_s, .. } => rate_per_s,
                     _ => replay_rate,
@@ -1022,6 +1114,107 @@ async fn drive(
             )
             .await
         }
+        Load::Sessions => session_loop(ctx, origin_ms).await,
+    }
+}
+
+/// Sessions start on a Poisson schedule (the dispatcher thread, as the open loop); each runs
+/// its turns in order on its own task: turn k + 1 is intended `think_s` after turn k's reply
+/// ended, and carries the conversation so far.
+async fn session_loop(ctx: Arc<Ctx>, origin_ms: f64) {
+    let Some(sessions) = ctx.sessions.clone() else {
+        return;
+    };
+    let p = sessions.plan.clone();
+    let schedule = Schedule::new(Arrival::Poisson, p.rate_per_s, 1.0, p.seed);
+    let tracker = TaskTracker::new();
+    let handle = tokio::runtime::Handle::current();
+    let (dispatch_ctx, dispatch_tracker) = (ctx.clone(), tracker.clone());
+    let dispatcher = std::thread::Builder::new()
+        .name("tracelab-dispatch".into())
+        .spawn(move || {
+            let ctx = dispatch_ctx;
+            precise_sleeps();
+            for (s, at_ms) in schedule.take(p.sessions as usize).enumerate() {
+                let intended_ms = origin_ms + at_ms;
+                if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
+                    break;
+                }
+                let (task_ctx, task_sessions) = (ctx.clone(), sessions.clone());
+                dispatch_tracker.spawn_on(
+                    async move { run_session(task_ctx, task_sessions, s as u32, intended_ms).await },
+                    &handle,
+                );
+            }
+        });
+    match dispatcher {
+        Ok(thread) => {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+        Err(_) => ctx.stop.set(),
+    }
+    tracker.close();
+    tracker.wait().await;
+}
+
+/// One session's turns, from its arrival at `start_ms`.
+async fn run_session(ctx: Arc<Ctx>, sessions: Arc<SessionCtx>, s: u32, start_ms: f64) {
+    use crate::conversation::Conversation;
+    let p = &sessions.plan;
+    let session_id = p.session_id(s);
+    let mut conversation = Conversation::default();
+    let mut intended_ms = start_ms;
+    let mut history_tokens = Some(0u32);
+    for turn in 1..=p.turns {
+        if turn > 1 {
+            let wake = tokio::time::sleep_until(ctx.clock.at(intended_ms).into());
+            tokio::select! {
+                () = wake => {}
+                () = ctx.cancel.cancelled() => return,
+            }
+        }
+        if ctx.stop.is_set() {
+            return;
+        }
+        conversation.user(p.user_message(s, turn, &sessions.lengths));
+        let job = Job {
+            id: format!("{session_id}.t{turn}"),
+            phase: Phase::Measure,
+            intended_ms,
+            body: Bytes::from(conversation.body(
+                &sessions.model,
+                p.answer_tokens,
+                sessions.ignore_eos,
+            )),
+            rubric: sessions.rubric.clone(),
+            max_tokens: Some(p.answer_tokens),
+            prompt: None,
+            intended_tokens: None,
+            session: Some(SessionTurn {
+                session_id: session_id.clone(),
+                turn,
+                history_tokens,
+                cached_tokens: None,
+            }),
+        };
+        let measured = attempt::run(&ctx.endpoint, &ctx.clock, job, &ctx.cancel).await;
+        let a = &measured.attempt;
+        let ended_ms = a.start_ms.unwrap_or(intended_ms) + a.e2e_ms.unwrap_or(0.0);
+        // What the next turn carries, in the server's own counts: this turn's whole prompt and
+        // its reply (unknown when the server reported neither).
+        history_tokens = match (a.input_tokens, a.output_tokens) {
+            (Some(i), Some(o)) if a.tokens_from_usage => Some(i.saturating_add(o)),
+            _ => None,
+        };
+        // The reply stays with the session; the trace line keeps only its hash.
+        let answer = measured.answer.clone();
+        ctx.keep(measured);
+        // A failed turn has no reply to resend: the user's conversation ends here.
+        let Some(answer) = answer else {
+            return;
+        };
+        conversation.assistant(answer);
+        intended_ms = ended_ms + p.think_s * 1000.0;
     }
 }
 
