@@ -577,7 +577,7 @@ fn header(
     let sessions = plan.sessions.as_ref();
     let (prompt_set, prompt_set_sha256) = match (replay, sessions) {
         (Some(r), _) => (format!("workload:{}", r.file), r.sha256.clone()),
-        (None, Some(s)) => ("sessions:synthetic".to_string(), s.sha256()),
+        (None, Some(s)) => (s.name(), s.sha256()),
         (None, None) => (plan.prompts.name.clone(), plan.prompts.sha256.clone()),
     };
     Header {
@@ -587,7 +587,7 @@ fn header(
             api: Some(plan.api.name().into()),
             // A replay's max_tokens is each request's own output length (its attempts keep it).
             max_tokens: match sessions {
-                Some(s) => Some(s.answer_tokens),
+                Some(s) => s.answer_tokens,
                 None => replay.is_none().then_some(plan.max_tokens),
             },
             prompt_set: Some(prompt_set),
@@ -938,11 +938,11 @@ impl Ctx {
                 intended_ms,
                 body: Bytes::from(one.body(
                     &sessions.model,
-                    sessions.plan.answer_tokens,
+                    sessions.plan.warmup_max_tokens(),
                     sessions.ignore_eos,
                 )),
                 rubric: None,
-                max_tokens: Some(sessions.plan.answer_tokens),
+                max_tokens: Some(sessions.plan.warmup_max_tokens()),
                 prompt: None,
                 intended_tokens: None,
                 session: None,
@@ -1165,7 +1165,7 @@ async fn run_session(ctx: Arc<Ctx>, sessions: Arc<SessionCtx>, s: u32, start_ms:
     let mut conversation = Conversation::default();
     let mut intended_ms = start_ms;
     let mut history_tokens = Some(0u32);
-    for turn in 1..=p.turns {
+    for turn in 1..=p.turns_of(s) {
         if turn > 1 {
             let wake = tokio::time::sleep_until(ctx.clock.at(intended_ms).into());
             tokio::select! {
@@ -1177,17 +1177,14 @@ async fn run_session(ctx: Arc<Ctx>, sessions: Arc<SessionCtx>, s: u32, start_ms:
             return;
         }
         conversation.user(p.user_message(s, turn, &sessions.lengths));
+        let max_tokens = p.max_tokens(s, turn, &sessions.lengths);
         let job = Job {
             id: format!("{session_id}.t{turn}"),
             phase: Phase::Measure,
             intended_ms,
-            body: Bytes::from(conversation.body(
-                &sessions.model,
-                p.answer_tokens,
-                sessions.ignore_eos,
-            )),
+            body: Bytes::from(conversation.body(&sessions.model, max_tokens, sessions.ignore_eos)),
             rubric: sessions.rubric.clone(),
-            max_tokens: Some(p.answer_tokens),
+            max_tokens: Some(max_tokens),
             prompt: None,
             intended_tokens: None,
             session: Some(SessionTurn {

@@ -471,10 +471,11 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
             );
         } else if let Some(s) = &plan.sessions {
             eprintln!(
-                "tracelab: recording `{}`: {} of {} ({} s think time) starting at {} sessions/s, {} to {}",
+                "tracelab: recording `{}`: {} ({}, {}) ({} s think time) starting at {} sessions/s, {} to {}",
                 plan.model,
                 format::count(s.sessions as usize, "session", "sessions"),
-                format::count(s.turns as usize, "turn", "turns"),
+                s.name(),
+                format::count(s.total_turns() as usize, "turn", "turns"),
                 s.think_s,
                 s.rate_per_s,
                 format::count(plan.warmup as usize, "warm-up request", "warm-up requests"),
