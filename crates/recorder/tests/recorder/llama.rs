@@ -1359,4 +1359,60 @@ fn llama_cpp_sessions_resend_their_history_and_the_server_serves_it_from_its_cac
         s["session_qualified_share"],
         serde_json::to_string(by_turn).unwrap()
     );
+
+    // A CONSTRUCTED file in vLLM's multi-turn input format, on the same server: the file's user
+    // messages go out as they are, the server's own reply replaces the file's answer in the
+    // next turn's history, and max_tokens is the file's answer at the measured words per token.
+    let tap = WireTap::start(server.port);
+    let file = dir.join("conversations.json");
+    let answer = "It keeps the keys and values of the tokens two prompts share.";
+    let conversations = serde_json::json!([{"id": "conv-a", "messages": [
+        {"role": "user", "content": "What does a prefix cache keep?"},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": "And when is it full?"}
+    ]}]);
+    std::fs::write(&file, conversations.to_string()).unwrap();
+    let out = dir.join("conversations.jsonl");
+    let output = Record::new(&out)
+        .base_url(tap.base_url())
+        .ask_runtime()
+        .args(["--model", "tiny", "--timeout", "120", "--warmup", "0"])
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .args(["--session-rate", "5", "--think-s", "0.1"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), 2);
+    assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::Success));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let words_per_token = header["sessions"]["input_lengths"]["words_per_token"]
+        .as_f64()
+        .expect("measured at /tokenize");
+    let bodies = tap.bodies("/v1/chat/completions");
+    assert_eq!(bodies.len(), 2, "two turns on the wire");
+    assert_eq!(
+        bodies[0]["messages"][0]["content"],
+        "What does a prefix cache keep?"
+    );
+    assert_eq!(
+        bodies[0]["max_tokens"].as_f64(),
+        Some((answer.split_whitespace().count() as f64 / words_per_token).round()),
+        "turn 1 asks the file's answer length"
+    );
+    let resent = bodies[1]["messages"][1]["content"].as_str().unwrap();
+    assert_ne!(resent, answer, "the server's reply, not the file's answer");
+    let hash: String = Sha256::digest(resent.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        text.contains(&format!("\"answer_sha256\":\"{hash}\"")),
+        "turn 1's reply is the one resent"
+    );
+    assert!(!text.contains("What does a prefix cache keep?"));
 }
