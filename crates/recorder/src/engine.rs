@@ -1127,22 +1127,34 @@ async fn session_loop(ctx: Arc<Ctx>, origin_ms: f64) {
     };
     let p = sessions.plan.clone();
     let schedule = Schedule::new(Arrival::Poisson, p.rate_per_s, 1.0, p.seed);
+    let alarm = Arc::new(TurnAlarm::default());
+    let ringer = {
+        let alarm = alarm.clone();
+        std::thread::Builder::new()
+            .name("tracelab-turns".into())
+            .spawn(move || alarm.ring())
+    };
     let tracker = TaskTracker::new();
     let handle = tokio::runtime::Handle::current();
-    let (dispatch_ctx, dispatch_tracker) = (ctx.clone(), tracker.clone());
+    let (dispatch_ctx, dispatch_tracker, dispatch_alarm) =
+        (ctx.clone(), tracker.clone(), alarm.clone());
     let dispatcher = std::thread::Builder::new()
         .name("tracelab-dispatch".into())
         .spawn(move || {
-            let ctx = dispatch_ctx;
+            let (ctx, alarm) = (dispatch_ctx, dispatch_alarm);
             precise_sleeps();
             for (s, at_ms) in schedule.take(p.sessions as usize).enumerate() {
                 let intended_ms = origin_ms + at_ms;
                 if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
                     break;
                 }
-                let (task_ctx, task_sessions) = (ctx.clone(), sessions.clone());
+                let (task_ctx, task_sessions, task_alarm) =
+                    (ctx.clone(), sessions.clone(), alarm.clone());
                 dispatch_tracker.spawn_on(
-                    async move { run_session(task_ctx, task_sessions, s as u32, intended_ms).await },
+                    async move {
+                        run_session(task_ctx, task_sessions, task_alarm, s as u32, intended_ms)
+                            .await
+                    },
                     &handle,
                 );
             }
@@ -1155,10 +1167,91 @@ async fn session_loop(ctx: Arc<Ctx>, origin_ms: f64) {
     }
     tracker.close();
     tracker.wait().await;
+    alarm.close();
+    if let Ok(thread) = ringer {
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    }
+}
+
+/// Wakes each session's task at its next turn's intended instant, from one OS thread with 1 µs
+/// timer slack as the open loop's dispatcher: a tokio timer's millisecond granularity would
+/// start every later turn up to 1 ms after the reply plus the think time.
+#[derive(Default)]
+struct TurnAlarm {
+    queue: Mutex<AlarmQueue>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct AlarmQueue {
+    /// (when, ticket), earliest first.
+    due: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, u64)>>,
+    waiting: std::collections::HashMap<u64, tokio::sync::oneshot::Sender<()>>,
+    next: u64,
+    closed: bool,
+}
+
+impl TurnAlarm {
+    /// Resolves at `at` (false once the alarm is closed).
+    async fn at(&self, at: Instant) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        {
+            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.closed {
+                return false;
+            }
+            let ticket = q.next;
+            q.next += 1;
+            q.due.push(std::cmp::Reverse((at, ticket)));
+            q.waiting.insert(ticket, tx);
+        }
+        self.wake.notify_one();
+        rx.await.is_ok()
+    }
+
+    fn close(&self) {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        self.wake.notify_all();
+    }
+
+    /// The ringing thread: sleeps to the earliest instant asked for, then wakes its task.
+    fn ring(&self) {
+        precise_sleeps();
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if q.closed {
+                q.waiting.clear();
+                return;
+            }
+            let now = Instant::now();
+            match q.due.peek().map(|r| r.0) {
+                None => q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner()),
+                Some((at, ticket)) if at <= now => {
+                    q.due.pop();
+                    if let Some(tx) = q.waiting.remove(&ticket) {
+                        let _ = tx.send(());
+                    }
+                }
+                Some((at, _)) => {
+                    q = self
+                        .wake
+                        .wait_timeout(q, at - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
 }
 
 /// One session's turns, from its arrival at `start_ms`.
-async fn run_session(ctx: Arc<Ctx>, sessions: Arc<SessionCtx>, s: u32, start_ms: f64) {
+async fn run_session(
+    ctx: Arc<Ctx>,
+    sessions: Arc<SessionCtx>,
+    alarm: Arc<TurnAlarm>,
+    s: u32,
+    start_ms: f64,
+) {
     use crate::conversation::Conversation;
     let p = &sessions.plan;
     let session_id = p.session_id(s);
@@ -1167,9 +1260,8 @@ async fn run_session(ctx: Arc<Ctx>, sessions: Arc<SessionCtx>, s: u32, start_ms:
     let mut history_tokens = Some(0u32);
     for turn in 1..=p.turns_of(s) {
         if turn > 1 {
-            let wake = tokio::time::sleep_until(ctx.clock.at(intended_ms).into());
             tokio::select! {
-                () = wake => {}
+                rang = alarm.at(ctx.clock.at(intended_ms)) => if !rang { return },
                 () = ctx.cancel.cancelled() => return,
             }
         }
@@ -1570,5 +1662,53 @@ impl Signals {
         }
         #[cfg(not(unix))]
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_turn_alarm_wakes_each_task_at_its_instant_never_before() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let alarm = Arc::new(TurnAlarm::default());
+        let ringer = {
+            let alarm = alarm.clone();
+            std::thread::spawn(move || alarm.ring())
+        };
+        let t0 = Instant::now();
+        // Asked out of order: each resolves at its own instant.
+        let woke: Vec<(u64, Duration)> = runtime.block_on(async {
+            let tasks: Vec<_> = [60u64, 20, 40]
+                .into_iter()
+                .map(|ms| {
+                    let alarm = alarm.clone();
+                    tokio::spawn(async move {
+                        assert!(alarm.at(t0 + Duration::from_millis(ms)).await);
+                        (ms, t0.elapsed())
+                    })
+                })
+                .collect();
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.unwrap());
+            }
+            out
+        });
+        for (ms, at) in woke {
+            assert!(
+                at >= Duration::from_millis(ms),
+                "woke early: {at:?} for {ms} ms"
+            );
+            assert!(at < Duration::from_millis(ms + 500), "{at:?} for {ms} ms");
+        }
+        // Closed: a pending wait and any later one end, and the thread returns.
+        alarm.close();
+        assert!(!runtime.block_on(alarm.at(Instant::now() + Duration::from_secs(60))));
+        ringer.join().unwrap();
     }
 }
