@@ -832,3 +832,52 @@ fn a_bad_conversation_file_names_file_line_and_field_and_sends_nothing() {
     assert_eq!(server.request_count(), 0, "nothing was sent");
     assert!(!dir.join("out.jsonl").exists());
 }
+
+#[test]
+fn a_failed_turn_ends_its_session_and_the_session_does_not_qualify() {
+    // conv-b's first turn gets a 500: there is no reply to resend, so its later turn is never
+    // sent; conv-a goes on. The report judges conv-b unserved by its one failed turn.
+    let server = ScriptedServer::start(|first| {
+        if first == "beta only" {
+            Script::status(500)
+        } else {
+            Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3)
+        }
+    });
+    server.tokenize_words();
+    let dir = temp_dir("conversations-failed-turn");
+    let file = dir.join("conversations.json");
+    let text = CONVERSATIONS.replace(
+        r#"{"role": "assistant", "content": "three word answer"}"#,
+        r#"{"role": "assistant", "content": "three word answer"},
+    {"role": "user", "content": "beta again"}"#,
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("t.jsonl");
+    let output = Record::new(&out)
+        .server(&server)
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .args(["--session-rate", "20"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sent = server.completions();
+    assert_eq!(sent.iter().filter(|r| r.key == "beta only").count(), 1);
+    assert_eq!(sent.iter().filter(|r| r.key == "alpha one two").count(), 3);
+    let trace = load(&out);
+    let b: Vec<_> = trace
+        .attempts
+        .iter()
+        .filter(|a| a.session.as_ref().unwrap().session_id == "conv-b")
+        .collect();
+    assert_eq!(b.len(), 1, "turn 2 of conv-b was never sent");
+    assert!(!b[0].outcome.is_success());
+    let report = super::run(super::tracelab().args(["report", "--json"]).arg(&out));
+    let card: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let s = &card["sessions"];
+    assert_eq!(s["sessions"], 2.0, "{s}");
+    assert_eq!(s["session_qualified_share"], 0.5, "{s}");
+}
