@@ -1298,8 +1298,10 @@ async fn run_session(
         // The reply stays with the session; the trace line keeps only its hash.
         let answer = measured.answer.clone();
         ctx.keep(measured);
-        // A failed turn has no reply to resend: the user's conversation ends here.
+        // A failed turn has no reply to resend: the user's conversation ends here, and its
+        // turns never sent leave the progress bar's total.
         let Some(answer) = answer else {
+            ctx.progress.inc(u64::from(p.turns_of(s) - turn));
             return;
         };
         conversation.assistant(answer);
