@@ -133,6 +133,7 @@ fn run(s: &Scenario, dir: &Path) -> Row {
         cache_state: None,
         ask_runtime: false,
         replay: None,
+        sessions: None,
     };
     let started = Instant::now();
     let recorded = record(plan, None).expect("the run");

@@ -26,7 +26,7 @@ use hyper::header::{
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracelab_core::{
-    write, Attempt, Outcome, Phase, PromptSend, Quality, ReasoningStart, StreamEvent,
+    write, Attempt, Outcome, Phase, PromptSend, Quality, ReasoningStart, SessionTurn, StreamEvent,
 };
 
 use crate::clock::Clock;
@@ -116,6 +116,9 @@ pub struct Job {
     /// A workload replay's request: the input and output tokens the file asked for, kept
     /// beside what the server reports serving.
     pub intended_tokens: Option<(u32, u32)>,
+    /// The session turn it is (`record --sessions`; `cached_tokens` is filled in from the
+    /// reply). Its reply is then kept in memory for the next turn ([`Measured::answer`]).
+    pub session: Option<SessionTurn>,
 }
 
 /// The most stream events whose times one attempt lists. Beyond it events are counted
@@ -150,6 +153,8 @@ pub struct Measured {
     pub identity: ChunkIdentity,
     /// The workload file's input and output tokens for this request (`--workload`).
     pub intended_tokens: Option<(u32, u32)>,
+    /// A session turn's complete reply, for the next turn's history only: never written.
+    pub answer: Option<String>,
 }
 
 impl Measured {
@@ -173,6 +178,13 @@ impl Measured {
         if let Some((input, output)) = self.intended_tokens {
             extra.insert("intended_input_tokens".into(), Value::from(input));
             extra.insert("intended_output_tokens".into(), Value::from(output));
+        }
+        if let Some(answer) = &self.answer {
+            // The reply's fingerprint, not its text: which reply the next turn resent.
+            extra.insert(
+                "answer_sha256".into(),
+                Value::from(crate::conversation::answer_sha256(answer)),
+            );
         }
         if self.events_omitted > 0 {
             extra.insert("events_omitted".into(), Value::from(self.events_omitted));
@@ -419,7 +431,7 @@ struct Meter<'a> {
     /// so the tokens per event are known rather than estimated.
     per_event_usage: bool,
     last_completion_tokens: u32,
-    /// The answer, kept in memory for the rubric only.
+    /// The answer, kept in memory for the rubric and a session's next turn only.
     text: Option<String>,
     resent: u32,
     new_connection: bool,
@@ -458,7 +470,7 @@ fn ms_between(from: Instant, to: Instant) -> f64 {
 
 impl<'a> Meter<'a> {
     fn new(t0: Instant, clock: &'a Clock, job: Job) -> Meter<'a> {
-        let text = job.rubric.as_ref().map(|_| String::new());
+        let text = (job.rubric.is_some() || job.session.is_some()).then(String::new);
         Meter {
             t0,
             clock,
@@ -680,9 +692,18 @@ impl<'a> Meter<'a> {
                 cached_tokens: self.usage.and_then(|u| u.cached_tokens).or(self.cache_n),
                 ..p
             }),
-            session: None,
+            session: self.job.session.clone().map(|s| SessionTurn {
+                cached_tokens: self.usage.and_then(|u| u.cached_tokens).or(self.cache_n),
+                ..s
+            }),
+        };
+        // Only a complete reply can be resent as the conversation's history.
+        let answer = match (&self.job.session, outcome.is_success()) {
+            (Some(_), true) => self.text.take(),
+            _ => None,
         };
         Measured {
+            answer,
             attempt,
             reasoning_events: std::mem::take(&mut self.reasoning_events),
             reasoning_tokens: self.usage.and_then(|u| u.reasoning_tokens),

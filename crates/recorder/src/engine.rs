@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracelab_core::trace::{Capabilities, Conditions, Money, PrefixReuse, Window};
-use tracelab_core::{write, Header, Phase, PromptSend};
+use tracelab_core::{write, Header, Phase, PromptSend, SessionTurn};
 
 use crate::attempt::{self, Endpoint, Job, Measured};
 use crate::clock::Clock;
@@ -43,6 +43,8 @@ pub enum Load {
     },
     /// Sends at a workload file's own (scaled) times ([`Plan::replay`]), however slow the replies.
     Replay,
+    /// Sessions ([`Plan::sessions`]) start open-loop; each one's turns follow its replies.
+    Sessions,
 }
 
 /// A workload file replayed (`--workload`): its requests as the core planned them (window,
@@ -108,6 +110,9 @@ pub struct Plan {
     /// `--workload`: the file's requests instead of the prompt set (with [`Load::Replay`]);
     /// `warmup` then counts requests, not rounds.
     pub replay: Option<ReplayPlan>,
+    /// `--sessions`: synthetic conversations instead of the prompt set (with [`Load::Sessions`]);
+    /// `warmup` then counts requests, not rounds.
+    pub sessions: Option<crate::conversation::SessionPlan>,
 }
 
 /// The server's root (the base URL without `/v1`) and its model list, from the endpoint URL
@@ -244,6 +249,32 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         }
         None => None,
     };
+    // Sessions' user messages: their lengths measured at the tokenize endpoint the same way.
+    let sessions = match &plan.sessions {
+        Some(p) => {
+            let (root, _) = runtime_urls(&plan.url);
+            let asker = crate::scrape::client("tokenize")?;
+            let lengths = calibrate(&asker, &root, endpoint.auth.as_ref(), &plan.model).await;
+            if plan.progress {
+                eprintln!(
+                    "tracelab: {}",
+                    lengths.record()["note"].as_str().unwrap_or_default()
+                );
+            }
+            let engine = runtime.as_ref().and_then(|r| r.engine.as_deref());
+            let ignore_eos = crate::workload::takes_ignore_eos(engine);
+            let record = p.record(&lengths, ignore_eos);
+            let ctx = SessionCtx {
+                rubric: p.rubric().map(Arc::new),
+                plan: p.clone(),
+                lengths,
+                ignore_eos,
+                model: plan.model.clone(),
+            };
+            Some((Arc::new(ctx), record))
+        }
+        None => None,
+    };
     // Everything that can fail without touching the disk has been checked; now the output.
     let writer = Arc::new(TraceWriter::create(&plan.output, plan.force)?);
     let telemetry = gpu::detect_source(&plan.gpu);
@@ -301,6 +332,9 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     if let Some((_, record)) = &replay {
         shard_extra.insert("workload".into(), serde_json::Value::Object(record.clone()));
     }
+    if let Some((_, record)) = &sessions {
+        shard_extra.insert("sessions".into(), record.clone());
+    }
     // A shard's progress goes to its log as lines (a pod's log is no terminal for a bar).
     if let (true, Some(s)) = (log_lines, &plan.shard) {
         let late_s = late.unwrap_or_default().as_secs_f64();
@@ -336,10 +370,11 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     );
 
     let n = plan.prompts.prompts.len() as u64;
-    let (warmup_total, measured_total) = match &plan.replay {
+    let (warmup_total, measured_total) = match (&plan.replay, &plan.sessions) {
         // A replay's warm-up counts requests, and it sends each of the file's requests once.
-        Some(r) => (u64::from(plan.warmup), Some(r.requests.len() as u64)),
-        None => (
+        (Some(r), _) => (u64::from(plan.warmup), Some(r.requests.len() as u64)),
+        (None, Some(s)) => (u64::from(plan.warmup), Some(s.total_turns())),
+        (None, None) => (
             u64::from(plan.warmup) * n,
             match plan.duration {
                 Some(_) => None,
@@ -389,6 +424,7 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         tally: ClientTally::default(),
         cpu: Mutex::new(None),
         replay: replay.map(|(r, _)| r),
+        sessions: sessions.map(|(s, _)| s),
     });
 
     let replay_times: Vec<f64> = plan
@@ -396,10 +432,12 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
         .as_ref()
         .map(|r| r.requests.iter().map(|q| q.at_ms).collect())
         .unwrap_or_default();
-    let replay_rate = plan
-        .replay
-        .as_ref()
-        .map_or(0.0, |r| r.requests.len() as f64 / r.span_s.max(1.0));
+    let replay_rate = match (&plan.replay, &plan.sessions) {
+        (Some(r), _) => r.requests.len() as f64 / r.span_s.max(1.0),
+        // Every session in flight holds one connection at most.
+        (None, Some(s)) => s.rate_per_s,
+        (None, None) => 0.0,
+    };
     // Held through the run and let go just before the header is rewritten: a run whose
     // requests used every file the process may open still has the few it needs at the end.
     let reserve = FileReserve::hold();
@@ -547,23 +585,39 @@ fn header(
             (arrival == Arrival::Poisson).then_some(seed),
         ),
         Load::Replay => ("workload", None, None, None, None),
+        // Sessions arrive as a Poisson stream: the rate is sessions per second.
+        Load::Sessions => {
+            let s = plan.sessions.as_ref();
+            (
+                "poisson",
+                None,
+                s.map(|s| s.rate_per_s),
+                Some(1.0),
+                s.map(|s| s.seed),
+            )
+        }
     };
     let replay = plan.replay.as_ref();
+    let sessions = plan.sessions.as_ref();
+    let (prompt_set, prompt_set_sha256) = match (replay, sessions) {
+        (Some(r), _) => (format!("workload:{}", r.file), r.sha256.clone()),
+        (None, Some(s)) => (s.name(), s.sha256()),
+        (None, None) => (plan.prompts.name.clone(), plan.prompts.sha256.clone()),
+    };
     Header {
         wall_clock_anchor_utc: clock.anchor_utc(),
         conditions: Conditions {
             model: Some(plan.model.clone()),
             api: Some(plan.api.name().into()),
             // A replay's max_tokens is each request's own output length (its attempts keep it).
-            max_tokens: replay.is_none().then_some(plan.max_tokens),
-            prompt_set: Some(replay.map_or_else(
-                || plan.prompts.name.clone(),
-                |r| format!("workload:{}", r.file),
-            )),
-            prompt_set_sha256: Some(
-                replay.map_or_else(|| plan.prompts.sha256.clone(), |r| r.sha256.clone()),
-            ),
-            repetitions: (plan.duration.is_none() && replay.is_none()).then_some(plan.repetitions),
+            max_tokens: match sessions {
+                Some(s) => s.answer_tokens,
+                None => replay.is_none().then_some(plan.max_tokens),
+            },
+            prompt_set: Some(prompt_set),
+            prompt_set_sha256: Some(prompt_set_sha256),
+            repetitions: (plan.duration.is_none() && replay.is_none() && sessions.is_none())
+                .then_some(plan.repetitions),
             warmup: Some(plan.warmup),
             arrival: Some(arrival.into()),
             concurrency,
@@ -577,10 +631,14 @@ fn header(
             // A prompt sent more than once (rounds, a warm-up of the same set, or cycling for a
             // duration) may be served from the server's prefix cache the second time.
             prefix_reuse: Some(PrefixReuse {
-                by_design: match replay {
+                by_design: match (replay, sessions) {
                     // A replay sends the same text again only where the file's requests share blocks.
-                    Some(r) => r.seen_before.iter().any(|&b| b > 0),
-                    None => plan.repetitions > 1 || plan.warmup > 0 || plan.duration.is_some(),
+                    (Some(r), _) => r.seen_before.iter().any(|&b| b > 0),
+                    // Every later turn resends its session's earlier turns.
+                    (None, Some(s)) => s.turns > 1,
+                    (None, None) => {
+                        plan.repetitions > 1 || plan.warmup > 0 || plan.duration.is_some()
+                    }
                 },
                 before_run: plan.cache_state.clone().unwrap_or_else(|| "unknown".into()),
             }),
@@ -690,6 +748,18 @@ struct Ctx {
     cpu: Mutex<Option<CpuClock>>,
     /// `--workload`: the file's requests replace the prompt set.
     replay: Option<Arc<ReplayCtx>>,
+    /// `--sessions`: conversations replace the prompt set.
+    sessions: Option<Arc<SessionCtx>>,
+}
+
+/// What a session run's turns are made from.
+struct SessionCtx {
+    plan: crate::conversation::SessionPlan,
+    lengths: crate::workload::Lengths,
+    ignore_eos: bool,
+    model: String,
+    /// Every turn's reply is judged by it (`--turn-min-chars`).
+    rubric: Option<Arc<Rubric>>,
 }
 
 /// What a replay's jobs are made from: each body is built when its job is, so a long file's
@@ -763,6 +833,7 @@ impl ReplayCtx {
                 cached_tokens: None,
             }),
             intended_tokens: Some((r.input_tokens, r.output_tokens)),
+            session: None,
         }
     }
 }
@@ -881,6 +952,26 @@ impl Ctx {
         if let Some(replay) = &self.replay {
             return replay.job(phase, k, intended_ms);
         }
+        if let Some(sessions) = &self.sessions {
+            // Only the warm-up comes here: a session's turns are made by its own task.
+            let mut one = crate::conversation::Conversation::default();
+            one.user(sessions.plan.warmup_message(k, &sessions.lengths));
+            return Job {
+                id: format!("warmup-{k}"),
+                phase,
+                intended_ms,
+                body: Bytes::from(one.body(
+                    &sessions.model,
+                    sessions.plan.warmup_max_tokens(),
+                    sessions.ignore_eos,
+                )),
+                rubric: None,
+                max_tokens: Some(sessions.plan.warmup_max_tokens()),
+                prompt: None,
+                intended_tokens: None,
+                session: None,
+            };
+        }
         let n = self.bodies.len() as u64;
         let i = (k % n) as usize;
         let round = k / n + 1;
@@ -904,6 +995,7 @@ impl Ctx {
                 cached_tokens: None,
             }),
             intended_tokens: None,
+            session: None,
         }
     }
 
@@ -974,7 +1066,7 @@ async fn drive(
     if warmup_total > 0 {
         let concurrency = match load {
             Load::Closed { concurrency } => share(concurrency),
-            Load::Open { .. } | Load::Replay => 1,
+            Load::Open { .. } | Load::Replay | Load::Sessions => 1,
         };
         closed_loop(
             ctx.clone(),
@@ -990,7 +1082,7 @@ async fn drive(
         // warm-up reply (every request in flight holds one), plus one.
         let wanted = match load {
             Load::Closed { .. } => concurrency as usize,
-            Load::Open { .. } | Load::Replay => {
+            Load::Open { .. } | Load::Replay | Load::Sessions => {
                 let rate_per_s = match load {
                     Load::Open { rate_per_s, .. } => rate_per_s,
                     _ => replay_rate,
@@ -1046,6 +1138,198 @@ async fn drive(
             )
             .await
         }
+        Load::Sessions => session_loop(ctx, origin_ms).await,
+    }
+}
+
+/// Sessions start on a Poisson schedule (the dispatcher thread, as the open loop); each runs
+/// its turns in order on its own task: turn k + 1 is intended `think_s` after turn k's reply
+/// ended, and carries the conversation so far.
+async fn session_loop(ctx: Arc<Ctx>, origin_ms: f64) {
+    let Some(sessions) = ctx.sessions.clone() else {
+        return;
+    };
+    let p = sessions.plan.clone();
+    let schedule = Schedule::new(Arrival::Poisson, p.rate_per_s, 1.0, p.seed);
+    let alarm = Arc::new(TurnAlarm::default());
+    let ringer = {
+        let alarm = alarm.clone();
+        std::thread::Builder::new()
+            .name("tracelab-turns".into())
+            .spawn(move || alarm.ring())
+    };
+    let tracker = TaskTracker::new();
+    let handle = tokio::runtime::Handle::current();
+    let (dispatch_ctx, dispatch_tracker, dispatch_alarm) =
+        (ctx.clone(), tracker.clone(), alarm.clone());
+    let dispatcher = std::thread::Builder::new()
+        .name("tracelab-dispatch".into())
+        .spawn(move || {
+            let (ctx, alarm) = (dispatch_ctx, dispatch_alarm);
+            precise_sleeps();
+            for (s, at_ms) in schedule.take(p.sessions as usize).enumerate() {
+                let intended_ms = origin_ms + at_ms;
+                if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
+                    break;
+                }
+                let (task_ctx, task_sessions, task_alarm) =
+                    (ctx.clone(), sessions.clone(), alarm.clone());
+                dispatch_tracker.spawn_on(
+                    async move {
+                        run_session(task_ctx, task_sessions, task_alarm, s as u32, intended_ms)
+                            .await
+                    },
+                    &handle,
+                );
+            }
+        });
+    match dispatcher {
+        Ok(thread) => {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+        Err(_) => ctx.stop.set(),
+    }
+    tracker.close();
+    tracker.wait().await;
+    alarm.close();
+    if let Ok(thread) = ringer {
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    }
+}
+
+/// Wakes each session's task at its next turn's intended instant, from one OS thread with 1 µs
+/// timer slack as the open loop's dispatcher: a tokio timer's millisecond granularity would
+/// start every later turn up to 1 ms after the reply plus the think time.
+#[derive(Default)]
+struct TurnAlarm {
+    queue: Mutex<AlarmQueue>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct AlarmQueue {
+    /// (when, ticket), earliest first.
+    due: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, u64)>>,
+    waiting: std::collections::HashMap<u64, tokio::sync::oneshot::Sender<()>>,
+    next: u64,
+    closed: bool,
+}
+
+impl TurnAlarm {
+    /// Resolves at `at` (false once the alarm is closed).
+    async fn at(&self, at: Instant) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        {
+            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.closed {
+                return false;
+            }
+            let ticket = q.next;
+            q.next += 1;
+            q.due.push(std::cmp::Reverse((at, ticket)));
+            q.waiting.insert(ticket, tx);
+        }
+        self.wake.notify_one();
+        rx.await.is_ok()
+    }
+
+    fn close(&self) {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        self.wake.notify_all();
+    }
+
+    /// The ringing thread: sleeps to the earliest instant asked for, then wakes its task.
+    fn ring(&self) {
+        precise_sleeps();
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if q.closed {
+                q.waiting.clear();
+                return;
+            }
+            let now = Instant::now();
+            match q.due.peek().map(|r| r.0) {
+                None => q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner()),
+                Some((at, ticket)) if at <= now => {
+                    q.due.pop();
+                    if let Some(tx) = q.waiting.remove(&ticket) {
+                        let _ = tx.send(());
+                    }
+                }
+                Some((at, _)) => {
+                    q = self
+                        .wake
+                        .wait_timeout(q, at - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+}
+
+/// One session's turns, from its arrival at `start_ms`.
+async fn run_session(
+    ctx: Arc<Ctx>,
+    sessions: Arc<SessionCtx>,
+    alarm: Arc<TurnAlarm>,
+    s: u32,
+    start_ms: f64,
+) {
+    use crate::conversation::Conversation;
+    let p = &sessions.plan;
+    let session_id = p.session_id(s);
+    let mut conversation = Conversation::default();
+    let mut intended_ms = start_ms;
+    let mut history_tokens = Some(0u32);
+    for turn in 1..=p.turns_of(s) {
+        if turn > 1 {
+            tokio::select! {
+                rang = alarm.at(ctx.clock.at(intended_ms)) => if !rang { return },
+                () = ctx.cancel.cancelled() => return,
+            }
+        }
+        if ctx.stop.is_set() {
+            return;
+        }
+        conversation.user(p.user_message(s, turn, &sessions.lengths));
+        let max_tokens = p.max_tokens(s, turn, &sessions.lengths);
+        let job = Job {
+            id: format!("{session_id}.t{turn}"),
+            phase: Phase::Measure,
+            intended_ms,
+            body: Bytes::from(conversation.body(&sessions.model, max_tokens, sessions.ignore_eos)),
+            rubric: sessions.rubric.clone(),
+            max_tokens: Some(max_tokens),
+            prompt: None,
+            intended_tokens: None,
+            session: Some(SessionTurn {
+                session_id: session_id.clone(),
+                turn,
+                history_tokens,
+                cached_tokens: None,
+            }),
+        };
+        let measured = attempt::run(&ctx.endpoint, &ctx.clock, job, &ctx.cancel).await;
+        let a = &measured.attempt;
+        let ended_ms = a.start_ms.unwrap_or(intended_ms) + a.e2e_ms.unwrap_or(0.0);
+        // What the next turn carries, in the server's own counts: this turn's whole prompt and
+        // its reply (unknown when the server reported neither).
+        history_tokens = match (a.input_tokens, a.output_tokens) {
+            (Some(i), Some(o)) if a.tokens_from_usage => Some(i.saturating_add(o)),
+            _ => None,
+        };
+        // The reply stays with the session; the trace line keeps only its hash.
+        let answer = measured.answer.clone();
+        ctx.keep(measured);
+        // A failed turn has no reply to resend: the user's conversation ends here, and its
+        // turns never sent leave the progress bar's total.
+        let Some(answer) = answer else {
+            ctx.progress.inc(u64::from(p.turns_of(s) - turn));
+            return;
+        };
+        conversation.assistant(answer);
+        intended_ms = ended_ms + p.think_s * 1000.0;
     }
 }
 
@@ -1404,5 +1688,53 @@ impl Signals {
         }
         #[cfg(not(unix))]
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_turn_alarm_wakes_each_task_at_its_instant_never_before() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let alarm = Arc::new(TurnAlarm::default());
+        let ringer = {
+            let alarm = alarm.clone();
+            std::thread::spawn(move || alarm.ring())
+        };
+        let t0 = Instant::now();
+        // Asked out of order: each resolves at its own instant.
+        let woke: Vec<(u64, Duration)> = runtime.block_on(async {
+            let tasks: Vec<_> = [60u64, 20, 40]
+                .into_iter()
+                .map(|ms| {
+                    let alarm = alarm.clone();
+                    tokio::spawn(async move {
+                        assert!(alarm.at(t0 + Duration::from_millis(ms)).await);
+                        (ms, t0.elapsed())
+                    })
+                })
+                .collect();
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.unwrap());
+            }
+            out
+        });
+        for (ms, at) in woke {
+            assert!(
+                at >= Duration::from_millis(ms),
+                "woke early: {at:?} for {ms} ms"
+            );
+            assert!(at < Duration::from_millis(ms + 500), "{at:?} for {ms} ms");
+        }
+        // Closed: a pending wait and any later one end, and the thread returns.
+        alarm.close();
+        assert!(!runtime.block_on(alarm.at(Instant::now() + Duration::from_secs(60))));
+        ringer.join().unwrap();
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod attempt;
 pub mod clock;
+pub mod conversation;
 pub mod dcgm;
 pub mod engine;
 pub mod engine_metrics;

@@ -155,6 +155,8 @@ pub struct RecordArgs {
     pub workload: Option<PathBuf>,
     #[command(flatten)]
     pub replay: ReplayArgs,
+    #[command(flatten)]
+    pub conversation: crate::conversation::SessionArgs,
     /// No progress bar and no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -242,6 +244,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         .as_deref()
         .map(|path| replay_plan(path, args))
         .transpose()?;
+    let sessions = args.conversation.plan(args.seed, args.api)?;
     // Checked here, not by clap's `requires`: a sweep sets the rate per step from --rates.
     if args.rate.is_none() && (args.arrival.is_some() || args.burstiness.is_some()) {
         return Err("--arrival and --burstiness shape an open loop's schedule: give --rate (or a sweep's --rates)".into());
@@ -249,6 +252,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     let arrival = args.arrival.unwrap_or(Arrival::Poisson);
     let load = match args.rate {
         None if replay.is_some() => Load::Replay,
+        None if sessions.is_some() => Load::Sessions,
         None => {
             if args.concurrency == 0 {
                 return Err("--concurrency must be at least 1".into());
@@ -302,7 +306,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         None => None,
     };
     let contract = format!(
-        "{}|{}|{}|{load:?}|{}|{}|{duration:?}",
+        "{}|{}|{}|{load:?}|{}|{}|{duration:?}|{sessions:?}",
         args.model.trim(),
         prompts.sha256,
         args.max_tokens,
@@ -311,6 +315,9 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
     );
     let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
     let (shard, start_at) = crate::shard::plan(&args.fleet, job_index.as_deref(), &contract)?;
+    if shard.is_some() && sessions.is_some() {
+        return Err("--sessions runs in one process: a session's turns cannot be split between shards (drop --shard and --shards)".into());
+    }
     if let (Some(s), Load::Closed { concurrency }) = (&shard, &load) {
         if *concurrency < s.count {
             return Err(format!(
@@ -359,6 +366,7 @@ pub fn plan(args: &RecordArgs) -> Result<Plan, String> {
         },
         ask_runtime: !args.no_runtime_probe,
         replay,
+        sessions,
     })
 }
 
@@ -459,6 +467,18 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
                 r.span_s,
                 plan.warmup,
                 plan.model,
+                output.display()
+            );
+        } else if let Some(s) = &plan.sessions {
+            eprintln!(
+                "tracelab: recording `{}`: {} ({}, {}) ({} s think time) starting at {} sessions/s, {} to {}",
+                plan.model,
+                format::count(s.sessions as usize, "session", "sessions"),
+                s.name(),
+                format::count(s.total_turns() as usize, "turn", "turns"),
+                s.think_s,
+                s.rate_per_s,
+                format::count(plan.warmup as usize, "warm-up request", "warm-up requests"),
                 output.display()
             );
         } else {
@@ -650,6 +670,11 @@ fn summarise(path: &std::path::Path, recorded: &Recorded, key_env: &str) -> Resu
         tracelab_core::client::card_lines(&trace.header, &settings, m.itl_p50.value, Lang::En)
     {
         crate::outln!("  {line}");
+    }
+    // A session run: whether whole conversations were served, beside the per-attempt figures.
+    if let Some(sessions) = tracelab_core::session::Sessions::of(&trace.attempts, &settings) {
+        crate::outln!("  {}", sessions.session_share.line(Lang::En));
+        crate::outln!("  {}", sessions.turn_rate.line(Lang::En));
     }
     crate::outln!("  Full metric card: tracelab report {name}");
     if let Some(hint) = hint(&m, key_env, &trace.attempts) {

@@ -260,6 +260,9 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     {
         return Err("a sweep sets the load per step: use --rates, --concurrencies or --speedups, not --rate, --concurrency or --speedup".into());
     }
+    if args.record.conversation.sessions.is_some() {
+        return Err("a sweep does not take --sessions yet: record each session rate with `tracelab record --sessions … --session-rate R`".into());
+    }
     if kind == LoadKind::Speedup && args.record.workload.is_none() {
         return Err("--speedups needs --workload FILE".into());
     }

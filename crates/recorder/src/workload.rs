@@ -116,6 +116,14 @@ pub fn prompt(space: Space, request: &Planned, lengths: &Lengths) -> String {
     out
 }
 
+/// Text of `tokens` tokens (at the calibrated words per token) whose words depend on
+/// (`space`, `id`) only: a session's user messages.
+pub fn words(space: Space, id: u64, tokens: u32, lengths: &Lengths) -> String {
+    let mut out = String::new();
+    block_words(space, id, lengths.words(tokens), &mut out);
+    out
+}
+
 /// The words of the calibration sample.
 pub const SAMPLE_WORDS: usize = 2048;
 

@@ -1081,3 +1081,338 @@ fn llama_cpp_server_loops_a_sweep_and_a_replay_have_no_false_failures() {
         );
     }
 }
+
+/// The bytes each connection's client sent, one buffer per connection.
+type Sent = std::sync::Arc<std::sync::Mutex<Vec<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>>>;
+
+/// A TCP relay in front of a server that keeps every byte the client sent, so a test can read
+/// the request bodies as they went on the wire.
+struct WireTap {
+    port: u16,
+    sent: Sent,
+}
+
+impl WireTap {
+    fn start(upstream: u16) -> WireTap {
+        use std::sync::{Arc, Mutex};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let sent: Sent = Arc::default();
+        let all = sent.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let _ = (client.set_nodelay(true), server.set_nodelay(true));
+                let log = Arc::new(Mutex::new(Vec::new()));
+                all.lock().unwrap().push(log.clone());
+                let (mut c_read, mut s_write) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 65536];
+                    while let Ok(n) = c_read.read(&mut buf) {
+                        if n == 0 || s_write.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                        log.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                    let _ = s_write.shutdown(std::net::Shutdown::Write);
+                });
+                let (mut s_read, mut c_write) = (server, client);
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut s_read, &mut c_write);
+                    let _ = c_write.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        WireTap { port, sent }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// The JSON bodies of every POST to `path`, in the order their connections opened.
+    fn bodies(&self, path: &str) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        for log in self.sent.lock().unwrap().iter() {
+            let bytes = log.lock().unwrap().clone();
+            let mut rest = &bytes[..];
+            while let Some(end) = rest.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&rest[..end]).to_string();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse().ok())?
+                    })
+                    .unwrap_or(0);
+                let body = &rest[end + 4..(end + 4 + length).min(rest.len())];
+                if head.starts_with(&format!("POST {path} ")) {
+                    out.push(serde_json::from_slice(body).expect("a JSON request body"));
+                }
+                rest = &rest[(end + 4 + length).min(rest.len())..];
+            }
+        }
+        out
+    }
+}
+
+#[test]
+#[ignore = "needs llama.cpp's C++ server: run through `cargo xtask test`"]
+fn llama_cpp_sessions_resend_their_history_and_the_server_serves_it_from_its_cache() {
+    // Three sessions of three turns against llama-server, through a relay that keeps the
+    // request bodies: each later turn carries its session's earlier turns on the wire, starts
+    // after the previous reply plus the think time, and the server's own usage says how much
+    // of its prompt came from its cache. The replies appear in the trace only as hashes.
+    use sha2::{Digest, Sha256};
+    use std::collections::BTreeMap;
+    let server = Llama::start_cpp("cpp-sessions", &["--metrics", "--parallel", "4"]);
+    let tap = WireTap::start(server.port);
+    let dir = temp_dir("llama-cpp-sessions");
+    let out = dir.join("sessions.jsonl");
+    let think_s = 0.3;
+    let output = Record::new(&out)
+        .base_url(tap.base_url())
+        .ask_runtime()
+        .args(["--model", "tiny", "--timeout", "120", "--warmup", "1"])
+        .args(["--sessions", "3", "--turns", "3", "--session-rate", "2"])
+        .args(["--think-s", "0.3", "--user-tokens", "24"])
+        .args(["--answer-tokens", "12", "--seed", "5"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        server.log_tail()
+    );
+    let trace = load(&out);
+    let turns = measured(&trace);
+    assert_eq!(turns.len(), 9, "3 sessions × 3 turns");
+    let failures: Vec<_> = turns
+        .iter()
+        .filter(|a| a.outcome != Outcome::Success)
+        .map(|a| (&a.id, &a.detail))
+        .collect();
+    assert!(failures.is_empty(), "no false failures: {failures:?}");
+    assert_eq!(
+        server.server_totals_ms().len(),
+        10,
+        "the server finished one request per attempt (the warm-up and 9 turns):\n{}",
+        server.log_tail()
+    );
+
+    // The trace, session by session, turn by turn.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let hashes: BTreeMap<String, String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "attempt" && v["phase"] == "measure")
+        .map(|v| {
+            (
+                v["id"].as_str().unwrap().to_string(),
+                v["answer_sha256"]
+                    .as_str()
+                    .expect("every turn's reply hash")
+                    .to_string(),
+            )
+        })
+        .collect();
+    let mut by_session: BTreeMap<&str, Vec<&tracelab_core::Attempt>> = BTreeMap::new();
+    for a in &turns {
+        let s = a
+            .session
+            .as_ref()
+            .expect("every measured attempt is a turn");
+        by_session.entry(s.session_id.as_str()).or_default().push(a);
+    }
+    assert_eq!(by_session.len(), 3);
+    for (id, list) in &mut by_session {
+        list.sort_by_key(|a| a.session.as_ref().unwrap().turn);
+        let numbers: Vec<u32> = list
+            .iter()
+            .map(|a| a.session.as_ref().unwrap().turn)
+            .collect();
+        assert_eq!(numbers, [1, 2, 3], "{id}");
+        for pair in list.windows(2) {
+            let (prev, next) = (pair[0], pair[1]);
+            let s = next.session.as_ref().unwrap();
+            let (p_in, p_out) = (prev.input_tokens.unwrap(), prev.output_tokens.unwrap());
+            // The history is the previous turn's prompt and reply, in the server's counts.
+            assert_eq!(s.history_tokens, Some(p_in + p_out), "{}", next.id);
+            let n_in = next
+                .input_tokens
+                .expect("llama-server reports prompt tokens");
+            assert!(
+                n_in > p_in + 24 / 2,
+                "{}: the prompt grows with the history: {p_in} → {n_in}",
+                next.id
+            );
+            // The closed loop inside the session: sent after the reply plus the think time.
+            let ended = prev.start_ms.unwrap() + prev.e2e_ms.unwrap();
+            let intended = next.intended_start_ms.unwrap();
+            assert!(
+                (intended - (ended + think_s * 1000.0)).abs() < 0.01,
+                "{}: intended {intended} ms, previous reply ended {ended} ms",
+                next.id
+            );
+            assert!(next.start_ms.unwrap() >= intended, "{}", next.id);
+            // llama-server reuses the slot that holds this session's previous prompt.
+            let cached = s.cached_tokens.expect("llama-server reports cached tokens");
+            assert!(
+                cached >= p_in && cached < n_in,
+                "{}: {cached} of {n_in} prompt tokens cached; the previous prompt was {p_in}",
+                next.id
+            );
+        }
+        assert!(
+            list[0].session.as_ref().unwrap().cached_tokens.is_some(),
+            "{id}: the first turn's cached tokens are reported too"
+        );
+    }
+
+    // On the wire: every chat body, grouped by its session's first message.
+    let bodies: Vec<serde_json::Value> = tap
+        .bodies("/v1/chat/completions")
+        .into_iter()
+        .filter(|b| b["messages"].as_array().is_some_and(|m| !m.is_empty()))
+        .collect();
+    let mut wire: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
+    for b in &bodies {
+        let first = b["messages"][0]["content"].as_str().unwrap().to_string();
+        wire.entry(first).or_default().push(b["messages"].clone());
+    }
+    let sessions: Vec<&Vec<serde_json::Value>> = wire.values().filter(|v| v.len() == 3).collect();
+    assert_eq!(
+        sessions.len(),
+        3,
+        "three sessions of three bodies on the wire"
+    );
+    for conversation in sessions {
+        let mut conversation = conversation.clone();
+        conversation.sort_by_key(|m| m.as_array().unwrap().len());
+        let lengths: Vec<usize> = conversation
+            .iter()
+            .map(|m| m.as_array().unwrap().len())
+            .collect();
+        assert_eq!(lengths, [1, 3, 5], "user, then user+assistant+user, …");
+        // The session this is: the trace's turn whose reply the second body resent.
+        let reply = conversation[1][1]["content"].as_str().unwrap();
+        let hash: String = Sha256::digest(reply.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let id = hashes
+            .iter()
+            .find(|(_, h)| **h == hash)
+            .map(|(id, _)| id.clone())
+            .expect("the resent reply is a turn's reply, by its hash");
+        assert!(id.ends_with(".t1"), "{id}: turn 2 resends turn 1's reply");
+        let session = id.trim_end_matches(".t1");
+        for k in 1..3 {
+            let (before, after) = (&conversation[k - 1], &conversation[k]);
+            let after = after.as_array().unwrap();
+            assert_eq!(
+                &after[..before.as_array().unwrap().len()],
+                before.as_array().unwrap().as_slice(),
+                "{session}: turn {} resends turn {k}'s messages unchanged",
+                k + 1
+            );
+            assert_eq!(after[after.len() - 2]["role"], "assistant");
+            let reply = after[after.len() - 2]["content"].as_str().unwrap();
+            let hash: String = Sha256::digest(reply.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(
+                hashes[&format!("{session}.t{k}")],
+                hash,
+                "{session}: turn {} carries turn {k}'s own reply",
+                k + 1
+            );
+            // No reply text in the trace: only its counts and its hash.
+            let escaped = serde_json::to_string(reply).unwrap();
+            assert!(
+                reply.trim().len() < 8 || !text.contains(escaped.trim_matches('"')),
+                "{session}: turn {k}'s reply text is in the trace"
+            );
+        }
+    }
+
+    // The card: per-turn and per-session figures from the recorded trace.
+    let report = crate::run(crate::tracelab().args(["report", "--json"]).arg(&out));
+    assert!(report.status.success());
+    let card: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let s = &card["sessions"];
+    assert_eq!(s["sessions"], 3.0, "{s}");
+    let by_turn = s["by_turn"].as_array().expect("by_turn");
+    assert_eq!(by_turn.len(), 3, "{s}");
+    for row in by_turn {
+        assert_eq!(row["attempts"], 3, "{row}");
+        assert_eq!(row["cached_reported"], 3, "{row}");
+    }
+    eprintln!(
+        "sessions: {}\nby turn: {}",
+        s["session_qualified_share"],
+        serde_json::to_string(by_turn).unwrap()
+    );
+
+    // A CONSTRUCTED file in vLLM's multi-turn input format, on the same server: the file's user
+    // messages go out as they are, the server's own reply replaces the file's answer in the
+    // next turn's history, and max_tokens is the file's answer at the measured words per token.
+    let tap = WireTap::start(server.port);
+    let file = dir.join("conversations.json");
+    let answer = "It keeps the keys and values of the tokens two prompts share.";
+    let conversations = serde_json::json!([{"id": "conv-a", "messages": [
+        {"role": "user", "content": "What does a prefix cache keep?"},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": "And when is it full?"}
+    ]}]);
+    std::fs::write(&file, conversations.to_string()).unwrap();
+    let out = dir.join("conversations.jsonl");
+    let output = Record::new(&out)
+        .base_url(tap.base_url())
+        .ask_runtime()
+        .args(["--model", "tiny", "--timeout", "120", "--warmup", "0"])
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .args(["--session-rate", "5", "--think-s", "0.1"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trace = load(&out);
+    assert_eq!(trace.attempts.len(), 2);
+    assert!(trace.attempts.iter().all(|a| a.outcome == Outcome::Success));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let words_per_token = header["sessions"]["input_lengths"]["words_per_token"]
+        .as_f64()
+        .expect("measured at /tokenize");
+    let bodies = tap.bodies("/v1/chat/completions");
+    assert_eq!(bodies.len(), 2, "two turns on the wire");
+    assert_eq!(
+        bodies[0]["messages"][0]["content"],
+        "What does a prefix cache keep?"
+    );
+    assert_eq!(
+        bodies[0]["max_tokens"].as_f64(),
+        Some((answer.split_whitespace().count() as f64 / words_per_token).round()),
+        "turn 1 asks the file's answer length"
+    );
+    let resent = bodies[1]["messages"][1]["content"].as_str().unwrap();
+    assert_ne!(resent, answer, "the server's reply, not the file's answer");
+    let hash: String = Sha256::digest(resent.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        text.contains(&format!("\"answer_sha256\":\"{hash}\"")),
+        "turn 1's reply is the one resent"
+    );
+    assert!(!text.contains("What does a prefix cache keep?"));
+}

@@ -176,8 +176,11 @@ impl Record {
     }
 
     pub fn command(self) -> Command {
-        // A timed run and a workload replay have no repetition count.
-        let timed = self.has("--duration") || self.has("--workload");
+        // A timed run, a workload replay and sessions have no repetition count.
+        let timed = self.has("--duration")
+            || self.has("--workload")
+            || self.has("--sessions")
+            || self.has("--conversations");
         let defaults: Vec<&str> = Self::DEFAULTS
             .iter()
             .filter(|(flag, _)| !(self.has(flag) || timed && *flag == "--repetitions"))

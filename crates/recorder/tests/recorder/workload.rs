@@ -697,3 +697,187 @@ fn a_simulated_workload_sweep_at_several_speedups() {
         .unwrap();
     assert!(cap.status.success() && String::from_utf8_lossy(&cap.stdout).contains("Capacity:"));
 }
+
+/// A CONSTRUCTED file in vLLM's multi-turn benchmark input format (benchmarks/multi_turn:
+/// `[{"id", "messages": [{"role", "content"}]}]`, the shape its convert_sharegpt_to_openai.py
+/// writes); the text is made up here, no public file of conversations is pinned.
+const CONVERSATIONS: &str = r#"[
+  {"id": "conv-a", "messages": [
+    {"role": "user", "content": "alpha one two"},
+    {"role": "assistant", "content": "five words in this answer"},
+    {"role": "user", "content": "alpha again"},
+    {"role": "assistant", "content": "two words"},
+    {"role": "user", "content": "alpha last"}
+  ]},
+  {"id": "conv-b", "messages": [
+    {"role": "user", "content": "beta only"},
+    {"role": "assistant", "content": "three word answer"}
+  ]}
+]"#;
+
+#[test]
+fn vllm_conversations_are_sent_as_sessions_with_the_files_answer_lengths() {
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3)
+    });
+    server.tokenize_words();
+    let dir = temp_dir("conversations-vllm");
+    let file = dir.join("conversations.json");
+    std::fs::write(&file, CONVERSATIONS).unwrap();
+    let out = dir.join("t.jsonl");
+    let output = Record::new(&out)
+        .server(&server)
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .args(["--session-rate", "20", "--think-s", "0.05", "--seed", "3"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The server's log: one request per user message, keyed by the conversation's first
+    // message, in turn order, each asking the file's answer length (one token a word here).
+    let sent = server.completions();
+    let asked = |first: &str| -> Vec<Option<u64>> {
+        sent.iter()
+            .filter(|r| r.key == first)
+            .map(|r| r.max_tokens)
+            .collect()
+    };
+    assert_eq!(sent.len(), 4, "3 + 1 user messages");
+    assert_eq!(asked("alpha one two"), [Some(5), Some(2), Some(64)]);
+    assert_eq!(asked("beta only"), [Some(3)]);
+    let trace = load(&out);
+    let mut turns: Vec<(String, u32, bool)> = trace
+        .attempts
+        .iter()
+        .map(|a| {
+            let s = a.session.as_ref().expect("a turn");
+            (s.session_id.clone(), s.turn, a.outcome.is_success())
+        })
+        .collect();
+    turns.sort();
+    assert_eq!(
+        turns,
+        [
+            ("conv-a".into(), 1, true),
+            ("conv-a".into(), 2, true),
+            ("conv-a".into(), 3, true),
+            ("conv-b".into(), 1, true),
+        ]
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let sessions = &header["sessions"];
+    assert_eq!(sessions["generator"], "vllm-multi-turn");
+    assert_eq!(sessions["file"], "conversations.json", "by name, not path");
+    assert_eq!(
+        header["conditions"]["prompt_set"],
+        "conversations:conversations.json"
+    );
+    assert_eq!(
+        header["conditions"]["prompt_set_sha256"],
+        sessions["sha256"].clone()
+    );
+    // The file's messages are sent, never written: no user message and no file answer in the trace.
+    for phrase in ["alpha one two", "five words in this answer", "beta only"] {
+        assert!(!text.contains(phrase), "{phrase} is in the trace");
+    }
+    assert_eq!(text.matches("\"answer_sha256\"").count(), 4);
+}
+
+#[test]
+fn a_bad_conversation_file_names_file_line_and_field_and_sends_nothing() {
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(1), Duration::from_millis(1), 2)
+    });
+    let dir = temp_dir("conversations-bad");
+    for (name, text, says) in [
+        (
+            "roles.json",
+            "[\n  {\"id\": \"a\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]},\n  {\"id\": \"b\", \"messages\": [{\"role\": \"assistant\", \"content\": \"x\"}]}\n]",
+            "roles.json, line 3, field `messages[0].role` (conversation 2)",
+        ),
+        (
+            "config.json",
+            "{\"filetype\": \"generate_conversations\", \"num_conversations\": 24}",
+            "config.json, line 1, field `filetype`",
+        ),
+        (
+            "broken.json",
+            "[\n{\"id\": \"a\",\n\"messages\": [}\n]",
+            "broken.json, line 3, column",
+        ),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let output = Record::new(&dir.join("out.jsonl"))
+            .server(&server)
+            .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+            .args(["--session-rate", "1"])
+            .command()
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(says) && stderr.contains("nothing was sent"),
+            "{name}: {stderr}"
+        );
+        assert!(
+            !stderr.contains(&*dir.display().to_string()),
+            "the error names the file, not its directory: {stderr}"
+        );
+    }
+    assert_eq!(server.request_count(), 0, "nothing was sent");
+    assert!(!dir.join("out.jsonl").exists());
+}
+
+#[test]
+fn a_failed_turn_ends_its_session_and_the_session_does_not_qualify() {
+    // conv-b's first turn gets a 500: there is no reply to resend, so its later turn is never
+    // sent; conv-a goes on. The report judges conv-b unserved by its one failed turn.
+    let server = ScriptedServer::start(|first| {
+        if first == "beta only" {
+            Script::status(500)
+        } else {
+            Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3)
+        }
+    });
+    server.tokenize_words();
+    let dir = temp_dir("conversations-failed-turn");
+    let file = dir.join("conversations.json");
+    let text = CONVERSATIONS.replace(
+        r#"{"role": "assistant", "content": "three word answer"}"#,
+        r#"{"role": "assistant", "content": "three word answer"},
+    {"role": "user", "content": "beta again"}"#,
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("t.jsonl");
+    let output = Record::new(&out)
+        .server(&server)
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .args(["--session-rate", "20"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sent = server.completions();
+    assert_eq!(sent.iter().filter(|r| r.key == "beta only").count(), 1);
+    assert_eq!(sent.iter().filter(|r| r.key == "alpha one two").count(), 3);
+    let trace = load(&out);
+    let b: Vec<_> = trace
+        .attempts
+        .iter()
+        .filter(|a| a.session.as_ref().unwrap().session_id == "conv-b")
+        .collect();
+    assert_eq!(b.len(), 1, "turn 2 of conv-b was never sent");
+    assert!(!b[0].outcome.is_success());
+    let report = super::run(super::tracelab().args(["report", "--json"]).arg(&out));
+    let card: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let s = &card["sessions"];
+    assert_eq!(s["sessions"], 2.0, "{s}");
+    assert_eq!(s["session_qualified_share"], 0.5, "{s}");
+}
