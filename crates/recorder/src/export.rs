@@ -86,12 +86,7 @@ impl ExportFormat {
 
 pub fn run(args: ExportArgs) -> Result<(), String> {
     if let Some(out) = &args.output {
-        if out.exists() && !args.force {
-            return Err(format!(
-                "{} already exists; pass --force to overwrite it",
-                out.display()
-            ));
-        }
+        tracelab_recorder::writer::refuse_overwrite(out, args.force, "")?;
     }
     if matches!(args.format, ExportFormat::Parquet) && args.output.is_none() {
         return Err("--format parquet is binary: give --output FILE.parquet".into());

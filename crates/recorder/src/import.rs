@@ -85,11 +85,7 @@ pub fn load(
 
 pub fn run(args: ImportArgs) -> Result<(), String> {
     let out = args.output.display().to_string();
-    if args.output.exists() && !args.force {
-        return Err(format!(
-            "{out} already exists; pass --force to overwrite it"
-        ));
-    }
+    tracelab_recorder::writer::refuse_overwrite(&args.output, args.force, "")?;
     let (name, trace, imported) = load(&args.input, args.benchmark, args.summary.as_deref())?;
     let text = write::to_jsonl(&trace);
     // The written file must read back: never leave a trace the lab would refuse.

@@ -243,11 +243,7 @@ fn uncertainty_ms(shards: &[Shard]) -> Option<f64> {
 
 pub fn run(args: MergeArgs) -> Result<(), String> {
     let name = args.output.display().to_string();
-    if args.output.exists() && !args.force {
-        return Err(format!(
-            "{name} already exists; give --force to overwrite it"
-        ));
-    }
+    crate::writer::refuse_overwrite(&args.output, args.force, "")?;
     let sort_dir = match args.output.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),

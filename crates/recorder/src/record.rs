@@ -526,9 +526,11 @@ fn replications(args: RecordArgs) -> Result<u8, String> {
     // Every file is checked before the first request, so run 3 never fails on an existing file.
     for k in 1..=total {
         let path = run_path(&args.output, k);
-        if path.exists() && !args.force {
-            return Err(format!("{} exists (run {k} of {total} would overwrite it); pass --force to overwrite, or choose another --output", path.display()));
-        }
+        crate::writer::refuse_overwrite(
+            &path,
+            args.force,
+            &format!(" (run {k} of {total} would overwrite it)"),
+        )?;
     }
     let mut files = Vec::new();
     let mut status = 0;

@@ -411,12 +411,7 @@ fn run_sessions(args: &SimulateArgs, sessions: u32) -> Result<(), String> {
 
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     let flag = |e: simulate::SimulateError| format!("--{e}");
-    if args.output.exists() && !args.force {
-        return Err(format!(
-            "{} already exists; pass --force to overwrite it",
-            args.output.display()
-        ));
-    }
+    tracelab_recorder::writer::refuse_overwrite(&args.output, args.force, "")?;
     if let Some(sessions) = args.conversation.sessions {
         return run_sessions(&args, sessions);
     }

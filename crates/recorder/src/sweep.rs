@@ -162,7 +162,7 @@ impl SweepLoads {
             && !force
         {
             return Err(format!(
-                "{} is not empty; name a new folder (or add --force to overwrite its steps)",
+                "{} is not empty; pass --force to overwrite its steps, or choose another output folder",
                 dir.display()
             ));
         }

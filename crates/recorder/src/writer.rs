@@ -41,10 +41,7 @@ impl TraceWriter {
             options.create_new(true);
         }
         let file = options.open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => format!(
-                "{} already exists; pass --force to overwrite it, or choose another --output",
-                path.display()
-            ),
+            std::io::ErrorKind::AlreadyExists => exists(path, ""),
             _ => format!("cannot create {}: {e}", path.display()),
         })?;
         Ok(TraceWriter {
@@ -151,6 +148,23 @@ impl TraceWriter {
 
 /// Replaces the header line of a finished trace (to add the window measured at the end). The
 /// new file is written beside the old and renamed over it, so a crash here keeps the original.
+/// The one overwrite guard of every command that writes a file: `path` may be written only
+/// when it does not exist yet or `--force` was given. `why` (may be empty) says more, e.g. which
+/// of several runs would overwrite it.
+pub fn refuse_overwrite(path: &Path, force: bool, why: &str) -> Result<(), String> {
+    if force || !path.exists() {
+        return Ok(());
+    }
+    Err(exists(path, why))
+}
+
+fn exists(path: &Path, why: &str) -> String {
+    format!(
+        "{} already exists{why}; pass --force to overwrite it, or choose another output file",
+        path.display()
+    )
+}
+
 pub fn replace_header(path: &Path, header_line: &str) -> Result<(), String> {
     let text =
         std::fs::read(path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;

@@ -37,6 +37,54 @@ fn refuses_to_overwrite_without_force() {
 }
 
 #[test]
+fn every_command_that_writes_a_file_guards_it_with_the_same_words() {
+    let dir = temp_dir("overwrite-all");
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/samples/ten-requests.jsonl");
+    let out = dir.join("taken.out");
+    let guard = format!(
+        "{} already exists; pass --force to overwrite it, or choose another output file",
+        out.display()
+    );
+    let o = out.to_str().unwrap();
+    let s = sample.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["export", s, "--format", "csv", "--output", o],
+        &["import", s, "--output", o],
+        &["merge", s, "--output", o],
+        &[
+            "simulate",
+            "--slots",
+            "1",
+            "--service",
+            "fixed:0.1",
+            "--seed",
+            "1",
+            "--rate",
+            "1",
+            "--requests",
+            "5",
+            "--output",
+            o,
+        ],
+    ];
+    for args in commands {
+        std::fs::write(&out, "keep me\n").unwrap();
+        let output = crate::tracelab().args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(&guard), "{args:?}: {stderr}");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "keep me\n",
+            "{args:?}"
+        );
+    }
+    let (_, stderr) = record(&out, &[]);
+    assert!(stderr.contains(&guard), "record: {stderr}");
+}
+
+#[test]
 fn contradictory_or_invalid_options_say_what_to_fix() {
     let dir = temp_dir("options");
     let out = dir.join("t.jsonl");
