@@ -64,6 +64,7 @@ pub const STRINGS: &[(&str, &str, &str)] = &[
     ("denominators", "Denominators", "分母"),
     ("failure_denominator", "Failure rate divided by", "失败率的分母"),
     ("ttft_ends_at", "TTFT ends at", "TTFT 截止于"),
+    ("latency_from", "Latency measured from", "时延的起点"),
     ("missing_ttft", "A missing TTFT is", "缺失的 TTFT"),
     ("warmup_policy", "Warm-up attempts are", "预热尝试"),
     ("quality_rule", "A quality pass in the joint condition is", "联合条件中的质量通过"),

@@ -1281,6 +1281,66 @@ fn a_reasoning_model_ttft_follows_the_course_and_the_switch_shows_what_moves() {
     b.screenshot(&screenshot_path("lab-reasoning-any-output-zh"));
 }
 
+/// Latency from the intended start: an open loop at one request a second, every TTFT 300 ms,
+/// where R3 was sent 900 ms late (1.2 s from its intended start) and R9 has no intended start
+/// (a closed-loop attempt). Dropped on the lab, then measured from the intended start.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn latency_from_the_intended_start_moves_the_tail_and_says_so() {
+    let mut text = String::from(
+        r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"t","version":"1"},"conditions":{"arrival":"constant","rate_per_s":1.0},"defaults":{"ttft_threshold_s":1.0,"comparison":"le"}}"#,
+    );
+    text.push('\n');
+    for i in 0..10u32 {
+        let intended = f64::from(i) * 1000.0;
+        let start = if i == 3 { intended + 900.0 } else { intended };
+        let schedule = if i == 9 {
+            String::new()
+        } else {
+            format!(r#""intended_start_ms":{intended},"#)
+        };
+        text.push_str(&format!(
+            r#"{{"kind":"attempt","id":"R{i}","phase":"measure",{schedule}"start_ms":{start},"first_token_ms":{},"end_ms":{},"outcome":"success","quality":"pass"}}"#,
+            start + 300.0,
+            start + 500.0
+        ));
+        text.push('\n');
+    }
+    let (b, _) = lab(1400, 1100, "en-US");
+    b.execute(
+        "const dt = new DataTransfer();
+         dt.items.add(new File([arguments[0]], 'late.jsonl', {type: 'application/jsonl'}));
+         const zone = document.querySelector('[data-testid=drop-zone]');
+         zone.dispatchEvent(new DragEvent('dragover', {dataTransfer: dt, bubbles: true, cancelable: true}));
+         zone.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));",
+        json!([text]),
+    );
+    b.wait_text("[data-testid=trace-summary]", |t| t.contains("late.jsonl"));
+    b.wait_text(QUALIFIED, |t| t == "10");
+    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| {
+        t.contains("from the actual start")
+    });
+    assert!(p95.contains("300 ms"), "{p95}");
+    b.select("[data-testid=latency-from]", "intended");
+    let p95 = b.wait_text("[data-testid=metric-ttft_p95]", |t| {
+        t.contains("from the intended start")
+    });
+    assert!(p95.contains("1.2 s"), "{p95}");
+    assert!(
+        p95.contains("1 of 10 attempts had no intended start"),
+        "{p95}"
+    );
+    b.wait_text(QUALIFIED, |t| t == "9");
+    let href = b.execute("return location.href", json!([]));
+    assert!(href.as_str().unwrap().contains("lf=intended"), "{href}");
+    b.screenshot(&screenshot_path("lab-latency-from-intended"));
+    b.click("[data-testid=lang-switch]");
+    let zh = b.wait_text("[data-testid=metric-ttft_p95]", |t| {
+        t.contains("从计划开始时间算起")
+    });
+    assert!(zh.contains("10 个尝试中有 1 个没有计划开始时间"), "{zh}");
+}
+
 /// Cause and effect on one screen: at 360, 1024 and 1280 px, after the threshold is edited, the
 /// box and the figures it moved are both in the viewport (on a phone the figure strip at the
 /// bottom of the screen carries them; wider, the figures stand beside the controls), en and zh.

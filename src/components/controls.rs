@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use tracelab_core::settings::CHOICES;
 use tracelab_core::{
-    units, Comparison, FailureDenominator, FirstToken, Lang, MissingTtft, PercentileMethod,
-    QualityRule, Settings, Text, WarmupPolicy,
+    units, Comparison, FailureDenominator, FirstToken, Lang, LatencyOrigin, MissingTtft,
+    PercentileMethod, QualityRule, Settings, Text, WarmupPolicy,
 };
 
 use crate::i18n::tr;
@@ -145,6 +145,9 @@ pub fn Controls() -> impl IntoView {
                 {choice("first-token", "ttft_ends_at", "ft",
                     vec![(FirstToken::Content, "content"), (FirstToken::AnyOutput, "any")],
                     |s| s.population.first_token, |s, v| s.population.first_token = v)}
+                {choice("latency-from", "latency_from", "lf",
+                    vec![(LatencyOrigin::Actual, "actual"), (LatencyOrigin::Intended, "intended")],
+                    |s| s.population.latency_from, |s, v| s.population.latency_from = v)}
             </fieldset>
             <fieldset>
                 <legend>{move || tr(lang.get(), "window_cost")}</legend>

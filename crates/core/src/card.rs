@@ -137,6 +137,29 @@ pub fn head_of(
             settings.population.failure_denominator.code()
         )
     };
+    // Where TTFT and E2E start, wherever the two origins can differ, with the attempts that
+    // had no intended start to measure from.
+    let origin = settings.population.latency_from;
+    let settings_line =
+        if origin == crate::trace::LatencyOrigin::Intended || metrics.late_starts > 0 {
+            let fallbacks = metrics.origin_fallbacks;
+            let n = format::integer(fallbacks as u64);
+            let fallback = match (fallbacks, zh) {
+                (0, _) => String::new(),
+                (_, true) => format!("（{n} 个尝试没有计划开始时间，从实际开始时间算起）"),
+                (1, false) => " (1 attempt had no intended start: from its actual start)".into(),
+                (_, false) => {
+                    format!(" ({n} attempts had no intended start: from their actual start)")
+                }
+            };
+            if zh {
+                format!("{settings_line} · 时延{}{fallback}", origin.text().zh)
+            } else {
+                format!("{settings_line} · latency {}{fallback}", origin.text().en)
+            }
+        } else {
+            settings_line
+        };
     let gpu = &header.capabilities.gpu_telemetry;
     let gpu = if gpu == GPU_UNSUPPORTED {
         if zh {

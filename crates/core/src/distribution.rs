@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::settings::{Population, Settings};
 use crate::text::Lang;
 use crate::trace::{Attempt, Phase, Quality};
-use crate::verdict::{effective_ttft_ms, is_counted, threshold_ms};
+use crate::verdict::{effective_e2e_ms, effective_ttft_ms, is_counted, threshold_ms};
 
 /// An attempt's end on the run's clock, from its `start` there: its E2E, else its last event,
 /// else its first token (the run chart's bars end there too).
@@ -326,7 +326,7 @@ impl Measure {
         }
         match self {
             Measure::Ttft => effective_ttft_ms(a, population),
-            Measure::E2e => a.e2e_ms,
+            Measure::E2e => effective_e2e_ms(a, population),
         }
     }
 }

@@ -4,6 +4,10 @@
 //! answer from evidence, or an honest "unverified" when the run scraped no engine. When the
 //! engine also counts its own TTFT, the run's server-side distribution is set beside the
 //! client's: distributions, never a per-request subtraction across two clocks.
+//!
+//! Signals that were recorded do not by themselves explain anything: under steady queueing the
+//! slow and the fast attempts waited behind the same queue. So each signal is also asked whether
+//! it separates the two groups ([`Separation`]); only one that does explains the slow attempts.
 
 use crate::format::{integer, trim_num};
 use crate::percentile::{percentile, PercentileMethod};
@@ -46,6 +50,64 @@ pub struct ClientP50 {
     pub hi: Option<f64>,
 }
 
+/// A slow attempt's value above a fast one's in at least this share of (slow, fast) pairs
+/// (ties count half) separates the groups: 0.5 is no difference at all, 1 every slow attempt
+/// above every fast one. Three pairs in four is a difference a reader can see in the rows.
+pub const SEPARATES_AT: f64 = 0.75;
+
+/// One signal's power to tell slow from fast: over every (slow, fast) pair of attempts with the
+/// signal inside their interval, the share where the slow attempt's mean is higher (ties half):
+/// the Mann–Whitney U over its largest value, the probability of superiority. Higher on the slow
+/// side is what explains slowness (a longer queue, a fuller cache, more preemptions); a signal
+/// higher on the fast side explains nothing about the slow ones.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Separation {
+    /// `waiting`, `running`, `kv_cache` or `preemptions_per_s`.
+    pub signal: &'static str,
+    pub share: f64,
+    /// Slow × fast pairs compared.
+    pub pairs: u64,
+}
+
+impl Separation {
+    pub fn separates(&self) -> bool {
+        self.share >= SEPARATES_AT
+    }
+
+    fn words(&self, zh: bool) -> &'static str {
+        match (self.signal, zh) {
+            ("waiting", false) => "queue",
+            ("running", false) => "running batch",
+            ("kv_cache", false) => "KV cache",
+            (_, false) => "preemptions",
+            ("waiting", true) => "排队数",
+            ("running", true) => "运行批次",
+            ("kv_cache", true) => "KV 缓存",
+            (_, true) => "抢占",
+        }
+    }
+}
+
+const SIGNALS: [&str; 4] = ["waiting", "running", "kv_cache", "preemptions_per_s"];
+
+/// The share of (slow, fast) pairs where the slow value is higher, ties half; `None` when a
+/// side is empty. Sorting the fast side makes it O((s + f) log f).
+fn superiority(slow: &[f64], fast: &[f64]) -> Option<(f64, u64)> {
+    if slow.is_empty() || fast.is_empty() {
+        return None;
+    }
+    let mut fast = fast.to_vec();
+    fast.sort_unstable_by(f64::total_cmp);
+    let mut wins = 0.0;
+    for &v in slow {
+        let below = fast.partition_point(|&f| f < v);
+        let not_above = fast.partition_point(|&f| f <= v);
+        wins += below as f64 + (not_above - below) as f64 / 2.0;
+    }
+    let pairs = slow.len() as u64 * fast.len() as u64;
+    Some((wins / pairs as f64, pairs))
+}
+
 // One summary per card: boxing the measured variant would save nothing worth the indirection.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +119,9 @@ pub enum EngineSummary {
         slow: EngineGroup,
         fast: EngineGroup,
         server_ttft: Option<ServerTtft>,
+        /// The signal that best tells slow from fast (`None`: no signal inside attempts of
+        /// both groups).
+        separation: Option<Separation>,
     },
 }
 
@@ -170,11 +235,28 @@ pub fn summarise(header: &Header, spans: &[Span], engine: &[EngineSample]) -> En
         };
         group.add(inside(&samples, span));
     }
+    // The best signal, first in `SIGNALS` order on a tie, so the card names one deterministically.
+    let separation = SIGNALS
+        .iter()
+        .zip(slow.signals.iter().zip(&fast.signals))
+        .filter_map(|(&signal, (s, f))| {
+            let (share, pairs) = superiority(s, f)?;
+            Some(Separation {
+                signal,
+                share,
+                pairs,
+            })
+        })
+        .fold(None, |best: Option<Separation>, c| match best {
+            Some(b) if b.share >= c.share => Some(b),
+            _ => Some(c),
+        });
     EngineSummary::Measured {
         engine: samples[0].engine.clone(),
         slow: slow.done(),
         fast: fast.done(),
         server_ttft: server_ttft(header, &samples),
+        separation,
     }
 }
 
@@ -193,6 +275,39 @@ pub fn engine_beside(trace: &Trace, settings: &Settings) -> EngineSummary {
     summarise(&trace.header, &spans, &trace.engine)
 }
 
+/// What the card says after the groups: whether the best signal tells slow from fast, with its
+/// share of pairs, so a line that explains nothing says so.
+fn separation_words(separation: Option<Separation>, zh: bool) -> String {
+    let Some(s) = separation else {
+        return if zh {
+            "；信号已记录，但区分不了慢与快（没有一个信号同时落在慢请求和快请求的区间内）".into()
+        } else {
+            "; signals recorded, but they do not separate slow from fast (no signal inside attempts of both groups)".into()
+        };
+    };
+    let share = trim_num((s.share * 100.0).round());
+    let pairs = integer(s.pairs);
+    let need = trim_num(SEPARATES_AT * 100.0);
+    match (s.separates(), zh) {
+        (true, false) => format!(
+            "; the {} separates slow from fast: higher for the slow attempt in {share} % of {pairs} slow–fast pairs",
+            s.words(false)
+        ),
+        (true, true) => format!(
+            "；{}能区分慢与快：{pairs} 对慢–快请求中，慢请求更高的占 {share} %",
+            s.words(true)
+        ),
+        (false, false) => format!(
+            "; signals recorded, but they do not separate slow from fast (the best, the {}, is higher for the slow attempt in {share} % of {pairs} slow–fast pairs; separating takes {need} %)",
+            s.words(false)
+        ),
+        (false, true) => format!(
+            "；信号已记录，但区分不了慢与快（最能区分的{}，在 {pairs} 对慢–快请求中慢请求更高的只占 {share} %；要达到 {need} % 才算区分）",
+            s.words(true)
+        ),
+    }
+}
+
 fn num(v: f64) -> String {
     trim_num((v * 10.0).round() / 10.0)
 }
@@ -202,6 +317,17 @@ fn seconds(v: f64) -> String {
 }
 
 impl EngineSummary {
+    /// Whether the engine's signals tell the slow attempts from the fast ones (`None`: no
+    /// engine scraped, nothing to tell).
+    pub fn separates(&self) -> Option<bool> {
+        match self {
+            EngineSummary::Unverified => None,
+            EngineSummary::Measured { separation, .. } => {
+                Some(separation.is_some_and(|s| s.separates()))
+            }
+        }
+    }
+
     /// The card's lines: the engine beside the slow attempts and, when the engine counts its
     /// own TTFT, its distribution beside the client's (`client_ttft_p50`: the run's P50 and its
     /// 95 % interval's bounds, seconds).
@@ -212,7 +338,7 @@ impl EngineSummary {
         lang: Lang,
     ) -> Vec<String> {
         let zh = lang == Lang::Zh;
-        let (engine, slow, fast, server) = match self {
+        let (engine, slow, fast, server, separation) = match self {
             EngineSummary::Unverified => {
                 return vec![if zh {
                     "慢请求旁的推理引擎：未验证 — 这次运行没有抓取引擎指标（--server-metrics）"
@@ -226,7 +352,8 @@ impl EngineSummary {
                 slow,
                 fast,
                 server_ttft,
-            } => (engine, slow, fast, server_ttft),
+                separation,
+            } => (engine, slow, fast, server_ttft, separation),
         };
         let group = |g: &EngineGroup| {
             if g.with_samples == 0 {
@@ -299,6 +426,7 @@ impl EngineSummary {
                 group(fast)
             )
         }];
+        lines[0].push_str(&separation_words(*separation, zh));
         if let Some(s) = server {
             let bounds = match s.p50_bounds {
                 (lo, Some(hi)) => format!("({}, {}]", seconds(lo), seconds(hi)),
@@ -376,11 +504,19 @@ impl EngineSummary {
                 slow,
                 fast,
                 server_ttft,
+                separation,
             } => serde_json::json!({
                 "status": "measured",
                 "engine": engine,
                 "slow": slow.to_json(),
                 "fast": fast.to_json(),
+                "separates": separation.is_some_and(|s| s.separates()),
+                "separation": separation.map(|s| serde_json::json!({
+                    "signal": s.signal,
+                    "slow_higher_share": s.share,
+                    "pairs": s.pairs,
+                    "separates_at": SEPARATES_AT,
+                })),
                 "server_ttft": server_ttft.as_ref().map(|s| serde_json::json!({
                     "metric": s.metric,
                     "count": s.count,

@@ -9,7 +9,7 @@ use crate::percentile::CountedSample;
 use crate::settings::{FailureDenominator, Population};
 use crate::strtable::StrTable;
 use crate::trace::{Attempt, Outcome, Quality};
-use crate::verdict::{effective_ttft_ms, is_counted};
+use crate::verdict::{effective_e2e_ms, effective_ttft_ms, is_counted};
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -45,6 +45,12 @@ pub struct Index {
     /// Counted attempts whose source kept reasoning apart from the answer: where the two
     /// [`crate::FirstToken`] choices can differ.
     pub(crate) reasoning_attempts: usize,
+    /// Counted attempts sent after their intended start (an open loop's client behind its
+    /// schedule): where the two [`crate::LatencyOrigin`] choices differ.
+    pub(crate) late_starts: usize,
+    /// Counted attempts without one (a closed loop's, or no actual start to set it against):
+    /// measured from their actual start whatever the origin, and said so.
+    pub(crate) without_intended_start: usize,
     /// Every counted attempt in start order: the series whose dependence
     /// (`compare::dependence`) says how many independent samples the run is worth.
     pub(crate) series: Vec<Step>,
@@ -126,6 +132,11 @@ impl IndexBuilder {
         if a.reasoning.is_some() {
             ix.reasoning_attempts += 1;
         }
+        match a.origin_lead_ms(crate::trace::LatencyOrigin::Intended) {
+            Some(lead) if lead > 0.0 => ix.late_starts += 1,
+            Some(_) => {}
+            None => ix.without_intended_start += 1,
+        }
         let success = a.outcome.is_success();
         // More than 4·10⁹ distinct business ids would not fit the table's slots; such a trace
         // (terabytes) is beyond what a trace may hold, and its business figure is then counted
@@ -140,7 +151,7 @@ impl IndexBuilder {
                 Quality::Fail => ix.quality_fail += 1,
                 Quality::NotEvaluated => ix.quality_not_evaluated += 1,
             }
-            if let Some(e2e) = a.e2e_ms {
+            if let Some(e2e) = effective_e2e_ms(a, &population) {
                 ix.e2e_ms.push(e2e);
             }
             for gap in a.event_gaps_ms() {
@@ -178,7 +189,7 @@ impl IndexBuilder {
         }
         if success {
             step.flags |= Step::SUCCESS;
-            step.e2e_ms = a.e2e_ms.unwrap_or(f64::NAN);
+            step.e2e_ms = effective_e2e_ms(a, &population).unwrap_or(f64::NAN);
             if a.quality == Quality::Pass {
                 step.flags |= Step::QUALITY_PASS;
             }
@@ -240,6 +251,20 @@ impl Index {
     /// Counted attempts whose source kept reasoning apart from the answer.
     pub fn reasoning_attempts(&self) -> usize {
         self.reasoning_attempts
+    }
+
+    /// Counted attempts sent after their intended start.
+    pub fn late_starts(&self) -> usize {
+        self.late_starts
+    }
+
+    /// Counted attempts measured from their actual start although the origin is the intended
+    /// start (they have none): 0 when the origin is the actual start.
+    pub fn origin_fallbacks(&self) -> usize {
+        match self.population.latency_from {
+            crate::trace::LatencyOrigin::Actual => 0,
+            crate::trace::LatencyOrigin::Intended => self.without_intended_start,
+        }
     }
 
     /// The TTFT sample in ms, ascending (for charts).

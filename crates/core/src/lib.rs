@@ -64,8 +64,8 @@ pub use settings::{
 pub use tally::{check_call, explain, judgeable, score, tally, Call, Check, Score, Tally};
 pub use text::{Lang, Text};
 pub use trace::{
-    Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, Outcome, Phase,
-    PromptSend, Quality, ReasoningStart, SessionTurn, StreamEvent, Trace,
+    Attempt, Comparison, Completeness, FirstToken, Footer, GpuSample, Header, LatencyOrigin,
+    Outcome, Phase, PromptSend, Quality, ReasoningStart, SessionTurn, StreamEvent, Trace,
 };
 pub use verdict::{verdict, Latency, Reason, Verdict};
 pub use whatif::{RowEdit, WhatIf};

@@ -10,7 +10,7 @@ use crate::format::{percentile_label, trim_num};
 use crate::index::Index;
 use crate::percentile::{describe, nearest_rank, percentile_of, PercentileMethod, Ranked};
 use crate::settings::{FailureDenominator, MissingTtft, Settings};
-use crate::text::Text;
+use crate::text::{Lang, Text};
 use crate::verdict::threshold_ms;
 
 impl Figure {
@@ -68,8 +68,55 @@ impl Figure {
 struct TtftSample {
     missing_as_zero: bool,
     failures_counted: bool,
-    /// Which token starts TTFT, where the two choices can differ (", reasoning included").
-    first: (&'static str, &'static str),
+    /// Which token ends TTFT and where it starts, where the choices can differ (", reasoning
+    /// included", ", from the intended start").
+    first: (String, String),
+    /// Measured from the intended start: the figure strip's short name says so too.
+    intended: bool,
+}
+
+/// Where the latencies are measured from, as the figures' names say it: wherever the two
+/// [`crate::LatencyOrigin`] choices can differ (the intended start is chosen, or some counted
+/// attempt was sent after its intended start), else nothing: on a closed loop's trace, or an
+/// open loop's that kept its schedule, the two give the same figures.
+fn origin_words(ix: &Index, s: &Settings) -> Option<Text> {
+    let origin = s.population.latency_from;
+    (origin == crate::LatencyOrigin::Intended || ix.late_starts > 0).then(|| origin.text())
+}
+
+/// "3 of 10 attempts had no intended start (closed loop): measured from their actual start",
+/// when the intended start is the origin and some counted attempt has none.
+fn fallback_note(ix: &Index) -> Option<Text> {
+    let n = ix.origin_fallbacks();
+    (n > 0).then(|| {
+        Text::new(
+            format!(
+                "{} of {} attempts had no intended start (a closed loop has no schedule): {} from {} actual start",
+                crate::format::integer(n as u64),
+                crate::format::integer(ix.attempts as u64),
+                if n == 1 { "it is measured" } else { "they are measured" },
+                if n == 1 { "its" } else { "their" }
+            ),
+            format!(
+                "{} 个尝试中有 {} 个没有计划开始时间（闭环没有时间表）：它们从实际开始时间算起",
+                crate::format::integer(ix.attempts as u64),
+                crate::format::integer(n as u64)
+            ),
+        )
+    })
+}
+
+/// A figure's caution notes, joined: a note already there stays first.
+fn add_note(f: &mut Figure, note: Option<Text>) {
+    let Some(note) = note else { return };
+    f.note = Some(match f.note.take() {
+        // The first note's own full stop gives way to the joining semicolon.
+        Some(before) => Text::new(
+            format!("{}; {}", before.en.trim_end_matches('.'), note.en),
+            format!("{}；{}", before.zh.trim_end_matches('。'), note.zh),
+        ),
+        None => note,
+    });
 }
 
 impl TtftSample {
@@ -77,20 +124,27 @@ impl TtftSample {
         // Which token starts TTFT is said wherever the two choices can differ: always when the
         // wrong-for-the-course one is chosen, and on a trace with reasoning kept apart.
         let first = match (s.population.first_token, ix.reasoning_attempts > 0) {
-            (crate::FirstToken::AnyOutput, _) => ("reasoning included", "含推理"),
-            (crate::FirstToken::Content, true) => ("first answer token", "首个回答 token"),
-            (crate::FirstToken::Content, false) => ("", ""),
+            (crate::FirstToken::AnyOutput, _) => Some(t("reasoning included", "含推理")),
+            (crate::FirstToken::Content, true) => Some(t("first answer token", "首个回答 token")),
+            (crate::FirstToken::Content, false) => None,
+        };
+        // Where TTFT starts is said by the same rule, after which token ends it.
+        let words: Vec<Text> = first.into_iter().chain(origin_words(ix, s)).collect();
+        let join = |lang: Lang| {
+            let parts: Vec<&str> = words.iter().map(|w| w.get(lang)).collect();
+            parts.join(if lang == Lang::Zh { "；" } else { ", " })
         };
         TtftSample {
             missing_as_zero: s.population.missing_ttft == MissingTtft::TreatAsZero,
             failures_counted: !ix.deletes_failures(),
-            first,
+            first: (join(Lang::En), join(Lang::Zh)),
+            intended: s.population.latency_from == crate::LatencyOrigin::Intended,
         }
     }
 
     /// "P95 TTFT (successes)", "P95 TTFT (all attempts, missing counted as 0 s)".
     fn name(&self, label: &str) -> Text {
-        let (first_en, first_zh) = self.first;
+        let (first_en, first_zh) = (self.first.0.as_str(), self.first.1.as_str());
         let with_first_en = |s: &str| {
             if first_en.is_empty() {
                 s.to_string()
@@ -140,6 +194,17 @@ impl TtftSample {
     /// The name in the figure strip: "P95 TTFT", or what the sample is when it is not the
     /// lesson's.
     fn short_name(&self, label: &str) -> Text {
+        let name = self.short_name_from_actual(label);
+        if !self.intended {
+            return name;
+        }
+        Text::new(
+            format!("{} from the intended start", name.en),
+            format!("{}（从计划开始时间算起）", name.zh),
+        )
+    }
+
+    fn short_name_from_actual(&self, label: &str) -> Text {
         match (self.missing_as_zero, self.failures_counted) {
             (false, _) => Text::new(format!("{label} TTFT"), format!("{label} TTFT")),
             (true, true) => Text::new(
@@ -202,6 +267,11 @@ pub struct Metrics {
     pub itl_tail: Figure,
     pub output_tokens_per_s: Figure,
     pub business_success_rate: Figure,
+    /// Counted attempts sent after their intended start (an open loop's client behind).
+    pub late_starts: usize,
+    /// Counted attempts measured from their actual start although the intended start is the
+    /// origin: they have none (closed loop). 0 when the actual start is the origin.
+    pub origin_fallbacks: usize,
 }
 
 fn t(en: &str, zh: &str) -> Text {
@@ -347,6 +417,7 @@ impl Metrics {
             ));
         }
         ttft_p50.short_name = Some(sample.short_name("P50"));
+        add_note(&mut ttft_p50, fallback_note(ix));
         let mut ttft_p95 = distribution(
             "ttft_p95",
             ttft_name("P95".into()),
@@ -356,6 +427,7 @@ impl Metrics {
             &ttft_what,
         );
         ttft_p95.short_name = Some(sample.short_name("P95"));
+        add_note(&mut ttft_p95, fallback_note(ix));
         let mut ttft_tail = distribution(
             "ttft_tail",
             ttft_name(percentile_label(s.p)),
@@ -365,6 +437,7 @@ impl Metrics {
             &ttft_what,
         );
         ttft_tail.short_name = Some(sample.short_name(&percentile_label(s.p)));
+        add_note(&mut ttft_tail, fallback_note(ix));
 
         let mut quality_pass_rate = Figure::new(
             "quality_pass_rate",
@@ -393,9 +466,16 @@ impl Metrics {
 
         let qualified = ix.qualified(threshold_ms(s), s.comparison);
         let ignored = s.population.quality == crate::settings::QualityRule::Ignored;
+        // The intended start moves every TTFT, so the condition says so where it is chosen.
+        let (from_en, from_zh) = match s.population.latency_from {
+            crate::LatencyOrigin::Actual => ("", ""),
+            crate::LatencyOrigin::Intended => {
+                (" from the intended start", "（从计划开始时间算起）")
+            }
+        };
         let qualified_label = Text::new(
             format!(
-                "jointly qualified (success ∧ {}TTFT {} {} s)",
+                "jointly qualified (success ∧ {}TTFT{from_en} {} {} s)",
                 if ignored { "" } else { "quality pass ∧ " },
                 s.comparison.symbol(),
                 trim_num(s.ttft_threshold_s)
@@ -405,7 +485,7 @@ impl Metrics {
                 ""
             },
             format!(
-                "联合合格（完整成功 ∧ {}TTFT {} {} 秒）",
+                "联合合格（完整成功 ∧ {}TTFT{from_zh} {} {} 秒）",
                 if ignored { "" } else { "质量通过 ∧ " },
                 s.comparison.symbol(),
                 trim_num(s.ttft_threshold_s)
@@ -472,25 +552,36 @@ impl Metrics {
         };
 
         let e2e_what = t("success E2E", "成功请求的端到端时延");
-        let e2e_p50 = distribution(
+        // E2E names its origin by TTFT's rule: "P50 E2E (successes, from the intended start)".
+        let e2e_origin = origin_words(ix, s);
+        let e2e_name = |label: &str| match &e2e_origin {
+            None => Text::new(
+                format!("{label} E2E (successes)"),
+                format!("成功请求 E2E {label}"),
+            ),
+            Some(o) => Text::new(
+                format!("{label} E2E (successes, {})", o.en),
+                format!("成功请求 E2E {label}（{}）", o.zh),
+            ),
+        };
+        let mut e2e_p50 = distribution(
             "e2e_p50",
-            t("P50 E2E (successes)", "成功请求 E2E P50"),
+            e2e_name("P50"),
             &ix.e2e_ms,
             50.0,
             s.percentile,
             &e2e_what,
         );
-        let e2e_tail = distribution(
+        add_note(&mut e2e_p50, fallback_note(ix));
+        let mut e2e_tail = distribution(
             "e2e_tail",
-            Text::new(
-                format!("{} E2E (successes)", percentile_label(s.p)),
-                format!("成功请求 E2E {}", percentile_label(s.p)),
-            ),
+            e2e_name(&percentile_label(s.p)),
             &ix.e2e_ms,
             s.p,
             s.percentile,
             &e2e_what,
         );
+        add_note(&mut e2e_tail, fallback_note(ix));
         let itl_what = t("gap between stream events", "流事件间隔");
         let itl_p50 = distribution(
             "itl_p50",
@@ -595,6 +686,8 @@ impl Metrics {
             itl_tail,
             output_tokens_per_s,
             business_success_rate,
+            late_starts: ix.late_starts,
+            origin_fallbacks: ix.origin_fallbacks(),
         }
     }
 
@@ -663,8 +756,10 @@ impl Metrics {
                 "warmup": s.population.warmup.code(),
                 "quality": s.population.quality.code(),
                 "first_token": s.population.first_token.code(),
+                "latency_from": s.population.latency_from.code(),
                 "currency": s.currency,
             },
+            "latency_from_fallbacks": self.origin_fallbacks,
         });
         let obj = v.as_object_mut().expect("object");
         obj.insert(seconds_key("ttft"), json!(self.ttft_tail.value));
@@ -777,6 +872,147 @@ mod tests {
     use super::*;
     use crate::settings::MissingTtft;
     use crate::trace::test_data::ten;
+    use crate::trace::{Attempt, LatencyOrigin, Outcome, Quality};
+    use crate::verdict::{verdict, Latency};
+
+    /// An open loop at one request a second, threshold 1 s: A kept its schedule (TTFT 400 ms),
+    /// B was sent 700 ms late (TTFT 400 ms from its actual start, 1,100 ms from its intended
+    /// one), C came early by 10 ms (never measured from before it was sent), and D has no
+    /// intended start (a closed-loop attempt: it falls back to its actual start).
+    fn late_open_loop() -> Vec<Attempt> {
+        [
+            ("A", Some(0.0), 0.0, 400.0, 900.0),
+            ("B", Some(1000.0), 1700.0, 400.0, 900.0),
+            ("C", Some(3000.0), 2990.0, 300.0, 800.0),
+            ("D", None, 4000.0, 600.0, 1000.0),
+        ]
+        .into_iter()
+        .map(|(id, intended, start, ttft, e2e)| {
+            let mut a = Attempt::new(id, Outcome::Success, Some(ttft), Quality::Pass);
+            a.intended_start_ms = intended;
+            a.start_ms = Some(start);
+            a.e2e_ms = Some(e2e);
+            a
+        })
+        .collect()
+    }
+
+    #[test]
+    fn latency_from_the_intended_start_counts_the_clients_lag() {
+        let attempts = late_open_loop();
+        let actual = Settings::default();
+        let mut intended = Settings::default();
+        assert!(intended.apply_pairs([("lf", "intended")]).is_empty());
+        assert_eq!(intended.population.latency_from, LatencyOrigin::Intended);
+        assert!(intended
+            .to_pairs()
+            .contains(&("lf", "intended".to_string())));
+
+        // B's TTFT: 400 ms from its actual start, 1,100 ms from its intended one; it qualifies
+        // under the first and not the second (threshold 1 s).
+        let b = &attempts[1];
+        let (from_actual, from_intended) = (verdict(b, &actual), verdict(b, &intended));
+        assert_eq!(from_actual.ttft_s, Some(0.4));
+        assert_eq!(from_intended.ttft_s, Some(1.1));
+        assert!(from_intended.ttft_s > from_actual.ttft_s);
+        assert!(from_actual.qualified);
+        assert_eq!(
+            (from_intended.qualified, from_intended.latency),
+            (false, Latency::Over)
+        );
+        // Early is never earlier than the send; no schedule falls back to the actual start.
+        assert_eq!(verdict(&attempts[2], &intended).ttft_s, Some(0.3));
+        assert_eq!(verdict(&attempts[3], &intended).ttft_s, Some(0.6));
+
+        let (a, i) = (
+            Metrics::of(&attempts, &actual),
+            Metrics::of(&attempts, &intended),
+        );
+        assert_eq!((a.qualified, i.qualified), (4, 3));
+        // Nearest-rank P95 of 4 is the maximum: 600 ms from the actual start, 1,100 ms from
+        // the intended one; E2E's maximum, B's 900 ms + 700 ms of lag.
+        assert_eq!((a.ttft_p95.value, i.ttft_p95.value), (Some(0.6), Some(1.1)));
+        assert_eq!((a.e2e_tail.value, i.e2e_tail.value), (Some(1.0), Some(1.6)));
+        // A threshold of 1.1 s lets B in again: the qualification turns at the threshold.
+        let mut at = intended.clone();
+        at.ttft_threshold_s = 1.1;
+        assert_eq!(Metrics::of(&attempts, &at).qualified, 4);
+        at.comparison = crate::Comparison::Lt;
+        assert_eq!(Metrics::of(&attempts, &at).qualified, 3);
+
+        // Each figure names its origin, and the one attempt without a schedule is counted.
+        assert_eq!(
+            a.ttft_p95.name,
+            Text::new(
+                "P95 TTFT (successes, from the actual start)",
+                "成功请求 TTFT P95（从实际开始时间算起）"
+            )
+        );
+        assert_eq!(
+            i.ttft_p95.name,
+            Text::new(
+                "P95 TTFT (successes, from the intended start)",
+                "成功请求 TTFT P95（从计划开始时间算起）"
+            )
+        );
+        assert_eq!(
+            i.e2e_p50.name.en,
+            "P50 E2E (successes, from the intended start)"
+        );
+        assert_eq!(
+            i.ttft_p95.short_name.as_ref().unwrap().en,
+            "P95 TTFT from the intended start"
+        );
+        assert!(i
+            .joint_rate
+            .numerator_label
+            .as_ref()
+            .unwrap()
+            .en
+            .contains("TTFT from the intended start ≤ 1 s"));
+        assert_eq!(
+            (a.origin_fallbacks, i.origin_fallbacks, i.late_starts),
+            (0, 1, 1)
+        );
+        let note = i.ttft_p95.note.as_ref().unwrap();
+        // P95 of 4 is the maximum, said first; the fallback is joined after it.
+        assert!(
+            note.en.contains("single slowest request; 1 of 4"),
+            "{note:?}"
+        );
+        assert!(
+            note.en.contains("1 of 4 attempts had no intended start"),
+            "{note:?}"
+        );
+        assert!(
+            note.zh.contains("4 个尝试中有 1 个没有计划开始时间"),
+            "{note:?}"
+        );
+        assert!(
+            a.ttft_p95.note.is_none() || !a.ttft_p95.note.as_ref().unwrap().en.contains("intended")
+        );
+        let json = i.summary_json(&intended);
+        assert_eq!(json["settings"]["latency_from"], "intended");
+        assert_eq!(json["latency_from_fallbacks"], 1);
+
+        // A closed loop (no schedule at all) gives the same figures under both, and its names
+        // do not mention an origin that cannot matter.
+        let closed: Vec<Attempt> = attempts
+            .iter()
+            .cloned()
+            .map(|mut a| {
+                a.intended_start_ms = None;
+                a
+            })
+            .collect();
+        let (ca, ci) = (
+            Metrics::of(&closed, &actual),
+            Metrics::of(&closed, &intended),
+        );
+        assert_eq!(ca.ttft_p95.value, ci.ttft_p95.value);
+        assert_eq!(ca.ttft_p95.name.en, "P95 TTFT (successes)");
+        assert_eq!(ci.origin_fallbacks, 4);
+    }
 
     #[test]
     fn the_ttft_names_say_which_attempts_the_sample_holds() {

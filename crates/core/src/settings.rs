@@ -8,7 +8,7 @@ use crate::error::SettingsError;
 use crate::format::trim_num;
 use crate::percentile::PercentileMethod;
 use crate::text::Text;
-use crate::trace::{FirstToken, Header, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
+use crate::trace::{FirstToken, Header, LatencyOrigin, MAX_COST, MAX_WINDOW_S, MIN_WINDOW_S};
 use crate::units;
 
 pub use crate::trace::Comparison;
@@ -137,6 +137,11 @@ pub struct Population {
     /// Whether qualifying needs a quality pass (it does; ignoring it is a named mistake).
     #[serde(default)]
     pub quality: QualityRule,
+    /// Where TTFT and E2E are measured from: the actual start, or the intended one (an open
+    /// loop's schedule, coordinated omission left out). It decides the TTFT sample and with it
+    /// which attempts qualify, so it is a population choice.
+    #[serde(default)]
+    pub latency_from: LatencyOrigin,
 }
 
 /// Every setting of the lab and of `tracelab report`.
@@ -417,9 +422,10 @@ impl Settings {
 
 /// The keys of [`Settings::to_pairs`] and [`Settings::apply_pairs`]: threshold, comparison,
 /// percentile method, percentile p, failure denominator, missing TTFT, warm-up, window, window
-/// cost, currency, first token, quality rule. Lessons bind the lab with them (see the `tracelab-course` crate).
-pub const PAIR_KEYS: [&str; 12] = [
-    "t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft", "qr",
+/// cost, currency, first token, quality rule, latency origin. Lessons bind the lab with them (see
+/// the `tracelab-course` crate).
+pub const PAIR_KEYS: [&str; 13] = [
+    "t", "cmp", "pm", "p", "fd", "mt", "wu", "w", "cost", "cur", "ft", "qr", "lf",
 ];
 
 /// One choice a learner makes among named options (a `key=value` pair of [`Settings::to_pairs`]):
@@ -447,7 +453,7 @@ impl ChoiceSpec {
 }
 
 /// Every choice with named options, in the lab's order.
-pub const CHOICES: [ChoiceSpec; 7] = [
+pub const CHOICES: [ChoiceSpec; 8] = [
     ChoiceSpec {
         key: "cmp",
         label: ("Comparison", "比较方式"),
@@ -462,6 +468,18 @@ pub const CHOICES: [ChoiceSpec; 7] = [
         options: &[
             ("content", "first answer token", "首个回答 token"),
             ("any", "any output (reasoning too)", "任何输出（含推理）"),
+        ],
+    },
+    ChoiceSpec {
+        key: "lf",
+        label: ("Latency measured from", "时延的起点"),
+        options: &[
+            ("actual", "the actual start", "实际开始时间"),
+            (
+                "intended",
+                "the intended start (open loop)",
+                "计划开始时间（开放到达）",
+            ),
         ],
     },
     ChoiceSpec {
@@ -586,6 +604,7 @@ impl Settings {
         }
         v.push(("ft", self.population.first_token.code().to_string()));
         v.push(("qr", self.population.quality.code().to_string()));
+        v.push(("lf", self.population.latency_from.code().to_string()));
         v
     }
 
@@ -625,6 +644,9 @@ impl Settings {
                     .is_some(),
                 "ft" => FirstToken::from_code(value)
                     .map(|f| self.population.first_token = f)
+                    .is_some(),
+                "lf" => LatencyOrigin::from_code(value)
+                    .map(|o| self.population.latency_from = o)
                     .is_some(),
                 "qr" => QualityRule::from_code(value)
                     .map(|q| self.population.quality = q)

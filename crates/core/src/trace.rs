@@ -783,7 +783,63 @@ impl FirstToken {
     }
 }
 
+/// Where TTFT and E2E are measured from: the attempt's actual start (what it lived through once
+/// sent), or the start its open loop's schedule intended. A request sent late waited for the
+/// client before its actual start; a user arriving on schedule waited through that too, and
+/// leaving it out is coordinated omission: the tail improves exactly when the client falls
+/// behind. Attempts without an intended start (a closed loop has no schedule) are measured from
+/// their actual start under either choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyOrigin {
+    /// The moment the request was sent: what every tool reports by default.
+    #[default]
+    Actual,
+    /// The moment the schedule meant it to be sent (open loop): the lag is included.
+    Intended,
+}
+
+impl LatencyOrigin {
+    pub const ALL: [LatencyOrigin; 2] = [LatencyOrigin::Actual, LatencyOrigin::Intended];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            LatencyOrigin::Actual => "actual",
+            LatencyOrigin::Intended => "intended",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<LatencyOrigin> {
+        match code.trim() {
+            "actual" => Some(LatencyOrigin::Actual),
+            "intended" | "scheduled" => Some(LatencyOrigin::Intended),
+            _ => None,
+        }
+    }
+
+    /// The origin as a figure's name says it.
+    pub fn text(self) -> Text {
+        match self {
+            LatencyOrigin::Actual => Text::new("from the actual start", "从实际开始时间算起"),
+            LatencyOrigin::Intended => Text::new("from the intended start", "从计划开始时间算起"),
+        }
+    }
+}
+
 impl Attempt {
+    /// How long before its actual start the attempt's latencies are measured from under
+    /// `origin`: 0 from the actual start; from the intended one, the client's lag (actual −
+    /// intended). `None` when the origin is the intended start and the attempt has none to
+    /// use (no schedule, or no actual start to set it against): it is then measured from its
+    /// actual start, and counted as such. A request sent early is measured from when it was
+    /// sent: nobody waited for it before that, so the lag is never taken below 0.
+    pub fn origin_lead_ms(&self, origin: LatencyOrigin) -> Option<f64> {
+        match origin {
+            LatencyOrigin::Actual => Some(0.0),
+            LatencyOrigin::Intended => Some((self.start_ms? - self.intended_start_ms?).max(0.0)),
+        }
+    }
+
     /// A minimal attempt for tests and what-if edits: measured, first try, no timeline.
     pub fn new(
         id: impl Into<String>,

@@ -68,16 +68,31 @@ pub(crate) fn threshold_ms(settings: &Settings) -> f64 {
     ms_from_s(settings.ttft_threshold_s)
 }
 
-/// The TTFT an attempt contributes under the population's missing-TTFT choice.
+/// How much earlier than the attempt's actual start its latencies are measured from under the
+/// population's origin (0 where it has no intended start: the actual one stands in).
+fn origin_lead_ms(attempt: &Attempt, population: &Population) -> f64 {
+    attempt
+        .origin_lead_ms(population.latency_from)
+        .unwrap_or(0.0)
+}
+
+/// The TTFT an attempt contributes under the population's missing-TTFT choice, from its origin.
 pub(crate) fn effective_ttft_ms(attempt: &Attempt, population: &Population) -> Option<f64> {
     match (
         attempt.ttft_under(population.first_token),
         population.missing_ttft,
     ) {
-        (Some(t), _) => Some(t),
+        (Some(t), _) => Some(t + origin_lead_ms(attempt, population)),
         (None, MissingTtft::TreatAsZero) => Some(0.0),
         (None, MissingTtft::KeepMissing) => None,
     }
+}
+
+/// The E2E an attempt contributes, from the population's origin.
+pub(crate) fn effective_e2e_ms(attempt: &Attempt, population: &Population) -> Option<f64> {
+    attempt
+        .e2e_ms
+        .map(|e| e + origin_lead_ms(attempt, population))
 }
 
 /// Whether the attempt is counted at all under the population's choices.

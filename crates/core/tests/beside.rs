@@ -276,6 +276,7 @@ fn on_the_queue_sample_slow_attempts_waited_behind_a_long_queue() {
         slow,
         fast,
         server_ttft,
+        separation,
     } = engine_beside(&trace, &settings)
     else {
         panic!("measured")
@@ -288,6 +289,9 @@ fn on_the_queue_sample_slow_attempts_waited_behind_a_long_queue() {
     );
     assert!(sw > 10.0 && fw < 2.0, "slow behind {sw}, fast behind {fw}");
     assert!(slow.kv_cache.unwrap() > 0.9 && fast.kv_cache.unwrap() < slow.kv_cache.unwrap());
+    // The queue tells them apart: the line explains the slow attempts.
+    let separation = separation.expect("signals in both groups");
+    assert!(separation.separates(), "{separation:?}");
     let server = server_ttft.expect("the engine counts its own TTFT");
     let successes = trace
         .attempts
@@ -360,9 +364,11 @@ fn the_engine_beside_slow_attempts_on_a_trace_whose_answer_is_known() {
     assert_eq!(
         lines,
         vec!["Engine beside slow attempts (vllm; TTFT over 1 s, a timeout, or the slowest 5 % E2E; median of each attempt's mean): \
-              2 slow waited behind 14 queued, at 97 % KV cache (2 of 2 with a scrape inside); 2 fast behind 0 queued, at 40 % KV cache (2 of 2 with a scrape inside)"
+              2 slow waited behind 14 queued, at 97 % KV cache (2 of 2 with a scrape inside); 2 fast behind 0 queued, at 40 % KV cache (2 of 2 with a scrape inside); \
+              the queue separates slow from fast: higher for the slow attempt in 100 % of 4 slow–fast pairs"
             .to_string()]
     );
+    assert_eq!(summary.separates(), Some(true));
     // Without a scrape the answer is "unverified", never a guess.
     let mut none = trace.clone();
     none.engine.clear();
@@ -637,4 +643,103 @@ fn the_lessons_refuting_rows_are_the_cores() {
             None => assert!(text.contains("timeout before first token"), "{text}"),
         }
     }
+}
+
+/// A run under steady queueing: 24 attempts started 1 s apart, the engine scraped every 250 ms
+/// and always reading 8 queued, 4 running, 80 % KV cache; every third attempt is slow (TTFT
+/// 1.2 s, over the 1 s threshold). Both groups waited behind the same queue, so the engine's
+/// line explains nothing, and the baseline's fourth check must not pass on it.
+fn steady_queue_trace() -> Trace {
+    let mut trace = Trace::default();
+    for i in 0..24u32 {
+        let slow = i.is_multiple_of(3);
+        let mut a = Attempt::new(
+            format!("R{i}"),
+            Outcome::Success,
+            Some(if slow { 1200.0 } else { 300.0 }),
+            Quality::Pass,
+        );
+        a.start_ms = Some(i as f64 * 1000.0);
+        // The fast ones end sooner, so only the slow ones are among the slowest 5 % E2E.
+        a.e2e_ms = Some(if slow { 1000.0 } else { 900.0 });
+        trace.attempts.push(a);
+    }
+    for k in 0..96 {
+        trace.engine.push(engine::EngineSample {
+            t_ms: 125.0 + k as f64 * 250.0,
+            source: 0,
+            engine: "vllm".into(),
+            waiting: Some(8.0),
+            running: Some(4.0),
+            kv_cache: Some(0.8),
+            preemptions_per_s: None,
+            queue_time: None,
+            ttft: None,
+        });
+    }
+    trace.header.engine_metrics = Some(engine::EngineScrape::default());
+    trace
+}
+
+fn signals_check(trace: &Trace, engine: &EngineSummary) -> tracelab_core::baseline::BaselineCheck {
+    use tracelab_core::baseline::{baseline_checks, OtherRuns, RunEvidence};
+    let settings = Settings::default();
+    let index = Index::build(&trace.attempts, settings.population);
+    let metrics = Metrics::compute(&index, &settings);
+    let intervals = tracelab_core::compare::Intervals::compute(&index, &settings, &metrics);
+    let run = RunEvidence {
+        header: &trace.header,
+        warmup_attempts: 0,
+        settings: &settings,
+        metrics: &metrics,
+        intervals: &intervals,
+        gpu: &tracelab_core::gpu_beside::GpuSummary::Unverified,
+        engine,
+    };
+    let checks = baseline_checks(&run, &OtherRuns::default()).checks;
+    checks.into_iter().find(|c| c.key == "signals").unwrap()
+}
+
+#[test]
+fn engine_signals_that_do_not_separate_slow_from_fast_do_not_pass_the_fourth_check() {
+    use tracelab_core::baseline::CheckStatus;
+    let trace = steady_queue_trace();
+    let settings = Settings::default();
+    let summary = engine_beside(&trace, &settings);
+    let EngineSummary::Measured {
+        slow, separation, ..
+    } = &summary
+    else {
+        panic!("measured")
+    };
+    assert_eq!((slow.attempts, slow.waiting), (8, Some(8.0)));
+    // Every (slow, fast) pair ties: a share of one half, no separation.
+    let separation = separation.unwrap();
+    assert_eq!((separation.share, separation.pairs), (0.5, 128));
+    assert_eq!(summary.separates(), Some(false));
+    let en = &summary.card_lines(&settings, None, Lang::En)[0];
+    assert!(
+        en.ends_with("; signals recorded, but they do not separate slow from fast (the best, the queue, is higher for the slow attempt in 50 % of 128 slow–fast pairs; separating takes 75 %)"),
+        "{en}"
+    );
+    let zh = &summary.card_lines(&settings, None, Lang::Zh)[0];
+    assert!(zh.contains("信号已记录，但区分不了慢与快"), "{zh}");
+    let check = signals_check(&trace, &summary);
+    assert_eq!(check.status, CheckStatus::Fail, "{check:?}");
+    assert!(check.evidence.en.contains("do not separate slow from fast"));
+    assert!(check.evidence.zh.contains("区分不了慢与快"));
+
+    // The same run where the slow attempts waited behind a longer queue: the check passes.
+    let mut queued = trace.clone();
+    for s in &mut queued.engine {
+        let attempt = (s.t_ms / 1000.0) as usize;
+        if attempt.is_multiple_of(3) {
+            s.waiting = Some(14.0);
+        }
+    }
+    let summary = engine_beside(&queued, &settings);
+    assert_eq!(summary.separates(), Some(true));
+    assert!(summary.card_lines(&settings, None, Lang::En)[0]
+        .ends_with("; the queue separates slow from fast: higher for the slow attempt in 100 % of 128 slow–fast pairs"));
+    assert_eq!(signals_check(&queued, &summary).status, CheckStatus::Pass);
 }

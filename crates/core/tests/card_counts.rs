@@ -99,3 +99,45 @@ fn no_usage_is_blamed_only_on_a_server_that_answered() {
         "a success without usage"
     );
 }
+
+#[test]
+fn the_card_names_the_latency_origin_and_counts_the_attempts_without_a_schedule() {
+    // B was sent 700 ms after its intended start; C, a closed-loop attempt, has none.
+    let t = trace(&[
+        r#"{"kind":"attempt","id":"A","phase":"measure","intended_start_ms":0,"start_ms":0,"first_token_ms":400,"end_ms":900,"outcome":"success","quality":"pass"}"#,
+        r#"{"kind":"attempt","id":"B","phase":"measure","intended_start_ms":1000,"start_ms":1700,"first_token_ms":2100,"end_ms":2600,"outcome":"success","quality":"pass"}"#,
+        r#"{"kind":"attempt","id":"C","phase":"measure","start_ms":4000,"first_token_ms":4600,"end_ms":5000,"outcome":"success","quality":"pass"}"#,
+    ]);
+    let (m, actual) = card_of(&t, Lang::En);
+    assert_eq!(m.qualified, 3);
+    assert!(
+        actual.contains("· latency from the actual start\n"),
+        "{actual}"
+    );
+    assert!(actual.contains("P95 TTFT (successes, from the actual start)"));
+    let mut settings = Settings::from_header(&t.header);
+    settings.population.latency_from = tracelab_core::LatencyOrigin::Intended;
+    let m = Metrics::compute(&Index::build(&t.attempts, settings.population), &settings);
+    assert_eq!(
+        m.qualified, 2,
+        "B's 1.1 s from its intended start is over 1 s"
+    );
+    let en = card::render_text("t.jsonl", &t, &settings, &m, Lang::En);
+    assert!(
+        en.contains("· latency from the intended start (1 attempt had no intended start: from its actual start)"),
+        "{en}"
+    );
+    assert!(
+        en.contains("P95 TTFT (successes, from the intended start)"),
+        "{en}"
+    );
+    let zh = card::render_text("t.jsonl", &t, &settings, &m, Lang::Zh);
+    assert!(
+        zh.contains("时延从计划开始时间算起（1 个尝试没有计划开始时间，从实际开始时间算起）"),
+        "{zh}"
+    );
+    assert!(
+        zh.contains("成功请求 TTFT P95（从计划开始时间算起）"),
+        "{zh}"
+    );
+}

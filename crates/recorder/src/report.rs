@@ -94,6 +94,8 @@ fn print_report(
         let intervals = tracelab_core::compare::Intervals::compute(view.index, settings, metrics);
         summary["first_token"] =
             serde_json::to_value(settings.population.first_token).unwrap_or_default();
+        summary["latency_from"] =
+            serde_json::to_value(settings.population.latency_from).unwrap_or_default();
         summary["intervals"] = card::intervals_json_keyed(metrics, &intervals, &|k| {
             tracelab_core::Metrics::summary_key(k, settings)
         });

@@ -2,7 +2,9 @@
 //! asks for, and the result is checked by the core before any figure is computed.
 
 use clap::{Args, ValueEnum};
-use tracelab_core::{Comparison, FirstToken, Header, Lang, PercentileMethod, Settings};
+use tracelab_core::{
+    Comparison, FirstToken, Header, Lang, LatencyOrigin, PercentileMethod, Settings,
+};
 
 #[derive(Args)]
 pub struct SettingsArgs {
@@ -32,6 +34,12 @@ pub struct SettingsArgs {
     /// (what most peer tools time). The same for a trace that kept no reasoning apart.
     #[arg(long, value_enum, default_value = "content")]
     pub first_token: FirstTokenArg,
+    /// Where TTFT and E2E are measured from: `actual`, when the request was sent, or
+    /// `intended`, when the open loop's schedule meant it to be sent, so a request the client
+    /// sent late counts the wait (coordinated omission left out). Attempts without an intended
+    /// start (a closed loop) are measured from their actual start, and the card says how many.
+    #[arg(long, value_enum, default_value = "actual")]
+    pub latency_from: LatencyFromArg,
     /// Language of the card.
     #[arg(long, value_enum, default_value = "en")]
     pub lang: LangArg,
@@ -41,6 +49,12 @@ pub struct SettingsArgs {
 pub enum FirstTokenArg {
     Content,
     Any,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum LatencyFromArg {
+    Actual,
+    Intended,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -101,6 +115,10 @@ impl SettingsArgs {
         settings.population.first_token = match self.first_token {
             FirstTokenArg::Content => FirstToken::Content,
             FirstTokenArg::Any => FirstToken::AnyOutput,
+        };
+        settings.population.latency_from = match self.latency_from {
+            LatencyFromArg::Actual => LatencyOrigin::Actual,
+            LatencyFromArg::Intended => LatencyOrigin::Intended,
         };
         settings
             .validate()

@@ -255,3 +255,81 @@ fn replications_are_compared_between_runs() {
     assert_eq!(run(args(&a, &c, &[])).status.code(), Some(5));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn latency_from_the_intended_start_sees_a_client_that_fell_behind() {
+    // The base run again, except that every other measured request was sent 1.5 s after its
+    // intended start: the same times once sent, so from the actual start nothing changed.
+    let a = repo("public/samples/baseline-a.jsonl");
+    let text = std::fs::read_to_string(&a).unwrap();
+    let mut late = String::new();
+    let mut k = 0;
+    for line in text.lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["kind"] == "attempt" && v["phase"] == "measure" {
+            k += 1;
+            let start = v["start_ms"].as_f64().unwrap();
+            if k % 2 == 0 && start >= 1500.0 {
+                v["intended_start_ms"] = serde_json::json!(start - 1500.0);
+            }
+        }
+        late.push_str(&v.to_string());
+        late.push('\n');
+    }
+    let dir = tracelab_testkit::scratch("compare", "latency-from");
+    let late_path = dir.join("late-client.jsonl");
+    std::fs::write(&late_path, late).unwrap();
+    let late_path = late_path.to_str().unwrap();
+
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["compare", &a, late_path, "--json"];
+        args.extend_from_slice(extra);
+        let out = tracelab(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let actual = json(&[]);
+    assert_eq!(actual["latency_from"], "actual");
+    let ttft = |v: &serde_json::Value, key: &str| row(v, 0, key)["verdict"]["en"].clone();
+    assert_ne!(ttft(&actual, "ttft_p50"), "slower beyond noise");
+    assert_ne!(ttft(&actual, "ttft_tail"), "slower beyond noise");
+    let intended = json(&["--latency-from", "intended"]);
+    assert_eq!(intended["latency_from"], "intended");
+    for key in ["ttft_p50", "ttft_tail", "e2e_p50"] {
+        assert_eq!(ttft(&intended, key), "slower beyond noise", "{key}");
+    }
+    assert_eq!(
+        row(&intended, 0, "joint_rate")["verdict"]["en"],
+        "lower beyond noise (worse)"
+    );
+    let text = stdout(&tracelab(&[
+        "compare",
+        &a,
+        late_path,
+        "--latency-from",
+        "intended",
+    ]));
+    assert!(
+        text.contains("Latency measured: from the intended start"),
+        "{text}"
+    );
+    assert!(
+        text.contains("from the intended start)"),
+        "each TTFT row names its origin:\n{text}"
+    );
+    let zh = stdout(&tracelab(&[
+        "compare",
+        &a,
+        late_path,
+        "--latency-from",
+        "intended",
+        "--lang",
+        "zh",
+    ]));
+    assert!(zh.contains("时延的起点: 从计划开始时间算起"), "{zh}");
+}

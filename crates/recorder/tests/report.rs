@@ -295,3 +295,80 @@ fn cost_with_nothing_qualified_has_a_lower_bound() {
     let goodput = &v["intervals"]["goodput_per_s"];
     assert_eq!(goodput["lo"], 0.0);
 }
+
+/// An open loop at one request a second, every TTFT 300 ms: R3 was sent 900 ms after its
+/// intended start (1.2 s from it), and R9 has no intended start (a closed-loop attempt).
+fn late_open_loop_trace(dir: &std::path::Path) -> PathBuf {
+    let mut text = String::from(
+        r#"{"kind":"header","schema":"tracelab.trace","version":1,"tool":{"name":"t","version":"1"},"conditions":{"arrival":"constant","rate_per_s":1.0},"defaults":{"ttft_threshold_s":1.0,"comparison":"le"}}"#,
+    );
+    text.push('\n');
+    for i in 0..10u32 {
+        let intended = f64::from(i) * 1000.0;
+        let start = if i == 3 { intended + 900.0 } else { intended };
+        let schedule = if i == 9 {
+            String::new()
+        } else {
+            format!(r#""intended_start_ms":{intended},"#)
+        };
+        text.push_str(&format!(
+            r#"{{"kind":"attempt","id":"R{i}","phase":"measure",{schedule}"start_ms":{start},"first_token_ms":{},"end_ms":{},"outcome":"success","quality":"pass"}}"#,
+            start + 300.0,
+            start + 500.0
+        ));
+        text.push('\n');
+    }
+    let path = dir.join("late.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn latency_from_the_intended_start_counts_the_clients_lag() {
+    let dir = tracelab_testkit::scratch("report", "latency-from");
+    let path = late_open_loop_trace(&dir);
+    let path = path.to_str().unwrap();
+    let actual = report_json(&[path]);
+    let intended = report_json(&[path, "--latency-from", "intended"]);
+    assert_eq!(
+        (actual["qualified"].as_u64(), intended["qualified"].as_u64()),
+        (Some(10), Some(9))
+    );
+    assert_eq!(actual["latency_from"], "actual");
+    assert_eq!(intended["latency_from"], "intended");
+    assert_eq!(intended["settings"]["latency_from"], "intended");
+    assert_eq!(intended["latency_from_fallbacks"], 1);
+    assert_eq!(actual["ttft_p95_s"], 0.3);
+    assert_eq!(intended["ttft_p95_s"], 1.2);
+    for in_memory in [false, true] {
+        let mut args = vec!["report", path, "--latency-from", "intended"];
+        if in_memory {
+            args.push("--in-memory");
+        }
+        let en = String::from_utf8(tracelab(&args).stdout).unwrap();
+        assert!(
+            en.contains("latency from the intended start (1 attempt had no intended start: from its actual start)"),
+            "{en}"
+        );
+        assert!(
+            en.contains("P95 TTFT (successes, from the intended start)"),
+            "{en}"
+        );
+        args.extend(["--lang", "zh"]);
+        let zh = String::from_utf8(tracelab(&args).stdout).unwrap();
+        assert!(
+            zh.contains("时延从计划开始时间算起（1 个尝试没有计划开始时间，从实际开始时间算起）"),
+            "{zh}"
+        );
+    }
+    let card = String::from_utf8(tracelab(&["report", path]).stdout).unwrap();
+    assert!(
+        card.contains("P95 TTFT (successes, from the actual start)"),
+        "{card}"
+    );
+    // A value the flag does not take is refused, naming the ones it does.
+    let bad = tracelab(&["report", path, "--latency-from", "scheduled-ish"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("actual") && err.contains("intended"), "{err}");
+}

@@ -121,6 +121,8 @@ pub struct Report {
     pub reruns: Option<Reruns>,
     /// Which token started TTFT in every run (the base's choice).
     pub first_token: crate::trace::FirstToken,
+    /// Where TTFT and E2E were measured from in every run (the base's choice).
+    pub latency_from: crate::trace::LatencyOrigin,
     /// What the comparison set out to change (`--vary`); empty for reruns of one contract.
     pub varied: Vec<String>,
 }
@@ -158,12 +160,17 @@ impl Report {
             .first()
             .map(|r| r.settings.population.first_token)
             .unwrap_or_default();
+        let latency_from = runs
+            .first()
+            .map(|r| r.settings.population.latency_from)
+            .unwrap_or_default();
         Ok(Report {
             confidence: CONFIDENCE,
             bootstrap: boot,
             pairs,
             reruns: reruns(&indexes, p, method),
             first_token,
+            latency_from,
             varied: vary.to_vec(),
         })
     }
@@ -178,13 +185,24 @@ impl Report {
         let mut out = String::new();
         let zh = lang == Lang::Zh;
         out.push_str(&format!(
-            "{}: {}\n\n",
+            "{}: {}\n",
             if zh {
                 "TTFT 的首个 token"
             } else {
                 "TTFT's first token"
             },
             self.first_token.text().get(lang)
+        ));
+        // Said before every figure: a difference between runs measured from different origins
+        // would be the client's schedule, not the server.
+        out.push_str(&format!(
+            "{}: {}\n\n",
+            if zh {
+                "时延的起点"
+            } else {
+                "Latency measured"
+            },
+            self.latency_from.text().get(lang)
         ));
         for pair in &self.pairs {
             out.push_str(&if zh {

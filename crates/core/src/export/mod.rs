@@ -450,6 +450,7 @@ pub fn card_json_value_of(
         "sessions": facts.sessions.as_ref().map_or(Value::Null, crate::session::Sessions::json),
         "peer_figures_resolution": resolution_note().get(lang),
         "first_token": settings.population.first_token,
+        "latency_from": settings.population.latency_from,
         "intervals": card::intervals_json(metrics, &intervals),
         "run_checks": card::view_run_checks(view, settings, metrics, &intervals, lang),
         "reuse": view.reuse,
