@@ -47,7 +47,7 @@ pub fn StepPanel() -> impl IntoView {
                 let l = lang.get();
                 let (verdict, checks) = lab.settings.with(|s| explain(&a, s));
                 let running = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| tally(&w.attempts, s, i))));
-                let so_far = lab.running_index.with(|r| r.as_ref().map(|(rows, ix)| lab.settings.with(|s| tracelab_core::compare::running_over(&ix.0, *rows, s).text(l))));
+                let so_far = lab.running_index.with(|r| r.as_ref().map(|(rows, ix)| lab.settings.with(|s| tracelab_core::compare::running_over(&ix.0, &ix.1, *rows, s).text(l))));
                 let id = a.id.clone();
                 let warmup = a.phase == Phase::Warmup && lab.settings.with(|s| s.population.warmup == WarmupPolicy::Exclude);
                 view! {

@@ -163,21 +163,28 @@ pub fn untimed(n: usize) -> Dependence {
 
 /// The dependence of a 0/1 series (in start order).
 pub fn of_indicator(series: &[bool]) -> Dependence {
-    let x: Vec<f64> = series.iter().map(|&b| b as u8 as f64).collect();
-    of_series(&x)
+    of_values(series.iter().map(|&b| b as u8 as f64))
 }
 
 /// The dependence of a series of values in start order (a 0/1 series, or the values
 /// themselves: a TTFT sample shows how long a queue's memory is even where few cross the
 /// threshold).
 pub fn of_series(x: &[f64]) -> Dependence {
+    of_values(x.iter().copied())
+}
+
+/// [`of_series`] over values read from `x` a few times over, never collected: a million-attempt
+/// run's qualified series is read again on every threshold edit, and a copy of it (and of its
+/// running sums) cost more than the reading. The sums are taken in the same order as over a
+/// slice, so the result is the same to the bit.
+pub fn of_values<I: ExactSizeIterator<Item = f64> + Clone>(x: I) -> Dependence {
     let n = x.len();
     let unchecked = Dependence::exact(n, Independence::Unchecked);
     if n < MIN_SERIES {
         return unchecked;
     }
-    let mean = x.iter().sum::<f64>() / n as f64;
-    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+    let mean = x.clone().sum::<f64>() / n as f64;
+    let var = x.clone().map(|v| (v - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
     if var.is_nan() || var <= 0.0 || !var.is_finite() {
         // A constant series says nothing about its swings: the exact interval (which is
         // one-sided at 0 of n or n of n) stands.
@@ -186,22 +193,22 @@ pub fn of_series(x: &[f64]) -> Dependence {
             ..unchecked
         };
     }
-    // Prefix sums, so each batch size costs one pass over the batches, not the series.
-    let mut prefix = Vec::with_capacity(n + 1);
-    prefix.push(0.0);
-    let mut c = 0.0;
-    for &v in x {
-        c += v - mean;
-        prefix.push(c);
-    }
     let mut b = MAX_BATCHES.min(n / MIN_BATCHES).max(MIN_BATCHES);
     loop {
         let m = n / b;
         // Batches of m consecutive attempts; the last n − b·m are left out of the batches (not
-        // of the figure).
-        let means: Vec<f64> = (0..b)
-            .map(|i| (prefix[(i + 1) * m] - prefix[i * m]) / m as f64)
-            .collect();
+        // of the figure). Each batch's mean is the difference of the running sum of the
+        // centred values at its two ends: one pass per batch size tried.
+        let mut ends = Vec::with_capacity(b + 1);
+        ends.push(0.0);
+        let mut c = 0.0;
+        for (i, v) in x.clone().take(b * m).enumerate() {
+            c += v - mean;
+            if (i + 1) % m == 0 {
+                ends.push(c);
+            }
+        }
+        let means: Vec<f64> = ends.windows(2).map(|w| (w[1] - w[0]) / m as f64).collect();
         let (bmean, s2) = mean_var(&means);
         let lag1 = lag1(&means, bmean, s2);
         let independent_batches = lag1 <= Z_ONE_SIDED / (b as f64).sqrt();
@@ -366,6 +373,18 @@ impl Index {
             .collect()
     }
 
+    /// [`joint_series`](Index::joint_series) as 0/1 values, read in place (what a threshold
+    /// edit reads again: no copy of a million flags).
+    pub fn joint_values(
+        &self,
+        threshold_ms: f64,
+        comparison: crate::Comparison,
+    ) -> impl ExactSizeIterator<Item = f64> + Clone + '_ {
+        self.series.iter().map(move |s| {
+            (s.is(Step::CANDIDATE) && comparison.holds(s.ttft_ms, threshold_ms)) as u8 as f64
+        })
+    }
+
     /// The TTFT sample in start order (ms).
     pub fn ttft_in_order(&self) -> Vec<f64> {
         self.series
@@ -471,8 +490,7 @@ pub fn autocorrelation_line(acf: &[SeriesAcf], lang: Lang) -> Option<String> {
 
 /// A percentile's dependence: that of "at or below the estimate" over the sample in start order.
 pub fn of_quantile(in_order: &[f64], estimate: f64) -> Dependence {
-    let below: Vec<bool> = in_order.iter().map(|&v| v <= estimate).collect();
-    of_indicator(&below)
+    of_values(in_order.iter().map(|&v| (v <= estimate) as u8 as f64))
 }
 
 /// The `q`-quantile's interval from the ascending `sorted` sample on an effective sample: the
