@@ -88,7 +88,7 @@ pub struct IndexRef(pub Arc<Index>, pub Arc<Readings>);
 
 impl IndexRef {
     fn new(index: Index) -> IndexRef {
-        IndexRef(Arc::new(index), Arc::new(Readings::default()))
+        IndexRef(Arc::new(index), Arc::new(Readings::for_edits()))
     }
 }
 

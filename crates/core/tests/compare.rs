@@ -769,7 +769,7 @@ fn intervals_from_kept_readings_equal_intervals_read_afresh_through_edits() {
     let attempts = stalled_run(5_000, 7);
     let s0 = Settings::default();
     let ix = Index::build(&attempts, s0.population);
-    let kept = Readings::default();
+    let kept = Readings::for_edits();
     let mut widened = false;
     for (k, threshold) in [0.3, 0.5, 0.3, 1.2, 0.15, 2.5].into_iter().enumerate() {
         let s = Settings {

@@ -162,7 +162,7 @@ pub fn run_checks(
             held.index = Some((
                 population,
                 Index::build(&held.trace.attempts, population),
-                Readings::default(),
+                Readings::for_edits(),
             ));
         }
         let Some((_, index, readings)) = held.index.as_ref() else {

@@ -242,12 +242,18 @@ pub struct Intervals {
 /// dependence of the TTFT and E2E samples, of the failures and of quality, and of "at or below
 /// the estimate" for each percentile estimate asked so far. Read the first time a figure needs
 /// them and kept, so that on a threshold edit [`Intervals::compute_kept`] reads only the
-/// qualified series again (at 1,000,000 attempts every series read afresh took hundreds of
-/// milliseconds per edit). Whoever keeps an index keeps its readings beside it (the lab and its
-/// second bundle do); they belong to that one index.
+/// qualified series again, and with [`Readings::for_edits`] only its counts per batch (at
+/// 1,000,000 attempts every series read afresh took hundreds of milliseconds per edit).
+/// Whoever keeps an index keeps its readings beside it (the lab and its second bundle do); they
+/// belong to that one index.
 #[derive(Debug, Default)]
 pub struct Readings {
     kept: std::sync::Mutex<Vec<(Reading, Dependence)>>,
+    /// Kept for edits ([`Readings::for_edits`]): the qualified series is then read from the
+    /// candidates' TTFTs per batch, sorted once, instead of from the series.
+    for_edits: bool,
+    /// Per batch count, the candidates' TTFTs in each batch, ascending.
+    batches: std::sync::Mutex<Vec<(usize, Vec<Vec<f64>>)>>,
 }
 
 /// Which series a [`Readings`] entry read.
@@ -264,6 +270,41 @@ enum Reading {
 }
 
 impl Readings {
+    /// Readings of an index kept through edits of the threshold or the comparison: the first
+    /// reading of the qualified series also sorts the candidates' TTFTs within each batch (a
+    /// copy of the candidates' TTFTs), so every later threshold reads its qualified count per
+    /// batch by binary searches, not from a pass over every attempt. ([`Default`] readings,
+    /// for one computation, read the series once instead.)
+    pub fn for_edits() -> Readings {
+        Readings {
+            for_edits: true,
+            ..Readings::default()
+        }
+    }
+
+    /// The dependence of the qualified series under `threshold_ms` and `comparison`.
+    fn joint(&self, ix: &Index, threshold_ms: f64, comparison: crate::Comparison) -> Dependence {
+        let ones = ix.qualified(threshold_ms, comparison);
+        dependence::of_counts(ix.series.len(), ones, |b, m| {
+            if !self.for_edits {
+                return ix.joint_batch_ones(threshold_ms, comparison, b, m);
+            }
+            let mut kept = self.batches.lock().unwrap_or_else(|p| p.into_inner());
+            let at = match kept.iter().position(|(k, _)| *k == b) {
+                Some(at) => at,
+                None => {
+                    kept.push((b, ix.candidate_ttft_by_batch(b, m)));
+                    kept.len() - 1
+                }
+            };
+            kept[at]
+                .1
+                .iter()
+                .map(|t| t.partition_point(|&v| comparison.holds(v, threshold_ms)))
+                .collect()
+        })
+    }
+
     /// The reading `key`, read by `read` the first time it is asked for.
     fn get(&self, key: Reading, read: impl FnOnce() -> Dependence) -> Dependence {
         // A panic while reading leaves nothing half-written behind: the list is only pushed to.
@@ -308,12 +349,10 @@ impl Intervals {
         };
         // Whether an attempt qualifies turns on its wait; the waits themselves show the queue's
         // memory even in a run where few cross the threshold, so the joint rate is read both ways.
-        // The one series a threshold edit changes, so the one read on every edit.
+        // The one series a threshold edit changes, read from its counts per batch.
         let joint = match &ttft {
             Some(t) => dependence::wider(
-                dependence::of_values(
-                    ix.joint_values(crate::verdict::threshold_ms(s), s.comparison),
-                ),
+                readings.joint(ix, crate::verdict::threshold_ms(s), s.comparison),
                 t.dependence.clone(),
             ),
             None => dependence::untimed(ix.attempts),
