@@ -11,7 +11,9 @@ use leptos::prelude::*;
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::whatif::Marked;
 use tracelab_core::{
-    compare::Intervals, figure::Change, Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf,
+    compare::{Intervals, Readings},
+    figure::Change,
+    Attempt, Index, Lang, Metrics, Settings, Trace, WhatIf,
 };
 pub use tracelab_web::js_text::HeldText;
 
@@ -79,9 +81,16 @@ impl PartialEq for Working {
     }
 }
 
-/// An index shared by pointer (comparing two indexes element by element would defeat it).
+/// An index shared by pointer (comparing two indexes element by element would defeat it), with
+/// what its series say that no threshold edit changes (`Readings`: read once, kept with it).
 #[derive(Clone, Debug)]
-pub struct IndexRef(pub Arc<Index>);
+pub struct IndexRef(pub Arc<Index>, pub Arc<Readings>);
+
+impl IndexRef {
+    fn new(index: Index) -> IndexRef {
+        IndexRef(Arc::new(index), Arc::new(Readings::for_edits()))
+    }
+}
 
 impl PartialEq for IndexRef {
     fn eq(&self, other: &Self) -> bool {
@@ -142,10 +151,7 @@ impl Lab {
         let selected = RwSignal::new(0usize);
         let index = Memo::new(move |_| {
             let w = working.get()?;
-            Some(IndexRef(Arc::new(Index::build(
-                &w.attempts,
-                population.get(),
-            ))))
+            Some(IndexRef::new(Index::build(&w.attempts, population.get())))
         });
         let running_index = Memo::new(move |_| {
             let w = working.get()?;
@@ -155,7 +161,7 @@ impl Lab {
             }
             let (rows, ix) =
                 tracelab_core::compare::prefix_index(&w.attempts, population.get(), selected.get());
-            Some((rows, IndexRef(Arc::new(ix))))
+            Some((rows, IndexRef::new(ix)))
         });
         let metrics = Memo::new(move |_| {
             let ix = index.get()?;
@@ -163,7 +169,12 @@ impl Lab {
         });
         let intervals = Memo::new(move |_| {
             let ix = index.get()?;
-            settings.with(|s| metrics.with(|m| m.as_ref().map(|m| Intervals::compute(&ix.0, s, m))))
+            settings.with(|s| {
+                metrics.with(|m| {
+                    m.as_ref()
+                        .map(|m| Intervals::compute_kept(&ix.0, &ix.1, s, m))
+                })
+            })
         });
         let lang_now = RwSignal::new(lang);
         let marked = Memo::new(move |_| {

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use tracelab_core::{
     explain,
     format::{integer, trim_num},
-    tally, units, Outcome, Phase, Quality, RowEdit, WarmupPolicy,
+    units, Outcome, Phase, Quality, RowEdit, Tally, WarmupPolicy,
 };
 
 use crate::i18n::tr;
@@ -19,12 +19,8 @@ pub fn StepPanel() -> impl IntoView {
     let row = move || {
         let i = lab.selected.get();
         lab.working.with(|w| {
-            w.as_ref().and_then(|w| {
-                w.attempts
-                    .get(i)
-                    .cloned()
-                    .map(|a| (i, w.original_rows[i], a))
-            })
+            w.as_ref()
+                .and_then(|w| w.attempts.get(i).cloned().map(|a| (w.original_rows[i], a)))
         })
     };
     let n = move || lab.row_count();
@@ -43,11 +39,11 @@ pub fn StepPanel() -> impl IntoView {
                 </button>
                 <span class="hint">{move || tr(lang.get(), "keys_hint")}</span>
             </div>
-            {move || row().map(|(i, original, a)| {
+            {move || row().map(|(original, a)| {
                 let l = lang.get();
                 let (verdict, checks) = lab.settings.with(|s| explain(&a, s));
-                let running = lab.working.with(|w| w.as_ref().map(|w| lab.settings.with(|s| tally(&w.attempts, s, i))));
-                let so_far = lab.running_index.with(|r| r.as_ref().map(|(rows, ix)| lab.settings.with(|s| tracelab_core::compare::running_over(&ix.0, *rows, s).text(l))));
+                let running = lab.running_index.with(|r| r.as_ref().map(|(rows, ix)| lab.settings.with(|s| Tally::of_index(&ix.0, *rows, s))));
+                let so_far = lab.running_index.with(|r| r.as_ref().map(|(rows, ix)| lab.settings.with(|s| tracelab_core::compare::running_over(&ix.0, &ix.1, *rows, s).text(l))));
                 let id = a.id.clone();
                 let warmup = a.phase == Phase::Warmup && lab.settings.with(|s| s.population.warmup == WarmupPolicy::Exclude);
                 view! {

@@ -591,6 +591,9 @@ pub struct RunFacts {
     pub warmup_attempts: usize,
     /// Some attempt says which prompt it sent (the first-send / repeat split needs one).
     pub says_prompts: bool,
+    /// Some attempt is a turn of a session (without one the session figures have nothing to
+    /// count, and a held trace's threshold edit skips a pass over every attempt for them).
+    pub says_sessions: bool,
 }
 
 impl RunFacts {
@@ -599,6 +602,7 @@ impl RunFacts {
             lag: crate::lag::client_lag(trace),
             warmup_attempts: trace.warmup_count(),
             says_prompts: trace.attempts.iter().any(|a| a.prompt.is_some()),
+            says_sessions: trace.attempts.iter().any(|a| a.session.is_some()),
         }
     }
 }

@@ -5,10 +5,11 @@
 use serde::Serialize;
 
 use crate::format::trim_num;
+use crate::index::Index;
 use crate::settings::Settings;
 use crate::text::Text;
 use crate::trace::{Attempt, Quality};
-use crate::verdict::{is_counted, verdict, Latency, Reason, Verdict};
+use crate::verdict::{is_counted, threshold_ms, verdict, Latency, Reason, Verdict};
 
 /// Counts over the rows seen so far (rows 0..=upto).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -48,6 +49,21 @@ pub fn tally(attempts: &[Attempt], settings: &Settings, upto: usize) -> Tally {
 }
 
 impl Tally {
+    /// [`tally`] over the `rows` rows an index was built from (`Index::build` on the rows up to
+    /// the one reached, under `settings`' population): the same counts from the index's, and the
+    /// qualified count by one binary search, so a threshold edit with the last of a million
+    /// rows selected does not judge every row again.
+    pub fn of_index(ix: &Index, rows: usize, settings: &Settings) -> Tally {
+        Tally {
+            seen: rows,
+            counted: ix.attempts,
+            successes: ix.successes,
+            failures: ix.failures,
+            quality_pass: ix.quality_pass,
+            qualified: ix.qualified(threshold_ms(settings), settings.comparison),
+        }
+    }
+
     /// "After R6: 5 qualified so far (6 counted, 6 successes, 0 failures)".
     pub fn sentence(&self, row_id: &str) -> Text {
         let int = |n: usize| crate::format::integer(n as u64);
@@ -385,6 +401,71 @@ pub fn explain(attempt: &Attempt, settings: &Settings) -> (Verdict, Vec<Check>) 
 mod tests {
     use super::*;
     use crate::trace::Outcome;
+
+    #[test]
+    fn the_tally_from_an_index_is_the_tally_row_by_row() {
+        use crate::settings::{FailureDenominator, MissingTtft, QualityRule, WarmupPolicy};
+        use crate::trace::Phase;
+        // Every kind of row the counts tell apart: a warm-up, failures, a quality fail, a
+        // success without a token, TTFTs on both sides of and at the threshold.
+        let mut rows = vec![
+            Attempt::new("W", Outcome::Success, Some(100.0), Quality::Pass),
+            Attempt::new("A", Outcome::Success, Some(300.0), Quality::Pass),
+            Attempt::new("B", Outcome::Success, Some(500.0), Quality::Pass),
+            Attempt::new("C", Outcome::Success, Some(200.0), Quality::Fail),
+            Attempt::new(
+                "D",
+                Outcome::TimeoutBeforeFirstToken,
+                None,
+                Quality::NotEvaluated,
+            ),
+            Attempt::new("E", Outcome::Success, None, Quality::Pass),
+            Attempt::new("F", Outcome::Success, Some(250.0), Quality::NotEvaluated),
+        ];
+        rows[0].phase = Phase::Warmup;
+        for upto in 0..rows.len() {
+            for (denominator, missing, warmup, quality, comparison) in [
+                (
+                    FailureDenominator::AllAttempts,
+                    MissingTtft::KeepMissing,
+                    WarmupPolicy::Exclude,
+                    QualityRule::Required,
+                    crate::Comparison::Le,
+                ),
+                (
+                    FailureDenominator::FailedRowsDeleted,
+                    MissingTtft::TreatAsZero,
+                    WarmupPolicy::Include,
+                    QualityRule::Ignored,
+                    crate::Comparison::Lt,
+                ),
+                (
+                    FailureDenominator::Successes,
+                    MissingTtft::TreatAsZero,
+                    WarmupPolicy::Exclude,
+                    QualityRule::Required,
+                    crate::Comparison::Lt,
+                ),
+            ] {
+                let mut s = Settings {
+                    ttft_threshold_s: 0.3,
+                    comparison,
+                    ..Settings::default()
+                };
+                s.population.failure_denominator = denominator;
+                s.population.missing_ttft = missing;
+                s.population.warmup = warmup;
+                s.population.quality = quality;
+                let ix = Index::build(&rows[..=upto], s.population);
+                assert_eq!(
+                    Tally::of_index(&ix, upto + 1, &s),
+                    tally(&rows, &s, upto),
+                    "up to row {upto} under {:?}",
+                    s.population
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_judge_first_pass_is_scored_against_the_verdicts() {

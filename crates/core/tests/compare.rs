@@ -728,3 +728,81 @@ fn replications_compare_between_runs() {
         Judgement::TooFew { needed: 2 }
     );
 }
+
+/// A run of `n` attempts in start order with a stall a fifth of the way in (slow first tokens
+/// and failures in a row, so the series are correlated and the intervals widen), from a seed.
+fn stalled_run(n: usize, seed: u64) -> Vec<tracelab_core::trace::Attempt> {
+    use tracelab_core::trace::{Attempt, Outcome, Phase, Quality};
+    let mut rng = SplitMix64::new(seed);
+    let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    (0..n)
+        .map(|i| {
+            let stall = (n / 5..n / 5 + n / 10).contains(&i);
+            let failed = uniform() < if stall { 0.2 } else { 0.02 };
+            let outcome = if failed {
+                Outcome::TimeoutBeforeFirstToken
+            } else {
+                Outcome::Success
+            };
+            let ttft = (!failed).then(|| {
+                let base = 80.0 + 400.0 * uniform();
+                ((if stall { base * 5.0 } else { base }) * 1000.0).round() / 1000.0
+            });
+            let quality = match (failed, uniform() < 0.1) {
+                (true, _) => Quality::NotEvaluated,
+                (false, true) => Quality::Fail,
+                (false, false) => Quality::Pass,
+            };
+            let mut a = Attempt::new(format!("r{i}"), outcome, ttft, quality);
+            a.phase = Phase::Measure;
+            a.start_ms = Some(i as f64 * 10.0);
+            a.e2e_ms = Some(ttft.map_or(30_000.0, |t| t + 500.0 + 300.0 * uniform()));
+            a
+        })
+        .collect()
+}
+
+#[test]
+fn intervals_from_kept_readings_equal_intervals_read_afresh_through_edits() {
+    // The lab keeps an index's readings across edits of the threshold, the comparison, the
+    // percentile, the window and the cost: every edit must give what a fresh reading gives.
+    let attempts = stalled_run(5_000, 7);
+    let s0 = Settings::default();
+    let ix = Index::build(&attempts, s0.population);
+    let kept = Readings::for_edits();
+    let mut widened = false;
+    for (k, threshold) in [0.3, 0.5, 0.3, 1.2, 0.15, 2.5].into_iter().enumerate() {
+        let s = Settings {
+            ttft_threshold_s: threshold,
+            comparison: if k % 2 == 0 {
+                tracelab_core::Comparison::Le
+            } else {
+                tracelab_core::Comparison::Lt
+            },
+            percentile: [
+                tracelab_core::PercentileMethod::NearestRank,
+                tracelab_core::PercentileMethod::Linear,
+            ][k % 2],
+            p: [95.0, 99.0, 90.0][k % 3],
+            window_s: (k > 1).then_some(50.0),
+            window_cost: (k > 2).then_some(3.0),
+            ..s0.clone()
+        };
+        let m = Metrics::compute(&ix, &s);
+        let fresh = Intervals::compute(&ix, &s, &m);
+        assert_eq!(
+            Intervals::compute_kept(&ix, &kept, &s, &m),
+            fresh,
+            "threshold {threshold} s, edit {k}"
+        );
+        widened |= fresh.items.iter().any(|i| {
+            matches!(
+                i.method,
+                IntervalMethod::EffectiveWilson { .. }
+                    | IntervalMethod::EffectiveOrderStatistics { .. }
+            )
+        });
+    }
+    // The run is correlated, so the kept readings did change intervals.
+    assert!(widened, "the stalled run should widen some interval");
+}

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 
 use js_sys::JsString;
-use tracelab_core::compare::Intervals;
+use tracelab_core::compare::{Intervals, Readings};
 use tracelab_core::export::{write_export, ExportKind};
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::parse::parse_trace;
@@ -31,7 +31,8 @@ mod peer_html;
 struct Held {
     key: String,
     trace: Trace,
-    index: Option<(Population, Index)>,
+    /// With what its series say that no threshold edit changes (read once, kept with it).
+    index: Option<(Population, Index, Readings)>,
     /// What the run checks read that no setting changes (found once, not on every edit).
     facts: tracelab_core::card::RunFacts,
     counted: canvas::Counted,
@@ -157,14 +158,18 @@ pub fn run_checks(
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
         let population = settings.population;
-        if held.index.as_ref().is_none_or(|(p, _)| *p != population) {
-            held.index = Some((population, Index::build(&held.trace.attempts, population)));
+        if held.index.as_ref().is_none_or(|(p, _, _)| *p != population) {
+            held.index = Some((
+                population,
+                Index::build(&held.trace.attempts, population),
+                Readings::for_edits(),
+            ));
         }
-        let Some((_, index)) = held.index.as_ref() else {
+        let Some((_, index, readings)) = held.index.as_ref() else {
             return Err(NEED_TRACE.to_string());
         };
         let metrics = Metrics::compute(index, &settings);
-        let intervals = Intervals::compute(index, &settings, &metrics);
+        let intervals = Intervals::compute_kept(index, readings, &settings, &metrics);
         let checks = tracelab_core::card::run_checks_held(
             &held.trace,
             &held.facts,
@@ -173,7 +178,11 @@ pub fn run_checks(
             lang,
         );
         // A session qualifies only when every turn does, so the lines follow every edit.
-        let sessions = Sessions::of(&held.trace.attempts, &settings)
+        let sessions = held
+            .facts
+            .says_sessions
+            .then(|| Sessions::of(&held.trace.attempts, &settings))
+            .flatten()
             .map(|s| s.lines(lang))
             .unwrap_or_default();
         serde_json::to_string(&RunChecksAnswer { checks, sessions }).map_err(|e| e.to_string())

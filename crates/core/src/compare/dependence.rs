@@ -163,45 +163,86 @@ pub fn untimed(n: usize) -> Dependence {
 
 /// The dependence of a 0/1 series (in start order).
 pub fn of_indicator(series: &[bool]) -> Dependence {
-    let x: Vec<f64> = series.iter().map(|&b| b as u8 as f64).collect();
-    of_series(&x)
+    of_values(series.iter().map(|&b| b as u8 as f64))
 }
 
 /// The dependence of a series of values in start order (a 0/1 series, or the values
 /// themselves: a TTFT sample shows how long a queue's memory is even where few cross the
 /// threshold).
 pub fn of_series(x: &[f64]) -> Dependence {
+    of_values(x.iter().copied())
+}
+
+/// [`of_series`] over values read from `x` a few times over, never collected: a million-attempt
+/// run's qualified series is read again on every threshold edit, and a copy of it (and of its
+/// running sums) cost more than the reading. The sums are taken in the same order as over a
+/// slice, so the result is the same to the bit.
+pub fn of_values<I: ExactSizeIterator<Item = f64> + Clone>(x: I) -> Dependence {
     let n = x.len();
     let unchecked = Dependence::exact(n, Independence::Unchecked);
     if n < MIN_SERIES {
         return unchecked;
     }
-    let mean = x.iter().sum::<f64>() / n as f64;
-    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+    let mean = x.clone().sum::<f64>() / n as f64;
+    let var = x.clone().map(|v| (v - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+    from_batches(n, var, |b, m| {
+        // Each batch's mean is the difference of the running sum of the centred values at its
+        // two ends: one pass per batch count tried.
+        let mut ends = Vec::with_capacity(b + 1);
+        ends.push(0.0);
+        let mut c = 0.0;
+        for (i, v) in x.clone().take(b * m).enumerate() {
+            c += v - mean;
+            if (i + 1) % m == 0 {
+                ends.push(c);
+            }
+        }
+        ends.windows(2).map(|w| (w[1] - w[0]) / m as f64).collect()
+    })
+}
+
+/// The dependence of a 0/1 series of `n` values known by its counts: `ones` in all, and
+/// `batch_ones(b, m)`, the ones in each of `b` batches of `m` consecutive values (the last
+/// n − b·m left out). The qualified series is read so: its counts per batch come from the
+/// index by binary searches (`Readings`), so a threshold edit reads no series at all. The same
+/// arithmetic as [`of_values`] on the counts' exact sums, which may differ from its running
+/// sums in the last bits.
+pub(crate) fn of_counts(
+    n: usize,
+    ones: usize,
+    batch_ones: impl Fn(usize, usize) -> Vec<usize>,
+) -> Dependence {
+    if n < MIN_SERIES {
+        return Dependence::exact(n, Independence::Unchecked);
+    }
+    let mean = ones as f64 / n as f64;
+    let var =
+        (ones as f64 * (1.0 - mean).powi(2) + (n - ones) as f64 * mean.powi(2)) / (n as f64 - 1.0);
+    from_batches(n, var, |b, m| {
+        batch_ones(b, m)
+            .into_iter()
+            .map(|c| (c as f64 - m as f64 * mean) / m as f64)
+            .collect()
+    })
+}
+
+/// The dependence of a series of `n` (at least [`MIN_SERIES`]) values with this variance, from
+/// its centred batch means (`batch_means(b, m)`: b batches of m = n / b).
+fn from_batches(n: usize, var: f64, batch_means: impl Fn(usize, usize) -> Vec<f64>) -> Dependence {
     if var.is_nan() || var <= 0.0 || !var.is_finite() {
         // A constant series says nothing about its swings: the exact interval (which is
         // one-sided at 0 of n or n of n) stands.
         return Dependence {
             verdict: Independence::NotRejected,
-            ..unchecked
+            ..Dependence::exact(n, Independence::Unchecked)
         };
-    }
-    // Prefix sums, so each batch size costs one pass over the batches, not the series.
-    let mut prefix = Vec::with_capacity(n + 1);
-    prefix.push(0.0);
-    let mut c = 0.0;
-    for &v in x {
-        c += v - mean;
-        prefix.push(c);
     }
     let mut b = MAX_BATCHES.min(n / MIN_BATCHES).max(MIN_BATCHES);
     loop {
         let m = n / b;
         // Batches of m consecutive attempts; the last n − b·m are left out of the batches (not
         // of the figure).
-        let means: Vec<f64> = (0..b)
-            .map(|i| (prefix[(i + 1) * m] - prefix[i * m]) / m as f64)
-            .collect();
+        let means = batch_means(b, m);
         let (bmean, s2) = mean_var(&means);
         let lag1 = lag1(&means, bmean, s2);
         let independent_batches = lag1 <= Z_ONE_SIDED / (b as f64).sqrt();
@@ -366,6 +407,44 @@ impl Index {
             .collect()
     }
 
+    /// The qualified attempts under `threshold_ms` and `comparison` in each of `b` batches of
+    /// `m` consecutive counted attempts in start order: one pass.
+    pub(crate) fn joint_batch_ones(
+        &self,
+        threshold_ms: f64,
+        comparison: crate::Comparison,
+        b: usize,
+        m: usize,
+    ) -> Vec<usize> {
+        self.series[..b * m]
+            .chunks(m)
+            .map(|batch| {
+                batch
+                    .iter()
+                    .filter(|s| s.is(Step::CANDIDATE) && comparison.holds(s.ttft_ms, threshold_ms))
+                    .count()
+            })
+            .collect()
+    }
+
+    /// The candidates' TTFTs (ms) in each of `b` batches of `m` consecutive counted attempts in
+    /// start order, each batch ascending: a threshold's qualified count per batch is then one
+    /// binary search (the same count as [`joint_batch_ones`](Index::joint_batch_ones)).
+    pub(crate) fn candidate_ttft_by_batch(&self, b: usize, m: usize) -> Vec<Vec<f64>> {
+        self.series[..b * m]
+            .chunks(m)
+            .map(|batch| {
+                let mut t: Vec<f64> = batch
+                    .iter()
+                    .filter(|s| s.is(Step::CANDIDATE))
+                    .map(|s| s.ttft_ms)
+                    .collect();
+                t.sort_unstable_by(f64::total_cmp);
+                t
+            })
+            .collect()
+    }
+
     /// The TTFT sample in start order (ms).
     pub fn ttft_in_order(&self) -> Vec<f64> {
         self.series
@@ -471,8 +550,7 @@ pub fn autocorrelation_line(acf: &[SeriesAcf], lang: Lang) -> Option<String> {
 
 /// A percentile's dependence: that of "at or below the estimate" over the sample in start order.
 pub fn of_quantile(in_order: &[f64], estimate: f64) -> Dependence {
-    let below: Vec<bool> = in_order.iter().map(|&v| v <= estimate).collect();
-    of_indicator(&below)
+    of_values(in_order.iter().map(|&v| (v <= estimate) as u8 as f64))
 }
 
 /// The `q`-quantile's interval from the ascending `sorted` sample on an effective sample: the
@@ -559,5 +637,41 @@ mod tests {
         assert!(d.effective_n < 2500.0, "{d:?}");
         let few: Vec<bool> = (0..50).map(|i| i < 25).collect();
         assert_eq!(of_indicator(&few).verdict, Independence::Unchecked);
+    }
+
+    #[test]
+    fn a_series_read_from_its_counts_reads_as_the_series_itself() {
+        // The qualified series is read from its counts per batch (of_counts); the other series
+        // value by value (of_values). Both readings of one 0/1 series agree but for rounding.
+        let ones_in = |x: &[bool]| x.iter().filter(|&&v| v).count();
+        for (n, stay, seed) in [
+            (2000, 0.5, 1),
+            (20_000, 0.95, 7),
+            (5_003, 0.8, 3),
+            (199, 0.5, 2),
+            (1000, 1.0, 4),
+        ] {
+            let x = chain(n, stay, seed);
+            let by_values = of_indicator(&x);
+            let by_counts = of_counts(n, ones_in(&x), |b, m| {
+                x[..b * m].chunks(m).map(ones_in).collect()
+            });
+            assert_eq!(by_counts.verdict, by_values.verdict, "{n} {stay}");
+            assert_eq!(
+                (by_counts.batches, by_counts.batch_size),
+                (by_values.batches, by_values.batch_size)
+            );
+            for (a, b) in [
+                (by_counts.inflation, by_values.inflation),
+                (by_counts.measured_inflation, by_values.measured_inflation),
+                (by_counts.effective_n, by_values.effective_n),
+                (by_counts.batch_lag1, by_values.batch_lag1),
+            ] {
+                assert!(
+                    (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                    "{n} {stay}: {a} vs {b}"
+                );
+            }
+        }
     }
 }

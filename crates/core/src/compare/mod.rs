@@ -27,7 +27,7 @@ pub use diff::{
 pub use reruns::{reruns, spreads, Agreement, Reruns, Spread};
 pub use running::{prefix_index, running, running_over, Running, RunningFigure};
 pub use stats::{Bounds, CONFIDENCE};
-pub use uncertainty::{bounds_text, quantile, FigureInterval, IntervalMethod, Intervals};
+pub use uncertainty::{bounds_text, quantile, FigureInterval, IntervalMethod, Intervals, Readings};
 
 use crate::format::trim_num;
 use crate::index::Index;

@@ -56,8 +56,10 @@ fn spread(indexes: &[&Index], p: f64, method: PercentileMethod) -> Spread {
     let intervals: Vec<Bounds> = indexes
         .iter()
         .map(|ix| {
-            let values = ix.in_start_order().then(|| ix.ttft_in_order());
-            let in_order = values.as_deref().map(super::uncertainty::InOrder::of);
+            let readings = super::uncertainty::Readings::default();
+            let in_order = ix.in_start_order().then(|| {
+                super::uncertainty::InOrder::of(ix, &readings, super::uncertainty::Sample::Ttft)
+            });
             super::uncertainty::quantile_in_order("p", &ix.ttft_ms, in_order.as_ref(), p, method)
                 .map_or_else(
                     || quantile_interval(&ix.ttft_ms, p / 100.0).scale(1.0 / 1000.0),

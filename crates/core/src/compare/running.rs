@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::uncertainty::{FigureInterval, Intervals};
+use super::uncertainty::{FigureInterval, Intervals, Readings};
 use crate::figure::Figure;
 use crate::format;
 use crate::index::Index;
@@ -36,7 +36,7 @@ pub struct Running {
 /// measured as a trace of their own, under the same settings. O(k log k) for k rows.
 pub fn running(attempts: &[Attempt], settings: &Settings, upto: usize) -> Running {
     let (rows, ix) = prefix_index(attempts, settings.population, upto);
-    running_over(&ix, rows, settings)
+    running_over(&ix, &Readings::default(), rows, settings)
 }
 
 /// The index of the rows `0..=upto` under `population`, and how many rows that is: what
@@ -47,10 +47,11 @@ pub fn prefix_index(attempts: &[Attempt], population: Population, upto: usize) -
     (rows.len(), Index::build(rows, population))
 }
 
-/// The running figures over `rows` rows, from their index ([`prefix_index`]).
-pub fn running_over(ix: &Index, rows: usize, settings: &Settings) -> Running {
+/// The running figures over `rows` rows, from their index ([`prefix_index`]) and the readings
+/// kept beside it (see [`Readings`]: a threshold edit then reads one series again, not all).
+pub fn running_over(ix: &Index, readings: &Readings, rows: usize, settings: &Settings) -> Running {
     let m = Metrics::compute(ix, settings);
-    let iv = Intervals::compute(ix, settings, &m);
+    let iv = Intervals::compute_kept(ix, readings, settings, &m);
     let figures = [&m.joint_rate, &m.failure_rate, &m.ttft_p50, &m.ttft_tail]
         .into_iter()
         .map(|f| RunningFigure {

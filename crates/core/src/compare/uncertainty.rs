@@ -238,10 +238,96 @@ pub struct Intervals {
     pub items: Vec<FigureInterval>,
 }
 
+/// What one index's series say that no threshold, comparison, window or cost edit changes: the
+/// dependence of the TTFT and E2E samples, of the failures and of quality, and of "at or below
+/// the estimate" for each percentile estimate asked so far. Read the first time a figure needs
+/// them and kept, so that on a threshold edit [`Intervals::compute_kept`] reads only the
+/// qualified series again, and with [`Readings::for_edits`] only its counts per batch (at
+/// 1,000,000 attempts every series read afresh took hundreds of milliseconds per edit).
+/// Whoever keeps an index keeps its readings beside it (the lab and its second bundle do); they
+/// belong to that one index.
+#[derive(Debug, Default)]
+pub struct Readings {
+    kept: std::sync::Mutex<Vec<(Reading, Dependence)>>,
+    /// Kept for edits ([`Readings::for_edits`]): the qualified series is then read from the
+    /// candidates' TTFTs per batch, sorted once, instead of from the series.
+    for_edits: bool,
+    /// Per batch count, the candidates' TTFTs in each batch, ascending.
+    batches: std::sync::Mutex<Vec<(usize, Vec<Vec<f64>>)>>,
+}
+
+/// Which series a [`Readings`] entry read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Reading {
+    Failures,
+    Quality,
+    TtftValues,
+    E2eValues,
+    /// "At or below" this estimate (its bits) over the TTFT sample in start order.
+    TtftAtOrBelow(u64),
+    /// The same over the E2E sample.
+    E2eAtOrBelow(u64),
+}
+
+impl Readings {
+    /// Readings of an index kept through edits of the threshold or the comparison: the first
+    /// reading of the qualified series also sorts the candidates' TTFTs within each batch (a
+    /// copy of the candidates' TTFTs), so every later threshold reads its qualified count per
+    /// batch by binary searches, not from a pass over every attempt. ([`Default`] readings,
+    /// for one computation, read the series once instead.)
+    pub fn for_edits() -> Readings {
+        Readings {
+            for_edits: true,
+            ..Readings::default()
+        }
+    }
+
+    /// The dependence of the qualified series under `threshold_ms` and `comparison`.
+    fn joint(&self, ix: &Index, threshold_ms: f64, comparison: crate::Comparison) -> Dependence {
+        let ones = ix.qualified(threshold_ms, comparison);
+        dependence::of_counts(ix.series.len(), ones, |b, m| {
+            if !self.for_edits {
+                return ix.joint_batch_ones(threshold_ms, comparison, b, m);
+            }
+            let mut kept = self.batches.lock().unwrap_or_else(|p| p.into_inner());
+            let at = match kept.iter().position(|(k, _)| *k == b) {
+                Some(at) => at,
+                None => {
+                    kept.push((b, ix.candidate_ttft_by_batch(b, m)));
+                    kept.len() - 1
+                }
+            };
+            kept[at]
+                .1
+                .iter()
+                .map(|t| t.partition_point(|&v| comparison.holds(v, threshold_ms)))
+                .collect()
+        })
+    }
+
+    /// The reading `key`, read by `read` the first time it is asked for.
+    fn get(&self, key: Reading, read: impl FnOnce() -> Dependence) -> Dependence {
+        // A panic while reading leaves nothing half-written behind: the list is only pushed to.
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, d)) = kept.iter().find(|(k, _)| *k == key) {
+            return d.clone();
+        }
+        let d = read();
+        kept.push((key, d.clone()));
+        d
+    }
+}
+
 impl Intervals {
     /// Every figure that has an interval. ITL has none: the gaps within one stream are not
     /// independent samples, which the order-statistic interval needs.
     pub fn compute(ix: &Index, s: &Settings, m: &Metrics) -> Intervals {
+        Intervals::compute_kept(ix, &Readings::default(), s, m)
+    }
+
+    /// [`compute`](Intervals::compute) with the index's [`Readings`] kept from earlier calls
+    /// (`readings` must have been used with `ix` alone): the same intervals.
+    pub fn compute_kept(ix: &Index, readings: &Readings, s: &Settings, m: &Metrics) -> Intervals {
         let mut items = Vec::new();
         // Failures ÷ successes (the wrong denominator) is not a share of its denominator, even
         // when the failures are fewer than the successes: no Wilson interval for it (the
@@ -249,25 +335,24 @@ impl Intervals {
         let not_a_share = s.population.failure_denominator == FailureDenominator::Successes;
         let timed = ix.in_start_order();
         // Each sample in start order, its values' dependence read once for the joint rate and
-        // every percentile of it; nothing to read where the order is unknown.
-        let (ttft_values, e2e_values) = if timed {
-            (ix.ttft_in_order(), ix.e2e_in_order())
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        // every percentile of it (and kept); nothing to read where the order is unknown.
         let (ttft, e2e) = (
-            timed.then(|| InOrder::of(&ttft_values)),
-            timed.then(|| InOrder::of(&e2e_values)),
+            timed.then(|| InOrder::of(ix, readings, Sample::Ttft)),
+            timed.then(|| InOrder::of(ix, readings, Sample::E2e)),
         );
-        let read =
-            |n: usize, f: &dyn Fn() -> Dependence| if timed { f() } else { dependence::untimed(n) };
+        let read = |n: usize, key: Reading, f: &dyn Fn() -> Dependence| {
+            if timed {
+                readings.get(key, f)
+            } else {
+                dependence::untimed(n)
+            }
+        };
         // Whether an attempt qualifies turns on its wait; the waits themselves show the queue's
         // memory even in a run where few cross the threshold, so the joint rate is read both ways.
+        // The one series a threshold edit changes, read from its counts per batch.
         let joint = match &ttft {
             Some(t) => dependence::wider(
-                dependence::of_indicator(
-                    &ix.joint_series(crate::verdict::threshold_ms(s), s.comparison),
-                ),
+                readings.joint(ix, crate::verdict::threshold_ms(s), s.comparison),
                 t.dependence.clone(),
             ),
             None => dependence::untimed(ix.attempts),
@@ -275,14 +360,14 @@ impl Intervals {
         if !not_a_share {
             items.extend(proportion(
                 &m.failure_rate,
-                Some(read(ix.attempts, &|| {
+                Some(read(ix.attempts, Reading::Failures, &|| {
                     dependence::of_indicator(&ix.failure_series())
                 })),
             ));
         }
         items.extend(proportion(
             &m.quality_pass_rate,
-            Some(read(ix.successes, &|| {
+            Some(read(ix.successes, Reading::Quality, &|| {
                 dependence::of_indicator(&ix.quality_series())
             })),
         ));
@@ -409,19 +494,57 @@ fn proportion(f: &Figure, dep: Option<Dependence>) -> Option<FigureInterval> {
     })
 }
 
+/// Which sample of an index a percentile is of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Sample {
+    Ttft,
+    E2e,
+}
+
 /// A sample in start order with the dependence of its values, read once for all its
-/// percentiles.
+/// percentiles (and kept in the index's [`Readings`]); the values themselves are gathered only
+/// when a reading is not kept yet, and then once.
 pub(crate) struct InOrder<'a> {
-    values: &'a [f64],
+    ix: &'a Index,
+    readings: &'a Readings,
+    sample: Sample,
+    values: std::cell::OnceCell<Vec<f64>>,
     dependence: Dependence,
 }
 
 impl<'a> InOrder<'a> {
-    pub(crate) fn of(values: &'a [f64]) -> InOrder<'a> {
-        InOrder {
-            values,
-            dependence: dependence::of_series(values),
-        }
+    pub(crate) fn of(ix: &'a Index, readings: &'a Readings, sample: Sample) -> InOrder<'a> {
+        let mut in_order = InOrder {
+            ix,
+            readings,
+            sample,
+            values: std::cell::OnceCell::new(),
+            dependence: Dependence::exact(0, dependence::Independence::Unchecked),
+        };
+        let key = match sample {
+            Sample::Ttft => Reading::TtftValues,
+            Sample::E2e => Reading::E2eValues,
+        };
+        in_order.dependence = readings.get(key, || dependence::of_series(in_order.values()));
+        in_order
+    }
+
+    /// The sample's values in start order, gathered the first time they are needed.
+    fn values(&self) -> &[f64] {
+        self.values.get_or_init(|| match self.sample {
+            Sample::Ttft => self.ix.ttft_in_order(),
+            Sample::E2e => self.ix.e2e_in_order(),
+        })
+    }
+
+    /// The dependence of "at or below `estimate`" over the sample in start order.
+    fn at_or_below(&self, estimate: f64) -> Dependence {
+        let key = match self.sample {
+            Sample::Ttft => Reading::TtftAtOrBelow(estimate.to_bits()),
+            Sample::E2e => Reading::E2eAtOrBelow(estimate.to_bits()),
+        };
+        self.readings
+            .get(key, || dependence::of_quantile(self.values(), estimate))
     }
 }
 
@@ -445,10 +568,7 @@ pub(crate) fn quantile_in_order(
     let Some(estimate) = crate::percentile::percentile(sorted_ms, p, method) else {
         return Some(iv);
     };
-    let dep = dependence::wider(
-        dependence::of_quantile(in_order.values, estimate),
-        in_order.dependence.clone(),
-    );
+    let dep = dependence::wider(in_order.at_or_below(estimate), in_order.dependence.clone());
     if dep.widens() {
         iv.bounds = dependence::quantile_bounds(sorted_ms, p / 100.0, &dep).scale(1.0 / 1000.0);
         iv.method = IntervalMethod::EffectiveOrderStatistics {
