@@ -122,21 +122,30 @@ class Stream:
         return self.ends[lo][1]
 
 
+def read_head(d, at):
+    """The HTTP/1.1 head starting at `at`: (its first line, headers by lower-case name, the
+    offset of its body), or None when it has not all arrived."""
+    end = d.find(b"\r\n\r\n", at)
+    if end < 0:
+        return None
+    lines = d[at:end].decode("latin-1").split("\r\n")
+    headers = {}
+    for h in lines[1:]:
+        k, _, v = h.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return lines[0], headers, end + 4
+
+
 def cut_requests(s):
     """(first byte offset, last byte offset, path) of each HTTP/1.1 request."""
     out, at, d = [], 0, bytes(s.data)
     while at < len(d):
-        end = d.find(b"\r\n\r\n", at)
-        if end < 0:
+        head = read_head(d, at)
+        if head is None:
             break
-        head = d[at:end].decode("latin-1").split("\r\n")
-        path = head[0].split(" ")[1] if " " in head[0] else ""
-        length = 0
-        for h in head[1:]:
-            k, _, v = h.partition(":")
-            if k.strip().lower() == "content-length":
-                length = int(v.strip())
-        last = end + 4 + length - 1
+        first, headers, body = head
+        path = first.split(" ")[1] if " " in first else ""
+        last = body + int(headers.get("content-length", "0")) - 1
         out.append((at, min(last, len(d) - 1), path))
         at = last + 1
     return out
@@ -146,15 +155,10 @@ def cut_responses(s):
     """Each response's events: [(offset of its last byte, event text)], in order."""
     out, at, d = [], 0, bytes(s.data)
     while at < len(d):
-        end = d.find(b"\r\n\r\n", at)
-        if end < 0:
+        head = read_head(d, at)
+        if head is None:
             break
-        head = d[at:end].decode("latin-1").split("\r\n")
-        headers = {}
-        for h in head[1:]:
-            k, _, v = h.partition(":")
-            headers[k.strip().lower()] = v.strip()
-        at = end + 4
+        _, headers, at = head
         body, where = bytearray(), []  # decoded body, and each decoded byte's wire offset
         if headers.get("transfer-encoding", "").lower() == "chunked":
             while at < len(d):
@@ -172,24 +176,19 @@ def cut_responses(s):
             body += d[at : at + n]
             where.extend(range(at, at + n))
             at += n
-        events, start, text = [], 0, body.decode("utf-8", "replace")
-        # Events end at a blank line; the offsets are of bytes, so cut the bytes.
-        b = bytes(body).replace(b"\r\n", b"\n") if b"\r\n" in body else bytes(body)
-        if b is not body and b"\r\n" in body:
-            # Map through the CRLF removal: keep it simple, rebuild offsets.
-            where2, bb, i = [], bytearray(), 0
-            raw = bytes(body)
-            while i < len(raw):
-                if raw[i : i + 2] == b"\r\n":
-                    bb += b"\n"
-                    where2.append(where[i + 1])
-                    i += 2
-                else:
-                    bb.append(raw[i])
-                    where2.append(where[i])
-                    i += 1
-            b, where = bytes(bb), where2
-        del text
+        # SSE lines may end in CRLF: fold each CRLF to LF, keeping every byte's wire offset
+        # (a folded line end is stamped with its LF, the byte that completed it).
+        b, offsets, raw, i = bytearray(), [], bytes(body), 0
+        while i < len(raw):
+            if raw[i : i + 2] == b"\r\n":
+                b += b"\n"
+                offsets.append(where[i + 1])
+                i += 2
+            else:
+                b.append(raw[i])
+                offsets.append(where[i])
+                i += 1
+        b, where, events, start = bytes(b), offsets, [], 0
         while True:
             sep = b.find(b"\n\n", start)
             if sep < 0:

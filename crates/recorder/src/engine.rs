@@ -221,17 +221,8 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     // A replay's prompt lengths: measured once at the server's tokenize endpoint, where it has one.
     let replay = match &plan.replay {
         Some(r) => {
-            let (root, _) = runtime_urls(&plan.url);
-            let asker = crate::scrape::client("tokenize")?;
-            let lengths = calibrate(&asker, &root, endpoint.auth.as_ref(), &plan.model).await;
-            if plan.progress {
-                eprintln!(
-                    "tracelab: {}",
-                    lengths.record()["note"].as_str().unwrap_or_default()
-                );
-            }
-            let engine = runtime.as_ref().and_then(|r| r.engine.as_deref());
-            let ignore_eos = crate::workload::takes_ignore_eos(engine);
+            let (lengths, ignore_eos) =
+                measured_lengths(&plan, &endpoint, runtime.as_ref()).await?;
             let mut record = r.record.clone();
             record.insert("input_lengths".into(), lengths.record());
             record.insert("ignore_eos".into(), serde_json::Value::Bool(ignore_eos));
@@ -252,17 +243,8 @@ async fn record_async(plan: Plan, api_key: Option<String>) -> Result<Recorded, S
     // Sessions' user messages: their lengths measured at the tokenize endpoint the same way.
     let sessions = match &plan.sessions {
         Some(p) => {
-            let (root, _) = runtime_urls(&plan.url);
-            let asker = crate::scrape::client("tokenize")?;
-            let lengths = calibrate(&asker, &root, endpoint.auth.as_ref(), &plan.model).await;
-            if plan.progress {
-                eprintln!(
-                    "tracelab: {}",
-                    lengths.record()["note"].as_str().unwrap_or_default()
-                );
-            }
-            let engine = runtime.as_ref().and_then(|r| r.engine.as_deref());
-            let ignore_eos = crate::workload::takes_ignore_eos(engine);
+            let (lengths, ignore_eos) =
+                measured_lengths(&plan, &endpoint, runtime.as_ref()).await?;
             let record = p.record(&lengths, ignore_eos);
             let ctx = SessionCtx {
                 rubric: p.rubric().map(Arc::new),
@@ -836,6 +818,26 @@ impl ReplayCtx {
             session: None,
         }
     }
+}
+
+/// A replay's or a session workload's lengths: words per token measured once at the server's
+/// tokenize endpoint (said on stderr), and whether its engine takes `ignore_eos`.
+async fn measured_lengths(
+    plan: &Plan,
+    endpoint: &Endpoint,
+    runtime: Option<&tracelab_core::trace::Runtime>,
+) -> Result<(crate::workload::Lengths, bool), String> {
+    let (root, _) = runtime_urls(&plan.url);
+    let asker = crate::scrape::client("tokenize")?;
+    let lengths = calibrate(&asker, &root, endpoint.auth.as_ref(), &plan.model).await;
+    if plan.progress {
+        eprintln!(
+            "tracelab: {}",
+            lengths.record()["note"].as_str().unwrap_or_default()
+        );
+    }
+    let engine = runtime.and_then(|r| r.engine.as_deref());
+    Ok((lengths, crate::workload::takes_ignore_eos(engine)))
 }
 
 /// Words per token from the server's tokenize endpoint, the first that answers with a count;
