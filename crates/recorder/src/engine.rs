@@ -1164,35 +1164,24 @@ async fn session_loop(ctx: Arc<Ctx>, origin_ms: f64) {
     let handle = tokio::runtime::Handle::current();
     let (dispatch_ctx, dispatch_tracker, dispatch_alarm) =
         (ctx.clone(), tracker.clone(), alarm.clone());
-    let dispatcher = std::thread::Builder::new()
-        .name("tracelab-dispatch".into())
-        .spawn(move || {
-            let (ctx, alarm) = (dispatch_ctx, dispatch_alarm);
-            precise_sleeps();
-            for (s, at_ms) in schedule.take(p.sessions as usize).enumerate() {
-                let intended_ms = origin_ms + at_ms;
-                if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
-                    break;
-                }
-                let (task_ctx, task_sessions, task_alarm) =
-                    (ctx.clone(), sessions.clone(), alarm.clone());
-                dispatch_tracker.spawn_on(
-                    async move {
-                        run_session(task_ctx, task_sessions, task_alarm, s as u32, intended_ms)
-                            .await
-                    },
-                    &handle,
-                );
+    let dispatcher = spawn_dispatcher(move || {
+        let (ctx, alarm) = (dispatch_ctx, dispatch_alarm);
+        for (s, at_ms) in schedule.take(p.sessions as usize).enumerate() {
+            let intended_ms = origin_ms + at_ms;
+            if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
+                break;
             }
-        });
-    match dispatcher {
-        Ok(thread) => {
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            let (task_ctx, task_sessions, task_alarm) =
+                (ctx.clone(), sessions.clone(), alarm.clone());
+            dispatch_tracker.spawn_on(
+                async move {
+                    run_session(task_ctx, task_sessions, task_alarm, s as u32, intended_ms).await
+                },
+                &handle,
+            );
         }
-        Err(_) => ctx.stop.set(),
-    }
-    tracker.close();
-    tracker.wait().await;
+    });
+    wait_for_dispatch(&ctx, dispatcher, &tracker).await;
     alarm.close();
     if let Ok(thread) = ringer {
         let _ = tokio::task::spawn_blocking(move || thread.join()).await;
@@ -1380,37 +1369,27 @@ async fn open_loop(
     let handle = tokio::runtime::Handle::current();
     let limit_ms = duration.map(|d| d.as_secs_f64() * 1000.0);
     let (dispatch_ctx, dispatch_tracker) = (ctx.clone(), tracker.clone());
-    let dispatcher = std::thread::Builder::new()
-        .name("tracelab-dispatch".into())
-        .spawn(move || {
-            let ctx = dispatch_ctx;
-            precise_sleeps();
-            for (k, at_ms) in schedule.enumerate() {
-                let k = k as u64;
-                if total.is_some_and(|t| k >= t) || limit_ms.is_some_and(|l| at_ms >= l) {
-                    break;
-                }
-                if k % stride.0 != stride.1 {
-                    continue;
-                }
-                let intended_ms = origin_ms + at_ms;
-                // The job (a replay builds its prompt here) is made before the sleep, not after it.
-                let job = ctx.job(Phase::Measure, k, intended_ms);
-                if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
-                    break;
-                }
-                let task_ctx = ctx.clone();
-                dispatch_tracker.spawn_on(async move { task_ctx.send(job).await }, &handle);
+    let dispatcher = spawn_dispatcher(move || {
+        let ctx = dispatch_ctx;
+        for (k, at_ms) in schedule.enumerate() {
+            let k = k as u64;
+            if total.is_some_and(|t| k >= t) || limit_ms.is_some_and(|l| at_ms >= l) {
+                break;
             }
-        });
-    match dispatcher {
-        Ok(thread) => {
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            if k % stride.0 != stride.1 {
+                continue;
+            }
+            let intended_ms = origin_ms + at_ms;
+            // The job (a replay builds its prompt here) is made before the sleep, not after it.
+            let job = ctx.job(Phase::Measure, k, intended_ms);
+            if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
+                break;
+            }
+            let task_ctx = ctx.clone();
+            dispatch_tracker.spawn_on(async move { task_ctx.send(job).await }, &handle);
         }
-        Err(_) => ctx.stop.set(),
-    }
-    tracker.close();
-    tracker.wait().await;
+    });
+    wait_for_dispatch(&ctx, dispatcher, &tracker).await;
 }
 
 /// Lifts the soft open-file limit to the hard one and returns the limit now in force (None
@@ -1499,6 +1478,36 @@ fn check_open_file_limit(plan: &Plan) -> Result<(), String> {
         }
         _ => Ok(()),
     }
+}
+
+/// The open loop's dispatcher: a thread of its own with precise sleeps, so a request (or a
+/// session) leaves at its intended instant whatever the runtime's workers are doing.
+fn spawn_dispatcher(
+    dispatch: impl FnOnce() + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("tracelab-dispatch".into())
+        .spawn(move || {
+            precise_sleeps();
+            dispatch();
+        })
+}
+
+/// Waits for the dispatcher to send its last request (a dispatcher that could not start stops
+/// the run), then for every task it spawned.
+async fn wait_for_dispatch(
+    ctx: &Ctx,
+    dispatcher: std::io::Result<std::thread::JoinHandle<()>>,
+    tracker: &TaskTracker,
+) {
+    match dispatcher {
+        Ok(thread) => {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+        Err(_) => ctx.stop.set(),
+    }
+    tracker.close();
+    tracker.wait().await;
 }
 
 /// Linux lets a sleeping thread wake up to 50 µs late by default (timer slack) to batch
