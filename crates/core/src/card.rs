@@ -16,7 +16,7 @@ use crate::text::Lang;
 use crate::trace::{Completeness, Header, Trace, GPU_UNSUPPORTED};
 
 /// What the terminal card shows besides the figures, taken from a whole [`Trace`]
-/// ([`CardView::of_trace`]) or from a trace read as a stream ([`crate::parse::stream`]).
+/// ([`CardView::of_trace`]) or from a trace read as a stream ([`crate::streamed`]).
 pub struct CardView<'a> {
     pub header: &'a Header,
     pub completeness: Completeness,

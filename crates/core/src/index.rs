@@ -89,7 +89,7 @@ fn sort(values: &mut [f64]) {
 }
 
 /// Builds an [`Index`] one attempt at a time, so a trace read as a stream
-/// ([`crate::parse::stream`]) is indexed without holding its attempts: what stays per attempt
+/// ([`crate::streamed`]) is indexed without holding its attempts: what stays per attempt
 /// is its TTFT (twice when it is a candidate) and E2E as `f64`, its business id in a
 /// [`StrTable`], and its stream gaps as counts of distinct values.
 pub struct IndexBuilder {

@@ -42,6 +42,7 @@ pub mod reuse;
 pub mod session;
 pub mod settings;
 pub mod simulate;
+pub mod streamed;
 mod strtable;
 pub mod tally;
 pub mod text;

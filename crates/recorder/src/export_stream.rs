@@ -185,11 +185,12 @@ fn card<R: BufRead, W: Write>(
     options: &Options,
     mut out: W,
 ) -> Result<Done, ExportError> {
-    let streamed =
-        match stream::read(name, reader, settings_for).map_err(|e| read_error(name, e))? {
-            Ok(streamed) => streamed,
-            Err(bad_option) => return Err(ExportError::Read(bad_option)),
-        };
+    let streamed = match tracelab_core::streamed::read(name, reader, settings_for)
+        .map_err(|e| read_error(name, e))?
+    {
+        Ok(streamed) => streamed,
+        Err(bad_option) => return Err(ExportError::Read(bad_option)),
+    };
     if streamed.header.has_peer_figures() {
         return Ok(Done::NeedsWhole);
     }

@@ -38,13 +38,14 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
         let mut file = File::open(&args.file).map_err(cannot_read)?;
         if stream::streamable(&mut file).map_err(cannot_read)? {
             let reader = BufReader::with_capacity(1 << 20, file);
-            let streamed =
-                match stream::read(&name, reader, |header| args.settings.settings(header)) {
-                    Ok(Ok(streamed)) => streamed,
-                    Ok(Err(bad_option)) => return Err(bad_option),
-                    Err(StreamError::Io(e)) => return Err(cannot_read(e)),
-                    Err(StreamError::Parse(e)) => return Err(e.to_string()),
-                };
+            let streamed = match tracelab_core::streamed::read(&name, reader, |header| {
+                args.settings.settings(header)
+            }) {
+                Ok(Ok(streamed)) => streamed,
+                Ok(Err(bad_option)) => return Err(bad_option),
+                Err(StreamError::Io(e)) => return Err(cannot_read(e)),
+                Err(StreamError::Parse(e)) => return Err(e.to_string()),
+            };
             let metrics = Metrics::compute(&streamed.index, &streamed.settings);
             print_report(
                 &args,

@@ -1,80 +1,24 @@
 //! Reading a JSON Lines trace as a stream, for traces too large to hold: line by line through a
-//! [`BufRead`], each attempt parsed, checked and handed on ([`visit`]: `tracelab export` and
-//! `merge`, which may check the ids themselves, [`Ids::Caller`]) or folded into an
-//! [`IndexBuilder`] and dropped ([`read`]: `tracelab report` and the streamed cards), so memory
-//! grows with the compact per-attempt state below and never with the file or its events.
+//! [`BufRead`], each attempt parsed, checked and handed to its caller in file order, then dropped
+//! ([`visit`]). `tracelab export` and `merge` hand each attempt on (and may check the ids
+//! themselves, [`Ids::Caller`]); [`crate::streamed::read`] (`tracelab report`, the streamed cards)
+//! folds each into the card's facts, a layer up, where the index and the analyses are.
 //!
-//! Kept per attempt (bytes): its id for the duplicate check (id length + 16 + 8…16 of slots),
-//! its business id (the same again), TTFT and E2E as `f64` (8 + 8, and 8 more for a success
-//! that passed quality), its lag (8, open-loop runs only) and its [`Span`] (24, runs with GPU
-//! telemetry only). An attempt of a session also keeps about 32 bytes for the session figures
-//! ([`crate::session::SessionsBuilder`], its session's id once) and, for the check that no turn
-//! is sent twice, its session id, turn and business id (about 100 bytes with their lengths).
-//! Stream gaps (ITL) are counted per distinct value, so they cost memory per distinct gap, not
-//! per event. GPU samples (40 bytes each) and warnings are kept whole, as
-//! the whole-file reader keeps them. A line may be at most [`MAX_LINE_BYTES`] long; a longer one
-//! is refused after reading past it, without holding it.
+//! Kept here besides the caller's state: the attempt ids for the duplicate check (with
+//! [`Ids::Here`]: the id's length, 16 bytes and 8 to 16 of slots each), GPU samples (40 bytes
+//! each), engine scrapes and warnings, kept whole as the whole-file reader keeps them. A line may be at most [`MAX_LINE_BYTES`] long;
+//! a longer one is refused after reading past it, without holding it.
 //!
-//! The figures are those of [`super::parse_jsonl`] + [`Index::build`]: the lines go through the
-//! same [`LineReader`], the attempts through the same [`IndexBuilder`], the lag and the GPU
-//! groups through the same functions. Errors are the same too, including their precedence: the
-//! whole-file reader refuses text that is not UTF-8 before reading any record, so after a bad
-//! record the rest of the stream is still checked for UTF-8 ([`read`]).
+//! The lines go through the same [`LineReader`] as [`super::parse_jsonl`]'s, so the errors are the
+//! same too, including their precedence: the whole-file reader refuses text that is not UTF-8
+//! before reading any record, so after a bad record the rest of the stream is still checked for
+//! UTF-8.
 
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 
 use super::jsonl::{too_long, Line, LineReader, MAX_LINE_BYTES};
-use crate::card::CardView;
 use crate::error::ParseError;
-use crate::gpu_beside::{self, GpuSummary, Span};
-use crate::index::{Index, IndexBuilder};
-use crate::lag::{self, ClientLag};
-use crate::settings::Settings;
-use crate::trace::{Attempt, Completeness, Footer, GpuSample, Header};
-
-/// A trace read as a stream: everything the metric card shows, without the attempts.
-pub struct Streamed {
-    pub header: Header,
-    pub footer: Option<Footer>,
-    pub gpu: Vec<GpuSample>,
-    /// The engine's scrapes (a few per second at most: kept whole).
-    pub engine: Vec<crate::trace::engine::EngineSample>,
-    pub warnings: Vec<String>,
-    /// Attempt records read.
-    pub attempts: u64,
-    /// The settings `settings_for` gave, and the index under their population.
-    pub settings: Settings,
-    pub index: Index,
-    pub lag: Option<ClientLag>,
-    pub gpu_summary: GpuSummary,
-    pub engine_summary: crate::engine_beside::EngineSummary,
-    /// TTFT by a prompt's first send and its repeats (when the attempts say which).
-    pub reuse: Option<crate::reuse::ReuseSplit>,
-    pub warmup_attempts: usize,
-    /// The session figures, when the attempts name sessions (about 32 bytes kept per turn).
-    pub sessions: Option<crate::session::Sessions>,
-}
-
-impl Streamed {
-    pub fn completeness(&self) -> Completeness {
-        Completeness::of(&self.header, self.footer)
-    }
-
-    /// What [`crate::card::render`] needs besides the figures.
-    pub fn card_view(&self) -> CardView<'_> {
-        CardView {
-            header: &self.header,
-            completeness: self.completeness(),
-            lag: self.lag.clone(),
-            gpu: self.gpu_summary,
-            engine: self.engine_summary.clone(),
-            index: &self.index,
-            warnings: &self.warnings,
-            reuse: self.reuse.clone(),
-            warmup_attempts: self.warmup_attempts,
-        }
-    }
-}
+use crate::trace::{Attempt, Footer, GpuSample, Header};
 
 /// What stopped a streamed read.
 #[derive(Debug)]
@@ -94,7 +38,7 @@ impl From<io::Error> for StreamError {
 /// How much of the start of a file [`streamable`] looks at, besides its first record.
 const HEAD_BYTES: usize = 4096;
 
-/// Whether the file is a Trace Lab JSON Lines trace that [`read`] reads exactly as the
+/// Whether the file is a Trace Lab JSON Lines trace that [`visit`] reads exactly as the
 /// whole-file reader (`tracelab_peers::import::load_any_bytes`) would: its first non-blank line is a complete
 /// JSON object with a `kind`, and its start is text. Anything else (a peer tool's file, the
 /// classroom CSV, a broken first record, a binary file) is left to the whole-file reader. Reads
@@ -162,51 +106,6 @@ fn head_is_ours(head: &[u8], at_eof: bool) -> bool {
     matches!(serde_json::from_str::<serde_json::Value>(line), Ok(serde_json::Value::Object(map)) if map.contains_key("kind"))
 }
 
-/// Reads a trace that [`streamable`] accepted. `settings_for` is asked once, with the header,
-/// for the settings the figures are computed under; its error is returned only when the whole
-/// file reads (as `tracelab report` reports a bad option only after a good file).
-pub fn read<R: BufRead, E>(
-    file: &str,
-    reader: R,
-    settings_for: impl FnOnce(&Header) -> Result<Settings, E>,
-) -> Result<Result<Streamed, E>, StreamError> {
-    let visited = visit(
-        file,
-        reader,
-        Ids::Here,
-        |header| settings_for(header).map(|settings| Fold::new(header, settings)),
-        |fold, a, _| {
-            fold.push(&a);
-            Ok(())
-        },
-    )?;
-    let (fold, rest) = match visited {
-        Ok(both) => both,
-        Err(e) => return Ok(Err(e)),
-    };
-    let lag = lag::client_lag_of(&rest.header, fold.lags);
-    let gpu_summary = gpu_beside::summarise(&rest.header, &fold.spans, &rest.gpu);
-    let engine_summary = crate::engine_beside::summarise(&rest.header, &fold.spans, &rest.engine);
-    let reuse = fold.reuse.finish(&fold.settings);
-    let sessions = fold.sessions.finish();
-    Ok(Ok(Streamed {
-        header: rest.header,
-        footer: rest.footer,
-        gpu: rest.gpu,
-        engine: rest.engine,
-        warnings: rest.warnings,
-        attempts: fold.attempts,
-        settings: fold.settings,
-        index: fold.index.finish(),
-        lag,
-        gpu_summary,
-        engine_summary,
-        reuse,
-        warmup_attempts: fold.warmup_attempts,
-        sessions,
-    }))
-}
-
 /// What a streamed read keeps besides what its caller folded: the header, footer, GPU and engine
 /// samples (a few per second, kept whole as the whole-file reader keeps them) and the warnings.
 pub struct Rest {
@@ -227,7 +126,7 @@ pub enum Ids {
     Caller,
 }
 
-/// The one streamed reader under [`read`] and `tracelab export`/`merge`: each attempt, checked
+/// The one streamed reader under [`crate::streamed::read`] and `tracelab export`/`merge`: each attempt, checked
 /// as the whole-file reader checks it (its id too, with [`Ids::Here`]), is handed to `each` with
 /// its line number in file order and dropped here.
 /// `start` is asked once, with the header, before any attempt, for the caller's state; its error
@@ -309,56 +208,6 @@ pub fn visit<R: BufRead, S, E>(
             warnings: read.warnings,
         },
     )))
-}
-
-/// The per-attempt state a streamed read keeps.
-struct Fold {
-    settings: Settings,
-    index: IndexBuilder,
-    attempts: u64,
-    /// Client lags, open-loop runs only.
-    lags: Vec<f64>,
-    keep_lags: bool,
-    /// Attempts on the clock, runs with GPU telemetry only.
-    spans: Vec<Span>,
-    keep_spans: bool,
-    reuse: crate::reuse::ReuseBuilder,
-    warmup_attempts: usize,
-    sessions: crate::session::SessionsBuilder,
-}
-
-impl Fold {
-    fn new(header: &Header, settings: Settings) -> Fold {
-        Fold {
-            index: IndexBuilder::new(settings.population),
-            sessions: crate::session::SessionsBuilder::new(&settings),
-            settings,
-            attempts: 0,
-            lags: Vec::new(),
-            keep_lags: lag::is_open_loop(header),
-            spans: Vec::new(),
-            keep_spans: gpu_beside::has_telemetry(header)
-                || crate::engine_beside::has_engine(header),
-            reuse: crate::reuse::ReuseBuilder::default(),
-            warmup_attempts: 0,
-        }
-    }
-
-    fn push(&mut self, a: &Attempt) {
-        self.attempts += 1;
-        self.index.push(a);
-        if self.keep_lags {
-            self.lags.extend(lag::lag_ms(a));
-        }
-        if self.keep_spans {
-            self.spans.extend(Span::of(a, &self.settings));
-        }
-        self.reuse.push(a, &self.settings);
-        self.sessions.push(a);
-        if a.phase == crate::trace::Phase::Warmup {
-            self.warmup_attempts += 1;
-        }
-    }
 }
 
 /// One line as read: its bytes are `Lines::buf` when it fit, else only its length is known.

@@ -1,4 +1,4 @@
-//! The streamed reader (`parse::stream`, what `tracelab report` uses for JSON Lines) against the
+//! The streamed reader (`streamed::read` over `parse::stream`, what `tracelab report` uses for JSON Lines) against the
 //! whole-file reader (`import::load_any_bytes`, what the lab and `tracelab import` use), on the
 //! same bytes: the same card in both languages, the same JSON with its warnings, or the same
 //! error.
@@ -75,20 +75,22 @@ pub fn streamed(
         return None;
     }
     let reader = BufReader::with_capacity(capacity, cursor);
-    Some(match stream::read(name, reader, |h| settings(h, tweak)) {
-        Ok(Ok(st)) => {
-            let m = Metrics::compute(&st.index, &st.settings);
-            card_of(
-                |lang| card::render(name, &st.card_view(), &st.settings, &m, lang),
-                &m,
-                &st.settings,
-                &st.warnings,
-            )
-        }
-        Ok(Err(e)) => Report::Refused(e),
-        Err(StreamError::Parse(e)) => Report::Refused(e.to_string()),
-        Err(StreamError::Io(e)) => panic!("{name}: reading memory failed: {e}"),
-    })
+    Some(
+        match tracelab_core::streamed::read(name, reader, |h| settings(h, tweak)) {
+            Ok(Ok(st)) => {
+                let m = Metrics::compute(&st.index, &st.settings);
+                card_of(
+                    |lang| card::render(name, &st.card_view(), &st.settings, &m, lang),
+                    &m,
+                    &st.settings,
+                    &st.warnings,
+                )
+            }
+            Ok(Err(e)) => Report::Refused(e),
+            Err(StreamError::Parse(e)) => Report::Refused(e.to_string()),
+            Err(StreamError::Io(e)) => panic!("{name}: reading memory failed: {e}"),
+        },
+    )
 }
 
 /// Both readers on `bytes` through a small and a large buffer; returns whether it was streamed.
