@@ -235,7 +235,7 @@ mod cjk_tests {
             "lesson 4's sample paragraph"
         );
         assert!(
-            joined.contains("并记下了每个参数"),
+            joined.contains("第 60 秒起停顿 20 秒"),
             "lesson 4's sample paragraph"
         );
     }

@@ -5,6 +5,11 @@
 //!   (worked answers included: the learner has read them by then) holds neither the text of a
 //!   right option nor a run of 6 of its words (English) or 12 of its CJK characters (Chinese).
 //!   A learner who has to pick the sentence they just read is matching, not thinking.
+//! * Every choice question comes **before** the paragraph that explains it: of all the lesson's
+//!   paragraphs (worked answers included), the one that shares the most of the question's answer
+//!   (its right options and their explanations, as runs of 3 content words or 4 CJK characters)
+//!   lies below the marker, never above it. A question asked after its explanation is a reading
+//!   check, not a prediction.
 //! * No prompt, hint or known-mistake explanation states the answer of a number exercise of the
 //!   same lesson as written with its unit (`17.571 s`, `150 毫秒`, `n = 8`), nor — in a number
 //!   exercise's own hints — as a fraction that works out to it (`2/10` for 20 %, `5 of 10` for 50 %).
@@ -336,6 +341,149 @@ fn leaks_in_prompts_and_hints(course: &Course) -> Vec<String> {
         }
     }
     found
+}
+
+/// Words that carry no meaning of their own: a run of them says nothing about copying.
+const EN_STOP: [&str; 40] = [
+    "a", "an", "the", "of", "to", "in", "on", "at", "for", "by", "with", "from", "and", "or",
+    "but", "is", "are", "was", "were", "be", "it", "its", "this", "that", "these", "those", "as",
+    "so", "not", "no", "do", "does", "one", "each", "every", "than", "then", "there", "which",
+    "what",
+];
+/// How many units make one shared run when looking for a question's explanation.
+const EN_ORDER_RUN: usize = 3;
+const ZH_ORDER_RUN: usize = 4;
+/// A paragraph explains a question once it shares at least this many distinct runs with its
+/// answer.
+const EXPLAINS_AT: usize = 3;
+
+/// The lesson's paragraphs in reading order, each with the exercise markers above it, and the
+/// position of every exercise marker (as the number of paragraphs above it).
+fn paragraphs(markdown: &str) -> (Vec<String>, Vec<(String, usize)>) {
+    let mut paras = Vec::new();
+    let mut marks = Vec::new();
+    for segment in segments(markdown) {
+        match segment {
+            Segment::Markdown(text) | Segment::Worked(_, text) => {
+                for p in text.split("\n\n") {
+                    if !p.trim().is_empty() {
+                        paras.push(p.trim().to_string());
+                    }
+                }
+            }
+            Segment::Exercise(id) => marks.push((id.to_string(), paras.len())),
+            Segment::Step(_) | Segment::Judge(_) => {}
+        }
+    }
+    (paras, marks)
+}
+
+/// The distinct runs of `n` meaningful units in `text`.
+fn runs(text: &str, lang: Lang) -> std::collections::BTreeSet<String> {
+    let mut u = units(text, lang);
+    if matches!(lang, Lang::En) {
+        u.retain(|w| !EN_STOP.contains(&w.as_str()));
+    }
+    let n = match lang {
+        Lang::En => EN_ORDER_RUN,
+        Lang::Zh => ZH_ORDER_RUN,
+    };
+    u.windows(n).map(|w| w.join(" ")).collect()
+}
+
+/// For a question whose answer is `answer`: the paragraph that explains it best (its index and how
+/// many runs it shares), if any paragraph shares at least [`EXPLAINS_AT`].
+fn explaining_paragraph(paras: &[String], answer: &str, lang: Lang) -> Option<(usize, usize)> {
+    let want = runs(answer, lang);
+    paras
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, runs(p, lang).intersection(&want).count()))
+        .filter(|(_, shared)| *shared >= EXPLAINS_AT)
+        // The earliest of equally good paragraphs: a tie above the question is still telling.
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+}
+
+/// A question whose explaining paragraph stands above it, as "where: what".
+fn told_before_asked(
+    file: &str,
+    markdown: &str,
+    id: &str,
+    answer: &str,
+    lang: Lang,
+) -> Option<String> {
+    let (paras, marks) = paragraphs(markdown);
+    let (_, at) = marks
+        .iter()
+        .find(|(m, _)| m == id)
+        .unwrap_or_else(|| panic!("{file}: no marker for `{id}`"));
+    let (best, shared) = explaining_paragraph(&paras, answer, lang)?;
+    (best < *at).then(|| {
+        let shown: String = paras[best].chars().take(90).collect();
+        format!(
+            "{file}: `{id}` is asked after the paragraph that explains it ({shared} runs shared): “{shown}…” — move the question above it"
+        )
+    })
+}
+
+/// What a choice question's answer says: its right options and every explanation it shows.
+fn answer_text(e: &Exercise, choice: &tracelab_course::ChoiceExercise, lang: Lang) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for o in choice.options.iter().filter(|o| o.correct) {
+        parts.push(o.text.get(lang));
+        parts.push(o.explain.get(lang));
+    }
+    if let Some(explain) = &e.explain {
+        parts.push(explain.get(lang));
+    }
+    parts.join("\n")
+}
+
+fn asked_after_told(course: &Course) -> Vec<String> {
+    let mut found = Vec::new();
+    for lesson in &course.lessons {
+        for lang in [Lang::En, Lang::Zh] {
+            let file = lesson.text.get(lang);
+            let text = lesson_text(file);
+            for e in &lesson.exercises {
+                let ExerciseKind::Choice(choice) = &e.kind else {
+                    continue;
+                };
+                let answer = answer_text(e, choice, lang);
+                found.extend(told_before_asked(file, &text, &e.id, &answer, lang));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_choice_question_comes_before_the_paragraph_that_explains_it() {
+    let found = asked_after_told(&course());
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The order check catches an explanation above its question, and passes it below.
+#[test]
+fn the_order_check_catches_a_question_asked_after_its_answer() {
+    let answer =
+        "Throughput is a rate over all the work; latency is what one request lives through.";
+    let explained =
+        "Throughput is a rate over all the work done, while latency is what one request \
+                     lives through: the two can move in opposite directions.";
+    let told = format!("# L\n\n{explained}\n\n[[exercise:q]]\n\nMore text.\n");
+    let asked = format!("# L\n\nPredict first.\n\n[[exercise:q]]\n\n{explained}\n");
+    assert!(told_before_asked("l.en.md", &told, "q", answer, Lang::En).is_some());
+    assert!(told_before_asked("l.en.md", &asked, "q", answer, Lang::En).is_none());
+    // Unrelated text above is no explanation.
+    let unrelated = "# L\n\nThe table has ten rows.\n\n[[exercise:q]]\n";
+    assert!(told_before_asked("l.en.md", unrelated, "q", answer, Lang::En).is_none());
+    let zh_answer = "吞吐是所有工作的总速率，时延是一个请求亲身经历的时间。";
+    let zh_told =
+        "# 课\n\n吞吐是所有工作的总速率，而时延是一个请求亲身经历的时间。\n\n[[exercise:q]]\n";
+    let zh_asked = "# 课\n\n先预测。\n\n[[exercise:q]]\n\n吞吐是所有工作的总速率，而时延是一个请求亲身经历的时间。\n";
+    assert!(told_before_asked("l.zh.md", zh_told, "q", zh_answer, Lang::Zh).is_some());
+    assert!(told_before_asked("l.zh.md", zh_asked, "q", zh_answer, Lang::Zh).is_none());
 }
 
 #[test]
