@@ -263,6 +263,7 @@ fn every_choice_round_trips_through_the_address() {
         ("pm", "linear"),
         ("ft", "any"),
         ("wu", "include"),
+        ("lf", "intended"),
     ];
     let link: String = choices.iter().map(|(k, v)| format!("&{k}={v}")).collect();
     b.goto(&format!(
@@ -275,6 +276,7 @@ fn every_choice_round_trips_through_the_address() {
     assert_eq!(value_of(&b, "[data-testid=comparison]"), "lt");
     assert_eq!(value_of(&b, "[data-testid=percentile-method]"), "linear");
     assert_eq!(value_of(&b, "[data-testid=first-token]"), "any");
+    assert_eq!(value_of(&b, "[data-testid=latency-from]"), "intended");
     // The figures are the core's under exactly these choices.
     let (settings, report) = core_report("baseline-a.jsonl", "baseline-slower.jsonl", &choices);
     let goodput = report.pairs[0]
@@ -329,6 +331,7 @@ fn every_choice_round_trips_through_the_address() {
         "nearest-rank"
     );
     assert_eq!(value_of(&b, "[data-testid=first-token]"), "any");
+    assert_eq!(value_of(&b, "[data-testid=latency-from]"), "intended");
     let (_, report) = core_report(
         "baseline-a.jsonl",
         "baseline-slower.jsonl",
@@ -338,6 +341,7 @@ fn every_choice_round_trips_through_the_address() {
             ("pm", "nearest-rank"),
             ("ft", "any"),
             ("wu", "include"),
+            ("lf", "intended"),
         ],
     );
     let joint = report.pairs[0]

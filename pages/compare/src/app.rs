@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use tracelab_core::compare::{Bootstrap, Report, Run};
 use tracelab_core::format::trim_num;
-use tracelab_core::{Comparison, FirstToken, Lang, PercentileMethod, Settings};
+use tracelab_core::{Comparison, FirstToken, Lang, LatencyOrigin, PercentileMethod, Settings};
 use tracelab_web::{compare_order, is_sample, page_lang, query, replace_query};
 use wasm_bindgen::JsCast;
 
@@ -241,6 +241,16 @@ fn JudgeChoices() -> impl IntoView {
                 <select id="first-token" data-testid="first-token" on:change=move |e| page.choose("ft", FirstToken::from_code(&event_target_value(&e)).map(|f| f.code().to_string()))>
                     {FirstToken::ALL.into_iter().map(|f| view! {
                         <option value=f.code() selected=move || settings.get().population.first_token == f>{move || f.text().get(l()).to_string()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            // Where latency is measured from: the send, or the schedule's intended start (an open
+            // loop whose client fell behind counts its lag only from the schedule).
+            <label>
+                {move || w(l(), "latency_from")} " "
+                <select id="latency-from" data-testid="latency-from" on:change=move |e| page.choose("lf", LatencyOrigin::from_code(&event_target_value(&e)).map(|o| o.code().to_string()))>
+                    {LatencyOrigin::ALL.into_iter().map(|o| view! {
+                        <option value=o.code() selected=move || settings.get().population.latency_from == o>{move || o.text().get(l()).to_string()}</option>
                     }).collect_view()}
                 </select>
             </label>

@@ -32,7 +32,7 @@ pub struct Compared {
 /// The core's permalink keys ([`tracelab_core::settings::PAIR_KEYS`]) the page takes: everything
 /// that judges an attempt. Window, cost and currency are not among them: they stay each run's
 /// own (`compare::judge_alike`).
-pub const CHOICE_KEYS: [&str; 9] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "ft", "qr"];
+pub const CHOICE_KEYS: [&str; 10] = ["t", "cmp", "pm", "p", "fd", "mt", "wu", "ft", "qr", "lf"];
 
 #[derive(Clone, Copy)]
 pub struct Page {

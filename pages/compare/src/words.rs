@@ -17,6 +17,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("contract", "Contract", "契约"),
     ("five_checks", "Before either run counts as a baseline: the five checks", "两次运行能否作为基线：五项检查"),
     ("first_token", "TTFT ends at", "TTFT 截止于"),
+    ("latency_from", "Latency measured from", "时延的起点"),
     ("judged_with", "Both runs judged with", "两次运行的评判设置"),
     ("threshold_box", "TTFT threshold", "TTFT 门槛"),
     ("comparison", "Within the threshold means", "“在门槛内”的写法"),
