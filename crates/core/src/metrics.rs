@@ -274,6 +274,371 @@ pub struct Metrics {
     pub origin_fallbacks: usize,
 }
 
+/// The denominator "all attempts", as its words say it (after deleting failed rows, the ones
+/// left), and what an empty one reads.
+struct Denominator {
+    label: Text,
+    empty: Text,
+}
+
+impl Denominator {
+    fn of(ix: &Index) -> Denominator {
+        let label = if ix.deletes_failures() {
+            t(
+                "attempts left after deleting failed rows",
+                "删除失败行之后剩下的尝试",
+            )
+        } else {
+            t("all attempts", "全部尝试")
+        };
+        Denominator {
+            label,
+            empty: t("no attempts are counted", "没有被计入的尝试"),
+        }
+    }
+}
+
+/// Failures over the chosen denominator (all attempts, or — wrongly — the successes).
+fn failure_rate(ix: &Index, all: &Denominator) -> Figure {
+    let attempts = ix.attempts as f64;
+    {
+        let f = Figure::new("failure_rate", t("Failure rate", "失败率"), Unit::Ratio);
+        let failures_label = t("failures", "失败次数");
+        match ix.population.failure_denominator {
+            FailureDenominator::Successes => {
+                let mut f = f.ratio(
+                    ix.failures as f64,
+                    failures_label,
+                    ix.successes as f64,
+                    t("successes (wrong denominator)", "成功次数（错误的分母）"),
+                    t("no successes to divide by", "没有成功的尝试可作分母"),
+                );
+                // Why no interval is shown (compare::Intervals gives none for it): Wilson's
+                // is for k of n, and failures are not some of the successes.
+                f.note = Some(t(
+                    "No 95 % interval: failures ÷ successes is not a proportion (the failures are not part of the successes, so it can pass 100 %; it is the odds of failure), and the Wilson interval holds only for a proportion, k of n.",
+                    "不给 95 % 区间：失败数 ÷ 成功数不是比例（失败并不是成功中的一部分，所以它可能超过 100 %；它是失败的几率），而 Wilson 区间只适用于比例，即 n 个中的 k 个。",
+                ));
+                f
+            }
+            _ => f.ratio(
+                ix.failures as f64,
+                failures_label,
+                attempts,
+                all.label.clone(),
+                all.empty.clone(),
+            ),
+        }
+    }
+}
+
+/// P50, P95 and the chosen tail of TTFT, each named by its sample: the successes' TTFTs (the
+/// lesson's), or, when a missing TTFT is (wrongly) counted as 0, every counted attempt's.
+fn ttft_figures(ix: &Index, s: &Settings) -> [Figure; 3] {
+    // The name says what the sample is: the successes' TTFTs (the lesson's), or, when a
+    // missing TTFT is (wrongly) counted as 0, every counted attempt's, failures included.
+    let sample = TtftSample::of(ix, s);
+    let ttft_what = sample.what();
+    let ttft_name = |label: String| sample.name(&label);
+    let mut ttft_p50 = distribution(
+        "ttft_p50",
+        ttft_name("P50".into()),
+        &ix.ttft_ms,
+        50.0,
+        s.percentile,
+        &ttft_what,
+    );
+    if ix.successes_without_token > 0 {
+        let n = ix.successes_without_token;
+        ttft_p50.note = Some(Text::new(
+            format!(
+                "{} of {} complete successes carried no output token (the model ended at once): {} no TTFT and {} not in n",
+                n,
+                ix.successes,
+                if n == 1 { "it has" } else { "they have" },
+                if n == 1 { "is" } else { "are" }
+            ),
+            format!("{} 个完整成功的请求没有任何输出 token（模型立即结束）：它们没有 TTFT，不计入 n（共 {} 个完整成功）", n, ix.successes),
+        ));
+    }
+    ttft_p50.short_name = Some(sample.short_name("P50"));
+    add_note(&mut ttft_p50, fallback_note(ix));
+    let mut ttft_p95 = distribution(
+        "ttft_p95",
+        ttft_name("P95".into()),
+        &ix.ttft_ms,
+        95.0,
+        s.percentile,
+        &ttft_what,
+    );
+    ttft_p95.short_name = Some(sample.short_name("P95"));
+    add_note(&mut ttft_p95, fallback_note(ix));
+    let mut ttft_tail = distribution(
+        "ttft_tail",
+        ttft_name(percentile_label(s.p)),
+        &ix.ttft_ms,
+        s.p,
+        s.percentile,
+        &ttft_what,
+    );
+    ttft_tail.short_name = Some(sample.short_name(&percentile_label(s.p)));
+    add_note(&mut ttft_tail, fallback_note(ix));
+
+    [ttft_p50, ttft_p95, ttft_tail]
+}
+
+/// Quality passes among the complete successes; a success not evaluated counts as not passed.
+fn quality_pass_rate(ix: &Index) -> Figure {
+    let mut f = Figure::new(
+        "quality_pass_rate",
+        t("Quality pass rate among successes", "成功请求质量通过率"),
+        Unit::Ratio,
+    )
+    .ratio(
+        ix.quality_pass as f64,
+        t("quality passes", "质量通过"),
+        ix.successes as f64,
+        t("complete successes", "完整成功"),
+        t("no complete successes to judge", "没有完整成功的请求可评判"),
+    );
+    if ix.quality_not_evaluated > 0 {
+        f.note = Some(Text::new(
+            match ix.quality_not_evaluated {
+                1 => "1 success was not evaluated and counts as not passed".to_string(),
+                n => format!("{n} successes were not evaluated and count as not passed"),
+            },
+            format!(
+                "{} 个成功请求未做质量评估，按未通过计",
+                ix.quality_not_evaluated
+            ),
+        ));
+    }
+
+    f
+}
+
+/// The joint condition in words: success ∧ quality pass ∧ TTFT within the threshold, with
+/// where TTFT is measured from when that is the intended start.
+fn qualified_label(s: &Settings) -> Text {
+    let ignored = s.population.quality == crate::settings::QualityRule::Ignored;
+    // The intended start moves every TTFT, so the condition says so where it is chosen.
+    let (from_en, from_zh) = match s.population.latency_from {
+        crate::LatencyOrigin::Actual => ("", ""),
+        crate::LatencyOrigin::Intended => (" from the intended start", "（从计划开始时间算起）"),
+    };
+    Text::new(
+        format!(
+            "jointly qualified (success ∧ {}TTFT{from_en} {} {} s)",
+            if ignored { "" } else { "quality pass ∧ " },
+            s.comparison.symbol(),
+            trim_num(s.ttft_threshold_s)
+        ) + if ignored {
+            "; quality ignored (wrong)"
+        } else {
+            ""
+        },
+        format!(
+            "联合合格（完整成功 ∧ {}TTFT{from_zh} {} {} 秒）",
+            if ignored { "" } else { "质量通过 ∧ " },
+            s.comparison.symbol(),
+            trim_num(s.ttft_threshold_s)
+        ) + if ignored {
+            "；漏掉了质量（错误）"
+        } else {
+            ""
+        },
+    )
+}
+
+/// Jointly qualified attempts over all attempts.
+fn joint_rate(ix: &Index, qualified: usize, qualified_label: &Text, all: &Denominator) -> Figure {
+    let attempts = ix.attempts as f64;
+    Figure::new(
+        "joint_rate",
+        t("Joint qualification rate", "联合合格率"),
+        Unit::Ratio,
+    )
+    .ratio(
+        qualified as f64,
+        qualified_label.clone(),
+        attempts,
+        all.label.clone(),
+        all.empty.clone(),
+    )
+}
+
+/// Jointly qualified attempts per second of the fixed window.
+fn goodput(s: &Settings, qualified: usize, qualified_label: &Text) -> Figure {
+    {
+        let f = Figure::new("goodput", t("Goodput", "合格 goodput"), Unit::PerSecond);
+        match s.window_s {
+            Some(w) => f.ratio(
+                qualified as f64,
+                qualified_label.clone(),
+                w,
+                t("window seconds", "窗口秒数"),
+                t("the window must be longer than 0 s", "窗口必须长于 0 秒"),
+            ),
+            None => f.undefined(t(
+                "no window is set: goodput is qualified requests per second of a fixed window",
+                "未设置窗口：goodput 是固定窗口内每秒的合格请求数",
+            )),
+        }
+    }
+}
+
+/// The window's cost over the jointly qualified attempts, per 1,000.
+fn cost_per_1000_qualified(s: &Settings, qualified: usize, qualified_label: &Text) -> Figure {
+    {
+        let mut f = Figure::new(
+            "cost_per_1000_qualified",
+            t("Cost per 1,000 qualified", "每千次合格成本"),
+            Unit::MoneyPer1000(s.currency.clone()),
+        );
+        match s.window_cost {
+            None => f.undefined(t("no window cost is set", "未设置窗口成本")),
+            Some(cost) => {
+                f.numerator = Some(cost * 1000.0);
+                f.numerator_label = Some(t("window cost × 1,000", "窗口成本 × 1000"));
+                f.denominator = Some(qualified as f64);
+                f.denominator_label = Some(qualified_label.clone());
+                if qualified > 0 {
+                    f.value = Some(cost * 1000.0 / qualified as f64);
+                    f
+                } else {
+                    f.undefined(t(
+                        "undefined: nothing qualified, so no qualified request can carry the cost (not infinity, not 0)",
+                        "无定义：没有任何请求合格，成本无处分摊（不是无穷大，也不是 0）",
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// P50 and the chosen tail of the successes' E2E, named by where it is measured from.
+fn e2e_figures(ix: &Index, s: &Settings) -> [Figure; 2] {
+    let e2e_what = t("success E2E", "成功请求的端到端时延");
+    // E2E names its origin by TTFT's rule: "P50 E2E (successes, from the intended start)".
+    let e2e_origin = origin_words(ix, s);
+    let e2e_name = |label: &str| match &e2e_origin {
+        None => Text::new(
+            format!("{label} E2E (successes)"),
+            format!("成功请求 E2E {label}"),
+        ),
+        Some(o) => Text::new(
+            format!("{label} E2E (successes, {})", o.en),
+            format!("成功请求 E2E {label}（{}）", o.zh),
+        ),
+    };
+    let mut e2e_p50 = distribution(
+        "e2e_p50",
+        e2e_name("P50"),
+        &ix.e2e_ms,
+        50.0,
+        s.percentile,
+        &e2e_what,
+    );
+    add_note(&mut e2e_p50, fallback_note(ix));
+    let mut e2e_tail = distribution(
+        "e2e_tail",
+        e2e_name(&percentile_label(s.p)),
+        &ix.e2e_ms,
+        s.p,
+        s.percentile,
+        &e2e_what,
+    );
+    add_note(&mut e2e_tail, fallback_note(ix));
+    [e2e_p50, e2e_tail]
+}
+
+/// P50 and the chosen tail of the gaps between stream events.
+fn itl_figures(ix: &Index, s: &Settings) -> [Figure; 2] {
+    let itl_what = t("gap between stream events", "流事件间隔");
+    let itl_p50 = distribution(
+        "itl_p50",
+        t("P50 ITL (per event)", "ITL P50（按事件）"),
+        &ix.itl_ms,
+        50.0,
+        s.percentile,
+        &itl_what,
+    );
+    let itl_tail = distribution(
+        "itl_tail",
+        Text::new(
+            format!("{} ITL (per event)", percentile_label(s.p)),
+            format!("ITL {}（按事件）", percentile_label(s.p)),
+        ),
+        &ix.itl_ms,
+        s.p,
+        s.percentile,
+        &itl_what,
+    );
+
+    [itl_p50, itl_tail]
+}
+
+/// The successes' output tokens per window second, from the server's usage only.
+fn output_tokens_per_s(ix: &Index, s: &Settings, all: &Denominator) -> Figure {
+    {
+        let f = Figure::new(
+            "output_tokens_per_s",
+            t("Output tokens/s", "输出 token/秒"),
+            Unit::TokensPerSecond,
+        );
+        if ix.attempts == 0 {
+            f.undefined(all.empty.clone())
+        } else if ix.successes == 0 {
+            f.undefined(t(
+                "no complete successes: there is no output to count",
+                "没有完整成功的请求：没有可计数的输出",
+            ))
+        } else if ix.usage_successes == 0 {
+            f.undefined(t(
+                "unknown: the server reported no usage, and counting chunks would only estimate tokens",
+                "未知：服务端没有返回 usage，数 chunk 只能估计 token 数",
+            ))
+        } else {
+            match s.window_s {
+                Some(w) => {
+                    let mut f = f.ratio(
+                        ix.usage_output_tokens as f64,
+                        t(
+                            "output tokens of successes (server usage)",
+                            "成功请求的输出 token（服务端 usage）",
+                        ),
+                        w,
+                        t("window seconds", "窗口秒数"),
+                        t("the window must be longer than 0 s", "窗口必须长于 0 秒"),
+                    );
+                    f.n = Some(ix.usage_successes);
+                    f
+                }
+                None => f.undefined(t("no window is set", "未设置窗口")),
+            }
+        }
+    }
+}
+
+/// Business requests with at least one complete success, over the business requests.
+fn business_success_rate(ix: &Index) -> Figure {
+    Figure::new(
+        "business_success_rate",
+        t("Business requests answered", "最终得到回答的业务请求"),
+        Unit::Ratio,
+    )
+    .ratio(
+        ix.business_answered as f64,
+        t(
+            "business requests with at least one complete success",
+            "至少有一次完整成功的业务请求",
+        ),
+        ix.business_requests as f64,
+        t("business requests", "业务请求"),
+        t("no business requests", "没有业务请求"),
+    )
+}
+
 fn t(en: &str, zh: &str) -> Text {
     Text::new(en, zh)
 }
@@ -347,317 +712,16 @@ impl Metrics {
         Metrics::compute(&Index::build(attempts, settings.population), settings)
     }
 
-    /// Computes every figure from an index. O(log n) in the number of attempts.
+    /// Computes every figure from an index. O(log n) in the number of attempts. Each figure has
+    /// a function of its own below; what several share (the denominators' words, the qualified
+    /// count and its condition, the TTFT sample's name) is worked out once here.
     pub fn compute(ix: &Index, s: &Settings) -> Metrics {
-        let attempts = ix.attempts as f64;
-        let all_attempts_label = if ix.deletes_failures() {
-            t(
-                "attempts left after deleting failed rows",
-                "删除失败行之后剩下的尝试",
-            )
-        } else {
-            t("all attempts", "全部尝试")
-        };
-        let no_attempts = t("no attempts are counted", "没有被计入的尝试");
-
-        let failure_rate = {
-            let f = Figure::new("failure_rate", t("Failure rate", "失败率"), Unit::Ratio);
-            let failures_label = t("failures", "失败次数");
-            match ix.population.failure_denominator {
-                FailureDenominator::Successes => {
-                    let mut f = f.ratio(
-                        ix.failures as f64,
-                        failures_label,
-                        ix.successes as f64,
-                        t("successes (wrong denominator)", "成功次数（错误的分母）"),
-                        t("no successes to divide by", "没有成功的尝试可作分母"),
-                    );
-                    // Why no interval is shown (compare::Intervals gives none for it): Wilson's
-                    // is for k of n, and failures are not some of the successes.
-                    f.note = Some(t(
-                        "No 95 % interval: failures ÷ successes is not a proportion (the failures are not part of the successes, so it can pass 100 %; it is the odds of failure), and the Wilson interval holds only for a proportion, k of n.",
-                        "不给 95 % 区间：失败数 ÷ 成功数不是比例（失败并不是成功中的一部分，所以它可能超过 100 %；它是失败的几率），而 Wilson 区间只适用于比例，即 n 个中的 k 个。",
-                    ));
-                    f
-                }
-                _ => f.ratio(
-                    ix.failures as f64,
-                    failures_label,
-                    attempts,
-                    all_attempts_label.clone(),
-                    no_attempts.clone(),
-                ),
-            }
-        };
-
-        // The name says what the sample is: the successes' TTFTs (the lesson's), or, when a
-        // missing TTFT is (wrongly) counted as 0, every counted attempt's, failures included.
-        let sample = TtftSample::of(ix, s);
-        let ttft_what = sample.what();
-        let ttft_name = |label: String| sample.name(&label);
-        let mut ttft_p50 = distribution(
-            "ttft_p50",
-            ttft_name("P50".into()),
-            &ix.ttft_ms,
-            50.0,
-            s.percentile,
-            &ttft_what,
-        );
-        if ix.successes_without_token > 0 {
-            let n = ix.successes_without_token;
-            ttft_p50.note = Some(Text::new(
-                format!(
-                    "{} of {} complete successes carried no output token (the model ended at once): {} no TTFT and {} not in n",
-                    n,
-                    ix.successes,
-                    if n == 1 { "it has" } else { "they have" },
-                    if n == 1 { "is" } else { "are" }
-                ),
-                format!("{} 个完整成功的请求没有任何输出 token（模型立即结束）：它们没有 TTFT，不计入 n（共 {} 个完整成功）", n, ix.successes),
-            ));
-        }
-        ttft_p50.short_name = Some(sample.short_name("P50"));
-        add_note(&mut ttft_p50, fallback_note(ix));
-        let mut ttft_p95 = distribution(
-            "ttft_p95",
-            ttft_name("P95".into()),
-            &ix.ttft_ms,
-            95.0,
-            s.percentile,
-            &ttft_what,
-        );
-        ttft_p95.short_name = Some(sample.short_name("P95"));
-        add_note(&mut ttft_p95, fallback_note(ix));
-        let mut ttft_tail = distribution(
-            "ttft_tail",
-            ttft_name(percentile_label(s.p)),
-            &ix.ttft_ms,
-            s.p,
-            s.percentile,
-            &ttft_what,
-        );
-        ttft_tail.short_name = Some(sample.short_name(&percentile_label(s.p)));
-        add_note(&mut ttft_tail, fallback_note(ix));
-
-        let mut quality_pass_rate = Figure::new(
-            "quality_pass_rate",
-            t("Quality pass rate among successes", "成功请求质量通过率"),
-            Unit::Ratio,
-        )
-        .ratio(
-            ix.quality_pass as f64,
-            t("quality passes", "质量通过"),
-            ix.successes as f64,
-            t("complete successes", "完整成功"),
-            t("no complete successes to judge", "没有完整成功的请求可评判"),
-        );
-        if ix.quality_not_evaluated > 0 {
-            quality_pass_rate.note = Some(Text::new(
-                match ix.quality_not_evaluated {
-                    1 => "1 success was not evaluated and counts as not passed".to_string(),
-                    n => format!("{n} successes were not evaluated and count as not passed"),
-                },
-                format!(
-                    "{} 个成功请求未做质量评估，按未通过计",
-                    ix.quality_not_evaluated
-                ),
-            ));
-        }
-
+        let all = Denominator::of(ix);
         let qualified = ix.qualified(threshold_ms(s), s.comparison);
-        let ignored = s.population.quality == crate::settings::QualityRule::Ignored;
-        // The intended start moves every TTFT, so the condition says so where it is chosen.
-        let (from_en, from_zh) = match s.population.latency_from {
-            crate::LatencyOrigin::Actual => ("", ""),
-            crate::LatencyOrigin::Intended => {
-                (" from the intended start", "（从计划开始时间算起）")
-            }
-        };
-        let qualified_label = Text::new(
-            format!(
-                "jointly qualified (success ∧ {}TTFT{from_en} {} {} s)",
-                if ignored { "" } else { "quality pass ∧ " },
-                s.comparison.symbol(),
-                trim_num(s.ttft_threshold_s)
-            ) + if ignored {
-                "; quality ignored (wrong)"
-            } else {
-                ""
-            },
-            format!(
-                "联合合格（完整成功 ∧ {}TTFT{from_zh} {} {} 秒）",
-                if ignored { "" } else { "质量通过 ∧ " },
-                s.comparison.symbol(),
-                trim_num(s.ttft_threshold_s)
-            ) + if ignored {
-                "；漏掉了质量（错误）"
-            } else {
-                ""
-            },
-        );
-        let joint_rate = Figure::new(
-            "joint_rate",
-            t("Joint qualification rate", "联合合格率"),
-            Unit::Ratio,
-        )
-        .ratio(
-            qualified as f64,
-            qualified_label.clone(),
-            attempts,
-            all_attempts_label,
-            no_attempts.clone(),
-        );
-
-        let goodput = {
-            let f = Figure::new("goodput", t("Goodput", "合格 goodput"), Unit::PerSecond);
-            match s.window_s {
-                Some(w) => f.ratio(
-                    qualified as f64,
-                    qualified_label.clone(),
-                    w,
-                    t("window seconds", "窗口秒数"),
-                    t("the window must be longer than 0 s", "窗口必须长于 0 秒"),
-                ),
-                None => f.undefined(t(
-                    "no window is set: goodput is qualified requests per second of a fixed window",
-                    "未设置窗口：goodput 是固定窗口内每秒的合格请求数",
-                )),
-            }
-        };
-
-        let cost_per_1000_qualified = {
-            let mut f = Figure::new(
-                "cost_per_1000_qualified",
-                t("Cost per 1,000 qualified", "每千次合格成本"),
-                Unit::MoneyPer1000(s.currency.clone()),
-            );
-            match s.window_cost {
-                None => f.undefined(t("no window cost is set", "未设置窗口成本")),
-                Some(cost) => {
-                    f.numerator = Some(cost * 1000.0);
-                    f.numerator_label = Some(t("window cost × 1,000", "窗口成本 × 1000"));
-                    f.denominator = Some(qualified as f64);
-                    f.denominator_label = Some(qualified_label.clone());
-                    if qualified > 0 {
-                        f.value = Some(cost * 1000.0 / qualified as f64);
-                        f
-                    } else {
-                        f.undefined(t(
-                            "undefined: nothing qualified, so no qualified request can carry the cost (not infinity, not 0)",
-                            "无定义：没有任何请求合格，成本无处分摊（不是无穷大，也不是 0）",
-                        ))
-                    }
-                }
-            }
-        };
-
-        let e2e_what = t("success E2E", "成功请求的端到端时延");
-        // E2E names its origin by TTFT's rule: "P50 E2E (successes, from the intended start)".
-        let e2e_origin = origin_words(ix, s);
-        let e2e_name = |label: &str| match &e2e_origin {
-            None => Text::new(
-                format!("{label} E2E (successes)"),
-                format!("成功请求 E2E {label}"),
-            ),
-            Some(o) => Text::new(
-                format!("{label} E2E (successes, {})", o.en),
-                format!("成功请求 E2E {label}（{}）", o.zh),
-            ),
-        };
-        let mut e2e_p50 = distribution(
-            "e2e_p50",
-            e2e_name("P50"),
-            &ix.e2e_ms,
-            50.0,
-            s.percentile,
-            &e2e_what,
-        );
-        add_note(&mut e2e_p50, fallback_note(ix));
-        let mut e2e_tail = distribution(
-            "e2e_tail",
-            e2e_name(&percentile_label(s.p)),
-            &ix.e2e_ms,
-            s.p,
-            s.percentile,
-            &e2e_what,
-        );
-        add_note(&mut e2e_tail, fallback_note(ix));
-        let itl_what = t("gap between stream events", "流事件间隔");
-        let itl_p50 = distribution(
-            "itl_p50",
-            t("P50 ITL (per event)", "ITL P50（按事件）"),
-            &ix.itl_ms,
-            50.0,
-            s.percentile,
-            &itl_what,
-        );
-        let itl_tail = distribution(
-            "itl_tail",
-            Text::new(
-                format!("{} ITL (per event)", percentile_label(s.p)),
-                format!("ITL {}（按事件）", percentile_label(s.p)),
-            ),
-            &ix.itl_ms,
-            s.p,
-            s.percentile,
-            &itl_what,
-        );
-
-        let output_tokens_per_s = {
-            let f = Figure::new(
-                "output_tokens_per_s",
-                t("Output tokens/s", "输出 token/秒"),
-                Unit::TokensPerSecond,
-            );
-            if ix.attempts == 0 {
-                f.undefined(no_attempts.clone())
-            } else if ix.successes == 0 {
-                f.undefined(t(
-                    "no complete successes: there is no output to count",
-                    "没有完整成功的请求：没有可计数的输出",
-                ))
-            } else if ix.usage_successes == 0 {
-                f.undefined(t(
-                    "unknown: the server reported no usage, and counting chunks would only estimate tokens",
-                    "未知：服务端没有返回 usage，数 chunk 只能估计 token 数",
-                ))
-            } else {
-                match s.window_s {
-                    Some(w) => {
-                        let mut f = f.ratio(
-                            ix.usage_output_tokens as f64,
-                            t(
-                                "output tokens of successes (server usage)",
-                                "成功请求的输出 token（服务端 usage）",
-                            ),
-                            w,
-                            t("window seconds", "窗口秒数"),
-                            t("the window must be longer than 0 s", "窗口必须长于 0 秒"),
-                        );
-                        f.n = Some(ix.usage_successes);
-                        f
-                    }
-                    None => f.undefined(t("no window is set", "未设置窗口")),
-                }
-            }
-        };
-
-        let business_success_rate = Figure::new(
-            "business_success_rate",
-            t("Business requests answered", "最终得到回答的业务请求"),
-            Unit::Ratio,
-        )
-        .ratio(
-            ix.business_answered as f64,
-            t(
-                "business requests with at least one complete success",
-                "至少有一次完整成功的业务请求",
-            ),
-            ix.business_requests as f64,
-            t("business requests", "业务请求"),
-            t("no business requests", "没有业务请求"),
-        );
-
+        let qualified_label = qualified_label(s);
+        let [ttft_p50, ttft_p95, ttft_tail] = ttft_figures(ix, s);
+        let [e2e_p50, e2e_tail] = e2e_figures(ix, s);
+        let [itl_p50, itl_tail] = itl_figures(ix, s);
         Metrics {
             attempts: ix.attempts,
             successes: ix.successes,
@@ -672,20 +736,20 @@ impl Metrics {
             failed_rows_deleted: ix.failed_deleted,
             qualified,
             quality_unevaluated: ix.quality_not_evaluated,
-            failure_rate,
+            failure_rate: failure_rate(ix, &all),
             ttft_p50,
             ttft_p95,
             ttft_tail,
-            quality_pass_rate,
-            joint_rate,
-            goodput,
-            cost_per_1000_qualified,
+            quality_pass_rate: quality_pass_rate(ix),
+            joint_rate: joint_rate(ix, qualified, &qualified_label, &all),
+            goodput: goodput(s, qualified, &qualified_label),
+            cost_per_1000_qualified: cost_per_1000_qualified(s, qualified, &qualified_label),
             e2e_p50,
             e2e_tail,
             itl_p50,
             itl_tail,
-            output_tokens_per_s,
-            business_success_rate,
+            output_tokens_per_s: output_tokens_per_s(ix, s, &all),
+            business_success_rate: business_success_rate(ix),
             late_starts: ix.late_starts,
             origin_fallbacks: ix.origin_fallbacks(),
         }
