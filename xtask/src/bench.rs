@@ -1,6 +1,7 @@
-//! `cargo xtask bench`, `bench-lab [N]`, `bench-recorder` and `bench-wire`: the core's criterion
-//! benchmarks, the browser benchmark page in headless Chromium, the recorder's fidelity
-//! benchmark, and the recorder beside guidellm judged by a packet capture (`xtask/wire/`).
+//! `cargo xtask bench`, `bench-lab [N]`, `bench-recorder`, `bench-wire` and `bench-export`: the
+//! core's criterion benchmarks, the browser benchmark page in headless Chromium, the recorder's
+//! fidelity benchmark, the recorder beside guidellm judged by a packet capture (`xtask/wire/`),
+//! and the peak memory of every command that reads a whole trace (`xtask/bench/export.py`).
 
 use std::process::Command;
 
@@ -80,6 +81,31 @@ pub(crate) fn bench_wire(rest: &[String]) -> Result {
         .arg(release.join("tracelab"))
         .arg(release.join("scripted-serve"))
         .arg(guidellm)
+        .args(rest)
+        .current_dir(root()))
+}
+
+/// Peak memory (the kernel's `ru_maxrss` per process) and time of `tracelab report`, `export` in
+/// every format and `merge` of K shards, on simulated traces of N attempts: `xtask/bench/export.py`
+/// prints the table and writes `target/bench-export/results.json`. Options go to the script
+/// (`--attempts 1000000,10000000`, `--shards 4`, `--keep`). A 10 M-attempt trace is about 2.3 GB,
+/// and the run needs about three times that on disk.
+pub(crate) fn bench_export(rest: &[String]) -> Result {
+    run(Command::new(cargo())
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "tracelab-recorder",
+            "--bin",
+            "tracelab",
+        ])
+        .current_dir(root()))?;
+    run(Command::new("python3")
+        .arg(root().join("xtask").join("bench").join("export.py"))
+        .arg(root().join("target").join("bench-export"))
+        .arg(root().join("target").join("release").join("tracelab"))
         .args(rest)
         .current_dir(root()))
 }

@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         "bench-recorder" => bench::bench_recorder(),
         "bench-wire" => bench::bench_wire(rest),
         "bench-lab" => bench::bench_lab(rest),
+        "bench-export" => bench::bench_export(rest),
         "install" => tools::install_tools(true),
         "fuzz" => fuzz::fuzz(rest),
         "fixtures" => fixtures::folder().map(|dir| println!("{}", dir.display())),
@@ -81,6 +82,7 @@ fn print_help() {
          bench-recorder   run the recorder's fidelity benchmark\n\
          bench-wire [..]  the recorder and guidellm side by side, judged by a loopback packet capture\n\
          bench-lab [N]    the browser benchmark: parse, load and recompute N attempts (default 1,000,000)\n\
+         bench-export [..] peak memory and time of report, export (every format) and merge on N attempts\n\
          install          install the tools only (wasm target, trunk, wasm-bindgen-cli, Chromium)\n\
          fixtures         fetch the real fixtures the tests read into ~/.cache/tracelab/fixtures (when ../shared/fixtures is absent)\n\
          fuzz [SECONDS]   run each fuzz target (fuzz/, cargo-fuzz on nightly) for SECONDS, default 60"
