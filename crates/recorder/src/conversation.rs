@@ -300,15 +300,16 @@ impl SessionPlan {
     /// The contract's fingerprint of the workload: the file's sha256, or the generator's
     /// parameters (no file stands behind them). The seed is left out, as a prompt set's hash
     /// leaves it out: replications (`--runs`) draw new arrivals and text under one contract.
+    /// The session rate is left out too: it is the load (`conditions.rate_per_s`), which a
+    /// sweep varies step by step under one workload.
     pub fn sha256(&self) -> String {
         if let Some(f) = &self.file {
             return f.sha256.clone();
         }
         answer_sha256(&format!(
-            "synthetic-sessions|{}|{}|{}|{}|{}|{:?}|{}",
+            "synthetic-sessions|{}|{}|{}|{}|{:?}|{}",
             self.sessions,
             self.turns,
-            self.rate_per_s,
             self.think_s,
             self.user_tokens,
             self.answer_tokens,

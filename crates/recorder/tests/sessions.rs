@@ -280,3 +280,90 @@ fn bad_session_fields_and_flags_are_refused() {
         "cannot be used with",
     );
 }
+
+/// `tracelab simulate-sweep --sessions … --rates`: the session simulator at each session rate,
+/// one step per rate (step i seeded seed + i − 1), sweep.json of kind `session_rate` marked
+/// simulated with the conversation's parameters; the capacity answer judges sessions, and
+/// `tracelab capacity` reads the folder back to the same answer.
+#[test]
+fn a_simulated_session_sweep_finds_where_sessions_stop_qualifying() {
+    let dir = temp("simulate-sweep");
+    let out_dir = dir.join("sweep");
+    let out_s = out_dir.to_str().unwrap();
+    let text = ok(&[
+        "simulate-sweep",
+        "--sessions",
+        "200",
+        "--turns",
+        "5",
+        "--think-s",
+        "2",
+        "--slots",
+        "4",
+        "--service",
+        "exponential:0.05",
+        "--per-uncached-token-s",
+        "0.0002",
+        "--per-output-token-s",
+        "0.005",
+        "--cache-tokens",
+        "200000",
+        "--rates",
+        "0.5,1,2",
+        "--seed",
+        "1",
+        "--threshold",
+        "0.5",
+        "--target",
+        "session_share>=0.9",
+        "--output-dir",
+        out_s,
+    ]);
+    let sweep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(sweep["kind"], "session_rate");
+    assert_eq!(sweep["simulated"]["load"]["kind"], "sessions");
+    assert_eq!(sweep["simulated"]["load"]["turns"], 5);
+    // Step 2 fails with its whole interval: the sweep stops there.
+    assert_eq!(sweep["steps"].as_array().unwrap().len(), 2, "{sweep}");
+    let step2 =
+        std::fs::read_to_string(out_dir.join(sweep["steps"][1]["file"].as_str().unwrap())).unwrap();
+    let header: Value = serde_json::from_str(step2.lines().next().unwrap()).unwrap();
+    assert_eq!(header["simulation"]["load"]["rate_per_s"], 1.0);
+    assert_eq!(header["simulation"]["seed"], 2);
+    assert!(text.contains("Capacity: the highest load that passes is session rate 0.5 /s; capacity lies between session rate 0.5 /s (passes) and session rate 1 /s (fails)"), "{text}");
+    assert!(
+        text.contains("sessions qualified (every turn qualified): 96.5 %"),
+        "{text}"
+    );
+    let again = ok(&["capacity", out_s]);
+    assert!(
+        again.contains(
+            "capacity lies between session rate 0.5 /s (passes) and session rate 1 /s (fails)"
+        ),
+        "{again}"
+    );
+    // --session-rate is the sweep's to set.
+    let refused = tracelab(&[
+        "simulate-sweep",
+        "--sessions",
+        "5",
+        "--turns",
+        "2",
+        "--session-rate",
+        "1",
+        "--slots",
+        "1",
+        "--service",
+        "fixed:0.1",
+        "--rates",
+        "1,2",
+        "--seed",
+        "1",
+        "--output-dir",
+        dir.join("refused").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("drop --session-rate"));
+}
