@@ -287,6 +287,9 @@ pub struct SessionStep {
     pub session_goodput: Estimate,
     /// Turns qualified (per turn), cluster-robust with sessions as clusters.
     pub turn_rate: Estimate,
+    /// How many independent sessions they are worth (below `sessions` where sessions in start
+    /// order are correlated, and the intervals are widened for it).
+    pub effective_sessions: f64,
 }
 
 impl SessionStep {
@@ -302,6 +305,7 @@ impl SessionStep {
             session_share: est(&s.session_share),
             session_goodput: est(&s.session_goodput),
             turn_rate: est(&s.turn_rate),
+            effective_sessions: s.dependence.effective_n,
         }
     }
 }
@@ -597,7 +601,10 @@ impl Capacity {
                     ss.qualified_sessions as u64,
                     ss.sessions as u64,
                     step.interrupted,
-                    None,
+                    // Correlated sessions: MOVER from the widened interval, not Newcombe.
+                    (ss.effective_sessions < ss.sessions as f64)
+                        .then(|| ss.session_share.value.zip(ss.session_share.interval))
+                        .flatten(),
                 ),
                 _ => (
                     m.qualified as u64,
