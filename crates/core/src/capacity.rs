@@ -33,6 +33,9 @@ pub enum LoadKind {
     Concurrency,
     /// A workload file replayed this many times faster.
     Speedup,
+    /// Sessions (conversations) started per second, open loop; each session's turns follow
+    /// its replies.
+    SessionRate,
 }
 
 impl LoadKind {
@@ -41,13 +44,19 @@ impl LoadKind {
             LoadKind::Rate => "rate",
             LoadKind::Concurrency => "concurrency",
             LoadKind::Speedup => "speedup",
+            LoadKind::SessionRate => "session_rate",
         }
     }
 
     pub fn from_code(code: &str) -> Option<LoadKind> {
-        [LoadKind::Rate, LoadKind::Concurrency, LoadKind::Speedup]
-            .into_iter()
-            .find(|k| k.code() == code)
+        [
+            LoadKind::Rate,
+            LoadKind::Concurrency,
+            LoadKind::Speedup,
+            LoadKind::SessionRate,
+        ]
+        .into_iter()
+        .find(|k| k.code() == code)
     }
 
     /// "rate 4 /s", "concurrency 16", "speed-up 2×".
@@ -60,6 +69,8 @@ impl LoadKind {
             (LoadKind::Concurrency, Lang::Zh) => format!("并发 {v}"),
             (LoadKind::Speedup, Lang::En) => format!("speed-up {v}×"),
             (LoadKind::Speedup, Lang::Zh) => format!("加速 {v}×"),
+            (LoadKind::SessionRate, Lang::En) => format!("session rate {v} /s"),
+            (LoadKind::SessionRate, Lang::Zh) => format!("会话速率 {v} 个/秒"),
         }
     }
 }
@@ -74,6 +85,10 @@ pub enum Measure {
     TtftP95,
     /// Goodput (qualified per second of the window) ≥ Z.
     Goodput,
+    /// The share of sessions whose every turn qualified ≥ X (Wilson, the session as the unit).
+    SessionShare,
+    /// Session goodput (qualified sessions per second of the window) ≥ Z.
+    SessionGoodput,
 }
 
 impl Measure {
@@ -83,6 +98,8 @@ impl Measure {
             Measure::JointRate => "joint_rate",
             Measure::TtftP95 => "ttft_p95",
             Measure::Goodput => "goodput",
+            Measure::SessionShare => "session_share",
+            Measure::SessionGoodput => "session_goodput",
         }
     }
 }
@@ -103,18 +120,20 @@ impl Target {
             ("joint_rate>=", Measure::JointRate),
             ("ttft_p95<=", Measure::TtftP95),
             ("goodput>=", Measure::Goodput),
+            ("session_share>=", Measure::SessionShare),
+            ("session_goodput>=", Measure::SessionGoodput),
         ];
         let Some((measure, rest)) = forms
             .iter()
             .find_map(|(p, m)| s.strip_prefix(p).map(|r| (*m, r)))
         else {
             return Err(Text::new(
-                format!("target `{spec}` is not one of joint_rate>=X (0–1 or X%), ttft_p95<=SECONDS, goodput>=PER_SECOND"),
-                format!("目标 `{spec}` 无法识别：应为 joint_rate>=X（0–1 或 X%）、ttft_p95<=秒数、goodput>=每秒合格数"),
+                format!("target `{spec}` is not one of joint_rate>=X (0–1 or X%), ttft_p95<=SECONDS, goodput>=PER_SECOND, session_share>=X, session_goodput>=PER_SECOND"),
+                format!("目标 `{spec}` 无法识别：应为 joint_rate>=X（0–1 或 X%）、ttft_p95<=秒数、goodput>=每秒合格数、session_share>=X、session_goodput>=每秒合格会话数"),
             ));
         };
         let (num, percent) = match rest.strip_suffix('%') {
-            Some(n) if measure == Measure::JointRate => (n, true),
+            Some(n) if matches!(measure, Measure::JointRate | Measure::SessionShare) => (n, true),
             _ => (rest, false),
         };
         let v: f64 = num
@@ -129,13 +148,13 @@ impl Target {
             })?;
         let v = if percent { v / 100.0 } else { v };
         let ok = match measure {
-            Measure::JointRate => v > 0.0 && v <= 1.0,
-            Measure::TtftP95 | Measure::Goodput => v > 0.0,
+            Measure::JointRate | Measure::SessionShare => v > 0.0 && v <= 1.0,
+            Measure::TtftP95 | Measure::Goodput | Measure::SessionGoodput => v > 0.0,
         };
         if !ok {
             return Err(Text::new(
-                format!("target `{spec}`: a joint rate must lie in (0, 1], a P95 TTFT and a goodput above 0"),
-                format!("目标 `{spec}`：联合合格率须在 (0, 1] 之内，P95 TTFT 与 goodput 须大于 0"),
+                format!("target `{spec}`: a joint rate or session share must lie in (0, 1], a P95 TTFT and a goodput above 0"),
+                format!("目标 `{spec}`：联合合格率与合格会话占比须在 (0, 1] 之内，P95 TTFT 与 goodput 须大于 0"),
             ));
         }
         Ok(Target { measure, value: v })
@@ -165,6 +184,22 @@ impl Target {
                 let v = number_in_unit(self.value, &Unit::PerSecond, lang);
                 // "goodput" is the course's word in both languages.
                 format!("goodput ≥ {v}")
+            }
+            Measure::SessionShare => {
+                let v = number_in_unit(self.value, &Unit::Ratio, lang);
+                if zh {
+                    format!("合格会话占比（每一轮都合格）≥ {v}")
+                } else {
+                    format!("sessions qualified (every turn qualified) ≥ {v}")
+                }
+            }
+            Measure::SessionGoodput => {
+                let v = number_in_unit(self.value, &Unit::PerSecond, lang);
+                if zh {
+                    format!("合格会话 goodput ≥ {v}")
+                } else {
+                    format!("session goodput ≥ {v}")
+                }
             }
         }
     }
@@ -233,9 +268,46 @@ pub struct StepResult {
     pub currency: String,
     /// Open-loop steps: the client fell behind its schedule (the server saw less than offered).
     pub client_behind: Option<bool>,
+    /// A session workload's step: its per-session figures (`crate::session`), the session as
+    /// the unit of their intervals. None when no attempt belongs to a session.
+    pub sessions: Option<SessionStep>,
     pub verdict: StepVerdict,
     /// Why the verdict could not be given (a missing bound, no window).
     pub why: Option<Text>,
+}
+
+/// A session step's figures: a session qualifies only when every one of its turns does.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionStep {
+    pub sessions: usize,
+    pub qualified_sessions: usize,
+    /// Share of sessions qualified, Wilson with the session as the unit.
+    pub session_share: Estimate,
+    /// Qualified sessions per second of the window, exact Poisson on the count.
+    pub session_goodput: Estimate,
+    /// Turns qualified (per turn), cluster-robust with sessions as clusters.
+    pub turn_rate: Estimate,
+    /// How many independent sessions they are worth (below `sessions` where sessions in start
+    /// order are correlated, and the intervals are widened for it).
+    pub effective_sessions: f64,
+}
+
+impl SessionStep {
+    fn of(s: &crate::session::Sessions) -> SessionStep {
+        let est = |f: &crate::session::SessionFigure| Estimate {
+            value: f.figure.value,
+            interval: f.interval,
+        };
+        let count = |v: Option<f64>| v.unwrap_or(0.0).round() as usize;
+        SessionStep {
+            sessions: count(s.session_share.figure.denominator),
+            qualified_sessions: count(s.session_share.figure.numerator),
+            session_share: est(&s.session_share),
+            session_goodput: est(&s.session_goodput),
+            turn_rate: est(&s.turn_rate),
+            effective_sessions: s.dependence.effective_n,
+        }
+    }
 }
 
 /// The highest tested load that meets the target.
@@ -286,10 +358,12 @@ fn check_step_load(kind: LoadKind, step: &Step) -> Result<(), Text> {
         .as_ref()
         .and_then(|s| s.read().ok());
     let own = match kind {
-        LoadKind::Rate => c.rate_per_s.or_else(|| match sim.as_ref().map(|s| s.load) {
-            Some(crate::trace::simulation::Load::Open { rate_per_s, .. }) => Some(rate_per_s),
-            _ => None,
-        }),
+        LoadKind::Rate | LoadKind::SessionRate => {
+            c.rate_per_s.or_else(|| match sim.as_ref().map(|s| s.load) {
+                Some(crate::trace::simulation::Load::Open { rate_per_s, .. }) => Some(rate_per_s),
+                _ => None,
+            })
+        }
         LoadKind::Concurrency => {
             c.concurrency
                 .map(f64::from)
@@ -387,8 +461,10 @@ fn estimate(f: &Figure, iv: &Intervals) -> Estimate {
 /// Every success's answer went unjudged (the prompt set has no rubrics), so none can qualify:
 /// a joint-rate or goodput target then fails at any load, whatever the server did.
 fn unjudged_quality(ix: &Index, measure: Measure) -> bool {
-    matches!(measure, Measure::JointRate | Measure::Goodput)
-        && ix.successes > 0
+    matches!(
+        measure,
+        Measure::JointRate | Measure::Goodput | Measure::SessionShare | Measure::SessionGoodput
+    ) && ix.successes > 0
         && ix.quality_not_evaluated == ix.successes
 }
 
@@ -450,6 +526,9 @@ impl Capacity {
             let joint_rate = estimate(&m.joint_rate, &iv);
             let ttft_p95 = estimate(&m.ttft_p95, &iv);
             let goodput = estimate(&m.goodput, &iv);
+            let sessions = crate::session::Sessions::of(&step.trace.attempts, &s)
+                .as_ref()
+                .map(SessionStep::of);
             let (verdict, why) = if step.interrupted {
                 (StepVerdict::Interrupted, None)
             } else if step.trace.is_incomplete() {
@@ -487,6 +566,22 @@ impl Capacity {
                         )),
                     ),
                     Measure::Goodput => judge(goodput.interval, target.value, true),
+                    Measure::SessionShare | Measure::SessionGoodput if sessions.is_none() => (
+                        StepVerdict::Inconclusive,
+                        Some(Text::new(
+                            "no sessions: a session target needs a session workload (record --sessions or --conversations, simulate --sessions)",
+                            "没有会话：会话目标需要会话负载（record --sessions 或 --conversations，simulate --sessions）",
+                        )),
+                    ),
+                    Measure::SessionGoodput if sessions.as_ref().is_some_and(|s| s.session_goodput.interval.is_none()) => (
+                        StepVerdict::Inconclusive,
+                        Some(Text::new(
+                            "no window: session goodput needs the step's window (record writes it; else give --window)",
+                            "没有窗口：合格会话 goodput 需要这一步的窗口（record 会写入；否则请给出 --window）",
+                        )),
+                    ),
+                    Measure::SessionShare => judge(sessions.as_ref().and_then(|s| s.session_share.interval), target.value, true),
+                    Measure::SessionGoodput => judge(sessions.as_ref().and_then(|s| s.session_goodput.interval), target.value, true),
                 }
             };
             // No answer judged (no rubrics): whatever the verdict, the load is not its cause.
@@ -500,12 +595,24 @@ impl Capacity {
                 .get(&m.joint_rate.key)
                 .filter(|i| i.dependence.as_ref().is_some_and(|d| d.widens()))
                 .map(|i| i.bounds);
-            joint_counts.push((
-                m.qualified as u64,
-                m.attempts as u64,
-                step.interrupted,
-                m.joint_rate.value.zip(joint_iv),
-            ));
+            // A session sweep's knee is read on the sessions (independent units), not on turns.
+            joint_counts.push(match (&sessions, kind) {
+                (Some(ss), LoadKind::SessionRate) => (
+                    ss.qualified_sessions as u64,
+                    ss.sessions as u64,
+                    step.interrupted,
+                    // Correlated sessions: MOVER from the widened interval, not Newcombe.
+                    (ss.effective_sessions < ss.sessions as f64)
+                        .then(|| ss.session_share.value.zip(ss.session_share.interval))
+                        .flatten(),
+                ),
+                _ => (
+                    m.qualified as u64,
+                    m.attempts as u64,
+                    step.interrupted,
+                    m.joint_rate.value.zip(joint_iv),
+                ),
+            });
             let lag: Option<ClientLag> = client_lag(step.trace);
             results.push(StepResult {
                 load: step.load,
@@ -520,6 +627,7 @@ impl Capacity {
                 cost_per_1000_qualified: estimate(&m.cost_per_1000_qualified, &iv),
                 currency: s.currency.clone(),
                 client_behind: lag.map(|l| l.behind),
+                sessions,
                 verdict,
                 why,
             });
@@ -530,19 +638,20 @@ impl Capacity {
             .collect();
         // Goodput rises with load until the server saturates: steps that fall short below the
         // first passing one offered too little, and say nothing about where capacity ends.
-        let short_of_goodput: Vec<f64> = if target.measure == Measure::Goodput {
-            let first_pass = judged.iter().position(|r| r.verdict == StepVerdict::Passes);
-            let below = first_pass.unwrap_or(0);
-            let short = judged[..below]
-                .iter()
-                .filter(|r| r.verdict == StepVerdict::Fails)
-                .map(|r| r.load)
-                .collect();
-            judged.drain(..below);
-            short
-        } else {
-            Vec::new()
-        };
+        let short_of_goodput: Vec<f64> =
+            if matches!(target.measure, Measure::Goodput | Measure::SessionGoodput) {
+                let first_pass = judged.iter().position(|r| r.verdict == StepVerdict::Passes);
+                let below = first_pass.unwrap_or(0);
+                let short = judged[..below]
+                    .iter()
+                    .filter(|r| r.verdict == StepVerdict::Fails)
+                    .map(|r| r.load)
+                    .collect();
+                judged.drain(..below);
+                short
+            } else {
+                Vec::new()
+            };
         let first_fail = judged
             .iter()
             .find(|r| r.verdict == StepVerdict::Fails)
@@ -683,7 +792,12 @@ impl Capacity {
                     format!("Capacity: the highest load that passes is {}; no step failed, so capacity is at least {} (no upper end tested)", d(p), d(p))
                 }
             }
-            (None, Some(f)) if self.target.measure == Measure::Goodput => {
+            (None, Some(f))
+                if matches!(
+                    self.target.measure,
+                    Measure::Goodput | Measure::SessionGoodput
+                ) =>
+            {
                 if zh {
                     format!("容量：没有一步通过；goodput 随负载上升，直到服务端饱和，所以 {} 可能只是给的负载太少：请把扫描延伸到更高的负载（若最高一步也未通过，说明服务端达不到这个目标）", d(f))
                 } else {
@@ -804,6 +918,19 @@ impl Capacity {
                     r.attempts, r.failures, r.qualified
                 ));
             }
+            if let Some(ss) = &r.sessions {
+                if zh {
+                    out.push_str(&format!(
+                        "  会话 {}，合格会话 {}\n",
+                        ss.sessions, ss.qualified_sessions
+                    ));
+                } else {
+                    out.push_str(&format!(
+                        "  sessions {}, qualified sessions {}\n",
+                        ss.sessions, ss.qualified_sessions
+                    ));
+                }
+            }
             for row in self.figure_rows(i, lang) {
                 let range = if zh { "95 % 区间" } else { "95 % interval" };
                 out.push_str(&format!(
@@ -839,6 +966,23 @@ impl Capacity {
     /// The target and how a step is judged, in one paragraph.
     pub fn rule_text(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
+        if matches!(
+            self.target.measure,
+            Measure::SessionShare | Measure::SessionGoodput
+        ) {
+            let (cmp, t) = (&self.comparison, trim_num(self.threshold_s));
+            return if zh {
+                format!(
+                    "目标：{}（一个会话只有在每一轮都合格时才合格；一轮合格 = 成功 ∧ 质量通过 ∧ TTFT {cmp} {t} 秒；区间以会话为单位）。只有 95 % 区间完全满足目标的步才算通过，完全落在另一侧才算未通过，其余无法判定。",
+                    self.target.describe(lang)
+                )
+            } else {
+                format!(
+                    "Target: {} (a session qualifies only when every one of its turns does; a turn qualifies = success ∧ quality pass ∧ TTFT {cmp} {t} s; the intervals take the session as the unit). A step passes only when its whole 95 % interval clears the target, fails when it lies wholly on the wrong side, and is inconclusive otherwise.",
+                    self.target.describe(lang)
+                )
+            };
+        }
         if zh {
             format!(
                 "目标：{}（TTFT {} {} 秒计为合格；失败计入分母）。只有 95 % 区间完全满足目标的步才算通过，完全落在另一侧才算未通过，其余无法判定。",
@@ -859,7 +1003,25 @@ impl Capacity {
     /// The knee in one sentence (or that none was seen).
     pub fn knee_text(&self, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
+        let sessions = self.kind == LoadKind::SessionRate;
         match self.knee {
+            Some(k) if sessions => {
+                if zh {
+                    format!(
+                        "拐点：{}——下一步的合格会话占比下降超出噪声（以会话为单位，下降量的区间完全低于 0）",
+                        self.kind.describe(k, lang)
+                    )
+                } else {
+                    format!("Knee: {} — the share of sessions qualified fell beyond noise at the next step (the session as the unit; the interval of the drop lies wholly below 0)", self.kind.describe(k, lang))
+                }
+            }
+            None if sessions => {
+                if zh {
+                    "拐点：未见——相邻两步之间合格会话占比的下降都没有超出噪声".to_string()
+                } else {
+                    "Knee: not seen — no drop of the share of sessions qualified between neighbouring steps is beyond noise".to_string()
+                }
+            }
             Some(k) => {
                 if zh {
                     format!(
@@ -880,7 +1042,7 @@ impl Capacity {
         }
     }
 
-    /// Step `i`'s four figures as shown: name, point value and 95 % interval, in the units of
+    /// Step `i`'s four figures (six with sessions: the share qualified and session goodput) as shown: name, point value and 95 % interval, in the units of
     /// the course ("undefined" and "no interval" where they do not exist).
     pub fn figure_rows(&self, i: usize, lang: Lang) -> Vec<FigureRow> {
         let zh = lang == Lang::Zh;
@@ -910,6 +1072,23 @@ impl Capacity {
                 money,
             ),
         ];
+        let mut rows: Vec<(&str, &str, &str, &Estimate, Unit)> = rows.into();
+        if let Some(ss) = &r.sessions {
+            rows.push((
+                "session_share",
+                "sessions qualified (every turn qualified)",
+                "合格会话占比（每一轮都合格）",
+                &ss.session_share,
+                Unit::Ratio,
+            ));
+            rows.push((
+                "session_goodput",
+                "session goodput",
+                "合格会话 goodput",
+                &ss.session_goodput,
+                Unit::PerSecond,
+            ));
+        }
         rows.into_iter()
             .map(|(key, en, zh_name, e, unit)| FigureRow {
                 key,
@@ -931,10 +1110,24 @@ impl Capacity {
     pub fn why_text(&self, i: usize, lang: Lang) -> String {
         let zh = lang == Lang::Zh;
         let r = &self.steps[i];
+        let none = Estimate {
+            value: None,
+            interval: None,
+        };
         let (e, unit, above) = match self.target.measure {
             Measure::JointRate => (&r.joint_rate, Unit::Ratio, true),
             Measure::TtftP95 => (&r.ttft_p95, Unit::Seconds, false),
             Measure::Goodput => (&r.goodput, Unit::PerSecond, true),
+            Measure::SessionShare => (
+                r.sessions.as_ref().map_or(&none, |s| &s.session_share),
+                Unit::Ratio,
+                true,
+            ),
+            Measure::SessionGoodput => (
+                r.sessions.as_ref().map_or(&none, |s| &s.session_goodput),
+                Unit::PerSecond,
+                true,
+            ),
         };
         let target = number_in_unit(self.target.value, &unit, lang);
         let iv = e.interval.map(|b| bounds_text(&b, &unit, lang));
@@ -1207,6 +1400,10 @@ pub enum SimulatedLoad {
         replay: Replay,
         tokens: Option<TokenCost>,
     },
+    /// Sessions (`crate::simulate::session`) started at each step's rate (sessions per
+    /// second); the rest of the conversation and the server from these parameters (their own
+    /// rate and seed are replaced at each step).
+    Sessions(crate::simulate::session::SessionParams),
 }
 
 /// A load sweep on the simulator: one simulated trace per load, the same server at every step.
@@ -1249,6 +1446,7 @@ impl SimulatedSweepPlan {
             SimulatedLoad::Rates { .. } => LoadKind::Rate,
             SimulatedLoad::Concurrencies { .. } => LoadKind::Concurrency,
             SimulatedLoad::Speedups { .. } => LoadKind::Speedup,
+            SimulatedLoad::Sessions(_) => LoadKind::SessionRate,
         }
     }
 
@@ -1352,6 +1550,17 @@ impl SimulatedSweepPlan {
                     Some(planned),
                 )
             }
+            SimulatedLoad::Sessions(params) => {
+                let p = crate::simulate::session::SessionParams {
+                    session_rate_per_s: load,
+                    seed,
+                    ..params.clone()
+                };
+                (
+                    crate::simulate::session::simulate_sessions(&p).map_err(|e| sim_error(i, e))?,
+                    None,
+                )
+            }
         };
         // The simulator writes no answers: every success counts as passing quality, so the
         // joint rate is the share served in time (failures would stay in the denominator).
@@ -1387,6 +1596,12 @@ impl SimulatedSweepPlan {
                 "kind": "workload", "file": workload.file, "sha256": workload.sha256, "layout": workload.layout.name(),
                 "from_s": replay.from_s, "for_s": replay.for_s, "max_idle_s": replay.max_idle_s,
             }),
+            SimulatedLoad::Sessions(p) => serde_json::json!({
+                "kind": "sessions", "arrival": "poisson", "sessions": p.sessions, "turns": p.turns,
+                "think_s": p.think_s, "new_tokens": p.new_tokens, "output_tokens": p.output_tokens,
+                "base_s": p.base_s, "per_uncached_token_s": p.per_uncached_token_s,
+                "per_output_token_s": p.per_output_token_s, "cache_tokens": p.cache_tokens,
+            }),
         };
         let tokens = match &self.load {
             SimulatedLoad::Speedups { tokens, .. } => *tokens,
@@ -1400,7 +1615,11 @@ impl SimulatedSweepPlan {
             "first_token_share": server.first_token_share,
             "tokens": tokens,
             "load": load,
-            "requests_per_step": (!matches!(self.load, SimulatedLoad::Speedups { .. })).then_some(self.server.requests),
+            "requests_per_step": match &self.load {
+                SimulatedLoad::Speedups { .. } => None,
+                SimulatedLoad::Sessions(p) => Some(p.sessions.saturating_mul(p.turns)),
+                _ => Some(self.server.requests),
+            },
             "seed": self.server.seed,
             "seeds": "step i (from 1) uses seed + i - 1",
             "stall": server.stall,

@@ -17,8 +17,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::compare::bounds_text;
-use crate::compare::dependence::t975;
-use crate::compare::stats::{poisson, wilson, wilson_z, Bounds};
+use crate::compare::dependence::{of_indicator, of_series, t975, untimed, Dependence};
+use crate::compare::stats::{poisson, poisson_real, wilson, wilson_z, Bounds};
 use crate::figure::{Figure, Unit};
 use crate::format::{integer, value as figure_value};
 use crate::percentile::percentile;
@@ -38,10 +38,13 @@ struct TurnRecord {
     ttft_ms: f64,
     /// Cached and prompt tokens, when the server reported the cached ones and the prompt's size.
     cached: Option<(u32, u32)>,
+    /// When the turn started (ms on the run's clock), NaN when the trace has no start time: the
+    /// sessions' order along the run, for the dependence between sessions.
+    start_ms: f64,
 }
 
 /// Collects the session turns of a trace one attempt at a time (a trace read as a stream keeps
-/// ~32 bytes per turn plus its session ids), judged under one set of settings.
+/// ~40 bytes per turn plus its session ids), judged under one set of settings.
 pub struct SessionsBuilder {
     settings: Settings,
     ids: StrTable<u32>,
@@ -82,6 +85,7 @@ impl SessionsBuilder {
             qualified: v.qualified,
             ttft_ms,
             cached,
+            start_ms: a.start_ms.unwrap_or(f64::NAN),
         });
     }
 
@@ -162,6 +166,11 @@ pub struct Sessions {
     pub session_goodput: SessionFigure,
     pub cost_per_1000_sessions: SessionFigure,
     pub by_turn: Vec<TurnRow>,
+    /// Whether the sessions, in start order along the run, are independent draws (batch means
+    /// on each session's qualified 0/1; sessions that overlap a busy stretch of a loaded server
+    /// fail together): the share's, goodput's and cost's intervals are widened by its inflation
+    /// when they are not, and the per-turn rate's by that of each session's turn share.
+    pub dependence: Dependence,
 }
 
 fn t(en: &str, zh: &str) -> Text {
@@ -191,6 +200,26 @@ impl Sessions {
         }
         let n = n_sessions as u64;
         let qualified_sessions = m.iter().zip(&y).filter(|(m, y)| m == y).count() as u64;
+        // The sessions in start order (a session starts with its earliest turn): whether they
+        // are independent draws, for every interval that counts sessions.
+        let mut start = vec![f64::INFINITY; n_sessions];
+        for r in turns {
+            let st = &mut start[r.session as usize];
+            *st = st.min(r.start_ms);
+        }
+        let (dependence, turn_dependence) = if start.iter().any(|s| !s.is_finite()) {
+            (untimed(n_sessions), untimed(n_sessions))
+        } else {
+            let mut order: Vec<usize> = (0..n_sessions).collect();
+            order.sort_by(|&a, &b| start[a].total_cmp(&start[b]).then(a.cmp(&b)));
+            let qualified: Vec<bool> = order.iter().map(|&i| m[i] == y[i]).collect();
+            let share: Vec<f64> = order
+                .iter()
+                .map(|&i| y[i] as f64 / m[i].max(1) as f64)
+                .collect();
+            (of_indicator(&qualified), of_series(&share))
+        };
+        let tau = dependence.inflation;
         let (turns_total, turns_qualified) = (m.iter().sum::<u64>(), y.iter().sum::<u64>());
 
         let sessions = {
@@ -216,11 +245,26 @@ impl Sessions {
                 t("sessions", "会话"),
                 t("no sessions", "没有会话"),
             ),
-            interval: wilson(qualified_sessions, n),
-            interval_method: Some(t(
-                "Wilson, the session as the unit",
-                "Wilson 得分区间，以会话为单位",
-            )),
+            interval: if dependence.widens() {
+                wilson_z(
+                    qualified_sessions as f64 / tau,
+                    n as f64 / tau,
+                    dependence.critical(),
+                )
+            } else {
+                wilson(qualified_sessions, n)
+            },
+            interval_method: Some(if dependence.widens() {
+                t(
+                    "Wilson, the session as the unit, on the effective sessions (sessions in start order correlated: batch means)",
+                    "Wilson 得分区间，以会话为单位，按有效会话数计算（按开始顺序的会话彼此相关：批均值法）",
+                )
+            } else {
+                t(
+                    "Wilson, the session as the unit",
+                    "Wilson 得分区间，以会话为单位",
+                )
+            }),
         };
 
         let turn_rate = {
@@ -238,11 +282,18 @@ impl Sessions {
             );
             SessionFigure {
                 figure,
-                interval: cluster_interval(&m, &y),
-                interval_method: Some(t(
-                    "cluster-robust, sessions as clusters: Wilson on the effective turns (turns ÷ design effect of the ratio estimator), Student's t with sessions − 1 df",
-                    "聚类稳健，以会话为簇：比率估计量的设计效应折算出有效轮次后取 Wilson 区间，t 分布自由度为会话数 − 1",
-                )),
+                interval: cluster_interval(&m, &y, &turn_dependence),
+                interval_method: Some(if turn_dependence.widens() {
+                    t(
+                        "cluster-robust, sessions as clusters: Wilson on the effective turns (turns ÷ design effect of the ratio estimator ÷ the inflation of sessions correlated in start order, batch means), Student's t",
+                        "聚类稳健，以会话为簇：有效轮次 = 轮次 ÷ 比率估计量的设计效应 ÷ 按开始顺序相关的会话带来的膨胀（批均值法），取 Wilson 区间与 t 分布",
+                    )
+                } else {
+                    t(
+                        "cluster-robust, sessions as clusters: Wilson on the effective turns (turns ÷ design effect of the ratio estimator), Student's t with sessions − 1 df",
+                        "聚类稳健，以会话为簇：比率估计量的设计效应折算出有效轮次后取 Wilson 区间，t 分布自由度为会话数 − 1",
+                    )
+                }),
             }
         };
 
@@ -313,11 +364,23 @@ impl Sessions {
             SessionFigure::plain(f)
         };
 
-        let count_interval = poisson(qualified_sessions);
-        let poisson_method = t(
-            "exact Poisson on the count of qualified sessions, over the window",
-            "合格会话数的精确 Poisson 区间，除以窗口",
-        );
+        // Correlated sessions: the count swings τ times as much as a Poisson count would.
+        let count_interval = if dependence.widens() {
+            poisson_real(qualified_sessions as f64 / tau).scale(tau)
+        } else {
+            poisson(qualified_sessions)
+        };
+        let poisson_method = if dependence.widens() {
+            t(
+                "exact Poisson on the count of qualified sessions over the window, on the effective count (sessions in start order correlated: batch means)",
+                "合格会话数的精确 Poisson 区间（按有效计数：按开始顺序的会话彼此相关，批均值法），除以窗口",
+            )
+        } else {
+            t(
+                "exact Poisson on the count of qualified sessions, over the window",
+                "合格会话数的精确 Poisson 区间，除以窗口",
+            )
+        };
         let session_goodput = {
             let f = Figure::new(
                 "session_goodput",
@@ -389,6 +452,7 @@ impl Sessions {
             session_goodput,
             cost_per_1000_sessions,
             by_turn,
+            dependence,
         })
     }
 
@@ -414,6 +478,12 @@ impl Sessions {
         }];
         for f in self.figures() {
             out.push(format!("  {}", f.line(lang)));
+        }
+        if self.dependence.widens() {
+            out.push(format!(
+                "    {}",
+                self.dependence.summary(&t("sessions", "个会话"), lang)
+            ));
         }
         out.push(if zh {
             "  按轮次：轮 | 请求数 | 合格率（95 % 区间） | TTFT P50 | TTFT P95 | 缓存 token 占比".into()
@@ -463,6 +533,10 @@ impl Sessions {
             }
         }
         m.insert(
+            "sessions_effective".into(),
+            json!(self.dependence.effective_n),
+        );
+        m.insert(
             "by_turn".into(),
             Value::Array(
                 self.by_turn
@@ -487,12 +561,199 @@ impl Sessions {
     }
 }
 
+/// One session figure of two runs compared: new − base and its 95 % interval, with the session
+/// as the unit (turns of one session are not independent draws).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionDiff {
+    pub key: String,
+    pub name: Text,
+    pub unit: Unit,
+    pub base: Option<f64>,
+    pub new: Option<f64>,
+    /// Sessions behind each side.
+    pub sessions_base: usize,
+    pub sessions_new: usize,
+    /// new − base.
+    pub difference: Option<f64>,
+    pub interval: Option<Bounds>,
+    pub method: Text,
+    /// The interval lies wholly above (+1) or below (−1) 0; 0: no evidence of a change; None:
+    /// no interval (a side without a value).
+    pub direction: Option<i8>,
+    pub verdict: Text,
+}
+
+/// The session figures of two runs compared, higher being better for each: the share of
+/// sessions qualified (Newcombe on the sessions, i.e. MOVER from each run's own interval, which
+/// counts effective sessions where the sessions are correlated along the run), the per-turn rate (MOVER from each run's
+/// cluster-robust interval, sessions as clusters) and session goodput (MOVER from each run's
+/// exact Poisson limits on its qualified sessions over its window).
+pub fn compare_sessions(base: &Sessions, new: &Sessions) -> Vec<SessionDiff> {
+    let count = |v: Option<f64>| v.unwrap_or(0.0).round() as u64;
+    let nb = count(base.session_share.figure.denominator);
+    let nn = count(new.session_share.figure.denominator);
+    let from_intervals = |b: &SessionFigure, n: &SessionFigure| match (
+        b.figure.value,
+        b.interval,
+        n.figure.value,
+        n.interval,
+    ) {
+        (Some(vb), Some(ib), Some(vn), Some(i_n)) => crate::compare::stats::mover(vb, ib, vn, i_n),
+        _ => None,
+    };
+    let rows = [
+        (
+            &base.session_share,
+            &new.session_share,
+            from_intervals(&base.session_share, &new.session_share),
+            t(
+                "Newcombe on the sessions: MOVER from each run's Wilson interval, on its effective sessions where sessions in start order are correlated",
+                "以会话为单位的 Newcombe 区间：由两次运行各自的 Wilson 区间经 MOVER 合成（按开始顺序的会话彼此相关时按有效会话数）",
+            ),
+        ),
+        (
+            &base.turn_rate,
+            &new.turn_rate,
+            from_intervals(&base.turn_rate, &new.turn_rate),
+            t(
+                "MOVER from each run's cluster-robust interval (sessions as clusters)",
+                "由两次运行各自的聚类稳健区间（以会话为簇）经 MOVER 合成",
+            ),
+        ),
+        (
+            &base.session_goodput,
+            &new.session_goodput,
+            from_intervals(&base.session_goodput, &new.session_goodput),
+            t(
+                "MOVER from each run's exact Poisson limits on its qualified sessions",
+                "由两次运行各自合格会话数的精确 Poisson 界经 MOVER 合成",
+            ),
+        ),
+    ];
+    rows.into_iter()
+        .map(|(b, n, interval, method)| {
+            let difference = b.figure.value.zip(n.figure.value).map(|(b, n)| n - b);
+            let direction = interval.map(|iv| match (iv.lo, iv.hi) {
+                (Some(lo), _) if lo > 0.0 => 1,
+                (_, Some(hi)) if hi < 0.0 => -1,
+                _ => 0,
+            });
+            let verdict = match direction {
+                Some(1) => t(
+                    "new higher, beyond noise (better)",
+                    "新运行更高，超出噪声（更好）",
+                ),
+                Some(-1) => t(
+                    "new lower, beyond noise (worse)",
+                    "新运行更低，超出噪声（更差）",
+                ),
+                Some(_) => t(
+                    "no evidence of a change (the interval includes 0)",
+                    "没有变化的证据（区间包含 0）",
+                ),
+                None => t(
+                    "cannot compare: a side has no value or no interval (session goodput needs each run's window)",
+                    "无法比较：有一方没有数值或区间（合格会话 goodput 需要每次运行的窗口）",
+                ),
+            };
+            SessionDiff {
+                key: b.figure.key.clone(),
+                name: b.figure.name.clone(),
+                unit: b.figure.unit.clone(),
+                base: b.figure.value,
+                new: n.figure.value,
+                sessions_base: nb as usize,
+                sessions_new: nn as usize,
+                difference,
+                interval,
+                method,
+                direction,
+                verdict,
+            }
+        })
+        .collect()
+}
+
+/// `+3 pp` for a share, `−0.2 /s` for a rate.
+fn signed(v: f64, unit: &Unit, lang: Lang) -> String {
+    let body = match unit {
+        Unit::Ratio => {
+            let pp = crate::format::trim_num((v.abs() * 10000.0).round() / 100.0);
+            if lang == Lang::Zh {
+                format!("{pp} 个百分点")
+            } else {
+                format!("{pp} pp")
+            }
+        }
+        _ => crate::format::number_in_unit(v.abs(), unit, lang),
+    };
+    let sign = if v > 0.0 {
+        "+"
+    } else if v < 0.0 {
+        "−"
+    } else {
+        "±"
+    };
+    format!("{sign}{body}")
+}
+
+/// The comparison as `tracelab compare` prints it, in one language: one line per figure.
+pub fn compare_lines(rows: &[SessionDiff], lang: Lang) -> Vec<String> {
+    let zh = lang == Lang::Zh;
+    let mut out = vec![if zh {
+        "会话对比（一个会话只有在每一轮都合格时才合格；每个区间都以会话为单位）".to_string()
+    } else {
+        "Sessions compared (a session qualifies only when every one of its turns does; every interval takes the session as its unit)".to_string()
+    }];
+    for r in rows {
+        let value = |v: Option<f64>| {
+            v.map_or(if zh { "无" } else { "none" }.to_string(), |v| {
+                crate::format::number_in_unit(v, &r.unit, lang)
+            })
+        };
+        let diff = r
+            .difference
+            .map_or("—".to_string(), |d| signed(d, &r.unit, lang));
+        let iv = r.interval.map_or("—".to_string(), |b| {
+            let side = |v: Option<f64>| v.map_or("?".to_string(), |v| signed(v, &r.unit, lang));
+            format!("{} … {}", side(b.lo), side(b.hi))
+        });
+        out.push(if zh {
+            format!(
+                "  {}：基线 {}（{} 个会话），新 {}（{} 个会话），差值 {diff}，95 % 区间 {iv}（{}）：{}",
+                r.name.get(lang),
+                value(r.base),
+                integer(r.sessions_base as u64),
+                value(r.new),
+                integer(r.sessions_new as u64),
+                r.method.get(lang),
+                r.verdict.get(lang)
+            )
+        } else {
+            format!(
+                "  {}: base {} ({} sessions), new {} ({} sessions), difference {diff}, 95 % interval {iv} ({}): {}",
+                r.name.get(lang),
+                value(r.base),
+                integer(r.sessions_base as u64),
+                value(r.new),
+                integer(r.sessions_new as u64),
+                r.method.get(lang),
+                r.verdict.get(lang)
+            )
+        });
+    }
+    out
+}
+
 /// The per-turn rate's 95 % interval with sessions as clusters. The ratio estimator p̂ = Σy ÷ Σm
 /// has the cluster variance n ÷ (n − 1) · Σ(yᵢ − p̂·mᵢ)² ÷ (Σm)²; against the binomial variance
 /// p̂(1 − p̂) ÷ Σm it gives the design effect, and Wilson's interval is taken on Σm ÷ deff
 /// effective turns with Student's t at n − 1 df. Where every turn agrees (p̂ of 0 or 1) the
 /// variance says nothing, and each session counts as one effective draw. None below 2 sessions.
-fn cluster_interval(m: &[u64], y: &[u64]) -> Option<Bounds> {
+/// Where the sessions themselves are correlated along the run (`between`: batch means on each
+/// session's turn share in start order), the effective turns shrink by its inflation and the
+/// critical value is the larger of the two t's.
+fn cluster_interval(m: &[u64], y: &[u64], between: &Dependence) -> Option<Bounds> {
     let n = m.len();
     let total: u64 = m.iter().sum();
     if n < 2 || total == 0 {
@@ -516,7 +777,15 @@ fn cluster_interval(m: &[u64], y: &[u64]) -> Option<Bounds> {
     } else {
         nf
     };
-    wilson_z(p * effective, effective, t975(nf - 1.0))
+    let (effective, critical) = if between.widens() {
+        (
+            effective / between.inflation,
+            t975(nf - 1.0).max(between.critical()),
+        )
+    } else {
+        (effective, t975(nf - 1.0))
+    };
+    wilson_z(p * effective, effective, critical)
 }
 
 #[cfg(test)]
@@ -528,11 +797,12 @@ mod tests {
         // Six sessions of four turns, 20 of 24 turns qualified either way: spread over four
         // sessions (one failure each) or packed into one session that fails every turn.
         let m = [4u64; 6];
-        let spread = cluster_interval(&m, &[3, 3, 3, 3, 4, 4]).unwrap();
-        let packed = cluster_interval(&m, &[0, 4, 4, 4, 4, 4]).unwrap();
+        let free = untimed(6);
+        let spread = cluster_interval(&m, &[3, 3, 3, 3, 4, 4], &free).unwrap();
+        let packed = cluster_interval(&m, &[0, 4, 4, 4, 4, 4], &free).unwrap();
         let width = |b: Bounds| b.hi.unwrap() - b.lo.unwrap();
         assert!(width(packed) > width(spread), "{packed:?} vs {spread:?}");
         assert!(spread.contains(20.0 / 24.0) && packed.contains(20.0 / 24.0));
-        assert_eq!(cluster_interval(&[4], &[4]), None);
+        assert_eq!(cluster_interval(&[4], &[4], &untimed(1)), None);
     }
 }

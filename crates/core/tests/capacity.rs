@@ -691,6 +691,7 @@ fn simulated_sweeps_at_every_kind_of_load() {
                 };
                 assert!((last(&plan.step(0).unwrap()) / 4.0 - last(&a)).abs() < 0.001);
             }
+            LoadKind::SessionRate => unreachable!("no session plan in this list"),
         }
     }
     assert!(SimulatedSweepPlan {
@@ -910,5 +911,122 @@ fn a_p95_target_on_short_steps_says_what_n_it_needs() {
     assert!(
         why.contains("n ≥ 72") && why.contains("50 TTFT samples"),
         "{why}"
+    );
+}
+
+/// A session step: `sessions` conversations of `turns` turns each over a 100 s window, every
+/// turn a quick qualified answer (0.2 s) except one late turn (5 s) in each of the first `bad`
+/// sessions. Built from the classroom CSV, each attempt then made a turn of its session.
+fn session_step(sessions: usize, turns: u32, bad: usize) -> Trace {
+    let mut csv = String::from("# window_s: 100\nid,outcome,ttft_s,quality\n");
+    for s in 0..sessions {
+        for k in 1..=turns {
+            let late = s < bad && k == turns;
+            csv.push_str(&format!(
+                "S{s}T{k},success,{},pass\n",
+                if late { 5.0 } else { 0.2 }
+            ));
+        }
+    }
+    let mut t = parse_trace("sessions.csv", &csv).unwrap();
+    for (i, a) in t.attempts.iter_mut().enumerate() {
+        a.session = Some(tracelab_core::trace::SessionTurn {
+            session_id: format!("s{}", i / turns as usize),
+            turn: (i % turns as usize) as u32 + 1,
+            history_tokens: None,
+            cached_tokens: None,
+        });
+    }
+    t
+}
+
+#[test]
+fn a_session_sweep_is_judged_on_sessions_where_turns_alone_would_pass() {
+    // Step 2: 8 of 40 sessions have one late turn of 10. Per turn 392 of 400 qualify (Wilson
+    // 96.1 % … 99.4 %: joint_rate>=0.9 passes), but 32 of 40 sessions (Wilson 65.2 % … 89.5 %)
+    // lies wholly below 90 %: session_share>=0.9 fails, with the session as the unit.
+    let traces = [session_step(40, 10, 0), session_step(40, 10, 8)];
+    let loads = [0.5, 1.0];
+    let s = Settings {
+        ttft_threshold_s: 1.0,
+        ..Settings::default()
+    };
+    let per_turn = Capacity::compute(
+        LoadKind::SessionRate,
+        &steps(&loads, &traces),
+        &s,
+        target("joint_rate>=0.9"),
+    )
+    .unwrap();
+    assert_eq!(per_turn.steps[1].verdict, StepVerdict::Passes);
+    let c = Capacity::compute(
+        LoadKind::SessionRate,
+        &steps(&loads, &traces),
+        &s,
+        target("session_share>=90%"),
+    )
+    .unwrap();
+    assert_eq!(c.target.measure, Measure::SessionShare);
+    assert_eq!(c.steps[0].verdict, StepVerdict::Passes);
+    assert_eq!(c.steps[1].verdict, StepVerdict::Fails);
+    let ss = c.steps[1].sessions.as_ref().unwrap();
+    assert_eq!((ss.sessions, ss.qualified_sessions), (40, 32));
+    let b = ss.session_share.interval.unwrap();
+    assert!(
+        (b.lo.unwrap() - 0.652).abs() < 1e-3 && (b.hi.unwrap() - 0.895).abs() < 1e-3,
+        "{b:?}"
+    );
+    // 32 qualified sessions over 100 s.
+    assert_eq!(ss.session_goodput.value, Some(0.32));
+    assert_eq!(
+        (c.answer.last_pass, c.answer.first_fail),
+        (Some(0.5), Some(1.0))
+    );
+    // The knee on sessions: 40/40 → 32/40 is a drop beyond noise (Newcombe on sessions).
+    assert_eq!(c.knee, Some(0.5));
+    let en = c.render_text(Lang::En);
+    assert!(en.contains("session rate 1 /s — fails"), "{en}");
+    assert!(en.contains("sessions 40, qualified sessions 32"), "{en}");
+    assert!(
+        en.contains("sessions qualified (every turn qualified): 80 %"),
+        "{en}"
+    );
+    assert!(
+        en.contains("the intervals take the session as the unit"),
+        "{en}"
+    );
+    assert!(
+        c.why_text(1, Lang::En).contains("lies wholly below 90 %"),
+        "{}",
+        c.why_text(1, Lang::En)
+    );
+    let zh = c.render_text(Lang::Zh);
+    assert!(
+        zh.contains("会话速率 1 个/秒") && zh.contains("合格会话占比（每一轮都合格）"),
+        "{zh}"
+    );
+    assert!(zh.contains("拐点：会话速率 0.5 个/秒"), "{zh}");
+    // Session goodput as the target; a sweep without sessions cannot be judged on it.
+    let g = Capacity::compute(
+        LoadKind::SessionRate,
+        &steps(&loads, &traces),
+        &s,
+        target("session_goodput>=0.35"),
+    )
+    .unwrap();
+    assert_eq!(g.steps[1].verdict, StepVerdict::Inconclusive);
+    let plain = [step(40, 0, 0)];
+    let n = Capacity::compute(
+        LoadKind::Rate,
+        &steps(&[1.0], &plain),
+        &s,
+        target("session_share>=0.9"),
+    )
+    .unwrap();
+    assert_eq!(n.steps[0].verdict, StepVerdict::Inconclusive);
+    assert!(n.steps[0].why.as_ref().unwrap().en.contains("no sessions"));
+    assert_eq!(
+        LoadKind::from_code("session_rate"),
+        Some(LoadKind::SessionRate)
     );
 }

@@ -83,9 +83,31 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
         &args.vary,
     )?;
     let baselines = tracelab_core::baseline::of_comparison(&runs, &report);
+    // Session runs: the base's session figures against each other run's, the session the unit.
+    let sessions: Vec<(String, Vec<tracelab_core::session::SessionDiff>)> = {
+        let of = |r: &Run| tracelab_core::session::Sessions::of(&r.trace.attempts, &r.settings);
+        match of(&runs[0]) {
+            None => Vec::new(),
+            Some(base) => runs[1..]
+                .iter()
+                .filter_map(|r| {
+                    of(r).map(|new| {
+                        (
+                            r.name.clone(),
+                            tracelab_core::session::compare_sessions(&base, &new),
+                        )
+                    })
+                })
+                .collect(),
+        }
+    };
     if args.json {
         let mut json = serde_json::to_value(&report).expect("json");
         json["baselines"] = serde_json::to_value(&baselines).expect("json");
+        json["sessions"] = sessions
+            .iter()
+            .map(|(name, rows)| serde_json::json!({ "new": name, "rows": rows }))
+            .collect();
         // Each run's own intervals, an open bound as null with its reason.
         json["runs"] = runs
             .iter()
@@ -104,6 +126,14 @@ pub fn run(args: CompareArgs) -> Result<bool, String> {
             "{}",
             tracelab_core::baseline::comparison_text(&baselines, args.settings.lang())
         );
+        for (name, rows) in &sessions {
+            if runs.len() > 2 {
+                tracelab_recorder::outln!("{name}:");
+            }
+            for line in tracelab_core::session::compare_lines(rows, args.settings.lang()) {
+                tracelab_recorder::outln!("{line}");
+            }
+        }
         // Each run's TTFT by first send and repeat, where its attempts say which they were.
         for r in &runs {
             if let Some(split) = tracelab_core::reuse::reuse_split(&r.trace.attempts, &r.settings) {

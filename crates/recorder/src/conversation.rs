@@ -20,8 +20,10 @@ use std::sync::Arc;
 
 use clap::Args;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
+pub use crate::conversation_file::{
+    AnswerLength, ConversationFile, FileConversation, FileFormat, FileTurn, TurnInput,
+};
 use crate::openai::Api;
 use crate::prompts::Rubric;
 use crate::workload::{words, Lengths, Space};
@@ -39,12 +41,17 @@ pub struct SessionArgs {
     /// counts single requests.
     #[arg(long, value_name = "N", conflicts_with_all = ["workload", "rate", "prompts", "duration", "concurrency", "repetitions", "max_tokens"])]
     pub sessions: Option<u32>,
-    /// Replay the conversations of vLLM's multi-turn benchmark input (benchmarks/multi_turn:
-    /// a JSON array of {"id", "messages": [{"role": "user" | "assistant", "content"}, …]}, as
-    /// its convert_sharegpt_to_openai.py writes) as sessions: each user message is a turn, sent
-    /// with the conversation so far in which the server's own replies replace the file's
-    /// answers (as vLLM's benchmark does); the file's answer sets the turn's max_tokens unless
-    /// --answer-tokens is given. Sessions start at --session-rate.
+    /// Replay a conversation file as sessions, its format read from its content. vLLM's
+    /// multi-turn benchmark input (benchmarks/multi_turn: a JSON array of {"id", "messages":
+    /// [{"role": "user" | "assistant", "content"}, …]}, as its convert_sharegpt_to_openai.py
+    /// writes): each user message is a turn, sent with the conversation so far in which the
+    /// server's own replies replace the file's answers (as vLLM's benchmark does); the file's
+    /// answer sets the turn's max_tokens. AIPerf's session trace (mooncake_trace JSON Lines:
+    /// lines grouped by `session_id`, each a turn of `text_input`, `input_length` (+ `hash_ids`)
+    /// or a whole `messages` array, `output_length` its max_tokens, `delay` ms of think time
+    /// after the previous reply, `timestamp` ms on the file's clock). --answer-tokens overrides
+    /// the file's lengths. Sessions start at --session-rate, or without it at their first
+    /// turn's `timestamp`.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["workload", "rate", "prompts", "duration", "concurrency", "repetitions", "max_tokens", "user_tokens"])]
     pub conversations: Option<PathBuf>,
     /// Turns per session (with --conversations: at most this many of each conversation).
@@ -91,7 +98,10 @@ pub struct SessionPlan {
     pub sessions: u32,
     /// Turns per session (with a file: the most any of its sessions sends).
     pub turns: u32,
+    /// Sessions started per second (with `starts_from_file`: the file's sessions over its span).
     pub rate_per_s: f64,
+    /// Sessions start at their first turn's timestamp in the file, not at --session-rate.
+    pub starts_from_file: bool,
     pub think_s: f64,
     /// New user tokens per synthetic turn.
     pub user_tokens: u32,
@@ -124,10 +134,10 @@ impl SessionArgs {
         if self.turns == Some(0) {
             return Err("--turns must be at least 1".into());
         }
-        let rate_per_s = self
+        if let Some(rate_per_s) = self
             .session_rate
-            .ok_or("sessions need --session-rate R (sessions started per second)")?;
-        if !(rate_per_s.is_finite() && rate_per_s > 0.0 && rate_per_s <= 1e6) {
+            .filter(|r| !(r.is_finite() && *r > 0.0 && *r <= 1e6))
+        {
             return Err(format!(
                 "--session-rate must be a positive number of sessions per second, got {rate_per_s}"
             ));
@@ -154,23 +164,52 @@ impl SessionArgs {
             Some(path) => {
                 let bytes = std::fs::read(path)
                     .map_err(|e| format!("cannot read --conversations {}: {e}", path.display()))?;
-                let file = read_vllm(&display_name(path), &bytes)
+                let file = read_conversations(&display_name(path), &bytes)
                     .map_err(|e| format!("{e}; nothing was sent"))?;
                 let n = file.conversations.len() as u32;
                 let sessions = self.sessions.map_or(n, |s| s.min(n));
                 let limit = self.turns.unwrap_or(u32::MAX);
                 let turns = file.conversations[..sessions as usize]
                     .iter()
-                    .map(|c| (c.users.len() as u32).min(limit))
+                    .map(|c| (c.turns.len() as u32).min(limit))
                     .max()
                     .unwrap_or(0);
                 (sessions, turns, Some(Arc::new(file)))
+            }
+        };
+        // Sessions start at --session-rate, or at the file's own first-turn timestamps.
+        let (rate_per_s, starts_from_file) = match (self.session_rate, &file) {
+            (Some(r), _) => (r, false),
+            (None, Some(f)) => match f.starts_ms() {
+                Some(starts) => {
+                    let span_s = starts[..sessions as usize]
+                        .iter()
+                        .copied()
+                        .fold(0.0, f64::max)
+                        / 1000.0;
+                    (f64::from(sessions) / span_s.max(1.0), true)
+                }
+                None => {
+                    return Err(match f.format {
+                        FileFormat::Aiperf => format!(
+                            "{}: not every session's first turn has a `timestamp`, so the file gives no schedule: give --session-rate R (sessions started per second)",
+                            f.file
+                        ),
+                        FileFormat::Vllm => {
+                            "sessions need --session-rate R (sessions started per second)".into()
+                        }
+                    })
+                }
+            },
+            (None, None) => {
+                return Err("sessions need --session-rate R (sessions started per second)".into())
             }
         };
         Ok(Some(SessionPlan {
             sessions,
             turns,
             rate_per_s,
+            starts_from_file,
             think_s: self.think_s,
             user_tokens: self.user_tokens,
             answer_tokens: self.answer_tokens,
@@ -194,7 +233,7 @@ impl SessionPlan {
     /// Turns of session `s` (0-based).
     pub fn turns_of(&self, s: u32) -> u32 {
         match &self.file {
-            Some(f) => (f.conversations[s as usize].users.len() as u32)
+            Some(f) => (f.conversations[s as usize].turns.len() as u32)
                 .min(self.turn_limit.unwrap_or(u32::MAX)),
             None => self.turns,
         }
@@ -218,10 +257,15 @@ impl SessionPlan {
     /// The header's `sessions` record: where the conversations come from and the parameters.
     pub fn record(&self, lengths: &Lengths, ignore_eos: bool) -> Value {
         let mut r = json!({
-            "generator": if self.file.is_some() { "vllm-multi-turn" } else { "synthetic" },
+            "generator": match self.file.as_ref().map(|f| f.format) {
+                Some(FileFormat::Vllm) => "vllm-multi-turn",
+                Some(FileFormat::Aiperf) => "aiperf-session-trace",
+                None => "synthetic",
+            },
             "sessions": self.sessions,
             "turns": self.turns,
-            "session_rate_per_s": self.rate_per_s,
+            "session_rate_per_s": if self.starts_from_file { Value::Null } else { json!(self.rate_per_s) },
+            "session_starts": if self.starts_from_file { "the file's first-turn timestamps" } else { "Poisson at session_rate_per_s" },
             "think_s": self.think_s,
             "answer_tokens": match (self.answer_tokens, &self.file) {
                 (Some(n), _) => json!(n),
@@ -238,7 +282,13 @@ impl SessionPlan {
             Some(f) => {
                 r["file"] = json!(f.file);
                 r["sha256"] = json!(f.sha256);
-                r["format"] = json!("vLLM benchmarks/multi_turn input: [{\"id\", \"messages\": [{\"role\", \"content\"}]}]");
+                r["format"] = json!(match f.format {
+                    FileFormat::Vllm => "vLLM benchmarks/multi_turn input: [{\"id\", \"messages\": [{\"role\", \"content\"}]}]",
+                    FileFormat::Aiperf => "AIPerf mooncake_trace JSON Lines grouped by session_id: text_input | input_length (+ hash_ids) | messages, output_length, delay, timestamp",
+                });
+                if f.format == FileFormat::Aiperf {
+                    r["history"] = json!("text_input and input_length turns: turn k + 1 resends turns 1..k with the server's own replies (AIPerf's deltas_without_responses); messages turns: the file's array sent as it is, the reply not carried (AIPerf's message_array_with_responses); think time: the turn's `delay`, else its `timestamp` offset from the session's first turn (never before the reply), else think_s");
+                }
                 r["conversations_in_file"] = json!(f.conversations.len());
                 r["turn_limit"] = json!(self.turn_limit);
             }
@@ -250,15 +300,16 @@ impl SessionPlan {
     /// The contract's fingerprint of the workload: the file's sha256, or the generator's
     /// parameters (no file stands behind them). The seed is left out, as a prompt set's hash
     /// leaves it out: replications (`--runs`) draw new arrivals and text under one contract.
+    /// The session rate is left out too: it is the load (`conditions.rate_per_s`), which a
+    /// sweep varies step by step under one workload.
     pub fn sha256(&self) -> String {
         if let Some(f) = &self.file {
             return f.sha256.clone();
         }
         answer_sha256(&format!(
-            "synthetic-sessions|{}|{}|{}|{}|{}|{:?}|{}",
+            "synthetic-sessions|{}|{}|{}|{}|{:?}|{}",
             self.sessions,
             self.turns,
-            self.rate_per_s,
             self.think_s,
             self.user_tokens,
             self.answer_tokens,
@@ -286,7 +337,13 @@ impl SessionPlan {
     /// of its own, so no two sessions share a prefix beyond the chat template.
     pub fn user_message(&self, s: u32, turn: u32, lengths: &Lengths) -> String {
         if let Some(f) = &self.file {
-            return f.conversations[s as usize].users[turn as usize - 1].clone();
+            return match &f.conversations[s as usize].turns[turn as usize - 1].input {
+                TurnInput::Text(text) => text.clone(),
+                TurnInput::Synthetic { tokens, blocks } => {
+                    crate::aiperf_trace::synthetic_text(s, turn, *tokens, blocks, lengths)
+                }
+                TurnInput::Messages(_) => String::new(),
+            };
         }
         let id = self
             .seed
@@ -305,15 +362,75 @@ impl SessionPlan {
         }
         let answer = self.file.as_ref().and_then(|f| {
             f.conversations[s as usize]
-                .answer_words
+                .turns
                 .get(turn as usize - 1)
-                .copied()
-                .flatten()
+                .and_then(|t| t.answer)
         });
         match answer {
-            Some(words) => ((words as f64 / lengths.words_per_token).round() as u32).max(1),
+            Some(AnswerLength::Words(words)) => {
+                ((words as f64 / lengths.words_per_token).round() as u32).max(1)
+            }
+            Some(AnswerLength::Tokens(n)) => n,
             None => DEFAULT_ANSWER_TOKENS,
         }
+    }
+
+    /// Puts `turn` (1-based) of session `s` into its conversation: a user message appended
+    /// (synthetic, the file's text, or AIPerf's synthetic length), or AIPerf's whole `messages`
+    /// array in place of what was there. True when the conversation carries the server's own
+    /// replies (so `history_tokens` is the server's count), false for a file's message array.
+    pub fn add_turn(
+        &self,
+        conversation: &mut Conversation,
+        s: u32,
+        turn: u32,
+        lengths: &Lengths,
+    ) -> bool {
+        if let Some(f) = &self.file {
+            if let TurnInput::Messages(m) =
+                &f.conversations[s as usize].turns[turn as usize - 1].input
+            {
+                conversation.messages = m.clone();
+                return false;
+            }
+        }
+        conversation.user(self.user_message(s, turn, lengths));
+        true
+    }
+
+    /// When `turn` (from 2) of session `s` is intended, in ms on the run's clock: the file's
+    /// `delay` after the previous reply; else its `timestamp` offset from the session's first
+    /// turn, from the session's start (never before the reply); else --think-s after the reply.
+    pub fn turn_at_ms(&self, s: u32, turn: u32, start_ms: f64, reply_end_ms: f64) -> f64 {
+        if let Some(f) = &self.file {
+            let turns = &f.conversations[s as usize].turns;
+            let t = &turns[turn as usize - 1];
+            if let Some(d) = t.delay_ms {
+                return reply_end_ms + d;
+            }
+            if let (Some(ts), Some(first)) = (t.timestamp_ms, turns[0].timestamp_ms) {
+                return reply_end_ms.max(start_ms + (ts - first));
+            }
+        }
+        reply_end_ms + self.think_s * 1000.0
+    }
+
+    /// When each session starts, ms from the first: the file's first-turn timestamps, or a
+    /// Poisson stream at the rate (seeded).
+    pub fn starts_ms(&self) -> Vec<f64> {
+        if self.starts_from_file {
+            if let Some(starts) = self.file.as_ref().and_then(|f| f.starts_ms()) {
+                return starts[..self.sessions as usize].to_vec();
+            }
+        }
+        crate::schedule::Schedule::new(
+            crate::schedule::Arrival::Poisson,
+            self.rate_per_s,
+            1.0,
+            self.seed,
+        )
+        .take(self.sessions as usize)
+        .collect()
     }
 
     /// A warm-up request's max_tokens.
@@ -328,22 +445,26 @@ impl SessionPlan {
     }
 }
 
-/// One conversation of a file: its user messages in order, and the words of the file's answer
-/// to each (None where the file has none, after its last user message).
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileConversation {
-    pub id: String,
-    pub users: Vec<String>,
-    pub answer_words: Vec<Option<usize>>,
-}
-
-/// A conversation file, read and checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConversationFile {
-    /// The file's name (no directory).
-    pub file: String,
-    pub sha256: String,
-    pub conversations: Vec<FileConversation>,
+/// Reads a conversation file by its content: a JSON array is vLLM's multi-turn input
+/// ([`read_vllm`]), JSON Lines of objects with AIPerf's trace fields are AIPerf's session trace
+/// ([`crate::aiperf_trace::read_aiperf`]).
+pub fn read_conversations(file: &str, bytes: &[u8]) -> Result<ConversationFile, String> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if first == Some(b'{') {
+        let line = bytes
+            .split(|b| *b == b'\n')
+            .find(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
+            .unwrap_or_default();
+        if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(line) {
+            if crate::aiperf_trace::FIELDS
+                .iter()
+                .any(|k| o.contains_key(*k))
+            {
+                return crate::aiperf_trace::read_aiperf(file, bytes);
+            }
+        }
+    }
+    read_vllm(file, bytes)
 }
 
 /// Reads vLLM's multi-turn benchmark input (`benchmarks/multi_turn/benchmark_serving_multi_turn.py
@@ -371,7 +492,8 @@ pub fn read_vllm(file: &str, bytes: &[u8]) -> Result<ConversationFile, String> {
         }
         _ => {
             return Err(format!(
-                "{file}, line 1: expected a JSON array of conversations ({{\"id\", \"messages\"}}), as vLLM's benchmarks/multi_turn reads"
+                "{file}, line 1: expected a JSON array of conversations ({{\"id\", \"messages\"}}), as vLLM's benchmarks/multi_turn reads, \
+                 or AIPerf's session trace (JSON Lines with `session_id` and one of `input_length`, `text_input`, `messages`)"
             ))
         }
     };
@@ -410,8 +532,7 @@ pub fn read_vllm(file: &str, bytes: &[u8]) -> Result<ConversationFile, String> {
             Some(_) => return Err(at("messages", "expected an array".into())),
             None => return Err(at("messages", "missing".into())),
         };
-        let mut users = Vec::new();
-        let mut answer_words = Vec::new();
+        let mut turns: Vec<FileTurn> = Vec::new();
         for (j, m) in messages.iter().enumerate() {
             let field = |name: &str| format!("messages[{j}].{name}");
             let Some(m) = m.as_object() else {
@@ -447,21 +568,22 @@ pub fn read_vllm(file: &str, bytes: &[u8]) -> Result<ConversationFile, String> {
                 if content.trim().is_empty() {
                     return Err(at(&field("content"), "an empty user message".into()));
                 }
-                users.push(content.clone());
-                answer_words.push(None);
-            } else if let Some(last) = answer_words.last_mut() {
-                *last = Some(content.split_whitespace().count());
+                turns.push(FileTurn {
+                    input: TurnInput::Text(content.clone()),
+                    answer: None,
+                    delay_ms: None,
+                    timestamp_ms: None,
+                });
+            } else if let Some(last) = turns.last_mut() {
+                last.answer = Some(AnswerLength::Words(content.split_whitespace().count()));
             }
         }
-        conversations.push(FileConversation {
-            id,
-            users,
-            answer_words,
-        });
+        conversations.push(FileConversation { id, turns });
     }
     Ok(ConversationFile {
         file: file.to_string(),
         sha256: answer_sha256_bytes(bytes),
+        format: FileFormat::Vllm,
         conversations,
     })
 }
@@ -506,7 +628,7 @@ fn entry_lines(bytes: &[u8]) -> Vec<usize> {
 /// One conversation's messages so far, for the next turn's request body.
 #[derive(Debug, Default, Clone)]
 pub struct Conversation {
-    messages: Vec<Value>,
+    pub(crate) messages: Vec<Value>,
 }
 
 impl Conversation {
@@ -543,10 +665,7 @@ pub fn answer_sha256(text: &str) -> String {
 }
 
 fn answer_sha256_bytes(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::conversation_file::sha256_hex(bytes)
 }
 
 #[cfg(test)]
@@ -682,18 +801,28 @@ mod tests {
         assert_eq!(f.conversations.len(), 2);
         let a = &f.conversations[0];
         assert_eq!(a.id, "conv-a");
+        let texts: Vec<&TurnInput> = a.turns.iter().map(|t| &t.input).collect();
         assert_eq!(
-            a.users,
-            ["What is a prefix cache?", "And when is it evicted?"]
+            texts,
+            [
+                &TurnInput::Text("What is a prefix cache?".into()),
+                &TurnInput::Text("And when is it evicted?".into())
+            ]
         );
         // The last user message has no answer in the file.
-        assert_eq!(a.answer_words, [Some(11), None]);
-        assert_eq!(f.conversations[1].answer_words, [Some(3)]);
+        let answers: Vec<Option<AnswerLength>> = a.turns.iter().map(|t| t.answer).collect();
+        assert_eq!(answers, [Some(AnswerLength::Words(11)), None]);
+        assert_eq!(
+            f.conversations[1].turns[0].answer,
+            Some(AnswerLength::Words(3))
+        );
+        assert_eq!(f.format, FileFormat::Vllm);
         assert_eq!(f.sha256, answer_sha256(CONSTRUCTED));
         let plan = SessionPlan {
             sessions: 2,
             turns: 2,
             rate_per_s: 1.0,
+            starts_from_file: false,
             think_s: 0.0,
             user_tokens: 64,
             answer_tokens: None,
@@ -725,6 +854,21 @@ mod tests {
         let r = plan.record(&half, false);
         assert_eq!(r["generator"], "vllm-multi-turn");
         assert_eq!(r["conversations_in_file"], 2);
+    }
+
+    #[test]
+    fn a_conversation_file_is_told_by_its_content() {
+        let aiperf = read_conversations(
+            "t.jsonl",
+            b"\n{\"session_id\": \"a\", \"text_input\": \"x\"}\n",
+        )
+        .unwrap();
+        assert_eq!(aiperf.format, FileFormat::Aiperf);
+        let vllm = read_conversations("c.json", CONSTRUCTED.as_bytes()).unwrap();
+        assert_eq!(vllm.format, FileFormat::Vllm);
+        // An object with neither format's fields is vLLM's error, naming both formats.
+        let e = read_conversations("x.json", br#"{"id": "a"}"#).unwrap_err();
+        assert!(e.contains("or AIPerf's session trace"), "{e}");
     }
 
     #[test]

@@ -567,6 +567,10 @@ fn header(
             (arrival == Arrival::Poisson).then_some(seed),
         ),
         Load::Replay => ("workload", None, None, None, None),
+        // A file's own schedule: its sessions start at their first turns' timestamps.
+        Load::Sessions if plan.sessions.as_ref().is_some_and(|s| s.starts_from_file) => {
+            ("workload", None, None, None, None)
+        }
         // Sessions arrive as a Poisson stream: the rate is sessions per second.
         Load::Sessions => {
             let s = plan.sessions.as_ref();
@@ -1152,7 +1156,7 @@ async fn session_loop(ctx: Arc<Ctx>, origin_ms: f64) {
         return;
     };
     let p = sessions.plan.clone();
-    let schedule = Schedule::new(Arrival::Poisson, p.rate_per_s, 1.0, p.seed);
+    let starts = p.starts_ms();
     let alarm = Arc::new(TurnAlarm::default());
     let ringer = {
         let alarm = alarm.clone();
@@ -1166,7 +1170,7 @@ async fn session_loop(ctx: Arc<Ctx>, origin_ms: f64) {
         (ctx.clone(), tracker.clone(), alarm.clone());
     let dispatcher = spawn_dispatcher(move || {
         let (ctx, alarm) = (dispatch_ctx, dispatch_alarm);
-        for (s, at_ms) in schedule.take(p.sessions as usize).enumerate() {
+        for (s, at_ms) in starts.into_iter().enumerate() {
             let intended_ms = origin_ms + at_ms;
             if !ctx.stop.sleep_until(ctx.clock.at(intended_ms)) {
                 break;
@@ -1283,7 +1287,7 @@ async fn run_session(
         if ctx.stop.is_set() {
             return;
         }
-        conversation.user(p.user_message(s, turn, &sessions.lengths));
+        let server_history = p.add_turn(&mut conversation, s, turn, &sessions.lengths);
         let max_tokens = p.max_tokens(s, turn, &sessions.lengths);
         let job = Job {
             id: format!("{session_id}.t{turn}"),
@@ -1297,7 +1301,8 @@ async fn run_session(
             session: Some(SessionTurn {
                 session_id: session_id.clone(),
                 turn,
-                history_tokens,
+                // A file's whole message array carries the file's history, not the server's.
+                history_tokens: history_tokens.filter(|_| server_history),
                 cached_tokens: None,
             }),
         };
@@ -1319,8 +1324,10 @@ async fn run_session(
             ctx.progress.inc(u64::from(p.turns_of(s) - turn));
             return;
         };
-        conversation.assistant(answer);
-        intended_ms = ended_ms + p.think_s * 1000.0;
+        if server_history {
+            conversation.assistant(answer);
+        }
+        intended_ms = p.turn_at_ms(s, turn + 1, start_ms, ended_ms);
     }
 }
 

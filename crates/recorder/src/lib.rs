@@ -8,9 +8,11 @@
 //! Never stored or printed: response text, prompt text (only prompt ids), the endpoint URL,
 //! request headers, the API key, host or user names, GPU UUIDs or serials.
 
+pub mod aiperf_trace;
 pub mod attempt;
 pub mod clock;
 pub mod conversation;
+pub mod conversation_file;
 pub mod dcgm;
 pub mod engine;
 pub mod engine_metrics;

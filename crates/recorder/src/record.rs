@@ -471,13 +471,17 @@ pub fn run(args: RecordArgs) -> Result<u8, String> {
             );
         } else if let Some(s) = &plan.sessions {
             eprintln!(
-                "tracelab: recording `{}`: {} ({}, {}) ({} s think time) starting at {} sessions/s, {} to {}",
+                "tracelab: recording `{}`: {} ({}, {}) ({} s think time) starting {}, {} to {}",
                 plan.model,
                 format::count(s.sessions as usize, "session", "sessions"),
                 s.name(),
                 format::count(s.total_turns() as usize, "turn", "turns"),
                 s.think_s,
-                s.rate_per_s,
+                if s.starts_from_file {
+                    "at the file's timestamps".to_string()
+                } else {
+                    format!("at {} sessions/s", s.rate_per_s)
+                },
                 format::count(plan.warmup as usize, "warm-up request", "warm-up requests"),
                 output.display()
             );

@@ -120,7 +120,7 @@ pub struct SimulateArgs {
 }
 
 /// Conversations instead of independent requests (`--sessions N --turns K`).
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct SessionArgs {
     /// Sessions: N conversations, arriving open-loop (Poisson at --session-rate); within one,
     /// turn k + 1 is sent --think-s after turn k's answer ended and resends turns 1..k.
@@ -349,8 +349,17 @@ fn replayed(
 /// `--sessions`: the server's `--slots` and `--service` (fixed:S, or exponential:M for a
 /// prefill jittered by Exp(1)) as the prefill's base, the conversation flags for the rest.
 fn session_params(args: &SimulateArgs, sessions: u32) -> Result<SessionParams, String> {
-    let c = &args.conversation;
-    let server = &args.server;
+    session_params_of(&args.server, &args.conversation, sessions, args.seed)
+}
+
+/// The session simulator's parameters from the server's and the conversation's flags (shared by
+/// `simulate --sessions` and `simulate-sweep --sessions`, whose rate comes from --rates).
+pub fn session_params_of(
+    server: &ServerArgs,
+    c: &SessionArgs,
+    sessions: u32,
+    seed: u64,
+) -> Result<SessionParams, String> {
     let needs = |flag: &str| format!("--sessions needs {flag}");
     let (base_s, jitter) = match ServiceSpec::parse(&server.service).map_err(|e| format!("--{e}"))? {
         ServiceSpec::Fixed(s) => (s, SessionJitter::None),
@@ -375,7 +384,7 @@ fn session_params(args: &SimulateArgs, sessions: u32) -> Result<SessionParams, S
         per_output_token_s: c.per_output_token_s,
         jitter,
         cache_tokens: c.cache_tokens,
-        seed: args.seed,
+        seed,
     })
 }
 

@@ -260,8 +260,20 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
     {
         return Err("a sweep sets the load per step: use --rates, --concurrencies or --speedups, not --rate, --concurrency or --speedup".into());
     }
-    if args.record.conversation.sessions.is_some() {
-        return Err("a sweep does not take --sessions yet: record each session rate with `tracelab record --sessions … --session-rate R`".into());
+    // A session workload: --rates are sessions started per second, each step a session run.
+    let sessions = args.record.conversation.sessions.is_some()
+        || args.record.conversation.conversations.is_some();
+    let kind = match (kind, sessions) {
+        (LoadKind::Rate, true) => LoadKind::SessionRate,
+        (_, true) => {
+            return Err("a session sweep varies the sessions started per second: give --rates R,R,… (sessions per second), not --concurrencies or --speedups".into())
+        }
+        (k, false) => k,
+    };
+    if sessions && args.record.conversation.session_rate.is_some() {
+        return Err(
+            "a sweep sets the session rate per step from --rates: drop --session-rate".into(),
+        );
     }
     if kind == LoadKind::Speedup && args.record.workload.is_none() {
         return Err("--speedups needs --workload FILE".into());
@@ -289,6 +301,7 @@ pub fn run(mut args: SweepArgs) -> Result<u8, String> {
             LoadKind::Rate => args.record.rate = Some(load),
             LoadKind::Concurrency => args.record.concurrency = load as u32,
             LoadKind::Speedup => args.record.replay.speedup = load,
+            LoadKind::SessionRate => args.record.conversation.session_rate = Some(load),
         }
         args.record.output = dir.join(&name);
         let plan = record::plan(&args.record)?;
@@ -413,14 +426,19 @@ pub struct SimulateSweepArgs {
     /// With --concurrencies: seconds a client waits after a reply before sending again [default: 0].
     #[arg(long, value_name = "S")]
     pub think: Option<f64>,
-    /// Requests per step (with --workload: each step's window, so not given).
+    /// Requests per step (with --workload: each step's window; with --sessions: sessions ×
+    /// turns; so not given).
     #[arg(
         long,
         value_name = "K",
-        required_unless_present = "workload",
-        conflicts_with = "workload"
+        required_unless_present_any = ["workload", "sessions"],
+        conflicts_with_all = ["workload", "sessions"]
     )]
     pub requests: Option<u32>,
+    /// Sessions instead of single requests (`tracelab simulate --sessions`' flags, but no
+    /// --session-rate: --rates are the sessions started per second, step by step).
+    #[command(flatten)]
+    pub conversation: crate::simulate::SessionArgs,
     /// The seed of step 1 (step i uses SEED + i - 1).
     #[arg(long, value_name = "SEED")]
     pub seed: u64,
@@ -440,6 +458,9 @@ pub struct SimulateSweepArgs {
 /// Runs `tracelab simulate-sweep`.
 pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
     let (kind, loads) = args.sweep.kind_and_loads()?;
+    if let Some(n) = args.conversation.sessions {
+        return simulate_sessions(&args, kind, &loads, n);
+    }
     if args.replay.speedup != 1.0 {
         return Err("a sweep sets the speed-up per step: use --speedups, not --speedup".into());
     }
@@ -480,6 +501,7 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
             requests: 0,
             span_s: 0.0,
         },
+        LoadKind::SessionRate => unreachable!("--rates are a session rate only with --sessions"),
     };
     let (server, tokens) = args.server.params(first, requests, args.seed)?;
     let load = match (kind, &args.workload) {
@@ -496,6 +518,7 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
             tokens,
         },
         (LoadKind::Speedup, None) => unreachable!("refused above"),
+        (LoadKind::SessionRate, _) => unreachable!("sessions take simulate_sessions"),
     };
     if tokens.is_some() && kind != LoadKind::Speedup {
         return Err("--service-per-output-token needs the lengths of a workload file: --workload FILE --speedups".into());
@@ -550,6 +573,90 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
         };
         let path = dir.join(&step.file);
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        file.steps.push(SweepStep {
+            load: step.load,
+            file: step.file,
+            interrupted: false,
+        });
+        traces.push(step.trace);
+        let cap = answer(&file, &traces, &common, target)?;
+        let last = cap.steps.last().expect("one step at least");
+        if !args.sweep.keep_going {
+            file.stopped = saturation(last, &target, args.sweep.max_failure_rate)
+                .map(|t| ((i + 1) as u64, t.en));
+        }
+        write_sweep(&dir, &file)?;
+        if file.stopped.is_some() {
+            break;
+        }
+    }
+    finish(&file, &traces, &common, target, &dir, args.quiet)
+}
+
+/// `simulate-sweep --sessions N --turns K … --rates R,R,…`: the session simulator at each
+/// session rate, laid out as every sweep (the steps' kind `session_rate`).
+fn simulate_sessions(
+    args: &SimulateSweepArgs,
+    kind: LoadKind,
+    loads: &[f64],
+    sessions: u32,
+) -> Result<(), String> {
+    if kind != LoadKind::Rate {
+        return Err("a session sweep varies the sessions started per second: give --rates R,R,… (sessions per second), not --concurrencies or --speedups".into());
+    }
+    if args.conversation.session_rate.is_some() {
+        return Err(
+            "a sweep sets the session rate per step from --rates: drop --session-rate".into(),
+        );
+    }
+    if args.arrival.is_some() || args.burstiness.is_some() || args.think.is_some() {
+        return Err("sessions start as a Poisson stream and pause --think-s between a reply and the next turn: drop --arrival, --burstiness and --think".into());
+    }
+    let kind = LoadKind::SessionRate;
+    let (target, common) = args.sweep.judge()?;
+    let mut conversation = crate::simulate::SessionArgs {
+        session_rate: Some(loads[0]),
+        ..args.conversation.clone()
+    };
+    conversation.sessions = Some(sessions);
+    let params =
+        crate::simulate::session_params_of(&args.server, &conversation, sessions, args.seed)?;
+    let (server, _) = args.server.params(
+        Load::Open {
+            rate_per_s: loads[0],
+            arrival: Arrival::Poisson.core().into(),
+            burstiness: 1.0,
+        },
+        sessions.saturating_mul(params.turns),
+        args.seed,
+    )?;
+    let plan = SimulatedSweepPlan {
+        server,
+        load: SimulatedLoad::Sessions(params),
+        loads: loads.to_vec(),
+    };
+    plan.check().map_err(|e| e.en)?;
+    let mut next = Some(plan.step(0).map_err(|e| e.en)?);
+    let dir = args.sweep.prepare_dir(args.force)?;
+    let mut file = args.sweep.file(kind, loads, Some(plan.record()));
+    let mut traces: Vec<Trace> = Vec::new();
+    for i in 0..loads.len() {
+        let step = match next.take() {
+            Some(s) => s,
+            None => plan.step(i).map_err(|e| e.en)?,
+        };
+        if !args.quiet {
+            eprintln!(
+                "tracelab: simulated step {} of {}: {} → {}",
+                i + 1,
+                loads.len(),
+                kind.describe(step.load, Lang::En),
+                step.file
+            );
+        }
+        let path = dir.join(&step.file);
+        std::fs::write(&path, tracelab_core::write::to_jsonl(&step.trace))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         file.steps.push(SweepStep {
             load: step.load,
             file: step.file,

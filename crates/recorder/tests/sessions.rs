@@ -280,3 +280,196 @@ fn bad_session_fields_and_flags_are_refused() {
         "cannot be used with",
     );
 }
+
+/// `tracelab simulate-sweep --sessions … --rates`: the session simulator at each session rate,
+/// one step per rate (step i seeded seed + i − 1), sweep.json of kind `session_rate` marked
+/// simulated with the conversation's parameters; the capacity answer judges sessions, and
+/// `tracelab capacity` reads the folder back to the same answer.
+#[test]
+fn a_simulated_session_sweep_finds_where_sessions_stop_qualifying() {
+    let dir = temp("simulate-sweep");
+    let out_dir = dir.join("sweep");
+    let out_s = out_dir.to_str().unwrap();
+    let text = ok(&[
+        "simulate-sweep",
+        "--sessions",
+        "200",
+        "--turns",
+        "5",
+        "--think-s",
+        "2",
+        "--slots",
+        "4",
+        "--service",
+        "exponential:0.05",
+        "--per-uncached-token-s",
+        "0.0002",
+        "--per-output-token-s",
+        "0.005",
+        "--cache-tokens",
+        "200000",
+        "--rates",
+        "0.5,1,2",
+        "--seed",
+        "1",
+        "--threshold",
+        "0.5",
+        "--target",
+        "session_share>=0.9",
+        "--output-dir",
+        out_s,
+    ]);
+    let sweep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(sweep["kind"], "session_rate");
+    assert_eq!(sweep["simulated"]["load"]["kind"], "sessions");
+    assert_eq!(sweep["simulated"]["load"]["turns"], 5);
+    // Step 2 (73 % of sessions, but 200 sessions of a loaded server are worth far fewer
+    // independent ones) is inconclusive; step 3 fails with its whole interval: the sweep stops.
+    assert_eq!(sweep["steps"].as_array().unwrap().len(), 3, "{sweep}");
+    let step2 =
+        std::fs::read_to_string(out_dir.join(sweep["steps"][1]["file"].as_str().unwrap())).unwrap();
+    let header: Value = serde_json::from_str(step2.lines().next().unwrap()).unwrap();
+    assert_eq!(header["simulation"]["load"]["rate_per_s"], 1.0);
+    assert_eq!(header["simulation"]["seed"], 2);
+    assert!(text.contains("Capacity: the highest load that passes is session rate 0.5 /s; capacity lies between session rate 0.5 /s (passes) and session rate 2 /s (fails); inconclusive: session rate 1 /s"), "{text}");
+    assert!(
+        text.contains(
+            "sessions qualified (every turn qualified): 73 % (95 % interval 36.21 % … 92.79 %)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Knee: session rate 0.5 /s"), "{text}");
+    assert!(
+        text.contains("sessions qualified (every turn qualified): 96.5 %"),
+        "{text}"
+    );
+    let again = ok(&["capacity", out_s]);
+    assert!(
+        again.contains(
+            "capacity lies between session rate 0.5 /s (passes) and session rate 2 /s (fails)"
+        ),
+        "{again}"
+    );
+    // --session-rate is the sweep's to set.
+    let refused = tracelab(&[
+        "simulate-sweep",
+        "--sessions",
+        "5",
+        "--turns",
+        "2",
+        "--session-rate",
+        "1",
+        "--slots",
+        "1",
+        "--service",
+        "fixed:0.1",
+        "--rates",
+        "1,2",
+        "--seed",
+        "1",
+        "--output-dir",
+        dir.join("refused").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("drop --session-rate"));
+}
+
+/// `tracelab compare` on two session runs prints the sessions compared, in both languages and
+/// in --json: the share of sessions qualified, the per-turn rate and session goodput, each
+/// difference judged with the session as the unit. Two seeds of a loaded server (its sessions
+/// correlated along the run) are not called different; the prefix cache switched off is.
+#[test]
+fn compare_judges_session_figures_with_the_session_as_the_unit() {
+    let dir = temp("compare");
+    let run = |name: &str, seed: &str, rate: &str, cache: &str| {
+        let path = dir.join(name);
+        ok(&[
+            "simulate",
+            "--sessions",
+            "300",
+            "--turns",
+            "5",
+            "--think-s",
+            "2",
+            "--session-rate",
+            rate,
+            "--slots",
+            "4",
+            "--service",
+            "exponential:0.05",
+            "--per-uncached-token-s",
+            "0.0002",
+            "--per-output-token-s",
+            "0.005",
+            "--cache-tokens",
+            cache,
+            "--seed",
+            seed,
+            "--force",
+            "--output",
+            path.to_str().unwrap(),
+        ]);
+        path.to_str().unwrap().to_string()
+    };
+    let (a, b) = (
+        run("a.jsonl", "1", "1", "200000"),
+        run("b.jsonl", "2", "1", "200000"),
+    );
+    let text = ok(&["compare", &a, &b, "--threshold", "0.5"]);
+    assert!(text.contains("Sessions compared (a session qualifies only when every one of its turns does; every interval takes the session as its unit)"), "{text}");
+    // 63.33 % against 82 %: sessions that overlap a busy stretch fail together, so 300
+    // sessions are worth about 14 independent ones and the difference is within noise.
+    assert!(text.contains("Sessions qualified (every turn qualified): base 63.33 % (300 sessions), new 82 % (300 sessions), difference +18.67 pp"), "{text}");
+    assert!(!text.contains("beyond noise"), "{text}");
+    let zh = ok(&["compare", &a, &b, "--threshold", "0.5", "--lang", "zh"]);
+    assert!(
+        zh.contains("会话对比") && zh.contains("没有变化的证据（区间包含 0）"),
+        "{zh}"
+    );
+    let json: Value =
+        serde_json::from_str(&ok(&["compare", &a, &b, "--threshold", "0.5", "--json"])).unwrap();
+    let rows = json["sessions"][0]["rows"].as_array().unwrap();
+    let keys: Vec<&str> = rows.iter().map(|r| r["key"].as_str().unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "session_qualified_share",
+            "turn_qualified_rate",
+            "session_goodput"
+        ]
+    );
+    assert!(rows.iter().all(|r| r["direction"] == 0), "{rows:?}");
+
+    let (c, d) = (
+        run("c.jsonl", "3", "0.5", "200000"),
+        run("d.jsonl", "4", "0.5", "0"),
+    );
+    let text = ok(&["compare", &c, &d, "--threshold", "0.5"]);
+    assert_eq!(
+        text.matches("new lower, beyond noise (worse)").count(),
+        3,
+        "{text}"
+    );
+    // A run without sessions has no session section.
+    let plain = dir.join("plain.jsonl");
+    ok(&[
+        "simulate",
+        "--slots",
+        "4",
+        "--service",
+        "exponential:0.1",
+        "--rate",
+        "2",
+        "--requests",
+        "100",
+        "--seed",
+        "1",
+        "--force",
+        "--output",
+        plain.to_str().unwrap(),
+    ]);
+    let text = ok(&["compare", plain.to_str().unwrap(), plain.to_str().unwrap()]);
+    assert!(!text.contains("Sessions compared"), "{text}");
+}

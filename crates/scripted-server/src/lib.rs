@@ -132,6 +132,9 @@ pub struct RequestLog {
     pub token_frames: Vec<(Instant, u32)>,
     /// The request's `max_tokens`, when it sent one.
     pub max_tokens: Option<u64>,
+    /// The chat request's `messages` as sent (empty for other requests): what a session's turn
+    /// carried on the wire.
+    pub messages: Vec<serde_json::Value>,
 }
 
 type Log = Arc<Mutex<Vec<Arc<Mutex<RequestLog>>>>>;
@@ -481,6 +484,7 @@ async fn handle<F: Fn(&str) -> Script>(
         received,
         token_frames: vec![],
         max_tokens: json["max_tokens"].as_u64(),
+        messages: json["messages"].as_array().cloned().unwrap_or_default(),
     }));
     log.lock().unwrap().push(entry.clone());
 

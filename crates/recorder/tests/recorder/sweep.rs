@@ -446,3 +446,105 @@ fn a_sweep_whose_prompts_have_no_rubrics_says_why_it_stops() {
     );
     assert!(said.contains("no rubrics"), "{said}");
 }
+
+/// A session sweep on the real recorder path: `--sessions` with `--rates` as sessions started
+/// per second. Against the server slowed by load, three session rates of 6 sessions × 3 turns:
+/// every step is a session run at its own rate under one contract (the rate is the load, not
+/// the workload), sweep.json's kind is `session_rate`, and the capacity answer judges the
+/// sessions (the session as the unit) with `session_share>=X`; `tracelab capacity` recomputes it.
+#[test]
+fn a_session_sweep_varies_sessions_per_second_and_judges_sessions() {
+    let server = slower_with_load();
+    server.tokenize_words();
+    let dir = temp_dir("sweep-sessions");
+    let out_dir = dir.join("sweep");
+    let out = run(tracelab()
+        .args([
+            "sweep",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--gpu",
+            "off",
+            "--no-runtime-probe",
+            "--keep-going",
+            "--warmup",
+            "0",
+        ])
+        .args([
+            "--sessions",
+            "6",
+            "--turns",
+            "3",
+            "--user-tokens",
+            "8",
+            "--answer-tokens",
+            "3",
+            "--think-s",
+            "0.02",
+            "--seed",
+            "5",
+        ])
+        .args(["--rates", "2,20,200", "--threshold", "0.5"])
+        .args(["--target", "session_share>=0.5"])
+        .arg("--output-dir")
+        .arg(&out_dir));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sweep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(sweep["kind"], "session_rate");
+    assert!(sweep["contract_sha256"].is_string());
+    let steps = sweep["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{sweep}");
+    assert!(
+        sweep["stopped"].is_null(),
+        "one contract across the rates: {sweep}"
+    );
+    for (step, rate) in steps.iter().zip([2.0, 20.0, 200.0]) {
+        let name = step["file"].as_str().unwrap();
+        assert!(name.contains("session_rate"), "{name}");
+        let trace = load(&out_dir.join(name));
+        assert_eq!(trace.header.conditions.rate_per_s, Some(rate));
+        assert_eq!(trace.attempts.len(), 18, "6 sessions × 3 turns");
+        assert!(trace.attempts.iter().all(|a| a.session.is_some()));
+    }
+    assert!(stdout.contains("Step 1 session rate 2 /s"), "{stdout}");
+    assert!(
+        stdout.contains("sessions 6, qualified sessions"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Target: sessions qualified (every turn qualified) ≥ 50 %"),
+        "{stdout}"
+    );
+    let cap = run(tracelab()
+        .args(["capacity", "--json"])
+        .arg(&out_dir)
+        .args(["--target", "session_share>=0.9"]));
+    let json: Value = serde_json::from_slice(&cap.stdout).unwrap();
+    assert_eq!(json["kind"], "session_rate");
+    assert_eq!(json["target"]["measure"], "session_share");
+    assert_eq!(json["steps"][0]["sessions"]["sessions"], 6);
+
+    // Session sweeps vary the session rate only.
+    let refused = tracelab()
+        .args(["sweep", "--base-url", &server.base_url(), "--model", "m"])
+        .args(["--sessions", "2", "--turns", "2", "--concurrencies", "1,2"])
+        .arg("--output-dir")
+        .arg(dir.join("refused"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("give --rates"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

@@ -881,3 +881,260 @@ fn a_failed_turn_ends_its_session_and_the_session_does_not_qualify() {
     assert_eq!(s["sessions"], 2.0, "{s}");
     assert_eq!(s["session_qualified_share"], 0.5, "{s}");
 }
+
+/// A CONSTRUCTED file in AIPerf's session-trace format (its `mooncake_trace` JSON Lines, fields
+/// as `MooncakeTrace` in aiperf's src/aiperf/dataset/loader/models.py reads them); the text and
+/// numbers are made up here. Session "sa" mixes `text_input` and `input_length` turns (deltas:
+/// the server's replies are carried), "sc" sends whole `messages` arrays (sent as they are),
+/// "sb" is one synthetic turn.
+const AIPERF_TRACE: &str = r#"{"session_id": "sa", "text_input": "gamma first", "output_length": 3}
+{"session_id": "sb", "input_length": 4, "output_length": 2}
+{"session_id": "sa", "delay": 80, "text_input": "gamma second", "output_length": 4}
+{"session_id": "sc", "messages": [{"role": "system", "content": "delta system"}, {"role": "user", "content": "delta one"}], "output_length": 2}
+
+{"session_id": "sa", "delay": 40, "input_length": 5}
+{"session_id": "sc", "delay": 10, "messages": [{"role": "system", "content": "delta system"}, {"role": "user", "content": "delta one"}, {"role": "assistant", "content": "zeta file reply"}, {"role": "user", "content": "delta two"}]}
+"#;
+
+/// The chat messages of one request as (role, content) pairs.
+fn roles_and_contents(messages: &[Value]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn aiperf_session_traces_grow_their_history_on_the_wire() {
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(2), Duration::from_millis(1), 3)
+    });
+    server.tokenize_words();
+    let dir = temp_dir("conversations-aiperf");
+    let file = dir.join("aiperf_sessions.jsonl");
+    std::fs::write(&file, AIPERF_TRACE).unwrap();
+    let out = dir.join("t.jsonl");
+    let output = Record::new(&out)
+        .server(&server)
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .args(["--session-rate", "20", "--seed", "3"])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sent = server.completions();
+    assert_eq!(sent.len(), 6, "3 + 1 + 2 turns");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let turn_line = |session: &str, turn: u64| -> &Value {
+        lines
+            .iter()
+            .find(|l| l["session_id"] == session && l["turn"] == turn)
+            .unwrap_or_else(|| panic!("{session} turn {turn} in {text}"))
+    };
+
+    // Session sa on the wire: each turn resends the one before, the server's own reply
+    // (matched by the trace's hash) in between, then the new user message.
+    let sa: Vec<_> = sent.iter().filter(|r| r.key == "gamma first").collect();
+    assert_eq!(sa.len(), 3);
+    let m: Vec<Vec<(String, String)>> =
+        sa.iter().map(|r| roles_and_contents(&r.messages)).collect();
+    assert_eq!(m[0], [("user".to_string(), "gamma first".to_string())]);
+    assert_eq!(m[1].len(), 3);
+    assert_eq!(m[2].len(), 5);
+    assert_eq!(m[1][..1], m[0][..], "turn 2 starts with turn 1");
+    assert_eq!(m[2][..3], m[1][..], "turn 3 starts with turn 2");
+    assert_eq!(m[1][2], ("user".into(), "gamma second".into()));
+    for (k, turn) in [(1usize, 1u64), (3, 2)] {
+        assert_eq!(m[2][k].0, "assistant");
+        assert_eq!(
+            tracelab_recorder::conversation::answer_sha256(&m[2][k].1),
+            turn_line("sa", turn)["answer_sha256"].as_str().unwrap(),
+            "the reply resent is the server's own reply to turn {turn}"
+        );
+    }
+    // input_length 5: five words at one token a word (the server's /tokenize counts words).
+    assert_eq!(m[2][4].1.split_whitespace().count(), 5);
+    assert_eq!(
+        sa.iter().map(|r| r.max_tokens).collect::<Vec<_>>(),
+        [Some(3), Some(4), Some(64)],
+        "output_length, else the default"
+    );
+    // delay: ms after the previous reply ended.
+    let trace = load(&out);
+    let attempt = |turn: u32| {
+        trace
+            .attempts
+            .iter()
+            .find(|a| {
+                a.session
+                    .as_ref()
+                    .is_some_and(|s| s.session_id == "sa" && s.turn == turn)
+            })
+            .unwrap()
+    };
+    for (turn, delay) in [(2u32, 80.0), (3, 40.0)] {
+        let prev = attempt(turn - 1);
+        let ended = prev.start_ms.unwrap() + prev.e2e_ms.unwrap();
+        let intended = attempt(turn).intended_start_ms.unwrap();
+        assert!(
+            (intended - ended - delay).abs() < 0.01,
+            "turn {turn}: intended {intended}, reply ended {ended}, delay {delay}"
+        );
+    }
+    // The history carried is the server's count of the previous prompt and reply.
+    let t1 = turn_line("sa", 1);
+    assert_eq!(
+        turn_line("sa", 2)["history_tokens"].as_u64(),
+        Some(t1["input_tokens"].as_u64().unwrap() + t1["output_tokens"].as_u64().unwrap())
+    );
+
+    // Session sc: the file's whole message arrays, sent as they are; no reply carried.
+    let sc: Vec<_> = sent.iter().filter(|r| r.key == "delta system").collect();
+    assert_eq!(sc.len(), 2);
+    assert_eq!(
+        roles_and_contents(&sc[1].messages),
+        [
+            ("system".to_string(), "delta system".to_string()),
+            ("user".into(), "delta one".into()),
+            ("assistant".into(), "zeta file reply".into()),
+            ("user".into(), "delta two".into()),
+        ]
+    );
+    assert_eq!(sc[0].max_tokens, Some(2));
+    assert!(
+        turn_line("sc", 2)["history_tokens"].is_null(),
+        "the file's history, not counted"
+    );
+
+    // Session sb: one synthetic turn of four words.
+    let sb: Vec<_> = sent
+        .iter()
+        .filter(|r| r.key != "gamma first" && r.key != "delta system")
+        .collect();
+    assert_eq!(sb.len(), 1);
+    assert_eq!(sb[0].key.split_whitespace().count(), 4);
+    assert_eq!(sb[0].max_tokens, Some(2));
+
+    let header = &lines[0];
+    assert_eq!(header["sessions"]["generator"], "aiperf-session-trace");
+    assert_eq!(header["sessions"]["file"], "aiperf_sessions.jsonl");
+    assert_eq!(header["conditions"]["arrival"], "poisson");
+    for phrase in ["gamma first", "delta one", "zeta file reply"] {
+        assert!(!text.contains(phrase), "{phrase} is in the trace");
+    }
+}
+
+#[test]
+fn aiperf_timestamps_schedule_the_sessions_without_a_rate() {
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(2), Duration::from_millis(1), 2)
+    });
+    let dir = temp_dir("conversations-aiperf-timestamps");
+    let file = dir.join("timed.jsonl");
+    // CONSTRUCTED: two sessions 300 ms apart on the file's clock; sb's second turn is stamped
+    // 500 ms after its first, so it waits for that offset rather than going on the reply.
+    std::fs::write(
+        &file,
+        "{\"session_id\": \"sb\", \"timestamp\": 1300, \"text_input\": \"later one\"}\n\
+         {\"session_id\": \"sa\", \"timestamp\": 1000, \"text_input\": \"early one\"}\n\
+         {\"session_id\": \"sb\", \"timestamp\": 1800, \"text_input\": \"later two\"}\n",
+    )
+    .unwrap();
+    let out = dir.join("t.jsonl");
+    let output = Record::new(&out)
+        .server(&server)
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .run();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trace = load(&out);
+    let at = |id: &str, turn: u32| {
+        trace
+            .attempts
+            .iter()
+            .find(|a| {
+                a.session
+                    .as_ref()
+                    .is_some_and(|s| s.session_id == id && s.turn == turn)
+            })
+            .and_then(|a| a.intended_start_ms)
+            .unwrap()
+    };
+    assert!((at("sb", 1) - at("sa", 1) - 300.0).abs() < 0.01);
+    assert!((at("sb", 2) - at("sb", 1) - 500.0).abs() < 0.01);
+    assert_eq!(trace.header.conditions.arrival.as_deref(), Some("workload"));
+    assert_eq!(trace.header.conditions.rate_per_s, None);
+
+    // Without timestamps on every first turn, a rate is needed, and nothing is sent.
+    std::fs::write(&file, "{\"session_id\": \"sa\", \"text_input\": \"x\"}\n").unwrap();
+    let output = Record::new(&dir.join("none.jsonl"))
+        .server(&server)
+        .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+        .command()
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("timed.jsonl: not every session's first turn has a `timestamp`")
+            && stderr.contains("--session-rate"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_aiperf_trace_names_file_line_and_field_and_sends_nothing() {
+    let server = ScriptedServer::start(|_| {
+        Script::ok(Duration::from_millis(1), Duration::from_millis(1), 2)
+    });
+    let dir = temp_dir("conversations-aiperf-bad");
+    for (name, text, says) in [
+        (
+            "modes.jsonl",
+            "{\"session_id\": \"a\", \"text_input\": \"x\"}\n{\"session_id\": \"a\", \"text_input\": \"y\", \"input_length\": 3}\n",
+            "modes.jsonl, line 2, field `text_input`",
+        ),
+        (
+            "payload.jsonl",
+            "{\"session_id\": \"a\", \"payload\": {\"prompt\": \"x\"}}\n",
+            "payload.jsonl, line 1, field `payload`: not supported",
+        ),
+        (
+            "delay.jsonl",
+            "{\"session_id\": \"a\", \"text_input\": \"x\"}\n\n{\"session_id\": \"a\", \"text_input\": \"y\", \"delay\": \"soon\"}\n",
+            "delay.jsonl, line 3, field `delay`",
+        ),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let output = Record::new(&dir.join("out.jsonl"))
+            .server(&server)
+            .args([std::ffi::OsStr::new("--conversations"), file.as_os_str()])
+            .args(["--session-rate", "1"])
+            .command()
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(says) && stderr.contains("nothing was sent"),
+            "{name}: {stderr}"
+        );
+    }
+    assert_eq!(server.request_count(), 0, "nothing was sent");
+    assert!(!dir.join("out.jsonl").exists());
+}
