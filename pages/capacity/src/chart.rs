@@ -98,7 +98,8 @@ pub fn CapacityChart(cap: Capacity) -> impl IntoView {
     let target_line = match cap.target.measure {
         Measure::JointRate => Some(y(cap.target.value)),
         Measure::TtftP95 => Some(yt(cap.target.value)),
-        Measure::Goodput => None,
+        // Goodput has no axis here, and the plotted rate is the attempts', not the sessions'.
+        Measure::Goodput | Measure::SessionShare | Measure::SessionGoodput => None,
     };
     let knee = cap.knee.map(|k| {
         let xx = x(k);
@@ -134,6 +135,7 @@ pub fn CapacityChart(cap: Capacity) -> impl IntoView {
             </svg>
             <p class="chart-desc">{move || w(page.lang.get(), "chart_desc")}</p>
             {(cap.target.measure == Measure::Goodput).then(|| view! { <p class="chart-desc">{move || w(page.lang.get(), "goodput_no_line")}</p> })}
+            {matches!(cap.target.measure, Measure::SessionShare | Measure::SessionGoodput).then(|| view! { <p class="chart-desc">{move || w(page.lang.get(), "session_no_line")}</p> })}
         </figure>
     }
 }

@@ -39,6 +39,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("stopped", "The sweep stopped after step {n}: {why}", "扫描在第 {n} 步后停止：{why}"),
     ("chart_title", "Joint qualification rate and P95 TTFT against offered load", "联合合格率与 P95 TTFT 随所给负载的变化"),
     ("chart_desc", "Blue: joint qualification rate (left axis) with its 95 % interval as a bar; orange: P95 TTFT of successes (right axis) with its interval; green dashed: the target; grey dashed: the TTFT threshold; the vertical line: the knee.", "蓝色：联合合格率（左轴），竖条为 95 % 区间；橙色：成功请求的 P95 TTFT（右轴）及其区间；绿色虚线：目标；灰色虚线：TTFT 门槛；竖线：拐点。"),
+    ("session_no_line", "(a target on sessions is read in the table: the chart plots the attempts' joint rate)", "（会话目标请看表格：此图画的是尝试的联合合格率）"),
     ("goodput_no_line", "(a goodput target is read in the table: goodput has no axis here)", "（goodput 目标请看表格：此图没有 goodput 轴）"),
 ];
 
