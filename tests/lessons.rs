@@ -49,15 +49,14 @@ fn lesson_three_threshold_exercise_is_checked_by_the_core_and_the_card_exports()
 
     // A step drives the lab beside the lesson through its permalink.
     b.click("[data-testid=step-ten-at-05s]");
-    let src = b.execute(
-        "return document.querySelector('[data-testid=open-lab]').getAttribute('href')",
-        json!([]),
-    );
-    let src = src.as_str().unwrap_or_default().to_string();
-    assert!(
-        src.contains("sample=ten-requests.jsonl") && src.contains("t=0.5"),
-        "{src}"
-    );
+    wait_for("the step's address in the frame", || {
+        let src = frame_search(&b);
+        src.contains("sample=ten-requests.jsonl") && src.contains("t=0.5")
+    });
+    // While the lesson's exercises are open the lab does not open in a tab of its own, where
+    // nothing would be hidden.
+    assert!(b.try_find("[data-testid=open-lab]").is_none());
+    assert!(!b.text_of("[data-testid=open-lab-held]").is_empty());
     // The lab inside the frame shows the step's figures.
     let qualified = (0..100)
         .find_map(|_| {
@@ -134,6 +133,9 @@ fn a_lesson_switches_language_and_progress_survives_export_and_import() {
         t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
     });
     b.leave_frame();
+    // The lab opens in a tab of its own once nothing of it is hidden.
+    reveal_all(&b);
+    b.wait_text("[data-testid=open-lab]", |t| !t.is_empty());
     let link = b.execute(
         "return document.querySelector('[data-testid=open-lab]').getAttribute('href')",
         json!([]),

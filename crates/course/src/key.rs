@@ -112,10 +112,21 @@ pub fn key_answer(e: &Exercise, trace: Option<&Trace>) -> Result<Text, Text> {
     }
 }
 
-/// What the lab beside `lesson` must not show yet: the figure cards ([`LessonMetric::lab_figures`])
-/// of every number exercise whose figure is not open ([`Progress::figure_open`]); a teacher's page
-/// hides them all, always. `row_ttft` when one of them is a TTFT percentile of a one-attempt sample
-/// (its row's TTFT is the answer). `attempts` gives a loaded sample's attempt count.
+/// What the lab beside `lesson` must not show yet, for every number exercise whose figure is not
+/// open ([`Progress::figure_open`]); a teacher's page hides them all, always. Every place the lab
+/// shows the asked figure, not only its card:
+/// * the figure cards and the strip ([`LessonMetric::lab_figures`]; on a sample of one attempt
+///   also the percentiles equal to the asked one, [`LessonMetric::single_attempt_figures`]);
+/// * the row's own TTFT, E2E or gaps, when the sample has one attempt (its time is the answer);
+/// * every percentile the charts label (the TTFT chart's tail line, the histogram's markers, the
+///   run checks), when a TTFT or E2E percentile is hidden;
+/// * the running figures so far, when one of theirs (joint rate, failure rate, TTFT P50, tail)
+///   is hidden;
+/// * every verdict (the table's column and reasons, the row colours in the table and the charts,
+///   the tally), when an exercise asks how many qualify or what share does;
+/// * the failure counts the charts print, when an exercise asks how many failed.
+///
+/// `attempts` gives a loaded sample's attempt count.
 pub fn lab_hidden(
     lesson: &Lesson,
     progress: &Progress,
@@ -134,22 +145,51 @@ pub fn lab_hidden(
             continue;
         };
         out.figures.extend(metric.lab_figures().iter().copied());
-        if metric.is_row_ttft() && attempts(&n.sample) == Some(1) {
-            out.row_ttft = true;
+        if attempts(&n.sample) == Some(1) {
+            out.figures
+                .extend(metric.single_attempt_figures().iter().copied());
+            out.row_ttft |= metric.is_row_ttft();
+            out.row_e2e |= metric.is_row_e2e();
+            out.row_gaps |= metric.is_row_gap();
         }
+        out.verdicts |= metric.counts_verdicts();
+        out.failures |= metric.counts_failures();
     }
+    let any = |keys: &[&str]| keys.iter().any(|k| out.figures.contains(k));
+    out.percentiles = any(&["ttft_p50", "ttft_p95", "ttft_tail", "e2e_p50", "e2e_tail"]);
+    out.running = any(&[
+        "joint_rate",
+        "failure_rate",
+        "ttft_p50",
+        "ttft_p95",
+        "ttft_tail",
+    ]);
     out
 }
 
-/// See [`lab_hidden`].
+/// See [`lab_hidden`]: each field is one kind of place in the lab.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LabHidden {
+    /// The figure cards (and the strip's figures) by key.
     pub figures: BTreeSet<&'static str>,
+    /// The one row's TTFT (table, "why" panel, the request's timeline label).
     pub row_ttft: bool,
+    /// The one row's E2E (the request's timeline label).
+    pub row_e2e: bool,
+    /// The one row's gaps between events (the request's timeline labels).
+    pub row_gaps: bool,
+    /// The percentiles the charts label and the run checks repeat.
+    pub percentiles: bool,
+    /// The running figures over the rows so far.
+    pub running: bool,
+    /// Every verdict: which rows qualify, by word or by colour.
+    pub verdicts: bool,
+    /// The failure counts the charts print.
+    pub failures: bool,
 }
 
 impl LabHidden {
     pub fn is_empty(&self) -> bool {
-        self.figures.is_empty() && !self.row_ttft
+        *self == LabHidden::default()
     }
 }

@@ -1649,3 +1649,86 @@ fn a_worked_answer_above_its_exercise_or_unclosed_is_reported() {
         ]
     );
 }
+
+/// Right answers recorded for the lesson's number exercises that `pick` names by their metric.
+fn answered(lesson: &tracelab_course::Lesson, pick: impl Fn(&str) -> bool) -> Progress {
+    let mut p = Progress::default();
+    for e in &lesson.exercises {
+        let ExerciseKind::Number(n) = &e.kind else {
+            continue;
+        };
+        if pick(&n.metric) {
+            p.record(
+                &e.id,
+                Answer::Number { value: 0.0 },
+                &Feedback {
+                    correct: true,
+                    message: tracelab_core::Text::new("", ""),
+                    expected: None,
+                },
+            );
+        }
+    }
+    p
+}
+
+/// The lab beside a lesson hides an open exercise's figure wherever the lab shows it, not only on
+/// its card (#38): a one-request sample's other percentiles and its timeline's labels, the
+/// charts' percentiles and the running figures, every verdict while "how many qualify" is open,
+/// the charts' failure counts while "how many failed" is; each comes back once its exercises are
+/// answered, and a teacher's page hides them all.
+#[test]
+fn the_lab_hides_an_open_exercises_figure_wherever_it_shows() {
+    let c = course();
+    let count = |n: &str| sample(n).map(|t| t.attempts.len());
+    let open = Progress::default();
+    let hidden =
+        |id: &str, p: &Progress, who: Audience| lab_hidden(c.lesson(id).unwrap(), p, who, count);
+    // Lesson 2's one request: its P50 is its P95 and its tail, its TTFT and E2E label its
+    // timeline, and its gaps there are its ITLs.
+    let two = hidden("client-timeline", &open, Audience::Learner);
+    for key in ["ttft_p50", "ttft_p95", "ttft_tail", "e2e_p50", "e2e_tail"] {
+        assert!(two.figures.contains(key), "{key}: {two:?}");
+    }
+    assert!(
+        two.row_ttft && two.row_e2e && two.row_gaps && two.percentiles,
+        "{two:?}"
+    );
+    assert!(!two.verdicts && !two.failures, "{two:?}");
+    // On a sample of many attempts a row's time is not the answer: the rows stay.
+    let many = lab_hidden(
+        c.lesson("client-timeline").unwrap(),
+        &open,
+        Audience::Learner,
+        |_| Some(10),
+    );
+    assert!(
+        !many.row_ttft && !many.row_e2e && !many.row_gaps,
+        "{many:?}"
+    );
+    assert!(!many.figures.contains("ttft_p95"), "{many:?}");
+    // Lesson 3 asks how many qualify, P95 and the rates: verdicts, percentiles and the running
+    // figures are hidden.
+    let three = hidden("denominators", &open, Audience::Learner);
+    assert!(
+        three.verdicts && three.percentiles && three.running && !three.failures,
+        "{three:?}"
+    );
+    // Answering how many qualify (and what share) brings the verdicts back, and nothing else.
+    let l3 = c.lesson("denominators").unwrap();
+    let counted = answered(l3, |m| m == "qualified" || m == "joint_rate");
+    let after = hidden("denominators", &counted, Audience::Learner);
+    assert!(
+        !after.verdicts && after.running && after.percentiles,
+        "{after:?}"
+    );
+    // A teacher's page keeps them hidden whatever was answered.
+    assert!(hidden("denominators", &counted, Audience::Teacher).verdicts);
+    // Lesson 4 asks how many attempts failed: the charts' failure counts are hidden.
+    let four = hidden("baseline", &open, Audience::Learner);
+    assert!(four.failures && four.percentiles, "{four:?}");
+    let l4 = c.lesson("baseline").unwrap();
+    let all = answered(l4, |_| true);
+    assert!(hidden("baseline", &all, Audience::Learner).is_empty());
+    assert_eq!(hidden("baseline", &all, Audience::Teacher), four);
+}
