@@ -10,6 +10,7 @@ use tracelab_core::format::trim_num;
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::Trace;
 
+use crate::card::MetricCard;
 use crate::course::{Course, Lesson};
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::feedback::Audience;
@@ -191,5 +192,57 @@ pub struct LabHidden {
 impl LabHidden {
     pub fn is_empty(&self) -> bool {
         *self == LabHidden::default()
+    }
+
+    /// Whether a line of a card's check against the lab ([`crate::CardLine::id`]) would show
+    /// what the lab hides: a hidden figure, the TTFT sample size while a TTFT percentile is
+    /// hidden (n is its rank's base), or the attempts line (its successes and failures) while
+    /// the failure count, the failure rate or a TTFT percentile is.
+    pub fn holds_line(&self, id: &str) -> bool {
+        match id.split_once(':') {
+            Some(("figure", key)) => self.figures.contains(key),
+            Some(("field", "sample_count")) => self.figures.contains("ttft_p50"),
+            Some(("field", "attempts")) => {
+                self.failures
+                    || self.figures.contains("failure_rate")
+                    || self.figures.contains("ttft_p50")
+            }
+            _ => false,
+        }
+    }
+
+    /// A card pre-filled from the lab, with what the lab hides left for the learner to write:
+    /// each hidden figure's value, parts, method and interval, and the count fields that give
+    /// one away ([`LabHidden::holds_line`]) keep what the learner's own card (`own`) says there,
+    /// or stay empty. Returns the names of what was held back.
+    pub fn hold_back(&self, card: &mut MetricCard, own: Option<&MetricCard>) -> Vec<String> {
+        let mut held = Vec::new();
+        for r in &mut card.results {
+            if self.holds_line(&format!("figure:{}", r.key)) {
+                let mine = own
+                    .and_then(|c| c.results.iter().find(|o| o.key == r.key))
+                    .cloned()
+                    .unwrap_or_default();
+                r.value = mine.value;
+                r.numerator = mine.numerator;
+                r.denominator = mine.denominator;
+                r.method = mine.method;
+                r.interval = mine.interval;
+                held.push(r.name.clone());
+            }
+        }
+        for field in ["sample_count", "attempts"] {
+            if self.holds_line(&format!("field:{field}")) {
+                let mine = own
+                    .and_then(|c| c.field(field))
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(slot) = card.field_mut(field) {
+                    *slot = mine;
+                    held.push(MetricCard::label(field).get(card.lang).to_string());
+                }
+            }
+        }
+        held
     }
 }

@@ -1732,3 +1732,76 @@ fn the_lab_hides_an_open_exercises_figure_wherever_it_shows() {
     assert!(hidden("baseline", &all, Audience::Learner).is_empty());
     assert_eq!(hidden("baseline", &all, Audience::Teacher), four);
 }
+
+/// The card's pre-fill and its check against the lab are channels too (#38): beside lesson 3,
+/// with its exercises open, a pre-filled card leaves the hidden figures (and the counts that give
+/// them away) for the learner to write, and the check names no hidden figure; once answered,
+/// the pre-fill holds nothing back.
+#[test]
+fn the_card_prefill_and_check_hold_back_what_the_lab_hides() {
+    let c = course();
+    let l3 = c.lesson("denominators").unwrap();
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let settings = Settings::from_header(&trace.header);
+    let metrics = Metrics::of(&trace.attempts, &settings);
+    let prefilled =
+        || MetricCard::prefill("ten-requests.jsonl", &trace, &settings, &metrics, Lang::En);
+    let hidden = lab_hidden(l3, &Progress::default(), Audience::Learner, |_| Some(10));
+    let mut card = prefilled();
+    let held = hidden.hold_back(&mut card, None);
+    let result = |key: &str| card.results.iter().find(|r| r.key == key).unwrap().clone();
+    for key in [
+        "ttft_tail",
+        "failure_rate",
+        "joint_rate",
+        "goodput",
+        "cost_per_1000_qualified",
+    ] {
+        let r = result(key);
+        assert!(
+            r.value.is_empty() && r.numerator.is_empty() && r.method.is_empty(),
+            "{key}: {r:?}"
+        );
+        assert!(
+            held.contains(&r.name),
+            "{key} not said to be held: {held:?}"
+        );
+    }
+    assert!(
+        card.sample_count.is_empty() && card.attempts.is_empty(),
+        "{card:?}"
+    );
+    // What the lab shows stays: the settings the figures rest on.
+    assert!(
+        !card.thresholds.is_empty() && !card.window.is_empty(),
+        "{card:?}"
+    );
+    // The check against the lab: its figure lines for hidden figures are held.
+    let review = prefilled().check_against_lab(&trace, &settings);
+    let held_lines: Vec<&str> = review
+        .lines
+        .iter()
+        .map(|l| l.id.as_str())
+        .filter(|id| hidden.holds_line(id))
+        .collect();
+    assert!(held_lines.contains(&"figure:ttft_tail"), "{held_lines:?}");
+    assert!(held_lines.contains(&"field:sample_count"), "{held_lines:?}");
+    assert!(!hidden.holds_line("figure:e2e_p50") && !hidden.holds_line("choice:t"));
+    // Answered: nothing is held back.
+    let all = answered(l3, |_| true);
+    let open = lab_hidden(l3, &all, Audience::Learner, |_| Some(10));
+    let mut card = prefilled();
+    assert!(open.hold_back(&mut card, None).is_empty());
+    assert_eq!(card, prefilled());
+    // A learner's own figure survives a pre-fill that holds its line back.
+    let mut own = MetricCard::blank(Lang::En);
+    own.results = prefilled().results;
+    for r in &mut own.results {
+        r.value = String::new();
+    }
+    own.results[1].value = "1.7 s".into();
+    let mut card = prefilled();
+    hidden.hold_back(&mut card, Some(&own));
+    assert_eq!(card.results[1].value, "1.7 s");
+    assert!(card.results[2].value.is_empty());
+}

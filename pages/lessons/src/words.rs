@@ -10,6 +10,7 @@ const STRINGS: &[(&str, &str, &str)] = &[
     ("language", "中文", "English"),
     ("language_label", "Switch language", "切换语言"),
     ("open_lab", "Open the lab in its own tab", "在新标签页打开实验室"),
+    ("prefill_held", "Left for you to write, since the lesson still asks for them:", "课中练习仍在问这些，留给你自己填写："),
     ("open_lab_held", "The lab opens in its own tab once this lesson's exercises are answered: beside the lesson it hides what they ask.", "作答本课的练习之后，才能在新标签页打开实验室：在课旁，它会隐藏练习所问的内容。"),
     ("open_lab_teacher", "In teacher mode the lab stays beside the lesson, where it hides the answers.", "教师模式下，实验室只在课旁打开，并隐藏答案。"),
     ("lab_frame", "The lab, driven by this lesson", "由本课驱动的实验室"),
