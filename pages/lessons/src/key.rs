@@ -61,7 +61,7 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
         css.push_str(&hide(&["tally"]));
     }
     if hidden.row_ttft {
-        css.push_str("[data-testid=attempts-table] td:nth-child(4),[data-testid=why] .checks li:nth-child(2) .a{visibility:hidden!important}\n");
+        css.push_str("[data-testid=row-ttft],[data-testid=why] .checks li:nth-child(2) .a{visibility:hidden!important}\n");
         css.push_str(&hide(&["request-ttft"]));
     }
     if hidden.row_e2e {
@@ -96,7 +96,7 @@ fn hide(testids: &[&str]) -> String {
 /// Every verdict the lab shows, by word or by colour: the table's verdict and reason columns and
 /// its green rows, the tally, and the colours of the rows' marks in the TTFT chart, the request's
 /// timeline and the run chart (all grey), with the colour key that would name them.
-const VERDICTS_CSS: &str = "[data-testid=verdict],.attempt-row td:last-child,[data-testid=tally],[data-testid=chart-legend]{visibility:hidden!important}\n.attempt-row.qualified{background:none!important}\n[data-testid=ttft-dot]{fill:#999!important;stroke:#999!important}\n[data-testid=ttft-dots]{stroke:#999!important}\n[data-testid=run-bar] rect.wait,[data-testid=run-bar] rect.stream,[data-testid=request-chart] rect.wait,[data-testid=request-chart] rect.stream{fill:#999!important}\n";
+const VERDICTS_CSS: &str = "[data-testid=verdict],[data-testid=reason],[data-testid=tally],[data-testid=chart-legend]{visibility:hidden!important}\n.attempt-row.qualified{background:none!important}\n[data-testid=ttft-dot]{fill:#999!important;stroke:#999!important}\n[data-testid=ttft-dots]{stroke:#999!important}\n[data-testid=run-bar] rect.wait,[data-testid=run-bar] rect.stream,[data-testid=request-chart] rect.wait,[data-testid=request-chart] rect.stream{fill:#999!important}\n";
 
 /// What a "judge first" pass hides in the lab: every verdict of a row (the "why" panel's, the
 /// table's, the row colours in the table and every chart, the running tally and its figures so
