@@ -25,7 +25,8 @@ const STYLE_ID: &str = "tracelab-lesson-hides";
 /// charts' percentiles (the TTFT chart's tail label, the histogram's markers) and the run checks;
 /// the running figures and the tally; a one-attempt sample's row TTFT, E2E and gaps (the table,
 /// the "why" panel, the request's timeline); every verdict, by word or by colour; the charts'
-/// failure counts; and the card downloads, which write every figure out.
+/// failure counts; and the card downloads and the link to the compare page, which show every
+/// figure.
 fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     if hidden.is_empty() {
         return String::new();
@@ -41,7 +42,13 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     .replace('"', "'");
     let moved = w(lang, "lab_changes_hidden").replace('"', "'");
     let mut css = format!("[data-testid=changes]{{font-size:0!important}}\n[data-testid=changes]::after{{content:\"{moved}\";font-size:.85rem}}\n");
-    css.push_str(&hide(&["export-card-md", "export-card-json"]));
+    // The card downloads write every figure out; the compare page shows the run's figures
+    // without any of this.
+    css.push_str(&hide(&[
+        "export-card-md",
+        "export-card-json",
+        "compare-link",
+    ]));
     for key in &hidden.figures {
         css.push_str(&format!(
             "[data-testid=\"metric-{key}\"]>:not(h3){{display:none!important}}\n[data-testid=\"metric-{key}\"]::after{{content:\"({note})\";display:block;color:#555;font-size:.85rem}}\n"
