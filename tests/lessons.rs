@@ -1867,7 +1867,7 @@ fn an_open_exercises_figure_is_hidden_wherever_the_lab_shows_it() {
                 == Some("rgb(153, 153, 153)")
         });
         let green = b.execute(
-            "const d = document.querySelector('[data-testid=lab-frame]').contentDocument; return [...d.querySelectorAll('.attempt-row')].filter(r => getComputedStyle(r).backgroundColor !== 'rgba(0, 0, 0, 0)').length;",
+            "const d = document.querySelector('[data-testid=lab-frame]').contentDocument; const plain = getComputedStyle([...d.querySelectorAll('.attempt-row:not(.qualified):not(.selected)')][0]).backgroundColor; return [...d.querySelectorAll('.attempt-row.qualified:not(.selected)')].filter(r => getComputedStyle(r).backgroundColor !== plain).length;",
             json!([]),
         );
         assert_eq!(green, json!(0), "rows coloured by their verdict");
@@ -1905,6 +1905,62 @@ fn an_open_exercises_figure_is_hidden_wherever_the_lab_shows_it() {
     }
 }
 
+/// The lab frame's text as a reader sees it, one line per text node: each with the
+/// `data-testid`s of the elements around it. Only what is drawn counts: nothing inside a closed
+/// `<details>`, under `display: none` or `visibility: hidden`, or written at a size of 0.
+fn frame_seen(b: &Browser) -> Vec<(String, String)> {
+    let v = b.execute(
+        "const d = document.querySelector('[data-testid=lab-frame]').contentDocument; if (!d || !d.body) return [];
+         const out = []; const w = d.createTreeWalker(d.body, NodeFilter.SHOW_TEXT);
+         for (let n = w.nextNode(); n; n = w.nextNode()) {
+           const t = n.textContent.trim(); const e = n.parentElement; if (!t || !e) continue;
+           if (!e.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+           if (parseFloat(getComputedStyle(e).fontSize) === 0) continue;
+           const ids = []; for (let x = e; x; x = x.parentElement) { if (x.dataset && x.dataset.testid) ids.push(x.dataset.testid); }
+           out.push([t, ids.join(' < ')]);
+         }
+         return out;",
+        json!([]),
+    );
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p[0].as_str().unwrap_or_default().to_string(),
+                p[1].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// How many attempts a shipped sample holds.
+fn sample_attempts(name: &str) -> usize {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("public/samples")
+            .join(name),
+    )
+    .map(|t| {
+        t.lines()
+            .filter(|l| l.contains("\"kind\": \"attempt\""))
+            .count()
+    })
+    .unwrap_or(0)
+}
+
+/// Whether `text` holds `form` as a whole (not "1 s" in "1 success") and not as the threshold
+/// the settings state ("≤ 1 s"), which is a choice on screen, not a figure.
+fn holds(text: &str, form: &str) -> bool {
+    text.match_indices(form).any(|(at, _)| {
+        let after = text[at + form.len()..].chars().next();
+        let before = text[..at].trim_end();
+        !after.is_some_and(char::is_alphanumeric)
+            && !before.ends_with('≤')
+            && !before.ends_with('<')
+    })
+}
+
 /// The ways the lab writes an exercise's answer on screen (its formatter's, and the plain
 /// forms of the "why" panel and the chart labels), for the copyability walk.
 fn written_forms(unit: &str, answer: f64) -> Vec<String> {
@@ -1924,7 +1980,8 @@ fn written_forms(unit: &str, answer: f64) -> Vec<String> {
                 format!("{n} failures"),
                 format!("{n} qualified"),
                 format!("n = {n}"),
-                format!("\n{n}\n"),
+                // A count alone where a figure's value stands (a card's, the strip's).
+                n,
             ]
         }
     }
@@ -1987,24 +2044,52 @@ fn no_number_exercise_can_be_copied_from_the_lab_beside_it() {
                             continue;
                         }
                         total += 1;
-                        let text = frame_text(&b);
+                        let seen = frame_seen(&b);
                         let forms = written_forms(
                             e["unit"].as_str().unwrap(),
                             e["answer"].as_f64().unwrap(),
                         );
-                        let shown: Vec<&String> =
-                            forms.iter().filter(|f| text.contains(f.as_str())).collect();
+                        // Each text node that holds the answer as the lab writes it, with where.
+                        let shown: Vec<String> = seen
+                            .iter()
+                            .filter(|(t, at)| {
+                                forms.iter().any(|f| {
+                                    if f.contains(' ') {
+                                        holds(t, f)
+                                    } else {
+                                        // A bare count: where a figure's value stands.
+                                        f == t && (at.contains("value-") || at.contains("strip-"))
+                                    }
+                                })
+                            })
+                            .map(|(t, at)| format!("`{t}` in {at}"))
+                            .collect();
+                        // The run's recorded conditions and one row's own times (on a sample of
+                        // many) are the data, not the figure: where they equal the answer it is
+                        // said, apart, as a coincidence of the sample.
+                        let sample = e["sample"].as_str().unwrap_or_default();
+                        let one_row = sample_attempts(sample) == 1;
+                        let (data, figure): (Vec<String>, Vec<String>) =
+                            shown.into_iter().partition(|m| {
+                                m.ends_with("trace-summary")
+                                    || (!one_row && m.contains("< request-chart"))
+                            });
                         let line = format!(
-                            "{}{id} {what}: {}",
+                            "{}{id} {what}: {}{}",
                             if teacher.is_empty() { "" } else { "teacher " },
-                            if shown.is_empty() {
+                            if figure.is_empty() {
                                 "hidden".to_string()
                             } else {
-                                format!("copyable ({shown:?})")
+                                format!("copyable ({figure:?})")
+                            },
+                            if data.is_empty() {
+                                String::new()
+                            } else {
+                                format!("; the sample's own data equal it: {data:?}")
                             }
                         );
                         println!("{line}");
-                        if !shown.is_empty() {
+                        if !figure.is_empty() {
                             copyable.push(line);
                         }
                     }

@@ -41,7 +41,8 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     )
     .replace('"', "'");
     let moved = w(lang, "lab_changes_hidden").replace('"', "'");
-    let mut css = format!("[data-testid=changes]{{font-size:0!important}}\n[data-testid=changes]::after{{content:\"{moved}\";font-size:.85rem}}\n");
+    // Hidden, not shrunk to nothing: a screen reader (the line is a live region) reads neither.
+    let mut css = format!("[data-testid=changes]{{visibility:hidden!important}}\n[data-testid=changes]::after{{content:\"{moved}\";visibility:visible}}\n");
     // The card downloads write every figure out; the compare page shows the run's figures
     // without any of this.
     css.push_str(&hide(&[
