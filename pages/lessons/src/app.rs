@@ -174,8 +174,9 @@ pub fn App() -> impl IntoView {
                     // A tab of its own would show the lab without what this lesson hides in the
                     // frame: it opens once nothing is hidden.
                     {move || if page.course.with(Option::is_none) || !hidden_now(page).is_empty() {
-                        let why = if page.teacher { "open_lab_teacher" } else { "open_lab_held" };
-                        view! { <span class="hint" data-testid="open-lab-held">{w(page.lang.get(), why)}</span> }.into_any()
+                        let (said, why) = if page.teacher { ("open_lab_teacher", "open_lab_teacher_why") } else { ("open_lab_held", "open_lab_held_why") };
+                        let l = page.lang.get();
+                        view! { <span class="hint" data-testid="open-lab-held" title=w(l, why)>{w(l, said)}</span> }.into_any()
                     } else {
                         view! { <a data-testid="open-lab" href=move || page.lab_link.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a> }.into_any()
                     }}

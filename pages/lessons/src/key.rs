@@ -45,11 +45,12 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     let mut css = format!("[data-testid=changes]{{visibility:hidden!important}}\n[data-testid=changes]::after{{content:\"{moved}\";visibility:visible}}\n");
     // The card downloads write every figure out; the compare page shows the run's figures
     // without any of this.
-    css.push_str(&hide(&[
-        "export-card-md",
-        "export-card-json",
-        "compare-link",
-    ]));
+    css.push_str(&format!(
+        "{}{{display:none!important}}\n",
+        ["export-card-md", "export-card-json", "compare-link"]
+            .map(|t| format!("[data-testid=\"{t}\"]"))
+            .join(",")
+    ));
     for key in &hidden.figures {
         css.push_str(&format!(
             "[data-testid=\"metric-{key}\"]>:not(h3){{display:none!important}}\n[data-testid=\"metric-{key}\"]::after{{content:\"({note})\";display:block;color:#555;font-size:.85rem}}\n"
