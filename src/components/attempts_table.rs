@@ -161,10 +161,10 @@ pub fn AttemptsTable() -> impl IntoView {
                                                 <td class="num muted">{integer(i as u64 + 1)}</td>
                                                 <th scope="row" class="mono">{a.id.clone()}</th>
                                                 <td>{a.outcome.label(l)}</td>
-                                                <td class="num" class:missing=a.ttft_ms.is_none()>{ttft}</td>
+                                                <td class="num" class:missing=a.ttft_ms.is_none() data-testid="row-ttft">{ttft}</td>
                                                 <td>{a.quality.name()}</td>
                                                 <td data-testid="verdict">{if warmup { tr(l, "warmup_not_counted") } else if v.qualified { tr(l, "qualified") } else { tr(l, "not_qualified") }}</td>
-                                                <td>{(!warmup).then(|| v.reason.map(|r| r.text().get(l).to_string())).flatten().unwrap_or_default()}</td>
+                                                <td data-testid="reason">{(!warmup).then(|| v.reason.map(|r| r.text().get(l).to_string())).flatten().unwrap_or_default()}</td>
                                             </tr>
                                         }
                                     }).collect::<Vec<_>>()

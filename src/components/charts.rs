@@ -298,7 +298,7 @@ fn TtftChart(resized: RwSignal<u32>) -> impl IntoView {
                             <thead><tr><th>{tr(l, "rank")}</th><th>{tr(l, "col_ttft")}</th></tr></thead>
                             <tbody>{shown.into_iter().map(|(r, v)| view! { <tr><td>{r}</td><td>{trim_num(v)}</td></tr> }).collect_view()}</tbody>
                         </table>
-                        <p>{format!("{}: {}", tr(l, "failures_apart"), format::integer(lab.metrics.with(|m| m.as_ref().map_or(0, |m| m.failures)) as u64))}</p>
+                        <p data-testid="failures-apart">{format!("{}: {}", tr(l, "failures_apart"), format::integer(lab.metrics.with(|m| m.as_ref().map_or(0, |m| m.failures)) as u64))}</p>
                     }
                 }}
             </details>
@@ -403,7 +403,7 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
                 {a.ttft_ms.is_none().then(|| view! { <text class="line-label m-failed-text" x=x(0.0) y=42>{tr(l, "no_token_ttft")}</text> })}
                 {a.e2e_ms.map(|e| view! {
                     <line class="bracket" x1=x(0.0) x2=x(e) y1=80 y2=80 />
-                    <text class="line-label" x=x(0.0) y=74>{format!("E2E {}", format::duration_ms(e))}</text>
+                    <text class="line-label" data-testid="request-e2e" x=x(0.0) y=74>{format!("E2E {}", format::duration_ms(e))}</text>
                 })}
                 // Waiting for the first token, then streaming: the two parts of the request.
                 {match a.ttft_ms {
@@ -436,7 +436,7 @@ fn RequestTimeline(resized: RwSignal<u32>) -> impl IntoView {
                     let (from, to) = (x(*at), x(at + gap));
                     let text = label(*gap);
                     ((to - from).abs() >= TEXT_PX * text.chars().count() as f64 + 4.0).then(|| view! {
-                        <text class="gap" x=from + (to - from) / 2.0 y=bar_y - 9.0 text-anchor="middle">{text}</text>
+                        <text class="gap" data-testid="request-gap" x=from + (to - from) / 2.0 y=bar_y - 9.0 text-anchor="middle">{text}</text>
                     })
                 }).collect_view()}
                 {xt.iter().map(|v| view! {

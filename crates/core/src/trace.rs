@@ -558,18 +558,30 @@ impl Outcome {
         if lang == crate::text::Lang::En {
             return self.to_string();
         }
+        let zh = self.words(lang);
+        match self {
+            Outcome::HttpError { .. } => format!("{zh}（http_error）"),
+            _ => format!("{zh}（{}）", self.name()),
+        }
+    }
+
+    /// The outcome in the reader's words alone, without the trace's name: a learner's line.
+    pub fn words(self, lang: crate::text::Lang) -> String {
+        if lang == crate::text::Lang::En {
+            return self.to_string();
+        }
         let zh = match self {
             Outcome::Success => "成功",
-            Outcome::TimeoutBeforeFirstToken => "首个 token 前超时",
-            Outcome::TimeoutAfterFirstToken => "首个 token 后超时",
+            Outcome::TimeoutBeforeFirstToken => "首字前超时",
+            Outcome::TimeoutAfterFirstToken => "首字后超时",
             Outcome::ConnectError => "连接失败",
             Outcome::HttpError { .. } => "HTTP 错误",
             Outcome::StreamBroken => "流中断",
             Outcome::Cancelled => "已取消",
         };
         match self {
-            Outcome::HttpError { status } => format!("{zh} {status}（http_error）"),
-            _ => format!("{zh}（{}）", self.name()),
+            Outcome::HttpError { status } => format!("{zh} {status}"),
+            _ => zh.to_string(),
         }
     }
 
@@ -628,6 +640,18 @@ impl Quality {
             Quality::Pass => "pass",
             Quality::Fail => "fail",
             Quality::NotEvaluated => "not_evaluated",
+        }
+    }
+
+    /// The quality verdict in the reader's words (the glossary's 质量通过).
+    pub fn label(self, lang: crate::text::Lang) -> &'static str {
+        match (self, lang) {
+            (Quality::Pass, crate::text::Lang::En) => "quality pass",
+            (Quality::Fail, crate::text::Lang::En) => "quality fail",
+            (Quality::NotEvaluated, crate::text::Lang::En) => "quality not evaluated",
+            (Quality::Pass, crate::text::Lang::Zh) => "质量通过",
+            (Quality::Fail, crate::text::Lang::Zh) => "质量未通过",
+            (Quality::NotEvaluated, crate::text::Lang::Zh) => "未评估质量",
         }
     }
 

@@ -947,3 +947,38 @@ fn the_cost_formula_carries_the_currency_of_its_numerator() {
         assert!(failures.ends_with("= 2 / 10"), "{name}: {failures}");
     }
 }
+
+/// A learner's line says each row's outcome and quality in the reader's words: in Chinese no
+/// trace name ("(success)", "pass", "not_evaluated") is left in English (#38).
+#[test]
+fn outcomes_and_quality_read_in_the_readers_words() {
+    use tracelab_core::Quality;
+    let latin = |s: &str| s.chars().any(|c| c.is_ascii_alphabetic());
+    for o in [
+        Outcome::Success,
+        Outcome::TimeoutBeforeFirstToken,
+        Outcome::TimeoutAfterFirstToken,
+        Outcome::ConnectError,
+        Outcome::StreamBroken,
+        Outcome::Cancelled,
+    ] {
+        let zh = o.words(Lang::Zh);
+        assert!(!latin(&zh), "{o}: {zh}");
+        // The page's label keeps the trace's name beside it, to read with the file.
+        assert!(o.label(Lang::Zh).contains(o.name()));
+        assert_eq!(o.words(Lang::En), o.to_string());
+    }
+    assert_eq!(
+        Outcome::HttpError { status: 503 }.words(Lang::Zh),
+        "HTTP 错误 503"
+    );
+    for q in [Quality::Pass, Quality::Fail, Quality::NotEvaluated] {
+        assert!(!latin(q.label(Lang::Zh)), "{}", q.label(Lang::Zh));
+        assert!(
+            q.label(Lang::En).starts_with("quality"),
+            "{}",
+            q.label(Lang::En)
+        );
+    }
+    assert_eq!(Quality::Pass.label(Lang::Zh), "质量通过");
+}

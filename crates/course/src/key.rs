@@ -10,6 +10,7 @@ use tracelab_core::format::trim_num;
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::Trace;
 
+use crate::card::MetricCard;
 use crate::course::{Course, Lesson};
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::feedback::Audience;
@@ -112,10 +113,21 @@ pub fn key_answer(e: &Exercise, trace: Option<&Trace>) -> Result<Text, Text> {
     }
 }
 
-/// What the lab beside `lesson` must not show yet: the figure cards ([`LessonMetric::lab_figures`])
-/// of every number exercise whose figure is not open ([`Progress::figure_open`]); a teacher's page
-/// hides them all, always. `row_ttft` when one of them is a TTFT percentile of a one-attempt sample
-/// (its row's TTFT is the answer). `attempts` gives a loaded sample's attempt count.
+/// What the lab beside `lesson` must not show yet, for every number exercise whose figure is not
+/// open ([`Progress::figure_open`]); a teacher's page hides them all, always. Every place the lab
+/// shows the asked figure, not only its card:
+/// * the figure cards and the strip ([`LessonMetric::lab_figures`]; on a sample of one attempt
+///   also the percentiles equal to the asked one, [`LessonMetric::single_attempt_figures`]);
+/// * the row's own TTFT, E2E or gaps, when the sample has one attempt (its time is the answer);
+/// * every percentile the charts label (the TTFT chart's tail line, the histogram's markers, the
+///   run checks), when a TTFT or E2E percentile is hidden;
+/// * the running figures so far, when one of theirs (joint rate, failure rate, TTFT P50, tail)
+///   is hidden;
+/// * every verdict (the table's column and reasons, the row colours in the table and the charts,
+///   the tally), when an exercise asks how many qualify or what share does;
+/// * the failure counts the charts print, when an exercise asks how many failed.
+///
+/// `attempts` gives a loaded sample's attempt count.
 pub fn lab_hidden(
     lesson: &Lesson,
     progress: &Progress,
@@ -134,22 +146,103 @@ pub fn lab_hidden(
             continue;
         };
         out.figures.extend(metric.lab_figures().iter().copied());
-        if metric.is_row_ttft() && attempts(&n.sample) == Some(1) {
-            out.row_ttft = true;
+        if attempts(&n.sample) == Some(1) {
+            out.figures
+                .extend(metric.single_attempt_figures().iter().copied());
+            out.row_ttft |= metric.is_row_ttft();
+            out.row_e2e |= metric.is_row_e2e();
+            out.row_gaps |= metric.is_row_gap();
         }
+        out.verdicts |= metric.counts_verdicts();
+        out.failures |= metric.counts_failures();
     }
+    let any = |keys: &[&str]| keys.iter().any(|k| out.figures.contains(k));
+    out.percentiles = any(&["ttft_p50", "ttft_p95", "ttft_tail", "e2e_p50", "e2e_tail"]);
+    out.running = any(&[
+        "joint_rate",
+        "failure_rate",
+        "ttft_p50",
+        "ttft_p95",
+        "ttft_tail",
+    ]);
     out
 }
 
-/// See [`lab_hidden`].
+/// See [`lab_hidden`]: each field is one kind of place in the lab.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LabHidden {
+    /// The figure cards (and the strip's figures) by key.
     pub figures: BTreeSet<&'static str>,
+    /// The one row's TTFT (table, "why" panel, the request's timeline label).
     pub row_ttft: bool,
+    /// The one row's E2E (the request's timeline label).
+    pub row_e2e: bool,
+    /// The one row's gaps between events (the request's timeline labels).
+    pub row_gaps: bool,
+    /// The percentiles the charts label and the run checks repeat.
+    pub percentiles: bool,
+    /// The running figures over the rows so far.
+    pub running: bool,
+    /// Every verdict: which rows qualify, by word or by colour.
+    pub verdicts: bool,
+    /// The failure counts the charts print.
+    pub failures: bool,
 }
 
 impl LabHidden {
     pub fn is_empty(&self) -> bool {
-        self.figures.is_empty() && !self.row_ttft
+        *self == LabHidden::default()
+    }
+
+    /// Whether a line of a card's check against the lab ([`crate::CardLine::id`]) would show
+    /// what the lab hides: a hidden figure, the TTFT sample size while a TTFT percentile is
+    /// hidden (n is its rank's base), or the attempts line (its successes and failures) while
+    /// the failure count, the failure rate or a TTFT percentile is.
+    pub fn holds_line(&self, id: &str) -> bool {
+        match id.split_once(':') {
+            Some(("figure", key)) => self.figures.contains(key),
+            Some(("field", "sample_count")) => self.figures.contains("ttft_p50"),
+            Some(("field", "attempts")) => {
+                self.failures
+                    || self.figures.contains("failure_rate")
+                    || self.figures.contains("ttft_p50")
+            }
+            _ => false,
+        }
+    }
+
+    /// A card pre-filled from the lab, with what the lab hides left for the learner to write:
+    /// each hidden figure's value, parts, method and interval, and the count fields that give
+    /// one away ([`LabHidden::holds_line`]) keep what the learner's own card (`own`) says there,
+    /// or stay empty. Returns the names of what was held back.
+    pub fn hold_back(&self, card: &mut MetricCard, own: Option<&MetricCard>) -> Vec<String> {
+        let mut held = Vec::new();
+        for r in &mut card.results {
+            if self.holds_line(&format!("figure:{}", r.key)) {
+                let mine = own
+                    .and_then(|c| c.results.iter().find(|o| o.key == r.key))
+                    .cloned()
+                    .unwrap_or_default();
+                r.value = mine.value;
+                r.numerator = mine.numerator;
+                r.denominator = mine.denominator;
+                r.method = mine.method;
+                r.interval = mine.interval;
+                held.push(r.name.clone());
+            }
+        }
+        for field in ["sample_count", "attempts"] {
+            if self.holds_line(&format!("field:{field}")) {
+                let mine = own
+                    .and_then(|c| c.field(field))
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(slot) = card.field_mut(field) {
+                    *slot = mine;
+                    held.push(MetricCard::label(field).get(card.lang).to_string());
+                }
+            }
+        }
+        held
     }
 }

@@ -138,6 +138,39 @@ impl LessonMetric {
         )
     }
 
+    /// Whether one attempt's E2E is this value when the sample has a single attempt.
+    pub fn is_row_e2e(self) -> bool {
+        matches!(self, LessonMetric::E2eP50 | LessonMetric::E2eTail)
+    }
+
+    /// Whether this value is one of a single attempt's own gaps (a percentile of its ITL), so the
+    /// gaps the lab labels on the request's timeline give it away.
+    pub fn is_row_gap(self) -> bool {
+        matches!(self, LessonMetric::ItlP50 | LessonMetric::ItlTail)
+    }
+
+    /// The figure cards equal to this one on a sample of one attempt: its P50, P95 and tail are
+    /// all the one time, so hiding one of them alone leaves the answer on the others.
+    pub fn single_attempt_figures(self) -> &'static [&'static str] {
+        use LessonMetric::*;
+        match self {
+            TtftP50 | TtftP95 | TtftTail => &["ttft_p50", "ttft_p95", "ttft_tail"],
+            E2eP50 | E2eTail => &["e2e_p50", "e2e_tail"],
+            _ => &[],
+        }
+    }
+
+    /// Whether the answer can be counted off the lab's verdicts (each row's "qualified", its
+    /// colour in the table and the charts): how many qualify, or what share does.
+    pub fn counts_verdicts(self) -> bool {
+        matches!(self, LessonMetric::Qualified | LessonMetric::JointRate)
+    }
+
+    /// Whether the answer is the number of failures the lab's charts print beside them.
+    pub fn counts_failures(self) -> bool {
+        matches!(self, LessonMetric::Failures)
+    }
+
     pub fn dimension(self) -> Dimension {
         use LessonMetric::*;
         match self {

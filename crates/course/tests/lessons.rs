@@ -1655,3 +1655,159 @@ fn a_worked_answer_above_its_exercise_or_unclosed_is_reported() {
         ]
     );
 }
+
+/// Right answers recorded for the lesson's number exercises that `pick` names by their metric.
+fn answered(lesson: &tracelab_course::Lesson, pick: impl Fn(&str) -> bool) -> Progress {
+    let mut p = Progress::default();
+    for e in &lesson.exercises {
+        let ExerciseKind::Number(n) = &e.kind else {
+            continue;
+        };
+        if pick(&n.metric) {
+            p.record(
+                &e.id,
+                Answer::Number { value: 0.0 },
+                &Feedback {
+                    correct: true,
+                    message: tracelab_core::Text::new("", ""),
+                    expected: None,
+                },
+            );
+        }
+    }
+    p
+}
+
+/// The lab beside a lesson hides an open exercise's figure wherever the lab shows it, not only on
+/// its card (#38): a one-request sample's other percentiles and its timeline's labels, the
+/// charts' percentiles and the running figures, every verdict while "how many qualify" is open,
+/// the charts' failure counts while "how many failed" is; each comes back once its exercises are
+/// answered, and a teacher's page hides them all.
+#[test]
+fn the_lab_hides_an_open_exercises_figure_wherever_it_shows() {
+    let c = course();
+    let count = |n: &str| sample(n).map(|t| t.attempts.len());
+    let open = Progress::default();
+    let hidden =
+        |id: &str, p: &Progress, who: Audience| lab_hidden(c.lesson(id).unwrap(), p, who, count);
+    // Lesson 2's one request: its P50 is its P95 and its tail, its TTFT and E2E label its
+    // timeline, and its gaps there are its ITLs.
+    let two = hidden("client-timeline", &open, Audience::Learner);
+    for key in ["ttft_p50", "ttft_p95", "ttft_tail", "e2e_p50", "e2e_tail"] {
+        assert!(two.figures.contains(key), "{key}: {two:?}");
+    }
+    assert!(
+        two.row_ttft && two.row_e2e && two.row_gaps && two.percentiles,
+        "{two:?}"
+    );
+    assert!(!two.verdicts && !two.failures, "{two:?}");
+    // On a sample of many attempts a row's time is not the answer: the rows stay.
+    let many = lab_hidden(
+        c.lesson("client-timeline").unwrap(),
+        &open,
+        Audience::Learner,
+        |_| Some(10),
+    );
+    assert!(
+        !many.row_ttft && !many.row_e2e && !many.row_gaps,
+        "{many:?}"
+    );
+    assert!(!many.figures.contains("ttft_p95"), "{many:?}");
+    // Lesson 3 asks how many qualify, P95 and the rates: verdicts, percentiles and the running
+    // figures are hidden.
+    let three = hidden("denominators", &open, Audience::Learner);
+    assert!(
+        three.verdicts && three.percentiles && three.running && !three.failures,
+        "{three:?}"
+    );
+    // Answering how many qualify (and what share) brings the verdicts back, and nothing else.
+    let l3 = c.lesson("denominators").unwrap();
+    let counted = answered(l3, |m| m == "qualified" || m == "joint_rate");
+    let after = hidden("denominators", &counted, Audience::Learner);
+    assert!(
+        !after.verdicts && after.running && after.percentiles,
+        "{after:?}"
+    );
+    // A teacher's page keeps them hidden whatever was answered.
+    assert!(hidden("denominators", &counted, Audience::Teacher).verdicts);
+    // Lesson 4 asks how many attempts failed: the charts' failure counts are hidden.
+    let four = hidden("baseline", &open, Audience::Learner);
+    assert!(four.failures && four.percentiles, "{four:?}");
+    let l4 = c.lesson("baseline").unwrap();
+    let all = answered(l4, |_| true);
+    assert!(hidden("baseline", &all, Audience::Learner).is_empty());
+    assert_eq!(hidden("baseline", &all, Audience::Teacher), four);
+}
+
+/// The card's pre-fill and its check against the lab are channels too (#38): beside lesson 3,
+/// with its exercises open, a pre-filled card leaves the hidden figures (and the counts that give
+/// them away) for the learner to write, and the check names no hidden figure; once answered,
+/// the pre-fill holds nothing back.
+#[test]
+fn the_card_prefill_and_check_hold_back_what_the_lab_hides() {
+    let c = course();
+    let l3 = c.lesson("denominators").unwrap();
+    let trace = sample("ten-requests.jsonl").unwrap();
+    let settings = Settings::from_header(&trace.header);
+    let metrics = Metrics::of(&trace.attempts, &settings);
+    let prefilled =
+        || MetricCard::prefill("ten-requests.jsonl", &trace, &settings, &metrics, Lang::En);
+    let hidden = lab_hidden(l3, &Progress::default(), Audience::Learner, |_| Some(10));
+    let mut card = prefilled();
+    let held = hidden.hold_back(&mut card, None);
+    let result = |key: &str| card.results.iter().find(|r| r.key == key).unwrap().clone();
+    for key in [
+        "ttft_tail",
+        "failure_rate",
+        "joint_rate",
+        "goodput",
+        "cost_per_1000_qualified",
+    ] {
+        let r = result(key);
+        assert!(
+            r.value.is_empty() && r.numerator.is_empty() && r.method.is_empty(),
+            "{key}: {r:?}"
+        );
+        assert!(
+            held.contains(&r.name),
+            "{key} not said to be held: {held:?}"
+        );
+    }
+    assert!(
+        card.sample_count.is_empty() && card.attempts.is_empty(),
+        "{card:?}"
+    );
+    // What the lab shows stays: the settings the figures rest on.
+    assert!(
+        !card.thresholds.is_empty() && !card.window.is_empty(),
+        "{card:?}"
+    );
+    // The check against the lab: its figure lines for hidden figures are held.
+    let review = prefilled().check_against_lab(&trace, &settings);
+    let held_lines: Vec<&str> = review
+        .lines
+        .iter()
+        .map(|l| l.id.as_str())
+        .filter(|id| hidden.holds_line(id))
+        .collect();
+    assert!(held_lines.contains(&"figure:ttft_tail"), "{held_lines:?}");
+    assert!(held_lines.contains(&"field:sample_count"), "{held_lines:?}");
+    assert!(!hidden.holds_line("figure:e2e_p50") && !hidden.holds_line("choice:t"));
+    // Answered: nothing is held back.
+    let all = answered(l3, |_| true);
+    let open = lab_hidden(l3, &all, Audience::Learner, |_| Some(10));
+    let mut card = prefilled();
+    assert!(open.hold_back(&mut card, None).is_empty());
+    assert_eq!(card, prefilled());
+    // A learner's own figure survives a pre-fill that holds its line back.
+    let mut own = MetricCard::blank(Lang::En);
+    own.results = prefilled().results;
+    for r in &mut own.results {
+        r.value = String::new();
+    }
+    own.results[1].value = "1.7 s".into();
+    let mut card = prefilled();
+    hidden.hold_back(&mut card, Some(&own));
+    assert_eq!(card.results[1].value, "1.7 s");
+    assert!(card.results[2].value.is_empty());
+}

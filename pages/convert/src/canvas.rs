@@ -307,6 +307,14 @@ fn li(swatch: &str, text: &str) -> String {
     )
 }
 
+/// A legend line with a `data-testid`, for a page around the lab (the lessons) to find it.
+fn li_named(testid: &str, swatch: &str, text: &str) -> String {
+    format!(
+        "<li data-testid=\"{testid}\"><span class=\"sw {swatch}\" aria-hidden=\"true\"></span>{}</li>",
+        esc(text)
+    )
+}
+
 /// The whole distribution of `attempts` into the box `container`: the lab asks for this after
 /// every edit that changes what it shows. Answers "ok"; an error names what failed.
 pub fn show_distribution(
@@ -447,7 +455,8 @@ pub fn show_distribution(
             if ttft {
                 legend.push_str(&li("ln\" style=\"background:#b3261e", &threshold));
             }
-            legend.push_str(&li(
+            legend.push_str(&li_named(
+                "heat-failed",
                 "\" style=\"background:#b3261e",
                 &format!("{}: {}", w(l, "heat_band_legend"), integer(m.failed)),
             ));
@@ -499,13 +508,14 @@ pub fn show_distribution(
         } else {
             "#8a5a00"
         };
-        legend.push_str(&li(
+        legend.push_str(&li_named(
+            "hist-marker",
             &format!("ln\" style=\"background:{colour}"),
             &marker_line(l, m),
         ));
     }
     legend.push_str(&format!(
-        "<li>{}: {}</li>",
+        "<li data-testid=\"hist-failures\">{}: {}</li>",
         esc(w(l, "hist_failures")),
         integer(v.failures)
     ));

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use tracelab_course::{segments, Course, Progress, Segment};
 
 use crate::judge::JudgeFirst;
-use crate::key::{AnswerKey, FrameHiding};
+use crate::key::{hidden_now, AnswerKey, FrameHiding};
 use tracelab_core::Lang;
 
 use crate::card::{CardPanel, SelfCheck};
@@ -171,7 +171,15 @@ pub fn App() -> impl IntoView {
             </main>
             <aside class="lab-col" class:lowered=move || lowered.get() aria-label=move || w(page.lang.get(), "lab_frame")>
                 <p class="lab-links">
-                    <a data-testid="open-lab" href=move || page.lab_link.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a>
+                    // A tab of its own would show the lab without what this lesson hides in the
+                    // frame: it opens once nothing is hidden.
+                    {move || if page.course.with(Option::is_none) || !hidden_now(page).is_empty() {
+                        let (said, why) = if page.teacher { ("open_lab_teacher", "open_lab_teacher_why") } else { ("open_lab_held", "open_lab_held_why") };
+                        let l = page.lang.get();
+                        view! { <span class="hint" data-testid="open-lab-held" title=w(l, why)>{w(l, said)}</span> }.into_any()
+                    } else {
+                        view! { <a data-testid="open-lab" href=move || page.lab_link.get() target="_blank" rel="noopener">{move || w(page.lang.get(), "open_lab")}</a> }.into_any()
+                    }}
                     // Only on a narrow screen, where the lab is docked under the lesson.
                     <button class="lab-toggle secondary" data-testid="lab-toggle" aria-controls="lab-frame" aria-expanded=move || (!lowered.get()).to_string()
                         on:click=move |_| lowered.update(|l| *l = !*l)>

@@ -12,6 +12,7 @@ use tracelab_core::{Lang, Metrics, Settings, Text, Trace};
 use tracelab_course::{Agreement, CardReview, MetricCard};
 use wasm_bindgen::JsCast;
 
+use crate::key::hidden_now;
 use crate::page::{use_page, Page};
 use crate::words::w;
 
@@ -158,6 +159,8 @@ fn card_now(page: &Page) -> MetricCard {
 #[derive(Clone)]
 struct PrefillNote {
     source: String,
+    /// What the lab hides, left for the learner to write.
+    held: Vec<String>,
     settings: Vec<Text>,
     mistakes: Vec<Text>,
 }
@@ -186,10 +189,14 @@ pub fn CardPanel() -> impl IntoView {
     let prefill = move |_| {
         let lang = page.lang.get_untracked();
         match card_from_lab(lang) {
-            Ok((card, state)) => {
+            Ok((mut card, state)) => {
                 page.error.set(None);
+                // What the lab beside hides is not on the card either: the learner writes it.
+                let own = page.progress.with_untracked(|p| p.card.clone());
+                let held = untrack(|| hidden_now(page)).hold_back(&mut card, own.as_ref());
                 prefill_note.set(Some(PrefillNote {
                     source: state.source.clone(),
+                    held,
                     settings: state
                         .settings
                         .to_pairs()
@@ -275,6 +282,9 @@ pub fn CardPanel() -> impl IntoView {
                     <div class="prefill-note" data-testid="prefill-note" role="note">
                         <p>{w(l, "prefilled_with").replace("{source}", &note.source)}</p>
                         <ul>{note.settings.iter().map(|s| view! { <li>{s.get(l).to_string()}</li> }).collect_view()}</ul>
+                        {(!note.held.is_empty()).then(|| view! {
+                            <p class="remark" data-testid="prefill-held">{w(l, "prefill_held")}" "{note.held.join(", ")}</p>
+                        })}
                         {(!note.mistakes.is_empty()).then(|| view! {
                             <p class="remark" data-testid="prefill-mistakes">"⚠ "{w(l, "prefill_mistakes")}" "
                                 {note.mistakes.iter().map(|m| m.get(l).to_string()).collect::<Vec<_>>().join("; ")}</p>
@@ -426,13 +436,16 @@ fn choice_input(
 }
 
 /// A review, one line per choice, count and figure: mark, what the card says, what the core
-/// computes and why. In teacher mode only the marks: the core's figures are answers.
+/// computes and why. In teacher mode only the marks: the core's figures are answers. A line
+/// whose figure the lab beside hides (the lesson still asks for it) shows its mark and what the
+/// card says, not the core's figure.
 #[component]
 fn ReviewList(review: CardReview, title: &'static str, testid: &'static str) -> impl IntoView {
     let page = use_page();
     let teacher = page.teacher;
     move || {
         let l = page.lang.get();
+        let hidden = hidden_now(page);
         let colon = if l == Lang::Zh { "：" } else { ": " };
         let count = |a| review.count(a).to_string();
         let counts = w(l, "review_counts")
@@ -446,17 +459,20 @@ fn ReviewList(review: CardReview, title: &'static str, testid: &'static str) -> 
                 <p class="hint" data-testid=format!("{testid}-counts")>{counts}</p>
                 {teacher.then(|| view! { <p class="hint">{w(l, "teacher_review")}</p> })}
                 <ul>
-                    {review.lines.iter().map(|line| view! {
+                    {review.lines.iter().map(|line| {
+                        let held = hidden.holds_line(&line.id);
+                        view! {
                         <li class=format!("review-line {}", line.agreement.code()) data-id=line.id.clone() data-agreement=line.agreement.code()>
                             <span class="mark" aria-hidden="true">{line.agreement.mark()}</span>" "
                             <strong>{line.label.get(l).to_string()}</strong>
                             {(!line.card_says.en.is_empty()).then(|| view! { " · "{w(l, "card_says")}{colon}<q>{line.card_says.get(l).to_string()}</q> })}
-                            {(!teacher).then(|| view! {
+                            {(!teacher && !held).then(|| view! {
                                 " · "{w(l, "core_says")}{colon}<q>{line.core.get(l).to_string()}</q>
                                 <br /><small>{line.why.get(l).to_string()}</small>
                             })}
+                            {(!teacher && held).then(|| view! { " · "<small data-testid="review-held">{w(l, "lab_hidden")}</small> })}
                         </li>
-                    }).collect_view()}
+                    }}).collect_view()}
                 </ul>
             </div>
         }

@@ -40,6 +40,8 @@ pub fn JudgeFirst(sample: String) -> impl IntoView {
                             // The rows are judged against the lab beside: on a phone, raise it.
                             page.lab_lowered.set(false);
                             go.with_value(|g| g(0));
+                            // The button goes away: the keyboard goes on to the first call.
+                            focus_drawn(FIRST_CALL);
                         }>{w(l, "judge_start")}</button>
                     }.into_any());
                 }
@@ -53,23 +55,30 @@ pub fn JudgeFirst(sample: String) -> impl IntoView {
                 Some(view! {
                     <p class="judge-row" data-testid="judge-row">
                         <strong class="mono">{a.id.clone()}</strong>
-                        {format!(" ({}/{}) · {} · TTFT {ttft} · {}", i + 1, t.attempts.len(), a.outcome.label(l), a.quality.name())}
+                        {format!(" ({}/{}) · {} · TTFT {ttft} · {}", i + 1, t.attempts.len(), a.outcome.words(l), a.quality.label(l))}
                     </p>
                     {match call {
                         None => view! {
                             <p class="calls">{w(l, "judge_prompt")}" "
                                 {Call::ALL.map(|c| view! {
                                     <button class="secondary" data-testid=format!("call-{}", c.code())
-                                        on:click=move |_| calls.update(|m| { if m.len() <= i { m.resize(i + 1, None); } m[i] = Some(c); })>
+                                        on:click=move |_| {
+                                            calls.update(|m| { if m.len() <= i { m.resize(i + 1, None); } m[i] = Some(c); });
+                                            // The calls give way to the verdict: on to the next row (or the verdict on the last).
+                                            focus_drawn(if last { "[data-testid=judged]" } else { "[data-testid=judge-next]" });
+                                        }>
                                         {c.text().get(l).to_string()}
                                     </button>
                                 }).into_iter().collect_view()}
                             </p>
                         }.into_any(),
                         Some(c) => view! {
-                            <p class="judged" data-testid="judged">{check_call(&a, &settings, c).1.get(l).to_string()}</p>
+                            <p class="judged" data-testid="judged" tabindex="-1">{check_call(&a, &settings, c).1.get(l).to_string()}</p>
                             {(!last).then(|| view! {
-                                <button data-testid="judge-next" on:click=move |_| go.with_value(|g| g(i + 1))>{w(l, "judge_next")}</button>
+                                <button data-testid="judge-next" on:click=move |_| {
+                                    go.with_value(|g| g(i + 1));
+                                    focus_drawn(FIRST_CALL);
+                                }>{w(l, "judge_next")}</button>
                             })}
                         }.into_any(),
                     }}
@@ -79,4 +88,39 @@ pub fn JudgeFirst(sample: String) -> impl IntoView {
             }}
         </section>
     }
+}
+
+/// The first call button of the row being judged.
+const FIRST_CALL: &str = "[data-testid=judge] .calls button";
+
+/// Once the pass's next state is drawn, moves the keyboard's focus to `css` (the button that
+/// replaced the one just pressed, so focus never drops to the page) and scrolls the row being
+/// judged, then it, into view: above the docked lab on a phone (the page's scroll padding is the
+/// dock's height), so the lab never covers the calls.
+fn focus_drawn(css: &'static str) {
+    use wasm_bindgen::JsCast;
+    request_animation_frame(move || {
+        let nearest = || {
+            let options = web_sys::ScrollIntoViewOptions::new();
+            options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+            options
+        };
+        if let Some(row) = document()
+            .query_selector("[data-testid=judge-row]")
+            .ok()
+            .flatten()
+        {
+            row.scroll_into_view_with_scroll_into_view_options(&nearest());
+        }
+        let Some(target) = document()
+            .query_selector(css)
+            .ok()
+            .flatten()
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        else {
+            return;
+        };
+        let _ = target.focus();
+        target.scroll_into_view_with_scroll_into_view_options(&nearest());
+    });
 }

@@ -13,16 +13,20 @@ use leptos::prelude::*;
 use tracelab_core::Lang;
 use tracelab_course::{answer_sheet, key_samples, lab_hidden, LabHidden};
 
-use crate::page::use_page;
+use crate::page::{use_page, Page};
 use crate::words::w;
 
 const STYLE_ID: &str = "tracelab-lesson-hides";
 
-/// The style sheet that hides `hidden` in the lab's page: each figure card's value, formula,
-/// interval and notes (its heading stays, with a note saying why the rest is hidden), and the
-/// figure in the strip a narrow frame shows; the
-/// "since the last edit" line, which names what moved; the chart's tail label, the run checks
-/// and the running tally with the figures they repeat; a one-attempt sample's row TTFT.
+/// The style sheet that hides `hidden` in the lab's page, each kind of place the course names
+/// ([`LabHidden`]) by the lab's own `data-testid`s: each figure card's value, formula, interval
+/// and notes (its heading stays, with a note saying why the rest is hidden), and the figure in
+/// the strip a narrow frame shows; the "since the last edit" line, which names what moved; the
+/// charts' percentiles (the TTFT chart's tail label, the histogram's markers) and the run checks;
+/// the running figures and the tally; a one-attempt sample's row TTFT, E2E and gaps (the table,
+/// the "why" panel, the request's timeline); every verdict, by word or by colour; the charts'
+/// failure counts; and the card downloads and the link to the compare page, which show every
+/// figure.
 fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     if hidden.is_empty() {
         return String::new();
@@ -37,7 +41,16 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
     )
     .replace('"', "'");
     let moved = w(lang, "lab_changes_hidden").replace('"', "'");
-    let mut css = format!("[data-testid=changes]{{font-size:0!important}}\n[data-testid=changes]::after{{content:\"{moved}\";font-size:.85rem}}\n");
+    // Hidden, not shrunk to nothing: a screen reader (the line is a live region) reads neither.
+    let mut css = format!("[data-testid=changes]{{visibility:hidden!important}}\n[data-testid=changes]::after{{content:\"{moved}\";visibility:visible}}\n");
+    // The card downloads write every figure out; the compare page shows the run's figures
+    // without any of this.
+    css.push_str(&format!(
+        "{}{{display:none!important}}\n",
+        ["export-card-md", "export-card-json", "compare-link"]
+            .map(|t| format!("[data-testid=\"{t}\"]"))
+            .join(",")
+    ));
     for key in &hidden.figures {
         css.push_str(&format!(
             "[data-testid=\"metric-{key}\"]>:not(h3){{display:none!important}}\n[data-testid=\"metric-{key}\"]::after{{content:\"({note})\";display:block;color:#555;font-size:.85rem}}\n"
@@ -47,23 +60,75 @@ fn style_for(hidden: &LabHidden, lang: Lang, teacher: bool) -> String {
             "[data-testid=\"strip-{key}\"]{{display:none!important}}\n"
         ));
     }
-    if hidden.figures.iter().any(|k| k.starts_with("ttft_")) {
-        css.push_str(
-            "[data-testid=tail-label],[data-testid=run-checks]{visibility:hidden!important}\n",
-        );
+    if hidden.percentiles {
+        css.push_str(&hide(&["tail-label", "run-checks", "hist-marker"]));
+    }
+    if hidden.running {
+        css.push_str(&hide(&["running"]));
     }
     if hidden.figures.contains("qualified_count") {
-        css.push_str("[data-testid=tally]{visibility:hidden!important}\n");
+        css.push_str(&hide(&["tally"]));
     }
     if hidden.row_ttft {
-        css.push_str("[data-testid=attempts-table] td:nth-child(4),[data-testid=why] .checks li:nth-child(2) .a{visibility:hidden!important}\n");
+        css.push_str("[data-testid=row-ttft],[data-testid=why] .checks li:nth-child(2) .a{visibility:hidden!important}\n");
+        css.push_str(&hide(&["request-ttft"]));
+    }
+    if hidden.row_e2e {
+        css.push_str(&hide(&["request-e2e"]));
+    }
+    if hidden.row_gaps {
+        css.push_str(&hide(&["request-gap"]));
+    }
+    if hidden.verdicts {
+        css.push_str(VERDICTS_CSS);
+    }
+    if hidden.failures {
+        css.push_str(&hide(&[
+            "no-ttft-count",
+            "failures-apart",
+            "hist-failures",
+            "heat-failed",
+        ]));
     }
     css
 }
 
+/// A rule that hides the lab's elements with these `data-testid`s, keeping their place.
+fn hide(testids: &[&str]) -> String {
+    let list: Vec<String> = testids
+        .iter()
+        .map(|t| format!("[data-testid=\"{t}\"]"))
+        .collect();
+    format!("{}{{visibility:hidden!important}}\n", list.join(","))
+}
+
+/// Every verdict the lab shows, by word or by colour: the table's verdict and reason columns and
+/// its green rows, the tally, and the colours of the rows' marks in the TTFT chart, the request's
+/// timeline and the run chart (all grey), with the colour key that would name them.
+const VERDICTS_CSS: &str = "[data-testid=verdict],[data-testid=reason],[data-testid=tally],[data-testid=chart-legend]{visibility:hidden!important}\n.attempt-row.qualified{background:none!important}\n[data-testid=ttft-dot]{fill:#999!important;stroke:#999!important}\n[data-testid=ttft-dots]{stroke:#999!important}\n[data-testid=run-bar] rect.wait,[data-testid=run-bar] rect.stream,[data-testid=request-chart] rect.wait,[data-testid=request-chart] rect.stream{fill:#999!important}\n";
+
 /// What a "judge first" pass hides in the lab: every verdict of a row (the "why" panel's, the
-/// table's, the row colours, the running tally and its figures so far), so the call comes first.
-const JUDGING_CSS: &str = "[data-testid=why-verdict],[data-testid=why] .checks,[data-testid=verdict],.attempt-row td:last-child,[data-testid=tally],[data-testid=running]{visibility:hidden!important}\n.attempt-row.qualified{background:none!important}\n[data-testid=ttft-dot]{fill:#999!important;stroke:#999!important}\n";
+/// table's, the row colours in the table and every chart, the running tally and its figures so
+/// far), so the call comes first.
+const JUDGING_CSS: &str = "[data-testid=why-verdict],[data-testid=why] .checks,[data-testid=running]{visibility:hidden!important}\n";
+
+/// What the lab beside the open lesson hides now (reactive): nothing before the course is read.
+pub fn hidden_now(page: Page) -> LabHidden {
+    let id = page.lesson.get();
+    let Some(course) = page.course.get() else {
+        return LabHidden::default();
+    };
+    let Some(lesson) = course.lesson(&id) else {
+        return LabHidden::default();
+    };
+    page.samples.with(|samples| {
+        page.progress.with(|p| {
+            lab_hidden(lesson, p, page.audience(), |name| {
+                samples.get(name).map(|t| t.attempts.len())
+            })
+        })
+    })
+}
 
 /// Keeps the frame's style sheet equal to what the lesson hides now.
 #[component]
@@ -73,22 +138,10 @@ pub fn FrameHiding() -> impl IntoView {
     Effect::new(move |_| {
         page.frame_loads.track();
         let l = page.lang.get();
-        let id = page.lesson.get();
-        let Some(course) = page.course.get() else {
-            return;
-        };
-        let Some(lesson) = course.lesson(&id) else {
-            return;
-        };
-        let hidden = page.samples.with(|samples| {
-            page.progress.with(|p| {
-                lab_hidden(lesson, p, page.audience(), |name| {
-                    samples.get(name).map(|t| t.attempts.len())
-                })
-            })
-        });
+        let hidden = hidden_now(page);
         let mut css = style_for(&hidden, l, page.teacher);
         if page.judging.get() {
+            css.push_str(VERDICTS_CSS);
             css.push_str(JUDGING_CSS);
         }
         let Some(doc) = document()
