@@ -34,6 +34,11 @@ pub enum Answer {
         text: String,
         checked: Vec<String>,
     },
+    /// The row ids picked from a sample (`{"kind": "pick_rows", "chosen": ["R310"]}`), checked
+    /// with [`check_pick`](crate::check_pick).
+    PickRows {
+        chosen: Vec<String>,
+    },
 }
 
 /// The JSON form of an answer: a plain struct, so a bad field is named (`answer.value`).
@@ -77,9 +82,12 @@ impl TryFrom<RawAnswer> for Answer {
                 text: r.text.clone().ok_or_else(|| need("text"))?,
                 checked: r.checked.clone().unwrap_or_default(),
             },
+            "pick_rows" => Answer::PickRows {
+                chosen: r.chosen.clone().ok_or_else(|| need("chosen"))?,
+            },
             other => {
                 return Err(format!(
-                    "unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text)"
+                    "unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text, pick_rows)"
                 ))
             }
         })
@@ -116,6 +124,11 @@ impl From<Answer> for RawAnswer {
                 checked: Some(checked),
                 ..RawAnswer::default()
             },
+            Answer::PickRows { chosen } => RawAnswer {
+                kind: "pick_rows".into(),
+                chosen: Some(chosen),
+                ..RawAnswer::default()
+            },
         }
     }
 }
@@ -130,7 +143,7 @@ pub struct Feedback {
     pub expected: Option<f64>,
 }
 
-fn join(parts: &[Text]) -> Text {
+pub(crate) fn join(parts: &[Text]) -> Text {
     let en: Vec<&str> = parts
         .iter()
         .map(|p| p.en.as_str())
@@ -211,7 +224,12 @@ pub fn check_for(
     key: Option<f64>,
     audience: Audience,
 ) -> Feedback {
-    let f = judge(exercise, answer, key);
+    for_audience(exercise, judge(exercise, answer, key), audience)
+}
+
+/// Feedback as the audience sees it: a teacher's wrong answer names no option, no figure and no
+/// model answer.
+pub(crate) fn for_audience(exercise: &Exercise, f: Feedback, audience: Audience) -> Feedback {
     match audience {
         Audience::Learner => f,
         Audience::Teacher if f.correct && !matches!(exercise.kind, ExerciseKind::FreeText(_)) => {
@@ -459,6 +477,14 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
                 expected: None,
             }
         }
+        (ExerciseKind::PickRows(_), Answer::PickRows { .. }) => Feedback {
+            correct: false,
+            message: t(
+                "This pick is checked against its sample: the sample is not loaded yet.",
+                "这个选择要对照它的样本来核对：样本还没有加载。",
+            ),
+            expected: None,
+        },
         _ => mismatch,
     }
 }

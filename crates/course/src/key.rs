@@ -14,6 +14,7 @@ use crate::course::{Course, Lesson};
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::feedback::Audience;
 use crate::metric::{answer_key, currency_for, AnswerUnit, LessonMetric};
+use crate::pick::refuting_rows;
 use crate::progress::Progress;
 use crate::ratio::{ratio_parts, PartOption};
 use crate::{t, CORE_OPTION};
@@ -42,6 +43,7 @@ fn sample_of(e: &Exercise) -> Option<&str> {
     match &e.kind {
         ExerciseKind::Number(n) => Some(&n.sample),
         ExerciseKind::RatioParts(r) => Some(&r.sample),
+        ExerciseKind::PickRows(p) => Some(&p.sample),
         _ => None,
     }
 }
@@ -103,6 +105,15 @@ pub fn key_answer(e: &Exercise, trace: Option<&Trace>) -> Result<Text, Text> {
             Ok(Text::new(
                 format!("numerator: {}; denominator: {}; unit: {}", num.en, den.en, unit.en),
                 format!("分子：{}；分母：{}；单位：{}", num.zh, den.zh, unit.zh),
+            ))
+        }
+        ExerciseKind::PickRows(p) => {
+            let trace = trace.ok_or_else(|| need(&p.sample))?;
+            let rows = refuting_rows(e, trace).ok_or_else(|| t("the sample has no GPU samples to check against", "样本没有可供核对的 GPU 采样"))?;
+            let ids = rows.into_iter().collect::<Vec<_>>().join(", ");
+            Ok(Text::new(
+                format!("at least {} of these rows (slow while the GPU averaged {} % or more): {ids}", p.min_rows, trim_num(p.busy_pct)),
+                format!("这些行中至少 {} 行（GPU 平均利用率不低于 {}% 时变慢）：{ids}", p.min_rows, trim_num(p.busy_pct)),
             ))
         }
         ExerciseKind::FreeText(f) => Ok(Text::new(

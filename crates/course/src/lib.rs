@@ -11,6 +11,8 @@
 //! * [`answer_key`] and [`check`] give the lab an exercise's key and bilingual feedback;
 //!   [`ratio_parts`] the options of a "name the numerator, denominator and unit" exercise, the
 //!   right one taken from the core's [`Figure`](tracelab_core::Figure) labels.
+//! * [`pick_rows`] the rows of a `pick_rows` exercise and [`check_pick`] the learner's pick of
+//!   counter-evidence, checked against the core's GPU samples ([`refuting_rows`]).
 //! * [`answer_sheet`] is the teacher's answer key (every answer from the core); [`lab_hidden`] what
 //!   the lab beside a lesson hides until the learner has answered.
 //! * [`MetricCard`] is the card a learner fills (pre-filled from the core, or written first and
@@ -41,6 +43,7 @@ mod key;
 mod locate;
 mod markdown;
 mod metric;
+mod pick;
 mod progress;
 mod ratio;
 mod svg;
@@ -54,6 +57,7 @@ pub use feedback::*;
 pub use key::*;
 pub use markdown::*;
 pub use metric::*;
+pub use pick::*;
 pub use progress::*;
 pub use ratio::*;
 pub use svg::*;

@@ -185,7 +185,7 @@ fn explained(v: &Value, p: &str) -> Found {
 }
 
 fn exercise(v: &Value, p: &str) -> Found {
-    let fields: [(&str, bool, Locate); 19] = [
+    let fields: [(&str, bool, Locate); 21] = [
         ("id", true, string),
         ("kind", true, string),
         ("prompt", true, text),
@@ -255,6 +255,8 @@ fn exercise(v: &Value, p: &str) -> Found {
         }),
         ("min_checked", false, leaf::<Option<usize>>),
         ("min_chars", false, leaf::<Option<usize>>),
+        ("busy_pct", false, leaf::<Option<f64>>),
+        ("min_rows", false, leaf::<Option<usize>>),
     ];
     // The parts first; then the whole, whose own checks (a field that does not belong to the
     // kind, a field the kind needs) are reported at the exercise.

@@ -9,6 +9,7 @@ mod exercise;
 mod judge;
 mod key;
 mod page;
+mod pick;
 mod words;
 
 fn main() {
