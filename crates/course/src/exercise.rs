@@ -1,4 +1,4 @@
-//! Exercises as `course.json` writes them: the kinds (number, choice, ratio parts, free text, picked rows) and their fields, each kind checked for the fields it may have.
+//! Exercises as `course.json` writes them: the kinds (number, choice, ratio parts, free text, picked rows, a drawn map) and their fields, each kind checked for the fields it may have.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +38,9 @@ pub enum ExerciseKind {
     /// `"kind": "pick_rows"` — pick the attempts of a sample that refute "the GPU is busy, so
     /// users are fast", checked against the core ([`check_pick`](crate::check_pick)).
     PickRows(PickRowsExercise),
+    /// `"kind": "draw_map"` — the learner draws their own system map ([`SystemMap`](crate::SystemMap)),
+    /// checked for the seed's parts.
+    DrawMap(DrawMapExercise),
 }
 
 impl ExerciseKind {
@@ -48,6 +51,7 @@ impl ExerciseKind {
             ExerciseKind::RatioParts(_) => "ratio_parts",
             ExerciseKind::FreeText(_) => "free_text",
             ExerciseKind::PickRows(_) => "pick_rows",
+            ExerciseKind::DrawMap(_) => "draw_map",
         }
     }
 }
@@ -151,6 +155,14 @@ pub struct PickRowsExercise {
     pub min_rows: usize,
 }
 
+/// Draw a system map: right when it has every part the seed asks for
+/// ([`SystemMap::problems`](crate::SystemMap::problems)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawMapExercise {
+    /// The fewest named steps the serving path may have.
+    pub min_steps: usize,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChecklistItem {
@@ -201,6 +213,8 @@ struct RawExercise {
     busy_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     min_rows: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_steps: Option<usize>,
 }
 
 impl RawExercise {
@@ -223,6 +237,7 @@ impl RawExercise {
             ("min_chars", self.min_chars.is_some()),
             ("busy_pct", self.busy_pct.is_some()),
             ("min_rows", self.min_rows.is_some()),
+            ("min_steps", self.min_steps.is_some()),
         ];
         fields
             .into_iter()
@@ -233,7 +248,7 @@ impl RawExercise {
 }
 
 /// The kinds and the fields each may carry.
-const KIND_FIELDS: [(&str, &[&str]); 5] = [
+const KIND_FIELDS: [(&str, &[&str]); 6] = [
     (
         "number",
         &[
@@ -253,6 +268,7 @@ const KIND_FIELDS: [(&str, &[&str]); 5] = [
     ),
     ("free_text", &["checklist", "min_checked", "min_chars"]),
     ("pick_rows", &["sample", "settings", "busy_pct", "min_rows"]),
+    ("draw_map", &["min_steps"]),
 ];
 
 impl TryFrom<RawExercise> for Exercise {
@@ -306,6 +322,9 @@ impl TryFrom<RawExercise> for Exercise {
                 settings: r.settings.clone().unwrap_or_default(),
                 busy_pct: r.busy_pct.ok_or_else(|| need("busy_pct"))?,
                 min_rows: r.min_rows.ok_or_else(|| need("min_rows"))?,
+            }),
+            "draw_map" => ExerciseKind::DrawMap(DrawMapExercise {
+                min_steps: r.min_steps.unwrap_or(4),
             }),
             _ => ExerciseKind::FreeText(FreeTextExercise {
                 checklist: r.checklist.clone().ok_or_else(|| need("checklist"))?,
@@ -364,6 +383,9 @@ impl From<Exercise> for RawExercise {
                 r.settings = (!p.settings.is_empty()).then_some(p.settings);
                 r.busy_pct = Some(p.busy_pct);
                 r.min_rows = Some(p.min_rows);
+            }
+            ExerciseKind::DrawMap(d) => {
+                r.min_steps = Some(d.min_steps);
             }
         }
         r

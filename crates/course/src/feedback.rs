@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use tracelab_core::text::Text;
 
 use crate::exercise::{Exercise, ExerciseKind};
+use crate::map::SystemMap;
 use crate::{t, CORE_OPTION};
 
 /// What a learner answered. In JSON: `{"kind": "number", "value": 4}`,
@@ -39,6 +40,10 @@ pub enum Answer {
     PickRows {
         chosen: Vec<String>,
     },
+    /// The learner's system map (`{"kind": "draw_map", "map": {…}}`).
+    Map {
+        map: SystemMap,
+    },
 }
 
 /// The JSON form of an answer: a plain struct, so a bad field is named (`answer.value`).
@@ -59,6 +64,8 @@ struct RawAnswer {
     text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     checked: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    map: Option<SystemMap>,
 }
 
 impl TryFrom<RawAnswer> for Answer {
@@ -82,12 +89,15 @@ impl TryFrom<RawAnswer> for Answer {
                 text: r.text.clone().ok_or_else(|| need("text"))?,
                 checked: r.checked.clone().unwrap_or_default(),
             },
+            "draw_map" => Answer::Map {
+                map: r.map.clone().ok_or_else(|| need("map"))?,
+            },
             "pick_rows" => Answer::PickRows {
                 chosen: r.chosen.clone().ok_or_else(|| need("chosen"))?,
             },
             other => {
                 return Err(format!(
-                    "unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text, pick_rows)"
+                    "unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text, pick_rows, draw_map)"
                 ))
             }
         })
@@ -122,6 +132,11 @@ impl From<Answer> for RawAnswer {
                 kind: "free_text".into(),
                 text: Some(text),
                 checked: Some(checked),
+                ..RawAnswer::default()
+            },
+            Answer::Map { map } => RawAnswer {
+                kind: "draw_map".into(),
+                map: Some(map),
                 ..RawAnswer::default()
             },
             Answer::PickRows { chosen } => RawAnswer {
@@ -485,6 +500,20 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
             ),
             expected: None,
         },
+        (ExerciseKind::DrawMap(d), Answer::Map { map }) => {
+            let problems = map.problems(d.min_steps);
+            let correct = problems.is_empty();
+            let mut all = vec![if correct { right } else { not_yet }];
+            all.extend(problems.into_iter().map(|p| p.why));
+            if correct {
+                all.push(explain);
+            }
+            Feedback {
+                correct,
+                message: join(&all),
+                expected: None,
+            }
+        }
         _ => mismatch,
     }
 }

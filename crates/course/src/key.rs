@@ -116,6 +116,10 @@ pub fn key_answer(e: &Exercise, trace: Option<&Trace>) -> Result<Text, Text> {
                 format!("这些行中至少 {} 行（GPU 平均利用率不低于 {}% 时变慢）：{ids}", p.min_rows, trim_num(p.busy_pct)),
             ))
         }
+        ExerciseKind::DrawMap(d) => Ok(Text::new(
+            format!("the learner's own map, checked for its required parts: at least {} steps with data, device and output in order, a failure point and how it fails, a sample point on the client's clock, a training variant with data, device and checkpoint", d.min_steps),
+            format!("学习者自己画的图，按要求的部分检查：至少 {} 个步骤，数据、设备、输出依次出现；一个失败点及其失败方式；一个在客户端时钟上的采样点；一条包括数据、设备和检查点的训练路径", d.min_steps),
+        )),
         ExerciseKind::FreeText(f) => Ok(Text::new(
             format!("judged by the teacher: at least {} checklist items and {} characters; the model answer below", f.min_checked, f.min_chars),
             format!("由教师评判：至少勾选 {} 项、写 {} 个字符；参考答案见下", f.min_checked, f.min_chars),

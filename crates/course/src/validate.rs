@@ -534,6 +534,11 @@ fn validate_kind(
                 out.push(format!("{ep}: `min_rows` must be at least 1"));
             }
         }
+        ExerciseKind::DrawMap(d) => {
+            if d.min_steps < 2 {
+                out.push(format!("{ep}: `min_steps` must be at least 2"));
+            }
+        }
         ExerciseKind::FreeText(f) => {
             unique(
                 out,

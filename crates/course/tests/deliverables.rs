@@ -11,7 +11,7 @@ use tracelab_core::Trace;
 use tracelab_core::{Lang, Metrics, Settings};
 use tracelab_course::{
     check, check_pick, pick_rows, refuting_rows, settings_for, Agreement, Answer, Audience,
-    CardSnapshot, Course, ExerciseKind, MetricCard,
+    CardSnapshot, Course, ExerciseKind, Feedback, MapStep, MetricCard, Progress, SystemMap,
 };
 
 const COURSE: &str = include_str!("../../../lessons/course.json");
@@ -305,4 +305,133 @@ fn the_two_threshold_card_round_trips_and_older_cards_still_load() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("kind"), "{err}");
+}
+
+fn step(name: &str, role: &str) -> MapStep {
+    MapStep {
+        name: name.into(),
+        role: role.into(),
+    }
+}
+
+/// A map with every part the seed asks for.
+fn whole_map() -> SystemMap {
+    SystemMap {
+        steps: vec![
+            step("prompt and its tokens", "data"),
+            step("client sends the request", "client"),
+            step("gateway and queue", "queue"),
+            step("prefill and decode on the GPU", "device"),
+            step("tokens streamed back to the user", "output"),
+        ],
+        failure: Some(2),
+        failure_note: "the queue is long: timeout before the first token".into(),
+        sample: Some(1),
+        clock: "client".into(),
+        training: vec![
+            step("cleaned, tokenised shards", "data"),
+            step("forward, backward, update", "device"),
+            step("checkpoint written", "checkpoint"),
+        ],
+    }
+}
+
+fn judge_map(map: SystemMap) -> Feedback {
+    let c = course();
+    let e = c
+        .exercise("draw-system-map")
+        .expect("lesson 1 asks for a drawn map");
+    check(e, &Answer::Map { map }, None)
+}
+
+#[test]
+fn the_learner_draws_the_system_map_and_each_missing_part_is_named() {
+    let c = course();
+    let (lesson, e) = c
+        .exercises()
+        .find(|(_, e)| e.id == "draw-system-map")
+        .unwrap();
+    assert_eq!(lesson.number, 1);
+    assert!(matches!(&e.kind, ExerciseKind::DrawMap(d) if d.min_steps >= 4));
+    let f = judge_map(whole_map());
+    assert!(f.correct, "{}", f.message.en);
+
+    let mut cases: Vec<(SystemMap, &str, &str)> = Vec::new();
+    let mut m = whole_map();
+    m.steps.remove(2);
+    m.steps.remove(1);
+    m.steps.push(step(" ", "other")); // a step without a name is no step
+    cases.push((m, "at least 4", "至少画 4 个"));
+    let mut m = whole_map();
+    m.steps[0].role = "other".into();
+    cases.push((m, "Mark a step as data", "标为“数据”"));
+    let mut m = whole_map();
+    m.steps[3].role = "queue".into();
+    cases.push((m, "runs on the device", "设备上运行"));
+    let mut m = whole_map();
+    m.steps[4].role = "other".into();
+    cases.push((m, "Mark a step as output", "标为“输出”"));
+    let mut m = whole_map();
+    m.steps.swap(3, 4);
+    cases.push((m, "order does not hold", "顺序不对"));
+    let mut m = whole_map();
+    m.failure_note.clear();
+    cases.push((m, "failure point", "失败点"));
+    let mut m = whole_map();
+    m.sample = Some(9);
+    cases.push((m, "Mark where you sample", "在哪里采样"));
+    let mut m = whole_map();
+    m.clock = "server".into();
+    cases.push((m, "client's clock", "客户端时钟"));
+    let mut m = whole_map();
+    m.training.pop();
+    cases.push((m, "missing: checkpoint", "缺少：检查点"));
+    for (map, en, zh) in cases {
+        let f = judge_map(map.clone());
+        assert!(!f.correct, "{map:?}");
+        assert!(f.message.en.contains(en), "{en}: {}", f.message.en);
+        assert!(f.message.zh.contains(zh), "{zh}: {}", f.message.zh);
+        assert_eq!(
+            map.problems(4).len(),
+            1,
+            "one part missing: {:?}",
+            map.problems(4)
+        );
+    }
+    // An empty map names every part at once.
+    let parts: Vec<&str> = SystemMap::default()
+        .problems(4)
+        .iter()
+        .map(|p| p.part)
+        .collect();
+    assert_eq!(
+        parts,
+        ["steps", "data", "device", "output", "failure", "sample", "clock", "training"]
+    );
+}
+
+#[test]
+fn the_map_is_exported_and_imported_like_the_card() {
+    let map = whole_map();
+    let json = map.to_json();
+    assert!(json.contains("\"kind\": \"tracelab.system_map\""), "{json}");
+    assert_eq!(SystemMap::from_json(&json).unwrap(), map);
+    let mut bad: serde_json::Value = serde_json::from_str(&json).unwrap();
+    bad["steps"][1]["name"] = serde_json::json!(7);
+    let err = SystemMap::from_json(&bad.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("steps[1].name"), "{err}");
+    let card = MetricCard::blank(Lang::En).to_json();
+    let err = SystemMap::from_json(&card).unwrap_err().to_string();
+    assert!(err.contains("kind"), "{err}");
+    // Kept as the exercise's answer, it survives the progress file too.
+    let c = course();
+    let e = c.exercise("draw-system-map").unwrap();
+    let answer = Answer::Map { map: map.clone() };
+    let f = check(e, &answer, None);
+    let mut progress = Progress::default();
+    progress.record("draw-system-map", answer.clone(), &f);
+    let back = Progress::from_json(&progress.to_json()).unwrap();
+    assert_eq!(back.answers["draw-system-map"].answer, answer);
 }

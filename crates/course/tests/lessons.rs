@@ -115,7 +115,14 @@ fn the_course_parses_with_five_lessons_in_both_languages() {
         c.exercises().map(|(_, e)| e.kind.code()).collect();
     assert_eq!(
         kinds.into_iter().collect::<Vec<_>>(),
-        ["choice", "free_text", "number", "pick_rows", "ratio_parts"]
+        [
+            "choice",
+            "draw_map",
+            "free_text",
+            "number",
+            "pick_rows",
+            "ratio_parts"
+        ]
     );
     assert_eq!(c.self_check.len(), 6);
     assert_eq!(c.card_fields.len(), MetricCard::FIELDS.len());

@@ -8,6 +8,7 @@ mod card;
 mod exercise;
 mod judge;
 mod key;
+mod map;
 mod page;
 mod pick;
 mod words;
