@@ -403,6 +403,11 @@ fn the_learner_picks_the_rows_that_refute_the_busy_gpu_claim() {
     let f = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
     assert!(f.contains("Right"), "{f}");
     b.screenshot(&screenshot_path("lessons-pick-rows"));
+    // In Chinese, the outcomes in words.
+    let (b, _) = lessons("zh-CN", "?lesson=system-path");
+    let at = exercise_at(&b, "gpu-busy-pick-rows");
+    b.wait_text(&format!("{at} tbody"), |t| t.contains("首个 token 前超时"));
+    b.screenshot(&screenshot_path("lessons-pick-rows-zh"));
 }
 
 #[test]
@@ -487,6 +492,10 @@ fn the_card_holds_the_second_threshold_and_checks_both() {
     assert!(b
         .text_of("[data-testid=card-preview]")
         .contains("Second snapshot"));
+    b.execute(
+        "document.querySelector('[data-testid=card-second]').scrollIntoView()",
+        json!([]),
+    );
     b.screenshot(&screenshot_path("lessons-card-two-thresholds"));
 }
 

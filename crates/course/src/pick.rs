@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use tracelab_core::format::trim_num;
 use tracelab_core::gpu_beside::{gpu_beside, AttemptGpu, GpuBeside};
-use tracelab_core::text::Text;
+use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::Trace;
 use tracelab_core::units::s_from_ms;
 use tracelab_core::verdict::verdict;
@@ -27,6 +27,8 @@ pub struct PickRow {
     pub e2e_s: f64,
     /// The attempt's outcome code (`success`, `timeout_before_first_token`, …).
     pub outcome: &'static str,
+    /// The outcome in words (the trace's own name in brackets in Chinese).
+    pub outcome_text: Text,
     /// TTFT in seconds, `None` when no token came.
     pub ttft_s: Option<f64>,
     /// Mean GPU utilisation over the samples inside the attempt's interval (`None`: no sample).
@@ -68,6 +70,7 @@ pub fn pick_rows(exercise: &Exercise, trace: &Trace) -> Option<Vec<PickRow>> {
                     start_s: s_from_ms(a.start_ms),
                     e2e_s: s_from_ms(a.end_ms - a.start_ms),
                     outcome: at.outcome.name(),
+                    outcome_text: Text::new(at.outcome.label(Lang::En), at.outcome.label(Lang::Zh)),
                     ttft_s: verdict(at, &settings).ttft_s,
                     util_pct: a.util_pct,
                 }

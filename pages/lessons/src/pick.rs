@@ -64,7 +64,6 @@ pub fn pick_widget(
         tx("E2E (s)", "E2E（秒）"),
         tx("GPU utilisation (%)", "GPU 利用率（%）"),
     ];
-    let picked_count = tx("rows picked", "行已选");
     view! {
         <div class="pick-rows">
             <div class="table-scroll" style="max-height: 22em; overflow: auto" tabindex="0">
@@ -83,9 +82,9 @@ pub fn pick_widget(
                                     <td><input type="checkbox" data-testid=format!("pick-{}", r.id) aria-label=label
                                         prop:checked=move || chosen.with(|c| c.contains(&id))
                                         on:change=move |_| { feedback.set(None); chosen.update(|c| if !c.remove(&id2) { c.insert(id2.clone()); }) } /></td>
-                                    <th scope="row">{r.id.clone()}</th>
+                                    <th scope="row" style="white-space: nowrap">{r.id.clone()}</th>
                                     <td>{round_to(r.start_s, 1)}</td>
-                                    <td>{r.outcome}</td>
+                                    <td>{move || r.outcome_text.get(page.lang.get()).to_string()}</td>
                                     <td>{r.ttft_s.map(|v| round_to(v, 2)).unwrap_or_else(|| "—".into())}</td>
                                     <td>{round_to(r.e2e_s, 2)}</td>
                                     <td>{r.util_pct.map(|v| round_to(v, 1)).unwrap_or_else(|| "—".into())}</td>
@@ -95,7 +94,7 @@ pub fn pick_widget(
                     </tbody>
                 </table>
             </div>
-            <p class="hint">{move || format!("{} {}", chosen.with(|c| c.len()), picked_count.get(page.lang.get()))}</p>
+            <p class="hint">{move || { let n = chosen.with(|c| c.len()); if page.lang.get() == tracelab_core::Lang::Zh { format!("已选 {n} 行") } else { format!("{n} rows picked") } }}</p>
             <button class="check" data-testid="check" on:click=submit>{move || w(page.lang.get(), "check")}</button>
         </div>
     }
