@@ -175,15 +175,15 @@ pub fn map_widget(
                     let json = map.with_untracked(SystemMap::to_json);
                     let _ = tracelab_web::download("system-map.json", "application/json", &json);
                 }>{move || tx("Export my map (JSON)", "导出我的系统图（JSON）").get(page.lang.get()).to_string()}</button>
-                <label>{move || tx("Import a map from a file", "从文件导入系统图").get(page.lang.get()).to_string()}" "
-                    <input type="file" accept=".json,application/json" data-testid="map-import" on:change=move |e| page.read_chosen_file(&e, move |name, text| {
-                        match SystemMap::from_json(&text) {
-                            Ok(m) => { page.error.set(None); feedback.set(None); map.set(m); loaded.update(|n| *n += 1); }
-                            Err(e) => page.error.set(Some(e.in_file(name).to_string())),
-                        }
-                    }) />
-                </label>
             </div>
+            <label style="display: block; margin: .3rem 0">{move || tx("Import a map from a file", "从文件导入系统图").get(page.lang.get()).to_string()}<br />
+                <input type="file" style="max-width: 100%" accept=".json,application/json" data-testid="map-import" on:change=move |e| page.read_chosen_file(&e, move |name, text| {
+                    match SystemMap::from_json(&text) {
+                        Ok(m) => { page.error.set(None); feedback.set(None); map.set(m); loaded.update(|n| *n += 1); }
+                        Err(e) => page.error.set(Some(e.in_file(name).to_string())),
+                    }
+                }) />
+            </label>
         </div>
     }
 }
