@@ -350,6 +350,173 @@ fn the_system_path_diagram_is_marked_by_clicking_its_parts() {
     b.screenshot(&screenshot_path("lessons-diagram"));
 }
 
+/// The lesson's exercise scrolled into view, and its selector.
+fn exercise_at(b: &Browser, id: &str) -> String {
+    let at = format!("[data-testid=exercise-{id}]");
+    b.execute(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([at]),
+    );
+    at
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_learner_picks_the_rows_that_refute_the_busy_gpu_claim() {
+    let (b, _) = lessons("en-US", "?lesson=system-path");
+    let at = exercise_at(&b, "gpu-busy-pick-rows");
+    // The table is the sample's measured attempts, each with the GPU the core read inside it.
+    let rows = (0..100)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            b.execute(
+                "return [...document.querySelectorAll(arguments[0] + ' tbody tr')].map(r => [...r.children].map(c => c.textContent));",
+                json!([at]),
+            )
+        })
+        .find(|v| v.as_array().is_some_and(|a| a.len() > 100))
+        .expect("the sample's rows are on the page");
+    let rows: Vec<Vec<String>> = serde_json::from_value(rows).unwrap();
+    // columns: pick, attempt, start, outcome, TTFT, E2E, GPU utilisation
+    let util = |r: &Vec<String>| r[6].parse::<f64>().unwrap_or(0.0);
+    let timed_out: Vec<&String> = rows
+        .iter()
+        .filter(|r| r[3] != "success" && util(r) >= 90.0)
+        .map(|r| &r[1])
+        .take(3)
+        .collect();
+    assert_eq!(timed_out.len(), 3, "timeouts under a busy GPU");
+    let fast = rows
+        .iter()
+        .find(|r| {
+            r[3] == "success" && util(r) >= 90.0 && r[4].parse::<f64>().is_ok_and(|t| t < 0.5)
+        })
+        .map(|r| r[1].clone());
+    let pick = |id: &str| b.click(&format!("{at} [data-testid=pick-{id}]"));
+    if let Some(fast) = &fast {
+        pick(fast);
+        b.click(&format!("{at} [data-testid=check]"));
+        let f = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+        assert!(f.contains("Not yet") && f.contains(fast.as_str()), "{f}");
+        pick(fast);
+    }
+    for id in &timed_out {
+        pick(id);
+    }
+    b.click(&format!("{at} [data-testid=check]"));
+    let f = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    assert!(f.contains("Right"), "{f}");
+    b.screenshot(&screenshot_path("lessons-pick-rows"));
+    // In Chinese, the outcomes in words.
+    let (b, _) = lessons("zh-CN", "?lesson=system-path");
+    let at = exercise_at(&b, "gpu-busy-pick-rows");
+    b.wait_text(&format!("{at} tbody"), |t| t.contains("首个 token 前超时"));
+    b.screenshot(&screenshot_path("lessons-pick-rows-zh"));
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_learner_draws_the_system_map_checked_part_by_part_and_exports_it() {
+    let (b, _) = lessons("en-US", "?lesson=system-path");
+    let at = exercise_at(&b, "draw-system-map");
+    let steps = [
+        ("prompt tokens", "data"),
+        ("client sends", "client"),
+        ("gateway and queue", "queue"),
+        ("prefill and decode", "device"),
+        ("tokens streamed back", "output"),
+    ];
+    b.click(&format!("{at} [data-testid=map-steps-add]"));
+    for (i, (name, role)) in steps.iter().enumerate() {
+        write(&b, &format!("{at} [data-testid=map-steps-name-{i}]"), name);
+        b.select(&format!("{at} [data-testid=map-steps-role-{i}]"), role);
+    }
+    b.select(&format!("{at} [data-testid=map-failure]"), "2");
+    write(
+        &b,
+        &format!("{at} [data-testid=map-failure-note]"),
+        "timeout before the first token",
+    );
+    b.select(&format!("{at} [data-testid=map-sample]"), "1");
+    b.select(&format!("{at} [data-testid=map-clock]"), "server");
+    for (i, (name, role)) in [
+        ("shards", "data"),
+        ("forward and backward", "device"),
+        ("checkpoint", "checkpoint"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        write(
+            &b,
+            &format!("{at} [data-testid=map-training-name-{i}]"),
+            name,
+        );
+        b.select(&format!("{at} [data-testid=map-training-role-{i}]"), role);
+    }
+    b.click(&format!("{at} [data-testid=check]"));
+    let f = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    assert!(f.contains("Not yet") && f.contains("client's clock"), "{f}");
+    b.select(&format!("{at} [data-testid=map-clock]"), "client");
+    b.click(&format!("{at} [data-testid=check]"));
+    let f = b.wait_text(&format!("{at} [data-testid=feedback]"), |t| !t.is_empty());
+    assert!(f.contains("Right"), "{f}");
+    b.click(&format!("{at} [data-testid=map-json]"));
+    let file = b.downloaded("system-map.json");
+    assert!(
+        file.contains("tracelab.system_map") && file.contains("prefill and decode"),
+        "{file}"
+    );
+    b.screenshot(&screenshot_path("lessons-system-map"));
+}
+
+#[test]
+#[ignore = "needs the built pages and Chromium: run `cargo xtask test`"]
+fn the_card_holds_the_second_threshold_and_checks_both() {
+    let (b, _) = lessons("en-US", "?lesson=denominators");
+    reveal_all(&b);
+    frame_shows(&b, "5");
+    b.execute(
+        "document.querySelector('[data-testid=card-panel]').scrollIntoView()",
+        json!([]),
+    );
+    b.click("[data-testid=card-add-second]");
+    write(&b, "[data-testid=card-second-t]", "0.5");
+    prefill_keeping(&b);
+    b.click("[data-testid=card-check-lab]");
+    let lines = review(&b, "card-check");
+    let (agreement, text) = &lines["second:choice:t"];
+    assert_eq!(agreement, "agrees", "{text}");
+    let second: Vec<_> = lines
+        .iter()
+        .filter(|(id, _)| id.starts_with("second:figure:"))
+        .collect();
+    assert_eq!(second.len(), 7, "{second:?}");
+    assert!(second.iter().all(|(_, (a, _))| a == "agrees"), "{second:?}");
+    assert!(b
+        .text_of("[data-testid=card-preview]")
+        .contains("Second snapshot"));
+    b.execute(
+        "document.querySelector('[data-testid=card-second]').scrollIntoView()",
+        json!([]),
+    );
+    b.screenshot(&screenshot_path("lessons-card-two-thresholds"));
+}
+
+/// A pre-fill that keeps what the learner wrote beyond the card (its second snapshot).
+fn prefill_keeping(b: &Browser) {
+    write(b, "[data-testid=card-card_value-0]", "5");
+    b.click("[data-testid=prefill]");
+    for _ in 0..100 {
+        let saved = b.execute("const p = JSON.parse(localStorage.getItem('tracelab.v1.lessons') || '{}'); return !!(p.card && p.card.source && p.card.second && p.card.second.results[0].value);", json!([]));
+        if saved == json!(true) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the card was not pre-filled with its second snapshot");
+}
+
 /// The learner's card as the lessons page saved it, by figure key: (value, numerator, denominator).
 fn card_results(
     b: &Browser,

@@ -40,6 +40,48 @@ pub struct CardResult {
     pub interval: String,
 }
 
+/// A second settings snapshot on the same card: the same trace under other choices (the seed's
+/// 0.5 s threshold beside the original one), with its own figures, so both thresholds are one
+/// artefact. Its choices go on top of the card's own.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CardSnapshot {
+    /// The choices that differ from the card's own, as `key=value` pairs (at least `t`).
+    pub choices: BTreeMap<String, String>,
+    pub results: Vec<CardResult>,
+}
+
+impl CardSnapshot {
+    /// A snapshot with nothing written yet: the card's result rows (name and unit, no value).
+    pub fn blank(lang: Lang) -> CardSnapshot {
+        CardSnapshot {
+            choices: BTreeMap::new(),
+            results: MetricCard::blank(lang).results,
+        }
+    }
+
+    /// The snapshot as the core fills it for `trace` under `settings` (the card's settings
+    /// with this snapshot's choices on top): the pairs that differ from `card_choices`, and
+    /// every figure.
+    pub fn prefill(
+        trace: &Trace,
+        card_choices: &BTreeMap<String, String>,
+        settings: &Settings,
+        lang: Lang,
+    ) -> CardSnapshot {
+        let metrics = Metrics::of(&trace.attempts, settings);
+        CardSnapshot {
+            choices: settings
+                .to_pairs()
+                .into_iter()
+                .filter(|(k, v)| card_choices.get(*k) != Some(v))
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            results: results_of(trace, settings, &metrics, lang),
+        }
+    }
+}
+
 /// The metric card a learner fills: every definition behind the figures they report. The lab
 /// pre-fills it from the core ([`MetricCard::prefill`]); the learner edits any field.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -71,6 +113,10 @@ pub struct MetricCard {
     /// ([`Settings::to_pairs`]): what lets someone else recompute every figure. A key left out
     /// is a choice the card does not state.
     pub choices: BTreeMap<String, String>,
+    /// The same trace under a second threshold, on the same card ([`CardSnapshot`]). Cards
+    /// written before it existed have none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second: Option<CardSnapshot>,
 }
 
 #[derive(Serialize)]
@@ -241,31 +287,7 @@ impl MetricCard {
                 trim_num(settings.ttft_threshold_s)
             )
         };
-        let index = tracelab_core::Index::build(&trace.attempts, settings.population);
-        let intervals = Intervals::compute(&index, settings, metrics);
-        let results = metrics
-            .card_figures()
-            .into_iter()
-            .map(|f| {
-                let part = |label: &Option<Text>, v: Option<f64>| match (label, v) {
-                    (Some(l), Some(v)) => format!("{} = {}", l.get(lang), format::count_value(v)),
-                    _ => String::new(),
-                };
-                CardResult {
-                    key: f.key.clone(),
-                    name: f.name.get(lang).to_string(),
-                    value: format::value(f, lang),
-                    numerator: part(&f.numerator_label, f.numerator),
-                    denominator: part(&f.denominator_label, f.denominator),
-                    unit: format::unit_name(&f.unit).get(lang).to_string(),
-                    method: f
-                        .n
-                        .and_then(|_| format::method_line(f, lang))
-                        .unwrap_or_default(),
-                    interval: card::interval_text(f, &intervals, lang),
-                }
-            })
-            .collect();
+        let results = results_of(trace, settings, metrics, lang);
         let mut notes: Vec<String> = settings
             .mistakes()
             .iter()
@@ -302,6 +324,7 @@ impl MetricCard {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
+            second: None,
         }
     }
 
@@ -452,6 +475,60 @@ impl MetricCard {
                 md_cell(&said)
             ));
         }
+        if let Some(second) = &self.second {
+            let stated: Vec<String> = second
+                .choices
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{} {} (`{k}={}`)",
+                        pair_label(k).get(lang),
+                        pair_value_label(k, v).get(lang),
+                        md_cell(v)
+                    )
+                })
+                .collect();
+            out.push_str(&format!(
+                "\n## {}\n\n{}\n\n",
+                if zh {
+                    "第二组设置（同一份记录）"
+                } else {
+                    "Second snapshot (the same trace)"
+                },
+                if stated.is_empty() {
+                    (if zh {
+                        "与上面相同的选择：未写明"
+                    } else {
+                        "the same choices as above: none stated"
+                    })
+                    .to_string()
+                } else {
+                    stated.join("; ")
+                }
+            ));
+            out.push_str(if zh {
+                "| 指标 | 值 | 分子 | 分母 | 单位 |\n|---|---|---|---|---|\n"
+            } else {
+                "| Figure | Value | Numerator | Denominator | Unit |\n|---|---|---|---|---|\n"
+            });
+            for r in &second.results {
+                let cell = |s: &str| {
+                    if s.trim().is_empty() {
+                        "—".to_string()
+                    } else {
+                        md_cell(s)
+                    }
+                };
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} |\n",
+                    cell(&r.name),
+                    cell(&r.value),
+                    cell(&r.numerator),
+                    cell(&r.denominator),
+                    cell(&r.unit)
+                ));
+            }
+        }
         if !self.notes.trim().is_empty() {
             out.push_str(&format!("\n## {}\n\n", Self::label("notes").get(lang)));
             for line in self.notes.lines().filter(|l| !l.trim().is_empty()) {
@@ -478,6 +555,40 @@ impl MetricCard {
     pub fn from_json(text: &str) -> Result<MetricCard, ParseError> {
         read_export(text, CARD_KIND, "metric card", locate_card)
     }
+}
+
+/// Every figure the card reports, as the core computes it for `trace` under `settings`.
+fn results_of(
+    trace: &Trace,
+    settings: &Settings,
+    metrics: &Metrics,
+    lang: Lang,
+) -> Vec<CardResult> {
+    let index = tracelab_core::Index::build(&trace.attempts, settings.population);
+    let intervals = Intervals::compute(&index, settings, metrics);
+    metrics
+        .card_figures()
+        .into_iter()
+        .map(|f| {
+            let part = |label: &Option<Text>, v: Option<f64>| match (label, v) {
+                (Some(l), Some(v)) => format!("{} = {}", l.get(lang), format::count_value(v)),
+                _ => String::new(),
+            };
+            CardResult {
+                key: f.key.clone(),
+                name: f.name.get(lang).to_string(),
+                value: format::value(f, lang),
+                numerator: part(&f.numerator_label, f.numerator),
+                denominator: part(&f.denominator_label, f.denominator),
+                unit: format::unit_name(&f.unit).get(lang).to_string(),
+                method: f
+                    .n
+                    .and_then(|_| format::method_line(f, lang))
+                    .unwrap_or_default(),
+                interval: card::interval_text(f, &intervals, lang),
+            }
+        })
+        .collect()
 }
 
 /// The card's prose lines the core writes for a trace (what a reader compares a learner's own
@@ -639,6 +750,20 @@ pub(crate) fn locate_card(v: &Value, p: &str) -> Found {
         ("lang", false, leaf::<Lang>),
         ("results", false, |v, p| list(v, p, card_result)),
         ("choices", false, |v, p| map(v, p, string)),
+        ("second", false, |v, p| {
+            if v.is_null() {
+                return None;
+            }
+            object(
+                v,
+                p,
+                &[
+                    ("choices", false, |v, p| map(v, p, string)),
+                    ("results", false, |v, p| list(v, p, card_result)),
+                ],
+                false,
+            )
+        }),
     ];
     fields.extend(
         MetricCard::FIELDS

@@ -8,13 +8,13 @@ use std::cell::OnceCell;
 use serde::Serialize;
 
 use tracelab_core::figure::{Figure, Unit};
-use tracelab_core::format;
+use tracelab_core::format::{self, trim_num};
 use tracelab_core::metrics::Metrics;
 use tracelab_core::settings::{pair_label, pair_value_label, Settings, CHOICES, PAIR_KEYS};
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::Trace;
 
-use crate::card::{prose_line, MetricCard};
+use crate::card::{prose_line, CardSnapshot, MetricCard};
 
 /// How one line of the card compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -251,6 +251,9 @@ fn review(
             others.get_or_init(|| single_choice_figures(trace, &settings))
         }));
     }
+    if let Some(second) = &card.second {
+        lines.extend(second_lines(second, trace, &settings));
+    }
     // The prose fields: the core's own line for the same trace, beside the learner's.
     for key in [
         "observation_point",
@@ -293,6 +296,77 @@ fn review(
         refused,
         lines,
     }
+}
+
+/// The second snapshot: its threshold (stated, and not the card's own) and each figure it
+/// writes against what the card's choices with the snapshot's on top give.
+fn second_lines(second: &CardSnapshot, trace: &Trace, first: &Settings) -> Vec<CardLine> {
+    let mut settings = first.clone();
+    let refused = settings.apply_pairs(second.choices.iter().map(|(k, v)| (k.as_str(), v.trim())));
+    let label = t("Second snapshot: TTFT threshold", "第二组设置：TTFT 门槛");
+    let stated = second.choices.get("t");
+    let threshold = |s: &Settings| {
+        t(
+            format!("{} s", trim_num(s.ttft_threshold_s)),
+            format!("{} 秒", trim_num(s.ttft_threshold_s)),
+        )
+    };
+    let (agreement, why) = match stated {
+        None => (
+            Agreement::NotWritten,
+            t(
+                "Not stated: write the second threshold (the lesson's 0.5 s) so both are on one card.",
+                "没有写明：请写出第二个门槛（课上的 0.5 秒），让两个门槛在同一张卡上。",
+            ),
+        ),
+        Some(_) if refused.iter().any(|r| r == "t") => (
+            Agreement::Differs,
+            t(
+                "Not a threshold in seconds: write a number such as 0.5.",
+                "这不是以秒为单位的门槛：请写一个数字，例如 0.5。",
+            ),
+        ),
+        Some(_) if settings.ttft_threshold_s == first.ttft_threshold_s => (
+            Agreement::Differs,
+            t(
+                "The same threshold as the card's own: the second snapshot must hold the other one.",
+                "与口径卡本身的门槛相同：第二组设置应当是另一个门槛。",
+            ),
+        ),
+        Some(_) => (
+            Agreement::Agrees,
+            t(
+                format!("Two thresholds on one card: {} and {}.", threshold(first).en, threshold(&settings).en),
+                format!("同一张卡上的两个门槛：{} 和 {}。", threshold(first).zh, threshold(&settings).zh),
+            ),
+        ),
+    };
+    let mut out = vec![CardLine {
+        id: "second:choice:t".into(),
+        label,
+        card_says: stated.map(|v| t(v.clone(), v.clone())).unwrap_or_default(),
+        core: threshold(&settings),
+        agreement,
+        why,
+    }];
+    let metrics = Metrics::of(&trace.attempts, &settings);
+    let others = OnceCell::new();
+    for r in &second.results {
+        let Some(f) = metrics.card_figures().into_iter().find(|f| f.key == r.key) else {
+            continue;
+        };
+        let mut line = figure_line(&r.value, f, &settings, || {
+            others.get_or_init(|| single_choice_figures(trace, &settings))
+        });
+        line.id = format!("second:{}", line.id);
+        let th = threshold(&settings);
+        line.label = t(
+            format!("{} (TTFT threshold {})", line.label.en, th.en),
+            format!("{}（TTFT 门槛 {}）", line.label.zh, th.zh),
+        );
+        out.push(line);
+    }
+    out
 }
 
 /// The attempts counted and the TTFT sample size: the first whole number each field writes.

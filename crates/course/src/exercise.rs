@@ -1,4 +1,4 @@
-//! Exercises as `course.json` writes them: the kinds (number, choice, ratio parts, free text) and their fields, each kind checked for the fields it may have.
+//! Exercises as `course.json` writes them: the kinds (number, choice, ratio parts, free text, picked rows, a drawn map) and their fields, each kind checked for the fields it may have.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +35,12 @@ pub enum ExerciseKind {
     RatioParts(RatioPartsExercise),
     /// `"kind": "free_text"` — the learner's text plus ticked checklist items.
     FreeText(FreeTextExercise),
+    /// `"kind": "pick_rows"` — pick the attempts of a sample that refute "the GPU is busy, so
+    /// users are fast", checked against the core ([`check_pick`](crate::check_pick)).
+    PickRows(PickRowsExercise),
+    /// `"kind": "draw_map"` — the learner draws their own system map ([`SystemMap`](crate::SystemMap)),
+    /// checked for the seed's parts.
+    DrawMap(DrawMapExercise),
 }
 
 impl ExerciseKind {
@@ -44,6 +50,8 @@ impl ExerciseKind {
             ExerciseKind::Choice(_) => "choice",
             ExerciseKind::RatioParts(_) => "ratio_parts",
             ExerciseKind::FreeText(_) => "free_text",
+            ExerciseKind::PickRows(_) => "pick_rows",
+            ExerciseKind::DrawMap(_) => "draw_map",
         }
     }
 }
@@ -135,6 +143,26 @@ pub struct FreeTextExercise {
     pub min_chars: usize,
 }
 
+/// Pick rows of a sample with GPU telemetry as counter-evidence: right when at least `min_rows`
+/// are picked and each was slow while the GPU samples inside it averaged `busy_pct` or more.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickRowsExercise {
+    /// A file name under `public/samples/`, with GPU samples on the run's clock.
+    pub sample: String,
+    pub settings: Pairs,
+    /// What counts as a busy GPU: mean utilisation in % over the attempt's interval.
+    pub busy_pct: f64,
+    pub min_rows: usize,
+}
+
+/// Draw a system map: right when it has every part the seed asks for
+/// ([`SystemMap::problems`](crate::SystemMap::problems)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawMapExercise {
+    /// The fewest named steps the serving path may have.
+    pub min_steps: usize,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChecklistItem {
@@ -181,6 +209,12 @@ struct RawExercise {
     min_checked: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     min_chars: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    busy_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_rows: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_steps: Option<usize>,
 }
 
 impl RawExercise {
@@ -201,6 +235,9 @@ impl RawExercise {
             ("checklist", self.checklist.is_some()),
             ("min_checked", self.min_checked.is_some()),
             ("min_chars", self.min_chars.is_some()),
+            ("busy_pct", self.busy_pct.is_some()),
+            ("min_rows", self.min_rows.is_some()),
+            ("min_steps", self.min_steps.is_some()),
         ];
         fields
             .into_iter()
@@ -211,7 +248,7 @@ impl RawExercise {
 }
 
 /// The kinds and the fields each may carry.
-const KIND_FIELDS: [(&str, &[&str]); 4] = [
+const KIND_FIELDS: [(&str, &[&str]); 6] = [
     (
         "number",
         &[
@@ -230,6 +267,8 @@ const KIND_FIELDS: [(&str, &[&str]); 4] = [
         &["sample", "settings", "metric", "distractors"],
     ),
     ("free_text", &["checklist", "min_checked", "min_chars"]),
+    ("pick_rows", &["sample", "settings", "busy_pct", "min_rows"]),
+    ("draw_map", &["min_steps"]),
 ];
 
 impl TryFrom<RawExercise> for Exercise {
@@ -277,6 +316,15 @@ impl TryFrom<RawExercise> for Exercise {
                 settings: r.settings.clone().unwrap_or_default(),
                 metric: r.metric.clone().ok_or_else(|| need("metric"))?,
                 distractors: r.distractors.clone().ok_or_else(|| need("distractors"))?,
+            }),
+            "pick_rows" => ExerciseKind::PickRows(PickRowsExercise {
+                sample: r.sample.clone().ok_or_else(|| need("sample"))?,
+                settings: r.settings.clone().unwrap_or_default(),
+                busy_pct: r.busy_pct.ok_or_else(|| need("busy_pct"))?,
+                min_rows: r.min_rows.ok_or_else(|| need("min_rows"))?,
+            }),
+            "draw_map" => ExerciseKind::DrawMap(DrawMapExercise {
+                min_steps: r.min_steps.unwrap_or(4),
             }),
             _ => ExerciseKind::FreeText(FreeTextExercise {
                 checklist: r.checklist.clone().ok_or_else(|| need("checklist"))?,
@@ -329,6 +377,15 @@ impl From<Exercise> for RawExercise {
                 r.checklist = Some(f.checklist);
                 r.min_checked = Some(f.min_checked);
                 r.min_chars = Some(f.min_chars);
+            }
+            ExerciseKind::PickRows(p) => {
+                r.sample = Some(p.sample);
+                r.settings = (!p.settings.is_empty()).then_some(p.settings);
+                r.busy_pct = Some(p.busy_pct);
+                r.min_rows = Some(p.min_rows);
+            }
+            ExerciseKind::DrawMap(d) => {
+                r.min_steps = Some(d.min_steps);
             }
         }
         r

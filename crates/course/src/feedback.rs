@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use tracelab_core::text::Text;
 
 use crate::exercise::{Exercise, ExerciseKind};
+use crate::map::SystemMap;
 use crate::{t, CORE_OPTION};
 
 /// What a learner answered. In JSON: `{"kind": "number", "value": 4}`,
@@ -34,6 +35,15 @@ pub enum Answer {
         text: String,
         checked: Vec<String>,
     },
+    /// The row ids picked from a sample (`{"kind": "pick_rows", "chosen": ["R310"]}`), checked
+    /// with [`check_pick`](crate::check_pick).
+    PickRows {
+        chosen: Vec<String>,
+    },
+    /// The learner's system map (`{"kind": "draw_map", "map": {…}}`).
+    Map {
+        map: SystemMap,
+    },
 }
 
 /// The JSON form of an answer: a plain struct, so a bad field is named (`answer.value`).
@@ -54,6 +64,8 @@ struct RawAnswer {
     text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     checked: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    map: Option<SystemMap>,
 }
 
 impl TryFrom<RawAnswer> for Answer {
@@ -77,9 +89,15 @@ impl TryFrom<RawAnswer> for Answer {
                 text: r.text.clone().ok_or_else(|| need("text"))?,
                 checked: r.checked.clone().unwrap_or_default(),
             },
+            "draw_map" => Answer::Map {
+                map: r.map.clone().ok_or_else(|| need("map"))?,
+            },
+            "pick_rows" => Answer::PickRows {
+                chosen: r.chosen.clone().ok_or_else(|| need("chosen"))?,
+            },
             other => {
                 return Err(format!(
-                    "unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text)"
+                    "unknown answer kind `{other}` (known: number, choice, ratio_parts, free_text, pick_rows, draw_map)"
                 ))
             }
         })
@@ -116,6 +134,16 @@ impl From<Answer> for RawAnswer {
                 checked: Some(checked),
                 ..RawAnswer::default()
             },
+            Answer::Map { map } => RawAnswer {
+                kind: "draw_map".into(),
+                map: Some(map),
+                ..RawAnswer::default()
+            },
+            Answer::PickRows { chosen } => RawAnswer {
+                kind: "pick_rows".into(),
+                chosen: Some(chosen),
+                ..RawAnswer::default()
+            },
         }
     }
 }
@@ -130,7 +158,7 @@ pub struct Feedback {
     pub expected: Option<f64>,
 }
 
-fn join(parts: &[Text]) -> Text {
+pub(crate) fn join(parts: &[Text]) -> Text {
     let en: Vec<&str> = parts
         .iter()
         .map(|p| p.en.as_str())
@@ -211,7 +239,12 @@ pub fn check_for(
     key: Option<f64>,
     audience: Audience,
 ) -> Feedback {
-    let f = judge(exercise, answer, key);
+    for_audience(exercise, judge(exercise, answer, key), audience)
+}
+
+/// Feedback as the audience sees it: a teacher's wrong answer names no option, no figure and no
+/// model answer.
+pub(crate) fn for_audience(exercise: &Exercise, f: Feedback, audience: Audience) -> Feedback {
     match audience {
         Audience::Learner => f,
         Audience::Teacher if f.correct && !matches!(exercise.kind, ExerciseKind::FreeText(_)) => {
@@ -455,6 +488,28 @@ fn judge(exercise: &Exercise, answer: &Answer, key: Option<f64>) -> Feedback {
             }
             Feedback {
                 correct: enough,
+                message: join(&all),
+                expected: None,
+            }
+        }
+        (ExerciseKind::PickRows(_), Answer::PickRows { .. }) => Feedback {
+            correct: false,
+            message: t(
+                "This pick is checked against its sample: the sample is not loaded yet.",
+                "这个选择要对照它的样本来核对：样本还没有加载。",
+            ),
+            expected: None,
+        },
+        (ExerciseKind::DrawMap(d), Answer::Map { map }) => {
+            let problems = map.problems(d.min_steps);
+            let correct = problems.is_empty();
+            let mut all = vec![if correct { right } else { not_yet }];
+            all.extend(problems.into_iter().map(|p| p.why));
+            if correct {
+                all.push(explain);
+            }
+            Feedback {
+                correct,
                 message: join(&all),
                 expected: None,
             }

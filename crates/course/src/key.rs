@@ -15,6 +15,7 @@ use crate::course::{Course, Lesson};
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::feedback::Audience;
 use crate::metric::{answer_key, currency_for, AnswerUnit, LessonMetric};
+use crate::pick::refuting_rows;
 use crate::progress::Progress;
 use crate::ratio::{ratio_parts, PartOption};
 use crate::{t, CORE_OPTION};
@@ -43,6 +44,7 @@ fn sample_of(e: &Exercise) -> Option<&str> {
     match &e.kind {
         ExerciseKind::Number(n) => Some(&n.sample),
         ExerciseKind::RatioParts(r) => Some(&r.sample),
+        ExerciseKind::PickRows(p) => Some(&p.sample),
         _ => None,
     }
 }
@@ -106,6 +108,19 @@ pub fn key_answer(e: &Exercise, trace: Option<&Trace>) -> Result<Text, Text> {
                 format!("分子：{}；分母：{}；单位：{}", num.zh, den.zh, unit.zh),
             ))
         }
+        ExerciseKind::PickRows(p) => {
+            let trace = trace.ok_or_else(|| need(&p.sample))?;
+            let rows = refuting_rows(e, trace).ok_or_else(|| t("the sample has no GPU samples to check against", "样本没有可供核对的 GPU 采样"))?;
+            let ids = rows.into_iter().collect::<Vec<_>>().join(", ");
+            Ok(Text::new(
+                format!("at least {} of these rows (slow while the GPU averaged {} % or more): {ids}", p.min_rows, trim_num(p.busy_pct)),
+                format!("这些行中至少 {} 行（GPU 平均利用率不低于 {}% 时变慢）：{ids}", p.min_rows, trim_num(p.busy_pct)),
+            ))
+        }
+        ExerciseKind::DrawMap(d) => Ok(Text::new(
+            format!("the learner's own map, checked for its required parts: at least {} steps with data, device and output in order, a failure point and how it fails, a sample point on the client's clock, a training variant with data, device and checkpoint", d.min_steps),
+            format!("学习者自己画的图，按要求的部分检查：至少 {} 个步骤，数据、设备、输出依次出现；一个失败点及其失败方式；一个在客户端时钟上的采样点；一条包括数据、设备和检查点的训练路径", d.min_steps),
+        )),
         ExerciseKind::FreeText(f) => Ok(Text::new(
             format!("judged by the teacher: at least {} checklist items and {} characters; the model answer below", f.min_checked, f.min_chars),
             format!("由教师评判：至少勾选 {} 项、写 {} 个字符；参考答案见下", f.min_checked, f.min_chars),
@@ -231,6 +246,25 @@ impl LabHidden {
                 held.push(r.name.clone());
             }
         }
+        // The second snapshot (another threshold) is figures of the same lab: held alike, so a
+        // pre-fill cannot give an open exercise's figure away under the other threshold.
+        if let Some(second) = card.second.as_mut() {
+            let mine = own.and_then(|c| c.second.as_ref());
+            for r in &mut second.results {
+                if self.holds_line(&format!("figure:{}", r.key)) {
+                    let mine = mine
+                        .and_then(|c| c.results.iter().find(|o| o.key == r.key))
+                        .cloned()
+                        .unwrap_or_default();
+                    r.value = mine.value;
+                    r.numerator = mine.numerator;
+                    r.denominator = mine.denominator;
+                    r.method = mine.method;
+                    r.interval = mine.interval;
+                    held.push(format!("{} ({})", r.name, second_label(card.lang)));
+                }
+            }
+        }
         for field in ["sample_count", "attempts"] {
             if self.holds_line(&format!("field:{field}")) {
                 let mine = own
@@ -244,5 +278,13 @@ impl LabHidden {
             }
         }
         held
+    }
+}
+
+/// How a held figure of the card's second snapshot is named in the pre-fill's note.
+fn second_label(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "second threshold",
+        Lang::Zh => "第二个门槛",
     }
 }

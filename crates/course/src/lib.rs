@@ -11,6 +11,10 @@
 //! * [`answer_key`] and [`check`] give the lab an exercise's key and bilingual feedback;
 //!   [`ratio_parts`] the options of a "name the numerator, denominator and unit" exercise, the
 //!   right one taken from the core's [`Figure`](tracelab_core::Figure) labels.
+//! * [`pick_rows`] the rows of a `pick_rows` exercise and [`check_pick`] the learner's pick of
+//!   counter-evidence, checked against the core's GPU samples ([`refuting_rows`]).
+//! * [`SystemMap`] is the learner's own map of the system path (lesson 1's `draw_map`), checked for
+//!   the seed's parts ([`SystemMap::problems`]) and exported as a file like the card.
 //! * [`answer_sheet`] is the teacher's answer key (every answer from the core); [`lab_hidden`] what
 //!   the lab beside a lesson hides until the learner has answered.
 //! * [`MetricCard`] is the card a learner fills (pre-filled from the core, or written first and
@@ -39,8 +43,10 @@ mod feedback;
 mod json;
 mod key;
 mod locate;
+mod map;
 mod markdown;
 mod metric;
+mod pick;
 mod progress;
 mod ratio;
 mod svg;
@@ -52,8 +58,10 @@ pub use course::*;
 pub use exercise::*;
 pub use feedback::*;
 pub use key::*;
+pub use map::*;
 pub use markdown::*;
 pub use metric::*;
+pub use pick::*;
 pub use progress::*;
 pub use ratio::*;
 pub use svg::*;

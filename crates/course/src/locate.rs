@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use crate::exercise::Exercise;
 use crate::feedback::Answer;
-use crate::json::{clean, json_kind, Found, Locate};
+use crate::json::{clean, json_kind, read_export, Found, Locate};
+use crate::map::{SystemMap, MAP_KIND};
+use tracelab_core::error::ParseError;
 
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
@@ -185,7 +187,7 @@ fn explained(v: &Value, p: &str) -> Found {
 }
 
 fn exercise(v: &Value, p: &str) -> Found {
-    let fields: [(&str, bool, Locate); 19] = [
+    let fields: [(&str, bool, Locate); 22] = [
         ("id", true, string),
         ("kind", true, string),
         ("prompt", true, text),
@@ -255,6 +257,9 @@ fn exercise(v: &Value, p: &str) -> Found {
         }),
         ("min_checked", false, leaf::<Option<usize>>),
         ("min_chars", false, leaf::<Option<usize>>),
+        ("busy_pct", false, leaf::<Option<f64>>),
+        ("min_rows", false, leaf::<Option<usize>>),
+        ("min_steps", false, leaf::<Option<usize>>),
     ];
     // The parts first; then the whole, whose own checks (a field that does not belong to the
     // kind, a field the kind needs) are reported at the exercise.
@@ -262,7 +267,7 @@ fn exercise(v: &Value, p: &str) -> Found {
 }
 
 pub(crate) fn answer(v: &Value, p: &str) -> Found {
-    let fields: [(&str, bool, Locate); 8] = [
+    let fields: [(&str, bool, Locate); 9] = [
         ("kind", true, string),
         ("value", false, leaf::<Option<f64>>),
         ("chosen", false, |v, p| optional(v, p, strings)),
@@ -271,6 +276,38 @@ pub(crate) fn answer(v: &Value, p: &str) -> Found {
         ("unit", false, opt_string),
         ("text", false, opt_string),
         ("checked", false, |v, p| optional(v, p, strings)),
+        ("map", false, |v, p| optional(v, p, locate_map)),
     ];
     object(v, p, &fields, false).or_else(|| leaf::<Answer>(v, p))
+}
+
+fn map_step(v: &Value, p: &str) -> Found {
+    object(
+        v,
+        p,
+        &[("name", false, string), ("role", false, string)],
+        false,
+    )
+}
+
+/// Names the field that stops a learner's system map (a file, or a `draw_map` answer) from being
+/// read; the map itself is `map.rs`'s.
+pub(crate) fn locate_map(v: &Value, p: &str) -> Found {
+    let fields: [(&str, bool, Locate); 6] = [
+        ("steps", false, |v, p| list(v, p, map_step)),
+        ("failure", false, leaf::<Option<usize>>),
+        ("failure_note", false, string),
+        ("sample", false, leaf::<Option<usize>>),
+        ("clock", false, string),
+        ("training", false, |v, p| list(v, p, map_step)),
+    ];
+    object(v, p, &fields, false)
+}
+
+impl SystemMap {
+    /// Reads [`SystemMap::to_json`]'s file: missing fields are empty, a wrong type is an error
+    /// naming the field, a file of another kind is refused.
+    pub fn from_json(text: &str) -> Result<SystemMap, ParseError> {
+        read_export(text, MAP_KIND, "system map", locate_map)
+    }
 }

@@ -12,6 +12,7 @@ use crate::exercise::Pairs;
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::markdown::markers;
 use crate::metric::{answer_key, computed, AnswerUnit, LessonMetric};
+use crate::pick::refuting_rows;
 use crate::ratio::ratio_parts;
 use crate::svg::svg_ids;
 use crate::CORE_OPTION;
@@ -340,6 +341,25 @@ impl Course {
                             ));
                         }
                     }
+                    ExerciseKind::PickRows(p) => {
+                        let Some(tr) = trace(&p.sample) else {
+                            out.push(format!("{place}: the sample `{}` cannot be read", p.sample));
+                            continue;
+                        };
+                        match refuting_rows(e, &tr) {
+                            None => out.push(format!(
+                                "{place}: `{}` has no GPU samples on the run's clock to pick rows against",
+                                p.sample
+                            )),
+                            Some(rows) if rows.len() < p.min_rows => out.push(format!(
+                                "{place}: the core finds {} refuting rows on `{}`, fewer than `min_rows` {}",
+                                rows.len(),
+                                p.sample,
+                                p.min_rows
+                            )),
+                            Some(_) => {}
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -500,6 +520,23 @@ fn validate_kind(
                         &d.explain,
                     );
                 }
+            }
+        }
+        ExerciseKind::PickRows(p) => {
+            sample_ok(out, ep, &p.sample);
+            pairs_ok(out, ep, &p.settings);
+            if !(p.busy_pct.is_finite() && p.busy_pct > 0.0 && p.busy_pct <= 100.0) {
+                out.push(format!(
+                    "{ep}: `busy_pct` must be a percentage above 0 and at most 100"
+                ));
+            }
+            if p.min_rows == 0 {
+                out.push(format!("{ep}: `min_rows` must be at least 1"));
+            }
+        }
+        ExerciseKind::DrawMap(d) => {
+            if d.min_steps < 2 {
+                out.push(format!("{ep}: `min_steps` must be at least 2"));
             }
         }
         ExerciseKind::FreeText(f) => {

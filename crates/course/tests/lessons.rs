@@ -115,7 +115,14 @@ fn the_course_parses_with_five_lessons_in_both_languages() {
         c.exercises().map(|(_, e)| e.kind.code()).collect();
     assert_eq!(
         kinds.into_iter().collect::<Vec<_>>(),
-        ["choice", "free_text", "number", "ratio_parts"]
+        [
+            "choice",
+            "draw_map",
+            "free_text",
+            "number",
+            "pick_rows",
+            "ratio_parts"
+        ]
     );
     assert_eq!(c.self_check.len(), 6);
     assert_eq!(c.card_fields.len(), MetricCard::FIELDS.len());
@@ -1810,4 +1817,27 @@ fn the_card_prefill_and_check_hold_back_what_the_lab_hides() {
     hidden.hold_back(&mut card, Some(&own));
     assert_eq!(card.results[1].value, "1.7 s");
     assert!(card.results[2].value.is_empty());
+    // The card's second threshold is the same lab's figures: held alike (lesson 3 asks for P95
+    // at 0.5 s, so a pre-filled 0.5 s snapshot would hand it over).
+    let mut at_half = settings.clone();
+    at_half.ttft_threshold_s = 0.5;
+    let mut card = prefilled();
+    let choices = card.choices.clone();
+    card.second = Some(tracelab_course::CardSnapshot::prefill(
+        &trace,
+        &choices,
+        &at_half,
+        Lang::En,
+    ));
+    let held = hidden.hold_back(&mut card, None);
+    let second = card.second.as_ref().unwrap();
+    for key in ["ttft_tail", "joint_rate", "goodput"] {
+        let r = second.results.iter().find(|r| r.key == key).unwrap();
+        assert!(r.value.is_empty() && r.numerator.is_empty(), "{key}: {r:?}");
+        assert!(
+            held.iter()
+                .any(|h| h.starts_with(&r.name) && h.contains("second threshold")),
+            "{key} not said to be held: {held:?}"
+        );
+    }
 }

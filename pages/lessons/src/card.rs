@@ -9,7 +9,7 @@ use tracelab_core::handoff::WorkingText;
 use tracelab_core::parse::parse_trace;
 use tracelab_core::settings::{pair_label, pair_value_label, CHOICES, NUMBER_CHOICES};
 use tracelab_core::{Lang, Metrics, Settings, Text, Trace};
-use tracelab_course::{Agreement, CardReview, MetricCard};
+use tracelab_course::{Agreement, CardReview, CardSnapshot, MetricCard};
 use wasm_bindgen::JsCast;
 
 use crate::key::hidden_now;
@@ -97,7 +97,11 @@ pub fn lab_state(lang: Lang) -> Result<LabState, String> {
 }
 
 /// The card for what the lab shows (with the state it was read from), or why there is none.
-fn card_from_lab(lang: Lang) -> Result<(MetricCard, LabState), String> {
+/// The learner's second snapshot, if any, is kept and filled from the core under its own choices.
+fn card_from_lab(
+    lang: Lang,
+    second: Option<CardSnapshot>,
+) -> Result<(MetricCard, LabState), String> {
     let zh = lang == Lang::Zh;
     let state = lab_state(lang)?;
     let metrics = Metrics::of(&state.trace.attempts, &state.settings);
@@ -119,6 +123,16 @@ fn card_from_lab(lang: Lang) -> Result<(MetricCard, LabState), String> {
         None => state.source.clone(),
     };
     let mut card = MetricCard::prefill(&source, &state.trace, &state.settings, &metrics, lang);
+    if let Some(mine) = second {
+        let mut other = state.settings.clone();
+        other.apply_pairs(mine.choices.iter().map(|(k, v)| (k.as_str(), v.trim())));
+        card.second = Some(CardSnapshot::prefill(
+            &state.trace,
+            &card.choices,
+            &other,
+            lang,
+        ));
+    }
     for (label, why) in &state.mistakes {
         if !card.notes.is_empty() {
             card.notes.push('\n');
@@ -188,7 +202,10 @@ pub fn CardPanel() -> impl IntoView {
     let classmate_trace = RwSignal::new(None::<(String, Trace)>);
     let prefill = move |_| {
         let lang = page.lang.get_untracked();
-        match card_from_lab(lang) {
+        let second = page
+            .progress
+            .with_untracked(|p| p.card.as_ref().and_then(|c| c.second.clone()));
+        match card_from_lab(lang, second) {
             Ok((mut card, state)) => {
                 page.error.set(None);
                 // What the lab beside hides is not on the card either: the learner writes it.
@@ -384,6 +401,7 @@ pub fn CardPanel() -> impl IntoView {
                             }
                         }).collect_view()}
                     </div>
+                    {second_snapshot(page, written, &card, l)}
                 }
             }}
             <h3>{move || w(page.lang.get(), "results")}</h3>
@@ -411,6 +429,52 @@ pub fn CardPanel() -> impl IntoView {
             </section>
         </section>
     }
+}
+
+/// The card's second snapshot: the same trace under a second TTFT threshold (the lesson's
+/// 0.5 s), its threshold and each figure written by the learner, checked with the card.
+fn second_snapshot(page: Page, written: Written, card: &MetricCard, l: Lang) -> impl IntoView {
+    let zh = l == Lang::Zh;
+    let Some(second) = card.second.clone() else {
+        return view! {
+            <div class="card-second" data-testid="card-second">
+                <button data-testid="card-add-second" on:click=move |_| {
+                    edit_card(page, written, l, |c| c.second = Some(CardSnapshot::blank(l)));
+                    // Not the form's own edit: the form is redrawn with the snapshot's fields.
+                    written.0.set_value(None);
+                    page.progress.update(|_| {});
+                }>{if zh { "添加第二个门槛（同一份记录，例如 0.5 秒）" } else { "Add a second threshold (the same trace, e.g. 0.5 s)" }}</button>
+            </div>
+        }
+        .into_any();
+    };
+    let stated = second.choices.get("t").cloned().unwrap_or_default();
+    view! {
+        <fieldset class="card-second" data-testid="card-second">
+            <legend>{if zh { "第二组设置：同一份记录，另一个 TTFT 门槛" } else { "Second snapshot: the same trace, another TTFT threshold" }}</legend>
+            <label class="card-choice">
+                <span>{pair_label("t").get(l).to_string()}</span>
+                <input type="text" inputmode="decimal" data-testid="card-second-t" placeholder=w(l, "not_stated") prop:value=stated
+                    on:change=move |e| {
+                        let v = event_target_value(&e).trim().to_string();
+                        edit_card(page, written, l, |c| if let Some(s) = c.second.as_mut() {
+                            if v.is_empty() { s.choices.remove("t"); } else { s.choices.insert("t".into(), v); }
+                        });
+                    } />
+            </label>
+            {second.results.iter().enumerate().map(|(i, r)| view! {
+                <label class="card-part">
+                    <span>{r.name.clone()}" "<small>{r.unit.clone()}</small></span>
+                    <input type="text" data-testid=format!("card-second-value-{i}") prop:value=r.value.clone()
+                        on:change=move |e| {
+                            let v = event_target_value(&e);
+                            edit_card(page, written, l, |c| if let Some(r) = c.second.as_mut().and_then(|s| s.results.get_mut(i)) { r.value = v; });
+                        } />
+                </label>
+            }).collect_view()}
+        </fieldset>
+    }
+    .into_any()
 }
 
 /// A number choice of the card (threshold, p, window, cost, currency): empty is "not stated".

@@ -173,6 +173,10 @@ pub fn ExerciseWidget(id: String) -> impl IntoView {
             }
             .into_any()
         }
+        ExerciseKind::DrawMap(_) => {
+            crate::map::map_widget(previous, feedback, submit.clone()).into_any()
+        }
+        ExerciseKind::PickRows(_) => crate::pick::pick_widget(&ex, previous, feedback).into_any(),
         ExerciseKind::FreeText(f) => {
             let (text0, checked0) = match previous {
                 Some(Answer::FreeText { text, checked }) => (text, checked.into_iter().collect()),

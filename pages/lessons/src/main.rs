@@ -8,7 +8,9 @@ mod card;
 mod exercise;
 mod judge;
 mod key;
+mod map;
 mod page;
+mod pick;
 mod words;
 
 fn main() {
