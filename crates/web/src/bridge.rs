@@ -17,6 +17,9 @@ pub enum Call {
     RunChecks,
     /// A download's text: `(key, text or "", rest or "", settings, lang, kind, source)` → the file's text.
     ExportFile,
+    /// The sessions as rows with the per-turn and per-session figures side by side: `(key, text
+    /// or "", rest or "", settings, lang)` → [`SessionsAnswer`] as JSON.
+    Sessions,
     /// The run in time buckets painted on canvas: `(key, text or "", rest or "", container id, RunRequest)` → "ok".
     ShowRun,
     /// The heat map and the histogram painted on canvas: `(key, text or "", rest or "", container id,
@@ -26,7 +29,7 @@ pub enum Call {
 
 impl Call {
     /// Every call, for the tidy's check against the bundle.
-    pub const ALL: [Call; 7] = [
+    pub const ALL: [Call; 8] = [
         Call::ImportUpload,
         Call::AttachSummary,
         Call::PeerTable,
@@ -34,6 +37,7 @@ impl Call {
         Call::ExportFile,
         Call::ShowRun,
         Call::ShowDistribution,
+        Call::Sessions,
     ];
 
     /// The bundle's exported function (its Rust name in `pages/convert/src/main.rs`).
@@ -46,6 +50,7 @@ impl Call {
             Call::ExportFile => "export_file",
             Call::ShowRun => "show_run",
             Call::ShowDistribution => "show_distribution",
+            Call::Sessions => "sessions",
         }
     }
 
@@ -60,6 +65,7 @@ impl Call {
                 | Call::ExportFile
                 | Call::ShowRun
                 | Call::ShowDistribution
+                | Call::Sessions
         )
     }
 }
@@ -77,4 +83,27 @@ pub struct RunChecksAnswer {
     /// The figures by session and by turn (`tracelab_core::session::Sessions::lines`), under the
     /// same settings; empty when no attempt names a session.
     pub sessions: Vec<String>,
+}
+
+/// One of the figures the session table sets side by side (`tracelab_core::session::Sessions`),
+/// written in the reader's language.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SideFigure {
+    /// The core's key (`turn_qualified_rate`, `session_qualified_share`, …).
+    pub key: String,
+    pub name: String,
+    /// The value with its counts: "75 % (9 / 12)".
+    pub value: String,
+    /// "95 % interval 44.56 % … 91.8 % (cluster-robust, …)", or why there is none.
+    pub interval: String,
+}
+
+/// What [`Call::Sessions`] answers, as JSON: empty when no attempt names a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SessionsAnswer {
+    /// The per-turn rate, the share of sessions qualified and the product of per-turn rates.
+    pub figures: Vec<SideFigure>,
+    /// One row per session (`tracelab_core::session::session_rows`), its turns as positions in
+    /// the lab's working attempts.
+    pub rows: Vec<tracelab_core::session::SessionRow>,
 }
