@@ -10,6 +10,7 @@ use std::collections::HashSet;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use tracelab_core::session::SessionRow;
 use tracelab_core::{
     format::{integer, trim_num},
     verdict, Attempt, Lang, Settings,
@@ -59,135 +60,153 @@ pub fn SessionsTable() -> impl IntoView {
         });
         trace
     });
-    let toggle = move |id: String| {
-        open.update(|o| {
-            if !o.remove(&id) {
-                o.insert(id);
-            }
+    let rows = move || {
+        answer.with(|a| match a {
+            Some(Ok(a)) => a.rows.iter().cloned().enumerate().collect::<Vec<_>>(),
+            _ => Vec::new(),
+        })
+    };
+    let has_rows =
+        Memo::new(move |_| answer.with(|a| matches!(a, Some(Ok(a)) if !a.rows.is_empty())));
+    let error = move || answer.with(|a| a.as_ref().and_then(|a| a.as_ref().err().cloned()));
+    let figures = move || {
+        answer.with(|a| match a {
+            Some(Ok(a)) => a.figures.clone(),
+            _ => Vec::new(),
         })
     };
 
+    // The section is laid out once per trace with sessions; the rows are keyed, so a threshold
+    // edit redraws only the sessions whose verdict moved (an open one stays open, the box keeps
+    // its scroll and the keyboard its place).
     move || {
-        let l = lang.get();
-        match answer.get() {
-            None => None,
-            Some(Err(e)) => Some(
+        if let Some(e) = error() {
+            return Some(
                 view! {
                     <section class="sessions-table" data-testid="sessions-table">
                         <p class="error" role="alert">{e}</p>
                     </section>
                 }
                 .into_any(),
-            ),
-            Some(Ok(a)) if a.rows.is_empty() => None,
-            Some(Ok(a)) => {
-                let n = a.rows.len();
-                let figures = a
-                    .figures
-                    .into_iter()
-                    .map(|f| {
-                        view! {
+            );
+        }
+        has_rows.get().then(|| {
+            view! {
+                <section class="sessions-table" aria-labelledby="sessions-h" data-testid="sessions-table">
+                    <h2 id="sessions-h">
+                        {move || tr(lang.get(), "sess_title")}
+                        <span class="count">{move || format!(" ({})", integer(answer.with(|a| a.as_ref().and_then(|a| a.as_ref().ok()).map_or(0, |a| a.rows.len())) as u64))}</span>
+                    </h2>
+                    <p class="muted">{move || tr(lang.get(), "sess_intro")}</p>
+                    <div class="metric-grid session-figures" aria-live="polite">
+                        {move || figures().into_iter().map(|f| view! {
                             <div class="metric" data-testid=format!("session-figure-{}", f.key)>
                                 <h3>{f.name}</h3>
                                 <p class="value">{f.value}</p>
                                 <p class="interval">{f.interval}</p>
                             </div>
-                        }
-                    })
-                    .collect_view();
-                let attempts = lab
-                    .working
-                    .with_untracked(|w| w.as_ref().map(|w| w.attempts.clone()))
-                    .unwrap_or_default();
-                let rows = a
-                    .rows
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, row)| {
-                        let id = row.session_id.clone();
-                        let is_open = {
-                            let id = id.clone();
-                            move || open.with(|o| o.contains(&id))
-                        };
-                        let body_id = format!("session-turns-{k}");
-                        let tbody_id = body_id.clone();
-                        let first = row.first_failing.and_then(|(turn, i)| {
-                            let a = attempts.get(i)?;
-                            let why = lab.settings.with_untracked(|s| verdict(a, s).reason);
-                            let why = why.map(|r| r.text().get(l).to_string()).unwrap_or_default();
-                            Some(format!("{}{} {why}", turn_n(l, turn), if l == Lang::Zh { "：" } else { ":" }))
-                        });
-                        let turns = {
-                            let (attempts, positions, is_open) = (attempts.clone(), row.rows.clone(), is_open.clone());
-                            move || {
-                                is_open().then(|| {
-                                    lab.settings.with(|s| {
-                                        positions
-                                            .iter()
-                                            .filter_map(|&i| Some((i, attempts.get(i)?)))
-                                            .map(|(i, a)| turn_row(i, a, s, l))
-                                            .collect_view()
-                                    })
-                                })
-                            }
-                        };
-                        let label = id.clone();
-                        let (open_a, open_b) = (is_open.clone(), is_open.clone());
-                        view! {
-                            <tbody id=tbody_id class="session">
-                                <tr class="session-row" class:qualified=row.qualified data-testid="session-row">
-                                    <th scope="row">
-                                        <button
-                                            type="button"
-                                            class="session-toggle mono"
-                                            aria-expanded=move || open_a().to_string()
-                                            aria-controls=body_id
-                                            data-testid="session-toggle"
-                                            on:click=move |_| toggle(id.clone())
-                                        >
-                                            <span aria-hidden="true">{move || if open_b() { "▾ " } else { "▸ " }}</span>
-                                            {label}
-                                        </button>
-                                    </th>
-                                    <td class="num">{integer(row.rows.len() as u64)}</td>
-                                    <td></td>
-                                    <td data-testid="session-verdict">{if row.qualified { tr(l, "qualified") } else { tr(l, "not_qualified") }}</td>
-                                    <td data-testid="first-failing">{first.unwrap_or_default()}</td>
+                        }).collect_view()}
+                    </div>
+                    <div class="table-scroll sessions-scroll" tabindex="0" role="region" aria-labelledby="sessions-h">
+                        <table data-testid="sessions-rows">
+                            <thead>
+                                <tr>
+                                    <th scope="col">{move || tr(lang.get(), "sess_col_session")}</th>
+                                    <th scope="col" class="num">{move || tr(lang.get(), "sess_col_turns")}</th>
+                                    <th scope="col" class="num">{move || tr(lang.get(), "col_ttft")}</th>
+                                    <th scope="col">{move || tr(lang.get(), "col_verdict")}</th>
+                                    <th scope="col">{move || tr(lang.get(), "sess_col_first")}</th>
                                 </tr>
-                                {turns}
-                            </tbody>
-                        }
-                    })
-                    .collect_view();
-                Some(
-                    view! {
-                        <section class="sessions-table" aria-labelledby="sessions-h" data-testid="sessions-table">
-                            <h2 id="sessions-h">
-                                {tr(l, "sess_title")}
-                                <span class="count">{format!(" ({})", integer(n as u64))}</span>
-                            </h2>
-                            <p class="muted">{tr(l, "sess_intro")}</p>
-                            <div class="metric-grid session-figures" aria-live="polite">{figures}</div>
-                            <div class="table-scroll sessions-scroll" tabindex="0" role="region" aria-labelledby="sessions-h">
-                                <table data-testid="sessions-rows">
-                                    <thead>
-                                        <tr>
-                                            <th scope="col">{tr(l, "sess_col_session")}</th>
-                                            <th scope="col" class="num">{tr(l, "sess_col_turns")}</th>
-                                            <th scope="col" class="num">{tr(l, "col_ttft")}</th>
-                                            <th scope="col">{tr(l, "col_verdict")}</th>
-                                            <th scope="col">{tr(l, "sess_col_first")}</th>
-                                        </tr>
-                                    </thead>
-                                    {rows}
-                                </table>
-                            </div>
-                        </section>
-                    }
-                    .into_any(),
-                )
+                            </thead>
+                            <For each=rows key=|r| r.clone() children=move |(k, row)| session_rows(k, row, open) />
+                        </table>
+                    </div>
+                </section>
             }
+            .into_any()
+        })
+    }
+}
+
+/// One session's row, and its turns below it while it is open.
+fn session_rows(k: usize, row: SessionRow, open: RwSignal<HashSet<String>>) -> impl IntoView {
+    let lab = use_lab();
+    let lang = lab.lang;
+    let id = row.session_id.clone();
+    let is_open = {
+        let id = id.clone();
+        move || open.with(|o| o.contains(&id))
+    };
+    let body_id = format!("session-turns-{k}");
+    let tbody_id = body_id.clone();
+    let first = row.first_failing;
+    let first_text = move || {
+        let (turn, i) = first?;
+        let l = lang.get();
+        let why = lab.working.with(|w| {
+            let a = w.as_ref()?.attempts.get(i)?;
+            lab.settings.with(|s| verdict(a, s).reason)
+        });
+        let why = why.map(|r| r.text().get(l).to_string()).unwrap_or_default();
+        Some(format!(
+            "{}{} {why}",
+            turn_n(l, turn),
+            if l == Lang::Zh { "：" } else { ":" }
+        ))
+    };
+    let turns = {
+        let (positions, is_open) = (row.rows.clone(), is_open.clone());
+        move || {
+            is_open().then(|| {
+                let l = lang.get();
+                lab.working.with(|w| {
+                    let Some(w) = w else { return Vec::new() };
+                    lab.settings.with(|s| {
+                        positions
+                            .iter()
+                            .filter_map(|&i| Some((i, w.attempts.get(i)?)))
+                            .map(|(i, a)| turn_row(i, a, s, l))
+                            .collect::<Vec<_>>()
+                    })
+                })
+            })
         }
+    };
+    let toggle = {
+        let id = id.clone();
+        move |_| {
+            open.update(|o| {
+                if !o.remove(&id) {
+                    o.insert(id.clone());
+                }
+            })
+        }
+    };
+    let (open_a, open_b) = (is_open.clone(), is_open);
+    let qualified = row.qualified;
+    view! {
+        <tbody id=tbody_id class="session">
+            <tr class="session-row" class:qualified=qualified data-testid="session-row">
+                <th scope="row">
+                    <button
+                        type="button"
+                        class="session-toggle mono"
+                        aria-expanded=move || open_a().to_string()
+                        aria-controls=body_id
+                        data-testid="session-toggle"
+                        on:click=toggle
+                    >
+                        <span aria-hidden="true">{move || if open_b() { "▾ " } else { "▸ " }}</span>
+                        {id}
+                    </button>
+                </th>
+                <td class="num">{integer(row.rows.len() as u64)}</td>
+                <td></td>
+                <td data-testid="session-verdict">{move || tr(lang.get(), if qualified { "qualified" } else { "not_qualified" })}</td>
+                <td data-testid="first-failing">{move || first_text().unwrap_or_default()}</td>
+            </tr>
+            {turns}
+        </tbody>
     }
 }
 
