@@ -1837,6 +1837,8 @@ fn sessions_open_into_their_turns_and_their_qualification_follows_the_threshold(
     const SHARE: &str = "[data-testid=session-figure-session_qualified_share]";
     const TURNS: &str = "[data-testid=session-figure-turn_qualified_rate]";
     const ENTER: &str = "\u{E007}";
+    // The turns of the sessions that are open (a closed session's turns are not displayed).
+    const OPEN_TURNS: &str = "tbody.open [data-testid=session-turn]";
     let (dir, file) = four_sessions_file("rows");
     for (lang, width) in [("en-US", 1280), ("zh-CN", 360)] {
         let zh = lang.starts_with("zh");
@@ -1881,7 +1883,7 @@ fn sessions_open_into_their_turns_and_their_qualification_follows_the_threshold(
             "{lang}: s2 fails on its TTFT: {first:?}"
         );
         // Closed until asked: s2 opened from the keyboard.
-        assert!(b.find_all("[data-testid=session-turn]").is_empty());
+        assert!(b.find_all(OPEN_TURNS).is_empty());
         let expanded = |k: usize| {
             b.execute(
                 "return document.querySelectorAll('[data-testid=session-toggle]')[arguments[0]].getAttribute('aria-expanded')",
@@ -1894,22 +1896,29 @@ fn sessions_open_into_their_turns_and_their_qualification_follows_the_threshold(
             json!([]),
         );
         b.press(ENTER);
-        b.wait_text("[data-testid=session-turn]", |t| t.contains("s2-1"));
+        b.wait_text(OPEN_TURNS, |t| t.contains("s2-1"));
         assert_eq!(expanded(1), json!("true"));
-        let turn_rows = texts("[data-testid=session-turn]");
+        let turn_rows = texts(OPEN_TURNS);
         assert_eq!(turn_rows.len(), 3, "{lang}: {turn_rows:?}");
         assert!(
             turn_rows[2].contains("s2-3") && turn_rows[2].contains(no),
             "{lang}: {turn_rows:?}"
         );
+        // A turn is an attempt of the table: a click on s2's third turn selects row 6 of 12.
+        b.click("tbody.open [data-testid=session-turn]:nth-child(4)");
+        b.wait_text(POSITION, |t| t == "6 / 12");
+        b.execute(
+            "document.querySelectorAll('[data-testid=session-toggle]')[1].focus()",
+            json!([]),
+        );
         // The focus stays on the button, so Enter closes it again and opens it once more.
         b.press(ENTER);
         b.wait_text("[data-testid=sessions-rows]", |_| {
-            b.find_all("[data-testid=session-turn]").is_empty()
+            b.find_all(OPEN_TURNS).is_empty()
         });
         assert_eq!(expanded(1), json!("false"));
         b.press(ENTER);
-        b.wait_text("[data-testid=session-turn]", |t| t.contains("s2-1"));
+        b.wait_text(OPEN_TURNS, |t| t.contains("s2-1"));
         if width == 360 {
             let overflow = b.execute(
                 "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
@@ -1938,7 +1947,7 @@ fn sessions_open_into_their_turns_and_their_qualification_follows_the_threshold(
             json!("true"),
             "{lang}: the open session stays open"
         );
-        let turn_rows = texts("[data-testid=session-turn]");
+        let turn_rows = texts(OPEN_TURNS);
         assert!(
             turn_rows[2].contains("s2-3") && !turn_rows[2].contains(no),
             "{lang}: {turn_rows:?}"

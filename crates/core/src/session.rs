@@ -489,7 +489,7 @@ impl Sessions {
 
 /// One session as a row of the lab's table: its counted turns (their positions in the attempts
 /// it was built from, in turn order) and whether it qualified, under one set of settings.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRow {
     pub session_id: String,
     /// Positions of its counted turns in the attempts, by turn number, then position.

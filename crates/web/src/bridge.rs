@@ -17,8 +17,9 @@ pub enum Call {
     RunChecks,
     /// A download's text: `(key, text or "", rest or "", settings, lang, kind, source)` → the file's text.
     ExportFile,
-    /// The sessions as rows with the per-turn and per-session figures side by side: `(key, text
-    /// or "", rest or "", settings, lang)` → [`SessionsAnswer`] as JSON.
+    /// The session table: the sessions as rows that open into their turns, with the per-turn and
+    /// per-session figures side by side: `(key, text or "", rest or "", settings, lang, open
+    /// session ids as JSON)` → its HTML ("" when no attempt names a session).
     Sessions,
     /// The run in time buckets painted on canvas: `(key, text or "", rest or "", container id, RunRequest)` → "ok".
     ShowRun,
@@ -83,27 +84,4 @@ pub struct RunChecksAnswer {
     /// The figures by session and by turn (`tracelab_core::session::Sessions::lines`), under the
     /// same settings; empty when no attempt names a session.
     pub sessions: Vec<String>,
-}
-
-/// One of the figures the session table sets side by side (`tracelab_core::session::Sessions`),
-/// written in the reader's language.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SideFigure {
-    /// The core's key (`turn_qualified_rate`, `session_qualified_share`, …).
-    pub key: String,
-    pub name: String,
-    /// The value with its counts: "75 % (9 / 12)".
-    pub value: String,
-    /// "95 % interval 44.56 % … 91.8 % (cluster-robust, …)", or why there is none.
-    pub interval: String,
-}
-
-/// What [`Call::Sessions`] answers, as JSON: empty when no attempt names a session.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SessionsAnswer {
-    /// The per-turn rate, the share of sessions qualified and the product of per-turn rates.
-    pub figures: Vec<SideFigure>,
-    /// One row per session (`tracelab_core::session::session_rows`), its turns as positions in
-    /// the lab's working attempts.
-    pub rows: Vec<tracelab_core::session::SessionRow>,
 }

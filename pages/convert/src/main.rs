@@ -14,16 +14,17 @@ use tracelab_core::compare::{Intervals, Readings};
 use tracelab_core::export::{write_export, ExportKind};
 use tracelab_core::handoff::WorkingText;
 use tracelab_core::parse::parse_trace;
-use tracelab_core::session::{session_rows, SessionFigure, Sessions};
+use tracelab_core::session::Sessions;
 use tracelab_core::{Index, Lang, Metrics, ParseError, Population, Settings, Trace};
 use tracelab_peers::{handoff, table};
-use tracelab_web::bridge::{RunChecksAnswer, SessionsAnswer, SideFigure, NEED_TRACE};
+use tracelab_web::bridge::{RunChecksAnswer, NEED_TRACE};
 use tracelab_web::js_text;
 use wasm_bindgen::prelude::*;
 
 mod canvas;
 mod paint;
 mod peer_html;
+mod session_html;
 
 /// The open trace (with the learner's what-if edits applied) the lab last sent, by the lab's key
 /// for it, so a threshold edit sends only the settings; its index for the last population, and
@@ -189,11 +190,12 @@ pub fn run_checks(
     })
 }
 
-/// The sessions of the trace known by `key` (as for [`peer_table`]) as rows (`session::session_rows`:
-/// each with its turns' positions in the held attempts, which are the lab's working attempts),
-/// and the per-turn rate, the share of sessions qualified and the product of per-turn rates side
-/// by side, under `settings`, written in `lang`: a `SessionsAnswer` as JSON, empty when no
-/// attempt names a session.
+/// The lab's session table (`session_html`) for the trace known by `key` (as for [`peer_table`]),
+/// under `settings`, in `lang`, the sessions named in `open` (a JSON array of ids) drawn open: the
+/// sessions as rows (`session::session_rows`, each turn's `data-row` its position in the held
+/// attempts, which are the lab's working attempts) and the per-turn rate, the share of sessions
+/// qualified and the product of per-turn rates side by side, as HTML; empty when no attempt names
+/// a session.
 #[wasm_bindgen]
 pub fn sessions(
     key: &str,
@@ -201,55 +203,18 @@ pub fn sessions(
     rest: &str,
     settings: &str,
     lang: &str,
+    open: &str,
 ) -> Result<String, String> {
     on_held(key, text, rest, |held| {
         let settings: Settings = read("settings", settings)?;
         let lang: Lang = read("language", lang)?;
-        let mut answer = SessionsAnswer::default();
-        if held.facts.says_sessions {
-            if let Some(s) = Sessions::of(&held.trace.attempts, &settings) {
-                answer.figures = [&s.turn_rate, &s.session_share, &s.predicted_share]
-                    .into_iter()
-                    .map(|f| side_figure(f, lang))
-                    .collect();
-                answer.rows = session_rows(&held.trace.attempts, &settings);
-            }
-        }
-        serde_json::to_string(&answer).map_err(|e| e.to_string())
+        let open: Vec<String> = read("open sessions", open)?;
+        Ok(if held.facts.says_sessions {
+            session_html::table(&held.trace.attempts, &settings, lang, &open)
+        } else {
+            String::new()
+        })
     })
-}
-
-/// One session figure as the table's side-by-side box writes it: its value with its counts, and
-/// its interval with the method (or, where it has none, what it is).
-fn side_figure(f: &SessionFigure, lang: Lang) -> SideFigure {
-    use tracelab_core::format::{integer, value};
-    let fig = &f.figure;
-    let mut shown = value(fig, lang);
-    if let (Some(n), Some(d)) = (fig.numerator, fig.denominator) {
-        shown.push_str(&format!(" ({} / {})", integer(n as u64), integer(d as u64)));
-    }
-    let interval = match (&f.interval, &f.interval_method, &fig.undefined) {
-        (_, _, Some(why)) => why.get(lang).to_string(),
-        (Some(b), Some(m), _) => {
-            let b = tracelab_core::compare::bounds_text(b, &fig.unit, lang);
-            match lang {
-                Lang::En => format!("95 % interval {b} ({})", m.get(lang)),
-                Lang::Zh => format!("95 % 区间 {b}（{}）", m.get(lang)),
-            }
-        }
-        _ => fig
-            .note
-            .as_ref()
-            .or(fig.method_text.as_ref())
-            .map(|t| t.get(lang).to_string())
-            .unwrap_or_default(),
-    };
-    SideFigure {
-        key: fig.key.clone(),
-        name: fig.name.get(lang).to_string(),
-        value: shown,
-        interval,
-    }
 }
 
 /// A download's text (`kind`, JSON: `"csv"`, `"card_md"`, …) for the trace known by `key` (as for
