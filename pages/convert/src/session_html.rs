@@ -182,7 +182,7 @@ mod tests {
             Some(ttft_ms),
             Quality::Pass,
         );
-        a.start_ms = Some(f64::from(k) * 1000.0);
+        a.start_ms = Some(f64::from(k));
         a.e2e_ms = Some(ttft_ms + 100.0);
         a.session = Some(SessionTurn {
             session_id: session.into(),
