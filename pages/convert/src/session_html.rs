@@ -29,7 +29,7 @@ const WORDS: &Words = &[
     ("sess_col_turns", "Turns / attempt", "轮数 / 尝试"),
     ("sess_col_ttft", "TTFT (s)", "TTFT（秒）"),
     ("sess_col_verdict", "Verdict", "判定"),
-    ("sess_col_first", "First failing turn", "首个不合格的轮"),
+    ("sess_col_first", "First failing turn / reason", "首个不合格的轮 / 原因"),
     ("sess_qualified", "qualified", "合格"),
     ("sess_not_qualified", "not qualified", "不合格"),
     ("sess_missing", "missing", "缺失"),
@@ -73,12 +73,13 @@ pub fn table(attempts: &[Attempt], settings: &Settings, lang: Lang, open: &[Stri
         h.push_str(&figure(f, lang, w("sess_interval")));
     }
     h.push_str("</div><div class=\"table-scroll sessions-scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"sessions-h\"><table data-testid=\"sessions-rows\"><thead><tr>");
+    // The verdict first, so a phone shows it without scrolling sideways.
     for (key, class) in [
         ("sess_col_session", ""),
-        ("sess_col_turns", " class=\"num\""),
-        ("sess_col_ttft", " class=\"num\""),
         ("sess_col_verdict", ""),
         ("sess_col_first", ""),
+        ("sess_col_turns", ""),
+        ("sess_col_ttft", " class=\"num\""),
     ] {
         h.push_str(&format!("<th scope=\"col\"{class}>{}</th>", escape(w(key))));
     }
@@ -97,11 +98,11 @@ pub fn table(attempts: &[Attempt], settings: &Settings, lang: Lang, open: &[Stri
             })
             .unwrap_or_default();
         h.push_str(&format!(
-            "<tbody id=\"session-turns-{k}\" class=\"session{}\"><tr class=\"session-row{}\" data-testid=\"session-row\"><th scope=\"row\"><button type=\"button\" class=\"session-toggle mono\" aria-expanded=\"{is_open}\" aria-controls=\"session-turns-{k}\" data-session=\"{id}\" data-testid=\"session-toggle\">{id}</button></th><td class=\"num\">{}</td><td></td><td data-testid=\"session-verdict\">{}</td><td data-testid=\"first-failing\">{first}</td></tr>",
+            "<tbody id=\"session-turns-{k}\" class=\"session{}\"><tr class=\"session-row{}\" data-testid=\"session-row\"><th scope=\"row\"><button type=\"button\" class=\"session-toggle mono\" aria-expanded=\"{is_open}\" aria-controls=\"session-turns-{k}\" data-session=\"{id}\" data-testid=\"session-toggle\">{id}</button></th><td data-testid=\"session-verdict\">{}</td><td data-testid=\"first-failing\">{first}</td><td>{}</td><td></td></tr>",
             if is_open { " open" } else { "" },
             if row.qualified { " qualified" } else { "" },
-            integer(row.rows.len() as u64),
             said(row.qualified),
+            integer(row.rows.len() as u64),
         ));
         for &i in &row.rows {
             let a = &attempts[i];
@@ -112,13 +113,13 @@ pub fn table(attempts: &[Attempt], settings: &Settings, lang: Lang, open: &[Stri
                 .map(trim_num)
                 .unwrap_or_else(|| w("sess_missing").to_string());
             h.push_str(&format!(
-                "<tr class=\"turn-row{}\" data-row=\"{i}\" data-testid=\"session-turn\"><td class=\"turn-label\">{}</td><td class=\"mono\">{}</td><td class=\"num\">{}</td><td data-testid=\"verdict\">{}</td><td>{}</td></tr>",
+                "<tr class=\"turn-row{}\" data-row=\"{i}\" data-testid=\"session-turn\"><td class=\"turn-label\">{}</td><td data-testid=\"verdict\">{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"num\">{}</td></tr>",
                 if v.qualified { " qualified" } else { "" },
                 turn_n(turn),
-                escape(&a.id),
-                escape(&ttft),
                 said(v.qualified),
                 escape(&v.reason.map(|r| r.text().get(lang).to_string()).unwrap_or_default()),
+                escape(&a.id),
+                escape(&ttft),
             ));
         }
         h.push_str("</tbody>");
@@ -141,10 +142,15 @@ pub fn table(attempts: &[Attempt], settings: &Settings, lang: Lang, open: &[Stri
 /// it has none, what it is).
 fn figure(f: &SessionFigure, lang: Lang, interval_word: &str) -> String {
     let fig = &f.figure;
-    let mut shown = value(fig, lang);
-    if let (Some(n), Some(d)) = (fig.numerator, fig.denominator) {
-        shown.push_str(&format!(" ({} / {})", integer(n as u64), integer(d as u64)));
-    }
+    let shown = escape(&value(fig, lang));
+    let counts = match (fig.numerator, fig.denominator) {
+        (Some(n), Some(d)) => format!(
+            "<span class=\"counts\"> ({} / {})</span>",
+            integer(n as u64),
+            integer(d as u64)
+        ),
+        _ => String::new(),
+    };
     let interval = match (&f.interval, &f.interval_method, &fig.undefined) {
         (_, _, Some(why)) => why.get(lang).to_string(),
         (Some(b), Some(m), _) => {
@@ -162,10 +168,9 @@ fn figure(f: &SessionFigure, lang: Lang, interval_word: &str) -> String {
             .unwrap_or_default(),
     };
     format!(
-        "<div class=\"metric\" data-testid=\"session-figure-{}\"><h3>{}</h3><p class=\"value\">{}</p><p class=\"interval\">{}</p></div>",
+        "<div class=\"metric\" data-testid=\"session-figure-{}\"><h3>{}</h3><p class=\"value\">{shown}{counts}</p><p class=\"interval\">{}</p></div>",
         escape(&fig.key),
         escape(fig.name.get(lang)),
-        escape(&shown),
         escape(&interval)
     )
 }
@@ -220,8 +225,14 @@ mod tests {
             h.contains("aria-expanded=\"true\" aria-controls=\"session-turns-1\""),
             "{h}"
         );
-        assert!(h.contains("50 % (1 / 2)"), "{h}");
-        assert!(h.contains("75 % (3 / 4)"), "{h}");
+        assert!(
+            h.contains("50 %<span class=\"counts\"> (1 / 2)</span>"),
+            "{h}"
+        );
+        assert!(
+            h.contains("75 %<span class=\"counts\"> (3 / 4)</span>"),
+            "{h}"
+        );
         assert!(
             h.contains("<td data-testid=\"first-failing\">turn 2: latency</td>"),
             "{h}"
@@ -234,7 +245,8 @@ mod tests {
             ttft_threshold_s: 1.0,
             ..Settings::default()
         };
-        assert!(table(&attempts, &wide, Lang::En, &[]).contains("100 % (2 / 2)"));
+        assert!(table(&attempts, &wide, Lang::En, &[])
+            .contains("100 %<span class=\"counts\"> (2 / 2)</span>"));
         // No sessions, no section.
         let plain = vec![Attempt::new(
             "x",
