@@ -19,6 +19,7 @@ const MAX_ROWS: usize = 2_000;
 /// The table's own words (the figures and reasons are the core's).
 const WORDS: &Words = &[
     ("sess_title", "Sessions", "会话"),
+    ("sess_rows", "Sessions and their turns", "会话及其各轮"),
     (
         "sess_intro",
         "A session qualifies only when every one of its turns does. Open a session to see its turns; edit the threshold and watch the share of sessions qualified fall faster than the per-turn rate.",
@@ -72,7 +73,7 @@ pub fn table(attempts: &[Attempt], settings: &Settings, lang: Lang, open: &[Stri
     ] {
         h.push_str(&figure(f, lang, w("sess_interval")));
     }
-    h.push_str("</div><div class=\"table-scroll sessions-scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"sessions-h\"><table data-testid=\"sessions-rows\"><thead><tr>");
+    h.push_str(&format!("</div><div class=\"table-scroll sessions-scroll\" tabindex=\"0\" role=\"region\" aria-label=\"{}\"><table data-testid=\"sessions-rows\"><thead><tr>", escape(w("sess_rows"))));
     // The verdict first, so a phone shows it without scrolling sideways.
     for (key, class) in [
         ("sess_col_session", ""),
