@@ -10,7 +10,7 @@ use tracelab_web::browser_lang;
 
 use crate::components::{
     AttemptsTable, Charts, Controls, Exports, FigureStrip, LoadPanel, MetricsPanel, Notes,
-    PeerPanel, StepPanel, TraceSummary,
+    PeerPanel, SessionsTable, StepPanel, TraceSummary,
 };
 use crate::i18n::tr;
 use crate::loader::fetch_sample;
@@ -177,6 +177,7 @@ pub fn App() -> impl IntoView {
                 </div>
                 <PeerPanel />
                 <Charts />
+                <SessionsTable />
                 <AttemptsTable />
                 <div class="bottom-row">
                     <Exports />

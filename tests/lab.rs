@@ -1721,15 +1721,11 @@ fn names_intervals_and_the_why_panel_follow_the_choice_that_produced_them() {
     }
 }
 
-/// Four conversations of three turns (constructed here, the core's `four_sessions`): at 0.5 s
-/// 9 of 12 turns qualify but only 1 session of 4, since the misses fall in different sessions;
-/// raising the threshold to 1 s lets s2's 0.8 s turn pass, and the session lines follow the
-/// edit as every figure does.
-#[test]
-#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
-fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_threshold() {
-    let (b, base) = lab(1400, 1100, "en-US");
-    let dir = std::env::temp_dir().join(format!("tracelab-sessions-{}", std::process::id()));
+/// Four conversations of three turns (constructed here, the core's `four_sessions`) written to
+/// a folder of their own (`tag` keeps two tests apart): s1 qualifies at 0.5 s, s2's third turn
+/// takes 0.8 s, s3's second times out, s4's first fails quality. The folder and the file.
+fn four_sessions_file(tag: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("tracelab-sessions-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("sessions.jsonl");
     let mut text = String::from(
@@ -1763,6 +1759,18 @@ fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_thr
         }
     }
     std::fs::write(&file, text).unwrap();
+    (dir, file)
+}
+
+/// Four conversations of three turns (constructed here, the core's `four_sessions`): at 0.5 s
+/// 9 of 12 turns qualify but only 1 session of 4, since the misses fall in different sessions;
+/// raising the threshold to 1 s lets s2's 0.8 s turn pass, and the session lines follow the
+/// edit as every figure does.
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_threshold() {
+    let (b, base) = lab(1400, 1100, "en-US");
+    let (dir, file) = four_sessions_file("lines");
     b.type_into("[data-testid=upload]", file.to_str().unwrap());
     b.wait_text("[data-testid=trace-summary]", |t| {
         t.contains("sessions.jsonl")
@@ -1814,5 +1822,136 @@ fn a_trace_of_sessions_shows_sessions_qualified_beside_turns_and_follows_the_thr
     b.goto(&format!("{base}/?sample=ten-requests.jsonl"));
     b.wait_text("[data-testid=run-checks]", |t| t.contains("unverified"));
     assert!(b.find_all("[data-testid=sessions]").is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Sessions as rows (the constructed `four_sessions_file`): one row per session with its turns,
+/// its verdict and its first failing turn; a session opens into its turns from the keyboard (a
+/// button whose `aria-expanded` says so); the per-turn rate and the share of sessions qualified
+/// stand side by side with their intervals, and a threshold edit moves both, the session's
+/// verdict and its first failing turn, while the open session stays open. English at 1280 px,
+/// Chinese at 360 px (nothing wider than the screen).
+#[test]
+#[ignore = "needs the built lab and Chromium: run `cargo xtask test`"]
+fn sessions_open_into_their_turns_and_their_qualification_follows_the_threshold() {
+    const SHARE: &str = "[data-testid=session-figure-session_qualified_share]";
+    const TURNS: &str = "[data-testid=session-figure-turn_qualified_rate]";
+    const ENTER: &str = "\u{E007}";
+    // The turns of the sessions that are open (a closed session's turns are not displayed).
+    const OPEN_TURNS: &str = "tbody.open [data-testid=session-turn]";
+    let (dir, file) = four_sessions_file("rows");
+    for (lang, width) in [("en-US", 1280), ("zh-CN", 360)] {
+        let zh = lang.starts_with("zh");
+        let pick = |en: &'static str, zh_text: &'static str| if zh { zh_text } else { en };
+        let (b, _) = lab(width, 900, lang);
+        b.type_into("[data-testid=upload]", file.to_str().unwrap());
+        let share = b.wait_text(SHARE, |t| t.contains("(1 / 4)"));
+        let turns = b.text_of(TURNS);
+        assert!(
+            share.contains(pick(
+                "Sessions qualified (every turn qualified)",
+                "合格会话占比（每一轮都合格）"
+            )) && share.contains("25 % (1 / 4)")
+                && share.contains(pick("95 % interval", "95 % 区间")),
+            "{lang}: {share}"
+        );
+        assert!(
+            turns.contains("75 % (9 / 12)") && turns.contains(pick("95 % interval", "95 % 区间")),
+            "{lang}: {turns}"
+        );
+        let texts =
+            |css: &str| -> Vec<String> { b.find_all(css).iter().map(|e| b.text(e)).collect() };
+        let (yes, no) = (pick("qualified", "合格"), pick("not qualified", "不合格"));
+        assert_eq!(
+            texts("[data-testid=session-verdict]"),
+            [yes, no, no, no],
+            "{lang}"
+        );
+        let first = texts("[data-testid=first-failing]");
+        assert_eq!(first[0], "", "{lang}");
+        for (row, turn) in [(1, 3), (2, 2), (3, 1)] {
+            let said = if zh {
+                format!("第 {turn} 轮")
+            } else {
+                format!("turn {turn}")
+            };
+            assert!(first[row].starts_with(&said), "{lang}: {first:?}");
+        }
+        assert!(
+            first[1].contains(pick("latency", "时延"))
+                && first[2].contains(pick("failure", "失败")),
+            "{lang}: s2 fails on its TTFT: {first:?}"
+        );
+        // Closed until asked: s2 opened from the keyboard.
+        assert!(b.find_all(OPEN_TURNS).is_empty());
+        let expanded = |k: usize| {
+            b.execute(
+                "return document.querySelectorAll('[data-testid=session-toggle]')[arguments[0]].getAttribute('aria-expanded')",
+                json!([k]),
+            )
+        };
+        assert_eq!(expanded(1), json!("false"));
+        b.execute(
+            "const t = document.querySelectorAll('[data-testid=session-toggle]')[1]; t.scrollIntoView({block: 'center'}); t.focus()",
+            json!([]),
+        );
+        b.press(ENTER);
+        b.wait_text(OPEN_TURNS, |t| t.contains("s2-1"));
+        assert_eq!(expanded(1), json!("true"));
+        let turn_rows = texts(OPEN_TURNS);
+        assert_eq!(turn_rows.len(), 3, "{lang}: {turn_rows:?}");
+        assert!(
+            turn_rows[2].contains("s2-3") && turn_rows[2].contains(no),
+            "{lang}: {turn_rows:?}"
+        );
+        // A turn is an attempt of the table: a click on s2's third turn selects row 6 of 12.
+        b.click("tbody.open [data-testid=session-turn]:nth-child(4)");
+        b.wait_text(POSITION, |t| t == "6 / 12");
+        b.execute(
+            "document.querySelectorAll('[data-testid=session-toggle]')[1].focus()",
+            json!([]),
+        );
+        // The focus stays on the button, so Enter closes it again and opens it once more.
+        b.press(ENTER);
+        b.wait_text("[data-testid=sessions-rows]", |_| {
+            b.find_all(OPEN_TURNS).is_empty()
+        });
+        assert_eq!(expanded(1), json!("false"));
+        b.press(ENTER);
+        b.wait_text(OPEN_TURNS, |t| t.contains("s2-1"));
+        if width == 360 {
+            let overflow = b.execute(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+                json!([]),
+            );
+            assert_eq!(overflow, json!(0), "the session table is wider than 360 px");
+        }
+        b.screenshot(&screenshot_path(&format!(
+            "lab-session-rows-{lang}-{width}"
+        )));
+
+        // At 1 s the 0.8 s turn passes: s2 qualifies, so sessions go 1 → 2 of 4 (25 → 50 %)
+        // while turns go 9 → 10 of 12 (75 → 83.33 %): the session share moves further.
+        b.replace_text("[data-testid=threshold-input]", "1");
+        let share = b.wait_text(SHARE, |t| t.contains("(2 / 4)"));
+        assert!(share.contains("50 % (2 / 4)"), "{lang}: {share}");
+        assert!(b.text_of(TURNS).contains("83.33 % (10 / 12)"), "{lang}");
+        assert_eq!(
+            texts("[data-testid=session-verdict]"),
+            [yes, yes, no, no],
+            "{lang}"
+        );
+        assert_eq!(texts("[data-testid=first-failing]")[1], "", "{lang}");
+        assert_eq!(
+            expanded(1),
+            json!("true"),
+            "{lang}: the open session stays open"
+        );
+        let turn_rows = texts(OPEN_TURNS);
+        assert!(
+            turn_rows[2].contains("s2-3") && !turn_rows[2].contains(no),
+            "{lang}: {turn_rows:?}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

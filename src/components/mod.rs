@@ -12,6 +12,7 @@ mod metrics_panel;
 mod notes;
 mod peer_panel;
 mod run_checks;
+mod sessions_table;
 mod step_panel;
 mod trace_summary;
 
@@ -24,5 +25,6 @@ pub use load_panel::LoadPanel;
 pub use metrics_panel::MetricsPanel;
 pub use notes::Notes;
 pub use peer_panel::PeerPanel;
+pub use sessions_table::SessionsTable;
 pub use step_panel::StepPanel;
 pub use trace_summary::TraceSummary;

@@ -13,7 +13,7 @@
 //! Poisson on the count, as the per-request goodput and cost); per turn index the rate, TTFT
 //! P50/P95 and the cached share of prompt tokens where the server reported it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::compare::bounds_text;
@@ -743,6 +743,57 @@ pub fn compare_lines(rows: &[SessionDiff], lang: Lang) -> Vec<String> {
         });
     }
     out
+}
+
+/// One session as a row of the lab's table: its counted turns (their positions in the attempts
+/// it was built from, in turn order) and whether it qualified, under one set of settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRow {
+    pub session_id: String,
+    /// Positions of its counted turns in the attempts, by turn number, then position.
+    pub rows: Vec<usize>,
+    /// Every turn qualified (the same rule as [`Sessions`]' share).
+    pub qualified: bool,
+    /// The first turn that did not qualify: its turn number and its position in the attempts.
+    pub first_failing: Option<(u32, usize)>,
+}
+
+/// The sessions of `attempts` as rows, in the order each first appears, each judged under
+/// `settings` by the one per-attempt verdict (an attempt not counted under the population is no
+/// turn, as in [`Sessions`]). Empty when no counted attempt names a session.
+pub fn session_rows(attempts: &[Attempt], settings: &Settings) -> Vec<SessionRow> {
+    let mut ids: StrTable<u32> = StrTable::default();
+    let mut rows: Vec<SessionRow> = Vec::new();
+    for (i, a) in attempts.iter().enumerate() {
+        let Some(s) = &a.session else { continue };
+        if !is_counted(a, &settings.population) {
+            continue;
+        }
+        let next = rows.len() as u32;
+        let Ok(k) = ids.entry(&s.session_id, || next).map(|v| *v as usize) else {
+            continue;
+        };
+        if k == rows.len() {
+            rows.push(SessionRow {
+                session_id: s.session_id.clone(),
+                rows: Vec::new(),
+                qualified: true,
+                first_failing: None,
+            });
+        }
+        rows[k].rows.push(i);
+    }
+    let turn_of = |i: usize| attempts[i].session.as_ref().map_or(0, |s| s.turn);
+    for row in &mut rows {
+        row.rows.sort_by_key(|&i| (turn_of(i), i));
+        row.first_failing = row
+            .rows
+            .iter()
+            .find(|&&i| !verdict(&attempts[i], settings).qualified)
+            .map(|&i| (turn_of(i), i));
+        row.qualified = row.first_failing.is_none();
+    }
+    rows
 }
 
 /// The per-turn rate's 95 % interval with sessions as clusters. The ratio estimator p̂ = Σy ÷ Σm

@@ -181,3 +181,56 @@ fn the_settings_decide_each_turn_and_so_each_session() {
     )];
     assert!(Sessions::of(&plain, &bare).is_none());
 }
+
+/// The lab's session rows (`session_rows`): one per session in the order it first appears, its
+/// turns by turn number whatever order the file lists them in, qualified exactly when the share
+/// counts it, and the first failing turn named; a threshold edit moves them as it moves the share.
+#[test]
+fn the_session_rows_follow_the_turns_and_the_threshold() {
+    use tracelab_core::session::session_rows;
+    let mut attempts = four_sessions();
+    // s1's turns listed out of order: the row still goes 1, 2, 3.
+    attempts.swap(0, 2);
+    let rows = session_rows(&attempts, &settings());
+    let ids: Vec<&str> = rows.iter().map(|r| r.session_id.as_str()).collect();
+    assert_eq!(ids, ["s1", "s2", "s3", "s4"]);
+    assert_eq!(rows[0].rows, [2, 1, 0]);
+    assert_eq!(rows[1].rows, [3, 4, 5]);
+    let qualified: Vec<bool> = rows.iter().map(|r| r.qualified).collect();
+    assert_eq!(qualified, [true, false, false, false]);
+    // s2 fails at its third turn (0.8 s), s3 at its second (timeout), s4 at its first (quality).
+    let first: Vec<Option<(u32, usize)>> = rows.iter().map(|r| r.first_failing).collect();
+    assert_eq!(first, [None, Some((3, 5)), Some((2, 7)), Some((1, 9))]);
+    let share = Sessions::of(&attempts, &settings()).unwrap().session_share;
+    assert_eq!(share.figure.numerator, Some(1.0));
+
+    // At 1 s the 0.8 s turn passes: s2 qualifies too, as the share says.
+    let wide = Settings {
+        ttft_threshold_s: 1.0,
+        ..settings()
+    };
+    let rows = session_rows(&attempts, &wide);
+    let qualified: Vec<bool> = rows.iter().map(|r| r.qualified).collect();
+    assert_eq!(qualified, [true, true, false, false]);
+    assert_eq!(rows[1].first_failing, None);
+    let share = Sessions::of(&attempts, &wide).unwrap().session_share;
+    assert_eq!(share.figure.numerator, Some(2.0));
+    // Under `<` a turn exactly at the threshold fails, and so does its session.
+    let strict = Settings {
+        ttft_threshold_s: 0.2,
+        comparison: Comparison::Lt,
+        ..settings()
+    };
+    assert!(session_rows(&attempts, &strict)
+        .iter()
+        .all(|r| !r.qualified));
+
+    // A trace without sessions has no rows.
+    let plain = vec![Attempt::new(
+        "x",
+        Outcome::Success,
+        Some(1.0),
+        Quality::Pass,
+    )];
+    assert!(session_rows(&plain, &settings()).is_empty());
+}

@@ -17,6 +17,10 @@ pub enum Call {
     RunChecks,
     /// A download's text: `(key, text or "", rest or "", settings, lang, kind, source)` → the file's text.
     ExportFile,
+    /// The session table: the sessions as rows that open into their turns, with the per-turn and
+    /// per-session figures side by side: `(key, text or "", rest or "", settings, lang, open
+    /// session ids as JSON)` → its HTML ("" when no attempt names a session).
+    Sessions,
     /// The run in time buckets painted on canvas: `(key, text or "", rest or "", container id, RunRequest)` → "ok".
     ShowRun,
     /// The heat map and the histogram painted on canvas: `(key, text or "", rest or "", container id,
@@ -26,7 +30,7 @@ pub enum Call {
 
 impl Call {
     /// Every call, for the tidy's check against the bundle.
-    pub const ALL: [Call; 7] = [
+    pub const ALL: [Call; 8] = [
         Call::ImportUpload,
         Call::AttachSummary,
         Call::PeerTable,
@@ -34,6 +38,7 @@ impl Call {
         Call::ExportFile,
         Call::ShowRun,
         Call::ShowDistribution,
+        Call::Sessions,
     ];
 
     /// The bundle's exported function (its Rust name in `pages/convert/src/main.rs`).
@@ -46,6 +51,7 @@ impl Call {
             Call::ExportFile => "export_file",
             Call::ShowRun => "show_run",
             Call::ShowDistribution => "show_distribution",
+            Call::Sessions => "sessions",
         }
     }
 
@@ -60,6 +66,7 @@ impl Call {
                 | Call::ExportFile
                 | Call::ShowRun
                 | Call::ShowDistribution
+                | Call::Sessions
         )
     }
 }

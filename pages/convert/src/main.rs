@@ -24,6 +24,7 @@ use wasm_bindgen::prelude::*;
 mod canvas;
 mod paint;
 mod peer_html;
+mod session_html;
 
 /// The open trace (with the learner's what-if edits applied) the lab last sent, by the lab's key
 /// for it, so a threshold edit sends only the settings; its index for the last population, and
@@ -186,6 +187,33 @@ pub fn run_checks(
             .map(|s| s.lines(lang))
             .unwrap_or_default();
         serde_json::to_string(&RunChecksAnswer { checks, sessions }).map_err(|e| e.to_string())
+    })
+}
+
+/// The lab's session table (`session_html`) for the trace known by `key` (as for [`peer_table`]),
+/// under `settings`, in `lang`, the sessions named in `open` (a JSON array of ids) drawn open: the
+/// sessions as rows (`session::session_rows`, each turn's `data-row` its position in the held
+/// attempts, which are the lab's working attempts) and the per-turn rate, the share of sessions
+/// qualified and the product of per-turn rates side by side, as HTML; empty when no attempt names
+/// a session.
+#[wasm_bindgen]
+pub fn sessions(
+    key: &str,
+    text: JsString,
+    rest: &str,
+    settings: &str,
+    lang: &str,
+    open: &str,
+) -> Result<String, String> {
+    on_held(key, text, rest, |held| {
+        let settings: Settings = read("settings", settings)?;
+        let lang: Lang = read("language", lang)?;
+        let open: Vec<String> = read("open sessions", open)?;
+        Ok(if held.facts.says_sessions {
+            session_html::table(&held.trace.attempts, &settings, lang, &open)
+        } else {
+            String::new()
+        })
     })
 }
 

@@ -30,7 +30,7 @@ const WORDS: &Words = &[
 ];
 
 /// Text as HTML text or an attribute's value.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
