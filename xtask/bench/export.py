@@ -76,6 +76,58 @@ def split_into_shards(trace, k, out_dir):
     return paths
 
 
+# `tracelab simulate` writes at most this many requests in one run.
+SIMULATE_MAX = 1_000_000
+
+# Attempt fields that are times on the run's clock (`events` holds `[time, tokens]` pairs).
+TIMES = ["intended_start_ms", "start_ms", "first_byte_ms", "first_token_ms", "end_ms"]
+
+
+def repeat(part, n, out_path):
+    """A trace of n attempts from a simulated one of fewer: its attempts again and again, each
+    copy after the one before on the clock (shifted by the part's span) with ids of its own; the
+    footer counts them all. Streams a line at a time."""
+    with open(part, encoding="utf-8") as f:
+        header = f.readline()
+        attempts_in_part, span, footer = 0, 0.0, None
+        for line in f:
+            record = json.loads(line)
+            if record.get("kind") == "attempt":
+                attempts_in_part += 1
+                span = max(span, *(record.get(k) or 0.0 for k in TIMES))
+            elif record.get("kind") == "footer":
+                footer = record
+    span = float(int(span) + 1)
+    written = 0
+    with open(out_path, "w", encoding="utf-8") as out:
+        out.write(header)
+        copy = 0
+        while written < n:
+            with open(part, encoding="utf-8") as f:
+                f.readline()
+                for line in f:
+                    if written >= n:
+                        break
+                    record = json.loads(line)
+                    if record.get("kind") != "attempt":
+                        continue
+                    if copy:
+                        shift = copy * span
+                        for key in TIMES:
+                            if record.get(key) is not None:
+                                record[key] = round(record[key] + shift, 3)
+                        if "events" in record:
+                            record["events"] = [[round(t + shift, 3), k] for t, k in record["events"]]
+                        for key in ("id", "business_id"):
+                            if key in record:
+                                record[key] = f"{record[key]}-{copy}"
+                    out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                    written += 1
+            copy += 1
+        if footer is not None:
+            out.write(json.dumps(dict(footer, attempts=written), separators=(",", ":")) + "\n")
+
+
 def mb(b):
     return f"{b / 1e6:,.0f} MB"
 
@@ -103,10 +155,15 @@ def main():
         shutil.rmtree(out_dir, ignore_errors=True)
         os.makedirs(out_dir)
         trace = os.path.join(out_dir, "trace.jsonl")
+        part = min(n, SIMULATE_MAX)
+        simulated = trace if part == n else os.path.join(out_dir, "part.jsonl")
         seconds, peak = run([
             tracelab, "simulate", "--slots", "64", "--service", "exponential:0.05",
-            "--rate", "1000", "--requests", str(n), "--seed", "1", "--output", trace,
+            "--rate", "1000", "--requests", str(part), "--seed", "1", "--output", simulated,
         ])
+        if simulated != trace:
+            repeat(simulated, n, trace)
+            os.remove(simulated)
         size = os.path.getsize(trace)
         print(f"\n{n:,} attempts: trace {mb(size)} (simulate {seconds:.1f} s, {mb(peak)})", flush=True)
         rows = [("report", [tracelab, "report", trace])]
