@@ -10,7 +10,7 @@ use tracelab_core::format::trim_num;
 use tracelab_core::text::{Lang, Text};
 use tracelab_core::trace::Trace;
 
-use crate::card::MetricCard;
+use crate::card::{CardResult, MetricCard};
 use crate::course::{Course, Lesson};
 use crate::exercise::{Exercise, ExerciseKind};
 use crate::feedback::Audience;
@@ -231,39 +231,17 @@ impl LabHidden {
     /// one away ([`LabHidden::holds_line`]) keep what the learner's own card (`own`) says there,
     /// or stay empty. Returns the names of what was held back.
     pub fn hold_back(&self, card: &mut MetricCard, own: Option<&MetricCard>) -> Vec<String> {
-        let mut held = Vec::new();
-        for r in &mut card.results {
-            if self.holds_line(&format!("figure:{}", r.key)) {
-                let mine = own
-                    .and_then(|c| c.results.iter().find(|o| o.key == r.key))
-                    .cloned()
-                    .unwrap_or_default();
-                r.value = mine.value;
-                r.numerator = mine.numerator;
-                r.denominator = mine.denominator;
-                r.method = mine.method;
-                r.interval = mine.interval;
-                held.push(r.name.clone());
-            }
-        }
+        let mut held = self.hold_results(&mut card.results, own.map(|c| &c.results[..]));
         // The second snapshot (another threshold) is figures of the same lab: held alike, so a
         // pre-fill cannot give an open exercise's figure away under the other threshold.
         if let Some(second) = card.second.as_mut() {
-            let mine = own.and_then(|c| c.second.as_ref());
-            for r in &mut second.results {
-                if self.holds_line(&format!("figure:{}", r.key)) {
-                    let mine = mine
-                        .and_then(|c| c.results.iter().find(|o| o.key == r.key))
-                        .cloned()
-                        .unwrap_or_default();
-                    r.value = mine.value;
-                    r.numerator = mine.numerator;
-                    r.denominator = mine.denominator;
-                    r.method = mine.method;
-                    r.interval = mine.interval;
-                    held.push(format!("{} ({})", r.name, second_label(card.lang)));
-                }
-            }
+            let mine = own.and_then(|c| c.second.as_ref()).map(|s| &s.results[..]);
+            let label = second_label(card.lang);
+            held.extend(
+                self.hold_results(&mut second.results, mine)
+                    .into_iter()
+                    .map(|name| format!("{name} ({label})")),
+            );
         }
         for field in ["sample_count", "attempts"] {
             if self.holds_line(&format!("field:{field}")) {
@@ -275,6 +253,27 @@ impl LabHidden {
                     *slot = mine;
                     held.push(MetricCard::label(field).get(card.lang).to_string());
                 }
+            }
+        }
+        held
+    }
+
+    /// Each hidden figure among `results` keeps what the learner's own rows (`own`) say for
+    /// it — value, parts, method, interval — or is emptied. Returns the names held back.
+    fn hold_results(&self, results: &mut [CardResult], own: Option<&[CardResult]>) -> Vec<String> {
+        let mut held = Vec::new();
+        for r in results {
+            if self.holds_line(&format!("figure:{}", r.key)) {
+                let mine = own
+                    .and_then(|rows| rows.iter().find(|o| o.key == r.key))
+                    .cloned()
+                    .unwrap_or_default();
+                r.value = mine.value;
+                r.numerator = mine.numerator;
+                r.denominator = mine.denominator;
+                r.method = mine.method;
+                r.interval = mine.interval;
+                held.push(r.name.clone());
             }
         }
         held

@@ -528,11 +528,25 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
         load,
         loads: loads.clone(),
     };
+    run_plan(&args, kind, &loads, &plan, target, &common)
+}
+
+/// A simulated sweep's steps, one after another: each simulated (the first before the folder is
+/// touched, so a bad parameter writes nothing), written beside sweep.json, judged, and the one
+/// early-stop rule applied; then the capacity answer.
+fn run_plan(
+    args: &SimulateSweepArgs,
+    kind: LoadKind,
+    loads: &[f64],
+    plan: &SimulatedSweepPlan,
+    target: Target,
+    common: &Settings,
+) -> Result<(), String> {
     plan.check().map_err(|e| e.en)?;
     // The first step is simulated before the folder is touched, so a bad parameter writes nothing.
     let mut next = Some(plan.step(0).map_err(|e| e.en)?);
     let dir = args.sweep.prepare_dir(args.force)?;
-    let mut file = args.sweep.file(kind, &loads, Some(plan.record()));
+    let mut file = args.sweep.file(kind, loads, Some(plan.record()));
     let mut traces: Vec<Trace> = Vec::new();
     for i in 0..loads.len() {
         let step = match next.take() {
@@ -579,7 +593,7 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
             interrupted: false,
         });
         traces.push(step.trace);
-        let cap = answer(&file, &traces, &common, target)?;
+        let cap = answer(&file, &traces, common, target)?;
         let last = cap.steps.last().expect("one step at least");
         if !args.sweep.keep_going {
             file.stopped = saturation(last, &target, args.sweep.max_failure_rate)
@@ -590,7 +604,7 @@ pub fn simulate(args: SimulateSweepArgs) -> Result<(), String> {
             break;
         }
     }
-    finish(&file, &traces, &common, target, &dir, args.quiet)
+    finish(&file, &traces, common, target, &dir, args.quiet)
 }
 
 /// `simulate-sweep --sessions N --turns K … --rates R,R,…`: the session simulator at each
@@ -635,46 +649,7 @@ fn simulate_sessions(
         load: SimulatedLoad::Sessions(params),
         loads: loads.to_vec(),
     };
-    plan.check().map_err(|e| e.en)?;
-    let mut next = Some(plan.step(0).map_err(|e| e.en)?);
-    let dir = args.sweep.prepare_dir(args.force)?;
-    let mut file = args.sweep.file(kind, loads, Some(plan.record()));
-    let mut traces: Vec<Trace> = Vec::new();
-    for i in 0..loads.len() {
-        let step = match next.take() {
-            Some(s) => s,
-            None => plan.step(i).map_err(|e| e.en)?,
-        };
-        if !args.quiet {
-            eprintln!(
-                "tracelab: simulated step {} of {}: {} → {}",
-                i + 1,
-                loads.len(),
-                kind.describe(step.load, Lang::En),
-                step.file
-            );
-        }
-        let path = dir.join(&step.file);
-        std::fs::write(&path, tracelab_core::write::to_jsonl(&step.trace))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        file.steps.push(SweepStep {
-            load: step.load,
-            file: step.file,
-            interrupted: false,
-        });
-        traces.push(step.trace);
-        let cap = answer(&file, &traces, &common, target)?;
-        let last = cap.steps.last().expect("one step at least");
-        if !args.sweep.keep_going {
-            file.stopped = saturation(last, &target, args.sweep.max_failure_rate)
-                .map(|t| ((i + 1) as u64, t.en));
-        }
-        write_sweep(&dir, &file)?;
-        if file.stopped.is_some() {
-            break;
-        }
-    }
-    finish(&file, &traces, &common, target, &dir, args.quiet)
+    run_plan(args, kind, loads, &plan, target, &common)
 }
 
 #[derive(Args)]
