@@ -65,6 +65,30 @@ pub fn number_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
     }
 }
 
+/// A difference with its sign and unit: `+3 pp` for a share (percentage points), `−0.2 /s` for
+/// a rate, `±0` for none.
+pub fn signed_in_unit(v: f64, unit: &Unit, lang: Lang) -> String {
+    let body = match unit {
+        Unit::Ratio => {
+            let pp = trim_num((v.abs() * 10000.0).round() / 100.0);
+            if lang == Lang::Zh {
+                format!("{pp} 个百分点")
+            } else {
+                format!("{pp} pp")
+            }
+        }
+        _ => number_in_unit(v.abs(), unit, lang),
+    };
+    let sign = if v > 0.0 {
+        "+"
+    } else if v < 0.0 {
+        "−"
+    } else {
+        "±"
+    };
+    format!("{sign}{body}")
+}
+
 /// Four decimals, or four significant digits where that takes more (a rate's lower bound of
 /// 0.002532 /s is not 0.0025 /s).
 fn round_small(v: f64) -> String {

@@ -674,29 +674,6 @@ pub fn compare_sessions(base: &Sessions, new: &Sessions) -> Vec<SessionDiff> {
         .collect()
 }
 
-/// `+3 pp` for a share, `−0.2 /s` for a rate.
-fn signed(v: f64, unit: &Unit, lang: Lang) -> String {
-    let body = match unit {
-        Unit::Ratio => {
-            let pp = crate::format::trim_num((v.abs() * 10000.0).round() / 100.0);
-            if lang == Lang::Zh {
-                format!("{pp} 个百分点")
-            } else {
-                format!("{pp} pp")
-            }
-        }
-        _ => crate::format::number_in_unit(v.abs(), unit, lang),
-    };
-    let sign = if v > 0.0 {
-        "+"
-    } else if v < 0.0 {
-        "−"
-    } else {
-        "±"
-    };
-    format!("{sign}{body}")
-}
-
 /// The comparison as `tracelab compare` prints it, in one language: one line per figure.
 pub fn compare_lines(rows: &[SessionDiff], lang: Lang) -> Vec<String> {
     let zh = lang == Lang::Zh;
@@ -711,11 +688,15 @@ pub fn compare_lines(rows: &[SessionDiff], lang: Lang) -> Vec<String> {
                 crate::format::number_in_unit(v, &r.unit, lang)
             })
         };
-        let diff = r
-            .difference
-            .map_or("—".to_string(), |d| signed(d, &r.unit, lang));
+        let diff = r.difference.map_or("—".to_string(), |d| {
+            crate::format::signed_in_unit(d, &r.unit, lang)
+        });
         let iv = r.interval.map_or("—".to_string(), |b| {
-            let side = |v: Option<f64>| v.map_or("?".to_string(), |v| signed(v, &r.unit, lang));
+            let side = |v: Option<f64>| {
+                v.map_or("?".to_string(), |v| {
+                    crate::format::signed_in_unit(v, &r.unit, lang)
+                })
+            };
             format!("{} … {}", side(b.lo), side(b.hi))
         });
         out.push(if zh {

@@ -427,13 +427,6 @@ impl MetricCard {
             "| Figure | Value | Numerator | Denominator | Unit | Method | 95 % interval |\n|---|---|---|---|---|---|---|\n"
         });
         for r in &self.results {
-            let cell = |s: &str| {
-                if s.trim().is_empty() {
-                    "—".to_string()
-                } else {
-                    md_cell(s)
-                }
-            };
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} |\n",
                 cell(&r.name),
@@ -512,13 +505,6 @@ impl MetricCard {
                 "| Figure | Value | Numerator | Denominator | Unit |\n|---|---|---|---|---|\n"
             });
             for r in &second.results {
-                let cell = |s: &str| {
-                    if s.trim().is_empty() {
-                        "—".to_string()
-                    } else {
-                        md_cell(s)
-                    }
-                };
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {} |\n",
                     cell(&r.name),
@@ -772,4 +758,13 @@ pub(crate) fn locate_card(v: &Value, p: &str) -> Found {
             .map(|f| (*f, false, string as Locate)),
     );
     object(v, p, &fields, false)
+}
+
+/// A Markdown table cell of the card: a dash where nothing is written.
+fn cell(s: &str) -> String {
+    if s.trim().is_empty() {
+        "—".to_string()
+    } else {
+        md_cell(s)
+    }
 }

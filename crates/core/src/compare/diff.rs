@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::stats::{newcombe, poisson, resample_sorted, Bounds, SplitMix64};
 use super::uncertainty::{FigureInterval, IntervalMethod, Intervals};
 use crate::figure::{Figure, Unit};
-use crate::format::number_in_unit;
+use crate::format::signed_in_unit;
 use crate::index::Index;
 use crate::metrics::Metrics;
 use crate::percentile::percentile;
@@ -557,7 +557,7 @@ impl DiffRow {
     pub fn difference_text(&self, lang: Lang) -> String {
         match self.difference {
             None => "—".into(),
-            Some(d) => signed(d, &self.unit, lang),
+            Some(d) => signed_in_unit(d, &self.unit, lang),
         }
     }
 
@@ -567,33 +567,11 @@ impl DiffRow {
             None => "—".into(),
             Some(b) => {
                 let side = |v: Option<f64>| {
-                    v.map(|v| signed(v, &self.unit, lang))
+                    v.map(|v| signed_in_unit(v, &self.unit, lang))
                         .unwrap_or_else(|| "?".into())
                 };
                 format!("{} … {}", side(b.lo), side(b.hi))
             }
         }
     }
-}
-
-fn signed(v: f64, unit: &Unit, lang: Lang) -> String {
-    let body = match unit {
-        Unit::Ratio => {
-            let pp = crate::format::trim_num((v.abs() * 10000.0).round() / 100.0);
-            if lang == Lang::Zh {
-                format!("{pp} 个百分点")
-            } else {
-                format!("{pp} pp")
-            }
-        }
-        _ => number_in_unit(v.abs(), unit, lang),
-    };
-    let sign = if v > 0.0 {
-        "+"
-    } else if v < 0.0 {
-        "−"
-    } else {
-        "±"
-    };
-    format!("{sign}{body}")
 }
