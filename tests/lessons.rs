@@ -410,7 +410,7 @@ fn the_learner_picks_the_rows_that_refute_the_busy_gpu_claim() {
     // In Chinese, the outcomes in words.
     let (b, _) = lessons("zh-CN", "?lesson=system-path");
     let at = exercise_at(&b, "gpu-busy-pick-rows");
-    b.wait_text(&format!("{at} tbody"), |t| t.contains("首个 token 前超时"));
+    b.wait_text(&format!("{at} tbody"), |t| t.contains("首字前超时"));
     b.screenshot(&screenshot_path("lessons-pick-rows-zh"));
 }
 
