@@ -912,8 +912,10 @@ fn each_package_depends_on_what_it_is_listed_with() {
 // --- one Chinese term per concept --------------------------------------------------------------
 
 /// Words the Chinese text once used for a concept the glossary (`../shared/glossary.md`) or the
-/// course's seed names otherwise: (the word, the term to write instead).
-const ZH_NOT_THE_TERM: [(&str, &str); 7] = [
+/// course's seed names otherwise, and phrases that read as translations: (the word, the term to
+/// write instead). The one table: the course's own term test (`crates/course/tests/
+/// one_term_per_concept.rs`) checks English terms and spacing and leaves these to this check.
+const ZH_NOT_THE_TERM: [(&str, &str); 14] = [
     ("开环", "开放到达 (open-loop arrivals)"),
     ("首字超时", "首字前超时 (timeout before first token)"),
     ("故障点", "失败点 (failure point)"),
@@ -921,6 +923,17 @@ const ZH_NOT_THE_TERM: [(&str, &str); 7] = [
     ("进行中的请求", "在途请求 (requests in flight)"),
     ("指标卡", "指标口径卡 (metric card)"),
     ("延迟", "时延 (latency)"),
+    ("每千次成本", "每千次合格成本 (cost per 1,000 qualified)"),
+    (
+        "每 1000 个合格请求的成本",
+        "每千次合格成本 (cost per 1,000 qualified)",
+    ),
+    // Phrases that read as translations, with what a Chinese writer would say.
+    ("一个发布", "一次发布 / 发布版本 (a release)"),
+    ("卡坏了", "流卡住不动 (a frozen stream)"),
+    ("的身份进入排序", "当作 0 秒参与排序"),
+    ("多常发生", "多频繁 / 发生频率"),
+    ("说话者的角色", "只带角色（role）字段"),
 ];
 
 /// Each word of [`ZH_NOT_THE_TERM`] in `text`, as "line: word → term".

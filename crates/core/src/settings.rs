@@ -348,7 +348,7 @@ impl Settings {
                 ),
                 false_conclusion: Text::new(
                     "Requests that never produced a token enter the sort as the fastest of all, pulling P50 down and hiding the tail: the worst experiences look like the best ones.",
-                    "从未产生 token 的请求以“最快”的身份进入排序，拉低 P50 并掩盖尾部：最糟糕的体验看起来像最好的体验。",
+                    "从未产生 token 的请求被当作 0 秒（“最快”）参与排序，拉低 P50 并掩盖尾部：最糟糕的体验看起来像最好的体验。",
                 ),
             });
         }

@@ -1,34 +1,15 @@
 //! One term per concept, the glossary's (`../shared/glossary.md`): the course's Chinese and
 //! English never write a word the glossary replaced, nor a phrase that reads as a translation.
 //!
-//! Checked: every `lessons/*.zh.md` and `*.en.md` (marker lines left out: they hold ids, not
-//! words), every `zh` and `en` string of `lessons/course.json`, and the lessons page's own words
-//! (`pages/lessons/src/words.rs`). Chinese percentages in the course's own text are written
-//! without a space (`97%`), as Chinese typesetting does.
+//! The Chinese words and phrases the glossary replaced are one table, checked over every
+//! user-facing file (the lessons, `course.json`, the lessons page's words, every source file) by
+//! the workspace tidy (`xtask/src/tidy.rs`, `ZH_NOT_THE_TERM`). Checked here: the English terms in
+//! every `lessons/*.en.md` (marker lines left out: they hold ids, not words) and every `en`
+//! string of `lessons/course.json`; and that Chinese percentages in the course's own text
+//! (`lessons/*.zh.md`, every `zh` string of `course.json`) are written without a space (`97%`),
+//! as Chinese typesetting does.
 
 use std::path::{Path, PathBuf};
-
-/// (the word, the term to write instead) for Chinese text.
-const ZH_NOT_THE_TERM: [(&str, &str); 14] = [
-    ("开环", "开放到达 (open-loop arrivals)"),
-    ("首字超时", "首字前超时 (timeout before first token)"),
-    ("故障点", "失败点 (failure point)"),
-    ("实验台", "实验室 (the lab)"),
-    ("进行中的请求", "在途请求 (requests in flight)"),
-    ("指标卡", "指标口径卡 (metric card)"),
-    ("延迟", "时延 (latency)"),
-    ("每千次成本", "每千次合格成本 (cost per 1,000 qualified)"),
-    (
-        "每 1000 个合格请求的成本",
-        "每千次合格成本 (cost per 1,000 qualified)",
-    ),
-    // Phrases that read as translations, with what a Chinese writer would say.
-    ("一个发布", "一次发布 / 发布版本 (a release)"),
-    ("卡坏了", "流卡住不动 (a frozen stream)"),
-    ("的身份进入排序", "当作 0 秒参与排序"),
-    ("多常发生", "多频繁 / 发生频率"),
-    ("说话者的角色", "只带角色（role）字段"),
-];
 
 /// (the word, the term to write instead) for English text.
 const EN_NOT_THE_TERM: [(&str, &str); 2] = [
@@ -42,10 +23,6 @@ fn root() -> PathBuf {
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c, '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
 }
 
 /// A digit, a space, then `%`: how English writes a share, not Chinese.
@@ -66,13 +43,13 @@ fn wrong_terms(where_: &str, text: &str, table: &[(&str, &str)]) -> Vec<String> 
         .collect()
 }
 
-/// What a Chinese text breaks: a replaced term, or (`percent`) a spaced percentage.
-fn zh_problems(where_: &str, text: &str, percent: bool) -> Vec<String> {
-    let mut found = wrong_terms(where_, text, &ZH_NOT_THE_TERM);
-    if percent && spaced_percent(text) {
-        found.push(format!("{where_}: “N %” → write “N%” in Chinese"));
+/// A spaced percentage in Chinese text, as "where: “N %” → write “N%”".
+fn zh_problems(where_: &str, text: &str) -> Vec<String> {
+    if spaced_percent(text) {
+        vec![format!("{where_}: “N %” → write “N%” in Chinese")]
+    } else {
+        Vec::new()
     }
-    found
 }
 
 /// A lesson's lines with their numbers, marker lines (`[[…]]`, ids only) left out.
@@ -121,13 +98,13 @@ fn lesson_files(suffix: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_chinese_course_writes_the_glossarys_term_for_each_concept() {
+fn the_chinese_course_writes_percentages_without_a_space() {
     let mut found = Vec::new();
     let zh_files = lesson_files(".zh.md");
     assert_eq!(zh_files.len(), 5, "{zh_files:?}");
     for file in &zh_files {
         for (n, line) in prose_lines(&read(file)) {
-            found.extend(zh_problems(&format!("{file}:{n}"), line, true));
+            found.extend(zh_problems(&format!("{file}:{n}"), line));
         }
     }
     let course: serde_json::Value =
@@ -140,21 +117,11 @@ fn the_chinese_course_writes_the_glossarys_term_for_each_concept() {
         zh.len()
     );
     for (at, s) in &zh {
-        found.extend(zh_problems(&format!("lessons/course.json#{at}"), s, true));
-    }
-    // The lessons page's words (its third column is Chinese): the terms only.
-    for (n, line) in read("pages/lessons/src/words.rs").lines().enumerate() {
-        if line.chars().any(is_cjk) {
-            found.extend(zh_problems(
-                &format!("pages/lessons/src/words.rs:{}", n + 1),
-                line,
-                false,
-            ));
-        }
+        found.extend(zh_problems(&format!("lessons/course.json#{at}"), s));
     }
     assert!(
         found.is_empty(),
-        "one Chinese term per concept, the glossary's:\n  {}",
+        "Chinese percentages without a space:\n  {}",
         found.join("\n  ")
     );
 }
@@ -188,19 +155,8 @@ fn the_english_course_writes_the_glossarys_term_for_each_concept() {
 /// The checks catch what they are for.
 #[test]
 fn the_term_checks_catch_a_replaced_word_and_a_spaced_percentage() {
-    assert_eq!(
-        zh_problems("x", "闭环和开环的尾部", false),
-        ["x: 「开环」 → write 开放到达 (open-loop arrivals)"]
-    );
-    assert!(zh_problems(
-        "x",
-        "开放到达、首字前超时、指标口径卡、时延、在途请求",
-        true
-    )
-    .is_empty());
-    assert_eq!(zh_problems("x", "GPU 利用率 97 %", true).len(), 1);
-    assert!(zh_problems("x", "GPU 利用率 97%，P95", true).is_empty());
-    assert!(zh_problems("x", "GPU 利用率 97 %", false).is_empty());
+    assert_eq!(zh_problems("x", "GPU 利用率 97 %").len(), 1);
+    assert!(zh_problems("x", "GPU 利用率 97%，P95").is_empty());
     assert_eq!(
         wrong_terms("x", "the line says Unverified", &EN_NOT_THE_TERM).len(),
         1
